@@ -1,0 +1,57 @@
+package job
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Run is one execution of a job on a compute target.
+type Run struct {
+	ID             string            `json:"name"`
+	DisplayName    string            `json:"display_name,omitempty"`
+	ExperimentName string            `json:"experiment_name,omitempty"`
+	Description    string            `json:"description,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	Compute        string            `json:"compute"`
+	Status         State             `json:"status"`
+	// StatusReason says why the run is in its status (why it waits, why it failed).
+	StatusReason string     `json:"status_reason,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	StartedAt    *time.Time `json:"started_at,omitempty"`
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
+	ExitCode     *int       `json:"exit_code,omitempty"`
+	Warnings     []string   `json:"warnings,omitempty"`
+	Spec         Spec       `json:"spec"`
+
+	// Fields below are the server's own bookkeeping; not part of the public view.
+	Handle        json.RawMessage   `json:"-"` // the backend's serialisable handle
+	TokenHash     string            `json:"-"`
+	LastHeartbeat time.Time         `json:"-"`
+	CancelSent    bool              `json:"-"`
+	ArtifactsHash string            `json:"-"` // manifest of the artifact store (outputs/, logs/, user_logs/ ...)
+	NamedOutputs  map[string]string `json:"-"` // output name → manifest hash
+}
+
+// Event is one status transition of a run.
+type Event struct {
+	Time   time.Time `json:"time"`
+	From   State     `json:"from,omitempty"`
+	To     State     `json:"status"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Metric is one logged value of a run's metric.
+type Metric struct {
+	Seq   int64     `json:"seq"`
+	Name  string    `json:"name"`
+	Value float64   `json:"value"`
+	Step  int64     `json:"step"`
+	Time  time.Time `json:"timestamp"`
+}
+
+// LogLine is one line of a run's log file, numbered from 1.
+type LogLine struct {
+	Seq  int64     `json:"seq"`
+	Text string    `json:"text"`
+	Time time.Time `json:"time,omitempty"`
+}

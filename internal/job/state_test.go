@@ -1,0 +1,63 @@
+package job
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestNext(t *testing.T) {
+	tests := []struct {
+		from, to State
+		want     State
+		wantErr  bool
+	}{
+		{NotStarted, Queued, Queued, false},
+		{Queued, Preparing, Preparing, false},
+		{Queued, Running, Running, false},
+		{Preparing, Starting, Starting, false},
+		{Running, Finalizing, Finalizing, false},
+		{Finalizing, Completed, Completed, false},
+		{Running, Failed, Failed, false},
+		{Queued, Canceled, Canceled, false},
+		{Running, Running, Running, false},
+		{Running, Preparing, Running, false},
+		{Running, CancelRequested, CancelRequested, false},
+		{CancelRequested, Finalizing, CancelRequested, false},
+		{CancelRequested, Canceled, Canceled, false},
+		{CancelRequested, Completed, Completed, false},
+		{Running, NotResponding, NotResponding, false},
+		{NotResponding, Running, Running, false},
+		{NotResponding, Finalizing, Finalizing, false},
+		{NotResponding, Failed, Failed, false},
+		{Queued, NotResponding, Queued, true},
+		{Completed, Running, Completed, true},
+		{Completed, Failed, Completed, true},
+		{Canceled, Canceled, Canceled, false},
+		{Running, State("Bogus"), Running, true},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.from)+"->"+string(tt.to), func(t *testing.T) {
+			got, err := Next(tt.from, tt.to)
+			if got != tt.want {
+				t.Errorf("Next(%s, %s) = %s, want %s", tt.from, tt.to, got, tt.want)
+			}
+			var te *TransitionError
+			if (err != nil) != tt.wantErr || (err != nil && !errors.As(err, &te)) {
+				t.Errorf("Next(%s, %s) error = %v, wantErr %v", tt.from, tt.to, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestTerminal(t *testing.T) {
+	for _, s := range []State{Completed, Failed, Canceled} {
+		if !s.Terminal() {
+			t.Errorf("%s.Terminal() = false", s)
+		}
+	}
+	for _, s := range []State{NotStarted, Queued, Running, CancelRequested, NotResponding} {
+		if s.Terminal() {
+			t.Errorf("%s.Terminal() = true", s)
+		}
+	}
+}
