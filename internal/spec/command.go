@@ -1,0 +1,170 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// A command is text with ${{ expr }} references and $[[ ... ]] optional segments.
+type tokenKind int
+
+const (
+	tokText  tokenKind = iota
+	tokRef             // ${{ expr }}; text is the trimmed expression
+	tokOpen            // $[[
+	tokClose           // ]] closing a $[[
+)
+
+type token struct {
+	kind tokenKind
+	text string
+}
+
+// errNoValue is wrapped by Bind's error for a reference without a value.
+var errNoValue = errors.New("no value for")
+
+var exprPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$`)
+
+// tokenize splits a command into text, references and optional-segment markers. A "]]"
+// outside $[[ ]] is plain text (bash uses it in [[ ... ]] tests). On error it also returns
+// the tokens read so far.
+func tokenize(cmd string) ([]token, error) {
+	var toks []token
+	inSeg := false
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			toks = append(toks, token{tokText, cmd[start:end]})
+		}
+	}
+	for i := 0; i < len(cmd); {
+		switch {
+		case strings.HasPrefix(cmd[i:], "${{"):
+			end := strings.Index(cmd[i+3:], "}}")
+			if end < 0 {
+				return toks, errors.New("unterminated ${{ (missing }})")
+			}
+			expr := strings.TrimSpace(cmd[i+3 : i+3+end])
+			if !exprPattern.MatchString(expr) {
+				return toks, fmt.Errorf("malformed expression ${{%s}}", truncate(cmd[i+3:i+3+end]))
+			}
+			flush(i)
+			toks = append(toks, token{tokRef, expr})
+			i += 3 + end + 2
+		case strings.HasPrefix(cmd[i:], "$[["):
+			if inSeg {
+				return toks, errors.New("nested $[[ is not allowed")
+			}
+			flush(i)
+			toks = append(toks, token{kind: tokOpen})
+			inSeg = true
+			i += 3
+		case inSeg && strings.HasPrefix(cmd[i:], "]]"):
+			flush(i)
+			toks = append(toks, token{kind: tokClose})
+			inSeg = false
+			i += 2
+		default:
+			i++
+			continue
+		}
+		start = i
+	}
+	flush(len(cmd))
+	if inSeg {
+		return toks, errors.New("unterminated $[[ (missing ]])")
+	}
+	return toks, nil
+}
+
+// References lists the ${{...}} expressions used in a command, in order of first use and
+// without repeats, e.g. ["inputs.lr", "outputs.model"]. A malformed command yields the
+// references before the problem.
+func References(command string) []string {
+	toks, _ := tokenize(command)
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range toks {
+		if t.kind == tokRef && !seen[t.text] {
+			seen[t.text] = true
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// refUse is one reference with whether it sits inside a $[[ ]] segment.
+type refUse struct {
+	expr     string
+	optional bool
+}
+
+// refUses lists every reference in a command with its segment context.
+func refUses(command string) ([]refUse, error) {
+	toks, err := tokenize(command)
+	var out []refUse
+	inSeg := false
+	for _, t := range toks {
+		switch t.kind {
+		case tokOpen:
+			inSeg = true
+		case tokClose:
+			inSeg = false
+		case tokRef:
+			out = append(out, refUse{t.text, inSeg})
+		}
+	}
+	return out, err
+}
+
+// Bind substitutes ${{inputs.x}}, ${{outputs.y}} (and any other key present in values)
+// in a command and resolves $[[ ... ]] optional segments: a segment is kept (substituted)
+// when every reference inside it has a value, and dropped otherwise. A reference outside
+// any segment without a value is an error. Values are quoted for `bash -c` according to
+// the quoting context where they land (see shell.go), so they reach the program intact.
+func Bind(command string, values map[string]string) (string, error) {
+	if strings.ContainsRune(command, 0) {
+		return "", errors.New("command contains a NUL byte")
+	}
+	toks, err := tokenize(command)
+	if err != nil {
+		return "", err
+	}
+	var text strings.Builder
+	var vals, names []string
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch t.kind {
+		case tokText:
+			text.WriteString(t.text)
+		case tokRef:
+			v, ok := values[t.text]
+			if !ok {
+				return "", fmt.Errorf("%w ${{%s}}", errNoValue, t.text)
+			}
+			text.WriteByte(0)
+			vals, names = append(vals, v), append(names, t.text)
+		case tokOpen:
+			end := i + 1
+			for end < len(toks) && toks[end].kind != tokClose {
+				end++
+			}
+			if !segmentBound(toks[i+1:end], values) {
+				i = end
+			}
+		}
+	}
+	return quoteInto(text.String(), vals, names)
+}
+
+// segmentBound reports whether every reference in a $[[ ]] segment has a value.
+func segmentBound(seg []token, values map[string]string) bool {
+	for _, t := range seg {
+		if _, ok := values[t.text]; t.kind == tokRef && !ok {
+			return false
+		}
+	}
+	return true
+}

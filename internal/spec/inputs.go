@@ -1,0 +1,338 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+var (
+	literalTypes = []string{job.InputString, job.InputInteger, job.InputNumber, job.InputBoolean}
+	dataTypes    = []string{job.URIFolder, job.URIFile, job.MLTable, job.MLflowModel, job.CustomModel, job.TritonModel}
+	inputTypes   = append(append([]string(nil), literalTypes...), dataTypes...)
+
+	ioName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// reservedNames clash with environment variables the runtime sets (SPEC.md §0.3).
+	reservedNames = []string{"path", "ld_library_path", "user", "logname", "home", "pwd", "shell"}
+)
+
+// Modes allowed per data type and direction (SPEC.md §3.3).
+var (
+	inputModes = map[string][]string{
+		job.URIFolder: {"ro_mount", "download", "direct"},
+		job.URIFile:   {"ro_mount", "download", "direct"},
+		job.MLTable:   {"ro_mount", "download", "direct", "eval_mount", "eval_download"},
+	}
+	outputModes = map[string][]string{
+		job.URIFolder: {"rw_mount", "upload"},
+		job.URIFile:   {"rw_mount", "upload"},
+		job.MLTable:   {"rw_mount", "upload", "direct"},
+	}
+	allModes   = []string{"ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "eval_download", "mount"}
+	modelModes = []string{"ro_mount", "download", "direct"}
+	modelOuts  = []string{"rw_mount", "upload", "direct"}
+)
+
+func isLiteralType(t string) bool {
+	return matchEnum(t, literalTypes) != "" && t != ""
+}
+
+// checkName reports an input or output name that is not identifier-like or is reserved.
+func (d *decoder) checkName(k *yaml.Node, path string) {
+	switch name := k.Value; {
+	case !ioName.MatchString(name):
+		d.errorf(k, path, "name %s must start with a letter or _ and hold only letters, digits and _", quote(name))
+	case matchReserved(name):
+		d.errorf(k, path, "name %s is reserved (reserved: %s)", quote(name), strings.Join(reservedNames, ", "))
+	}
+}
+
+func matchReserved(name string) bool {
+	for _, r := range reservedNames {
+		if strings.EqualFold(name, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// inputs decodes `inputs:`.
+func (d *decoder) inputs(n *yaml.Node, path string) map[string]job.Input {
+	out := map[string]job.Input{}
+	for _, p := range d.entries(n, path) {
+		ip := join(path, p.key.Value)
+		d.checkName(p.key, ip)
+		if in, ok := d.input(resolve(p.value), ip); ok {
+			out[p.key.Value] = in
+		}
+	}
+	return out
+}
+
+// input decodes one input: a scalar literal, or an object for a typed literal or data.
+func (d *decoder) input(n *yaml.Node, path string) (job.Input, bool) {
+	switch {
+	case isNull(n):
+		d.expected(n, path, "a value or an input object")
+		return job.Input{}, false
+	case n.Kind == yaml.ScalarNode:
+		return job.Input{Type: scalarType(n), Value: n.Value}, true
+	case n.Kind != yaml.MappingNode:
+		d.expected(n, path, "a value or an input object")
+		return job.Input{}, false
+	}
+	typ := job.URIFolder
+	if t := lookup(n, "type"); t != nil && !isNull(t) {
+		if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
+			return job.Input{}, false
+		}
+	}
+	if isLiteralType(typ) {
+		return d.literalInput(n, path, typ)
+	}
+	return d.dataInput(n, path, typ)
+}
+
+// scalarType is a literal's type from its YAML tag.
+func scalarType(n *yaml.Node) string {
+	switch n.ShortTag() {
+	case "!!int":
+		return job.InputInteger
+	case "!!float":
+		return job.InputNumber
+	case "!!bool":
+		return job.InputBoolean
+	}
+	return job.InputString
+}
+
+// literalInput decodes {type: string|integer|number|boolean, default|value, ...}.
+func (d *decoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bool) {
+	in := job.Input{Type: typ}
+	errs := len(d.errs)
+	got := d.mapping(n, path, fields{
+		"type": nil, "default": nil, "value": nil, "min": nil, "max": nil, "enum": nil,
+		"optional":    func(v *yaml.Node, p string) { in.Optional, _ = d.boolean(v, p) },
+		"description": func(v *yaml.Node, p string) { in.Description = d.str(v, p) },
+	})
+	var vn *yaml.Node
+	vp := ""
+	for _, key := range []string{"default", "value"} { // value wins
+		if v := got[key]; v != nil {
+			if text, ok := d.literal(v, join(path, key), typ); ok {
+				in.Value, vn, vp = text, v, join(path, key)
+			}
+		}
+	}
+	switch {
+	case vn != nil:
+		d.literalBounds(got, path, typ, vn, vp, in.Value)
+	case !in.Optional && got["default"] == nil && got["value"] == nil:
+		d.errorf(n, path, "default or value required (or optional: true)")
+	}
+	return in, len(d.errs) == errs
+}
+
+// literal checks a literal value against its declared type and returns its text.
+func (d *decoder) literal(v *yaml.Node, path, typ string) (string, bool) {
+	switch typ {
+	case job.InputInteger:
+		_, ok := d.integer(v, path)
+		return v.Value, ok
+	case job.InputNumber:
+		_, ok := d.number(v, path)
+		return v.Value, ok
+	case job.InputBoolean:
+		_, ok := d.boolean(v, path)
+		return v.Value, ok
+	}
+	s, ok := d.scalar(v, path, "a string")
+	if !ok {
+		return "", false
+	}
+	return s.Value, true
+}
+
+// literalBounds checks min, max and enum, and the value against them.
+func (d *decoder) literalBounds(got map[string]*yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
+	numeric := typ == job.InputInteger || typ == job.InputNumber
+	val, _ := strconv.ParseFloat(value, 64)
+	if numeric {
+		var x float64
+		_ = vn.Decode(&x)
+		val = x
+	}
+	for _, key := range []string{"min", "max"} {
+		b := got[key]
+		if b == nil {
+			continue
+		}
+		if !numeric {
+			d.errorf(b, join(path, key), "only allowed for integer and number inputs")
+			continue
+		}
+		limit, ok := d.number(b, join(path, key))
+		switch {
+		case !ok:
+		case key == "min" && val < limit:
+			d.errorf(vn, vp, "%s is below min %s", value, b.Value)
+		case key == "max" && val > limit:
+			d.errorf(vn, vp, "%s is above max %s", value, b.Value)
+		}
+	}
+	if e := got["enum"]; e != nil {
+		d.checkEnum(e, join(path, "enum"), typ, vn, vp, value)
+	}
+}
+
+// checkEnum checks a literal's value against its enum list.
+func (d *decoder) checkEnum(e *yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
+	if e.Kind != yaml.SequenceNode {
+		d.expected(e, path, "a list")
+		return
+	}
+	var allowed []string
+	for i, c := range e.Content {
+		text, ok := d.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ)
+		if !ok {
+			return
+		}
+		if text == value || sameNumber(typ, text, value) {
+			return
+		}
+		allowed = append(allowed, text)
+	}
+	d.errorf(vn, vp, "%s is not one of the enum values (%s)", quote(value), strings.Join(allowed, ", "))
+}
+
+func sameNumber(typ, a, b string) bool {
+	if typ != job.InputInteger && typ != job.InputNumber {
+		return false
+	}
+	var x, y float64
+	return yaml.Unmarshal([]byte(a), &x) == nil && yaml.Unmarshal([]byte(b), &y) == nil && x == y
+}
+
+// dataInput decodes {type: uri_folder|..., path, mode, datastore, description}.
+func (d *decoder) dataInput(n *yaml.Node, path, typ string) (job.Input, bool) {
+	in := job.Input{Type: typ, Mode: "ro_mount"}
+	errs := len(d.errs)
+	got := d.mapping(n, path, fields{
+		"type":        nil,
+		"path":        func(v *yaml.Node, p string) { in.Path = d.dataPath(v, p, typ) },
+		"mode":        func(v *yaml.Node, p string) { in.Mode = d.mode(v, p, typ, "input", inputModes, modelModes) },
+		"datastore":   func(v *yaml.Node, p string) { in.Datastore = d.str(v, p) },
+		"description": func(v *yaml.Node, p string) { in.Description = d.str(v, p) },
+		"optional":    func(v *yaml.Node, p string) { in.Optional, _ = d.boolean(v, p) },
+	})
+	if got["path"] == nil && !in.Optional {
+		d.required(n, join(path, "path"))
+	}
+	return in, len(d.errs) == errs
+}
+
+// mode decodes a data mode and checks it against the type's allowed modes.
+func (d *decoder) mode(v *yaml.Node, path, typ, dir string, byType map[string][]string, other []string) string {
+	allowed, ok := byType[typ]
+	if !ok {
+		allowed = other
+	}
+	m := matchEnum(v.Value, allModes)
+	if m == "mount" && dir == "output" {
+		m = "rw_mount"
+	}
+	if v.Kind != yaml.ScalarNode || m == "" {
+		d.expected(v, path, "one of "+strings.Join(allowed, ", "))
+		return ""
+	}
+	for _, a := range allowed {
+		if a == m {
+			return m
+		}
+	}
+	d.errorf(v, path, "mode %s is not allowed for a %s %s (allowed: %s)", m, typ, dir, strings.Join(allowed, ", "))
+	return ""
+}
+
+// dataPath decodes a data input's path: URIs are kept as is; local paths are resolved,
+// made absolute and must exist with the right kind (file or directory).
+func (d *decoder) dataPath(v *yaml.Node, path, typ string) string {
+	s := d.str(v, path)
+	switch {
+	case s == "":
+		d.expected(v, path, "a path or URI")
+		return ""
+	case isURI(s):
+		return s
+	}
+	p, info, ok := d.stat(v, path, s)
+	switch {
+	case !ok:
+		return ""
+	case typ == job.URIFile && info.IsDir():
+		d.errorf(v, path, "%s is a directory; uri_file needs a file (use type: uri_folder)", s)
+	case typ == job.URIFolder && !info.IsDir():
+		d.errorf(v, path, "%s is a file; uri_folder needs a directory (use type: uri_file)", s)
+	}
+	return p
+}
+
+// outputs decodes `outputs:`.
+func (d *decoder) outputs(n *yaml.Node, path string) map[string]job.Output {
+	out := map[string]job.Output{}
+	for _, p := range d.entries(n, path) {
+		op := join(path, p.key.Value)
+		d.checkName(p.key, op)
+		out[p.key.Value] = d.output(resolve(p.value), op)
+	}
+	return out
+}
+
+var outputPathExprs = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+// output decodes one output; an empty value means a uri_folder in rw_mount mode.
+func (d *decoder) output(n *yaml.Node, path string) job.Output {
+	o := job.Output{Type: job.URIFolder, Mode: "rw_mount"}
+	if isNull(n) {
+		return o
+	}
+	if n.Kind != yaml.MappingNode {
+		d.expected(n, path, "an output object or nothing")
+		return o
+	}
+	if t := lookup(n, "type"); t != nil && !isNull(t) {
+		o.Type = d.enum(t, join(path, "type"), dataTypes...)
+	}
+	d.mapping(n, path, fields{
+		"type":        nil,
+		"mode":        func(v *yaml.Node, p string) { o.Mode = d.mode(v, p, o.Type, "output", outputModes, modelOuts) },
+		"path":        func(v *yaml.Node, p string) { o.Path = d.outputPath(v, p) },
+		"name":        func(v *yaml.Node, p string) { o.Name = d.str(v, p) },
+		"version":     func(v *yaml.Node, p string) { o.Version = d.str(v, p) },
+		"description": func(v *yaml.Node, p string) { o.Description = d.str(v, p) },
+	})
+	return o
+}
+
+// outputPath accepts only datastore URIs, which may use ${{name}}, ${{output_name}} and
+// ${{default_datastore}}.
+func (d *decoder) outputPath(v *yaml.Node, path string) string {
+	s := d.str(v, path)
+	if !strings.HasPrefix(strings.ToLower(s), "azureml://datastores/") || !strings.Contains(s, "/paths/") {
+		d.expected(v, path, "an azureml://datastores/<datastore>/paths/<path> URI")
+		return ""
+	}
+	for _, m := range outputPathExprs.FindAllStringSubmatch(s, -1) {
+		switch m[1] {
+		case "name", "output_name", "default_datastore":
+		default:
+			d.errorf(v, path, "${{%s}} is not allowed here (use ${{name}}, ${{output_name}} or ${{default_datastore}})", m[1])
+		}
+	}
+	return s
+}
