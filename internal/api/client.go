@@ -1,0 +1,254 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Error is a non-2xx answer from the server.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return fmt.Sprintf("server answered %d", e.Status)
+}
+
+// Error codes carried in ErrorBody.Code.
+const (
+	CodeNotFound   = "not_found"
+	CodeInvalid    = "invalid"
+	CodeConflict   = "conflict"
+	CodeAuth       = "unauthorized"
+	CodeInternal   = "internal"
+	CodeNotAllowed = "not_allowed"
+)
+
+// IsNotFound reports whether err is a 404 from the server.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// IsServerError reports whether err came from the server deciding (as opposed to not reaching it).
+func IsServerError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Client talks to one workspace server.
+type Client struct {
+	mu    sync.RWMutex
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// NewClient returns a client for the server at baseURL, authenticating with token.
+func NewClient(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+}
+
+// BaseURL is the server's address.
+func (c *Client) BaseURL() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.base
+}
+
+// SetBaseURL points the client at a (restarted) server.
+func (c *Client) SetBaseURL(u string) {
+	c.mu.Lock()
+	c.base = strings.TrimRight(u, "/")
+	c.mu.Unlock()
+}
+
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	c.mu.RLock()
+	u := c.base + path
+	tok := c.token
+	c.mu.RUnlock()
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return req, nil
+}
+
+// do sends a request and decodes a JSON answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := c.newRequest(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return c.send(req, out)
+}
+
+func (c *Client) send(req *http.Request, out any) error {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return decodeError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode %s %s answer: %w", req.Method, req.URL.Path, err)
+	}
+	return nil
+}
+
+func decodeError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var eb ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
+		return &Error{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	}
+	return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))}
+}
+
+// Health checks that the server answers.
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	var h Health
+	return &h, c.do(ctx, http.MethodGet, "/api/health", nil, &h)
+}
+
+// ListComputes lists the workspace's compute targets.
+func (c *Client) ListComputes(ctx context.Context) ([]Compute, error) {
+	var out []Compute
+	return out, c.do(ctx, http.MethodGet, "/api/computes", nil, &out)
+}
+
+// GetCompute shows one compute target.
+func (c *Client) GetCompute(ctx context.Context, name string) (*Compute, error) {
+	var out Compute
+	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil, &out)
+}
+
+// MissingBlobs returns the hashes the server lacks.
+func (c *Client) MissingBlobs(ctx context.Context, hashes []string) ([]string, error) {
+	var out MissingResponse
+	err := c.do(ctx, http.MethodPost, "/api/blobs/missing", MissingRequest{Hashes: hashes}, &out)
+	return out.Missing, err
+}
+
+// PutBlob uploads one blob, streaming body; size is used as Content-Length when >= 0.
+func (c *Client) PutBlob(ctx context.Context, hash string, body io.Reader, size int64) error {
+	req, err := c.newRequest(ctx, http.MethodPut, "/api/blobs/"+hash, body)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", "application/octet-stream")
+	return c.send(req, nil)
+}
+
+// PutBundle uploads a bundle (a tar stream of blobs named by hash).
+func (c *Client) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse, error) {
+	req, err := c.newRequest(ctx, http.MethodPost, "/api/blobs/bundle", body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-tar")
+	var out BundleResponse
+	return &out, c.send(req, &out)
+}
+
+// OpenBlob streams one blob; the caller closes it.
+func (c *Client) OpenBlob(ctx context.Context, hash string) (io.ReadCloser, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/api/blobs/"+hash, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp.Body, nil
+}
+
+// CreateJob submits a job.
+func (c *Client) CreateJob(ctx context.Context, req CreateJobRequest) (*RunDetail, error) {
+	var out RunDetail
+	return &out, c.do(ctx, http.MethodPost, "/api/jobs", req, &out)
+}
+
+// ListJobs lists runs, newest first.
+func (c *Client) ListJobs(ctx context.Context, limit int) ([]RunDetail, error) {
+	var out []RunDetail
+	return out, c.do(ctx, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil, &out)
+}
+
+// GetJob shows one run.
+func (c *Client) GetJob(ctx context.Context, name string) (*RunDetail, error) {
+	var out RunDetail
+	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil, &out)
+}
+
+// CancelJob asks for a run to be canceled.
+func (c *Client) CancelJob(ctx context.Context, name string) (*RunDetail, error) {
+	var out RunDetail
+	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil, &out)
+}
+
+// Logs returns log lines after seq `after`, waiting up to wait for new ones.
+func (c *Client) Logs(ctx context.Context, name, file string, after int64, wait time.Duration) (*LogsResponse, error) {
+	q := url.Values{}
+	q.Set("after", strconv.FormatInt(after, 10))
+	q.Set("wait", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
+	if file != "" {
+		q.Set("file", file)
+	}
+	var out LogsResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil, &out)
+}
+
+// Metrics returns a run's metric history.
+func (c *Client) Metrics(ctx context.Context, name string) (*MetricsResponse, error) {
+	var out MetricsResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil, &out)
+}
+
+// Artifacts returns the manifests of a run's artifacts.
+func (c *Client) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
+	var out ArtifactsResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil, &out)
+}

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// The calls below are made by a run supervisor with its run token.
+
+// RunSpec fetches what the supervisor must execute.
+func (c *Client) RunSpec(ctx context.Context, runID string) (*RunSpec, error) {
+	var out RunSpec
+	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec", nil, &out)
+}
+
+// ReportStatus reports a phase change.
+func (c *Client) ReportStatus(ctx context.Context, runID string, r StatusReport) (*StatusReply, error) {
+	var out StatusReply
+	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/status", r, &out)
+}
+
+// Heartbeat says the supervisor is alive; the reply carries a pending cancel.
+func (c *Client) Heartbeat(ctx context.Context, runID string) (*StatusReply, error) {
+	var out StatusReply
+	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/heartbeat", struct{}{}, &out)
+}
+
+// ShipLogs sends consecutive log lines; the answer says what the server holds.
+func (c *Client) ShipLogs(ctx context.Context, runID string, b LogBatch) (*Ack, error) {
+	var out Ack
+	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/logs", b, &out)
+}
+
+// ShipMetrics sends consecutive metrics.
+func (c *Client) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (*Ack, error) {
+	var out Ack
+	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/metrics", b, &out)
+}
+
+// ReportArtifacts registers the run's collected artifacts.
+func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) error {
+	return c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, nil)
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// Version is the API version served under /api.
+const Version = "v1"
+
+// Health is GET /api/health.
+type Health struct {
+	OK        bool   `json:"ok"`
+	Version   string `json:"version"`
+	Workspace string `json:"workspace"`
+	PID       int    `json:"pid"`
+}
+
+// Compute is a compute target as listed and shown.
+type Compute struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Description string            `json:"description,omitempty"`
+	State       string            `json:"state"`
+	Default     bool              `json:"default"`
+	CreatedAt   time.Time         `json:"created_at"`
+	Node        *compute.NodeInfo `json:"node,omitempty"`
+	Properties  map[string]any    `json:"properties,omitempty"`
+	ActiveRuns  int               `json:"active_runs"`
+}
+
+// MissingRequest asks which blobs the server lacks.
+type MissingRequest struct {
+	Hashes []string `json:"hashes"`
+}
+
+// MissingResponse lists the blobs to upload.
+type MissingResponse struct {
+	Missing []string `json:"missing"`
+}
+
+// BundleResponse reports a bundle upload.
+type BundleResponse struct {
+	Count int   `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// CreateJobRequest submits a job whose code and local inputs were uploaded already.
+type CreateJobRequest struct {
+	Spec job.Spec `json:"spec"`
+	// Warnings found while parsing on the client, kept on the run.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// RunDetail is a run with its events and last metric values (job show).
+type RunDetail struct {
+	job.Run
+	Events  []job.Event        `json:"events"`
+	Metrics map[string]float64 `json:"metrics"`
+	// Error is a one-line reason when the run failed; LogTail the last lines of its log.
+	Error   string   `json:"error,omitempty"`
+	LogTail []string `json:"log_tail,omitempty"`
+	// Phases maps a phase name to its duration in seconds (queued, preparing, running, finalizing).
+	Phases       map[string]float64 `json:"phases,omitempty"`
+	Outputs      []string           `json:"named_outputs,omitempty"`
+	HasArtifacts bool               `json:"has_artifacts"`
+}
+
+// LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).
+type LogsResponse struct {
+	Lines  []job.LogLine `json:"lines"`
+	Next   int64         `json:"next"` // pass as after= to continue
+	Status job.State     `json:"status"`
+	// Done is true when the run is terminal and every line was returned.
+	Done bool `json:"done"`
+}
+
+// MetricsResponse is a run's metric history.
+type MetricsResponse struct {
+	Metrics []job.Metric `json:"metrics"`
+}
+
+// ArtifactsResponse names the manifests of a finished run's artifacts.
+type ArtifactsResponse struct {
+	Artifacts    string            `json:"artifacts,omitempty"`
+	NamedOutputs map[string]string `json:"named_outputs,omitempty"`
+}
+
+// RunSpec is what a supervisor needs to execute a run (GET /api/runs/{id}/spec).
+type RunSpec struct {
+	RunID        string   `json:"run_id"`
+	Spec         job.Spec `json:"spec"`
+	WorkspaceURL string   `json:"workspace_url"`
+	// CancelGraceSeconds is how long the user's processes get between SIGTERM and SIGKILL.
+	CancelGraceSeconds int `json:"cancel_grace_seconds"`
+	// HeartbeatSeconds is how often the supervisor reports.
+	HeartbeatSeconds int `json:"heartbeat_seconds"`
+	// UseHostEnvironment is true when the environment's image cannot be honoured here.
+	UseHostEnvironment bool `json:"use_host_environment"`
+}
+
+// StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).
+type StatusReport struct {
+	State    job.State `json:"state"`
+	Reason   string    `json:"reason,omitempty"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Time     time.Time `json:"time"`
+	Warnings []string  `json:"warnings,omitempty"`
+}
+
+// StatusReply tells the supervisor the run's state as the server sees it.
+type StatusReply struct {
+	State  job.State `json:"state"`
+	Cancel bool      `json:"cancel"`
+}
+
+// LogBatch ships log lines; Lines are consecutive, numbered from 1 per file.
+type LogBatch struct {
+	File  string        `json:"file"`
+	Lines []job.LogLine `json:"lines"`
+}
+
+// Ack says up to which sequence number the server has everything.
+type Ack struct {
+	Acked int64 `json:"acked"`
+}
+
+// MetricBatch ships metrics; Seq numbers are consecutive from 1.
+type MetricBatch struct {
+	Metrics []job.Metric `json:"metrics"`
+}
+
+// ArtifactsReport registers a run's collected artifacts (manifests already uploaded).
+type ArtifactsReport struct {
+	Artifacts    string            `json:"artifacts"`
+	NamedOutputs map[string]string `json:"named_outputs,omitempty"`
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// SupervisorConfig is the file a backend writes for `hangar supervise --config FILE` (mode 0600: it holds the run token).
+type SupervisorConfig struct {
+	RunID string `json:"run_id"`
+	Token string `json:"token"`
+	// ServerURL is the workspace server's address as seen from the node.
+	ServerURL string `json:"server_url"`
+	// ServerURLFile, when set, is a JSON file with a "url" field that is re-read when the server
+	// cannot be reached (a restarted local server may listen elsewhere).
+	ServerURLFile string `json:"server_url_file,omitempty"`
+	// Dir is the run's directory on the node; everything the run writes stays under it.
+	Dir string `json:"dir"`
+	// CacheDir is the node's content-addressed blob cache, shared by runs.
+	CacheDir string `json:"cache_dir"`
+	// LocalBlobDir, when set, is a blob store on the same machine to copy blobs from before asking the server.
+	LocalBlobDir string `json:"local_blob_dir,omitempty"`
+}

@@ -1,0 +1,2 @@
+// Package local runs jobs on the machine of the workspace server: one detached supervisor process per run.
+package local

@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Settings tune the controller.
+type Settings struct {
+	// Heartbeat is how often supervisors report; a run silent for StaleAfter is checked with its backend.
+	Heartbeat  time.Duration
+	StaleAfter time.Duration
+	// NotRespondingAfter marks a run whose supervisor is alive but silent this long NotResponding.
+	NotRespondingAfter time.Duration
+	// CancelGrace is the time between SIGTERM and SIGKILL of a canceled run's processes.
+	CancelGrace time.Duration
+	// Tick is the reconcile period.
+	Tick time.Duration
+}
+
+// DefaultSettings are used for zero fields.
+var DefaultSettings = Settings{
+	Heartbeat: 5 * time.Second, StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second,
+	CancelGrace: 10 * time.Second, Tick: time.Second,
+}
+
+// Controller owns the run lifecycle.
+type Controller struct {
+	Store    *store.Store
+	Blobs    *blob.Store
+	Backends map[string]backend.Backend // by compute type
+	Tokens   Tokens
+	Settings Settings
+	Log      *slog.Logger
+	// Now is the clock (injectable for tests).
+	Now func() time.Time
+	// Changed is called after a run changed (for waiters on logs and status).
+	Changed func(runID string)
+
+	kick    chan struct{}
+	started time.Time
+	mu      sync.Mutex // serialises submit/cancel decisions per controller
+}
+
+// Init fills defaults; call before use.
+func (c *Controller) Init() {
+	d := DefaultSettings
+	s := &c.Settings
+	if s.Heartbeat == 0 {
+		s.Heartbeat = d.Heartbeat
+	}
+	if s.StaleAfter == 0 {
+		s.StaleAfter = d.StaleAfter
+	}
+	if s.NotRespondingAfter == 0 {
+		s.NotRespondingAfter = d.NotRespondingAfter
+	}
+	if s.CancelGrace == 0 {
+		s.CancelGrace = d.CancelGrace
+	}
+	if s.Tick == 0 {
+		s.Tick = d.Tick
+	}
+	if c.Now == nil {
+		c.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if c.Changed == nil {
+		c.Changed = func(string) {}
+	}
+	c.kick = make(chan struct{}, 1)
+	c.started = c.Now()
+}
+
+// Kick asks the loop to reconcile soon.
+func (c *Controller) Kick() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	t := time.NewTicker(c.Settings.Tick)
+	defer t.Stop()
+	for {
+		if err := c.reconcile(ctx); err != nil && ctx.Err() == nil {
+			c.Log.Error("reconcile", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.kick:
+		}
+	}
+}
+
+// reconcile hands queued runs to backends, delivers cancels and checks silent runs.
+func (c *Controller) reconcile(ctx context.Context) error {
+	runs, err := c.Store.Runs(ctx, store.RunFilter{Active: true})
+	if err != nil {
+		return err
+	}
+	for i := len(runs) - 1; i >= 0; i-- { // oldest first
+		r := runs[i]
+		var err error
+		switch {
+		case r.Status == job.CancelRequested && !r.CancelSent:
+			err = c.deliverCancel(ctx, r)
+		case r.Status == job.Queued && len(r.Handle) == 0:
+			err = c.submit(ctx, r)
+		case len(r.Handle) > 0:
+			err = c.watch(ctx, r)
+		}
+		if err != nil && ctx.Err() == nil {
+			c.Log.Error("reconcile run", "run", r.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) backendFor(ctx context.Context, r *job.Run) (backend.Backend, *compute.Target, error) {
+	t, err := c.Store.Compute(ctx, r.Compute)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, ok := c.Backends[t.Type]
+	if !ok {
+		return nil, t, errors.New("no backend for compute type " + t.Type)
+	}
+	return b, t, nil
+}
+
+// submit starts a queued run's supervisor.
+func (c *Controller) submit(ctx context.Context, r *job.Run) error {
+	b, t, err := c.backendFor(ctx, r)
+	if err != nil {
+		_, terr := c.transition(ctx, r.ID, job.Failed, "submit: "+err.Error(), nil, nil)
+		return errors.Join(err, terr)
+	}
+	h, err := b.Submit(ctx, backend.Launch{RunID: r.ID, Token: c.Tokens.For(r.ID), Target: *t, Spec: r.Spec})
+	if err != nil {
+		_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
+		return errors.Join(err, terr)
+	}
+	canceled := false
+	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+		r.Handle = h
+		r.LastHeartbeat = c.Now()
+		canceled = r.Status == job.CancelRequested || r.Status == job.Canceled
+		return nil, nil
+	})
+	if err == nil && canceled {
+		err = b.Cancel(ctx, h)
+	}
+	c.Log.Info("submitted", "run", r.ID, "compute", t.Name)
+	return err
+}
+
+// deliverCancel tells the backend to stop a run; a run never handed to one is canceled at once.
+func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
+	if len(r.Handle) == 0 {
+		_, err := c.transition(ctx, r.ID, job.Canceled, "canceled before it started", nil, nil)
+		return err
+	}
+	b, _, err := c.backendFor(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := b.Cancel(ctx, r.Handle); err != nil {
+		return err
+	}
+	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+		r.CancelSent = true
+		return nil, nil
+	})
+	return err
+}
+
+// watch asks the backend about a run whose supervisor has been silent too long.
+func (c *Controller) watch(ctx context.Context, r *job.Run) error {
+	last := r.LastHeartbeat
+	if last.Before(c.started) {
+		last = c.started // the server itself was away: give supervisors time to reconnect
+	}
+	silent := c.Now().Sub(last)
+	if silent < c.Settings.StaleAfter {
+		return nil
+	}
+	b, _, err := c.backendFor(ctx, r)
+	if err != nil {
+		return err
+	}
+	st, err := b.Status(ctx, r.Handle)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Final != nil:
+		_, err = c.transition(ctx, r.ID, st.Final.State, st.Final.Reason, st.Final.ExitCode, nil)
+	case !st.Alive:
+		_, err = c.transition(ctx, r.ID, job.Failed, "lost: "+st.Reason, nil, nil)
+	case silent >= c.Settings.NotRespondingAfter && r.Status != job.NotResponding:
+		_, err = c.transition(ctx, r.ID, job.NotResponding, "no heartbeat for "+silent.Round(time.Second).String(), nil, nil)
+	}
+	return err
+}

@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// SettingDefaultCompute names the target used when a job names none.
+const SettingDefaultCompute = "default_compute"
+
+var runNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
+
+// Create validates a submitted job against the workspace and queues its run.
+func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job.Run, error) {
+	sp := req.Spec
+	warnings := append([]string(nil), req.Warnings...)
+	if sp.Type == "" {
+		sp.Type = "command"
+	}
+	if sp.Type != "command" {
+		return nil, invalidf("job type %q is not supported yet (only command jobs)", sp.Type)
+	}
+	if strings.TrimSpace(sp.Command) == "" {
+		return nil, invalidf("command: required")
+	}
+	target, err := c.resolveCompute(ctx, sp.Compute)
+	if err != nil {
+		return nil, err
+	}
+	sp.Compute = target.Name
+	w, err := c.checkForTarget(sp, target)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	if err := c.resolveData(ctx, &sp); err != nil {
+		return nil, err
+	}
+	name, display := newRunName()
+	if sp.Name != "" {
+		if !runNameRE.MatchString(sp.Name) {
+			return nil, invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
+		}
+		name = sp.Name
+	}
+	if _, err := c.Store.Run(ctx, name); err == nil {
+		return nil, conflictf("name: a job named %s already exists", name)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if sp.DisplayName != "" {
+		display = sp.DisplayName
+	}
+	if sp.ExperimentName == "" {
+		sp.ExperimentName = "Default"
+	}
+	now := c.Now()
+	r := &job.Run{
+		ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
+		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "waiting for compute " + target.Name,
+		CreatedAt: now, Warnings: warnings, Spec: sp,
+	}
+	r.Spec.Name = name
+	events := []job.Event{
+		{Time: now, To: job.NotStarted, Reason: "created"},
+		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
+	}
+	if err := c.Store.CreateRun(ctx, r, events...); err != nil {
+		return nil, err
+	}
+	c.Log.Info("job created", "run", name, "compute", target.Name)
+	c.Changed(name)
+	c.Kick()
+	return r, nil
+}
+
+// resolveCompute finds the job's target: the named one, or the workspace default.
+func (c *Controller) resolveCompute(ctx context.Context, name string) (*compute.Target, error) {
+	if name == "" {
+		def, ok, err := c.Store.Setting(ctx, SettingDefaultCompute)
+		if err != nil {
+			return nil, err
+		}
+		name = compute.LocalName
+		if ok && def != "" {
+			name = def
+		}
+	}
+	t, err := c.Store.Compute(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		known, _ := c.Store.Computes(ctx)
+		var names []string
+		for _, k := range known {
+			names = append(names, k.Name)
+		}
+		if name == "serverless" {
+			return nil, invalidf("compute: serverless compute is not available in this workspace; use one of: %s", strings.Join(names, ", "))
+		}
+		return nil, invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
+	}
+	return t, err
+}
+
+// checkForTarget refuses what the target cannot run and warns about what it ignores.
+func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, error) {
+	var warnings []string
+	if _, ok := c.Backends[t.Type]; !ok {
+		return nil, invalidf("compute: %s targets (%s) cannot run jobs in this version", t.Type, t.Name)
+	}
+	if t.Type == compute.TypeLocal {
+		if n := sp.Resources.InstanceCount; n > 1 {
+			return nil, invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster", n)
+		}
+		if sp.Distribution != nil {
+			warnings = append(warnings, fmt.Sprintf("distribution %s is not launched on the local target yet: the command runs once", sp.Distribution.Type))
+		}
+		if sp.Resources.InstanceType != "" {
+			warnings = append(warnings, "resources.instance_type is ignored on the local target")
+		}
+	}
+	for name, o := range sp.Outputs {
+		if o.Path != "" {
+			warnings = append(warnings, fmt.Sprintf("outputs.%s.path is ignored: outputs are kept in the workspace under the job", name))
+		}
+	}
+	sort.Strings(warnings)
+	return warnings, nil
+}
+
+// resolveData checks uploaded inputs and resolves references to other jobs' outputs.
+func (c *Controller) resolveData(ctx context.Context, sp *job.Spec) error {
+	if sp.CodeSnapshot != "" && !c.Blobs.Has(sp.CodeSnapshot) {
+		return invalidf("code: snapshot %s was not uploaded", sp.CodeSnapshot)
+	}
+	for name, in := range sp.Inputs {
+		if in.IsLiteral() {
+			continue
+		}
+		if in.Manifest != "" {
+			if !c.Blobs.Has(in.Manifest) {
+				return invalidf("inputs.%s: data %s was not uploaded", name, in.Manifest)
+			}
+			continue
+		}
+		resolved, err := c.resolveURI(ctx, name, in)
+		if err != nil {
+			return err
+		}
+		sp.Inputs[name] = resolved
+	}
+	return nil
+}
+
+// resolveURI handles a data input given as a URI.
+func (c *Controller) resolveURI(ctx context.Context, name string, in job.Input) (job.Input, error) {
+	p := in.Path
+	switch {
+	case strings.HasPrefix(p, "http://"), strings.HasPrefix(p, "https://"):
+		return in, nil
+	case strings.HasPrefix(p, "azureml://jobs/"):
+		return c.resolveJobOutput(ctx, name, in)
+	case in.Mode == "direct":
+		return in, nil // the user's code handles the URI itself
+	case strings.HasPrefix(p, "azureml://datastores/"):
+		return in, invalidf("inputs.%s.path: datastores are not supported by this workspace yet (%s)", name, p)
+	case strings.HasPrefix(p, "azureml:"):
+		return in, invalidf("inputs.%s.path: data assets are not supported by this workspace yet (%s)", name, p)
+	default:
+		return in, invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
+	}
+}
+
+// resolveJobOutput turns azureml://jobs/<job>/outputs/<output>[/paths/<p>] into that output's manifest.
+func (c *Controller) resolveJobOutput(ctx context.Context, name string, in job.Input) (job.Input, error) {
+	rest := strings.TrimPrefix(in.Path, "azureml://jobs/")
+	parts := strings.SplitN(rest, "/", 4)
+	if len(parts) < 3 || parts[1] != "outputs" {
+		return in, invalidf("inputs.%s.path: expected azureml://jobs/<job>/outputs/<output>, got %s", name, in.Path)
+	}
+	if len(parts) == 4 && !strings.HasPrefix(parts[3], "paths/") {
+		return in, invalidf("inputs.%s.path: expected .../outputs/<output>/paths/<path>, got %s", name, in.Path)
+	}
+	if len(parts) == 4 {
+		return in, invalidf("inputs.%s.path: sub-paths of job outputs are not supported yet (%s)", name, in.Path)
+	}
+	src, err := c.Store.Run(ctx, parts[0])
+	if err != nil {
+		return in, invalidf("inputs.%s.path: no job named %s", name, parts[0])
+	}
+	out := parts[2]
+	h := src.NamedOutputs[out]
+	if out == "default" || out == "artifacts" {
+		h = src.ArtifactsHash
+	}
+	if h == "" {
+		return in, invalidf("inputs.%s.path: job %s has no output %q (status %s)", name, src.ID, out, src.Status)
+	}
+	in.Manifest = h
+	return in, nil
+}

@@ -1,0 +1,34 @@
+package controller
+
+import "fmt"
+
+// Kind classifies an error for the API layer.
+type Kind int
+
+// Error kinds.
+const (
+	Invalid Kind = iota + 1
+	NotFound
+	Conflict
+	Unauthorized
+)
+
+// Error is a user-facing error of a known kind.
+type Error struct {
+	Kind Kind
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func invalidf(format string, a ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func notFoundf(format string, a ...any) error {
+	return &Error{Kind: NotFound, Msg: fmt.Sprintf(format, a...)}
+}
+
+func conflictf(format string, a ...any) error {
+	return &Error{Kind: Conflict, Msg: fmt.Sprintf(format, a...)}
+}

@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// transition moves a run to state `to` through the state machine and records the event.
+func (c *Controller) transition(ctx context.Context, id string, to job.State, reason string, exit *int, warnings []string) (*job.Run, error) {
+	return c.apply(ctx, id, api.StatusReport{State: to, Reason: reason, ExitCode: exit, Time: c.Now(), Warnings: warnings})
+}
+
+// apply applies a status report to a run in one transaction.
+func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport) (*job.Run, error) {
+	if rep.Time.IsZero() {
+		rep.Time = c.Now()
+	}
+	r, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		for _, w := range rep.Warnings {
+			if !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+		}
+		next, err := job.Next(r.Status, rep.State)
+		if err != nil {
+			return nil, conflictf("run %s is %s: cannot become %s", r.ID, r.Status, rep.State)
+		}
+		if next == r.Status {
+			return nil, nil
+		}
+		ev := job.Event{Time: rep.Time, From: r.Status, To: next, Reason: rep.Reason}
+		r.Status, r.StatusReason = next, rep.Reason
+		if next == job.Running && r.StartedAt == nil {
+			t := rep.Time
+			r.StartedAt = &t
+		}
+		if next.Terminal() {
+			t := rep.Time
+			r.EndedAt, r.ExitCode = &t, rep.ExitCode
+		}
+		return []job.Event{ev}, nil
+	})
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	c.Changed(id)
+	if r.Status.Terminal() {
+		c.Log.Info("run ended", "run", id, "status", r.Status, "reason", r.StatusReason)
+	}
+	return r, nil
+}
+
+func mapStoreErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &Error{Kind: NotFound, Msg: err.Error()}
+	}
+	return err
+}
+
+// Report applies a supervisor's status report; the reply tells it about a pending cancel.
+func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport) (*api.StatusReply, error) {
+	r, err := c.apply(ctx, id, rep)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Kind == Conflict {
+			// A late report for a run that already ended (or was canceled): tell the supervisor.
+			cur, gerr := c.Store.Run(ctx, id)
+			if gerr == nil && cur.Status.Terminal() {
+				return &api.StatusReply{State: cur.Status, Cancel: cur.Status == job.Canceled}, err
+			}
+		}
+		return nil, err
+	}
+	if err := c.touch(ctx, id); err != nil {
+		return nil, err
+	}
+	return reply(r), nil
+}
+
+func reply(r *job.Run) *api.StatusReply {
+	return &api.StatusReply{State: r.Status, Cancel: r.Status == job.CancelRequested || r.Status == job.Canceled}
+}
+
+// Heartbeat records that a run's supervisor is alive; a NotResponding run recovers its last phase.
+func (c *Controller) Heartbeat(ctx context.Context, id string) (*api.StatusReply, error) {
+	if err := c.touch(ctx, id); err != nil {
+		return nil, err
+	}
+	r, err := c.Store.Run(ctx, id)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	if r.Status == job.NotResponding {
+		if r, err = c.recover(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return reply(r), nil
+}
+
+// recover moves a NotResponding run back to the phase it was in before.
+func (c *Controller) recover(ctx context.Context, r *job.Run) (*job.Run, error) {
+	events, err := c.Store.Events(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	prev := job.Running
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].To == job.NotResponding {
+			prev = events[i].From
+			break
+		}
+	}
+	return c.transition(ctx, r.ID, prev, "heartbeats resumed", nil, nil)
+}
+
+func (c *Controller) touch(ctx context.Context, id string) error {
+	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		r.LastHeartbeat = c.Now()
+		return nil, nil
+	})
+	return mapStoreErr(err)
+}
+
+// Cancel asks for a run to stop. A run not yet handed to a backend is canceled at once.
+func (c *Controller) Cancel(ctx context.Context, id string) (*job.Run, error) {
+	r, err := c.Store.Run(ctx, id)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	if r.Status.Terminal() {
+		return nil, conflictf("job %s already ended: %s", id, r.Status)
+	}
+	r, err = c.transition(ctx, id, job.CancelRequested, "cancel requested by the user", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.Kick()
+	return r, nil
+}
+
+// RunSpec is what a supervisor fetches to execute a run.
+func (c *Controller) RunSpec(ctx context.Context, id, workspaceURL string) (*api.RunSpec, error) {
+	r, err := c.Store.Run(ctx, id)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	if r.Status.Terminal() {
+		return nil, conflictf("run %s already ended: %s", id, r.Status)
+	}
+	return &api.RunSpec{
+		RunID: r.ID, Spec: r.Spec, WorkspaceURL: workspaceURL,
+		CancelGraceSeconds: int(c.Settings.CancelGrace / time.Second),
+		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
+	}, nil
+}
+
+// RegisterArtifacts records a run's collected artifacts.
+func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.ArtifactsReport) error {
+	hashes := []string{rep.Artifacts}
+	for _, h := range rep.NamedOutputs {
+		hashes = append(hashes, h)
+	}
+	if missing := c.Blobs.Missing(hashes); len(missing) > 0 {
+		return invalidf("artifact manifests not uploaded: %v", missing)
+	}
+	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		r.ArtifactsHash, r.NamedOutputs = rep.Artifacts, rep.NamedOutputs
+		return nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("register artifacts of %s: %w", id, mapStoreErr(err))
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package home
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// Running returns the address of a healthy local server, or an error.
+func (h Home) Running(ctx context.Context) (*ServerInfo, error) {
+	si, err := h.ReadServerInfo()
+	if err != nil {
+		return nil, err
+	}
+	tok, _ := h.ReadToken()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	hl, err := api.NewClient(si.URL, tok).Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hl.PID != 0 && hl.PID != si.PID {
+		return nil, fmt.Errorf("server at %s belongs to another workspace", si.URL)
+	}
+	return si, nil
+}
+
+// Connect returns the URL and token of the local server, starting it in the background (with exe)
+// when none runs. Concurrent callers start at most one server.
+func (h Home) Connect(ctx context.Context, exe string, log io.Writer) (url, token string, err error) {
+	if si, err := h.Running(ctx); err == nil {
+		tok, err := h.ReadToken()
+		return si.URL, tok, err
+	}
+	if err := h.Ensure(); err != nil {
+		return "", "", err
+	}
+	unlock, err := lockFile(h.startLock())
+	if err != nil {
+		return "", "", err
+	}
+	defer unlock()
+	if si, err := h.Running(ctx); err == nil { // another CLI started it meanwhile
+		tok, err := h.ReadToken()
+		return si.URL, tok, err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "Starting the local workspace server in %s (log: %s)\n", h.Dir, h.LogFile())
+	}
+	if err := h.spawn(exe); err != nil {
+		return "", "", err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if si, err := h.Running(ctx); err == nil {
+			tok, err := h.ReadToken()
+			return si.URL, tok, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return "", "", fmt.Errorf("the local server did not start within 30s; see %s", h.LogFile())
+}
+
+// spawn starts `exe server` detached, with its output appended to the server log.
+func (h Home) spawn(exe string) error {
+	logf, err := os.OpenFile(h.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open server log: %w", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, "server", "--home", h.Dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = h.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start local server: %w", err)
+	}
+	return cmd.Process.Release()
+}
+
+// Stop stops the local server: SIGTERM, then SIGKILL after timeout. It reports whether one was running.
+func (h Home) Stop(ctx context.Context, timeout time.Duration) (bool, error) {
+	pid := h.ReadPID()
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false, nil
+	}
+	if !h.locked() {
+		return false, nil // a stale pid file: no server holds the lock
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return false, fmt.Errorf("stop server %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !h.locked() {
+			return true, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100 && h.locked(); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true, nil
+}
+
+// locked reports whether a server holds the server lock.
+func (h Home) locked() bool {
+	release, err := h.Lock()
+	if err != nil {
+		return true
+	}
+	release()
+	return false
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, errors.Join(errors.New("lock "+path), err)
+	}
+	return func() { f.Close() }, nil
+}

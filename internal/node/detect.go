@@ -1,0 +1,72 @@
+package node
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+)
+
+// NvidiaSMIQuery is the nvidia-smi invocation whose output ParseNvidiaSMI reads.
+var NvidiaSMIQuery = []string{"--query-gpu=index,name,memory.total,uuid", "--format=csv,noheader,nounits"}
+
+// Detect describes this machine. Missing facts are left empty rather than failing.
+func Detect(ctx context.Context) *compute.NodeInfo {
+	n := &compute.NodeInfo{OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
+	n.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		if v := ParseOSRelease(string(b)); v != "" {
+			n.OS = v
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		n.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		n.MemoryBytes, _ = ParseMeminfo(string(b))
+	}
+	n.GPUs = DetectGPUs(ctx)
+	n.ContainerRuntime = ContainerRuntime()
+	return n
+}
+
+// DetectGPUs asks nvidia-smi (when on PATH) for the GPUs; none when it is absent or fails.
+func DetectGPUs(ctx context.Context) []compute.GPU {
+	path, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, NvidiaSMIQuery...).Output()
+	if err != nil {
+		return nil
+	}
+	gpus, err := ParseNvidiaSMI(string(out))
+	if err != nil {
+		return nil
+	}
+	return gpus
+}
+
+// ContainerRuntime returns "podman" or "docker" when one is on PATH and its engine answers, else "".
+// A docker client without a running engine does not count.
+func ContainerRuntime() string {
+	for _, name := range []string{"podman", "docker"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = exec.CommandContext(ctx, path, "info").Run()
+		cancel()
+		if err == nil {
+			return name
+		}
+	}
+	return ""
+}

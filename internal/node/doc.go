@@ -1,0 +1,2 @@
+// Package node detects what a machine offers to jobs: OS, cores, memory, GPUs and a container runtime.
+package node

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/blob"
+)
+
+func (s *Server) missingBlobs(w http.ResponseWriter, r *http.Request) {
+	var req api.MissingRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	for _, h := range req.Hashes {
+		if !blob.ValidHash(h) {
+			writeError(w, s.log, badRequest("not a blob hash: "+h))
+			return
+		}
+	}
+	missing := s.cfg.Blobs.Missing(req.Hashes)
+	if missing == nil {
+		missing = []string{}
+	}
+	writeJSON(w, http.StatusOK, api.MissingResponse{Missing: missing})
+}
+
+func (s *Server) putBlob(w http.ResponseWriter, r *http.Request) {
+	h := r.PathValue("hash")
+	if !blob.ValidHash(h) {
+		writeError(w, s.log, badRequest("not a blob hash: "+h))
+		return
+	}
+	if _, _, err := s.cfg.Blobs.Put(r.Body, h); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (s *Server) putBundle(w http.ResponseWriter, r *http.Request) {
+	n, b, err := s.cfg.Blobs.PutBundle(r.Body)
+	if err != nil {
+		writeError(w, s.log, badRequest("bundle: "+err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, api.BundleResponse{Count: n, Bytes: b})
+}
+
+func (s *Server) getBlob(w http.ResponseWriter, r *http.Request) {
+	h := r.PathValue("hash")
+	if !blob.ValidHash(h) {
+		writeError(w, s.log, badRequest("not a blob hash: "+h))
+		return
+	}
+	f, err := s.cfg.Blobs.Open(h)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	http.ServeContent(w, r, "", st.ModTime(), f)
+}

@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// StdLog is the combined stdout/stderr log of a single-process run.
+const StdLog = "std_log.txt"
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateJobRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	run, err := s.cfg.Controller.Create(r.Context(), req)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	d, err := s.detail(r.Context(), run)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, d)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 {
+		limit = 50
+	}
+	runs, err := s.cfg.Store.Runs(r.Context(), store.RunFilter{Limit: limit})
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.RunDetail, 0, len(runs))
+	for _, run := range runs {
+		out = append(out, api.RunDetail{Run: *run})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	d, err := s.detail(r.Context(), run)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Controller.Cancel(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	d, err := s.detail(r.Context(), run)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
+func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
+	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != ""}
+	var err error
+	if d.Events, err = s.cfg.Store.Events(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	if d.Metrics, err = s.cfg.Store.LastMetrics(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	d.Phases = phases(d.Events, time.Now().UTC())
+	for name := range run.NamedOutputs {
+		d.Outputs = append(d.Outputs, name)
+	}
+	if run.Status == job.Failed {
+		d.Error = run.StatusReason
+		tail, err := s.cfg.Store.LogTail(ctx, run.ID, StdLog, 20)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range tail {
+			d.LogTail = append(d.LogTail, l.Text)
+		}
+	}
+	return d, nil
+}
+
+// phases sums the time spent in each phase, from the events.
+func phases(events []job.Event, now time.Time) map[string]float64 {
+	names := map[job.State]string{
+		job.Queued: "queued", job.Provisioning: "provisioning", job.Preparing: "preparing",
+		job.Starting: "starting", job.Running: "running", job.Finalizing: "finalizing",
+	}
+	out := map[string]float64{}
+	for i, e := range events {
+		name, ok := names[e.To]
+		if !ok {
+			continue
+		}
+		end := now
+		if i+1 < len(events) {
+			end = events[i+1].Time
+		}
+		out[name] += end.Sub(e.Time).Seconds()
+	}
+	return out
+}
+
+// jobLogs returns log lines after ?after=, waiting up to ?wait= seconds for new ones (long poll).
+func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
+	ctx, id := r.Context(), r.PathValue("name")
+	q := r.URL.Query()
+	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+	waitS, _ := strconv.ParseFloat(q.Get("wait"), 64)
+	file := q.Get("file")
+	if file == "" {
+		file = StdLog
+	}
+	deadline := time.Now().Add(time.Duration(min(waitS, 60) * float64(time.Second)))
+	const limit = 2000
+	for {
+		changed := s.hub.wait(id)
+		// Status first: if it is terminal now, every line was stored before it.
+		run, err := s.cfg.Store.Run(ctx, id)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		lines, err := s.cfg.Store.Logs(ctx, id, file, after, limit)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		done := run.Status.Terminal() && len(lines) < limit
+		if len(lines) > 0 || done || !time.Now().Before(deadline) {
+			next := after
+			if len(lines) > 0 {
+				next = lines[len(lines)-1].Seq
+			}
+			if lines == nil {
+				lines = []job.LogLine{}
+			}
+			writeJSON(w, http.StatusOK, api.LogsResponse{Lines: lines, Next: next, Status: run.Status, Done: done})
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-time.After(time.Until(deadline)):
+		}
+	}
+}
+
+func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.cfg.Store.Run(r.Context(), r.PathValue("name")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	ms, err := s.cfg.Store.Metrics(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if ms == nil {
+		ms = []job.Metric{}
+	}
+	writeJSON(w, http.StatusOK, api.MetricsResponse{Metrics: ms})
+}
+
+func (s *Server) jobArtifacts(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs})
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Config is what the server is made of.
+type Config struct {
+	Store      *store.Store
+	Blobs      *blob.Store
+	Controller *controller.Controller
+	Backends   map[string]backend.Backend
+	// AdminToken authenticates the CLI; empty disables authentication (tests only).
+	AdminToken string
+	// URL is the server's own address, given to runs as HANGAR_WORKSPACE_URL.
+	URL       func() string
+	Workspace string
+	Log       *slog.Logger
+}
+
+// Server serves the workspace API.
+type Server struct {
+	cfg Config
+	hub *hub
+	log *slog.Logger
+}
+
+// New returns a server; it hooks run changes into its waiters.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, hub: newHub(), log: cfg.Log}
+	prev := cfg.Controller.Changed
+	cfg.Controller.Changed = func(id string) {
+		if prev != nil {
+			prev(id)
+		}
+		s.hub.notify(id)
+	}
+	return s
+}
+
+// Handler is the HTTP handler of the whole API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/health", s.health)
+
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/computes", adminOnly(s.listComputes))
+	api.HandleFunc("GET /api/computes/{name}", adminOnly(s.getCompute))
+
+	api.HandleFunc("POST /api/blobs/missing", s.missingBlobs)
+	api.HandleFunc("PUT /api/blobs/{hash}", s.putBlob)
+	api.HandleFunc("POST /api/blobs/bundle", s.putBundle)
+	api.HandleFunc("GET /api/blobs/{hash}", s.getBlob)
+
+	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
+	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))
+	api.HandleFunc("GET /api/jobs/{name}", adminOnly(s.getJob))
+	api.HandleFunc("POST /api/jobs/{name}/cancel", adminOnly(s.cancelJob))
+	api.HandleFunc("GET /api/jobs/{name}/logs", adminOnly(s.jobLogs))
+	api.HandleFunc("GET /api/jobs/{name}/metrics", adminOnly(s.jobMetrics))
+	api.HandleFunc("GET /api/jobs/{name}/artifacts", adminOnly(s.jobArtifacts))
+
+	api.HandleFunc("GET /api/runs/{id}/spec", runOnly(s.runSpec))
+	api.HandleFunc("POST /api/runs/{id}/status", runOnly(s.runStatus))
+	api.HandleFunc("POST /api/runs/{id}/heartbeat", runOnly(s.runHeartbeat))
+	api.HandleFunc("POST /api/runs/{id}/logs", runOnly(s.runLogs))
+	api.HandleFunc("POST /api/runs/{id}/metrics", runOnly(s.runMetrics))
+	api.HandleFunc("POST /api/runs/{id}/artifacts", runOnly(s.runArtifacts))
+	mux.Handle("/api/", s.authenticate(api))
+	return s.logRequests(mux)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, api.Health{OK: true, Version: api.Version, Workspace: s.cfg.Workspace, PID: os.Getpid()})
+}
+
+// logRequests logs each request at debug level, and failures at info.
+func (s *Server) logRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		level := slog.LevelDebug
+		if rec.status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", rec.status, "took", time.Since(start))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// AppendLogs stores consecutive log lines of one file of a run. Lines already stored are ignored
+// (shipping is retried), so the call is idempotent. It returns the highest sequence number up to which
+// the file has no gap: a batch that starts after a gap stores nothing and the caller resends from there.
+func (s *Store) AppendLogs(ctx context.Context, runID, file string, lines []job.LogLine) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("append logs of %s: %w", runID, err)
+	}
+	defer tx.Rollback()
+	var have int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE run_id = ? AND file = ?`,
+		runID, file).Scan(&have); err != nil {
+		return 0, fmt.Errorf("append logs of %s: %w", runID, err)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO log_lines (run_id, file, seq, time, text) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, fmt.Errorf("append logs of %s: %w", runID, err)
+	}
+	defer stmt.Close()
+	for _, l := range lines {
+		if l.Seq <= have {
+			continue
+		}
+		if l.Seq != have+1 {
+			break
+		}
+		if _, err := stmt.ExecContext(ctx, runID, file, l.Seq, nanos(l.Time), l.Text); err != nil {
+			return 0, fmt.Errorf("append logs of %s: %w", runID, err)
+		}
+		have = l.Seq
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("append logs of %s: %w", runID, err)
+	}
+	return have, nil
+}
+
+// Logs returns up to limit lines of a run's log file after sequence number after.
+func (s *Store) Logs(ctx context.Context, runID, file string, after int64, limit int) ([]job.LogLine, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT seq, time, text FROM log_lines WHERE run_id = ? AND file = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		runID, file, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read logs of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []job.LogLine
+	for rows.Next() {
+		var l job.LogLine
+		var t int64
+		if err := rows.Scan(&l.Seq, &t, &l.Text); err != nil {
+			return nil, fmt.Errorf("read logs of %s: %w", runID, err)
+		}
+		l.Time = fromNanos(t)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// LogTail returns the last n lines of a run's log file, oldest first.
+func (s *Store) LogTail(ctx context.Context, runID, file string, n int) ([]job.LogLine, error) {
+	var max int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE run_id = ? AND file = ?`,
+		runID, file).Scan(&max); err != nil {
+		return nil, fmt.Errorf("read log tail of %s: %w", runID, err)
+	}
+	after := max - int64(n)
+	if after < 0 {
+		after = 0
+	}
+	return s.Logs(ctx, runID, file, after, n)
+}
