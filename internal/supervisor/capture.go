@@ -1,0 +1,127 @@
+package supervisor
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// capture turns a process's output into whole lines appended to a log file. A line ends at "\n",
+// "\r\n" or a lone "\r" (progress bars); a partial line is written out once it is idle for
+// flushAfter or longer than maxLine, so that nothing waits forever for a newline.
+type capture struct {
+	mu         sync.Mutex
+	f          *os.File
+	pending    []byte
+	lastData   time.Time
+	lines      int64
+	onLine     func()
+	flushAfter time.Duration
+	maxLine    int
+	// afterCR is set when the last byte seen ended a line with "\r", so that a "\n" arriving
+	// in the next read completes "\r\n" instead of making an empty line.
+	afterCR bool
+}
+
+func newCapture(path string, onLine func()) (*capture, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &capture{f: f, onLine: onLine, flushAfter: time.Second, maxLine: 64 << 10}, nil
+}
+
+// copyFrom reads r until EOF, emitting lines; it flushes idle partial lines while waiting.
+func (c *capture) copyFrom(r io.Reader) {
+	stop := make(chan struct{})
+	go c.flushIdle(stop)
+	defer close(stop)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.write(buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.flushPartial()
+	c.mu.Unlock()
+}
+
+func (c *capture) write(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastData = time.Now()
+	if c.afterCR && len(p) > 0 && p[0] == '\n' {
+		p = p[1:]
+	}
+	c.afterCR = false
+	for len(p) > 0 {
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			c.pending = append(c.pending, p...)
+			if len(c.pending) >= c.maxLine {
+				c.flushPartial()
+			}
+			return
+		}
+		c.pending = append(c.pending, p[:i]...)
+		c.emit()
+		if p[i] == '\r' {
+			if i+1 == len(p) {
+				c.afterCR = true
+			} else if p[i+1] == '\n' {
+				i++
+			}
+		}
+		p = p[i+1:]
+	}
+}
+
+func (c *capture) flushIdle(stop chan struct{}) {
+	t := time.NewTicker(c.flushAfter / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			c.mu.Lock()
+			if len(c.pending) > 0 && time.Since(c.lastData) >= c.flushAfter {
+				c.flushPartial()
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *capture) flushPartial() {
+	if len(c.pending) > 0 {
+		c.emit()
+	}
+}
+
+// emit writes the pending line with its newline in one write, so a reader never sees half a line as whole.
+func (c *capture) emit() {
+	line := append(c.pending, '\n')
+	_, _ = c.f.Write(line)
+	c.pending = c.pending[:0]
+	c.lines++
+	if c.onLine != nil {
+		c.onLine()
+	}
+}
+
+// close syncs and closes the log file.
+func (c *capture) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushPartial()
+	_ = c.f.Sync()
+	return c.f.Close()
+}

@@ -1,0 +1,288 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+// workspace is a run's materialized working directory and what the command needs.
+type workspace struct {
+	dir          string            // working directory (the code snapshot)
+	namedOutputs map[string]string // output name → local path given to the command
+	outputDirs   map[string]string // output name → directory collected at the end
+	metricsFile  string
+	shell        string
+	command      string
+	env          []string
+	logs         *shipper
+	metrics      *shipper
+}
+
+// prepare materializes the snapshot, inputs and output folders and binds the command.
+func (s *Supervisor) prepare(ctx context.Context) (*workspace, error) {
+	sp := s.spec.Spec
+	w := &workspace{
+		dir:          filepath.Join(s.cfg.Dir, WorkDirName),
+		namedOutputs: map[string]string{},
+		outputDirs:   map[string]string{},
+		metricsFile:  filepath.Join(s.cfg.Dir, "hangar", MetricsFile),
+	}
+	for _, d := range []string{w.dir, filepath.Join(w.dir, "outputs"), filepath.Join(w.dir, "logs"),
+		filepath.Join(s.cfg.Dir, UserLogsDir), filepath.Join(s.cfg.Dir, "hangar")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return w, err
+		}
+	}
+	src := s.source()
+	if sp.CodeSnapshot != "" {
+		m, err := transfer.FetchManifest(ctx, src, sp.CodeSnapshot)
+		if err != nil {
+			return w, fmt.Errorf("code snapshot: %w", err)
+		}
+		if err := snapshot.Materialize(ctx, m, src, w.dir, snapshot.MaterializeOptions{}); err != nil {
+			return w, fmt.Errorf("code snapshot: %w", err)
+		}
+		// The snapshot may hold outputs/ or logs/ files; the folders must exist either way.
+		_ = os.MkdirAll(filepath.Join(w.dir, "outputs"), 0o755)
+		_ = os.MkdirAll(filepath.Join(w.dir, "logs"), 0o755)
+	}
+	values := map[string]string{}
+	extraEnv := map[string]string{}
+	if err := s.prepareInputs(ctx, src, values, extraEnv); err != nil {
+		return w, err
+	}
+	if err := s.prepareOutputs(w, values, extraEnv); err != nil {
+		return w, err
+	}
+	cmd, err := spec.Bind(sp.Command, values)
+	if err != nil {
+		return w, fmt.Errorf("bind command: %w", err)
+	}
+	w.command = cmd
+	shell, err := exec.LookPath("bash")
+	if err != nil {
+		return w, fmt.Errorf("bash not found on this node: %w", err)
+	}
+	w.shell = shell
+	s.checkEnvironment()
+	w.env = s.environment(w, extraEnv)
+	return w, nil
+}
+
+// source reads blobs from the node cache, then the server's store on this machine, then the server.
+func (s *Supervisor) source() snapshot.Source {
+	return &cachedSource{cache: s.cache, local: s.local, remote: transfer.ClientSource{C: s.conn.c}, s: s}
+}
+
+type cachedSource struct {
+	cache, local *blob.Store
+	remote       snapshot.Source
+	s            *Supervisor
+}
+
+func (c *cachedSource) Open(ctx context.Context, hash string) (io.ReadCloser, error) {
+	if c.cache.Has(hash) {
+		return c.cache.Open(hash)
+	}
+	if c.local != nil && c.local.Has(hash) {
+		return c.local.Open(hash)
+	}
+	err := c.s.conn.retry(ctx, "fetch blob", func(ctx context.Context) error {
+		r, err := c.remote.Open(ctx, hash)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, _, err = c.cache.Put(r, hash)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch blob %s: %w", hash, err)
+	}
+	return c.cache.Open(hash)
+}
+
+// prepareInputs materializes data inputs under <run>/inputs/<name> and records every input's value.
+func (s *Supervisor) prepareInputs(ctx context.Context, src snapshot.Source, values, env map[string]string) error {
+	names := sortedKeys(s.spec.Spec.Inputs)
+	for _, name := range names {
+		in := s.spec.Spec.Inputs[name]
+		if in.Optional && !in.IsLiteral() && in.Path == "" && in.Manifest == "" {
+			continue // an optional data input left out
+		}
+		v, err := s.prepareInput(ctx, src, name, in)
+		if err != nil {
+			return fmt.Errorf("input %s: %w", name, err)
+		}
+		if v == "" && in.Optional && in.IsLiteral() {
+			continue // absent optional input: its $[[ ]] segments are dropped
+		}
+		values["inputs."+name] = v
+		env["AZURE_ML_INPUT_"+name] = v
+	}
+	return nil
+}
+
+func (s *Supervisor) prepareInput(ctx context.Context, src snapshot.Source, name string, in job.Input) (string, error) {
+	if in.IsLiteral() {
+		return in.Value, nil
+	}
+	dest := filepath.Join(s.cfg.Dir, "inputs", name)
+	if in.Mode == "direct" && in.Manifest == "" {
+		return in.Path, nil
+	}
+	if in.Manifest != "" {
+		m, err := transfer.FetchManifest(ctx, src, in.Manifest)
+		if err != nil {
+			return "", err
+		}
+		opts := snapshot.MaterializeOptions{ReadOnly: in.Mode == "ro_mount" || in.Mode == ""}
+		if err := snapshot.Materialize(ctx, m, src, dest, opts); err != nil {
+			return "", err
+		}
+		if in.Type == job.URIFile {
+			files := m.Files()
+			if len(files) != 1 {
+				return "", fmt.Errorf("uri_file input holds %d files, expected 1", len(files))
+			}
+			return filepath.Join(dest, filepath.FromSlash(files[0].Path)), nil
+		}
+		return dest, nil
+	}
+	if strings.HasPrefix(in.Path, "http://") || strings.HasPrefix(in.Path, "https://") {
+		return s.download(ctx, in, dest)
+	}
+	return "", fmt.Errorf("path %s cannot be materialized on this node", in.Path)
+}
+
+// download fetches an http(s) uri_file input.
+func (s *Supervisor) download(ctx context.Context, in job.Input, dest string) (string, error) {
+	if in.Type != job.URIFile {
+		return "", fmt.Errorf("%s over http(s) is not supported; use uri_file or mode: direct", in.Type)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.Path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("download %s: %w", in.Path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("download %s: %s", in.Path, resp.Status)
+	}
+	base := path.Base(resp.Request.URL.Path)
+	if base == "/" || base == "." || base == "" {
+		base = "data"
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dest, base)
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return "", fmt.Errorf("download %s: %w", in.Path, err)
+	}
+	return out, f.Close()
+}
+
+// prepareOutputs creates a folder per named output; a uri_file output is a file inside it.
+func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string) error {
+	for _, name := range sortedKeys(s.spec.Spec.Outputs) {
+		out := s.spec.Spec.Outputs[name]
+		dir := filepath.Join(s.cfg.Dir, "named-outputs", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("output %s: %w", name, err)
+		}
+		p := dir
+		if out.Type == job.URIFile {
+			p = filepath.Join(dir, name)
+		}
+		w.namedOutputs[name], w.outputDirs[name] = p, dir
+		values["outputs."+name] = p
+		env["AZURE_ML_OUTPUT_"+name] = p
+	}
+	return nil
+}
+
+// checkEnvironment warns when the environment asks for what this node cannot honour.
+func (s *Supervisor) checkEnvironment() {
+	env := s.spec.Spec.Environment
+	if env.Image != "" && node.ContainerRuntime() == "" {
+		s.warn(fmt.Sprintf("environment image %q not used: this node has no container runtime (docker or podman), so the command ran in the host environment", env.Image))
+	}
+	if env.Ref != "" {
+		s.warn(fmt.Sprintf("environment %q is not built by this version of Hangar; the command ran in the host environment", env.Ref))
+	}
+	if env.CondaSpec != "" || env.RequirementsText != "" {
+		s.warn("environment dependencies (conda_file/requirements) are not installed by this version of Hangar; the command ran in the host environment")
+	}
+}
+
+// environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
+func (s *Supervisor) environment(w *workspace, extra map[string]string) []string {
+	vars := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "HANGAR_TOKEN" || k == "HANGAR_URL" {
+			continue
+		}
+		vars[k] = v
+	}
+	vars["PYTHONUNBUFFERED"] = "1"
+	sp := s.spec
+	for k, v := range map[string]string{
+		"HANGAR_RUN_ID":                         sp.RunID,
+		"HANGAR_WORKSPACE_URL":                  sp.WorkspaceURL,
+		"HANGAR_RUN_TOKEN":                      s.cfg.Token,
+		"HANGAR_METRICS_FILE":                   w.metricsFile,
+		"HANGAR_OUTPUTS_DIR":                    filepath.Join(w.dir, "outputs"),
+		"AZUREML_RUN_ID":                        sp.RunID,
+		"MLFLOW_RUN_ID":                         sp.RunID,
+		"AZUREML_ARM_PROJECT_NAME":              sp.Spec.ExperimentName,
+		"MLFLOW_EXPERIMENT_NAME":                sp.Spec.ExperimentName,
+		"AZUREML_CR_EXECUTION_WORKING_DIR_PATH": w.dir,
+	} {
+		vars[k] = v
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	for k, v := range sp.Spec.EnvironmentVariables {
+		vars[k] = v
+	}
+	out := make([]string, 0, len(vars))
+	for _, k := range sortedKeys(vars) {
+		out = append(out, k+"="+vars[k])
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

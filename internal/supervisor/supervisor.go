@@ -1,0 +1,237 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// Layout of a run directory on the node.
+const (
+	WorkDirName   = "wd"
+	UserLogsDir   = "user_logs"
+	SystemLogsDir = "system_logs"
+	StdLogFile    = "std_log.txt"
+	MetricsFile   = "metrics.jsonl"
+	ResultFile    = "result.json"
+)
+
+// Result is how the run ended; it is written to ResultFile before it is reported.
+type Result struct {
+	State    job.State `json:"state"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Time     time.Time `json:"time"`
+}
+
+// Supervisor executes one run.
+type Supervisor struct {
+	cfg   api.SupervisorConfig
+	conn  *conn
+	log   *slog.Logger
+	spec  *api.RunSpec
+	cache *blob.Store
+	local *blob.Store // optional: the server's own store on the same machine
+
+	reports chan api.StatusReport
+	// reported is closed when the report loop has sent everything queued before it was stopped.
+	reported chan struct{}
+
+	cancelOnce sync.Once
+	canceled   chan struct{}
+	cancelWhy  string
+
+	mu       sync.Mutex
+	warnings []string
+	warned   map[string]bool
+}
+
+// New prepares a supervisor from its config file contents.
+func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
+	cache, err := blob.Open(cfg.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("open blob cache: %w", err)
+	}
+	s := &Supervisor{
+		cfg: cfg, log: log, cache: cache,
+		conn:     &conn{c: api.NewClient(cfg.ServerURL, cfg.Token), urlFile: cfg.ServerURLFile, log: log, maxBackoff: 5 * time.Second},
+		reports:  make(chan api.StatusReport, 64),
+		reported: make(chan struct{}),
+		canceled: make(chan struct{}),
+		warned:   map[string]bool{},
+	}
+	if cfg.LocalBlobDir != "" {
+		if st, err := os.Stat(cfg.LocalBlobDir); err == nil && st.IsDir() {
+			s.local, _ = blob.Open(cfg.LocalBlobDir)
+		}
+	}
+	return s, nil
+}
+
+// Cancel stops the run: the user's processes get SIGTERM, then SIGKILL after the grace period,
+// and outputs and logs are still collected. Safe to call more than once.
+func (s *Supervisor) Cancel(reason string) {
+	s.cancelOnce.Do(func() {
+		s.cancelWhy = reason
+		close(s.canceled)
+	})
+}
+
+func (s *Supervisor) isCanceled() bool {
+	select {
+	case <-s.canceled:
+		return true
+	default:
+		return false
+	}
+}
+
+// warn records a warning on the run (sent with the next status report), once per text.
+func (s *Supervisor) warn(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warned[msg] {
+		return
+	}
+	s.warned[msg] = true
+	s.warnings = append(s.warnings, msg)
+	s.log.Warn(msg)
+}
+
+func (s *Supervisor) takeWarnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.warnings
+	s.warnings = nil
+	return w
+}
+
+// Run executes the run to its end and reports the result. It returns an error only when the run
+// could not even be fetched; every later failure becomes the run's Failed status.
+func (s *Supervisor) Run(ctx context.Context) error {
+	if err := s.fetchSpec(ctx); err != nil {
+		res := Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
+		_ = s.writeResult(res)
+		return err
+	}
+	reportCtx, stopReports := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReports()
+	go s.reportLoop(reportCtx)
+	hbCtx, stopHB := context.WithCancel(ctx)
+	go s.heartbeatLoop(hbCtx)
+
+	res := s.execute(ctx)
+	stopHB()
+	if err := s.writeResult(res); err != nil {
+		s.log.Error("write result file", "err", err)
+	}
+	s.finalReport(ctx, res)
+	return nil
+}
+
+func (s *Supervisor) fetchSpec(ctx context.Context) error {
+	return s.conn.retry(ctx, "fetch spec", func(ctx context.Context) error {
+		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID)
+		if err == nil {
+			s.spec = spec
+		}
+		return err
+	})
+}
+
+func (s *Supervisor) writeResult(r Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.cfg.Dir, ResultFile)
+	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// report queues a phase change; reports are sent in order by reportLoop.
+func (s *Supervisor) report(state job.State, reason string) {
+	s.reports <- api.StatusReport{State: state, Reason: reason, Time: time.Now().UTC()}
+}
+
+// reportLoop sends queued reports in order, retrying each until the server takes it.
+func (s *Supervisor) reportLoop(ctx context.Context) {
+	defer close(s.reported)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r, ok := <-s.reports:
+			if !ok {
+				return
+			}
+			r.Warnings = s.takeWarnings()
+			err := s.conn.retry(ctx, "report "+string(r.State), func(ctx context.Context) error {
+				reply, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
+				if err == nil && reply.Cancel {
+					s.Cancel("canceled by request")
+				}
+				return err
+			})
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("status report refused", "state", r.State, "err", err)
+			}
+		}
+	}
+}
+
+func (s *Supervisor) heartbeatLoop(ctx context.Context) {
+	every := time.Duration(s.spec.HeartbeatSeconds) * time.Second
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			hctx, cancel := context.WithTimeout(ctx, every)
+			reply, err := s.conn.c.Heartbeat(hctx, s.cfg.RunID)
+			cancel()
+			if err != nil {
+				s.conn.reresolve()
+				continue
+			}
+			if reply.Cancel {
+				s.Cancel("canceled by request")
+			}
+		}
+	}
+}
+
+// finalReport sends the terminal status after everything queued before it, waiting up to a day
+// for the server to come back; the result file stays on disk for the server to read meanwhile.
+func (s *Supervisor) finalReport(ctx context.Context, res Result) {
+	close(s.reports)
+	<-s.reported
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 24*time.Hour)
+	defer cancel()
+	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time, Warnings: s.takeWarnings()}
+	err := s.conn.retry(ctx, "report "+string(res.State), func(ctx context.Context) error {
+		_, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
+		return err
+	})
+	if err != nil {
+		s.log.Error("final status not reported", "state", res.State, "err", err)
+		return
+	}
+	s.log.Info("run ended", "state", res.State, "reason", res.Reason)
+}
