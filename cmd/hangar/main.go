@@ -1,0 +1,18 @@
+// Command hangar is the workspace server, the command-line client and the run supervisor in one binary.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hangar-ml/hangar/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := cli.NewRoot(cli.Deps{Serve: serve})
+	os.Exit(cli.Execute(ctx, root, os.Stderr))
+}

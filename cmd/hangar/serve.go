@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/backend/local"
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/cli"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/server"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// serve runs the workspace server for a workspace directory until ctx ends.
+func serve(ctx context.Context, o cli.ServeOptions) error {
+	log := o.Log.With("component", "server")
+	h := home.Home{Dir: o.Home}
+	if err := h.Ensure(); err != nil {
+		return err
+	}
+	release, err := h.Lock()
+	if err != nil {
+		return err
+	}
+	defer release()
+	st, err := store.Open(ctx, h.DB())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	blobs, err := blob.Open(h.Blobs())
+	if err != nil {
+		return err
+	}
+	for _, t := range compute.Builtin(time.Now().UTC()) {
+		if err := st.EnsureCompute(ctx, t); err != nil {
+			return err
+		}
+	}
+	key, err := runTokenKey(ctx, st)
+	if err != nil {
+		return err
+	}
+	token, err := h.EnsureToken()
+	if err != nil {
+		return err
+	}
+	ln, err := listen(h, o.Listen)
+	if err != nil {
+		return err
+	}
+	var url atomic.Value
+	url.Store("http://" + ln.Addr().String())
+	urlFn := func() string { return url.Load().(string) }
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary: %w", err)
+	}
+
+	// The backends, one per compute type.
+	backends := map[string]backend.Backend{
+		compute.TypeLocal: &local.Backend{
+			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
+			BlobDir: h.Blobs(), Log: o.Log.With("component", "backend/local"),
+		},
+	}
+	ctrl := &controller.Controller{
+		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: key},
+		Settings: o.Controller, Log: o.Log.With("component", "controller"),
+	}
+	ctrl.Init()
+	srv := server.New(server.Config{
+		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: token,
+		URL: urlFn, Workspace: h.Dir, Log: log,
+	})
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if err := h.WriteServerInfo(home.ServerInfo{URL: urlFn(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
+		return err
+	}
+	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir)
+	go ctrl.Run(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	_ = os.Remove(h.PIDFile())
+	return nil
+}
+
+// listen binds the requested address, or the one this workspace used last (so that running
+// supervisors find a restarted server where they left it), or any free loopback port.
+func listen(h home.Home, addr string) (net.Listener, error) {
+	if addr != "" {
+		return net.Listen("tcp", addr)
+	}
+	if si, err := h.ReadServerInfo(); err == nil {
+		var host string
+		if _, err := fmt.Sscanf(si.URL, "http://%s", &host); err == nil {
+			if ln, err := net.Listen("tcp", host); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// runTokenKey is the workspace secret that run tokens derive from, made on first start.
+func runTokenKey(ctx context.Context, st *store.Store) ([]byte, error) {
+	v, ok, err := st.Setting(ctx, "run_token_key")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return hex.DecodeString(v)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := st.SetSetting(ctx, "run_token_key", hex.EncodeToString(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/home"
+)
+
+// client connects to the workspace: --workspace or $HANGAR_URL, else the local workspace
+// (started in the background when needed).
+func (e *Env) client(ctx context.Context) (*api.Client, error) {
+	url := e.Workspace
+	if url == "" {
+		url = os.Getenv("HANGAR_URL")
+	}
+	if url != "" {
+		return api.NewClient(url, os.Getenv("HANGAR_TOKEN")), nil
+	}
+	h, err := home.Default()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own binary: %w", err)
+	}
+	u, tok, err := h.Connect(ctx, exe, e.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the local workspace: %w", err)
+	}
+	return api.NewClient(u, tok), nil
+}
+
+// isLocal reports whether the CLI uses the local workspace (and may restart its server).
+func (e *Env) isLocal() bool {
+	return e.Workspace == "" && os.Getenv("HANGAR_URL") == ""
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+type downloadFlags struct {
+	name, path, output string
+	all                bool
+}
+
+func newJobDownloadCmd(env *Env) *cobra.Command {
+	var f downloadFlags
+	cmd := &cobra.Command{
+		Use:   "download",
+		Short: "Download a job's artifacts and named outputs",
+		Long: `Download a finished job's outputs. The layout follows az ml job download:
+  DIR/<job>/artifacts/outputs/...             files the command wrote to ./outputs
+  DIR/<job>/artifacts/logs/...                files written to ./logs
+  DIR/<job>/artifacts/user_logs/std_log.txt   the command's stdout and stderr
+  DIR/<job>/named-outputs/<output>/...        each named output
+Without --all or --output-name, only the artifacts are downloaded.`,
+		Example: `  hangar job download -n plucky_otter_k3x9q2mz --all --download-path ./out
+  hangar job download -n plucky_otter_k3x9q2mz --output-name model`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return env.download(cmd.Context(), f) },
+	}
+	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name")
+	cmd.Flags().StringVarP(&f.path, "download-path", "p", ".", "folder to download into")
+	cmd.Flags().BoolVar(&f.all, "all", false, "download the artifacts and every named output")
+	cmd.Flags().StringVar(&f.output, "output-name", "", "download one named output (\"default\" = the artifacts)")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func (e *Env) download(ctx context.Context, f downloadFlags) error {
+	c, err := e.client(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := c.GetJob(ctx, f.name)
+	if err != nil {
+		return err
+	}
+	arts, err := c.Artifacts(ctx, f.name)
+	if err != nil {
+		return err
+	}
+	if arts.Artifacts == "" {
+		return fmt.Errorf("job %s has no outputs yet (status %s)", f.name, d.Status)
+	}
+	type item struct{ hash, dest string }
+	base := filepath.Join(f.path, f.name)
+	var items []item
+	switch {
+	case f.output != "" && f.output != "default":
+		h, ok := arts.NamedOutputs[f.output]
+		if !ok {
+			return fmt.Errorf("job %s has no output %q (outputs: %v)", f.name, f.output, outputNames(arts))
+		}
+		items = append(items, item{h, filepath.Join(base, "named-outputs", f.output)})
+	default:
+		items = append(items, item{arts.Artifacts, filepath.Join(base, "artifacts")})
+		if f.all {
+			for _, n := range outputNames(arts) {
+				items = append(items, item{arts.NamedOutputs[n], filepath.Join(base, "named-outputs", n)})
+			}
+		}
+	}
+	src := transfer.ClientSource{C: c}
+	for _, it := range items {
+		m, err := transfer.FetchManifest(ctx, src, it.hash)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(it.dest, 0o755); err != nil {
+			return err
+		}
+		if err := snapshot.Materialize(ctx, m, src, it.dest, snapshot.MaterializeOptions{}); err != nil {
+			return fmt.Errorf("download into %s: %w", it.dest, err)
+		}
+		fmt.Fprintf(e.Stderr, "Downloaded %d files (%s) to %s\n", len(m.Files()), humanBytes(m.TotalSize()), it.dest)
+	}
+	return nil
+}
+
+func outputNames(a *api.ArtifactsResponse) []string {
+	var names []string
+	for n := range a.NamedOutputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/spec"
+)
+
+func newJobCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Create, follow and inspect jobs",
+	}
+	cmd.AddCommand(newJobCreateCmd(env), newJobListCmd(env), newJobShowCmd(env), newJobStreamCmd(env),
+		newJobCancelCmd(env), newJobDownloadCmd(env))
+	return cmd
+}
+
+type createFlags struct {
+	file   string
+	sets   []string
+	name   string
+	stream bool
+}
+
+func newJobCreateCmd(env *Env) *cobra.Command {
+	var f createFlags
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Submit a job from a YAML spec",
+		Long: `Submit a job described by an Azure ML CLI v2 compatible YAML file. The code folder and local
+inputs are uploaded first; only files the workspace does not have yet are sent.`,
+		Example: `  hangar job create -f job.yml
+  hangar job create -f job.yml --stream
+  hangar job create -f job.yml --set inputs.epochs=20 --set compute=local --name my-run -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return env.createJob(cmd.Context(), f) },
+	}
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "job YAML file")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name (default: from the file, else generated)")
+	cmd.Flags().BoolVar(&f.stream, "stream", false, "follow the job's log until it ends; exit non-zero unless it Completed")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func (e *Env) createJob(ctx context.Context, f createFlags) error {
+	sp, warnings, err := spec.ParseJobFile(f.file, f.sets)
+	if err != nil {
+		return specError(err)
+	}
+	if f.name != "" {
+		sp.Name = f.name
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	c, err := e.client(ctx)
+	if err != nil {
+		return err
+	}
+	if sp.Compute != "" {
+		if _, err := c.GetCompute(ctx, sp.Compute); api.IsNotFound(err) {
+			return fmt.Errorf("%s: compute: no compute target named %q in this workspace (see hangar compute list)", f.file, sp.Compute)
+		} else if err != nil {
+			return err
+		}
+	}
+	if err := e.uploadJob(ctx, c, sp); err != nil {
+		return err
+	}
+	d, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: *sp, Warnings: warnings})
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Code == api.CodeInvalid {
+			return fmt.Errorf("%s: %s", f.file, ae.Message)
+		}
+		return err
+	}
+	if f.stream {
+		if e.Output != "table" {
+			if err := e.printData(d, nil); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(e.Stderr, "Created job %s on compute %s\n", d.ID, d.Compute)
+		return e.stream(ctx, c, d.ID)
+	}
+	return e.printData(d, func(w io.Writer) error {
+		fmt.Fprintf(w, "Created job %s on compute %s (status %s)\n", d.ID, d.Compute, d.Status)
+		for _, warn := range d.Warnings {
+			if !contains(warnings, warn) {
+				fmt.Fprintf(e.Stderr, "warning: %s\n", warn)
+			}
+		}
+		fmt.Fprintf(w, "Follow it with: hangar job stream -n %s\n", d.ID)
+		return nil
+	})
+}
+
+// uploadJob uploads the code folder and local data inputs, recording their manifests in the spec.
+func (e *Env) uploadJob(ctx context.Context, c *api.Client, sp *job.Spec) error {
+	u := e.newUploader(c)
+	defer u.close()
+	if sp.Code != "" {
+		h, err := u.code(ctx, sp.Code)
+		if err != nil {
+			return err
+		}
+		sp.CodeSnapshot = h
+	}
+	for name, in := range sp.Inputs {
+		if in.IsLiteral() || !filepath.IsAbs(in.Path) {
+			continue
+		}
+		st, err := os.Stat(in.Path)
+		if err != nil {
+			return fmt.Errorf("input %s: %w", name, err)
+		}
+		h, err := u.data(ctx, name, in.Path, !st.IsDir())
+		if err != nil {
+			return err
+		}
+		in.Manifest = h
+		sp.Inputs[name] = in
+	}
+	return nil
+}
+
+// specError prints every problem of a spec file, one per line.
+func specError(err error) error {
+	var list spec.ErrorList
+	if errors.As(err, &list) && len(list) > 1 {
+		var lines []string
+		for _, e := range list {
+			lines = append(lines, "  "+e.Error())
+		}
+		return fmt.Errorf("%d problems:\n%s", len(list), strings.Join(lines, "\n"))
+	}
+	return err
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+func newJobListCmd(env *Env) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List jobs, newest first",
+		Example: "  hangar job list\n  hangar job list --max-results 5 -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			runs, err := c.ListJobs(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			return env.printData(runs, func(w io.Writer) error {
+				rows := make([][]string, 0, len(runs))
+				for _, r := range runs {
+					rows = append(rows, []string{r.ID, r.DisplayName, string(r.Status), r.Compute,
+						fmtTime(&r.CreatedAt), runDuration(&r.Run), r.StatusReason})
+				}
+				return table(w, []string{"NAME", "DISPLAY NAME", "STATUS", "COMPUTE", "CREATED", "DURATION", "REASON"}, rows)
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&limit, "max-results", "r", 50, "how many jobs to list")
+	return cmd
+}
+
+func newJobShowCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show a job: status, events, metrics, warnings, outputs",
+		Example: "  hangar job show -n plucky_otter_k3x9q2mz\n  hangar job show -n plucky_otter_k3x9q2mz -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			d, err := c.GetJob(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			return env.printData(d, func(w io.Writer) error { return showJob(w, d) })
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newJobCancelCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:     "cancel",
+		Short:   "Cancel a job (its processes get SIGTERM, then SIGKILL; outputs and logs are kept)",
+		Example: "  hangar job cancel -n plucky_otter_k3x9q2mz",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			d, err := c.CancelJob(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			return env.printData(d, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Job %s: %s\n", d.ID, d.Status)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func runDuration(r *job.Run) string {
+	if r.StartedAt == nil {
+		return ""
+	}
+	end := time.Now()
+	if r.EndedAt != nil {
+		end = *r.EndedAt
+	}
+	return fmtDuration(end.Sub(*r.StartedAt))
+}
+
+func showJob(w io.Writer, d *api.RunDetail) error {
+	status := string(d.Status)
+	if d.StatusReason != "" {
+		status += " (" + d.StatusReason + ")"
+	}
+	exit := ""
+	if d.ExitCode != nil {
+		exit = strconv.Itoa(*d.ExitCode)
+	}
+	pairs := [][2]string{
+		{"Name", d.ID}, {"Display name", d.DisplayName}, {"Experiment", d.ExperimentName},
+		{"Description", d.Description}, {"Status", status}, {"Compute", d.Compute},
+		{"Created", fmtTime(&d.CreatedAt)}, {"Started", fmtTime(d.StartedAt)}, {"Ended", fmtTime(d.EndedAt)},
+		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
+		{"Command", d.Spec.Command},
+	}
+	if err := kv(w, pairs); err != nil {
+		return err
+	}
+	section(w, "Metrics (last value)", fmtMetrics(d.Metrics))
+	section(w, "Warnings", d.Warnings)
+	var evs []string
+	for _, e := range d.Events {
+		evs = append(evs, fmt.Sprintf("%s  %-15s %s", e.Time.Local().Format("15:04:05.000"), e.To, e.Reason))
+	}
+	section(w, "Events", evs)
+	if d.HasArtifacts || len(d.Outputs) > 0 {
+		outs := []string{"artifacts: outputs/, logs/, user_logs/std_log.txt"}
+		sort.Strings(d.Outputs)
+		for _, o := range d.Outputs {
+			outs = append(outs, "named output: "+o)
+		}
+		outs = append(outs, "download: hangar job download -n "+d.ID+" --all")
+		section(w, "Outputs", outs)
+	}
+	if d.Error != "" {
+		section(w, "Error", []string{d.Error})
+	}
+	section(w, "Log tail", d.LogTail)
+	return nil
+}
+
+func section(w io.Writer, title string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", title)
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+func fmtPhases(p map[string]float64) string {
+	var parts []string
+	for _, name := range []string{"queued", "provisioning", "preparing", "starting", "running", "finalizing"} {
+		if v, ok := p[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s", name, fmtDuration(time.Duration(v*float64(time.Second)))))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtMetrics(m map[string]float64) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		out = append(out, fmt.Sprintf("%s = %g", n, m[n]))
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// printData writes v as JSON or YAML (same field names and order), or calls table for the table format.
+func (e *Env) printData(v any, table func(w io.Writer) error) error {
+	switch e.Output {
+	case "json":
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		return writeYAML(e.Stdout, v)
+	default:
+		return table(e.Stdout)
+	}
+}
+
+// writeYAML converts through JSON so that YAML keys are the JSON names, in the same order.
+func writeYAML(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	blockStyle(&n)
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+func blockStyle(n *yaml.Node) {
+	n.Style &^= yaml.FlowStyle
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.DoubleQuotedStyle != 0 && !needsQuotes(n.Value) {
+		n.Style &^= yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}
+
+// needsQuotes keeps quotes on strings that would read back as another type.
+func needsQuotes(s string) bool {
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		return true
+	}
+	str, ok := v.(string)
+	return !ok || str != s || strings.ContainsAny(s, "\n:#") || s == ""
+}
+
+// table writes aligned columns.
+func table(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// kv writes "Key: value" lines aligned.
+func kv(w io.Writer, pairs [][2]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	for _, p := range pairs {
+		if p[1] == "" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s:\t%s\n", p[0], p[1])
+	}
+	return tw.Flush()
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// humanBytes renders a size like "12.3 MB".
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

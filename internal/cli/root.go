@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/controller"
+)
+
+// Exit codes, documented in `hangar --help`.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1
+	ExitUsage    = 2
+	ExitFailed   = 3 // the run ended Failed
+	ExitCanceled = 4 // the run ended Canceled
+)
+
+// ExitError carries an exit code through cobra.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError marks a mistake in the command line itself.
+func usageError(format string, a ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// ServeOptions configure `hangar server`.
+type ServeOptions struct {
+	Home       string
+	Listen     string
+	Log        *slog.Logger
+	Controller controller.Settings
+}
+
+// Deps are the parts the composition root provides.
+type Deps struct {
+	Serve func(ctx context.Context, o ServeOptions) error
+}
+
+// Env is what a command body uses: its output streams and how to reach the workspace.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Output         string // table, json or yaml
+	Workspace      string // --workspace URL (else HANGAR_URL, else the local workspace)
+	deps           Deps
+}
+
+const rootHelp = `Hangar runs machine-learning jobs anywhere: this machine, attached VMs, autoscaling
+clusters, Slurm or Kubernetes, from Azure ML compatible YAML specs.
+
+The CLI talks to the workspace at --workspace or $HANGAR_URL (with $HANGAR_TOKEN). With neither,
+it uses the local workspace in $HANGAR_HOME (default ~/.hangar) and starts its server in the
+background when none is running.
+
+Exit codes: 0 ok, 1 error, 2 usage error, 3 the job ended Failed, 4 the job ended Canceled.`
+
+// NewRoot builds the command tree.
+func NewRoot(deps Deps) *cobra.Command {
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, deps: deps}
+	root := &cobra.Command{
+		Use:           "hangar",
+		Short:         "Self-hosted ML compute: run training jobs on any compute target",
+		Long:          rootHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			switch env.Output {
+			case "table", "json", "yaml":
+				return nil
+			}
+			return usageError("--output must be table, json or yaml, not %q", env.Output)
+		},
+	}
+	root.PersistentFlags().StringVarP(&env.Output, "output", "o", "table", "output format: table, json or yaml")
+	root.PersistentFlags().StringVar(&env.Workspace, "workspace", "", "workspace server URL (default $HANGAR_URL, else the local workspace)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &ExitError{Code: ExitUsage, Err: err}
+	})
+	root.AddCommand(newServerCmd(env), newComputeCmd(env), newJobCmd(env), newSuperviseCmd(env), newVersionCmd(env))
+	return root
+}
+
+// Execute runs the command tree and returns the process exit code.
+func Execute(ctx context.Context, root *cobra.Command, stderr io.Writer) int {
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintln(stderr, "Error:", ee.Err)
+		}
+		return ee.Code
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.Contains(msg, "accepts ") || strings.HasPrefix(msg, "required flag") {
+		fmt.Fprintln(stderr, "Error:", msg)
+		return ExitUsage
+	}
+	fmt.Fprintln(stderr, "Error:", msg)
+	return ExitFailure
+}
+
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintln(env.Stdout, "hangar", Version)
+			return nil
+		},
+	}
+}
+
+// Version is set at build time with -ldflags "-X github.com/hangar-ml/hangar/internal/cli.Version=...".
+var Version = "dev"

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+func newJobStreamCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "stream",
+		Short: "Follow a job's log until it ends",
+		Long: `Print the job's log (stdout and stderr of its command) as it is written, until the job ends.
+Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.`,
+		Example: "  hangar job stream -n plucky_otter_k3x9q2mz",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return env.stream(cmd.Context(), c, name)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+// stream prints log lines until the run ends, then a summary; the error carries the exit code.
+// When the server goes away it keeps trying for a while (for the local workspace, restarting it).
+func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
+	var after int64
+	var lostSince time.Time
+	for {
+		resp, err := c.Logs(ctx, name, "", after, 20*time.Second)
+		if err != nil {
+			if api.IsServerError(err) || ctx.Err() != nil {
+				return err
+			}
+			if lostSince.IsZero() {
+				lostSince = time.Now()
+				fmt.Fprintf(e.Stderr, "lost the workspace server (%v); reconnecting...\n", err)
+			}
+			if time.Since(lostSince) > 2*time.Minute {
+				return fmt.Errorf("workspace server unreachable for 2 minutes: %w", err)
+			}
+			time.Sleep(time.Second)
+			if nc, cerr := e.client(ctx); cerr == nil {
+				c = nc
+			}
+			continue
+		}
+		lostSince = time.Time{}
+		for _, l := range resp.Lines {
+			fmt.Fprintln(e.Stdout, l.Text)
+		}
+		after = resp.Next
+		if resp.Done {
+			break
+		}
+	}
+	d, err := c.GetJob(ctx, name)
+	if err != nil {
+		return err
+	}
+	return e.summary(d)
+}
+
+// summary prints how a run ended and returns the matching exit code.
+func (e *Env) summary(d *api.RunDetail) error {
+	dur := runDuration(&d.Run)
+	exit := ""
+	if d.ExitCode != nil {
+		exit = fmt.Sprintf(", exit code %d", *d.ExitCode)
+	}
+	fmt.Fprintf(e.Stderr, "\nJob %s %s%s", d.ID, d.Status, exit)
+	if dur != "" {
+		fmt.Fprintf(e.Stderr, " after %s", dur)
+	}
+	fmt.Fprintln(e.Stderr)
+	if d.StatusReason != "" && d.Status != job.Completed {
+		fmt.Fprintf(e.Stderr, "Reason: %s\n", d.StatusReason)
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if len(d.Metrics) > 0 {
+		fmt.Fprintf(e.Stderr, "Metrics: ")
+		for i, m := range fmtMetrics(d.Metrics) {
+			if i > 0 {
+				fmt.Fprint(e.Stderr, ", ")
+			}
+			fmt.Fprint(e.Stderr, m)
+		}
+		fmt.Fprintln(e.Stderr)
+	}
+	switch d.Status {
+	case job.Completed:
+		return nil
+	case job.Canceled:
+		return &ExitError{Code: ExitCanceled}
+	default:
+		return &ExitError{Code: ExitFailed}
+	}
+}

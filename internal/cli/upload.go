@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+// uploader sends code snapshots and local inputs, remembering file hashes between submissions.
+type uploader struct {
+	env   *Env
+	c     *api.Client
+	cache *snapshot.HashCache
+}
+
+func (e *Env) newUploader(c *api.Client) *uploader {
+	u := &uploader{env: e, c: c}
+	if h, err := home.Default(); err == nil {
+		if err := os.MkdirAll(h.CacheDir(), 0o700); err == nil {
+			u.cache, _ = snapshot.OpenHashCache(filepath.Join(h.CacheDir(), "file-hashes.json"))
+		}
+	}
+	return u
+}
+
+// close saves the hash cache.
+func (u *uploader) close() {
+	if u.cache != nil {
+		_ = u.cache.Save()
+	}
+}
+
+// code uploads a code folder (ignore files honoured) and returns its manifest hash.
+func (u *uploader) code(ctx context.Context, dir string) (string, error) {
+	return u.tree(ctx, "code", dir, false, snapshot.ScanOptions{Cache: u.cache})
+}
+
+// data uploads a local input path exactly as it is (no ignore rules).
+func (u *uploader) data(ctx context.Context, name, path string, isFile bool) (string, error) {
+	opts := snapshot.ScanOptions{IgnoreFiles: []string{}, DefaultIgnores: []string{}, Cache: u.cache}
+	return u.tree(ctx, "input "+name, path, isFile, opts)
+}
+
+func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, opts snapshot.ScanOptions) (string, error) {
+	start := time.Now()
+	scan := snapshot.Scan
+	if isFile {
+		scan = snapshot.ScanFile
+	}
+	m, local, st, err := scan(ctx, path, opts)
+	if err != nil {
+		return "", fmt.Errorf("scan %s %s: %w", label, path, err)
+	}
+	data, hash, err := m.Encode()
+	if err != nil {
+		return "", err
+	}
+	var items []transfer.Item
+	for _, e := range m.Files() {
+		items = append(items, transfer.FileItem(e.Hash, e.Size, local[e.Hash]))
+	}
+	ts, err := transfer.UploadTree(ctx, u.c, hash, data, items, nil)
+	if err != nil {
+		return "", fmt.Errorf("upload %s: %w", label, err)
+	}
+	sentFiles := ts.Sent
+	if sentFiles > 0 {
+		sentFiles-- // the manifest itself
+	}
+	ignored := ""
+	if st.Ignored > 0 {
+		ignored = fmt.Sprintf(", %d ignored", st.Ignored)
+	}
+	fmt.Fprintf(u.env.Stderr, "Uploaded %s: %d files (%s)%s; sent %d new (%s), %d already in the workspace [%s]\n",
+		label, st.Files, humanBytes(st.Bytes), ignored, sentFiles, humanBytes(max(ts.SentBytes-int64(len(data)), 0)),
+		max(ts.Blobs-1-sentFiles, 0), fmtDuration(time.Since(start)))
+	return hash, nil
+}
