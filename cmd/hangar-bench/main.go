@@ -14,19 +14,20 @@ import (
 
 func main() {
 	bin := flag.String("hangar", "bin/hangar", "the hangar binary to measure")
-	n := flag.Int("n", 10, "repetitions of timed cases")
+	n := flag.Int("n", 10, "repetitions of the job-overhead case")
+	reps := flag.Int("tree-reps", 3, "repetitions of the tree cases (fresh content each)")
 	files := flag.Int("files", 10000, "files in the submitted tree")
 	size := flag.Int("size", 1024, "bytes per file in the submitted tree")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *bin, *n, *files, *size); err != nil {
+	if err := run(ctx, *bin, *n, *reps, *files, *size); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, n, files, size int) error {
+func run(ctx context.Context, bin string, n, reps, files, size int) error {
 	dir, err := os.MkdirTemp("", "hangar-bench")
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ func run(ctx context.Context, bin string, n, files, size int) error {
 		return err
 	}
 	bench.Markdown(os.Stdout, "Job overhead: `sleep 1` through hangar vs. directly (warm server)", rows)
-	rows, err = bench.Tree10k(ctx, w, dir, files, size)
+	rows, err = bench.Tree10k(ctx, w, dir, files, size, reps)
 	if err != nil {
 		return err
 	}

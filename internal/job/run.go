@@ -17,10 +17,10 @@ type Run struct {
 	// StatusReason says why the run is in its status (why it waits, why it failed).
 	StatusReason string     `json:"status_reason,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
-	StartedAt    *time.Time `json:"started_at,omitempty"`
-	EndedAt      *time.Time `json:"ended_at,omitempty"`
-	ExitCode     *int       `json:"exit_code,omitempty"`
-	Warnings     []string   `json:"warnings,omitempty"`
+	StartedAt    *time.Time `json:"started_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	ExitCode     *int       `json:"exit_code"`
+	Warnings     []string   `json:"warnings"`
 	Spec         Spec       `json:"spec"`
 
 	// Fields below are the server's own bookkeeping; not part of the public view.

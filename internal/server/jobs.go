@@ -45,7 +45,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.RunDetail, 0, len(runs))
 	for _, run := range runs {
-		out = append(out, api.RunDetail{Run: *run})
+		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: map[string]float64{}}
+		if d.Warnings == nil {
+			d.Warnings = []string{}
+		}
+		out = append(out, d)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -81,6 +85,9 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
 func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
 	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != ""}
+	if d.Warnings == nil {
+		d.Warnings = []string{}
+	}
 	var err error
 	if d.Events, err = s.cfg.Store.Events(ctx, run.ID); err != nil {
 		return nil, err

@@ -1,0 +1,29 @@
+# Hangar — `make help` lists the targets.
+GO ?= go
+BIN := bin/hangar
+
+.PHONY: help build test quickstart bench vet fuzz clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/hangar
+	$(GO) build -o $(BIN) ./cmd/hangar
+
+quickstart: build ## run the sample training job on the local target and show its results
+	bash scripts/quickstart.sh
+
+test: ## the whole test suite, as CI runs it (installs what the tests need first)
+	bash scripts/test.sh
+
+vet: ## go vet
+	$(GO) vet ./...
+
+fuzz: ## run every fuzz target for 20s each
+	bash scripts/fuzz.sh 20s
+
+bench: build ## run the benchmarks recorded in BENCHMARKS.md
+	$(GO) run ./cmd/hangar-bench -hangar $(BIN)
+
+clean: ## remove build outputs
+	rm -rf bin quickstart-out

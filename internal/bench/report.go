@@ -1,0 +1,32 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Markdown writes rows as a Markdown table.
+func Markdown(w io.Writer, title string, rows []Row) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, "| case | median | samples | bytes sent | ratio to baseline |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, r := range rows {
+		bytes := "–"
+		if r.Bytes >= 0 {
+			bytes = fmt.Sprintf("%d", r.Bytes)
+		}
+		ratio := "baseline"
+		if r.Baseline != "" {
+			ratio = fmt.Sprintf("%.2f×", r.Ratio)
+		}
+		var ss []string
+		for _, s := range r.Samples {
+			ss = append(ss, ms(s))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Name, ms(r.Median), strings.Join(ss, " "), bytes, ratio)
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/home"
+)
+
+// Workspace is a throwaway local workspace with its own server, reached through a counting proxy.
+type Workspace struct {
+	Bin    string
+	Home   string
+	server *exec.Cmd
+	proxy  *Proxy
+}
+
+// Start creates a workspace in dir and starts its server and proxy.
+func Start(ctx context.Context, bin, dir string) (*Workspace, error) {
+	w := &Workspace{Bin: bin, Home: filepath.Join(dir, "home")}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	w.server = exec.Command(bin, "server", "--home", w.Home)
+	w.server.Stdout, w.server.Stderr = logf, logf
+	w.server.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	w.server.Env = append(os.Environ(), "HANGAR_HOME="+w.Home)
+	if err := w.server.Start(); err != nil {
+		return nil, err
+	}
+	go w.server.Wait()
+	h := home.Home{Dir: w.Home}
+	var si *home.ServerInfo
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if si, err = h.Running(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("server did not start: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.proxy, err = NewProxy(si.URL[len("http://"):])
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Stop stops the server and proxy.
+func (w *Workspace) Stop() {
+	w.proxy.Close()
+	_ = w.server.Process.Signal(syscall.SIGTERM)
+}
+
+// Run runs the CLI against the workspace (through the proxy) and returns its stderr.
+func (w *Workspace) Run(ctx context.Context, args ...string) (string, error) {
+	tok, err := home.Home{Dir: w.Home}.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, w.Bin, args...)
+	cmd.Env = append(os.Environ(), "HANGAR_HOME="+w.Home, "HANGAR_URL=http://"+w.proxy.Addr(), "HANGAR_TOKEN="+tok)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	if err := cmd.Run(); err != nil {
+		return errb.String(), fmt.Errorf("hangar %v: %w: %s", args, err, errb.String())
+	}
+	return errb.String(), nil
+}
+
+// Proxy forwards TCP connections and counts the bytes sent by clients.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	up     atomic.Int64
+	active sync.WaitGroup
+}
+
+// NewProxy listens on a free loopback port and forwards to target.
+func NewProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{ln: ln, target: target}
+	go p.accept()
+	return p, nil
+}
+
+// Addr is the proxy's address.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Upstream waits for open connections to end, then returns the bytes clients sent so far and
+// resets the counter.
+func (p *Proxy) Upstream() int64 {
+	p.active.Wait()
+	return p.up.Swap(0)
+}
+
+// Close stops accepting.
+func (p *Proxy) Close() { p.ln.Close() }
+
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.active.Add(1)
+		go func() {
+			defer p.active.Done()
+			p.serve(c)
+		}()
+	}
+}
+
+func (p *Proxy) serve(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(c, s)
+		close(done)
+	}()
+	_, _ = io.Copy(&counter{w: s, n: &p.up}, c)
+	if tc, ok := s.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	<-done
+}
+
+// counter counts bytes written through it.
+type counter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *counter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}

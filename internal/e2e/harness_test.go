@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// hangarBin is the binary under test, built once by TestMain.
+var hangarBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hangar-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hangarBin = filepath.Join(dir, "hangar")
+	build := exec.Command("go", "build", "-o", hangarBin, "github.com/hangar-ml/hangar/cmd/hangar")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build hangar:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ws is a workspace in a temporary HANGAR_HOME with its own server.
+type ws struct {
+	t      testing.TB
+	home   string
+	server *exec.Cmd
+	// serverArgs are extra flags for `hangar server`.
+	serverArgs []string
+}
+
+// newWS starts a workspace server with short timings suited to tests.
+func newWS(t testing.TB, serverArgs ...string) *ws {
+	t.Helper()
+	w := &ws{t: t, home: t.TempDir(), serverArgs: append([]string{"--cancel-grace", "2s", "--heartbeat", "1s"}, serverArgs...)}
+	w.startServer()
+	t.Cleanup(w.cleanup)
+	return w
+}
+
+func (w *ws) env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "HANGAR_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HANGAR_HOME="+w.home)
+}
+
+// startServer starts `hangar server` for the workspace and waits until it answers.
+func (w *ws) startServer() {
+	w.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(w.home, "test-server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(hangarBin, append([]string{"server", "--home", w.home}, w.serverArgs...)...)
+	cmd.Env = w.env()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	go cmd.Wait()
+	w.server = cmd
+	h := home.Home{Dir: w.home}
+	waitFor(w.t, 20*time.Second, "server to answer", func() bool {
+		si, err := h.Running(context.Background())
+		return err == nil && si.PID == cmd.Process.Pid
+	})
+}
+
+// killServer kills the server with SIGKILL, as a crash would.
+func (w *ws) killServer() {
+	w.t.Helper()
+	if err := w.server.Process.Signal(syscall.SIGKILL); err != nil {
+		w.t.Fatal(err)
+	}
+	waitFor(w.t, 10*time.Second, "server to die", func() bool { return syscall.Kill(w.server.Process.Pid, 0) != nil })
+}
+
+// cleanup stops the server and cancels every supervisor still running, so temp dirs can go.
+func (w *ws) cleanup() {
+	dirs, _ := filepath.Glob(filepath.Join(w.home, "local", "runs", "*", "handle.json"))
+	var pids []int
+	for _, f := range dirs {
+		var h struct {
+			PID int `json:"pid"`
+		}
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
+			if syscall.Kill(h.PID, syscall.SIGTERM) == nil {
+				pids = append(pids, h.PID)
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if w.server != nil && w.server.Process != nil {
+		_ = w.server.Process.Signal(syscall.SIGTERM)
+	}
+	if w.server != nil && w.server.Process != nil {
+		_ = w.server.Process.Signal(syscall.SIGKILL)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] == 'Z'
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs the CLI in the workspace, in dir when set.
+func (w *ws) runIn(dir string, args ...string) result {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hangarBin, args...)
+	cmd.Env = w.env()
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("run hangar %v: %v", args, err)
+	}
+	return r
+}
+
+func (w *ws) run(args ...string) result { w.t.Helper(); return w.runIn("", args...) }
+
+// ok runs the CLI and fails the test unless it exits 0.
+func (w *ws) ok(args ...string) result {
+	w.t.Helper()
+	r := w.run(args...)
+	if r.code != 0 {
+		w.t.Fatalf("hangar %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// create submits a job file and returns the job's name.
+func (w *ws) create(file string, extra ...string) string {
+	w.t.Helper()
+	r := w.ok(append([]string{"job", "create", "-f", file, "-o", "json"}, extra...)...)
+	var d api.RunDetail
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		w.t.Fatalf("job create output: %v\n%s", err, r.stdout)
+	}
+	return d.ID
+}
+
+// show returns `job show -o json`.
+func (w *ws) show(name string) api.RunDetail {
+	w.t.Helper()
+	r := w.ok("job", "show", "-n", name, "-o", "json")
+	var d api.RunDetail
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		w.t.Fatalf("job show output: %v\n%s", err, r.stdout)
+	}
+	return d
+}
+
+// waitStatus polls until the job reaches one of the states.
+func (w *ws) waitStatus(name string, timeout time.Duration, states ...job.State) api.RunDetail {
+	w.t.Helper()
+	var d api.RunDetail
+	waitFor(w.t, timeout, fmt.Sprintf("job %s to be %v", name, states), func() bool {
+		d = w.show(name)
+		for _, s := range states {
+			if d.Status == s {
+				return true
+			}
+		}
+		return false
+	})
+	return d
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writeFiles creates files under dir from a map of relative path → content.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// logs returns the job's log lines stored so far.
+func (w *ws) logs(name string) string {
+	w.t.Helper()
+	c := w.client()
+	resp, err := c.Logs(context.Background(), name, "", 0, 0)
+	if err != nil {
+		w.t.Fatalf("logs of %s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, l := range resp.Lines {
+		b.WriteString(l.Text + "\n")
+	}
+	return b.String()
+}
+
+// client is an API client for the workspace.
+func (w *ws) client() *api.Client {
+	h := home.Home{Dir: w.home}
+	si, err := h.ReadServerInfo()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	tok, err := h.ReadToken()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return api.NewClient(si.URL, tok)
+}
