@@ -97,8 +97,8 @@ type RunSpec struct {
 	CancelGraceSeconds int `json:"cancel_grace_seconds"`
 	// HeartbeatSeconds is how often the supervisor reports.
 	HeartbeatSeconds int `json:"heartbeat_seconds"`
-	// UseHostEnvironment is true when the environment's image cannot be honoured here.
-	UseHostEnvironment bool `json:"use_host_environment"`
+	// EnvCacheMaxBytes bounds the node's environment cache (0 = no limit).
+	EnvCacheMaxBytes int64 `json:"env_cache_max_bytes,omitempty"`
 }
 
 // StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).
@@ -108,6 +108,8 @@ type StatusReport struct {
 	ExitCode *int      `json:"exit_code,omitempty"`
 	Time     time.Time `json:"time"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Timings are durations (seconds) of work inside a phase, added to the run's timings.
+	Timings map[string]float64 `json:"timings,omitempty"`
 }
 
 // StatusReply tells the supervisor the run's state as the server sees it.
@@ -159,4 +161,14 @@ type SupervisorConfig struct {
 	CacheDir string `json:"cache_dir"`
 	// LocalBlobDir, when set, is a blob store on the same machine to copy blobs from before asking the server.
 	LocalBlobDir string `json:"local_blob_dir,omitempty"`
+	// EnvDir is the node's environment cache (default: envs/ beside CacheDir).
+	EnvDir string `json:"env_dir,omitempty"`
+}
+
+// EnvironmentVersion is one registered version of an environment.
+type EnvironmentVersion struct {
+	Name      string          `json:"name"`
+	Version   string          `json:"version"`
+	Spec      job.Environment `json:"spec"`
+	CreatedAt time.Time       `json:"created_at"`
 }

@@ -45,6 +45,11 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	if err := c.resolveData(ctx, &sp); err != nil {
 		return nil, err
 	}
+	w, err = c.resolveEnvironment(ctx, &sp)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
 	name, display := newRunName()
 	if sp.Name != "" {
 		if !runNameRE.MatchString(sp.Name) {

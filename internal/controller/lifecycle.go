@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -27,6 +28,12 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport)
 			if !slices.Contains(r.Warnings, w) {
 				r.Warnings = append(r.Warnings, w)
 			}
+		}
+		for k, v := range rep.Timings {
+			if r.Timings == nil {
+				r.Timings = map[string]float64{}
+			}
+			r.Timings[k] += v
 		}
 		next, err := job.Next(r.Status, rep.State)
 		if err != nil {
@@ -155,8 +162,14 @@ func (c *Controller) RunSpec(ctx context.Context, id, workspaceURL string) (*api
 	if r.Status.Terminal() {
 		return nil, conflictf("run %s already ended: %s", id, r.Status)
 	}
+	envMax := DefaultEnvCacheMax
+	if v, ok, _ := c.Store.Setting(ctx, SettingEnvCacheMax); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			envMax = n
+		}
+	}
 	return &api.RunSpec{
-		RunID: r.ID, Spec: r.Spec, WorkspaceURL: workspaceURL,
+		RunID: r.ID, Spec: r.Spec, WorkspaceURL: workspaceURL, EnvCacheMaxBytes: envMax,
 		CancelGraceSeconds: int(c.Settings.CancelGrace / time.Second),
 		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
 	}, nil

@@ -46,12 +46,21 @@ type ws struct {
 	server *exec.Cmd
 	// serverArgs are extra flags for `hangar server`.
 	serverArgs []string
+	// extraEnv is added to the environment of the server and the CLI.
+	extraEnv []string
 }
 
 // newWS starts a workspace server with short timings suited to tests.
 func newWS(t testing.TB, serverArgs ...string) *ws {
 	t.Helper()
-	w := &ws{t: t, home: t.TempDir(), serverArgs: append([]string{"--cancel-grace", "2s", "--heartbeat", "1s"}, serverArgs...)}
+	return newWSEnv(t, nil, serverArgs...)
+}
+
+// newWSEnv is newWS with extra environment variables for the server (and so its runs) and the CLI.
+func newWSEnv(t testing.TB, env []string, serverArgs ...string) *ws {
+	t.Helper()
+	w := &ws{t: t, home: t.TempDir(), extraEnv: env,
+		serverArgs: append([]string{"--cancel-grace", "2s", "--heartbeat", "1s"}, serverArgs...)}
 	w.startServer()
 	t.Cleanup(w.cleanup)
 	return w
@@ -65,7 +74,7 @@ func (w *ws) env() []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HANGAR_HOME="+w.home)
+	return append(append(env, w.extraEnv...), "HANGAR_HOME="+w.home)
 }
 
 // startServer starts `hangar server` for the workspace and waits until it answers.

@@ -22,6 +22,9 @@ type Run struct {
 	ExitCode     *int       `json:"exit_code"`
 	Warnings     []string   `json:"warnings"`
 	Spec         Spec       `json:"spec"`
+	// Timings are durations in seconds reported by the supervisor for work inside a phase
+	// (e.g. "environment": building or fetching the environment during Preparing).
+	Timings map[string]float64 `json:"timings,omitempty"`
 
 	// Fields below are the server's own bookkeeping; not part of the public view.
 	Handle        json.RawMessage   `json:"-"` // the backend's serialisable handle

@@ -96,6 +96,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		return nil, err
 	}
 	d.Phases = phases(d.Events, time.Now().UTC())
+	for k, v := range run.Timings {
+		d.Phases[k] = v
+	}
 	for name := range run.NamedOutputs {
 		d.Outputs = append(d.Outputs, name)
 	}

@@ -61,6 +61,10 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/blobs/bundle", s.putBundle)
 	api.HandleFunc("GET /api/blobs/{hash}", s.getBlob)
 
+	api.HandleFunc("POST /api/environments", adminOnly(s.createEnvironment))
+	api.HandleFunc("GET /api/environments", adminOnly(s.listEnvironments))
+	api.HandleFunc("GET /api/environments/{name}/versions/{version}", adminOnly(s.getEnvironment))
+
 	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
 	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))
 	api.HandleFunc("GET /api/jobs/{name}", adminOnly(s.getJob))

@@ -13,7 +13,7 @@ import (
 
 const runColumns = `id, display_name, experiment_name, description, tags, compute, status, status_reason,
 	created_at, started_at, ended_at, exit_code, warnings, spec, handle, token_hash, last_heartbeat,
-	cancel_sent, artifacts, named_outputs`
+	cancel_sent, artifacts, named_outputs, timings`
 
 // CreateRun inserts a new run with its first events.
 func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
@@ -26,7 +26,7 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
-	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 19) + `)`
+	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 20) + `)`
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
@@ -200,6 +200,12 @@ func runArgs(r *job.Run) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	timings := []byte("{}")
+	if len(r.Timings) > 0 {
+		if timings, err = json.Marshal(r.Timings); err != nil {
+			return nil, err
+		}
+	}
 	var handle any
 	if len(r.Handle) > 0 {
 		handle = string(r.Handle)
@@ -215,18 +221,18 @@ func runArgs(r *job.Run) ([]any, error) {
 	return []any{r.ID, r.DisplayName, r.ExperimentName, r.Description, string(tags), r.Compute,
 		string(r.Status), r.StatusReason, nanos(r.CreatedAt), optNanos(r.StartedAt), optNanos(r.EndedAt),
 		exit, string(warnings), string(spec), handle, r.TokenHash, hb, r.CancelSent,
-		r.ArtifactsHash, string(named)}, nil
+		r.ArtifactsHash, string(named), string(timings)}, nil
 }
 
 func scanRun(sc scanner) (*job.Run, error) {
 	var r job.Run
-	var tags, status, warnings, spec, named string
+	var tags, status, warnings, spec, named, timings string
 	var created int64
 	var started, ended, hb, exit sql.NullInt64
 	var handle sql.NullString
 	err := sc.Scan(&r.ID, &r.DisplayName, &r.ExperimentName, &r.Description, &tags, &r.Compute, &status,
 		&r.StatusReason, &created, &started, &ended, &exit, &warnings, &spec, &handle, &r.TokenHash, &hb,
-		&r.CancelSent, &r.ArtifactsHash, &named)
+		&r.CancelSent, &r.ArtifactsHash, &named, &timings)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +252,7 @@ func scanRun(sc scanner) (*job.Run, error) {
 	for _, f := range []struct {
 		src string
 		dst any
-	}{{tags, &r.Tags}, {warnings, &r.Warnings}, {spec, &r.Spec}, {named, &r.NamedOutputs}} {
+	}{{tags, &r.Tags}, {warnings, &r.Warnings}, {spec, &r.Spec}, {named, &r.NamedOutputs}, {timings, &r.Timings}} {
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("decode run %s: %w", r.ID, err)
 		}

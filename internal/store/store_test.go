@@ -44,7 +44,8 @@ func TestRunRoundTrip(t *testing.T) {
 	code := 3
 	r := &job.Run{ID: "r1", DisplayName: "d", Compute: "local", Status: job.Queued, CreatedAt: now,
 		ExitCode: &code, Tags: map[string]string{"a": "b"}, Warnings: []string{"w"},
-		Spec: job.Spec{Type: "command", Command: "echo hi"}, NamedOutputs: map[string]string{"m": "h"}}
+		Spec: job.Spec{Type: "command", Command: "echo hi"}, NamedOutputs: map[string]string{"m": "h"},
+		Timings: map[string]float64{"environment": 1.5}}
 	ev := job.Event{Time: now, From: job.NotStarted, To: job.Queued, Reason: "created"}
 	if err := s.CreateRun(ctx, r, ev); err != nil {
 		t.Fatal(err)
@@ -150,5 +151,42 @@ func TestComputes(t *testing.T) {
 	}
 	if _, err := s.Compute(ctx, "gpu"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing compute error = %v", err)
+	}
+}
+
+func TestEnvironmentVersions(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	mk := func(name, version string) (*EnvironmentVersion, error) {
+		return s.CreateEnvironment(ctx, EnvironmentVersion{Name: name, Version: version, Spec: job.Environment{Image: "img"}})
+	}
+	tests := []struct {
+		name, version, want string
+		wantErr             error
+	}{
+		{"torch", "", "1", nil},
+		{"torch", "", "2", nil},
+		{"torch", "7", "7", nil},
+		{"torch", "", "8", nil},
+		{"torch", "7", "", ErrExists},
+		{"torch", "beta", "beta", nil},
+		{"sk", "", "1", nil},
+	}
+	for _, tt := range tests {
+		got, err := mk(tt.name, tt.version)
+		if !errors.Is(err, tt.wantErr) || (err == nil && got.Version != tt.want) {
+			t.Errorf("create %s:%s = %+v, %v; want version %q, err %v", tt.name, tt.version, got, err, tt.want, tt.wantErr)
+		}
+	}
+	latest, err := s.Environment(ctx, "torch", "latest")
+	if err != nil || latest.Version != "beta" || latest.Spec.Name != "torch" || latest.Spec.Version != "beta" {
+		t.Errorf("latest = %+v, %v; want the most recently created (beta)", latest, err)
+	}
+	if _, err := s.Environment(ctx, "torch", "99"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing version error = %v", err)
+	}
+	all, _ := s.Environments(ctx, "")
+	if len(all) != 6 {
+		t.Errorf("listed %d versions, want 6", len(all))
 	}
 }

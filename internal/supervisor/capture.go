@@ -53,6 +53,12 @@ func (c *capture) copyFrom(r io.Reader) {
 	c.mu.Unlock()
 }
 
+// Write adds output written by Hangar itself (environment builds) to the log.
+func (c *capture) Write(p []byte) (int, error) {
+	c.write(p)
+	return len(p), nil
+}
+
 func (c *capture) write(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

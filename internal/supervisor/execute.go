@@ -16,65 +16,99 @@ import (
 // execute runs the phases Preparing → Starting → Running → Finalizing and returns the result.
 func (s *Supervisor) execute(ctx context.Context) Result {
 	s.report(job.Preparing, "materializing the code snapshot and inputs")
-	w, err := s.prepare(ctx)
 	var res Result
+	p, err := s.startPipeline(ctx)
+	if err != nil {
+		res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: open the log: %v", err)}
+		res.Time = time.Now().UTC()
+		return res
+	}
+	w, err := s.prepare(ctx, p)
 	switch {
 	case err != nil && s.isCanceled():
 		res = Result{State: job.Canceled, Reason: s.cancelWhy}
 	case err != nil:
 		s.log.Error("prepare", "err", err)
+		fmt.Fprintf(p.capt, "hangar: preparing the run failed: %v\n", err)
 		res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
 	case s.isCanceled():
 		res = Result{State: job.Canceled, Reason: s.cancelWhy}
 	default:
 		s.report(job.Starting, "starting the command")
-		res = s.runCommand(ctx, w)
+		res = s.runCommand(ctx, w, p)
 	}
-	if err := s.finalize(ctx, w); err != nil && res.State == job.Completed {
+	p.close()
+	if err := s.finalize(ctx, w, p); err != nil && res.State == job.Completed {
 		res = Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}
+	}
+	if w.env != nil {
+		w.env.Release()
 	}
 	res.Time = time.Now().UTC() // the run ends when its outputs are safe
 	return res
 }
 
+// pipeline carries the run's output: a capture writing whole lines to std_log.txt, and the shippers
+// sending that file and the metrics file to the server as they grow.
+type pipeline struct {
+	capt          *capture
+	logs, metrics *shipper
+	stop          context.CancelFunc
+}
+
+func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
+	for _, d := range []string{filepath.Join(s.cfg.Dir, UserLogsDir), filepath.Join(s.cfg.Dir, "hangar")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	p := &pipeline{
+		logs:    newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, StdLogFile), s.log),
+		metrics: newShipper(s.metricsFile(), metricSender(s.conn, s.cfg.RunID, s.warn), s.log),
+	}
+	capt, err := newCapture(p.logs.t.path, p.logs.poke)
+	if err != nil {
+		return nil, err
+	}
+	p.capt = capt
+	shipCtx, stop := context.WithCancel(ctx)
+	p.stop = stop
+	go p.logs.run(shipCtx)
+	go p.metrics.run(shipCtx)
+	return p, nil
+}
+
+// close stops the background shipping and closes the log; finalize ships what is left.
+func (p *pipeline) close() {
+	p.stop()
+	p.capt.close()
+}
+
+func (s *Supervisor) metricsFile() string { return filepath.Join(s.cfg.Dir, "hangar", MetricsFile) }
+
 // runCommand starts the user's command in its own process group and waits for it, enforcing
 // cancel and limits.timeout.
-func (s *Supervisor) runCommand(ctx context.Context, w *workspace) Result {
-	logs := newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, StdLogFile), s.log)
-	metrics := newShipper(w.metricsFile, metricSender(s.conn, s.cfg.RunID, s.warn), s.log)
-	w.logs, w.metrics = logs, metrics
-	capt, err := newCapture(logs.t.path, logs.poke)
-	if err != nil {
-		return Result{State: job.Failed, Reason: fmt.Sprintf("open log: %v", err), Time: time.Now().UTC()}
-	}
+func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) Result {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		capt.close()
-		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err), Time: time.Now().UTC()}
+		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}
 	}
 	cmd := exec.Command(w.shell, "-c", w.command)
-	cmd.Dir, cmd.Env = w.dir, w.env
+	cmd.Dir, cmd.Env = w.dir, w.vars
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
-		capt.close()
-		return Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err), Time: time.Now().UTC()}
+		return Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}
 	}
 	pw.Close()
 	s.report(job.Running, "")
-	shipCtx, stopShipping := context.WithCancel(ctx)
-	go logs.run(shipCtx)
-	go metrics.run(shipCtx)
 	captured := make(chan struct{})
-	go func() { capt.copyFrom(pr); close(captured) }()
-
+	go func() { p.capt.copyFrom(pr); close(captured) }()
 	res := s.wait(cmd)
 	s.drainOutput(cmd.Process.Pid, pr, captured)
-	capt.close()
-	stopShipping()
 	return res
 }
 

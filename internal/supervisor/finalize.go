@@ -15,25 +15,17 @@ import (
 // finalize ships the remaining log lines and metrics, then collects and uploads the artifacts
 // (outputs/, logs/, user_logs/, system_logs/) and named outputs. Everything is retried while the
 // server is away, so a run's outputs are not lost to a server restart.
-func (s *Supervisor) finalize(ctx context.Context, w *workspace) error {
+func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) error {
 	s.report(job.Finalizing, "collecting outputs and logs")
 	ctx = context.WithoutCancel(ctx)
-	if w.logs == nil {
-		w.logs = newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, StdLogFile), s.log)
-	}
-	if w.metrics == nil && w.metricsFile != "" {
-		w.metrics = newShipper(w.metricsFile, metricSender(s.conn, s.cfg.RunID, s.warn), s.log)
-	}
 	var firstErr error
 	keep := func(err error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	for _, sh := range []*shipper{w.logs, w.metrics} {
-		if sh != nil {
-			keep(sh.shipAll(ctx, true))
-		}
+	for _, sh := range []*shipper{p.logs, p.metrics} {
+		keep(sh.shipAll(ctx, true))
 	}
 	report, files, manifests, err := s.collect(ctx, w)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/envs"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/transfer"
@@ -28,13 +28,14 @@ type workspace struct {
 	metricsFile  string
 	shell        string
 	command      string
-	env          []string
-	logs         *shipper
-	metrics      *shipper
+	vars         []string // the command's environment variables
+	pathPrefix   []string // folders put first on PATH (a managed environment, an interpreter shim)
+	env          *envs.Env
 }
 
-// prepare materializes the snapshot, inputs and output folders and binds the command.
-func (s *Supervisor) prepare(ctx context.Context) (*workspace, error) {
+// prepare materializes the snapshot, inputs and output folders, makes the environment ready
+// (its build output goes to the run's log) and binds the command.
+func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, error) {
 	sp := s.spec.Spec
 	w := &workspace{
 		dir:          filepath.Join(s.cfg.Dir, WorkDirName),
@@ -79,8 +80,10 @@ func (s *Supervisor) prepare(ctx context.Context) (*workspace, error) {
 		return w, fmt.Errorf("bash not found on this node: %w", err)
 	}
 	w.shell = shell
-	s.checkEnvironment()
-	w.env = s.environment(w, extraEnv)
+	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
+		return w, err
+	}
+	w.vars = s.environment(w, extraEnv)
 	return w, nil
 }
 
@@ -225,20 +228,6 @@ func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string)
 	return nil
 }
 
-// checkEnvironment warns when the environment asks for what this node cannot honour.
-func (s *Supervisor) checkEnvironment() {
-	env := s.spec.Spec.Environment
-	if env.Image != "" && node.ContainerRuntime() == "" {
-		s.warn(fmt.Sprintf("environment image %q not used: this node has no container runtime (docker or podman), so the command ran in the host environment", env.Image))
-	}
-	if env.Ref != "" {
-		s.warn(fmt.Sprintf("environment %q is not built by this version of Hangar; the command ran in the host environment", env.Ref))
-	}
-	if env.CondaSpec != "" || env.RequirementsText != "" {
-		s.warn("environment dependencies (conda_file/requirements) are not installed by this version of Hangar; the command ran in the host environment")
-	}
-}
-
 // environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
 func (s *Supervisor) environment(w *workspace, extra map[string]string) []string {
 	vars := map[string]string{}
@@ -270,6 +259,9 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) []string
 	}
 	for k, v := range sp.Spec.EnvironmentVariables {
 		vars[k] = v
+	}
+	if len(w.pathPrefix) > 0 {
+		vars["PATH"] = strings.Join(append(append([]string(nil), w.pathPrefix...), vars["PATH"]), string(os.PathListSeparator))
 	}
 	out := make([]string, 0, len(vars))
 	for _, k := range sortedKeys(vars) {

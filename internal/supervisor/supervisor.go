@@ -53,6 +53,7 @@ type Supervisor struct {
 	mu       sync.Mutex
 	warnings []string
 	warned   map[string]bool
+	timings  map[string]float64
 }
 
 // New prepares a supervisor from its config file contents.
@@ -176,7 +177,7 @@ func (s *Supervisor) reportLoop(ctx context.Context) {
 			if !ok {
 				return
 			}
-			r.Warnings = s.takeWarnings()
+			r.Warnings, r.Timings = s.takeWarnings(), s.takeTimings()
 			err := s.conn.retry(ctx, "report "+string(r.State), func(ctx context.Context) error {
 				reply, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
 				if err == nil && reply.Cancel {
@@ -224,7 +225,8 @@ func (s *Supervisor) finalReport(ctx context.Context, res Result) {
 	<-s.reported
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 24*time.Hour)
 	defer cancel()
-	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time, Warnings: s.takeWarnings()}
+	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time,
+		Warnings: s.takeWarnings(), Timings: s.takeTimings()}
 	err := s.conn.retry(ctx, "report "+string(res.State), func(ctx context.Context) error {
 		_, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
 		return err

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/spec"
+)
+
+func newEnvironmentCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "environment",
+		Aliases: []string{"env"},
+		Short:   "Register and inspect environments (how a job's dependencies are provided)",
+		Long: `An environment is a container image, a managed Python environment built from a conda file
+or pip requirements (built once per node and cached by content), or your own interpreter.
+Jobs refer to registered ones as azureml:NAME:VERSION or azureml:NAME@latest.`,
+	}
+	cmd.AddCommand(newEnvCreateCmd(env), newEnvListCmd(env), newEnvShowCmd(env))
+	return cmd
+}
+
+func newEnvCreateCmd(env *Env) *cobra.Command {
+	var file, name, version string
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Register an environment version from a YAML file",
+		Example: `  hangar environment create -f env.yml
+  hangar environment create -f env.yml --name sklearn --version 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, warnings, err := spec.ParseEnvironmentFile(file, sets)
+			if err != nil {
+				return specError(err)
+			}
+			for _, w := range warnings {
+				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+			}
+			if name != "" {
+				e.Name = name
+			}
+			if version != "" {
+				e.Version = version
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ev, err := c.CreateEnvironment(cmd.Context(), *e)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			return env.printData(ev, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Created environment %s version %s (use it as azureml:%s:%s)\n", ev.Name, ev.Version, ev.Name, ev.Version)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "environment YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: from the file, else the next integer)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func newEnvListCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List environments and their versions",
+		Example: "  hangar environment list\n  hangar environment list -n sklearn -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			evs, err := c.ListEnvironments(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			return env.printData(evs, func(w io.Writer) error {
+				rows := make([][]string, 0, len(evs))
+				for _, e := range evs {
+					rows = append(rows, []string{e.Name, e.Version, envKind(e), fmtTime(&e.CreatedAt)})
+				}
+				return table(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, rows)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
+	return cmd
+}
+
+func newEnvShowCmd(env *Env) *cobra.Command {
+	var name, version string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show an environment version (default: the latest)",
+		Example: "  hangar environment show -n sklearn\n  hangar environment show -n sklearn --version 2 -o yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ev, err := c.GetEnvironment(cmd.Context(), name, version)
+			if err != nil {
+				return err
+			}
+			return env.printData(ev, func(w io.Writer) error { return showEnvironment(w, ev) })
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: latest)")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func envKind(e api.EnvironmentVersion) string {
+	s := e.Spec
+	var parts []string
+	if s.Image != "" {
+		parts = append(parts, "image "+s.Image)
+	}
+	if s.CondaSpec != "" {
+		parts = append(parts, "conda file")
+	}
+	if s.RequirementsText != "" {
+		parts = append(parts, "requirements")
+	}
+	if s.BuildPath != "" {
+		parts = append(parts, "docker build")
+	}
+	if s.InterpreterPath != "" {
+		parts = append(parts, "interpreter "+s.InterpreterPath)
+	} else if s.UserManagedDependencies {
+		parts = append(parts, "user managed")
+	}
+	return strings.Join(parts, " + ")
+}
+
+func showEnvironment(w io.Writer, e *api.EnvironmentVersion) error {
+	if err := kv(w, [][2]string{{"Name", e.Name}, {"Version", e.Version}, {"Kind", envKind(*e)},
+		{"Description", e.Spec.Description}, {"Created", fmtTime(&e.CreatedAt)},
+		{"Use as", "azureml:" + e.Name + ":" + e.Version}}); err != nil {
+		return err
+	}
+	if e.Spec.CondaSpec != "" {
+		section(w, "Conda file", strings.Split(strings.TrimRight(e.Spec.CondaSpec, "\n"), "\n"))
+	}
+	if e.Spec.RequirementsText != "" {
+		section(w, "Requirements", strings.Split(strings.TrimRight(e.Spec.RequirementsText, "\n"), "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// SettingEnvCacheMax is the workspace's default size limit of a node's environment cache, in bytes.
+const SettingEnvCacheMax = "env_cache_max_bytes"
+
+// DefaultEnvCacheMax is used when the workspace sets none: 20 GB.
+const DefaultEnvCacheMax int64 = 20 << 30
+
+// CreateEnvironment registers a new environment version (the next integer when none is given).
+func (c *Controller) CreateEnvironment(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
+	if env.Name == "" {
+		return nil, invalidf("name: required")
+	}
+	lower := strings.ToLower(env.Name)
+	if strings.HasPrefix(lower, "azureml-") || strings.HasPrefix(lower, "microsoft") {
+		return nil, invalidf("name: %q is reserved for curated environments (names starting with AzureML- or Microsoft)", env.Name)
+	}
+	if env.Ref != "" {
+		return nil, invalidf("an environment file describes an environment; it cannot refer to another (%s)", env.Ref)
+	}
+	if env.IsEmpty() && env.Image == "" {
+		return nil, invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
+	}
+	ev, err := c.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: c.Now()})
+	if errors.Is(err, store.ErrExists) {
+		return nil, conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
+	}
+	return ev, err
+}
+
+// parseEnvRef splits "name:version", "name@latest" or "name" (= latest).
+func parseEnvRef(ref string) (name, version string) {
+	if i := strings.LastIndex(ref, "@"); i > 0 {
+		return ref[:i], ref[i+1:]
+	}
+	if i := strings.LastIndex(ref, ":"); i > 0 {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, "latest"
+}
+
+// resolveEnvironment replaces a reference to a registered environment with its definition.
+// Curated Azure ML environments the workspace does not have run on the host, with a warning.
+func (c *Controller) resolveEnvironment(ctx context.Context, sp *job.Spec) ([]string, error) {
+	ref := sp.Environment.Ref
+	if ref == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(ref, "azureml://registries/") {
+		return []string{fmt.Sprintf("environment %s is in an Azure ML registry, which a self-hosted workspace cannot reach; the command runs in the host environment", ref)}, nil
+	}
+	if strings.HasPrefix(ref, "azureml:/") || strings.HasPrefix(ref, "/subscriptions/") {
+		return nil, invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
+	}
+	name, version := parseEnvRef(ref)
+	ev, err := c.Store.Environment(ctx, name, version)
+	if errors.Is(err, store.ErrNotFound) {
+		if strings.HasPrefix(strings.ToLower(name), "azureml-") {
+			return []string{fmt.Sprintf("curated environment %s is not available in a self-hosted workspace; the command runs in the host environment (register an environment named %s to provide one)", name, name)}, nil
+		}
+		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), c.knownEnvironments(ctx))
+	}
+	if err != nil {
+		return nil, err
+	}
+	resolved := ev.Spec
+	resolved.Ref = ref
+	sp.Environment = resolved
+	return nil, nil
+}
+
+func describeRef(name, version string) string {
+	if version == "latest" {
+		return name
+	}
+	return name + " version " + version
+}
+
+func (c *Controller) knownEnvironments(ctx context.Context) string {
+	all, err := c.Store.Environments(ctx, "")
+	if err != nil || len(all) == 0 {
+		return " (none registered: see hangar environment create)"
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, e := range all {
+		if !seen[e.Name] {
+			seen[e.Name] = true
+			names = append(names, e.Name)
+		}
+	}
+	sort.Strings(names)
+	return " (known: " + strings.Join(names, ", ") + ")"
+}

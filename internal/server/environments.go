@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+func envView(e store.EnvironmentVersion) api.EnvironmentVersion {
+	return api.EnvironmentVersion{Name: e.Name, Version: e.Version, Spec: e.Spec, CreatedAt: e.CreatedAt}
+}
+
+func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) {
+	var env job.Environment
+	if err := readJSON(r, &env); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	ev, err := s.cfg.Controller.CreateEnvironment(r.Context(), env)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, envView(*ev))
+}
+
+func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) {
+	evs, err := s.cfg.Store.Environments(r.Context(), r.URL.Query().Get("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.EnvironmentVersion, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, envView(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) {
+	ev, err := s.cfg.Store.Environment(r.Context(), r.PathValue("name"), r.PathValue("version"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, envView(*ev))
+}

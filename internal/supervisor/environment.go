@@ -1,0 +1,113 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/envs"
+	"github.com/hangar-ml/hangar/internal/node"
+)
+
+// setupEnvironment makes the job's environment ready on this node: a managed Python environment
+// from the node's cache (built first when missing, with its output in the run's log and in
+// system_logs/env_build.txt), or the user's own interpreter. It records how long that took.
+func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra map[string]string, log io.Writer) error {
+	spec, err := envs.FromEnvironment(s.spec.Spec.Environment)
+	if err != nil {
+		return fmt.Errorf("environment: %w", err)
+	}
+	if spec.Image != "" && node.ContainerRuntime() == "" {
+		s.warn(fmt.Sprintf("environment image %q not used: this node has no container runtime (docker or podman), so the command ran in the host environment", spec.Image))
+	}
+	switch spec.Kind {
+	case envs.User:
+		if spec.Interpreter == "" {
+			return nil
+		}
+		return s.interpreterShim(w, spec.Interpreter)
+	case envs.Managed:
+		return s.managedEnvironment(ctx, w, spec, extra, log)
+	}
+	return nil
+}
+
+func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec envs.Spec, extra map[string]string, log io.Writer) error {
+	start := time.Now()
+	defer func() { s.timing("environment", time.Since(start)) }()
+	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, SystemLogsDir, "env_build.txt"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	out := io.MultiWriter(log, f)
+	cache := &envs.Cache{Dir: s.envDir(), MaxBytes: s.envCacheMax()}
+	env, err := cache.Ensure(ctx, spec, out)
+	if err != nil {
+		fmt.Fprintf(out, "hangar: environment build failed: %v\n", err)
+		return fmt.Errorf("environment build failed: %w", err)
+	}
+	w.env = env
+	w.pathPrefix = append(w.pathPrefix, env.BinDir())
+	extra["VIRTUAL_ENV"] = env.Dir
+	return nil
+}
+
+// interpreterShim puts `python` and `python3` for the user's interpreter first on PATH.
+func (s *Supervisor) interpreterShim(w *workspace, interpreter string) error {
+	st, err := os.Stat(interpreter)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("environment interpreter_path %s is not an executable file on this node", interpreter)
+	}
+	dir := filepath.Join(s.cfg.Dir, "hangar", "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"python", "python3"} {
+		link := filepath.Join(dir, name)
+		_ = os.Remove(link)
+		if err := os.Symlink(interpreter, link); err != nil {
+			return err
+		}
+	}
+	w.pathPrefix = append(w.pathPrefix, dir, filepath.Dir(interpreter))
+	return nil
+}
+
+// envDir is the node's environment cache.
+func (s *Supervisor) envDir() string {
+	if s.cfg.EnvDir != "" {
+		return s.cfg.EnvDir
+	}
+	return filepath.Join(filepath.Dir(s.cfg.CacheDir), "envs")
+}
+
+// envCacheMax is the cache's size limit: HANGAR_ENV_CACHE_MAX_BYTES on the node, else the workspace's.
+func (s *Supervisor) envCacheMax() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("HANGAR_ENV_CACHE_MAX_BYTES"), 10, 64); err == nil {
+		return v
+	}
+	return s.spec.EnvCacheMaxBytes
+}
+
+// timing records the duration of work inside a phase; it goes with the next status report.
+func (s *Supervisor) timing(name string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timings == nil {
+		s.timings = map[string]float64{}
+	}
+	s.timings[name] += d.Seconds()
+}
+
+func (s *Supervisor) takeTimings() map[string]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.timings
+	s.timings = nil
+	return t
+}
