@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup/deps.sh
+# A container runtime with local images, for the container tests (jobs with image:).
+CONTAINERS_CONF=$(bash scripts/setup/containers.sh | tail -1)
+export CONTAINERS_CONF
 
 echo "== go vet"
 go vet ./...
 echo "== go test"
-go test -count=1 -timeout 20m ./...
+go test -count=1 -timeout 25m ./...

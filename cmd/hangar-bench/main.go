@@ -18,36 +18,52 @@ func main() {
 	reps := flag.Int("tree-reps", 3, "repetitions of the tree cases (fresh content each)")
 	files := flag.Int("files", 10000, "files in the submitted tree")
 	size := flag.Int("size", 1024, "bytes per file in the submitted tree")
+	only := flag.String("only", "", "run one group: overhead, tree or env (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *bin, *n, *reps, *files, *size); err != nil {
+	if err := run(ctx, *bin, *n, *reps, *files, *size, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, n, reps, files, size int) error {
+func run(ctx context.Context, bin string, n, reps, files, size int, only string) error {
 	dir, err := os.MkdirTemp("", "hangar-bench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	w, err := bench.Start(ctx, bin, dir)
+	pip, err := bench.Wheelhouse(dir + "/wheels")
+	if err != nil {
+		return err
+	}
+	w, err := bench.Start(ctx, bin, dir, pip...)
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
 	fmt.Printf("machine: %s/%s, %d CPUs\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	rows, err := bench.Sleep1(ctx, w, dir, n)
-	if err != nil {
-		return err
+	groups := []struct {
+		name, title string
+		fn          func() ([]bench.Row, error)
+	}{
+		{"overhead", "Job overhead: `sleep 1` through hangar vs. directly (warm server)",
+			func() ([]bench.Row, error) { return bench.Sleep1(ctx, w, dir, n) }},
+		{"tree", fmt.Sprintf("Submitting a %d-file code tree", files),
+			func() ([]bench.Row, error) { return bench.Tree10k(ctx, w, dir, files, size, reps) }},
+		{"env", "Preparing with a cached environment vs. its first build",
+			func() ([]bench.Row, error) { return bench.Environments(ctx, w, dir, 5) }},
 	}
-	bench.Markdown(os.Stdout, "Job overhead: `sleep 1` through hangar vs. directly (warm server)", rows)
-	rows, err = bench.Tree10k(ctx, w, dir, files, size, reps)
-	if err != nil {
-		return err
+	for _, g := range groups {
+		if only != "" && only != g.name {
+			continue
+		}
+		rows, err := g.fn()
+		if err != nil {
+			return fmt.Errorf("%s: %w", g.name, err)
+		}
+		bench.Markdown(os.Stdout, g.title, rows)
 	}
-	bench.Markdown(os.Stdout, fmt.Sprintf("Submitting a %d-file code tree", files), rows)
 	return nil
 }

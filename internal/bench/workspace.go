@@ -25,8 +25,8 @@ type Workspace struct {
 	proxy  *Proxy
 }
 
-// Start creates a workspace in dir and starts its server and proxy.
-func Start(ctx context.Context, bin, dir string) (*Workspace, error) {
+// Start creates a workspace in dir and starts its server (with env added to its environment) and proxy.
+func Start(ctx context.Context, bin, dir string, env ...string) (*Workspace, error) {
 	w := &Workspace{Bin: bin, Home: filepath.Join(dir, "home")}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
@@ -36,7 +36,7 @@ func Start(ctx context.Context, bin, dir string) (*Workspace, error) {
 	w.server = exec.Command(bin, "server", "--home", w.Home)
 	w.server.Stdout, w.server.Stderr = logf, logf
 	w.server.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	w.server.Env = append(os.Environ(), "HANGAR_HOME="+w.Home)
+	w.server.Env = append(append(os.Environ(), env...), "HANGAR_HOME="+w.Home)
 	if err := w.server.Start(); err != nil {
 		return nil, err
 	}
@@ -79,6 +79,21 @@ func (w *Workspace) Run(ctx context.Context, args ...string) (string, error) {
 		return errb.String(), fmt.Errorf("hangar %v: %w: %s", args, err, errb.String())
 	}
 	return errb.String(), nil
+}
+
+// Output runs the CLI against the workspace and returns its stdout.
+func (w *Workspace) Output(ctx context.Context, args ...string) (string, error) {
+	tok, err := home.Home{Dir: w.Home}.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, w.Bin, args...)
+	cmd.Env = append(os.Environ(), "HANGAR_HOME="+w.Home, "HANGAR_URL=http://"+w.proxy.Addr(), "HANGAR_TOKEN="+tok)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hangar %v: %w", args, err)
+	}
+	return string(out), nil
 }
 
 // Proxy forwards TCP connections and counts the bytes sent by clients.

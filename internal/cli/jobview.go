@@ -160,7 +160,7 @@ func section(w io.Writer, title string, lines []string) {
 
 func fmtPhases(p map[string]float64) string {
 	var parts []string
-	for _, name := range []string{"queued", "provisioning", "preparing", "environment", "starting", "running", "finalizing"} {
+	for _, name := range []string{"queued", "provisioning", "preparing", "image", "environment", "starting", "running", "finalizing"} {
 		if v, ok := p[name]; ok {
 			parts = append(parts, fmt.Sprintf("%s %s", name, fmtDuration(time.Duration(v*float64(time.Second)))))
 		}

@@ -61,7 +61,7 @@ func TestManagedEnvironment(t *testing.T) {
 environment:
   conda_file: conda.yml
 `,
-		"env.yml": "name: tiny\nconda_file: conda.yml\n",
+		"env.yml":   "name: tiny\nconda_file: conda.yml\n",
 		"byref.yml": "command: python -c \"import tinypkg; print('ref', tinypkg.VALUE)\"\nenvironment: azureml:tiny@latest\n",
 		"byver.yml": "command: python -c \"import tinypkg; print('ver', tinypkg.VALUE)\"\nenvironment: azureml:tiny:1\n",
 	})

@@ -14,7 +14,7 @@ import (
 
 // An Azure ML hello-world job runs unchanged; the image is recorded as a warning.
 func TestHelloWorldAzureJob(t *testing.T) {
-	w := newWS(t)
+	w := newWSEnv(t, []string{"HANGAR_CONTAINER_RUNTIME=none"}) // a node without a container runtime
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"hello.yml": `$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json
 command: echo "hello world"

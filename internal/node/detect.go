@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -30,7 +31,9 @@ func Detect(ctx context.Context) *compute.NodeInfo {
 		n.MemoryBytes, _ = ParseMeminfo(string(b))
 	}
 	n.GPUs = DetectGPUs(ctx)
-	n.ContainerRuntime = ContainerRuntime()
+	if rt := ContainerRuntime(); rt != "" {
+		n.ContainerRuntime = filepath.Base(rt)
+	}
 	return n
 }
 
@@ -51,22 +54,4 @@ func DetectGPUs(ctx context.Context) []compute.GPU {
 		return nil
 	}
 	return gpus
-}
-
-// ContainerRuntime returns "podman" or "docker" when one is on PATH and its engine answers, else "".
-// A docker client without a running engine does not count.
-func ContainerRuntime() string {
-	for _, name := range []string{"podman", "docker"} {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = exec.CommandContext(ctx, path, "info").Run()
-		cancel()
-		if err == nil {
-			return name
-		}
-	}
-	return ""
 }

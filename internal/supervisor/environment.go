@@ -21,8 +21,23 @@ func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra m
 	if err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
-	if spec.Image != "" && node.ContainerRuntime() == "" {
-		s.warn(fmt.Sprintf("environment image %q not used: this node has no container runtime (docker or podman), so the command ran in the host environment", spec.Image))
+	if spec.Image != "" {
+		rt := node.ContainerRuntime()
+		if rt == "" {
+			s.warn(fmt.Sprintf("environment image %q not used: this node has no container runtime (docker or podman), so the command ran in the host environment", spec.Image))
+		} else {
+			w.container = &container{rt: rt, name: "hangar-" + s.cfg.RunID, image: spec.Image}
+			start := time.Now()
+			err := w.container.pull(ctx, log)
+			s.timing("image", time.Since(start))
+			if err != nil {
+				return err
+			}
+			if spec.Kind == envs.Managed {
+				return fmt.Errorf("environment: building a conda_file or requirements environment inside image %s is not supported yet; bake the packages into the image, or drop image: to build on the host", spec.Image)
+			}
+			return nil
+		}
 	}
 	switch spec.Kind {
 	case envs.User:

@@ -94,6 +94,13 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}
 	}
 	cmd := exec.Command(w.shell, "-c", w.command)
+	if w.container != nil {
+		if cmd, err = s.containerCommand(w); err != nil {
+			pw.Close()
+			pr.Close()
+			return Result{State: job.Failed, Reason: fmt.Sprintf("container: %v", err)}
+		}
+	}
 	cmd.Dir, cmd.Env = w.dir, w.vars
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -107,13 +114,13 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	s.report(job.Running, "")
 	captured := make(chan struct{})
 	go func() { p.capt.copyFrom(pr); close(captured) }()
-	res := s.wait(cmd)
+	res := s.wait(cmd, w.container)
 	s.drainOutput(cmd.Process.Pid, pr, captured)
 	return res
 }
 
-// wait waits for the command, stopping its process group on cancel or timeout.
-func (s *Supervisor) wait(cmd *exec.Cmd) Result {
+// wait waits for the command, stopping its process group (or its container) on cancel or timeout.
+func (s *Supervisor) wait(cmd *exec.Cmd, ctr *container) Result {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var timeout <-chan time.Time
@@ -128,11 +135,11 @@ func (s *Supervisor) wait(cmd *exec.Cmd) Result {
 	case err = <-done:
 	case <-s.canceled:
 		stopReason = s.cancelWhy
-		err = s.stopGroup(cmd.Process.Pid, done)
+		err = s.stop(cmd.Process.Pid, ctr, done)
 	case <-timeout:
 		stopReason = fmt.Sprintf("canceled: the job exceeded limits.timeout (%ds)", s.spec.Spec.Limits.TimeoutSeconds)
 		s.log.Info("timeout", "seconds", s.spec.Spec.Limits.TimeoutSeconds)
-		err = s.stopGroup(cmd.Process.Pid, done)
+		err = s.stop(cmd.Process.Pid, ctr, done)
 	}
 	code := exitCode(cmd, err)
 	now := time.Now().UTC()
@@ -145,12 +152,27 @@ func (s *Supervisor) wait(cmd *exec.Cmd) Result {
 	return Result{State: job.Completed, ExitCode: &code, Time: now}
 }
 
-// stopGroup sends SIGTERM to the process group, then SIGKILL after the grace period.
-func (s *Supervisor) stopGroup(pgid int, done <-chan error) error {
+// stop ends the command: a container through its runtime, a process group with SIGTERM then
+// SIGKILL after the grace period.
+func (s *Supervisor) stop(pgid int, ctr *container, done <-chan error) error {
 	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
+	if ctr != nil {
+		s.log.Info("stopping the container", "name", ctr.name, "grace", grace)
+		go ctr.stop(grace)
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(grace + 30*time.Second):
+		}
+	}
+	return s.stopGroup(pgid, grace, done)
+}
+
+// stopGroup sends SIGTERM to the process group, then SIGKILL after the grace period.
+func (s *Supervisor) stopGroup(pgid int, grace time.Duration, done <-chan error) error {
 	s.log.Info("stopping the command", "signal", "SIGTERM", "grace", grace)
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {

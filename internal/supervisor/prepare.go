@@ -31,6 +31,9 @@ type workspace struct {
 	vars         []string // the command's environment variables
 	pathPrefix   []string // folders put first on PATH (a managed environment, an interpreter shim)
 	env          *envs.Env
+	// container is set when the command runs in an image; containerVars are its variables.
+	container     *container
+	containerVars map[string]string
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready
@@ -83,7 +86,13 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
 		return w, err
 	}
-	w.vars = s.environment(w, extraEnv)
+	vars := s.environment(w, extraEnv)
+	if w.container != nil {
+		w.containerVars = s.containerVars(vars)
+	}
+	for _, k := range sortedKeys(vars) {
+		w.vars = append(w.vars, k+"="+vars[k])
+	}
 	return w, nil
 }
 
@@ -229,7 +238,7 @@ func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string)
 }
 
 // environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
-func (s *Supervisor) environment(w *workspace, extra map[string]string) []string {
+func (s *Supervisor) environment(w *workspace, extra map[string]string) map[string]string {
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -263,11 +272,7 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) []string
 	if len(w.pathPrefix) > 0 {
 		vars["PATH"] = strings.Join(append(append([]string(nil), w.pathPrefix...), vars["PATH"]), string(os.PathListSeparator))
 	}
-	out := make([]string, 0, len(vars))
-	for _, k := range sortedKeys(vars) {
-		out = append(out, k+"="+vars[k])
-	}
-	return out
+	return vars
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+const testImage = "localhost/hangar-busybox:latest"
+
+// requireContainers needs podman with the test image (scripts/setup/containers.sh makes both).
+func requireContainers(t *testing.T) {
+	t.Helper()
+	err := exec.Command("podman", "image", "exists", testImage).Run()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("podman with %s is required in CI (run scripts/setup/containers.sh and export CONTAINERS_CONF): %v", testImage, err)
+	}
+	t.Skipf("no podman with %s: %v", testImage, err)
+}
+
+// On a node with a container runtime, image: runs the command inside the image with the code,
+// inputs and outputs mounted; cancel stops the container.
+func TestContainerImage(t *testing.T) {
+	requireContainers(t)
+	w := newWS(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"src/hello.txt": "from the snapshot",
+		"data/in.txt":   "from an input",
+		"job.yml": `command: |
+  busybox | head -1
+  cat hello.txt
+  cat ${{inputs.data}}
+  echo "var=$GREETING run=$HANGAR_RUN_ID"
+  echo made > outputs/made.txt
+  echo model > ${{outputs.model}}/m.txt
+code: src
+inputs:
+  data: {type: uri_file, path: data/in.txt}
+outputs:
+  model: {type: uri_folder}
+environment_variables: {GREETING: hi}
+environment:
+  image: ` + testImage + "\n",
+		"long.yml": "command: trap 'echo got TERM; exit 143' TERM; echo started; while true; do sleep 0.1; done\nenvironment:\n  image: " + testImage + "\n",
+	})
+	r := w.ok("job", "create", "-f", filepath.Join(dir, "job.yml"), "--stream", "--name", "ctr")
+	for _, want := range []string{"BusyBox", "from the snapshot", "from an input", "var=hi run=ctr"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("log lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if d := w.show("ctr"); len(d.Warnings) != 0 {
+		t.Errorf("warnings on a container run: %q", d.Warnings)
+	}
+	out := t.TempDir()
+	w.ok("job", "download", "-n", "ctr", "--all", "--download-path", out)
+	if got := readFile(t, filepath.Join(out, "ctr", "artifacts", "outputs", "made.txt")); got != "made\n" {
+		t.Errorf("outputs/made.txt = %q", got)
+	}
+	if got := readFile(t, filepath.Join(out, "ctr", "named-outputs", "model", "m.txt")); got != "model\n" {
+		t.Errorf("named output = %q", got)
+	}
+
+	name := w.create(filepath.Join(dir, "long.yml"))
+	waitFor(t, 30*time.Second, "the container to start", func() bool { return logHas(w, name, "started") })
+	w.ok("job", "cancel", "-n", name)
+	d := w.waitStatus(name, time.Minute, job.Canceled, job.Failed, job.Completed)
+	if d.Status != job.Canceled || !logHas(w, name, "got TERM") {
+		t.Errorf("status %s; log %q", d.Status, w.logs(name))
+	}
+	if out, _ := exec.Command("podman", "ps", "-a", "--format", "{{.Names}}").Output(); strings.Contains(string(out), "hangar-"+name) {
+		t.Errorf("container left behind: %s", out)
+	}
+}

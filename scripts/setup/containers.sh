@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Makes a container runtime usable for the tests, idempotently: Debian's podman with runc (crun
+# fails on this kind of machine's hybrid cgroups), ulimits the machine allows, and small images
+# built from Debian packages (no registry is reachable): localhost/hangar-busybox.
+# Prints the CONTAINERS_CONF to export. Usage: containers.sh [STATE_DIR]
+set -euo pipefail
+state=${1:-${HANGAR_TEST_STATE:-/var/tmp/hangar-test}}
+mkdir -p "$state"
+conf="$state/containers.conf"
+
+need_pkgs=()
+command -v podman >/dev/null || need_pkgs+=(podman)
+command -v runc >/dev/null || need_pkgs+=(runc)
+[[ -x /bin/busybox || -x /usr/bin/busybox ]] || need_pkgs+=(busybox-static)
+if ((${#need_pkgs[@]})); then
+  if [[ $(id -u) != 0 ]]; then echo "containers.sh: need root to install ${need_pkgs[*]}" >&2; exit 1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+cat > "$conf.tmp" <<CONF
+[containers]
+default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+CONF
+mv "$conf.tmp" "$conf"
+export CONTAINERS_CONF=$conf
+
+if ! podman image exists localhost/hangar-busybox:latest; then
+  root=$(mktemp -d)
+  mkdir -p "$root/bin" "$root/tmp" "$root/etc"
+  bb=$(command -v busybox)
+  cp "$bb" "$root/bin/busybox"
+  for c in $("$bb" --list); do [[ $c == busybox ]] || ln -sf busybox "$root/bin/$c"; done
+  echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+  tar -C "$root" -cf "$root.tar" .
+  podman import -q "$root.tar" localhost/hangar-busybox:latest >/dev/null
+  rm -rf "$root" "$root.tar"
+fi
+podman run --rm localhost/hangar-busybox:latest true
+echo "$conf"
