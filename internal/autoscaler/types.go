@@ -1,0 +1,140 @@
+package autoscaler
+
+import "time"
+
+// Tier is a cluster's VM priority: dedicated nodes stay, low-priority ones may be preempted.
+type Tier string
+
+// The tiers, named as in the compute YAML.
+const (
+	Dedicated   Tier = "dedicated"
+	LowPriority Tier = "low_priority"
+)
+
+// NodeState is where a node is in its life (the same names the scheduler uses).
+type NodeState string
+
+// The node states.
+const (
+	NodeProvisioning NodeState = "provisioning"
+	NodeIdle         NodeState = "idle"
+	NodeRunning      NodeState = "running"
+	NodeReleasing    NodeState = "releasing"
+	NodePreempted    NodeState = "preempted"
+	NodeUnusable     NodeState = "unusable"
+)
+
+// Defaults for a zero Policy field and a zero IdleTimeBeforeScaleDown.
+const (
+	DefaultIdleTimeBeforeScaleDown = 120 * time.Second
+	DefaultProvisionTimeout        = 15 * time.Minute
+	DefaultBackoffBase             = 30 * time.Second
+	DefaultBackoffMax              = 15 * time.Minute
+	DefaultMaxPreemptionRetries    = 3
+)
+
+// Policy holds the workspace-wide knobs; a zero field takes its default.
+type Policy struct {
+	// ProvisionTimeout is how long a node may stay provisioning before it is deleted as
+	// never joined, which counts as a provisioning failure.
+	ProvisionTimeout time.Duration
+	// After n consecutive provisioning failures, no node is created until
+	// min(BackoffBase × 2^(n-1), BackoffMax) after the last one.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// MaxPreemptionRetries is how many times a run is requeued after losing its node to
+	// preemption before it fails.
+	MaxPreemptionRetries int
+}
+
+// RunRef is a run on a node, with how many times it was requeued after preemption already.
+type RunRef struct {
+	ID          string
+	Preemptions int
+}
+
+// Node is one node of a cluster, as last reported.
+type Node struct {
+	ID    string
+	State NodeState
+	// CreatedAt is when provisioning began; JoinedAt when the agent joined (zero before).
+	CreatedAt time.Time
+	JoinedAt  time.Time
+	// IdleSince is when the node last became empty (zero while busy; JoinedAt is used
+	// when it is zero for an empty node).
+	IdleSince time.Time
+	Runs      []RunRef
+	// Reserved marks a node the scheduler holds for a waiting gang (Plan.Reservations);
+	// it is never released.
+	Reserved bool
+}
+
+// Backoff is a cluster's provisioning failure record, kept by the caller between calls.
+type Backoff struct {
+	Failures    int
+	LastFailure time.Time
+}
+
+// Pool is one managed cluster.
+type Pool struct {
+	ID string
+	// Min and Max are min_instances and max_instances; every listed node counts.
+	Min, Max                int
+	IdleTimeBeforeScaleDown time.Duration
+	Tier                    Tier
+	Nodes                   []Node
+	// Demand is how many nodes beyond those existing or provisioning the queue needs
+	// (scheduler PoolDemand.Nodes); DemandRuns how many runs they would start.
+	Demand     int
+	DemandRuns int
+	Backoff    Backoff
+}
+
+// Input is what Decide decides from.
+type Input struct {
+	Now    time.Time
+	Policy Policy
+	Pools  []Pool
+}
+
+// Decision holds one PoolDecision per pool, by pool ID.
+type Decision struct {
+	Pools []PoolDecision
+}
+
+// PoolDecision is what to do with one cluster now.
+type PoolDecision struct {
+	Pool string
+	// Target is the node count once this decision is applied (releasing nodes included
+	// until they are gone).
+	Target int
+	// Create is how many nodes to start provisioning.
+	Create int
+	// Release lists idle nodes to drain and give back, oldest idle first.
+	Release []NodeAction
+	// Delete lists nodes to remove at once: preempted, unusable, or never joined.
+	Delete []NodeAction
+	// Requeue lists runs to put back in the queue because their node was preempted; Fail
+	// lists those preempted more often than the policy allows.
+	Requeue []RunAction
+	Fail    []RunAction
+	// Backoff is the failure record to keep for the next call.
+	Backoff Backoff
+	// Explain has one line per decision, including the ones to keep things as they are.
+	Explain []string
+}
+
+// NodeAction names a node and why something is done to it.
+type NodeAction struct {
+	Node   string
+	Reason string
+}
+
+// RunAction names a run, the preempted node it ran on, its preemption count after this
+// one, and why.
+type RunAction struct {
+	Run         string
+	Node        string
+	Preemptions int
+	Reason      string
+}
