@@ -13,12 +13,13 @@ import (
 
 func newComputeCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "compute",
-		Short: "List and inspect compute targets",
-		Long:  "Compute targets are the named places a workspace runs jobs. Every workspace has `local`.",
+		Use:     "compute",
+		Short:   "List and inspect compute targets",
+		Long:    "Compute targets are the named places a workspace runs jobs. Every workspace has `local`.",
+		Example: "  hangar compute list\n  hangar compute show -n local",
 	}
 	cmd.AddCommand(newComputeListCmd(env), newComputeShowCmd(env))
-	return cmd
+	return groupCmd(cmd)
 }
 
 func newComputeListCmd(env *Env) *cobra.Command {

@@ -19,9 +19,10 @@ func newEnvironmentCmd(env *Env) *cobra.Command {
 		Long: `An environment is a container image, a managed Python environment built from a conda file
 or pip requirements (built once per node and cached by content), or your own interpreter.
 Jobs refer to registered ones as azureml:NAME:VERSION or azureml:NAME@latest.`,
+		Example: "  hangar environment create -f env.yml\n  hangar environment list",
 	}
 	cmd.AddCommand(newEnvCreateCmd(env), newEnvListCmd(env), newEnvShowCmd(env))
-	return cmd
+	return groupCmd(cmd)
 }
 
 func newEnvCreateCmd(env *Env) *cobra.Command {

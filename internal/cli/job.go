@@ -18,12 +18,13 @@ import (
 
 func newJobCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "job",
-		Short: "Create, follow and inspect jobs",
+		Use:     "job",
+		Short:   "Create, follow and inspect jobs",
+		Example: "  hangar job create -f job.yml --stream\n  hangar job list\n  hangar job show -n NAME",
 	}
 	cmd.AddCommand(newJobCreateCmd(env), newJobListCmd(env), newJobShowCmd(env), newJobStreamCmd(env),
 		newJobCancelCmd(env), newJobDownloadCmd(env))
-	return cmd
+	return groupCmd(cmd)
 }
 
 type createFlags struct {

@@ -97,7 +97,7 @@ func fmtDuration(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
+	case d < time.Minute-50*time.Millisecond: // would round to "60.0s"
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	default:
 		return d.Round(time.Second).String()
@@ -111,7 +111,8 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
+	// Move up a unit while the value would print as 1000.0 or more after rounding.
+	for float64(n)/float64(div) >= unit-0.05 && exp < 5 {
 		div *= unit
 		exp++
 	}

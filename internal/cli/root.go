@@ -124,9 +124,10 @@ func Execute(ctx context.Context, root *cobra.Command, stderr io.Writer) int {
 
 func newVersionCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version",
+		Example: "  hangar version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(env.Stdout, "hangar", Version)
 			return nil
@@ -136,3 +137,16 @@ func newVersionCmd(env *Env) *cobra.Command {
 
 // Version is set at build time with -ldflags "-X github.com/hangar-ml/hangar/internal/cli.Version=...".
 var Version = "dev"
+
+// groupCmd makes a command that only holds subcommands refuse an unknown one with a usage error
+// (exit 2) instead of printing help and succeeding.
+func groupCmd(c *cobra.Command) *cobra.Command {
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	return c
+}

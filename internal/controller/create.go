@@ -79,7 +79,9 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 		{Time: now, To: job.NotStarted, Reason: "created"},
 		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
 	}
-	if err := c.Store.CreateRun(ctx, r, events...); err != nil {
+	if err := c.Store.CreateRun(ctx, r, events...); errors.Is(err, store.ErrExists) {
+		return nil, conflictf("name: a job named %s already exists", name) // lost a race with another create
+	} else if err != nil {
 		return nil, err
 	}
 	c.Log.Info("job created", "run", name, "compute", target.Name)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +17,13 @@ const testImage = "localhost/hangar-busybox:latest"
 // requireContainers needs podman with the test image (scripts/setup/containers.sh makes both).
 func requireContainers(t *testing.T) {
 	t.Helper()
-	err := exec.Command("podman", "image", "exists", testImage).Run()
+	// A real run, not just the image's presence: podman needs runc and lowered ulimits on this
+	// kind of machine (CONTAINERS_CONF from scripts/setup/containers.sh).
+	out, err := exec.Command("podman", "run", "--rm", testImage, "true").CombinedOutput()
 	if err == nil {
 		return
 	}
+	err = fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 	if os.Getenv("CI") != "" {
 		t.Fatalf("podman with %s is required in CI (run scripts/setup/containers.sh and export CONTAINERS_CONF): %v", testImage, err)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -102,6 +103,7 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 	for name := range run.NamedOutputs {
 		d.Outputs = append(d.Outputs, name)
 	}
+	sort.Strings(d.Outputs)
 	if run.Status == job.Failed {
 		d.Error = run.StatusReason
 		tail, err := s.cfg.Store.LogTail(ctx, run.ID, StdLog, 20)

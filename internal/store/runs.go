@@ -28,6 +28,9 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 	}
 	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 20) + `)`
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+		}
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	if err := appendEvents(ctx, tx, r.ID, events); err != nil {

@@ -23,6 +23,9 @@ type capture struct {
 	// afterCR is set when the last byte seen ended a line with "\r", so that a "\n" arriving
 	// in the next read completes "\r\n" instead of making an empty line.
 	afterCR bool
+	// afterPartial is set when a partial line was flushed (idle or too long): a line end arriving
+	// next belongs to that line and must not make an empty one.
+	afterPartial bool
 }
 
 func newCapture(path string, onLine func()) (*capture, error) {
@@ -67,6 +70,17 @@ func (c *capture) write(p []byte) {
 		p = p[1:]
 	}
 	c.afterCR = false
+	if c.afterPartial && len(p) > 0 {
+		switch {
+		case p[0] == '\n':
+			p = p[1:]
+		case p[0] == '\r' && len(p) > 1 && p[1] == '\n':
+			p = p[2:]
+		case p[0] == '\r':
+			p = p[1:]
+		}
+		c.afterPartial = false
+	}
 	for len(p) > 0 {
 		i := bytes.IndexAny(p, "\r\n")
 		if i < 0 {
@@ -109,6 +123,7 @@ func (c *capture) flushIdle(stop chan struct{}) {
 func (c *capture) flushPartial() {
 	if len(c.pending) > 0 {
 		c.emit()
+		c.afterPartial = true
 	}
 }
 

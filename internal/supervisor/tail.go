@@ -38,10 +38,13 @@ func (t *tail) read(max int, maxBytes int, final bool) ([]tailLine, error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	var out []tailLine
 	off, seq, size := t.offset, t.seq, 0
-	for len(out) < max && size < maxBytes {
+	for len(out) < max {
 		b, err := r.ReadBytes('\n')
 		if err != nil && !(final && err == io.EOF && len(b) > 0) {
 			break // EOF or a partial line: wait for more
+		}
+		if len(out) > 0 && size+len(b) > maxBytes {
+			break // the next read starts with this line
 		}
 		off += int64(len(b))
 		seq++

@@ -82,13 +82,12 @@ func Upload(ctx context.Context, c *api.Client, items []Item, progress func(sent
 	var mu sync.Mutex
 	sent := func(n int, b int64) {
 		mu.Lock()
+		defer mu.Unlock()
 		st.Sent += n
 		st.SentBytes += b
 		st.Requests++
-		total := st.SentBytes
-		mu.Unlock()
 		if progress != nil {
-			progress(total)
+			progress(st.SentBytes) // under the lock: calls never overlap and totals only grow
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)

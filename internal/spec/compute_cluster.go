@@ -1,0 +1,231 @@
+package spec
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+)
+
+// clusterFields adds the keys of `type: amlcompute`/`cluster` (SPEC.md §1.1) and
+// Hangar's provider keys; the returned check applies the rules between them.
+func (d *decoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpec, func(map[string]*yaml.Node)) {
+	c := &compute.ClusterSpec{
+		Size:                    compute.DefaultSize,
+		Tier:                    compute.TierDedicated,
+		MaxInstances:            1,
+		IdleTimeBeforeScaleDown: compute.DefaultIdleTimeBeforeScaleDown,
+		EnableNodePublicIP:      true,
+		Provider:                compute.Provider{Type: compute.ProviderLocal},
+		MaxProvisionRetries:     compute.DefaultMaxProvisionRetries,
+		ProvisionTimeout:        compute.DefaultProvisionTimeout,
+	}
+	minOK, maxOK := true, true
+	fs["size"] = func(n *yaml.Node, p string) { c.Size = d.size(n, p) }
+	fs["tier"] = func(n *yaml.Node, p string) { c.Tier = d.enum(n, p, compute.TierDedicated, compute.TierLowPriority) }
+	fs["min_instances"] = func(n *yaml.Node, p string) { c.MinInstances, minOK = d.boundedInt(n, p, 0, math.MaxInt32) }
+	fs["max_instances"] = func(n *yaml.Node, p string) { c.MaxInstances, maxOK = d.boundedInt(n, p, 1, math.MaxInt32) }
+	fs["idle_time_before_scale_down"] = func(n *yaml.Node, p string) { c.IdleTimeBeforeScaleDown, _ = d.seconds(n, p) }
+	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { c.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
+	fs["ssh_settings"] = func(n *yaml.Node, p string) { c.SSHSettings = d.sshSettings(n, p, false) }
+	fs["network_settings"] = func(n *yaml.Node, p string) { c.NetworkSettings = d.networkSettings(n, p) }
+	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { c.EnableNodePublicIP, _ = d.boolean(n, p) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &c.Provider) }
+	fs["max_provision_retries"] = func(n *yaml.Node, p string) { c.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
+	fs["provision_timeout"] = func(n *yaml.Node, p string) { c.ProvisionTimeout = d.timeout(n, p) }
+	return c, func(got map[string]*yaml.Node) {
+		if minOK && maxOK && c.MinInstances > c.MaxInstances {
+			d.errorf(got["min_instances"], "min_instances", "expected at most max_instances (%d), got %d", c.MaxInstances, c.MinInstances)
+		}
+	}
+}
+
+// size decodes a size name (a workspace catalog entry, checked by the server).
+func (d *decoder) size(n *yaml.Node, path string) string {
+	v := strings.TrimSpace(d.str(n, path))
+	if v == "" || strings.ContainsAny(v, " \t\n/") {
+		d.expected(n, path, "a size name like Standard_DS3_v2")
+		return ""
+	}
+	return v
+}
+
+// instanceFields adds the keys of `type: computeinstance`/`instance` (SPEC.md §1.2).
+// Hangar runs an instance like a one-node cluster; the Azure-only parts are stored.
+func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceSpec, func(map[string]*yaml.Node)) {
+	in := &compute.InstanceSpec{Size: compute.DefaultSize, EnableNodePublicIP: true}
+	var isoMinutes int
+	fs["size"] = func(n *yaml.Node, p string) { in.Size = d.size(n, p) }
+	fs["idle_time_before_shutdown_minutes"] = func(n *yaml.Node, p string) {
+		in.IdleTimeBeforeShutdownMinutes, _ = d.boundedInt(n, p, 15, 4320)
+	}
+	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) {
+		secs, ok := int64(0), false
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+			secs, ok = isoSecondsOK(n.Value)
+		}
+		switch minutes := (secs + 59) / 60; {
+		case !ok:
+			d.expected(n, p, "an ISO-8601 duration like PT30M")
+		case minutes < 15 || minutes > 4320:
+			d.errorf(n, p, "expected a duration from PT15M to P3D, got %s", quote(n.Value))
+		default:
+			isoMinutes = int(minutes)
+		}
+	}
+	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { in.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
+	fs["ssh_settings"] = func(n *yaml.Node, p string) { in.SSHSettings = d.sshSettings(n, p, true) }
+	fs["network_settings"] = func(n *yaml.Node, p string) { in.NetworkSettings = d.networkSettings(n, p) }
+	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { in.EnableNodePublicIP, _ = d.boolean(n, p) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
+	fs["create_on_behalf_of"] = func(n *yaml.Node, p string) {
+		in.CreateOnBehalfOf = map[string]string{}
+		d.mapping(n, p, fields{
+			"user_tenant_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_tenant_id"] = d.str(v, p) },
+			"user_object_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_object_id"] = d.str(v, p) },
+		})
+	}
+	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.anyMap(n, p) }
+	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.anyMap(n, p) }
+	fs["custom_applications"] = func(n *yaml.Node, p string) {
+		if n.Kind != yaml.SequenceNode {
+			d.expected(n, p, "a list of applications")
+			return
+		}
+		in.CustomApplications, _ = d.anyValue(n, p).([]any)
+	}
+	return in, func(got map[string]*yaml.Node) {
+		switch alias := got["idle_time_before_shutdown"]; {
+		case alias != nil && got["idle_time_before_shutdown_minutes"] != nil:
+			d.warnf(alias, "idle_time_before_shutdown", "ignored: idle_time_before_shutdown_minutes is set")
+		case alias != nil:
+			in.IdleTimeBeforeShutdownMinutes = isoMinutes
+		}
+		if in.SSHPublicAccessEnabled && (in.SSHSettings == nil || in.SSHSettings.SSHKeyValue == "") {
+			at, path := got["ssh_settings"], "ssh_settings.ssh_key_value"
+			if at == nil {
+				at = got["ssh_public_access_enabled"]
+			}
+			d.errorf(at, path, "required when ssh_public_access_enabled is true")
+		}
+	}
+}
+
+// sshSettings decodes the ssh_settings of a cluster or, with instance set, of a compute
+// instance (where only ssh_key_value is an input).
+func (d *decoder) sshSettings(n *yaml.Node, path string, instance bool) *compute.SSHSettings {
+	st := &compute.SSHSettings{}
+	key := func(v *yaml.Node, p string) {
+		if st.SSHKeyValue = strings.TrimSpace(d.str(v, p)); st.SSHKeyValue != "" && !isPublicKey(st.SSHKeyValue) {
+			d.expected(v, p, "an SSH public key line like \"ssh-ed25519 AAAA...\"")
+		}
+	}
+	fs := fields{"ssh_key_value": key}
+	if instance {
+		readOnly := func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") }
+		fs["admin_username"], fs["ssh_port"] = readOnly, readOnly
+	} else {
+		fs["admin_username"] = func(v *yaml.Node, p string) { st.AdminUsername = d.str(v, p) }
+		fs["admin_password"] = func(v *yaml.Node, p string) { st.AdminPassword = d.str(v, p) }
+	}
+	d.mapping(n, path, fs)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	if !instance && st.AdminPassword == "" && lookup(n, "ssh_key_value") == nil {
+		d.errorf(n, path, "expected admin_password or ssh_key_value")
+	}
+	return st
+}
+
+// networkSettings decodes network_settings, stored and not used.
+func (d *decoder) networkSettings(n *yaml.Node, path string) *compute.NetworkSettings {
+	ns := &compute.NetworkSettings{}
+	readOnly := func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") }
+	d.mapping(n, path, fields{
+		"vnet_name":          func(v *yaml.Node, p string) { ns.VNetName = d.str(v, p) },
+		"subnet":             func(v *yaml.Node, p string) { ns.Subnet = d.str(v, p) },
+		"public_ip_address":  readOnly,
+		"private_ip_address": readOnly,
+	})
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	return ns
+}
+
+// provider decodes a cluster's `provider:` (Hangar): `local` (the default), or
+// {type: command, create, delete, timeout, env}. A bare scalar names the type.
+func (d *decoder) provider(n *yaml.Node, path string, p *compute.Provider) {
+	if n.Kind == yaml.ScalarNode {
+		if p.Type = d.enum(n, path, compute.ProviderLocal, compute.ProviderCommand); p.Type == compute.ProviderCommand {
+			d.errorf(n, path, "provider type command needs create and delete: write {type: command, create: ..., delete: ...}")
+		}
+		return
+	}
+	p.Type = ""
+	commandOnly := map[string]*yaml.Node{}
+	only := func(key string, decode func(*yaml.Node, string)) func(*yaml.Node, string) {
+		return func(v *yaml.Node, p string) { commandOnly[key] = v; decode(v, p) }
+	}
+	got := d.mapping(n, path, fields{
+		"type":    func(v *yaml.Node, pp string) { p.Type = d.enum(v, pp, compute.ProviderLocal, compute.ProviderCommand) },
+		"create":  only("create", func(v *yaml.Node, pp string) { p.Create = d.hook(v, pp) }),
+		"delete":  only("delete", func(v *yaml.Node, pp string) { p.Delete = d.hook(v, pp) }),
+		"timeout": only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.timeout(v, pp) }),
+		"env":     only("env", func(v *yaml.Node, pp string) { p.Env = d.envVars(v, pp) }),
+	})
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	switch {
+	case got["type"] == nil:
+		d.errorf(n, join(path, "type"), "required (local or command)")
+	case p.Type == compute.ProviderLocal:
+		for _, key := range keys(commandOnly) {
+			d.errorf(commandOnly[key], join(path, key), "only allowed for provider type command")
+		}
+	case p.Type == compute.ProviderCommand:
+		for _, key := range []string{"create", "delete"} {
+			if got[key] == nil {
+				d.required(n, join(path, key))
+			}
+		}
+		if p.Timeout == 0 && got["timeout"] == nil {
+			p.Timeout = compute.DefaultProviderTimeout
+		}
+	}
+}
+
+// hook decodes a provider command line. When its first word is a relative path to a
+// script (it holds a "/"), that path is resolved against the spec's folder, must exist,
+// and is made absolute; other commands are kept as written (they run on the server's
+// machine, with sh -c).
+func (d *decoder) hook(n *yaml.Node, path string) string {
+	cmd := strings.TrimSpace(d.str(n, path))
+	if cmd == "" {
+		d.expected(n, path, "a command or a script path")
+		return ""
+	}
+	first, rest := cmd, ""
+	if i := strings.IndexAny(cmd, " \t"); i >= 0 {
+		first, rest = cmd[:i], cmd[i:]
+	}
+	if !strings.Contains(first, "/") || filepath.IsAbs(first) || strings.HasPrefix(first, "~") ||
+		strings.ContainsAny(first, "'\"\\$`*?[") || isURI(first) {
+		return cmd
+	}
+	abs, info, ok := d.stat(n, path, first)
+	if !ok {
+		return ""
+	}
+	if info.IsDir() {
+		d.errorf(n, path, "%s is a directory; expected a script", first)
+		return ""
+	}
+	return quoteWord(abs) + rest
+}
