@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/secrets"
 	"github.com/hangar-ml/hangar/internal/server"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -48,7 +51,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 			return err
 		}
 	}
-	key, err := runTokenKey(ctx, st)
+	runKey, err := runTokenKey(ctx, st)
+	if err != nil {
+		return err
+	}
+	key, err := secrets.LoadOrCreateKey(filepath.Join(h.Dir, "secret.key"))
 	if err != nil {
 		return err
 	}
@@ -76,9 +83,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		},
 	}
 	ctrl := &controller.Controller{
-		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: key},
+		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: runKey},
+		Secrets:  secrets.Keyring{key},
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),
 	}
+	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: token,

@@ -2,10 +2,12 @@ package api
 
 import (
 	"bytes"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"io"
 	"net/http"
 	"net/url"
@@ -251,4 +253,18 @@ func (c *Client) Metrics(ctx context.Context, name string) (*MetricsResponse, er
 func (c *Client) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
 	var out ArtifactsResponse
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil, &out)
+}
+
+// CreateCompute creates (or, with update, replaces) a compute target; the server verifies it first.
+func (c *Client) CreateCompute(ctx context.Context, s compute.Spec, update bool) (*Compute, error) {
+	var out Compute
+	if update {
+		return &out, c.do(ctx, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s, &out)
+	}
+	return &out, c.do(ctx, http.MethodPost, "/api/computes", s, &out)
+}
+
+// DeleteCompute removes (detaches) a compute target; force cancels its active runs.
+func (c *Client) DeleteCompute(ctx context.Context, name string, force bool) error {
+	return c.do(ctx, http.MethodDelete, "/api/computes/"+url.PathEscape(name)+"?force="+strconv.FormatBool(force), nil, nil)
 }

@@ -27,8 +27,11 @@ type Compute struct {
 	Default     bool              `json:"default"`
 	CreatedAt   time.Time         `json:"created_at"`
 	Node        *compute.NodeInfo `json:"node,omitempty"`
-	Properties  map[string]any    `json:"properties,omitempty"`
-	ActiveRuns  int               `json:"active_runs"`
+	// Spec is the target's definition, with passwords and keys shown as ***.
+	Spec       *compute.Spec  `json:"spec,omitempty"`
+	AttachedAt *time.Time     `json:"attached_at,omitempty"`
+	Properties map[string]any `json:"properties,omitempty"`
+	ActiveRuns int            `json:"active_runs"`
 }
 
 // MissingRequest asks which blobs the server lacks.

@@ -54,3 +54,9 @@ type Backend interface {
 type Describer interface {
 	Describe(ctx context.Context, t compute.Target) (*compute.NodeInfo, error)
 }
+
+// Attacher is an optional capability: a backend that verifies a target before it is stored
+// (connects, checks the host, detects its node) and may complete its spec (e.g. pin a host key).
+type Attacher interface {
+	Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInfo, error)
+}

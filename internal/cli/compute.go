@@ -18,7 +18,15 @@ func newComputeCmd(env *Env) *cobra.Command {
 		Long:    "Compute targets are the named places a workspace runs jobs. Every workspace has `local`.",
 		Example: "  hangar compute list\n  hangar compute show -n local",
 	}
-	cmd.AddCommand(newComputeListCmd(env), newComputeShowCmd(env))
+	cmd.AddCommand(newComputeListCmd(env), newComputeShowCmd(env),
+		newComputePutCmd(env, "create", "Create a compute target from a YAML file (verified first)",
+			"  hangar compute create -f cluster.yml\n  hangar compute create -f local-containers.yml", false),
+		newComputePutCmd(env, "attach", "Attach an existing machine or cluster (virtualmachine/ssh, slurm, kubernetes)",
+			"  hangar compute attach -f vm.yml", false),
+		newComputePutCmd(env, "update", "Change a compute target from a YAML file",
+			"  hangar compute update -f cluster.yml --set max_instances=8", true),
+		newComputeDeleteCmd(env, "delete", "Delete a compute target (refused while runs are active, unless --force)"),
+		newComputeDeleteCmd(env, "detach", "Detach an attached target (refused while runs are active, unless --force)"))
 	return groupCmd(cmd)
 }
 
@@ -81,6 +89,7 @@ func showCompute(w io.Writer, c *api.Compute) error {
 		{"Name", c.Name}, {"Type", c.Type}, {"State", c.State}, {"Description", c.Description},
 		{"Default", strconv.FormatBool(c.Default)}, {"Active runs", strconv.Itoa(c.ActiveRuns)},
 	}
+	pairs = append(pairs, specPairs(c)...)
 	if n := c.Node; n != nil {
 		gpus := "none"
 		if len(n.GPUs) > 0 {
@@ -101,4 +110,33 @@ func showCompute(w io.Writer, c *api.Compute) error {
 		}...)
 	}
 	return kv(w, pairs)
+}
+
+// specPairs shows the settings that matter per kind of target.
+func specPairs(c *api.Compute) [][2]string {
+	s := c.Spec
+	if s == nil {
+		return nil
+	}
+	var out [][2]string
+	switch {
+	case s.Local != nil:
+		out = append(out, [2]string{"Require container", strconv.FormatBool(s.Local.RequireContainer)})
+		if s.Local.MaxConcurrentRuns > 0 {
+			out = append(out, [2]string{"Max concurrent runs", strconv.Itoa(s.Local.MaxConcurrentRuns)})
+		}
+	case s.SSH != nil:
+		out = append(out, [2]string{"Address", s.SSH.AdminUsername + "@" + s.SSH.Address()},
+			[2]string{"Work dir", s.SSH.WorkDir}, [2]string{"Host key", s.SSH.HostKey})
+	case s.Cluster != nil:
+		cl := s.Cluster
+		out = append(out, [2]string{"Size", cl.Size}, [2]string{"Tier", cl.Tier},
+			[2]string{"Instances", fmt.Sprintf("min %d, max %d", cl.MinInstances, cl.MaxInstances)},
+			[2]string{"Idle before scale down", fmt.Sprintf("%ds", cl.IdleTimeBeforeScaleDown)},
+			[2]string{"Provider", cl.Provider.Type})
+	}
+	if c.AttachedAt != nil {
+		out = append(out, [2]string{"Attached", fmtTime(c.AttachedAt)})
+	}
+	return out
 }

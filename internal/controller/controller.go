@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,12 +40,16 @@ type Controller struct {
 	Blobs    *blob.Store
 	Backends map[string]backend.Backend // by compute type
 	Tokens   Tokens
+	// Secrets seals compute secrets (passwords, private keys) at rest.
+	Secrets  Sealer
 	Settings Settings
 	Log      *slog.Logger
 	// Now is the clock (injectable for tests).
 	Now func() time.Time
 	// Changed is called after a run changed (for waiters on logs and status).
 	Changed func(runID string)
+	// LocalRuntime names the container runtime of this machine ("" when none), for local targets.
+	LocalRuntime func() string
 
 	kick    chan struct{}
 	started time.Time
@@ -148,6 +153,15 @@ func (c *Controller) submit(ctx context.Context, r *job.Run) error {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "submit: "+err.Error(), nil, nil)
 		return errors.Join(err, terr)
 	}
+	if full, why, err := c.targetFull(ctx, t); err != nil || full {
+		if err == nil && r.StatusReason != why {
+			_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+				r.StatusReason = why
+				return nil, nil
+			})
+		}
+		return err
+	}
 	h, err := b.Submit(ctx, backend.Launch{RunID: r.ID, Token: c.Tokens.For(r.ID), Target: *t, Spec: r.Spec})
 	if err != nil {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
@@ -214,4 +228,25 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 		_, err = c.transition(ctx, r.ID, job.NotResponding, "no heartbeat for "+silent.Round(time.Second).String(), nil, nil)
 	}
 	return err
+}
+
+// targetFull reports whether a local target is at its max_concurrent_runs, with the reason shown on
+// the runs that wait.
+func (c *Controller) targetFull(ctx context.Context, t *compute.Target) (bool, string, error) {
+	st, err := compute.Load(*t)
+	if err != nil || st.Spec.Local == nil || st.Spec.Local.MaxConcurrentRuns <= 0 {
+		return false, "", err
+	}
+	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name})
+	if err != nil {
+		return false, "", err
+	}
+	running := 0
+	for _, r := range active {
+		if len(r.Handle) > 0 {
+			running++
+		}
+	}
+	max := st.Spec.Local.MaxConcurrentRuns
+	return running >= max, fmt.Sprintf("waiting: %d/%d runs running on %s (max_concurrent_runs)", running, max, t.Name), nil
 }

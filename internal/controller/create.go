@@ -37,7 +37,12 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 		return nil, err
 	}
 	sp.Compute = target.Name
-	w, err := c.checkForTarget(sp, target)
+	w, err := c.resolveEnvironment(ctx, &sp)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	w, err = c.checkForTarget(sp, target)
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +50,6 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	if err := c.resolveData(ctx, &sp); err != nil {
 		return nil, err
 	}
-	w, err = c.resolveEnvironment(ctx, &sp)
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, w...)
 	name, display := newRunName()
 	if sp.Name != "" {
 		if !runNameRE.MatchString(sp.Name) {
@@ -122,6 +122,9 @@ func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, e
 	var warnings []string
 	if _, ok := c.Backends[t.Type]; !ok {
 		return nil, invalidf("compute: %s targets (%s) cannot run jobs in this version", t.Type, t.Name)
+	}
+	if err := c.checkContainer(sp, t); err != nil {
+		return nil, err
 	}
 	if t.Type == compute.TypeLocal {
 		if n := sp.Resources.InstanceCount; n > 1 {
@@ -213,4 +216,27 @@ func (c *Controller) resolveJobOutput(ctx context.Context, name string, in job.I
 	}
 	in.Manifest = h
 	return in, nil
+}
+
+// checkContainer refuses, on a target with require_container, a job without an image or a node
+// without a container runtime.
+func (c *Controller) checkContainer(sp job.Spec, t *compute.Target) error {
+	st, err := compute.Load(*t)
+	if err != nil || !st.Spec.RequiresContainer() {
+		return err
+	}
+	if sp.Environment.Image == "" {
+		return invalidf("environment.image: compute %s requires jobs to run in a container image (require_container: true)", t.Name)
+	}
+	runtime := ""
+	if st.Node != nil {
+		runtime = st.Node.ContainerRuntime
+	}
+	if t.Type == compute.TypeLocal && c.LocalRuntime != nil {
+		runtime = c.LocalRuntime()
+	}
+	if runtime == "" {
+		return invalidf("compute %s requires containers (require_container: true) but its node has no container runtime (docker or podman)", t.Name)
+	}
+	return nil
 }

@@ -146,6 +146,15 @@ func TestEnvironmentBuildFailure(t *testing.T) {
 	if sawRunning {
 		t.Errorf("a run whose environment failed reached Running: %+v", d.Events)
 	}
+
+	writeFiles(t, dir, map[string]string{
+		"conda.yml":     "dependencies:\n  - python=3\n  - conda-forge: [numpy]\n",
+		"malformed.yml": "command: echo never\nenvironment:\n  conda_file: conda.yml\n",
+	})
+	r := w.run("job", "create", "-f", filepath.Join(dir, "malformed.yml"), "--stream")
+	if r.code != 3 || !strings.Contains(r.stderr, "conda_file: dependencies[1]") {
+		t.Errorf("malformed conda file: exit %d, stderr %q", r.code, r.stderr)
+	}
 }
 
 // A curated Azure ML environment the workspace does not have runs on the host with a warning;

@@ -36,6 +36,13 @@ func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 // describe turns a target into its API view; with detail, the backend describes its node.
 func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) api.Compute {
 	c := api.Compute{Name: t.Name, Type: t.Type, Description: t.Description, CreatedAt: t.CreatedAt, State: "ready"}
+	if st, err := compute.Load(t); err == nil {
+		c.Spec, c.Node = st.Spec.Redacted(), st.Node
+		if !st.AttachedAt.IsZero() {
+			at := st.AttachedAt
+			c.AttachedAt = &at
+		}
+	}
 	def, ok, _ := s.cfg.Store.Setting(ctx, controller.SettingDefaultCompute)
 	c.Default = (ok && def == t.Name) || (!ok && t.Name == compute.LocalName)
 	if runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
@@ -51,4 +58,43 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 		}
 	}
 	return c
+}
+
+func (s *Server) createCompute(w http.ResponseWriter, r *http.Request) {
+	s.putCompute(w, r, false)
+}
+
+func (s *Server) updateCompute(w http.ResponseWriter, r *http.Request) {
+	s.putCompute(w, r, true)
+}
+
+func (s *Server) putCompute(w http.ResponseWriter, r *http.Request, update bool) {
+	var spec compute.Spec
+	if err := readJSON(r, &spec); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if update && spec.Name != r.PathValue("name") {
+		writeError(w, s.log, badRequest("name in the body differs from the path"))
+		return
+	}
+	t, err := s.cfg.Controller.CreateCompute(r.Context(), spec, update)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	status := http.StatusCreated
+	if update {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, s.describe(r.Context(), *t, false))
+}
+
+func (s *Server) deleteCompute(w http.ResponseWriter, r *http.Request) {
+	force := r.URL.Query().Get("force") == "true"
+	if err := s.cfg.Controller.DeleteCompute(r.Context(), r.PathValue("name"), force); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

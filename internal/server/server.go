@@ -55,6 +55,9 @@ func (s *Server) Handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/computes", adminOnly(s.listComputes))
 	api.HandleFunc("GET /api/computes/{name}", adminOnly(s.getCompute))
+	api.HandleFunc("POST /api/computes", adminOnly(s.createCompute))
+	api.HandleFunc("PUT /api/computes/{name}", adminOnly(s.updateCompute))
+	api.HandleFunc("DELETE /api/computes/{name}", adminOnly(s.deleteCompute))
 
 	api.HandleFunc("POST /api/blobs/missing", s.missingBlobs)
 	api.HandleFunc("PUT /api/blobs/{hash}", s.putBlob)

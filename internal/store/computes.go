@@ -88,3 +88,15 @@ func scanCompute(r scanner) (*compute.Target, error) {
 	t.CreatedAt = fromNanos(created)
 	return &t, nil
 }
+
+// DeleteCompute removes a compute target.
+func (s *Store) DeleteCompute(ctx context.Context, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM computes WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("delete compute %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("compute %s: %w", name, ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Sealer encrypts and decrypts secrets at rest (secrets.Keyring).
+type Sealer interface {
+	Encrypt(plaintext []byte) (string, error)
+	Decrypt(ciphertext string) ([]byte, error)
+}
+
+// CreateCompute verifies a target with its backend (attach) and stores it with its secrets sealed.
+// With replace, an existing target of the same name and type is updated (not while it has active
+// runs, unless only settings that do not affect them change — Hangar is conservative: it refuses).
+// Nothing is stored when verification fails.
+func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
+	if s.Name == "" {
+		return nil, invalidf("name: required")
+	}
+	old, err := c.Store.Compute(ctx, s.Name)
+	switch {
+	case err == nil && !replace:
+		return nil, conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
+	case err == nil && old.Type != s.Type:
+		return nil, conflictf("compute %s is a %s target; it cannot become %s (delete it first)", s.Name, old.Type, s.Type)
+	case errors.Is(err, store.ErrNotFound) && replace:
+		return nil, notFoundf("compute %s does not exist", s.Name)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	b, ok := c.Backends[s.Type]
+	if !ok {
+		return nil, invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
+	}
+	st := compute.Stored{Spec: s}
+	if a, ok := b.(backend.Attacher); ok {
+		node, err := a.Attach(ctx, &st.Spec)
+		if err != nil {
+			return nil, invalidf("attach %s: %v", s.Name, err)
+		}
+		st.Node, st.AttachedAt = node, c.Now()
+	}
+	if err := c.seal(&st.Spec); err != nil {
+		return nil, err
+	}
+	props, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: c.Now()}
+	if old != nil {
+		t.CreatedAt = old.CreatedAt
+	}
+	if err := c.Store.PutCompute(ctx, t); err != nil {
+		return nil, err
+	}
+	c.Log.Info("compute stored", "name", s.Name, "type", s.Type)
+	return &t, nil
+}
+
+// DeleteCompute removes a target; with active runs it refuses unless force, which cancels them.
+func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool) error {
+	if name == compute.LocalName {
+		return invalidf("compute local is built in and cannot be deleted")
+	}
+	if _, err := c.Store.Compute(ctx, name); err != nil {
+		return mapStoreErr(err)
+	}
+	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	if err != nil {
+		return err
+	}
+	if len(active) > 0 && !force {
+		return conflictf("compute %s has %d active runs (e.g. %s); cancel them or use --force", name, len(active), active[0].ID)
+	}
+	for _, r := range active {
+		if _, err := c.Cancel(ctx, r.ID); err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != Conflict {
+				return fmt.Errorf("cancel %s: %w", r.ID, err)
+			}
+		}
+	}
+	return c.Store.DeleteCompute(ctx, name)
+}
+
+// TargetSpec returns a target's spec with its secrets unsealed, for a backend.
+func (c *Controller) TargetSpec(t compute.Target) (*compute.Stored, error) {
+	st, err := compute.Load(t)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range st.Spec.SecretFields() {
+		if *f == "" {
+			continue
+		}
+		if c.Secrets == nil {
+			return nil, fmt.Errorf("compute %s: no workspace key to unseal its secrets", t.Name)
+		}
+		b, err := c.Secrets.Decrypt(*f)
+		if err != nil {
+			return nil, fmt.Errorf("compute %s: unseal secret: %w", t.Name, err)
+		}
+		*f = string(b)
+	}
+	return st, nil
+}
+
+func (c *Controller) seal(s *compute.Spec) error {
+	for _, f := range s.SecretFields() {
+		if *f == "" {
+			continue
+		}
+		if c.Secrets == nil {
+			return fmt.Errorf("no workspace key to seal secrets")
+		}
+		ct, err := c.Secrets.Encrypt([]byte(*f))
+		if err != nil {
+			return err
+		}
+		*f = ct
+	}
+	return nil
+}
