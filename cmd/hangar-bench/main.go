@@ -54,6 +54,8 @@ func run(ctx context.Context, bin string, n, reps, files, size int, only string)
 			func() ([]bench.Row, error) { return bench.Tree10k(ctx, w, dir, files, size, reps) }},
 		{"env", "Preparing with a cached environment vs. its first build",
 			func() ([]bench.Row, error) { return bench.Environments(ctx, w, dir, 5) }},
+		{"ssh", "Attached VM over SSH: `sleep 1` through hangar vs. `ssh host 'sleep 1'`",
+			func() ([]bench.Row, error) { return sshGroup(ctx, w, dir, n, files, size) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -66,4 +68,23 @@ func run(ctx context.Context, bin string, n, reps, files, size int, only string)
 		bench.Markdown(os.Stdout, g.title, rows)
 	}
 	return nil
+}
+
+// sshGroup runs the SSH benchmarks against an sshd on loopback and prints the tree table itself.
+func sshGroup(ctx context.Context, w *bench.Workspace, dir string, n, files, size int) ([]bench.Row, error) {
+	repo, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	h, err := bench.StartSSH(ctx, repo, dir+"/sshd")
+	if err != nil {
+		return nil, err
+	}
+	defer h.Stop(repo)
+	rows, tree, err := bench.SSH(ctx, w, h, dir, n, files, size)
+	if err != nil {
+		return nil, err
+	}
+	defer bench.Markdown(os.Stdout, fmt.Sprintf("Attached VM: bytes sent to the host for a %d-file tree", files), tree)
+	return rows, nil
 }

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/backend/local"
+	sshbackend "github.com/hangar-ml/hangar/internal/backend/ssh"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/compute"
@@ -76,13 +78,25 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	}
 
 	// The backends, one per compute type.
+	var ctrl *controller.Controller
 	backends := map[string]backend.Backend{
+		compute.TypeSSH: &sshbackend.Backend{
+			ServerAddr: func() string { return strings.TrimPrefix(urlFn(), "http://") },
+			Exe:        exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"),
+			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
+				t, err := st.Compute(ctx, name)
+				if err != nil {
+					return nil, err
+				}
+				return ctrl.TargetSpec(*t)
+			},
+		},
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
 			BlobDir: h.Blobs(), Log: o.Log.With("component", "backend/local"),
 		},
 	}
-	ctrl := &controller.Controller{
+	ctrl = &controller.Controller{
 		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: runKey},
 		Secrets:  secrets.Keyring{key},
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),

@@ -166,6 +166,9 @@ type SupervisorConfig struct {
 	LocalBlobDir string `json:"local_blob_dir,omitempty"`
 	// EnvDir is the node's environment cache (default: envs/ beside CacheDir).
 	EnvDir string `json:"env_dir,omitempty"`
+	// MaxOfflineSeconds is how long the supervisor waits for an unreachable server before giving
+	// up (default a day).
+	MaxOfflineSeconds int64 `json:"max_offline_seconds,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

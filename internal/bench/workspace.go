@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -59,10 +60,27 @@ func Start(ctx context.Context, bin, dir string, env ...string) (*Workspace, err
 	return w, nil
 }
 
-// Stop stops the server and proxy.
+// Stop stops the server and proxy, and kills the supervisors of runs still going (runs submitted
+// without --stream), so that nothing outlives the benchmark.
 func (w *Workspace) Stop() {
 	w.proxy.Close()
 	_ = w.server.Process.Signal(syscall.SIGTERM)
+	for _, root := range []string{filepath.Join(w.Home, "local", "runs"), filepath.Join(filepath.Dir(w.Home), "vm-work", "runs")} {
+		handles, _ := filepath.Glob(filepath.Join(root, "*", "handle.json"))
+		for _, f := range handles {
+			var h struct {
+				PID  int `json:"pid"`
+				Proc struct {
+					PID int `json:"pid"`
+				} `json:"proc"`
+			}
+			if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &h) == nil {
+				if pid := max(h.PID, h.Proc.PID); pid > 0 {
+					_ = syscall.Kill(-pid, syscall.SIGKILL) // its session: supervisor and command
+				}
+			}
+		}
+	}
 }
 
 // Run runs the CLI against the workspace (through the proxy) and returns its stderr.
@@ -124,6 +142,10 @@ func (p *Proxy) Upstream() int64 {
 	p.active.Wait()
 	return p.up.Swap(0)
 }
+
+// Bytes returns the bytes clients sent so far and resets the counter, without waiting for open
+// connections (a long-lived SSH connection never closes between measurements).
+func (p *Proxy) Bytes() int64 { return p.up.Swap(0) }
 
 // Close stops accepting.
 func (p *Proxy) Close() { p.ln.Close() }

@@ -27,6 +27,7 @@ func newComputeCmd(env *Env) *cobra.Command {
 			"  hangar compute update -f cluster.yml --set max_instances=8", true),
 		newComputeDeleteCmd(env, "delete", "Delete a compute target (refused while runs are active, unless --force)"),
 		newComputeDeleteCmd(env, "detach", "Detach an attached target (refused while runs are active, unless --force)"))
+	cmd.AddCommand(newComputeListSizesCmd(env), newComputeAddSizeCmd(env), newComputeDeleteSizeCmd(env))
 	return groupCmd(cmd)
 }
 

@@ -96,6 +96,7 @@ func NewRoot(deps Deps) *cobra.Command {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.AddCommand(newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSuperviseCmd(env), newVersionCmd(env))
+	root.AddCommand(newAgentCmd(env))
 	return root
 }
 

@@ -45,6 +45,9 @@ for the local workspace when needed, so you rarely run this yourself.`,
 	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	cmd.Flags().DurationVar(&o.Controller.CancelGrace, "cancel-grace", 10*time.Second, "time a canceled run's processes get between SIGTERM and SIGKILL")
 	cmd.Flags().DurationVar(&o.Controller.Heartbeat, "heartbeat", 5*time.Second, "how often run supervisors report")
+	cmd.Flags().DurationVar(&o.Controller.StaleAfter, "stale-after", 15*time.Second, "silence after which a run's backend is asked about it")
+	cmd.Flags().DurationVar(&o.Controller.NotRespondingAfter, "not-responding-after", time.Minute, "silence after which a run is NotResponding")
+	cmd.Flags().DurationVar(&o.Controller.LostAfter, "lost-after", 15*time.Minute, "unreachability after which a run fails")
 	cmd.AddCommand(newServerStopCmd(env), newServerStatusCmd(env))
 	return cmd
 }

@@ -22,16 +22,25 @@ type Settings struct {
 	StaleAfter time.Duration
 	// NotRespondingAfter marks a run whose supervisor is alive but silent this long NotResponding.
 	NotRespondingAfter time.Duration
+	// LostAfter fails a run whose node has been unreachable (its backend cannot tell its state)
+	// this long.
+	LostAfter time.Duration
 	// CancelGrace is the time between SIGTERM and SIGKILL of a canceled run's processes.
 	CancelGrace time.Duration
 	// Tick is the reconcile period.
 	Tick time.Duration
 }
 
+// Bounds on backend calls, so that one unreachable host cannot stall the loop for everyone.
+const (
+	submitTimeout = 2 * time.Minute
+	statusTimeout = 15 * time.Second
+)
+
 // DefaultSettings are used for zero fields.
 var DefaultSettings = Settings{
 	Heartbeat: 5 * time.Second, StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second,
-	CancelGrace: 10 * time.Second, Tick: time.Second,
+	CancelGrace: 10 * time.Second, Tick: time.Second, LostAfter: 15 * time.Minute,
 }
 
 // Controller owns the run lifecycle.
@@ -68,6 +77,9 @@ func (c *Controller) Init() {
 	}
 	if s.NotRespondingAfter == 0 {
 		s.NotRespondingAfter = d.NotRespondingAfter
+	}
+	if s.LostAfter == 0 {
+		s.LostAfter = d.LostAfter
 	}
 	if s.CancelGrace == 0 {
 		s.CancelGrace = d.CancelGrace
@@ -162,7 +174,9 @@ func (c *Controller) submit(ctx context.Context, r *job.Run) error {
 		}
 		return err
 	}
-	h, err := b.Submit(ctx, backend.Launch{RunID: r.ID, Token: c.Tokens.For(r.ID), Target: *t, Spec: r.Spec})
+	sctx, cancel := context.WithTimeout(ctx, submitTimeout)
+	defer cancel()
+	h, err := b.Submit(sctx, backend.Launch{RunID: r.ID, Token: c.Tokens.For(r.ID), Target: *t, Spec: r.Spec})
 	if err != nil {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
 		return errors.Join(err, terr)
@@ -191,7 +205,9 @@ func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Cancel(ctx, r.Handle); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	if err := b.Cancel(cctx, r.Handle); err != nil {
 		return err
 	}
 	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
@@ -215,9 +231,11 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 	if err != nil {
 		return err
 	}
-	st, err := b.Status(ctx, r.Handle)
+	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st, err := b.Status(sctx, r.Handle)
 	if err != nil {
-		return err
+		return c.unreachable(ctx, r, silent, err)
 	}
 	switch {
 	case st.Final != nil:
@@ -249,4 +267,22 @@ func (c *Controller) targetFull(ctx context.Context, t *compute.Target) (bool, s
 	}
 	max := st.Spec.Local.MaxConcurrentRuns
 	return running >= max, fmt.Sprintf("waiting: %d/%d runs running on %s (max_concurrent_runs)", running, max, t.Name), nil
+}
+
+// unreachable handles a run whose backend cannot tell its state (its host does not answer): it is
+// NotResponding after NotRespondingAfter, and Failed after LostAfter.
+func (c *Controller) unreachable(ctx context.Context, r *job.Run, silent time.Duration, cause error) error {
+	c.Log.Warn("run's node unreachable", "run", r.ID, "silent", silent.Round(time.Second), "err", cause)
+	if silent >= c.Settings.NotRespondingAfter && r.Status != job.NotResponding {
+		if _, err := c.transition(ctx, r.ID, job.NotResponding,
+			fmt.Sprintf("no heartbeat for %s and its node does not answer: %v", silent.Round(time.Second), cause), nil, nil); err != nil {
+			return err
+		}
+	}
+	if silent >= c.Settings.LostAfter {
+		_, err := c.transition(ctx, r.ID, job.Failed,
+			fmt.Sprintf("NotResponding: its node was unreachable for %s (%v)", silent.Round(time.Second), cause), nil, nil)
+		return err
+	}
+	return nil
 }

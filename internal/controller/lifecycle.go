@@ -91,8 +91,10 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 	return reply(r), nil
 }
 
+// reply tells a supervisor the run's state; a run the server considers over (canceled, or ended
+// while its node was unreachable) is stopped.
 func reply(r *job.Run) *api.StatusReply {
-	return &api.StatusReply{State: r.Status, Cancel: r.Status == job.CancelRequested || r.Status == job.Canceled}
+	return &api.StatusReply{State: r.Status, Cancel: r.Status == job.CancelRequested || r.Status.Terminal()}
 }
 
 // Heartbeat records that a run's supervisor is alive; a NotResponding run recovers its last phase.

@@ -110,33 +110,57 @@ func (w *ws) killServer() {
 	waitFor(w.t, 10*time.Second, "server to die", func() bool { return syscall.Kill(w.server.Process.Pid, 0) != nil })
 }
 
-// cleanup stops the server and cancels every supervisor still running, so temp dirs can go.
+// cleanup cancels every supervisor still running and stops the server, so temp dirs can go.
 func (w *ws) cleanup() {
-	dirs, _ := filepath.Glob(filepath.Join(w.home, "local", "runs", "*", "handle.json"))
-	var pids []int
-	for _, f := range dirs {
-		var h struct {
-			PID int `json:"pid"`
-		}
-		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
-			if syscall.Kill(h.PID, syscall.SIGTERM) == nil {
-				pids = append(pids, h.PID)
-			}
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil && !zombie(pid) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	stopSupervisors(filepath.Join(w.home, "local", "runs"))
 	if w.server != nil && w.server.Process != nil {
 		_ = w.server.Process.Signal(syscall.SIGTERM)
 	}
 	if w.server != nil && w.server.Process != nil {
 		_ = w.server.Process.Signal(syscall.SIGKILL)
 	}
+}
+
+// stopSupervisors sends SIGTERM to the supervisors of the runs under runsDir (their handle.json),
+// waits a while for them to wrap up, then kills what is left.
+func stopSupervisors(runsDir string) {
+	dirs, _ := filepath.Glob(filepath.Join(runsDir, "*", "handle.json"))
+	pids := map[int]string{} // pid → its run dir
+	for _, f := range dirs {
+		var h struct {
+			PID  int `json:"pid"`
+			Proc struct {
+				PID int `json:"pid"`
+			} `json:"proc"`
+		}
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &h) == nil {
+			pid := max(h.PID, h.Proc.PID)
+			// Only this run's supervisor: pids are reused quickly on a busy machine, and a stale
+			// pid may now belong to another test's process.
+			if pid > 0 && ownsPID(pid, filepath.Dir(f)) && syscall.Kill(pid, syscall.SIGTERM) == nil {
+				pids[pid] = filepath.Dir(f)
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pid, dir := range pids {
+		for time.Now().Before(deadline) && ownsPID(pid, dir) && !zombie(pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if ownsPID(pid, dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// ownsPID reports whether pid is the hangar supervisor of the run in dir.
+func ownsPID(pid int, dir string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	cmd := string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+	return strings.Contains(cmd, " supervise ") && strings.Contains(cmd, dir)
 }
 
 func zombie(pid int) bool {

@@ -84,14 +84,15 @@ func PutBlobs(ctx context.Context, r Runner, dir string, src BlobSource, hashes 
 		werr = writeBlobTar(pw, src, missing, &st)
 		pw.CloseWithError(werr)
 	}()
+	// One sha256sum for all files and one mv per two-character folder: a few processes for
+	// thousands of blobs, not several per blob.
 	script := "set -e; " + hashFunc + "mkdir -p " + Quote(dir) + "/tmp; d=$(cd " + Quote(dir) + " && pwd -P)\n" +
 		"s=$(mktemp -d \"$d/tmp/incoming.XXXXXX\"); trap 'rm -rf \"$s\"' EXIT\n" +
-		"tar -x -o -f - -C \"$s\"\n" +
-		"for h in $(ls \"$s\"); do\n" +
-		"  sum=$(sha < \"$s/$h\")\n" +
-		"  if [ \"$sum\" != \"$h\" ]; then echo \"hash mismatch: $h has $sum\" >&2; bad=1; continue; fi\n" +
-		"  p=$(printf %.2s \"$h\"); mkdir -p \"$d/$p\"; mv -f \"$s/$h\" \"$d/$p/$h\"\n" +
-		"done\n[ -z \"$bad\" ]\n"
+		"tar -x -o -f - -C \"$s\"\ncd \"$s\"\n" +
+		"if command -v sha256sum >/dev/null 2>&1; then ls | xargs sha256sum; else for h in $(ls); do echo \"$(sha < \"$h\")  $h\"; done; fi > ../sums.$$\n" +
+		"bad=$(awk '$1 != $2 {print $2 \" has \" $1}' ../sums.$$); rm -f ../sums.$$\n" +
+		"if [ -n \"$bad\" ]; then echo \"hash mismatch: $bad\" >&2; exit 1; fi\n" +
+		"for p in $(ls | cut -c1-2 | sort -u); do mkdir -p \"$d/$p\"; ls | grep \"^$p\" | xargs mv -f -t \"$d/$p/\"; done\n"
 	_, err = output(ctx, r, Cmd{Line: script, Stdin: pr})
 	pr.CloseWithError(io.ErrClosedPipe) // stops the writer if the command ended early
 	<-written

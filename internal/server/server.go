@@ -82,6 +82,8 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs/{id}/logs", runOnly(s.runLogs))
 	api.HandleFunc("POST /api/runs/{id}/metrics", runOnly(s.runMetrics))
 	api.HandleFunc("POST /api/runs/{id}/artifacts", runOnly(s.runArtifacts))
+	s.agentRoutes(api)
+	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))
 	return s.logRequests(mux)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -20,7 +22,14 @@ type conn struct {
 	log     *slog.Logger
 	// maxBackoff caps the wait between retries.
 	maxBackoff time.Duration
+	// maxOffline is how long the server may stay unreachable before the supervisor gives up
+	// (its files stay on the node); lastOK is the last time the server answered.
+	maxOffline time.Duration
+	lastOK     atomic.Int64
 }
+
+// ErrServerGone means the server has been unreachable for longer than the supervisor waits.
+var ErrServerGone = errors.New("the workspace server has been unreachable for too long")
 
 // retry calls fn until it succeeds, fails permanently (a 4xx answer) or ctx ends.
 func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
@@ -29,6 +38,9 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := fn(cctx)
 		cancel()
+		if err == nil || permanent(err) {
+			c.lastOK.Store(time.Now().UnixNano())
+		}
 		if err == nil {
 			if attempt > 1 {
 				c.log.Info("server reachable again", "call", what, "attempts", attempt)
@@ -37,6 +49,9 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 		}
 		if permanent(err) || ctx.Err() != nil {
 			return err
+		}
+		if last := c.lastOK.Load(); c.maxOffline > 0 && last > 0 && time.Since(time.Unix(0, last)) > c.maxOffline {
+			return fmt.Errorf("%s: %w (%s): %v", what, ErrServerGone, c.maxOffline, err)
 		}
 		if attempt == 1 || attempt%20 == 0 {
 			c.log.Warn("server call failed; retrying", "call", what, "attempt", attempt, "err", err)

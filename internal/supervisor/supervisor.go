@@ -64,7 +64,8 @@ func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
 	}
 	s := &Supervisor{
 		cfg: cfg, log: log, cache: cache,
-		conn:     &conn{c: api.NewClient(cfg.ServerURL, cfg.Token), urlFile: cfg.ServerURLFile, log: log, maxBackoff: 5 * time.Second},
+		conn: &conn{c: api.NewClient(cfg.ServerURL, cfg.Token), urlFile: cfg.ServerURLFile, log: log,
+			maxBackoff: 5 * time.Second, maxOffline: maxOffline(cfg)},
 		reports:  make(chan api.StatusReport, 64),
 		reported: make(chan struct{}),
 		canceled: make(chan struct{}),
@@ -236,4 +237,13 @@ func (s *Supervisor) finalReport(ctx context.Context, res Result) {
 		return
 	}
 	s.log.Info("run ended", "state", res.State, "reason", res.Reason)
+}
+
+// maxOffline is how long the supervisor keeps trying to reach an absent server: a day unless the
+// config says otherwise. Its result file stays on the node either way.
+func maxOffline(cfg api.SupervisorConfig) time.Duration {
+	if cfg.MaxOfflineSeconds > 0 {
+		return time.Duration(cfg.MaxOfflineSeconds) * time.Second
+	}
+	return 24 * time.Hour
 }

@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/local"
+	"github.com/hangar-ml/hangar/internal/compute"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultHeartbeat = 2 * time.Second
+	DefaultExitGrace = 30 * time.Second
+	DefaultKeepEnded = 10 * time.Minute
+	callTimeout      = 10 * time.Second
+)
+
+// Config configures an agent.
+type Config struct {
+	// ServerURL is the workspace server as seen from this machine (the join URL).
+	ServerURL string
+	// JoinToken admits the agent the first time; a saved identity in WorkDir is used instead
+	// when it is for the same node.
+	JoinToken string
+	// WorkDir holds the agent's identity, runs/<id>/ and the node's blob and environment caches.
+	WorkDir string
+	// NodeID, when set, must be the node the join token names.
+	NodeID string
+	Slice  Slice
+	Labels map[string]string
+	// Heartbeat is how often the agent reports.
+	Heartbeat time.Duration
+	// KillRunsOnExit makes SIGTERM cancel the agent's runs (waiting up to ExitGrace for their
+	// supervisors to finish) instead of leaving them running.
+	KillRunsOnExit bool
+	ExitGrace      time.Duration
+	// KeepEnded is how long a run that ended is still reported.
+	KeepEnded time.Duration
+	// Exe is the hangar binary that runs `hangar supervise`.
+	Exe     string
+	Version string
+	// Machine describes this machine (node.Detect).
+	Machine *compute.NodeInfo
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Agent is one node of a managed cluster.
+type Agent struct {
+	cfg  Config
+	log  *slog.Logger
+	info api.AgentInfo
+	runs *runs
+	id   identity
+	api  *api.Client
+	// acks are work ids acted on and not yet reported; register asks the next heartbeat to
+	// carry everything the agent offers; offline is set while the server cannot be reached.
+	acks     []int64
+	register bool
+	offline  bool
+	draining bool
+	gone     bool
+}
+
+// New prepares an agent: it works out what it offers and adopts the runs in its work dir.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
+	if cfg.ServerURL == "" || cfg.WorkDir == "" || cfg.Exe == "" || cfg.Machine == nil {
+		return nil, errors.New("agent: ServerURL, WorkDir, Exe and Machine are required")
+	}
+	cfg.Heartbeat = orDefault(cfg.Heartbeat, DefaultHeartbeat)
+	cfg.ExitGrace = orDefault(cfg.ExitGrace, DefaultExitGrace)
+	cfg.KeepEnded = orDefault(cfg.KeepEnded, DefaultKeepEnded)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dir, err := filepath.Abs(cfg.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	cfg.WorkDir = dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	info, err := Offer(cfg.Machine, cfg.Slice, cfg.Labels)
+	if err != nil {
+		return nil, err
+	}
+	info.Version = cfg.Version
+	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL }, Log: log}
+	a := &Agent{cfg: cfg, log: log, info: info, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now}}
+	if err := a.runs.adopt(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Info is what the agent offers.
+func (a *Agent) Info() api.AgentInfo { return a.info }
+
+// Run joins (or re-registers) and heartbeats until the agent is released and idle, the server
+// forgets the node, or ctx ends. Supervisors keep running while the server is unreachable; when
+// ctx ends they keep running too, unless KillRunsOnExit.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	a.log.Info("agent ready", "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
+		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return a.stop()
+		case <-t.C:
+		}
+		again, done := a.beat(ctx)
+		if done {
+			return nil
+		}
+		next := a.cfg.Heartbeat
+		if again {
+			next = 0
+		}
+		t.Reset(next)
+	}
+}
+
+// connect uses the saved identity when it is for this node, else joins with the join token.
+func (a *Agent) connect(ctx context.Context) error {
+	id, err := loadIdentity(a.cfg.WorkDir)
+	want := a.cfg.NodeID
+	if want == "" {
+		want = tokenNode(a.cfg.JoinToken)
+	}
+	if err == nil && (want == "" || want == id.NodeID) {
+		a.id, a.register = id, true
+		a.api = api.NewClient(a.cfg.ServerURL, id.AgentToken)
+		return nil
+	}
+	if a.cfg.JoinToken == "" {
+		return fmt.Errorf("no join token, and no agent identity in %s", a.cfg.WorkDir)
+	}
+	return a.join(ctx)
+}
+
+// join joins with the join token, retrying while the server cannot be reached.
+func (a *Agent) join(ctx context.Context) error {
+	c := api.NewClient(a.cfg.ServerURL, a.cfg.JoinToken)
+	req := api.JoinRequest{NodeID: a.cfg.NodeID, AgentInfo: a.info, Runs: a.runs.report(ctx)}
+	wait := time.Second
+	for {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		rep, err := c.JoinAgent(cctx, req)
+		cancel()
+		if err == nil {
+			a.id = identity{NodeID: rep.NodeID, Pool: rep.Pool, AgentToken: rep.AgentToken}
+			a.api = api.NewClient(a.cfg.ServerURL, rep.AgentToken)
+			return saveIdentity(a.cfg.WorkDir, a.id)
+		}
+		if permanent(err) {
+			return fmt.Errorf("join %s: %w", a.cfg.ServerURL, err)
+		}
+		a.log.Warn("cannot reach the server to join; retrying", "server", a.cfg.ServerURL, "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// permanent reports whether the server refused (a 4xx answer), as opposed to not answering.
+func permanent(err error) bool {
+	var e *api.Error
+	return errors.As(err, &e) && e.Status >= 400 && e.Status < 500
+}
+
+func status(err error) int {
+	var e *api.Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,60 @@
+package dispatch
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// occupancy is the state an agent's report puts a node in: running while a supervisor is alive
+// or an assignment waits, idle otherwise. Releasing and preempted nodes stay so; an agent that
+// leaves makes its node unusable.
+func occupancy(from store.NodeState, runs []api.AgentRun, pendingAssign int, leaving bool) (store.NodeState, string) {
+	switch {
+	case from == store.NodeReleasing || from == store.NodePreempted:
+		return from, ""
+	case leaving:
+		return store.NodeUnusable, "the agent stopped"
+	}
+	alive := 0
+	for _, r := range runs {
+		if r.Alive {
+			alive++
+		}
+	}
+	to, why := store.NodeIdle, "no runs"
+	if alive+pendingAssign > 0 {
+		to, why = store.NodeRunning, fmt.Sprintf("%d runs", alive+pendingAssign)
+	}
+	switch from {
+	case store.NodeProvisioning:
+		why = "the agent joined; " + why
+	case store.NodeUnusable:
+		why = "the agent is back; " + why
+	}
+	return to, why
+}
+
+// transition moves n to a state: it keeps IdleSince and returns the timeline entry. Moving
+// between idle and running is not a timeline entry (it is occupancy, not the node's life).
+func transition(n *store.Node, to store.NodeState, reason string, now time.Time) []store.NodeEvent {
+	from := n.State
+	if to == from {
+		return nil
+	}
+	n.State, n.StateReason = to, reason
+	switch {
+	case to == store.NodeIdle:
+		n.IdleSince = now
+	case from == store.NodeIdle:
+		n.IdleSince = time.Time{}
+	}
+	if occupied(from) && occupied(to) {
+		return nil
+	}
+	return []store.NodeEvent{{Time: now, From: from, To: to, Reason: reason}}
+}
+
+func occupied(s store.NodeState) bool { return s == store.NodeIdle || s == store.NodeRunning }

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/backend/local"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// runs are the supervisors of one agent. Each run has its directory under <work dir>/runs/<id>,
+// started exactly as the local backend starts one (detached session, supervisor.json 0600,
+// handle.json, result.json), so supervisors outlive the agent and a restarted agent adopts them.
+type runs struct {
+	sup *local.Backend
+	// keep is how long a run that ended is still reported.
+	keep time.Duration
+	now  func() time.Time
+	// known maps run ids to what the agent knows of them; ended runs are forgotten after keep.
+	known map[string]*runEntry
+}
+
+type runEntry struct {
+	handle backend.Handle
+	pid    int
+	// failed is set when the agent could not start the supervisor.
+	failed *api.RunResult
+	// endedAt is when the run was first seen ended.
+	endedAt time.Time
+}
+
+// adopt finds the runs already under the work dir (a restarted agent), leaving out those that
+// ended longer than keep ago.
+func (r *runs) adopt(ctx context.Context) error {
+	r.known = map[string]*runEntry{}
+	files, err := filepath.Glob(filepath.Join(r.sup.Root, "runs", "*", "handle.json"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("adopt runs: %w", err)
+		}
+		if st, err := r.sup.Status(ctx, b); err == nil && !st.Alive && r.endedLongAgo(st, f) {
+			continue
+		}
+		r.known[filepath.Base(filepath.Dir(f))] = &runEntry{handle: b, pid: pidOf(b)}
+	}
+	return nil
+}
+
+func (r *runs) endedLongAgo(st backend.Status, handleFile string) bool {
+	ended := time.Time{}
+	if st.Final != nil {
+		ended = st.Final.Time
+	} else if fi, err := os.Stat(handleFile); err == nil {
+		ended = fi.ModTime()
+	}
+	return r.now().Sub(ended) > r.keep
+}
+
+// start starts a run's supervisor unless the agent had it already (work is delivered again until
+// acknowledged, and a run never starts twice). A failure to start is reported as the run's result.
+func (r *runs) start(ctx context.Context, runID, token string) (started bool) {
+	if _, ok := r.known[runID]; ok {
+		return false
+	}
+	if _, err := os.Stat(r.sup.RunDir(runID)); err == nil {
+		r.known[runID] = &runEntry{failed: &api.RunResult{State: job.Failed, Time: r.now(),
+			Reason: "the agent found a directory for this run already and did not start it again"}}
+		return false
+	}
+	h, err := r.sup.Submit(ctx, backend.Launch{RunID: runID, Token: token})
+	if err != nil {
+		r.known[runID] = &runEntry{failed: &api.RunResult{State: job.Failed, Time: r.now(),
+			Reason: "the agent could not start the supervisor: " + err.Error()}}
+		return false
+	}
+	r.known[runID] = &runEntry{handle: h, pid: pidOf(h)}
+	return true
+}
+
+// cancel sends SIGTERM to a run's supervisor; a run the agent does not run is ignored.
+func (r *runs) cancel(ctx context.Context, runID string) error {
+	e, ok := r.known[runID]
+	if !ok || e.handle == nil {
+		return nil
+	}
+	return r.sup.Cancel(ctx, e.handle)
+}
+
+// report is every run alive or ended less than keep ago; older ended runs are forgotten.
+func (r *runs) report(ctx context.Context) []api.AgentRun {
+	now := r.now()
+	out := []api.AgentRun{}
+	for id, e := range r.known {
+		ar := api.AgentRun{RunID: id, PID: e.pid, Final: e.failed}
+		if e.handle != nil {
+			st, err := r.sup.Status(ctx, e.handle)
+			if err != nil {
+				st.Alive = true // unreadable: assume it runs rather than report it lost
+			}
+			ar.Alive = st.Alive
+			if f := st.Final; f != nil {
+				ar.Final = &api.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
+			}
+		}
+		if !ar.Alive && e.endedAt.IsZero() {
+			e.endedAt = now
+		}
+		if !ar.Alive && now.Sub(e.endedAt) > r.keep {
+			delete(r.known, id)
+			continue
+		}
+		out = append(out, ar)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
+	return out
+}
+
+// alive counts the supervisors still running, as of the last report.
+func alive(rs []api.AgentRun) int {
+	n := 0
+	for _, r := range rs {
+		if r.Alive {
+			n++
+		}
+	}
+	return n
+}
+
+func pidOf(h backend.Handle) int {
+	var v struct {
+		PID int `json:"pid"`
+	}
+	if err := json.Unmarshal(h, &v); err != nil {
+		return 0
+	}
+	return v.PID
+}

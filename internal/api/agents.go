@@ -1,0 +1,187 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/resources"
+	"github.com/hangar-ml/hangar/internal/sizes"
+)
+
+// AgentInfo is what an agent offers, sent when it joins and again when it re-registers.
+type AgentInfo struct {
+	// Capacity is what the agent offers runs: its slice of the machine.
+	Capacity resources.Vector `json:"capacity"`
+	GPUs     []compute.GPU    `json:"gpus,omitempty"`
+	// Node describes the whole machine.
+	Node    *compute.NodeInfo `json:"node,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Version string            `json:"version,omitempty"`
+}
+
+// JoinRequest is an agent's first call (POST /api/agents/join), made with its join token.
+type JoinRequest struct {
+	// NodeID, when set, must be the node the token was minted for.
+	NodeID string `json:"node_id,omitempty"`
+	AgentInfo
+	// Runs are supervisors the agent already runs (a restarted agent re-joining).
+	Runs []AgentRun `json:"runs,omitempty"`
+}
+
+// JoinReply gives the agent its identity and the token for its heartbeats.
+type JoinReply struct {
+	NodeID     string `json:"node_id"`
+	Pool       string `json:"pool"`
+	AgentToken string `json:"agent_token"`
+}
+
+// RunResult is how a run ended where it ran (the supervisor's result.json).
+type RunResult struct {
+	State    job.State `json:"state"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Time     time.Time `json:"time"`
+}
+
+// AgentRun is a run's supervisor as its agent sees it.
+type AgentRun struct {
+	RunID string `json:"run_id"`
+	PID   int    `json:"pid,omitempty"`
+	// Alive is true while the supervisor process exists.
+	Alive bool `json:"alive"`
+	// Final is the run's result file, once written.
+	Final *RunResult `json:"final,omitempty"`
+}
+
+// AgentHeartbeat is an agent's periodic report (POST /api/agents/{id}/heartbeat, agent token).
+type AgentHeartbeat struct {
+	// Runs are the supervisors the agent runs, and those that ended recently.
+	Runs []AgentRun `json:"runs"`
+	// Acks are the ids of work the agent acted on; acknowledged work is not sent again.
+	Acks []int64 `json:"acks,omitempty"`
+	// Register is set on the first heartbeat after the agent started again or found the server
+	// back: everything it offers, as when it joined.
+	Register *AgentInfo `json:"register,omitempty"`
+	// Draining says the agent takes no new runs (it was told to release, or is stopping).
+	Draining bool `json:"draining,omitempty"`
+	// Leaving is the agent's last heartbeat before it exits.
+	Leaving bool `json:"leaving,omitempty"`
+}
+
+// RunAssignment asks an agent to start a run's supervisor.
+type RunAssignment struct {
+	ID    int64  `json:"id"`
+	RunID string `json:"run_id"`
+	// Token is the run's token: the supervisor fetches everything else with it.
+	Token string `json:"token"`
+}
+
+// RunCancel asks an agent to stop a run (SIGTERM to its supervisor).
+type RunCancel struct {
+	ID    int64  `json:"id"`
+	RunID string `json:"run_id"`
+}
+
+// HeartbeatReply carries the agent's work.
+type HeartbeatReply struct {
+	Assignments []RunAssignment `json:"assignments,omitempty"`
+	Cancels     []RunCancel     `json:"cancels,omitempty"`
+	// Release tells the agent to take no more runs and exit once its runs have ended.
+	Release bool   `json:"release,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Node is a cluster node as listed and shown.
+type Node struct {
+	ID            string            `json:"id"`
+	Pool          string            `json:"pool"`
+	State         string            `json:"state"`
+	StateReason   string            `json:"state_reason,omitempty"`
+	Size          string            `json:"size,omitempty"`
+	LowPriority   bool              `json:"low_priority,omitempty"`
+	Capacity      resources.Vector  `json:"capacity"`
+	Allocated     resources.Vector  `json:"allocated"`
+	GPUs          []compute.GPU     `json:"gpus,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Info          *compute.NodeInfo `json:"info,omitempty"`
+	Runs          []AgentRun        `json:"runs,omitempty"`
+	ProviderID    string            `json:"provider_id,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	JoinDeadline  *time.Time        `json:"join_deadline,omitempty"`
+	JoinedAt      *time.Time        `json:"joined_at,omitempty"`
+	LastHeartbeat *time.Time        `json:"last_heartbeat,omitempty"`
+	IdleSince     *time.Time        `json:"idle_since,omitempty"`
+	// Pending is work queued for the node and not yet acknowledged (shown by GetNode only).
+	Pending []NodeWork `json:"pending,omitempty"`
+}
+
+// NodeWork is one piece of work queued for a node.
+type NodeWork struct {
+	ID          int64      `json:"id"`
+	Kind        string     `json:"kind"` // assign | cancel
+	RunID       string     `json:"run_id"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+}
+
+// NodeEvent is one entry of a cluster's timeline.
+type NodeEvent struct {
+	Time   time.Time `json:"time"`
+	Node   string    `json:"node"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// JoinAgent joins a cluster; the client's token is the join token.
+func (c *Client) JoinAgent(ctx context.Context, req JoinRequest) (*JoinReply, error) {
+	var out JoinReply
+	return &out, c.do(ctx, http.MethodPost, "/api/agents/join", req, &out)
+}
+
+// AgentHeartbeat reports an agent's runs and returns its work; the client's token is the agent token.
+func (c *Client) AgentHeartbeat(ctx context.Context, nodeID string, hb AgentHeartbeat) (*HeartbeatReply, error) {
+	var out HeartbeatReply
+	return &out, c.do(ctx, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb, &out)
+}
+
+// ListNodes lists a cluster's nodes.
+func (c *Client) ListNodes(ctx context.Context, pool string) ([]Node, error) {
+	var out []Node
+	return out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil, &out)
+}
+
+// GetNode shows one node with its pending work.
+func (c *Client) GetNode(ctx context.Context, id string) (*Node, error) {
+	var out Node
+	return &out, c.do(ctx, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil, &out)
+}
+
+// NodeEvents returns a cluster's timeline, oldest first; limit keeps the newest entries (0 = all).
+func (c *Client) NodeEvents(ctx context.Context, pool string, limit int) ([]NodeEvent, error) {
+	var out []NodeEvent
+	p := "/api/computes/" + url.PathEscape(pool) + "/node-events?limit=" + strconv.Itoa(limit)
+	return out, c.do(ctx, http.MethodGet, p, nil, &out)
+}
+
+// ListSizes lists the workspace's size catalog.
+func (c *Client) ListSizes(ctx context.Context) ([]sizes.Size, error) {
+	var out []sizes.Size
+	return out, c.do(ctx, http.MethodGet, "/api/sizes", nil, &out)
+}
+
+// CreateSize adds a workspace size.
+func (c *Client) CreateSize(ctx context.Context, s sizes.Size) (*sizes.Size, error) {
+	var out sizes.Size
+	return &out, c.do(ctx, http.MethodPost, "/api/sizes", s, &out)
+}
+
+// DeleteSize removes a workspace size.
+func (c *Client) DeleteSize(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/api/sizes/"+url.PathEscape(name), nil, nil)
+}

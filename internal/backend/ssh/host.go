@@ -1,0 +1,150 @@
+package ssh
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/remote"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+// host is a connected target: its connection, where hangar lives there, its tunnels.
+type host struct {
+	name   string
+	client *remote.Client
+	work   string // absolute work directory on the host
+	bin    string // hangar on the host
+	server string // where tunnels deliver
+
+	mu       sync.Mutex
+	forwards map[string]*remote.Forward // by remote port
+}
+
+// host returns the target's connection, connecting (and installing hangar) the first time.
+func (b *Backend) host(ctx context.Context, name string) (*host, error) {
+	b.mu.Lock()
+	if h := b.hosts[name]; h != nil {
+		b.mu.Unlock()
+		return h, nil
+	}
+	b.mu.Unlock()
+	st, err := b.Targets(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Spec.SSH == nil {
+		return nil, fmt.Errorf("compute %s is not an ssh target", name)
+	}
+	client, err := remote.Connect(ctx, config(st.Spec.SSH.SSHHost), remote.ClientOptions{
+		Log: b.Log.With("target", name),
+		OnState: func(s remote.State) {
+			b.Log.Info("ssh connection", "target", name, "connected", s.Connected, "err", s.Err)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", name, err)
+	}
+	h := &host{name: name, client: client, server: b.ServerAddr(), forwards: map[string]*remote.Forward{}}
+	if err := h.install(ctx, b.Exe, st.Spec.SSH.WorkDir); err != nil {
+		client.Close()
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old := b.hosts[name]; old != nil { // another call connected meanwhile
+		client.Close()
+		return old, nil
+	}
+	if b.hosts == nil {
+		b.hosts = map[string]*host{}
+	}
+	b.hosts[name] = h
+	return h, nil
+}
+
+// install resolves the work directory and puts this hangar binary on the host (once per version).
+func (h *host) install(ctx context.Context, exe, workDir string) error {
+	home, err := remote.Home(ctx, h.client)
+	if err != nil {
+		return fmt.Errorf("%s: home directory: %w", h.name, err)
+	}
+	switch {
+	case workDir == "" || workDir == "~":
+		workDir = path.Join(home, ".hangar")
+	case strings.HasPrefix(workDir, "~/"):
+		workDir = path.Join(home, workDir[2:])
+	case !path.IsAbs(workDir):
+		workDir = path.Join(home, workDir)
+	}
+	h.work = workDir
+	bin, _, err := remote.PutBinary(ctx, h.client, exe, "hangar")
+	if err != nil {
+		return fmt.Errorf("%s: install hangar: %w", h.name, err)
+	}
+	if !path.IsAbs(bin) {
+		bin = path.Join(home, bin)
+	}
+	h.bin = bin
+	return nil
+}
+
+// forward returns the reverse tunnel on a remote port ("" = any new port, reused across runs).
+func (h *host) forward(ctx context.Context, port string) (*remote.Forward, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if port == "" {
+		for _, f := range h.forwards {
+			return f, nil
+		}
+		port = "0"
+	} else if f := h.forwards[port]; f != nil {
+		return f, nil
+	}
+	f, err := h.client.ReverseForward(ctx, "127.0.0.1:"+port, h.server)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tunnel to the server: %w", h.name, err)
+	}
+	_, p, _ := strings.Cut(f.RemoteAddr(), ":")
+	h.forwards[p] = f
+	return f, nil
+}
+
+// seed sends the code snapshot and input data the host's cache lacks, so the supervisor finds them
+// there instead of fetching each file through the tunnel. A manifest goes after its files, so a
+// host that has a manifest has everything it names: an unchanged tree costs one small command.
+func (b *Backend) seed(ctx context.Context, h *host, l backend.Launch) error {
+	var manifests []string
+	if l.Spec.CodeSnapshot != "" {
+		manifests = append(manifests, l.Spec.CodeSnapshot)
+	}
+	for _, in := range l.Spec.Inputs {
+		if in.Manifest != "" {
+			manifests = append(manifests, in.Manifest)
+		}
+	}
+	cache := path.Join(h.work, "cache", "blobs")
+	missing, err := remote.MissingBlobs(ctx, h.client, cache, manifests)
+	if err != nil {
+		return fmt.Errorf("%s: check cache: %w", h.name, err)
+	}
+	for _, m := range missing {
+		man, err := transfer.FetchManifest(ctx, snapshot.StoreSource{Store: b.Blobs}, m)
+		if err != nil {
+			return err
+		}
+		st, err := remote.PutBlobs(ctx, h.client, cache, b.Blobs, man.Hashes())
+		if err != nil {
+			return fmt.Errorf("%s: send snapshot: %w", h.name, err)
+		}
+		if _, err := remote.PutBlobs(ctx, h.client, cache, b.Blobs, []string{m}); err != nil {
+			return fmt.Errorf("%s: send snapshot: %w", h.name, err)
+		}
+		b.Log.Info("seeded host cache", "target", h.name, "present", st.Present, "sent", st.Sent, "bytes", st.Bytes)
+	}
+	return nil
+}

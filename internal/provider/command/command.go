@@ -1,0 +1,136 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/provider"
+)
+
+// Provider runs the hooks of a compute.Provider of type command with bash.
+//
+// create gets HANGAR_JOIN_URL, HANGAR_JOIN_TOKEN, HANGAR_NODE_ID, HANGAR_POOL, HANGAR_SIZE,
+// HANGAR_CORES, HANGAR_MEMORY_BYTES, HANGAR_GPUS and HANGAR_WORK_DIR (after the provider's env
+// map, which cannot override them); the last line it prints on stdout is the provider id.
+// delete gets HANGAR_PROVIDER_ID, HANGAR_NODE_ID and HANGAR_POOL; an empty delete hook deletes
+// nothing. Each hook runs in its own process group, killed when it outlives Timeout. A hook
+// may leave background processes behind (e.g. an agent started with nohup) as long as they do
+// not keep its stdout and stderr open.
+type Provider struct {
+	Spec compute.Provider
+	// Dir is where hooks run ("" = the server's working directory).
+	Dir string
+	Log *slog.Logger
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Create runs the create hook.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (string, error) {
+	if strings.TrimSpace(p.Spec.Create) == "" {
+		return "", errors.New("create node: the provider has no create hook")
+	}
+	out, err := p.run(ctx, "create", p.Spec.Create, provider.Env(req))
+	if err != nil {
+		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+	}
+	id := lastLine(out)
+	if id == "" {
+		return "", fmt.Errorf("create node %s: the create hook printed no provider id (its last line on stdout)", req.NodeID)
+	}
+	p.Log.Info("created node", "node", req.NodeID, "provider_id", id)
+	return id, nil
+}
+
+// Delete runs the delete hook.
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) error {
+	if strings.TrimSpace(p.Spec.Delete) == "" {
+		return nil
+	}
+	env := []string{"HANGAR_PROVIDER_ID=" + req.ProviderID, "HANGAR_NODE_ID=" + req.NodeID, "HANGAR_POOL=" + req.Pool}
+	if _, err := p.run(ctx, "delete", p.Spec.Delete, env); err != nil {
+		return fmt.Errorf("delete node %s (%s): %w", req.NodeID, req.ProviderID, err)
+	}
+	return nil
+}
+
+func (p *Provider) timeout() time.Duration {
+	if p.Spec.Timeout > 0 {
+		return time.Duration(p.Spec.Timeout) * time.Second
+	}
+	return compute.DefaultProviderTimeout * time.Second
+}
+
+// run runs one hook and returns its stdout; errors carry the tail of its stderr.
+func (p *Provider) run(ctx context.Context, name, script string, vars []string) (string, error) {
+	limit := p.timeout()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = p.Dir
+	cmd.Env = append(append(provider.BaseEnv(), userEnv(p.Spec.Env)...), vars...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second // a background child holding the pipes does not hold us
+	stdout, stderr := &tail{max: 64 << 10}, &tail{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited 0; something it started kept the pipes open
+	}
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "", fmt.Errorf("%s hook killed after its timeout of %s%s", name, limit, stderr.suffix())
+	case err != nil:
+		return "", fmt.Errorf("%s hook: %w%s", name, err, stderr.suffix())
+	}
+	return stdout.String(), nil
+}
+
+func userEnv(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	buf bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return t.buf.String() }
+
+// suffix is ": <stderr tail>" for an error message, or "" when the hook wrote nothing.
+func (t *tail) suffix() string {
+	s := strings.TrimSpace(t.buf.String())
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

@@ -1,0 +1,258 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/provider"
+)
+
+// RecordFile, in a node's work dir, records the agent the provider started (pid, start time, GPUs).
+const RecordFile = "provider.json"
+
+// DefaultStopGrace is how long a deleted node's agent gets to cancel its runs before SIGKILL.
+const DefaultStopGrace = 20 * time.Second
+
+// Provider starts agents on this machine. A node's directory, <Root>/<node id>, is its provider
+// id: it holds provider.json and agent.log, and is the agent's work dir unless the request
+// names another.
+//
+// Each agent offers the size's cores and memory (advertised, not enforced: runs are not
+// confined to them) and distinct GPUs: the first free ones of GPUs, free meaning not held by a
+// live agent this provider started. The join token reaches the agent through its environment,
+// not its command line.
+type Provider struct {
+	// Exe is the hangar binary.
+	Exe string
+	// Root holds a work dir per node (<Root>/<node id>) unless the request names one.
+	Root string
+	// GPUs are the machine's GPU indices to share out.
+	GPUs []int
+	// AgentArgs are extra flags for each agent (e.g. --heartbeat 1s).
+	AgentArgs []string
+	// StopGrace is how long Delete lets an agent cancel its runs before killing it.
+	StopGrace time.Duration
+	Log       *slog.Logger
+
+	mu sync.Mutex // one Create at a time, so that two agents never get the same GPU
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+type record struct {
+	NodeID    string `json:"node_id"`
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+	GPUs      []int  `json:"gpus"`
+}
+
+func (p *Provider) grace() time.Duration {
+	if p.StopGrace > 0 {
+		return p.StopGrace
+	}
+	return DefaultStopGrace
+}
+
+// Create starts the node's agent detached in its own session and returns its work dir.
+func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dir, err := filepath.Abs(filepath.Join(p.Root, req.NodeID))
+	if err != nil {
+		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+	}
+	work := req.WorkDir
+	if work == "" {
+		work = dir
+	}
+	gpus, err := p.freeGPUs(req.Size.GPUs)
+	if err != nil {
+		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+	}
+	for _, d := range []string{dir, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+		}
+	}
+	rec, err := p.start(req, dir, work, gpus)
+	if err != nil {
+		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+	}
+	if err := writeRecord(dir, rec); err != nil {
+		_ = syscall.Kill(rec.PID, syscall.SIGKILL)
+		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
+	}
+	p.Log.Info("started agent", "node", req.NodeID, "pid", rec.PID, "dir", dir, "gpus", gpus)
+	return dir, nil
+}
+
+// start starts the agent with work as its work dir; its log goes to <dir>/agent.log.
+func (p *Provider) start(req provider.CreateRequest, dir, work string, gpus []int) (record, error) {
+	gpuFlag := "none"
+	if len(gpus) > 0 {
+		ids := make([]string, len(gpus))
+		for i, g := range gpus {
+			ids[i] = strconv.Itoa(g)
+		}
+		gpuFlag = strings.Join(ids, ",")
+	}
+	args := []string{"agent", "--server", req.JoinURL, "--work-dir", work, "--node-id", req.NodeID,
+		"--cores", strconv.Itoa(req.Size.Cores), "--memory", strconv.FormatInt(req.Size.MemoryBytes, 10),
+		"--gpus", gpuFlag, "--kill-runs-on-exit", "--exit-grace", p.grace().String()}
+	logf, err := os.OpenFile(filepath.Join(dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return record{}, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(p.Exe, append(args, p.AgentArgs...)...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(provider.BaseEnv(), "HANGAR_JOIN_TOKEN="+req.JoinToken)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return record{}, fmt.Errorf("start agent: %w", err)
+	}
+	go cmd.Wait() // reap
+	return record{NodeID: req.NodeID, PID: cmd.Process.Pid, StartTime: startTime(cmd.Process.Pid), GPUs: gpus}, nil
+}
+
+// freeGPUs picks n GPUs no live agent of this provider holds.
+func (p *Provider) freeGPUs(n int) ([]int, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	used := map[int]bool{}
+	files, _ := filepath.Glob(filepath.Join(p.Root, "*", RecordFile))
+	for _, f := range files {
+		if rec, err := readRecord(filepath.Dir(f)); err == nil && alive(rec) {
+			for _, g := range rec.GPUs {
+				used[g] = true
+			}
+		}
+	}
+	var free []int
+	for _, g := range p.GPUs {
+		if !used[g] {
+			free = append(free, g)
+		}
+	}
+	if len(free) < n {
+		return nil, fmt.Errorf("the size needs %d GPUs; %d of this machine's %d are free", n, len(free), len(p.GPUs))
+	}
+	return slices.Clone(free[:n]), nil
+}
+
+// Delete stops the node's agent: SIGTERM (it cancels its runs and waits for them up to
+// StopGrace), then SIGKILL. Its work dir stays, with the runs' directories and agent.log.
+func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) error {
+	dir := req.ProviderID
+	rec, err := readRecord(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete node %s: %w", req.NodeID, err)
+	}
+	if alive(rec) {
+		if err := stop(ctx, rec, p.grace()+5*time.Second); err != nil {
+			return fmt.Errorf("delete node %s: %w", req.NodeID, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, RecordFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete node %s: %w", req.NodeID, err)
+	}
+	p.Log.Info("deleted node", "node", req.NodeID, "pid", rec.PID)
+	return nil
+}
+
+// stop sends SIGTERM, waits up to grace for the process to end, then sends SIGKILL.
+func stop(ctx context.Context, rec record, grace time.Duration) error {
+	if err := syscall.Kill(rec.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal agent %d: %w", rec.PID, err)
+	}
+	if err := waitGone(ctx, rec, grace); err != nil || !alive(rec) {
+		return err
+	}
+	_ = syscall.Kill(rec.PID, syscall.SIGKILL)
+	return waitGone(ctx, rec, 5*time.Second)
+}
+
+// waitGone polls until the process ended or the time is up.
+func waitGone(ctx context.Context, rec record, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for alive(rec) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+func readRecord(dir string) (record, error) {
+	var rec record
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("read %s: %w", filepath.Join(dir, RecordFile), err)
+	}
+	return rec, nil
+}
+
+func writeRecord(dir string, rec record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, RecordFile)
+	if err := os.WriteFile(path+".tmp", b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// alive reports whether the recorded process still runs (and is the same process: the start
+// time guards against pid reuse).
+func alive(rec record) bool {
+	if rec.PID <= 0 {
+		return false
+	}
+	st := startTime(rec.PID)
+	return st != 0 && (rec.StartTime == 0 || st == rec.StartTime)
+}
+
+// startTime reads a process's start time from /proc; 0 when it is gone or a zombie.
+func startTime(pid int) uint64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}

@@ -1,0 +1,132 @@
+package local
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangar-ml/hangar/internal/provider"
+	"github.com/hangar-ml/hangar/internal/resources"
+	"github.com/hangar-ml/hangar/internal/sizes"
+)
+
+// fakeAgent is an "agent" that records its arguments and join token, then waits for SIGTERM.
+const fakeAgent = `#!/bin/sh
+echo "$@" > args
+echo "$HANGAR_JOIN_TOKEN" > token
+trap 'echo term > terminated; exit 0' TERM
+while :; do sleep 0.05; done
+`
+
+func newProvider(t *testing.T, gpus ...int) *Provider {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "hangar")
+	if err := os.WriteFile(exe, []byte(fakeAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &Provider{Exe: exe, Root: t.TempDir(), GPUs: gpus, AgentArgs: []string{"--heartbeat", "1s"},
+		StopGrace: time.Second, Log: slog.New(slog.DiscardHandler)}
+	t.Cleanup(func() {
+		files, _ := filepath.Glob(filepath.Join(p.Root, "*", RecordFile))
+		for _, f := range files {
+			if rec, err := readRecord(filepath.Dir(f)); err == nil && alive(rec) {
+				_ = stop(t.Context(), rec, time.Second)
+			}
+		}
+	})
+	return p
+}
+
+func waitFile(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func gpuSize(n int) sizes.Size {
+	return sizes.Size{Name: "local-gpu", Cores: 2, MemoryBytes: 4 * resources.Gi, GPUs: n}
+}
+
+func TestCreateStartsAnAgentWithItsSlice(t *testing.T) {
+	p := newProvider(t, 0, 1, 2)
+	req := provider.CreateRequest{Pool: "gpu", NodeID: "gpu-a", JoinURL: "http://127.0.0.1:9", JoinToken: "hj1.secret", Size: gpuSize(2)}
+	id, err := p.Create(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != filepath.Join(p.Root, "gpu-a") {
+		t.Errorf("provider id %q", id)
+	}
+	args := waitFile(t, filepath.Join(id, "args"))
+	want := "agent --server http://127.0.0.1:9 --work-dir " + id + " --node-id gpu-a --cores 2 --memory 4294967296 --gpus 0,1 --kill-runs-on-exit --exit-grace 1s --heartbeat 1s"
+	if args != want {
+		t.Errorf("agent args\n got %s\nwant %s", args, want)
+	}
+	if tok := waitFile(t, filepath.Join(id, "token")); tok != "hj1.secret" {
+		t.Errorf("join token in the environment = %q", tok)
+	}
+	// The next node gets the GPU left; one more finds none.
+	id2, err := p.Create(t.Context(), provider.CreateRequest{Pool: "gpu", NodeID: "gpu-b", Size: gpuSize(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := readRecord(id2); !cmp.Equal(rec.GPUs, []int{2}) {
+		t.Errorf("second node GPUs %v", rec.GPUs)
+	}
+	if _, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "gpu-c", Size: gpuSize(1)}); err == nil ||
+		!strings.Contains(err.Error(), "0 of this machine's 3 are free") {
+		t.Errorf("third Create = %v", err)
+	}
+	// Deleting a node frees its GPUs.
+	if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "gpu-a", ProviderID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitFile(t, filepath.Join(id, "terminated")); got != "term" {
+		t.Errorf("agent saw %q", got)
+	}
+	if _, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "gpu-c", Size: gpuSize(2)}); err != nil {
+		t.Errorf("Create after a delete = %v", err)
+	}
+}
+
+func TestDeleteIsIdempotentAndKills(t *testing.T) {
+	p := newProvider(t)
+	p.StopGrace = 100 * time.Millisecond
+	// An agent that ignores SIGTERM is killed after the grace period.
+	if err := os.WriteFile(p.Exe, []byte("#!/bin/sh\ntrap '' TERM\necho up > up\nwhile :; do sleep 0.05; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "n1", Size: sizes.Size{Cores: 1, MemoryBytes: resources.Gi}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(id, "up"))
+	rec, err := readRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if alive(rec) {
+		t.Errorf("agent %d alive after Delete", rec.PID)
+	}
+	for _, missing := range []string{id, filepath.Join(p.Root, "never-created")} {
+		if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: missing}); err != nil {
+			t.Errorf("Delete of a gone node = %v", err)
+		}
+	}
+}

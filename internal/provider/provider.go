@@ -1,0 +1,74 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/sizes"
+)
+
+// CreateRequest is one node to create.
+type CreateRequest struct {
+	Pool   string // the cluster's name
+	NodeID string
+	Size   sizes.Size
+	// JoinURL is the workspace server as the node will reach it; JoinToken admits its agent.
+	JoinURL   string
+	JoinToken string
+	// WorkDir is the agent's directory on the node ("" lets the provider choose).
+	WorkDir string
+}
+
+// DeleteRequest names a node to delete.
+type DeleteRequest struct {
+	Pool       string
+	NodeID     string
+	ProviderID string
+}
+
+// Provider creates and deletes a cluster's machines. Create returns once the machine is
+// starting (the agent joins later); its id is what Delete needs. Delete of a machine already
+// gone succeeds.
+type Provider interface {
+	Create(ctx context.Context, req CreateRequest) (providerID string, err error)
+	Delete(ctx context.Context, req DeleteRequest) error
+}
+
+// Preempter is an optional capability of providers of low-priority machines: the provider ids
+// of machines the cloud took back.
+type Preempter interface {
+	Preempted(ctx context.Context) ([]string, error)
+}
+
+// Env is the variables a create hook receives.
+func Env(req CreateRequest) []string {
+	return []string{
+		"HANGAR_JOIN_URL=" + req.JoinURL,
+		"HANGAR_JOIN_TOKEN=" + req.JoinToken,
+		"HANGAR_NODE_ID=" + req.NodeID,
+		"HANGAR_POOL=" + req.Pool,
+		"HANGAR_SIZE=" + req.Size.Name,
+		"HANGAR_CORES=" + strconv.Itoa(req.Size.Cores),
+		"HANGAR_MEMORY_BYTES=" + strconv.FormatInt(req.Size.MemoryBytes, 10),
+		"HANGAR_GPUS=" + strconv.Itoa(req.Size.GPUs),
+		"HANGAR_WORK_DIR=" + req.WorkDir,
+	}
+}
+
+// BaseEnv is this process's environment without the workspace's credentials and without
+// Hangar's per-node variables (so that a value from the server's environment never leaks in).
+func BaseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_NODE_ID", "HANGAR_POOL",
+			"HANGAR_SIZE", "HANGAR_CORES", "HANGAR_MEMORY_BYTES", "HANGAR_GPUS", "HANGAR_WORK_DIR", "HANGAR_PROVIDER_ID":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

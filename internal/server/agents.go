@@ -1,0 +1,143 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/agent/dispatch"
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// agentRoutes adds the admin routes for cluster nodes and sizes to the authenticated API mux.
+func (s *Server) agentRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/computes/{name}/nodes", adminOnly(s.listNodes))
+	mux.HandleFunc("GET /api/computes/{name}/node-events", adminOnly(s.listNodeEvents))
+	mux.HandleFunc("GET /api/nodes/{id}", adminOnly(s.getNode))
+	mux.HandleFunc("GET /api/sizes", adminOnly(s.listSizes))
+	mux.HandleFunc("POST /api/sizes", adminOnly(s.createSize))
+	mux.HandleFunc("DELETE /api/sizes/{name}", adminOnly(s.deleteSize))
+}
+
+// agentPublicRoutes adds the routes agents call to the outer mux, outside the workspace-token
+// authentication: they carry their own tokens (a join token, then the agent token), and
+// neither the admin token nor run tokens are accepted there.
+func (s *Server) agentPublicRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/agents/join", s.agentJoin)
+	mux.HandleFunc("POST /api/agents/{id}/heartbeat", s.agentHeartbeat)
+}
+
+// dispatcher is the agents' side of the store; it holds no state, so one per request is fine.
+func (s *Server) dispatcher() *dispatch.Dispatcher {
+	c := s.cfg.Controller
+	return &dispatch.Dispatcher{Store: s.cfg.Store, Key: c.Tokens.Key, RunToken: c.Tokens.For, Now: c.Now,
+		Log: s.log.With("component", "agents")}
+}
+
+func bearer(r *http.Request) string {
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
+
+func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) {
+	var req api.JoinRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	rep, err := s.dispatcher().Join(r.Context(), bearer(r), req)
+	if err != nil {
+		writeError(w, s.log, agentError(err))
+		return
+	}
+	s.cfg.Controller.Kick() // a node joined: queued runs may fit now
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	d, id := s.dispatcher(), r.PathValue("id")
+	if err := d.Authenticate(bearer(r), id); err != nil {
+		writeError(w, s.log, agentError(err))
+		return
+	}
+	var hb api.AgentHeartbeat
+	if err := readJSON(r, &hb); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	rep, err := d.Heartbeat(r.Context(), id, hb)
+	if err != nil {
+		writeError(w, s.log, agentError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// agentError maps the dispatcher's errors to status codes: 401, 410 (the node is gone: the agent
+// exits once idle) and 400.
+func agentError(err error) error {
+	switch {
+	case errors.Is(err, dispatch.ErrUnauthorized):
+		return &httpError{http.StatusUnauthorized, api.CodeAuth, err.Error()}
+	case errors.Is(err, dispatch.ErrGone):
+		return &httpError{http.StatusGone, api.CodeNotFound, err.Error()}
+	case errors.Is(err, dispatch.ErrInvalid):
+		return &httpError{http.StatusBadRequest, api.CodeInvalid, err.Error()}
+	}
+	return err
+}
+
+func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
+	pool := r.PathValue("name")
+	if _, err := s.cfg.Store.Compute(r.Context(), pool); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	ns, err := s.cfg.Store.Nodes(r.Context(), store.NodeFilter{Pool: pool})
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.Node, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, dispatch.NodeView(n, nil))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
+	n, err := s.cfg.Store.Node(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	pending, err := s.cfg.Store.Assignments(r.Context(), n.ID, true)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, dispatch.NodeView(n, pending))
+}
+
+func (s *Server) listNodeEvents(w http.ResponseWriter, r *http.Request) {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, s.log, badRequest("limit: want a number of entries (0 = all)"))
+			return
+		}
+		limit = n
+	}
+	evs, err := s.cfg.Store.NodeEvents(r.Context(), store.NodeEventFilter{Pool: r.PathValue("name"), Limit: limit})
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.NodeEvent, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, dispatch.EventView(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/sizes"
+)
+
+// CreateSize stores a workspace size; a name taken (in any case) is ErrExists.
+func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `
+		INSERT INTO sizes (name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		z.Name, z.Cores, z.MemoryBytes, z.GPUs, z.GPUModel, z.PricePerHour, z.Family, nanos(now))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			return fmt.Errorf("size %s: %w", z.Name, ErrExists)
+		}
+		return fmt.Errorf("create size %s: %w", z.Name, err)
+	}
+	return nil
+}
+
+// Sizes lists the workspace's own sizes by name.
+func (s *Store) Sizes(ctx context.Context) ([]sizes.Size, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family FROM sizes ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list sizes: %w", err)
+	}
+	defer rows.Close()
+	var out []sizes.Size
+	for rows.Next() {
+		var z sizes.Size
+		if err := rows.Scan(&z.Name, &z.Cores, &z.MemoryBytes, &z.GPUs, &z.GPUModel, &z.PricePerHour, &z.Family); err != nil {
+			return nil, fmt.Errorf("list sizes: %w", err)
+		}
+		z.Source = sizes.SourceWorkspace
+		out = append(out, z)
+	}
+	return out, rows.Err()
+}
+
+// DeleteSize removes a workspace size (name in any case).
+func (s *Store) DeleteSize(ctx context.Context, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM sizes WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("delete size %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("size %s: %w", name, ErrNotFound)
+	}
+	return nil
+}
