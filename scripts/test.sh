@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup/deps.sh
+# OpenSSH's sshd, for the attached-VM tests (they start their own sshd in network namespaces).
+bash scripts/setup/sshd.sh --install
 # A container runtime with local images, for the container tests (jobs with image:).
 CONTAINERS_CONF=$(bash scripts/setup/containers.sh | tail -1)
 export CONTAINERS_CONF
