@@ -5,15 +5,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/agent/dispatch"
 	"github.com/hangar-ml/hangar/internal/backend"
+	clusterbackend "github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/backend/local"
 	sshbackend "github.com/hangar-ml/hangar/internal/backend/ssh"
 	"github.com/hangar-ml/hangar/internal/blob"
@@ -22,8 +26,12 @@ import (
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/provider"
+	commandprovider "github.com/hangar-ml/hangar/internal/provider/command"
+	localprovider "github.com/hangar-ml/hangar/internal/provider/local"
 	"github.com/hangar-ml/hangar/internal/secrets"
 	"github.com/hangar-ml/hangar/internal/server"
+	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -96,12 +104,22 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 			BlobDir: h.Blobs(), Log: o.Log.With("component", "backend/local"),
 		},
 	}
+	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
+	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st, machine()) }
+	dispatcher := &dispatch.Dispatcher{Store: st, Key: runKey, RunToken: controller.Tokens{Key: runKey}.For,
+		Log: o.Log.With("component", "dispatch")}
+	backends[compute.TypeCluster] = &clusterbackend.Backend{Store: st, Dispatch: dispatcher, Sizes: catalog,
+		SilentAfter: time.Minute}
 	ctrl = &controller.Controller{
 		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: runKey},
 		Secrets:  secrets.Keyring{key},
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),
 	}
 	ctrl.LocalRuntime = node.ContainerRuntime
+	ctrl.Clusters = &controller.Clusters{
+		Dispatch: dispatcher, Sizes: catalog, JoinURL: urlFn,
+		Provider: providers(exe, h.LocalRoot(), o.Log),
+	}
 	ctrl.Init()
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: token,
@@ -162,4 +180,38 @@ func runTokenKey(ctx context.Context, st *store.Store) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// providers returns where each cluster's nodes come from: agents started on this machine (one
+// shared local provider, which hands out its GPUs), or the cluster's own create/delete scripts.
+func providers(exe, root string, log *slog.Logger) func(compute.Spec) (provider.Provider, error) {
+	var mu sync.Mutex
+	byPool := map[string]provider.Provider{}
+	localProv := &localprovider.Provider{Exe: exe, Root: filepath.Join(root, "nodes"),
+		GPUs: gpuIndexes(), Log: log.With("component", "provider/local")}
+	return func(s compute.Spec) (provider.Provider, error) {
+		if s.Cluster == nil || s.Cluster.Provider.Type == "" || s.Cluster.Provider.Type == compute.ProviderLocal {
+			return localProv, nil
+		}
+		if s.Cluster.Provider.Type != compute.ProviderCommand {
+			return nil, fmt.Errorf("unknown provider %q", s.Cluster.Provider.Type)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		p, ok := byPool[s.Name]
+		if !ok || p.(*commandprovider.Provider).Spec.Create != s.Cluster.Provider.Create {
+			p = &commandprovider.Provider{Spec: s.Cluster.Provider, Log: log.With("component", "provider/command", "pool", s.Name)}
+			byPool[s.Name] = p
+		}
+		return p, nil
+	}
+}
+
+// gpuIndexes lists this machine's GPUs for the local provider to share out.
+func gpuIndexes() []int {
+	var out []int
+	for _, g := range node.DetectGPUs(context.Background()) {
+		out = append(out, g.Index)
+	}
+	return out
 }

@@ -83,7 +83,7 @@ func (s *pass) releaseIdle() {
 		case len(s.nodes) <= s.min:
 			s.explain(fmt.Sprintf("keep node %s: min_instances %d", id, s.p.Min))
 		default:
-			s.release(id, fmt.Sprintf("release node %s: idle %s ≥ %s", id, secs(idle), secs(limit)))
+			s.release(id, fmt.Sprintf("release node %s: idle %s ≥ %s", id, secs(idle.Truncate(100*time.Millisecond)), secs(limit)))
 		}
 	}
 }

@@ -77,7 +77,14 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return env.printData(ct, func(w io.Writer) error { return showCompute(w, ct) })
+			if ct.Type != "cluster" {
+				return env.printData(ct, func(w io.Writer) error { return showCompute(w, ct) })
+			}
+			view, err := clusterView(cmd.Context(), c, ct)
+			if err != nil {
+				return err
+			}
+			return env.printData(view, func(w io.Writer) error { return showCluster(w, view) })
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name")

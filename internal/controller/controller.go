@@ -59,6 +59,8 @@ type Controller struct {
 	Changed func(runID string)
 	// LocalRuntime names the container runtime of this machine ("" when none), for local targets.
 	LocalRuntime func() string
+	// Clusters runs managed clusters (nil: cluster targets cannot run jobs).
+	Clusters *Clusters
 
 	kick    chan struct{}
 	started time.Time
@@ -128,12 +130,19 @@ func (c *Controller) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Clusters != nil {
+		if err := c.reconcileClusters(ctx, runs); err != nil && ctx.Err() == nil {
+			c.Log.Error("reconcile clusters", "err", err)
+		}
+	}
 	for i := len(runs) - 1; i >= 0; i-- { // oldest first
 		r := runs[i]
 		var err error
 		switch {
 		case r.Status == job.CancelRequested && !r.CancelSent:
 			err = c.deliverCancel(ctx, r)
+		case r.Status == job.Queued && len(r.Handle) == 0 && c.isCluster(ctx, r.Compute):
+			// placed by the cluster scheduler
 		case r.Status == job.Queued && len(r.Handle) == 0:
 			err = c.submit(ctx, r)
 		case len(r.Handle) > 0:
@@ -285,4 +294,10 @@ func (c *Controller) unreachable(ctx context.Context, r *job.Run, silent time.Du
 		return err
 	}
 	return nil
+}
+
+// isCluster reports whether a target is a managed cluster (its runs are scheduled, not submitted).
+func (c *Controller) isCluster(ctx context.Context, name string) bool {
+	t, err := c.Store.Compute(ctx, name)
+	return err == nil && t.Type == compute.TypeCluster
 }

@@ -48,6 +48,10 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 	if runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
 		c.ActiveRuns = len(runs)
 	}
+	if ps, ok := s.cfg.Controller.PoolState(t.Name); ok {
+		c.Properties = map[string]any{"target_nodes": ps.Target, "current_nodes": ps.Current,
+			"explain": ps.Explain, "last_error": ps.LastError}
+	}
 	if b, ok := s.cfg.Backends[t.Type]; !ok {
 		c.State = "unsupported"
 	} else if d, ok := b.(backend.Describer); ok && detail {

@@ -28,3 +28,21 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 	}
 	return nil
 }
+
+// Settings returns the settings whose keys start with prefix.
+func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE key LIKE ? || '%'`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("read settings %s*: %w", prefix, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,239 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/agent/dispatch"
+	"github.com/hangar-ml/hangar/internal/autoscaler"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/provider"
+	"github.com/hangar-ml/hangar/internal/scheduler"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// applyPlan hands placed runs to their nodes' agents and records why the others wait.
+func (c *Controller) applyPlan(ctx context.Context, plan scheduler.Plan, pools map[string]*pool, active []*job.Run) {
+	byID := map[string]*job.Run{}
+	for _, r := range active {
+		byID[r.ID] = r
+	}
+	for _, p := range plan.Placements {
+		if err := c.place(ctx, p); err != nil {
+			c.Log.Error("place run", "run", p.Run, "err", err)
+		}
+	}
+	for _, w := range plan.Waiting {
+		r := byID[w.Run]
+		if r == nil {
+			continue
+		}
+		if w.Unschedulable {
+			_, _ = c.transition(ctx, r.ID, job.Failed, "unschedulable: "+w.Reason, nil, nil)
+			continue
+		}
+		if r.StatusReason != w.Reason {
+			_, _ = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+				r.StatusReason = w.Reason
+				return nil, nil
+			})
+		}
+	}
+}
+
+// place records a run's nodes in its handle and assigns it to the first node's agent, which
+// starts its supervisor. Launching processes on the other nodes of a gang comes with
+// distributed training; until then the command runs on the first node and the others are held.
+func (c *Controller) place(ctx context.Context, p scheduler.Placement) error {
+	h, err := json.Marshal(cluster.Handle{Run: p.Run, Pool: p.Pool, Nodes: p.Nodes})
+	if err != nil {
+		return err
+	}
+	placed := false
+	_, err = c.Store.UpdateRun(ctx, p.Run, func(r *job.Run) ([]job.Event, error) {
+		if r.Status != job.Queued || len(r.Handle) > 0 {
+			return nil, nil
+		}
+		placed = true
+		r.Handle, r.LastHeartbeat = h, c.Now()
+		r.StatusReason = fmt.Sprintf("assigned to node %s", p.Nodes[0])
+		if len(p.Nodes) > 1 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("multi-node launch is not implemented yet: the command runs on node %s; nodes %v are held for the run", p.Nodes[0], p.Nodes[1:]))
+		}
+		return nil, nil
+	})
+	if err != nil || !placed {
+		return err
+	}
+	c.Log.Info("placed", "run", p.Run, "pool", p.Pool, "nodes", p.Nodes)
+	c.Changed(p.Run)
+	return c.Clusters.Dispatch.Assign(ctx, p.Nodes[0], p.Run)
+}
+
+// applyDecision creates, releases and deletes nodes and requeues or fails preempted runs.
+func (c *Controller) applyDecision(ctx context.Context, dec autoscaler.Decision, pools map[string]*pool) {
+	cl := c.Clusters
+	for _, d := range dec.Pools {
+		p := pools[d.Pool]
+		cl.mu.Lock()
+		cl.backoff[d.Pool] = d.Backoff
+		st := cl.state[d.Pool]
+		st.Target, st.Current, st.Explain, st.At = d.Target, len(p.nodes), d.Explain, c.Now()
+		cl.state[d.Pool] = st
+		cl.mu.Unlock()
+		for i := 0; i < d.Create; i++ {
+			c.createNode(ctx, p, explain(d.Explain, "scale up"))
+		}
+		for _, a := range d.Release {
+			if err := cl.Dispatch.Release(ctx, a.Node, a.Reason); err != nil {
+				c.Log.Error("release node", "node", a.Node, "err", err)
+			}
+		}
+		for _, a := range d.Delete {
+			if n := findNode(p, a.Node); n != nil {
+				c.deleteNode(ctx, p.spec, *n, a.Reason)
+			}
+		}
+		for _, ra := range d.Requeue {
+			c.requeue(ctx, ra)
+		}
+		for _, ra := range d.Fail {
+			_, _ = c.transition(ctx, ra.Run, job.Failed, ra.Reason, nil, nil)
+		}
+		c.finishReleases(ctx, p)
+	}
+}
+
+// createNode records a provisioning node and asks the provider for its machine, in the
+// background (a cloud may take minutes); a failure deletes the node and counts for backoff.
+func (c *Controller) createNode(ctx context.Context, p *pool, reason string) {
+	cl := c.Clusters
+	n, tok, err := cl.Dispatch.CreateNode(ctx, dispatch.NewNode{Pool: p.spec.Name, Size: p.size,
+		LowPriority: p.spec.Cluster.Tier == compute.TierLowPriority, Reason: reason,
+		JoinTimeout: time.Duration(p.spec.Cluster.ProvisionTimeout) * time.Second})
+	if err != nil {
+		cl.recordError(p.spec.Name, "create node: "+err.Error(), c.Log)
+		return
+	}
+	prov, err := cl.Provider(p.spec)
+	if err != nil {
+		c.provisionFailed(context.WithoutCancel(ctx), p.spec.Name, n.ID, err)
+		return
+	}
+	req := provider.CreateRequest{Pool: p.spec.Name, NodeID: n.ID, Size: p.size, JoinURL: cl.JoinURL(), JoinToken: tok}
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		bctx := context.WithoutCancel(ctx)
+		id, err := prov.Create(bctx, req)
+		if err != nil {
+			c.provisionFailed(bctx, p.spec.Name, n.ID, err)
+			return
+		}
+		if err := cl.Dispatch.SetProviderID(bctx, n.ID, id); err != nil {
+			c.Log.Error("record provider id", "node", n.ID, "err", err)
+		}
+	}()
+}
+
+func (c *Controller) provisionFailed(ctx context.Context, pool, node string, err error) {
+	cl := c.Clusters
+	cl.mu.Lock()
+	b := cl.backoff[pool]
+	b.Failures++
+	b.LastFailure = c.Now()
+	cl.backoff[pool] = b
+	cl.mu.Unlock()
+	cl.recordError(pool, fmt.Sprintf("provisioning node %s failed: %v", node, err), c.Log)
+	_ = cl.Dispatch.Delete(ctx, node, "provisioning failed: "+err.Error())
+}
+
+// deleteNode gives the node's machine back to its provider and removes it.
+func (c *Controller) deleteNode(ctx context.Context, spec compute.Spec, n store.Node, reason string) {
+	cl := c.Clusters
+	cl.mu.Lock()
+	if cl.deleting[n.ID] {
+		cl.mu.Unlock()
+		return
+	}
+	cl.deleting[n.ID] = true
+	cl.mu.Unlock()
+	if err := cl.Dispatch.SetState(ctx, n.ID, store.NodeReleasing, reason); err != nil {
+		c.Log.Warn("mark node releasing", "node", n.ID, "err", err)
+	}
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		defer func() {
+			cl.mu.Lock()
+			delete(cl.deleting, n.ID)
+			cl.mu.Unlock()
+		}()
+		bctx := context.WithoutCancel(ctx)
+		if prov, err := cl.Provider(spec); err == nil && n.ProviderID != "" {
+			if err := prov.Delete(bctx, provider.DeleteRequest{Pool: n.Pool, NodeID: n.ID, ProviderID: n.ProviderID}); err != nil {
+				cl.recordError(n.Pool, fmt.Sprintf("deleting node %s failed: %v", n.ID, err), c.Log)
+				return
+			}
+		}
+		if err := cl.Dispatch.Delete(bctx, n.ID, reason); err != nil {
+			c.Log.Error("delete node", "node", n.ID, "err", err)
+		}
+	}()
+}
+
+// finishReleases deletes releasing nodes whose runs have all ended.
+func (c *Controller) finishReleases(ctx context.Context, p *pool) {
+	for _, n := range p.nodes {
+		if n.State != store.NodeReleasing {
+			continue
+		}
+		busy := false
+		for _, r := range n.Runs {
+			busy = busy || r.Alive
+		}
+		if !busy {
+			c.deleteNode(ctx, p.spec, *n, "released: "+n.StateReason)
+		}
+	}
+}
+
+// requeue puts a run whose node was preempted back in the queue.
+func (c *Controller) requeue(ctx context.Context, ra autoscaler.RunAction) {
+	c.Clusters.mu.Lock()
+	c.Clusters.preemptions[ra.Run] = ra.Preemptions
+	c.Clusters.mu.Unlock()
+	_, err := c.Store.UpdateRun(ctx, ra.Run, func(r *job.Run) ([]job.Event, error) {
+		if r.Status.Terminal() {
+			return nil, nil
+		}
+		ev := job.Event{Time: c.Now(), From: r.Status, To: job.Queued, Reason: ra.Reason}
+		r.Status, r.StatusReason, r.Handle, r.StartedAt = job.Queued, ra.Reason, nil, nil
+		return []job.Event{ev}, nil
+	})
+	if err != nil {
+		c.Log.Error("requeue", "run", ra.Run, "err", err)
+	}
+}
+
+func findNode(p *pool, id string) *store.Node {
+	for _, n := range p.nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func explain(lines []string, fallback string) string {
+	for _, l := range lines {
+		if len(l) > 0 {
+			return l
+		}
+	}
+	return fallback
+}
