@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend"
 	clusterbackend "github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/backend/local"
+	slurmbackend "github.com/hangar-ml/hangar/internal/backend/slurm"
 	sshbackend "github.com/hangar-ml/hangar/internal/backend/ssh"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/cli"
@@ -91,6 +92,17 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		compute.TypeSSH: &sshbackend.Backend{
 			ServerAddr: func() string { return strings.TrimPrefix(urlFn(), "http://") },
 			Exe:        exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"),
+			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
+				t, err := st.Compute(ctx, name)
+				if err != nil {
+					return nil, err
+				}
+				return ctrl.TargetSpec(*t)
+			},
+		},
+		compute.TypeSlurm: &slurmbackend.Backend{
+			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
+			BlobDir: h.Blobs(), Blobs: blobs, Log: o.Log.With("component", "backend/slurm"),
 			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
 				t, err := st.Compute(ctx, name)
 				if err != nil {

@@ -55,10 +55,21 @@ func IsServerError(err error) bool {
 
 // Client talks to one workspace server.
 type Client struct {
-	mu    sync.RWMutex
-	base  string
-	token string
-	hc    *http.Client
+	mu      sync.RWMutex
+	base    string
+	token   string
+	attempt int
+	hc      *http.Client
+}
+
+// AttemptHeader carries a supervisor's run attempt.
+const AttemptHeader = "X-Hangar-Attempt"
+
+// SetAttempt makes every call say which attempt of its run it belongs to.
+func (c *Client) SetAttempt(n int) {
+	c.mu.Lock()
+	c.attempt = n
+	c.mu.Unlock()
 }
 
 // NewClient returns a client for the server at baseURL, authenticating with token.
@@ -83,7 +94,7 @@ func (c *Client) SetBaseURL(u string) {
 func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
 	c.mu.RLock()
 	u := c.base + path
-	tok := c.token
+	tok, attempt := c.token, c.attempt
 	c.mu.RUnlock()
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
@@ -91,6 +102,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if attempt > 0 {
+		req.Header.Set(AttemptHeader, strconv.Itoa(attempt))
 	}
 	return req, nil
 }

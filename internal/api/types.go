@@ -100,6 +100,9 @@ type RunSpec struct {
 	CancelGraceSeconds int `json:"cancel_grace_seconds"`
 	// HeartbeatSeconds is how often the supervisor reports.
 	HeartbeatSeconds int `json:"heartbeat_seconds"`
+	// Attempt is the run's execution number; the supervisor sends it with every call, and calls
+	// from an older attempt are refused.
+	Attempt int `json:"attempt"`
 	// EnvCacheMaxBytes bounds the node's environment cache (0 = no limit).
 	EnvCacheMaxBytes int64 `json:"env_cache_max_bytes,omitempty"`
 }

@@ -60,3 +60,11 @@ type Describer interface {
 type Attacher interface {
 	Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInfo, error)
 }
+
+// Pender is an optional capability of backends whose engine keeps its own queue (Slurm): a
+// submitted run may wait there before its supervisor starts. Pending reports whether it still
+// waits and why, in the engine's words. The controller asks every tick while such a run is Queued,
+// shows the reason as the run's status reason, and expects no heartbeat while it waits.
+type Pender interface {
+	Pending(ctx context.Context, h Handle) (reason string, pending bool, err error)
+}

@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 func newComputeCmd(env *Env) *cobra.Command {
@@ -98,6 +101,9 @@ func showCompute(w io.Writer, c *api.Compute) error {
 		{"Default", strconv.FormatBool(c.Default)}, {"Active runs", strconv.Itoa(c.ActiveRuns)},
 	}
 	pairs = append(pairs, specPairs(c)...)
+	if c.Type == "slurm" {
+		return showSlurmNodes(w, pairs, c.Node)
+	}
 	if n := c.Node; n != nil {
 		gpus := "none"
 		if len(n.GPUs) > 0 {
@@ -136,6 +142,8 @@ func specPairs(c *api.Compute) [][2]string {
 	case s.SSH != nil:
 		out = append(out, [2]string{"Address", s.SSH.AdminUsername + "@" + s.SSH.Address()},
 			[2]string{"Work dir", s.SSH.WorkDir}, [2]string{"Host key", s.SSH.HostKey})
+	case s.Slurm != nil:
+		out = append(out, slurmPairs(s.Slurm)...)
 	case s.Cluster != nil:
 		cl := s.Cluster
 		out = append(out, [2]string{"Size", cl.Size}, [2]string{"Tier", cl.Tier},
@@ -147,4 +155,71 @@ func specPairs(c *api.Compute) [][2]string {
 		out = append(out, [2]string{"Attached", fmtTime(c.AttachedAt)})
 	}
 	return out
+}
+
+// slurmPairs shows a Slurm target's settings: where its commands run and how jobs become sbatch options.
+func slurmPairs(sl *compute.SlurmSpec) [][2]string {
+	where := "this machine"
+	if l := sl.Login; l != nil {
+		where = fmt.Sprintf("%s@%s (login host), work dir %s", l.AdminUsername, l.Address(), l.WorkDir)
+	}
+	out := [][2]string{{"Partition", sl.Partition}, {"Account", sl.Account}, {"QOS", sl.QOS},
+		{"Slurm commands on", where}, {"SLURM_CONF", sl.SlurmConf}}
+	if sl.MaxNodes > 0 {
+		out = append(out, [2]string{"Max nodes", strconv.Itoa(sl.MaxNodes)})
+	}
+	if sl.TimeLimitSeconds > 0 {
+		out = append(out, [2]string{"Default time limit", (time.Duration(sl.TimeLimitSeconds) * time.Second).String()})
+	}
+	if len(sl.SbatchArgs) > 0 {
+		out = append(out, [2]string{"sbatch args", strings.Join(sl.SbatchArgs, " ")})
+	}
+	var sizes []string
+	for name, sz := range sl.SizeMap {
+		var opts []string
+		if sz.CPUsPerTask > 0 {
+			opts = append(opts, fmt.Sprintf("--cpus-per-task=%d", sz.CPUsPerTask))
+		}
+		if sz.Mem != "" {
+			opts = append(opts, "--mem="+sz.Mem)
+		}
+		if sz.Gres != "" {
+			opts = append(opts, "--gres="+sz.Gres)
+		}
+		sizes = append(sizes, name+" → "+strings.Join(opts, " "))
+	}
+	sort.Strings(sizes)
+	out = append(out, [2]string{"Sizes", strings.Join(sizes, "; ")})
+	var prios []string
+	for level, p := range sl.PriorityMap {
+		var opts []string
+		if p.Nice != 0 {
+			opts = append(opts, fmt.Sprintf("--nice=%d", p.Nice))
+		}
+		if p.QOS != "" {
+			opts = append(opts, "--qos="+p.QOS)
+		}
+		prios = append(prios, level+" → "+strings.Join(opts, " "))
+	}
+	sort.Strings(prios)
+	return append(out, [2]string{"Priorities", strings.Join(prios, "; ")})
+}
+
+// showSlurmNodes prints a Slurm target and its partition's nodes as sinfo reports them now (the
+// backend's Describe: Slurm version and partition in OS, "node state, ..." in Hostname).
+func showSlurmNodes(w io.Writer, pairs [][2]string, n *compute.NodeInfo) error {
+	if n != nil {
+		pairs = append(pairs, [][2]string{{"Slurm", n.OS}, {"CPUs", strconv.Itoa(n.Cores)},
+			{"Memory", humanBytes(n.MemoryBytes)}, {"GPUs", strconv.Itoa(len(n.GPUs))}}...)
+	}
+	if err := kv(w, pairs); err != nil || n == nil || n.Hostname == "" {
+		return err
+	}
+	var rows [][]string
+	for _, ns := range strings.Split(n.Hostname, ", ") {
+		name, state, _ := strings.Cut(ns, " ")
+		rows = append(rows, []string{"  " + name, state})
+	}
+	fmt.Fprintln(w, "Nodes:")
+	return table(w, []string{"  NODE", "STATE"}, rows)
 }

@@ -114,6 +114,9 @@ type Provider struct {
 	// absolute against the YAML file's folder.
 	Create string `json:"create,omitempty"`
 	Delete string `json:"delete,omitempty"`
+	// Preempted (optional, for low_priority clusters) prints the provider ids of machines the
+	// cloud took back, one per line.
+	Preempted string `json:"preempted,omitempty"`
 	// Timeout bounds each hook, in seconds.
 	Timeout int64             `json:"timeout,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`

@@ -162,6 +162,7 @@ func (c *Controller) deleteNode(ctx context.Context, spec compute.Spec, n store.
 	}
 	cl.deleting[n.ID] = true
 	cl.mu.Unlock()
+	c.Log.Info("deleting node", "node", n.ID, "pool", n.Pool, "reason", reason)
 	if err := cl.Dispatch.SetState(ctx, n.ID, store.NodeReleasing, reason); err != nil {
 		c.Log.Warn("mark node releasing", "node", n.ID, "err", err)
 	}
@@ -207,16 +208,30 @@ func (c *Controller) requeue(ctx context.Context, ra autoscaler.RunAction) {
 	c.Clusters.mu.Lock()
 	c.Clusters.preemptions[ra.Run] = ra.Preemptions
 	c.Clusters.mu.Unlock()
+	var old int
 	_, err := c.Store.UpdateRun(ctx, ra.Run, func(r *job.Run) ([]job.Event, error) {
 		if r.Status.Terminal() {
 			return nil, nil
 		}
-		ev := job.Event{Time: c.Now(), From: r.Status, To: job.Queued, Reason: ra.Reason}
-		r.Status, r.StatusReason, r.Handle, r.StartedAt = job.Queued, ra.Reason, nil, nil
+		old = max(r.Attempt, 1)
+		reason := fmt.Sprintf("%s; attempt %d (the log of attempt %d is kept as attempt_%d/)", ra.Reason, old+1, old, old)
+		ev := job.Event{Time: c.Now(), From: r.Status, To: job.Queued, Reason: reason}
+		r.Status, r.StatusReason, r.Handle, r.StartedAt, r.Attempt = job.Queued, reason, nil, nil, old+1
+		r.CancelSent = false
 		return []job.Event{ev}, nil
 	})
 	if err != nil {
 		c.Log.Error("requeue", "run", ra.Run, "err", err)
+		return
+	}
+	if old > 0 {
+		if err := c.Store.ArchiveLogs(ctx, ra.Run, fmt.Sprintf("attempt_%d", old)); err != nil {
+			c.Log.Error("archive logs", "run", ra.Run, "err", err)
+		}
+		// The old attempt's supervisor, if its machine still exists, is stopped; its reports are
+		// refused as a stale attempt either way.
+		_ = c.Clusters.Dispatch.Cancel(ctx, ra.Node, ra.Run)
+		c.Changed(ra.Run)
 	}
 }
 

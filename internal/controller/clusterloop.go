@@ -9,6 +9,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/autoscaler"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/provider"
 	"github.com/hangar-ml/hangar/internal/scheduler"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -29,18 +30,19 @@ func (c *Controller) reconcileClusters(ctx context.Context, active []*job.Run) e
 	cl.mu.Lock()
 	cl.init()
 	cl.mu.Unlock()
-	pools, err := c.loadPools(ctx)
+	pools, orphans, err := c.loadPools(ctx)
 	if err != nil {
 		return err
 	}
-	if err := c.removeOrphanNodes(ctx, pools); err != nil {
-		return err
+	for _, n := range orphans {
+		c.deleteNode(ctx, compute.Spec{Name: n.Pool, Type: compute.TypeCluster}, *n, "its cluster was deleted")
 	}
 	if len(pools) == 0 {
 		return nil
 	}
 	now := c.Now()
 	c.markSilentNodes(ctx, pools, now)
+	c.pollPreemptions(ctx, pools, now)
 	in, err := c.schedulerInput(ctx, pools, active, now)
 	if err != nil {
 		return err
@@ -52,25 +54,28 @@ func (c *Controller) reconcileClusters(ctx context.Context, active []*job.Run) e
 	return nil
 }
 
-// loadPools reads every cluster target with its size and nodes.
-func (c *Controller) loadPools(ctx context.Context) (map[string]*pool, error) {
+// loadPools reads every cluster target with its size and nodes, and the nodes whose cluster is
+// gone. Nodes are read before targets, so a node seen without its target really lost it.
+func (c *Controller) loadPools(ctx context.Context) (map[string]*pool, []*store.Node, error) {
+	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{})
+	if err != nil {
+		return nil, nil, err
+	}
 	targets, err := c.Store.Computes(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cat, err := c.Clusters.Sizes(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{})
-	if err != nil {
-		return nil, err
-	}
+	clusters := map[string]bool{}
 	pools := map[string]*pool{}
 	for _, t := range targets {
 		if t.Type != compute.TypeCluster {
 			continue
 		}
+		clusters[t.Name] = true
 		st, err := compute.Load(t)
 		if err != nil || st.Spec.Cluster == nil {
 			continue
@@ -82,12 +87,15 @@ func (c *Controller) loadPools(ctx context.Context) (map[string]*pool, error) {
 		}
 		pools[t.Name] = &pool{spec: st.Spec, size: size}
 	}
-	for i := range nodes {
-		if p := pools[nodes[i].Pool]; p != nil {
-			p.nodes = append(p.nodes, nodes[i])
+	var orphans []*store.Node
+	for _, n := range nodes {
+		if p := pools[n.Pool]; p != nil {
+			p.nodes = append(p.nodes, n)
+		} else if !clusters[n.Pool] {
+			orphans = append(orphans, n)
 		}
 	}
-	return pools, nil
+	return pools, orphans, nil
 }
 
 // markSilentNodes makes joined nodes whose agent stopped heartbeating unusable (after the
@@ -108,20 +116,6 @@ func (c *Controller) markSilentNodes(ctx context.Context, pools map[string]*pool
 			}
 		}
 	}
-}
-
-// removeOrphanNodes deletes the nodes of clusters that no longer exist.
-func (c *Controller) removeOrphanNodes(ctx context.Context, pools map[string]*pool) error {
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{})
-	if err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		if pools[n.Pool] == nil {
-			c.deleteNode(ctx, compute.Spec{Name: n.Pool, Type: compute.TypeCluster}, *n, "its cluster was deleted")
-		}
-	}
-	return nil
 }
 
 // autoscalerInput describes every pool's nodes, demand and backoff.
@@ -163,4 +157,44 @@ func (c *Controller) autoscalerInput(pools map[string]*pool, plan scheduler.Plan
 		in.Pools = append(in.Pools, ap)
 	}
 	return in
+}
+
+// preemptPoll is how often a low-priority cluster's provider is asked for preempted machines.
+const preemptPoll = 5 * time.Second
+
+// pollPreemptions asks the providers of low-priority clusters which machines the cloud took back
+// and marks those nodes preempted; the autoscaler then requeues their runs and deletes them.
+func (c *Controller) pollPreemptions(ctx context.Context, pools map[string]*pool, now time.Time) {
+	cl := c.Clusters
+	for name, p := range pools {
+		if p.spec.Cluster.Tier != compute.TierLowPriority {
+			continue
+		}
+		cl.mu.Lock()
+		due := now.Sub(cl.polled[name]) >= preemptPoll
+		if due {
+			cl.polled[name] = now
+		}
+		cl.mu.Unlock()
+		prov, err := cl.Provider(p.spec)
+		pre, ok := prov.(provider.Preempter)
+		if !due || err != nil || !ok {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		ids, err := pre.Preempted(pctx)
+		cancel()
+		if err != nil {
+			cl.recordError(name, err.Error(), c.Log)
+			continue
+		}
+		for _, id := range ids {
+			for _, n := range p.nodes {
+				if n.ProviderID == id && n.State != store.NodePreempted && n.State != store.NodeReleasing {
+					_ = cl.Dispatch.SetState(ctx, n.ID, store.NodePreempted, "the provider reports the machine preempted")
+					n.State = store.NodePreempted
+				}
+			}
+		}
+	}
 }

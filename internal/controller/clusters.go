@@ -31,7 +31,8 @@ type Clusters struct {
 	preemptions map[string]int
 	state       map[string]PoolState
 	deleting    map[string]bool // nodes whose deletion is in flight
-	wg          sync.WaitGroup  // provider calls in flight
+	polled      map[string]time.Time
+	wg          sync.WaitGroup // provider calls in flight
 }
 
 // PoolState is what the controller last decided for a cluster, for `compute show`.
@@ -49,6 +50,7 @@ func (cl *Clusters) init() {
 		cl.preemptions = map[string]int{}
 		cl.state = map[string]PoolState{}
 		cl.deleting = map[string]bool{}
+		cl.polled = map[string]time.Time{}
 	}
 	if cl.NodeSilentAfter == 0 {
 		cl.NodeSilentAfter = time.Minute

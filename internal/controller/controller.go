@@ -228,6 +228,15 @@ func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
 
 // watch asks the backend about a run whose supervisor has been silent too long.
 func (c *Controller) watch(ctx context.Context, r *job.Run) error {
+	if r.Status == job.Queued {
+		waiting, err := c.pending(ctx, r)
+		if waiting {
+			return err
+		}
+		if err != nil {
+			c.Log.Warn("pending check", "run", r.ID, "err", err)
+		}
+	}
 	last := r.LastHeartbeat
 	if last.Before(c.started) {
 		last = c.started // the server itself was away: give supervisors time to reconnect
@@ -255,6 +264,37 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 		_, err = c.transition(ctx, r.ID, job.NotResponding, "no heartbeat for "+silent.Round(time.Second).String(), nil, nil)
 	}
 	return err
+}
+
+// pending asks a backend whose engine keeps its own queue (backend.Pender) whether a submitted,
+// Queued run still waits there. While it does, the engine's reason is the run's status reason and
+// the silence clock is held (no supervisor runs yet to heartbeat).
+func (c *Controller) pending(ctx context.Context, r *job.Run) (bool, error) {
+	b, _, err := c.backendFor(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	p, ok := b.(backend.Pender)
+	if !ok {
+		return false, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	why, waiting, err := p.Pending(pctx, r.Handle)
+	if err != nil || !waiting {
+		return false, err
+	}
+	if why == r.StatusReason && c.Now().Sub(r.LastHeartbeat) < c.Settings.StaleAfter/2 {
+		return true, nil
+	}
+	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+		if r.Status == job.Queued {
+			r.StatusReason, r.LastHeartbeat = why, c.Now()
+		}
+		return nil, nil
+	})
+	c.Changed(r.ID)
+	return true, err
 }
 
 // targetFull reports whether a local target is at its max_concurrent_runs, with the reason shown on

@@ -174,6 +174,7 @@ func (c *Controller) RunSpec(ctx context.Context, id, workspaceURL string) (*api
 		RunID: r.ID, Spec: r.Spec, WorkspaceURL: workspaceURL, EnvCacheMaxBytes: envMax,
 		CancelGraceSeconds: int(c.Settings.CancelGrace / time.Second),
 		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
+		Attempt:            max(r.Attempt, 1),
 	}, nil
 }
 

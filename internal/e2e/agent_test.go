@@ -55,7 +55,15 @@ func newCluster(t testing.TB, w *ws, pool string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, CreatedAt: time.Now().UTC()}); err != nil {
+	// A real cluster target, so that the controller keeps the nodes this test makes by hand:
+	// no demand, a long idle time, room for them under max_instances.
+	props, err := json.Marshal(compute.Stored{Spec: compute.Spec{Name: pool, Type: compute.TypeCluster,
+		Cluster: &compute.ClusterSpec{Size: "local-quarter", Tier: compute.TierDedicated, MaxInstances: 10,
+			IdleTimeBeforeScaleDown: 3600, Provider: compute.Provider{Type: compute.ProviderLocal}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, Properties: props, CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	d := &dispatch.Dispatcher{Store: st, Key: key, RunToken: controller.Tokens{Key: key}.For, Log: slog.New(slog.DiscardHandler)}
@@ -80,7 +88,7 @@ func (c *cluster) queueRun(nodeID, id, cmd string) {
 	r := &job.Run{ID: id, DisplayName: id, ExperimentName: "Default", Compute: c.pool, Status: job.Queued,
 		StatusReason: "assigned to node " + nodeID, CreatedAt: now, LastHeartbeat: now,
 		Spec:   job.Spec{Type: "command", Name: id, Command: cmd, Compute: c.pool, ExperimentName: "Default"},
-		Handle: json.RawMessage(`{"node_id":"` + nodeID + `"}`)}
+		Handle: json.RawMessage(`{"run":"` + id + `","pool":"` + c.pool + `","nodes":["` + nodeID + `"]}`)}
 	events := []job.Event{{Time: now, To: job.NotStarted, Reason: "created"}, {Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason}}
 	if err := c.st.CreateRun(ctx, r, events...); err != nil {
 		c.t.Fatal(err)
@@ -400,7 +408,12 @@ func TestCommandProviderExampleHooks(t *testing.T) {
 	if err := p.Delete(context.Background(), del); err != nil {
 		t.Fatal(err)
 	}
-	c.waitNode(n.ID, "to be unusable once its agent stopped", func(n *api.Node) bool { return n.State == "unusable" })
+	// The stopped agent's last heartbeat makes the node unusable, and the controller then deletes
+	// unusable nodes: either is the end of this node.
+	waitFor(t, time.Minute, "the node to be unusable or gone once its agent stopped", func() bool {
+		got, err := w.client().GetNode(context.Background(), n.ID)
+		return api.IsNotFound(err) || (err == nil && got.State == "unusable")
+	})
 }
 
 // compute list-sizes / add-size / delete-size.

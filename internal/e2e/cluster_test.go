@@ -172,3 +172,62 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 		return true
 	})
 }
+
+// A low-priority cluster: when the provider reports a node preempted, its run goes back to the
+// queue (a new attempt, the old attempt's log kept) and completes on a new node.
+func TestClusterPreemptionRequeues(t *testing.T) {
+	w := newWS(t)
+	dir := t.TempDir()
+	hooks := filepath.Join(repoRoot(t), "examples", "cluster", "local-agent")
+	preempted := filepath.Join(dir, "preempted")
+	writeFiles(t, dir, map[string]string{
+		"cluster.yml": fmt.Sprintf(`name: spot
+type: amlcompute
+size: local-quarter
+tier: low_priority
+max_instances: 1
+idle_time_before_scale_down: 60
+provider:
+  type: command
+  create: %s
+  delete: %s
+  preempted: cat %s 2>/dev/null || true
+  env:
+    HANGAR_EXE: %s
+`, filepath.Join(hooks, "create.sh"), filepath.Join(hooks, "delete.sh"), preempted, hangarBin),
+		"job.yml": "command: echo started; sleep 15; echo done\ncompute: spot\n",
+	})
+	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
+	name := w.create(filepath.Join(dir, "job.yml"))
+	waitFor(t, time.Minute, "the run to start", func() bool { return logHas(w, name, "started") })
+	nodes := w.cluster("spot").Nodes
+	if len(nodes) != 1 || nodes[0].ProviderID == "" {
+		t.Fatalf("nodes: %+v", nodes)
+	}
+	writeFiles(t, dir, map[string]string{"preempted": nodes[0].ProviderID + "\n"})
+	d := w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed, job.Canceled)
+	if d.Status != job.Completed || d.Attempt != 2 {
+		t.Fatalf("after preemption: %s attempt %d (%s)", d.Status, d.Attempt, d.StatusReason)
+	}
+	requeued := false
+	for _, e := range d.Events {
+		requeued = requeued || (e.To == job.Queued && strings.Contains(e.Reason, "preempt"))
+	}
+	if !requeued {
+		t.Errorf("no requeue event: %+v", d.Events)
+	}
+	old, err := w.client().Logs(t.Context(), name, "attempt_1/std_log.txt", 0, 0)
+	if err != nil || len(old.Lines) == 0 || old.Lines[0].Text != "started" {
+		t.Errorf("attempt 1's log: %+v, %v", old, err)
+	}
+	if !logHas(w, name, "done") {
+		t.Errorf("attempt 2's log: %q", w.logs(name))
+	}
+	var sawPreempted bool
+	for _, e := range w.cluster("spot").Timeline {
+		sawPreempted = sawPreempted || e.To == "preempted"
+	}
+	if !sawPreempted {
+		t.Errorf("timeline has no preempted node")
+	}
+}

@@ -110,8 +110,22 @@ func (w *ws) killServer() {
 	waitFor(w.t, 10*time.Second, "server to die", func() bool { return syscall.Kill(w.server.Process.Pid, 0) != nil })
 }
 
-// cleanup cancels every supervisor still running and stops the server, so temp dirs can go.
+// cleanup cancels every supervisor still running and stops the server, so temp dirs can go. When
+// the test failed it shows the end of the server's log.
 func (w *ws) cleanup() {
+	if w.t.Failed() {
+		b, _ := os.ReadFile(filepath.Join(w.home, "test-server.log"))
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.Contains(l, "level=DEBUG msg=http") {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) > 60 {
+			keep = keep[len(keep)-60:]
+		}
+		w.t.Logf("server log (end):\n%s", strings.Join(keep, "\n"))
+	}
 	stopSupervisors(filepath.Join(w.home, "local", "runs"))
 	if w.server != nil && w.server.Process != nil {
 		_ = w.server.Process.Signal(syscall.SIGTERM)

@@ -26,6 +26,9 @@ type Run struct {
 	// (e.g. "environment": building or fetching the environment during Preparing).
 	Timings map[string]float64 `json:"timings,omitempty"`
 
+	// Attempt counts the run's executions: a run requeued after losing its node runs again.
+	Attempt int `json:"attempt"`
+
 	// Fields below are the server's own bookkeeping; not part of the public view.
 	Handle        json.RawMessage   `json:"-"` // the backend's serialisable handle
 	TokenHash     string            `json:"-"`

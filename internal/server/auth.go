@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -55,13 +57,21 @@ func adminOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// runOnly lets the run named in the path (or the admin) through.
-func runOnly(h http.HandlerFunc) http.HandlerFunc {
+// runOnly lets the run named in the path (or the admin) through, and only its current attempt.
+func (s *Server) runOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := who(r)
 		if !p.admin && p.runID != r.PathValue("id") {
 			writeJSON(w, http.StatusForbidden, api.ErrorBody{Error: "this token belongs to another run", Code: api.CodeNotAllowed})
 			return
+		}
+		if a := r.Header.Get(api.AttemptHeader); a != "" && !p.admin {
+			run, err := s.cfg.Store.Run(r.Context(), p.runID)
+			if err == nil && a != strconv.Itoa(max(run.Attempt, 1)) {
+				writeJSON(w, http.StatusConflict, api.ErrorBody{
+					Error: fmt.Sprintf("run %s is on attempt %d; this supervisor is attempt %s", run.ID, run.Attempt, a), Code: api.CodeConflict})
+				return
+			}
 		}
 		h(w, r)
 	}

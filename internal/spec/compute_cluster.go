@@ -173,11 +173,12 @@ func (d *decoder) provider(n *yaml.Node, path string, p *compute.Provider) {
 		return func(v *yaml.Node, p string) { commandOnly[key] = v; decode(v, p) }
 	}
 	got := d.mapping(n, path, fields{
-		"type":    func(v *yaml.Node, pp string) { p.Type = d.enum(v, pp, compute.ProviderLocal, compute.ProviderCommand) },
-		"create":  only("create", func(v *yaml.Node, pp string) { p.Create = d.hook(v, pp) }),
-		"delete":  only("delete", func(v *yaml.Node, pp string) { p.Delete = d.hook(v, pp) }),
-		"timeout": only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.timeout(v, pp) }),
-		"env":     only("env", func(v *yaml.Node, pp string) { p.Env = d.envVars(v, pp) }),
+		"type":      func(v *yaml.Node, pp string) { p.Type = d.enum(v, pp, compute.ProviderLocal, compute.ProviderCommand) },
+		"create":    only("create", func(v *yaml.Node, pp string) { p.Create = d.hook(v, pp) }),
+		"delete":    only("delete", func(v *yaml.Node, pp string) { p.Delete = d.hook(v, pp) }),
+		"preempted": only("preempted", func(v *yaml.Node, pp string) { p.Preempted = d.hook(v, pp) }),
+		"timeout":   only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.timeout(v, pp) }),
+		"env":       only("env", func(v *yaml.Node, pp string) { p.Env = d.envVars(v, pp) }),
 	})
 	if n.Kind != yaml.MappingNode {
 		return

@@ -13,7 +13,7 @@ import (
 
 const runColumns = `id, display_name, experiment_name, description, tags, compute, status, status_reason,
 	created_at, started_at, ended_at, exit_code, warnings, spec, handle, token_hash, last_heartbeat,
-	cancel_sent, artifacts, named_outputs, timings`
+	cancel_sent, artifacts, named_outputs, timings, attempt`
 
 // CreateRun inserts a new run with its first events.
 func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
@@ -26,7 +26,7 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
-	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 20) + `)`
+	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 21) + `)`
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
@@ -224,7 +224,7 @@ func runArgs(r *job.Run) ([]any, error) {
 	return []any{r.ID, r.DisplayName, r.ExperimentName, r.Description, string(tags), r.Compute,
 		string(r.Status), r.StatusReason, nanos(r.CreatedAt), optNanos(r.StartedAt), optNanos(r.EndedAt),
 		exit, string(warnings), string(spec), handle, r.TokenHash, hb, r.CancelSent,
-		r.ArtifactsHash, string(named), string(timings)}, nil
+		r.ArtifactsHash, string(named), string(timings), max(r.Attempt, 1)}, nil
 }
 
 func scanRun(sc scanner) (*job.Run, error) {
@@ -235,7 +235,7 @@ func scanRun(sc scanner) (*job.Run, error) {
 	var handle sql.NullString
 	err := sc.Scan(&r.ID, &r.DisplayName, &r.ExperimentName, &r.Description, &tags, &r.Compute, &status,
 		&r.StatusReason, &created, &started, &ended, &exit, &warnings, &spec, &handle, &r.TokenHash, &hb,
-		&r.CancelSent, &r.ArtifactsHash, &named, &timings)
+		&r.CancelSent, &r.ArtifactsHash, &named, &timings, &r.Attempt)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
 	}
 	p := &pipeline{
 		logs:    newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, StdLogFile), s.log),
-		metrics: newShipper(s.metricsFile(), metricSender(s.conn, s.cfg.RunID, s.warn), s.log),
+		metrics: newShipper(s.metricsFile(), metricSender(s.conn, s.cfg.RunID, s.spec.Attempt, s.warn), s.log),
 	}
 	capt, err := newCapture(p.logs.t.path, p.logs.poke)
 	if err != nil {

@@ -118,7 +118,10 @@ func parseMetric(text string) (metricLine, error) {
 }
 
 // metricSender ships metrics; a line that is not a metric is reported once per line as a warning and skipped.
-func metricSender(c *conn, runID string, warn func(string)) func(ctx context.Context, lines []tailLine) (int64, error) {
+// Metrics of attempt n are numbered from (n-1)·10¹² so that a requeued run's new metrics never
+// collide with the ones its earlier attempt stored.
+func metricSender(c *conn, runID string, attempt int, warn func(string)) func(ctx context.Context, lines []tailLine) (int64, error) {
+	base := int64(max(attempt, 1)-1) * 1_000_000_000_000
 	return func(ctx context.Context, lines []tailLine) (int64, error) {
 		var b api.MetricBatch
 		for _, l := range lines {
@@ -131,7 +134,7 @@ func metricSender(c *conn, runID string, warn func(string)) func(ctx context.Con
 			if m.Timestamp != nil {
 				t = time.Unix(0, int64(*m.Timestamp*1e9)).UTC()
 			}
-			b.Metrics = append(b.Metrics, job.Metric{Seq: l.seq, Name: m.Name, Value: *m.Value, Step: m.Step, Time: t})
+			b.Metrics = append(b.Metrics, job.Metric{Seq: base + l.seq, Name: m.Name, Value: *m.Value, Step: m.Step, Time: t})
 		}
 		last := lines[len(lines)-1].seq
 		if len(b.Metrics) == 0 {
@@ -149,6 +152,6 @@ func metricSender(c *conn, runID string, warn func(string)) func(ctx context.Con
 		if ack.Acked >= b.Metrics[len(b.Metrics)-1].Seq {
 			return last, nil
 		}
-		return ack.Acked, nil
+		return max(ack.Acked-base, 0), nil
 	}
 }

@@ -235,7 +235,7 @@ func TestMetricSender(t *testing.T) {
 	defer srv.Close()
 	c := &conn{c: api.NewClient(srv.URL, "run-token"), log: slog.New(slog.NewTextHandler(io.Discard, nil)), maxBackoff: time.Second}
 	var warnings []string
-	send := metricSender(c, "r1", func(s string) { warnings = append(warnings, s) })
+	send := metricSender(c, "r1", 1, func(s string) { warnings = append(warnings, s) })
 	lines := []tailLine{
 		{seq: 1, text: `{"name":"loss","value":0.5,"step":1,"timestamp":1700000000.5}`},
 		{seq: 2, text: `loss=0.4`},

@@ -145,6 +145,7 @@ func (s *Supervisor) fetchSpec(ctx context.Context) error {
 		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID)
 		if err == nil {
 			s.spec = spec
+			s.conn.c.SetAttempt(spec.Attempt)
 		}
 		return err
 	})

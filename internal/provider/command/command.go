@@ -63,6 +63,25 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) error
 	return nil
 }
 
+// Preempted runs the preempted hook (when the cluster has one): the provider ids it prints, one
+// per line, are machines the cloud took back.
+func (p *Provider) Preempted(ctx context.Context) ([]string, error) {
+	if strings.TrimSpace(p.Spec.Preempted) == "" {
+		return nil, nil
+	}
+	out, err := p.run(ctx, "preempted", p.Spec.Preempted, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list preempted nodes: %w", err)
+	}
+	var ids []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			ids = append(ids, l)
+		}
+	}
+	return ids, nil
+}
+
 func (p *Provider) timeout() time.Duration {
 	if p.Spec.Timeout > 0 {
 		return time.Duration(p.Spec.Timeout) * time.Second

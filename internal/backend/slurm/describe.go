@@ -1,0 +1,129 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/remote"
+	"github.com/hangar-ml/hangar/internal/slurm"
+)
+
+// Describe reports the target's partition as Slurm sees it now (sinfo): the Slurm version and the
+// partition in OS, the nodes with their states in Hostname ("node state, node state"), and the
+// partition's CPUs, memory and GPUs added up.
+func (b *Backend) Describe(ctx context.Context, ct compute.Target) (*compute.NodeInfo, error) {
+	t, err := b.target(ctx, ct.Name)
+	if err != nil {
+		return nil, err
+	}
+	return describe(ctx, t)
+}
+
+// Attach checks that Slurm's commands answer where the target runs them (sinfo), that its partition
+// exists, and for a login host that it runs this binary's architecture; without a pinned key or
+// known_hosts file the login host's key is pinned in the spec. Nothing is installed.
+func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInfo, error) {
+	if s.Slurm == nil {
+		return nil, errors.New("not a slurm target")
+	}
+	t := &target{name: s.Name, spec: *s.Slurm, r: &remote.Local{}}
+	if l := s.Slurm.Login; l != nil {
+		cfg := sshConfig(*l)
+		conn, err := remote.Dial(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("login host: %w", err)
+		}
+		defer conn.Close()
+		t.r = conn
+		out, err := remote.Output(ctx, conn, "uname -m")
+		if err != nil {
+			return nil, fmt.Errorf("login host: %w", err)
+		}
+		if arch := goarch(strings.TrimSpace(string(out))); arch != runtime.GOARCH {
+			return nil, fmt.Errorf("the login host's architecture is %s but this hangar binary is for %s", arch, runtime.GOARCH)
+		}
+		if cfg.HostKey.TrustOnFirstUse {
+			s.Slurm.Login.HostKey = conn.HostKey()
+		}
+	}
+	if _, err := t.output(ctx, "sinfo", "--version"); err != nil {
+		return nil, fmt.Errorf("slurm commands do not answer: %w", err)
+	}
+	if p := t.spec.Partition; p != "" {
+		out, err := t.output(ctx, "scontrol", "show", "partition", p)
+		if err != nil {
+			if !stderrHas(err, "not found") {
+				return nil, err
+			}
+			return nil, fmt.Errorf("partition %s does not exist%s", p, partitions(ctx, t))
+		}
+		if _, err := slurm.ParsePartition(out); err != nil {
+			return nil, err
+		}
+	}
+	return describe(ctx, t)
+}
+
+// partitions lists the cluster's partitions for an error message.
+func partitions(ctx context.Context, t *target) string {
+	out, err := t.output(ctx, "sinfo", "--noheader", "--format=%R")
+	if err != nil {
+		return ""
+	}
+	names := strings.Fields(out)
+	if len(names) == 0 {
+		return ""
+	}
+	return " (the cluster has " + strings.Join(names, ", ") + ")"
+}
+
+func describe(ctx context.Context, t *target) (*compute.NodeInfo, error) {
+	ver, err := t.output(ctx, "sinfo", "--version")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"sinfo", "--noheader", "--Node", "--format=" + slurm.SinfoFormat}
+	part := "the default partition's"
+	if p := t.spec.Partition; p != "" {
+		args = append(args, "--partition="+p)
+		part = "partition " + p
+	}
+	out, err := t.output(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := slurm.ParseSinfo(out)
+	if err != nil {
+		return nil, err
+	}
+	info := &compute.NodeInfo{OS: strings.TrimSpace(ver) + ", " + part + " nodes"}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name+" "+n.State)
+		info.Cores += n.CPUs
+		info.MemoryBytes += n.MemoryMB << 20
+		for i := 0; i < n.GPUs(); i++ {
+			info.GPUs = append(info.GPUs, compute.GPU{Index: len(info.GPUs), Name: n.Name + " " + n.Gres})
+		}
+	}
+	info.Hostname = strings.Join(names, ", ")
+	if len(nodes) == 0 {
+		info.Hostname = "(no nodes)"
+	}
+	return info, nil
+}
+
+// goarch maps uname -m to Go's architecture names.
+func goarch(m string) string {
+	switch m {
+	case "x86_64", "amd64":
+		return "amd64"
+	case "aarch64", "arm64":
+		return "arm64"
+	}
+	return m
+}

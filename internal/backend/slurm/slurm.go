@@ -1,0 +1,279 @@
+package slurm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/remote"
+	"github.com/hangar-ml/hangar/internal/slurm"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+// Backend submits runs to Slurm clusters. One connection (local, or SSH to the login host) is kept
+// per target.
+type Backend struct {
+	// Root is Hangar's directory for targets without a login host: runs/<id>/, cache/blobs and the
+	// hangar binary. It must be on a filesystem the compute nodes share with this machine.
+	Root string
+	// Exe is the hangar binary installed for the compute nodes (same OS and architecture).
+	Exe string
+	// ServerURL is where supervisors reach the server; with a login host it must be an address the
+	// compute nodes can reach. ServerURLFile (targets without a login host) is re-read by
+	// supervisors when the server moved.
+	ServerURL     func() string
+	ServerURLFile string
+	// BlobDir is the server's blob store, read directly by supervisors on a shared filesystem.
+	BlobDir string
+	// Blobs is the same store, from which a login host's cache is filled.
+	Blobs *blob.Store
+	// Targets returns a target's spec with its secrets unsealed.
+	Targets func(ctx context.Context, name string) (*compute.Stored, error)
+	Log     *slog.Logger
+	// Refresh is how long one squeue answer serves status questions (default 1s).
+	Refresh time.Duration
+
+	mu      sync.Mutex
+	targets map[string]*target
+}
+
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Pender    = (*Backend)(nil)
+	_ backend.Describer = (*Backend)(nil)
+	_ backend.Attacher  = (*Backend)(nil)
+)
+
+func (b *Backend) refresh() time.Duration {
+	if b.Refresh > 0 {
+		return b.Refresh
+	}
+	return time.Second
+}
+
+// handle is the serialisable reference to a run: its Slurm job id is all a restarted server needs.
+type handle struct {
+	Target string `json:"target"`
+	JobID  string `json:"job_id"`
+	Dir    string `json:"dir"`
+}
+
+// Submit writes the run's supervisor config and batch script into its directory on the cluster's
+// shared filesystem and submits the script with sbatch. Called again for a run already submitted
+// (its handle.json, or a Slurm job with its name), it returns that job.
+func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle, error) {
+	t, err := b.target(ctx, l.Target.Name)
+	if err != nil {
+		return nil, err
+	}
+	dir := path.Join(t.work, "runs", l.RunID)
+	if hd, ok := t.submitted(ctx, l.Target.Name, l.RunID, dir); ok {
+		return json.Marshal(hd)
+	}
+	sub := slurm.Submission{RunID: l.RunID, Dir: dir, Hangar: t.bin, Config: path.Join(dir, "supervisor.json"),
+		Target: t.spec, Job: l.Spec}
+	args, err := sub.Args()
+	if err != nil {
+		return nil, err
+	}
+	cfg := api.SupervisorConfig{RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), Dir: dir,
+		CacheDir: path.Join(t.work, "cache", "blobs")}
+	if t.client == nil {
+		cfg.ServerURLFile, cfg.LocalBlobDir = b.ServerURLFile, b.BlobDir
+	} else if err := b.seed(ctx, t, l); err != nil {
+		return nil, err
+	}
+	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	sbatch := t.line(append([]string{"sbatch"}, args...)...)
+	for _, f := range []struct {
+		name, data string
+		mode       fs.FileMode
+	}{
+		{"supervisor.json", string(cfgJSON), 0o600},
+		{"job.sh", sub.Script(), 0o755},
+		{"system_logs/sbatch.txt", sbatch + "\n", 0o644}, // also makes the folder Slurm's log goes to
+	} {
+		if err := t.r.Put(ctx, path.Join(dir, f.name), strings.NewReader(f.data), f.mode); err != nil {
+			return nil, fmt.Errorf("write %s on %s: %w", f.name, l.Target.Name, err)
+		}
+	}
+	out, err := remote.Output(ctx, t.r, sbatch)
+	if err != nil {
+		return nil, fmt.Errorf("sbatch: %w", err)
+	}
+	id, err := slurm.ParseSbatch(string(out))
+	if err != nil {
+		return nil, err
+	}
+	hd := handle{Target: l.Target.Name, JobID: id, Dir: dir}
+	data, _ := json.Marshal(hd)
+	if err := t.r.Put(ctx, path.Join(dir, "handle.json"), strings.NewReader(string(data)), 0o644); err != nil {
+		b.Log.Warn("write handle", "run", l.RunID, "err", err) // the job is known by its name too
+	}
+	b.Log.Info("submitted to slurm", "run", l.RunID, "target", l.Target.Name, "job", id)
+	return data, nil
+}
+
+// submitted finds the job of a run submitted before: its handle.json, else a job with its name
+// (the server stopped between sbatch and writing the handle).
+func (t *target) submitted(ctx context.Context, target, runID, dir string) (handle, bool) {
+	var hd handle
+	if data, err := t.r.ReadFile(ctx, path.Join(dir, "handle.json")); err == nil && json.Unmarshal(data, &hd) == nil && hd.JobID != "" {
+		return hd, true
+	}
+	out, err := t.output(ctx, "squeue", "--noheader", "--states=all", "--name="+slurm.JobName(runID), "--format="+slurm.SqueueFormat)
+	if err != nil {
+		return hd, false
+	}
+	jobs, err := slurm.ParseSqueue(out)
+	if err != nil || len(jobs) == 0 {
+		return hd, false
+	}
+	return handle{Target: target, JobID: jobs[len(jobs)-1].ID, Dir: dir}, true
+}
+
+// seed sends the code snapshot and input blobs a login host's cache lacks (manifests last), so
+// supervisors find them on the shared filesystem instead of fetching each file from the server.
+func (b *Backend) seed(ctx context.Context, t *target, l backend.Launch) error {
+	var manifests []string
+	if l.Spec.CodeSnapshot != "" {
+		manifests = append(manifests, l.Spec.CodeSnapshot)
+	}
+	for _, in := range l.Spec.Inputs {
+		if in.Manifest != "" {
+			manifests = append(manifests, in.Manifest)
+		}
+	}
+	cache := path.Join(t.work, "cache", "blobs")
+	missing, err := remote.MissingBlobs(ctx, t.r, cache, manifests)
+	if err != nil {
+		return fmt.Errorf("%s: check cache: %w", t.name, err)
+	}
+	for _, m := range missing {
+		man, err := transfer.FetchManifest(ctx, snapshot.StoreSource{Store: b.Blobs}, m)
+		if err != nil {
+			return err
+		}
+		if _, err := remote.PutBlobs(ctx, t.r, cache, b.Blobs, man.Hashes()); err != nil {
+			return fmt.Errorf("%s: send snapshot: %w", t.name, err)
+		}
+		if _, err := remote.PutBlobs(ctx, t.r, cache, b.Blobs, []string{m}); err != nil {
+			return fmt.Errorf("%s: send snapshot: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// Status merges Slurm's view of the job with the supervisor's result file. A job Slurm ended
+// (time limit, cancel, node failure, ...) is Final with Slurm's reason even when the supervisor
+// could not report; a job whose batch script ended by itself is Final with the supervisor's result.
+// A login host that does not answer is an error (the state is unknown).
+func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
+	hd, t, err := b.resolve(ctx, hb)
+	if err != nil {
+		return backend.Status{}, err
+	}
+	j, known, err := t.job(ctx, hd.JobID)
+	if err != nil {
+		return backend.Status{}, err
+	}
+	var res *backend.Result
+	if data, err := t.r.ReadFile(ctx, path.Join(hd.Dir, "result.json")); err == nil {
+		var r backend.Result
+		if json.Unmarshal(data, &r) == nil && r.State.Terminal() {
+			res = &r
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return backend.Status{}, fmt.Errorf("read result: %w", err)
+	}
+	return merge(hd.JobID, j, known, res, time.Now().UTC()), nil
+}
+
+// merge is Status's decision, pure: Slurm's verdict on the job and the supervisor's result.
+func merge(id string, j slurm.Job, known bool, res *backend.Result, now time.Time) backend.Status {
+	if !known {
+		if res != nil {
+			return backend.Status{Final: res}
+		}
+		return backend.Status{Reason: "Slurm no longer knows job " + id + " and the supervisor left no result"}
+	}
+	v := slurm.Judge(j)
+	switch {
+	case v.Alive:
+		return backend.Status{Alive: true, Reason: v.Reason}
+	case v.Killed:
+		r := &backend.Result{State: v.State, ExitCode: v.ExitCode, Reason: v.Reason, Time: now}
+		if res != nil {
+			r.Reason += fmt.Sprintf("; the supervisor had ended it as %s (%s)", res.State, res.Reason)
+			r.ExitCode, r.Time = res.ExitCode, res.Time
+		}
+		return backend.Status{Final: r}
+	case res != nil:
+		return backend.Status{Final: res}
+	}
+	return backend.Status{Final: &backend.Result{State: job.Failed, ExitCode: v.ExitCode, Time: now,
+		Reason: "the supervisor ended without a result (" + v.Reason + ")"}}
+}
+
+// Pending reports whether the run's job still waits in Slurm's queue, with Slurm's reason.
+func (b *Backend) Pending(ctx context.Context, hb backend.Handle) (string, bool, error) {
+	hd, t, err := b.resolve(ctx, hb)
+	if err != nil {
+		return "", false, err
+	}
+	j, known, err := t.job(ctx, hd.JobID)
+	if err != nil || !known {
+		return "", false, err
+	}
+	v := slurm.Judge(j)
+	return v.Reason, v.Pending, nil
+}
+
+// Cancel is scancel: Slurm sends the batch step (the supervisor) SIGTERM, and SIGKILL after its
+// KillWait; the supervisor stops the command and still collects outputs and logs. A job that
+// already ended is fine.
+func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
+	hd, t, err := b.resolve(ctx, hb)
+	if err != nil {
+		return err
+	}
+	_, err = t.output(ctx, "scancel", hd.JobID)
+	t.poll.forget(hd.JobID)
+	if err != nil && (stderrHas(err, "Invalid job id") || stderrHas(err, "already completing or completed")) {
+		return nil
+	}
+	return err
+}
+
+func (b *Backend) resolve(ctx context.Context, hb backend.Handle) (handle, *target, error) {
+	var hd handle
+	if err := json.Unmarshal(hb, &hd); err != nil || hd.JobID == "" {
+		return hd, nil, fmt.Errorf("decode slurm handle %q: %v", hb, err)
+	}
+	t, err := b.target(ctx, hd.Target)
+	if err != nil {
+		return hd, nil, err
+	}
+	if t.client != nil {
+		if s := t.client.State(); !s.Connected {
+			return hd, nil, fmt.Errorf("%s's login host unreachable since %s: %w", hd.Target, s.Since.Format("15:04:05"), s.Err)
+		}
+	}
+	return hd, t, nil
+}
