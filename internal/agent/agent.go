@@ -114,6 +114,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	a.runs.sup.NodeID = a.id.NodeID // supervisors ask for their node's place in distributed runs
 	a.log.Info("agent ready", "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
 		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
 	t := time.NewTimer(0)

@@ -8,10 +8,11 @@ import (
 
 // The calls below are made by a run supervisor with its run token.
 
-// RunSpec fetches what the supervisor must execute.
-func (c *Client) RunSpec(ctx context.Context, runID string) (*RunSpec, error) {
+// RunSpec fetches what the supervisor must execute; nodeID (a cluster node, or "") says where it
+// runs, for its place in a multi-node run.
+func (c *Client) RunSpec(ctx context.Context, runID, nodeID string) (*RunSpec, error) {
 	var out RunSpec
-	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec", nil, &out)
+	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec?node="+url.QueryEscape(nodeID), nil, &out)
 }
 
 // ReportStatus reports a phase change.

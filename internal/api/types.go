@@ -103,6 +103,14 @@ type RunSpec struct {
 	// Attempt is the run's execution number; the supervisor sends it with every call, and calls
 	// from an older attempt are refused.
 	Attempt int `json:"attempt"`
+	// Nodes are the addresses of the run's nodes in rank order; NodeRank is this supervisor's
+	// node (0 leads: it reports the run's phases and collects its outputs); MasterPort is the
+	// rendezvous port on node 0.
+	Nodes      []string `json:"nodes,omitempty"`
+	NodeRank   int      `json:"node_rank"`
+	MasterPort int      `json:"master_port,omitempty"`
+	// GPUs, when not nil, are the GPUs of this node the run holds (else it sees the node's).
+	GPUs []string `json:"gpus"`
 	// EnvCacheMaxBytes bounds the node's environment cache (0 = no limit).
 	EnvCacheMaxBytes int64 `json:"env_cache_max_bytes,omitempty"`
 }
@@ -172,6 +180,8 @@ type SupervisorConfig struct {
 	// MaxOfflineSeconds is how long the supervisor waits for an unreachable server before giving
 	// up (default a day).
 	MaxOfflineSeconds int64 `json:"max_offline_seconds,omitempty"`
+	// NodeID is the cluster node the supervisor runs on ("" elsewhere).
+	NodeID string `json:"node_id,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

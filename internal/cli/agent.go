@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,10 +38,10 @@ Flags default to $HANGAR_JOIN_URL, $HANGAR_JOIN_TOKEN, $HANGAR_NODE_ID and $HANG
 which providers' create hooks receive.`
 
 type agentFlags struct {
-	server, token, workDir, nodeID, cores, memory, gpus, logLevel string
-	labels                                                        []string
-	heartbeat, exitGrace                                          time.Duration
-	killRuns                                                      bool
+	server, token, workDir, nodeID, cores, memory, gpus, logLevel, address string
+	labels                                                                 []string
+	heartbeat, exitGrace                                                   time.Duration
+	killRuns                                                               bool
 }
 
 func newAgentCmd(env *Env) *cobra.Command {
@@ -78,6 +80,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	fl.StringVar(&f.memory, "memory", "", "memory to offer, e.g. 16Gi (default: all)")
 	fl.StringVar(&f.gpus, "gpus", "all", "GPUs to offer: all, none, or indices like 0,1")
 	fl.StringArrayVar(&f.labels, "label", nil, "node label key=value (repeatable)")
+	fl.StringVar(&f.address, "address", "", "address other nodes of a run reach this one at (default: the address used to reach the server)")
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeat, "how often to report")
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
@@ -131,5 +134,28 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 		return cfg, nil, fmt.Errorf("find own binary: %w", err)
 	}
 	cfg.Machine = node.Detect(ctx)
+	cfg.Machine.Address = f.address
+	if cfg.Machine.Address == "" {
+		cfg.Machine.Address = outboundAddress(cfg.ServerURL)
+	}
 	return cfg, log, nil
+}
+
+// outboundAddress is this machine's address on the route to the server: the one other nodes of
+// its network reach it at ("" when it cannot be told).
+func outboundAddress(serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)) // no packet is sent
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String()
 }

@@ -33,6 +33,7 @@ type createFlags struct {
 	sets   []string
 	name   string
 	stream bool
+	dryRun bool
 }
 
 func newJobCreateCmd(env *Env) *cobra.Command {
@@ -52,6 +53,7 @@ inputs are uploaded first; only files the workspace does not have yet are sent.`
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a field: --set key.path=value (repeatable)")
 	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name (default: from the file, else generated)")
 	cmd.Flags().BoolVar(&f.stream, "stream", false, "follow the job's log until it ends; exit non-zero unless it Completed")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print, per node, the processes and variables Hangar would start; create nothing")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -72,6 +74,9 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if f.dryRun {
+		return e.dryRun(ctx, sp)
 	}
 	c, err := e.client(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,12 +35,43 @@ Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.`,
 }
 
 // stream prints log lines until the run ends, then a summary; the error carries the exit code.
-// When the server goes away it keeps trying for a while (for the local workspace, restarting it).
+// A multi-node run's nodes each have a log (std_log.txt for node 0, std_log_node_<n>.txt for the
+// others): they are followed together, their lines (already prefixed with their rank) interleaved.
 func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
+	files := []string{""}
+	if d, err := c.GetJob(ctx, name); err == nil {
+		for n := 1; n < d.Spec.Resources.InstanceCount; n++ {
+			files = append(files, fmt.Sprintf("std_log_node_%d.txt", n))
+		}
+	}
+	var mu sync.Mutex
+	errs := make(chan error, len(files))
+	for _, f := range files {
+		go func() { errs <- e.follow(ctx, c, name, f, &mu) }()
+	}
+	var firstErr error
+	for range files {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	d, err := c.GetJob(ctx, name)
+	if err != nil {
+		return err
+	}
+	return e.summary(d)
+}
+
+// follow prints one log file's lines until the run ended and they were all read. When the server
+// goes away it keeps trying for a while (for the local workspace, restarting it).
+func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, mu *sync.Mutex) error {
 	var after int64
 	var lostSince time.Time
 	for {
-		resp, err := c.Logs(ctx, name, "", after, 20*time.Second)
+		resp, err := c.Logs(ctx, name, file, after, 20*time.Second)
 		if err != nil {
 			if api.IsServerError(err) || ctx.Err() != nil {
 				return err
@@ -58,19 +90,16 @@ func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
 			continue
 		}
 		lostSince = time.Time{}
+		mu.Lock()
 		for _, l := range resp.Lines {
 			fmt.Fprintln(e.Stdout, l.Text)
 		}
+		mu.Unlock()
 		after = resp.Next
 		if resp.Done {
-			break
+			return nil
 		}
 	}
-	d, err := c.GetJob(ctx, name)
-	if err != nil {
-		return err
-	}
-	return e.summary(d)
 }
 
 // summary prints how a run ended and returns the matching exit code.

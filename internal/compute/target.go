@@ -63,6 +63,8 @@ type NodeInfo struct {
 	GPUs        []GPU  `json:"gpus,omitempty"`
 	// ContainerRuntime is the container runtime found on the node ("" when none).
 	ContainerRuntime string `json:"container_runtime,omitempty"`
+	// Address is where the run's other nodes reach this one (distributed training's MASTER_ADDR).
+	Address string `json:"address,omitempty"`
 }
 
 // GPU is one accelerator of a node.

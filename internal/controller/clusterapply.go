@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/agent/dispatch"
@@ -22,8 +24,9 @@ func (c *Controller) applyPlan(ctx context.Context, plan scheduler.Plan, pools m
 	for _, r := range active {
 		byID[r.ID] = r
 	}
+	held := heldGPUs(active)
 	for _, p := range plan.Placements {
-		if err := c.place(ctx, p); err != nil {
+		if err := c.place(ctx, p, held); err != nil {
 			c.Log.Error("place run", "run", p.Run, "err", err)
 		}
 	}
@@ -45,11 +48,14 @@ func (c *Controller) applyPlan(ctx context.Context, plan scheduler.Plan, pools m
 	}
 }
 
-// place records a run's nodes in its handle and assigns it to the first node's agent, which
-// starts its supervisor. Launching processes on the other nodes of a gang comes with
-// distributed training; until then the command runs on the first node and the others are held.
-func (c *Controller) place(ctx context.Context, p scheduler.Placement) error {
-	h, err := json.Marshal(cluster.Handle{Run: p.Run, Pool: p.Pool, Nodes: p.Nodes})
+// place records a run's nodes (in rank order) in its handle and assigns the run to each node's
+// agent, which starts a supervisor for its share of the ranks.
+func (c *Controller) place(ctx context.Context, p scheduler.Placement, held map[string]map[string]bool) error {
+	gpus, err := c.pickGPUs(ctx, p, held)
+	if err != nil {
+		return err
+	}
+	h, err := json.Marshal(cluster.Handle{Run: p.Run, Pool: p.Pool, Nodes: p.Nodes, GPUs: gpus})
 	if err != nil {
 		return err
 	}
@@ -60,10 +66,7 @@ func (c *Controller) place(ctx context.Context, p scheduler.Placement) error {
 		}
 		placed = true
 		r.Handle, r.LastHeartbeat = h, c.Now()
-		r.StatusReason = fmt.Sprintf("assigned to node %s", p.Nodes[0])
-		if len(p.Nodes) > 1 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("multi-node launch is not implemented yet: the command runs on node %s; nodes %v are held for the run", p.Nodes[0], p.Nodes[1:]))
-		}
+		r.StatusReason = fmt.Sprintf("assigned to nodes %s", strings.Join(p.Nodes, ", "))
 		return nil, nil
 	})
 	if err != nil || !placed {
@@ -71,7 +74,13 @@ func (c *Controller) place(ctx context.Context, p scheduler.Placement) error {
 	}
 	c.Log.Info("placed", "run", p.Run, "pool", p.Pool, "nodes", p.Nodes)
 	c.Changed(p.Run)
-	return c.Clusters.Dispatch.Assign(ctx, p.Nodes[0], p.Run)
+	// Every node of the run starts a supervisor; node 0's leads (see supervisor worker mode).
+	for _, n := range p.Nodes {
+		if err := c.Clusters.Dispatch.Assign(ctx, n, p.Run); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyDecision creates, releases and deletes nodes and requeues or fails preempted runs.
@@ -251,4 +260,54 @@ func explain(lines []string, fallback string) string {
 		}
 	}
 	return fallback
+}
+
+// heldGPUs maps node → GPU index → held, from the placed runs' handles.
+func heldGPUs(active []*job.Run) map[string]map[string]bool {
+	held := map[string]map[string]bool{}
+	for _, r := range active {
+		var h cluster.Handle
+		if len(r.Handle) == 0 || json.Unmarshal(r.Handle, &h) != nil {
+			continue
+		}
+		for n, gs := range h.GPUs {
+			if held[n] == nil {
+				held[n] = map[string]bool{}
+			}
+			for _, g := range gs {
+				held[n][g] = true
+			}
+		}
+	}
+	return held
+}
+
+// pickGPUs chooses, on each of the placement's nodes, GPUs no other run holds (the scheduler
+// made sure there are enough), and marks them held.
+func (c *Controller) pickGPUs(ctx context.Context, p scheduler.Placement, held map[string]map[string]bool) (map[string][]string, error) {
+	want := int(p.PerNode.GPU)
+	if want <= 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, id := range p.Nodes {
+		n, err := c.Store.Node(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if held[id] == nil {
+			held[id] = map[string]bool{}
+		}
+		for _, g := range n.GPUs {
+			idx := strconv.Itoa(g.Index)
+			if len(out[id]) < want && !held[id][idx] {
+				out[id] = append(out[id], idx)
+				held[id][idx] = true
+			}
+		}
+		if len(out[id]) < want {
+			return nil, fmt.Errorf("node %s has %d free GPUs, the run needs %d", id, len(out[id]), want)
+		}
+	}
+	return out, nil
 }

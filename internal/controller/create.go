@@ -73,7 +73,7 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	r := &job.Run{
 		ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
 		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "waiting for compute " + target.Name,
-		CreatedAt: now, Warnings: warnings, Spec: sp,
+		CreatedAt: now, Warnings: warnings, Spec: sp, Attempt: 1,
 	}
 	r.Spec.Name = name
 	events := []job.Event{
@@ -135,9 +135,6 @@ func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, e
 	if t.Type == compute.TypeLocal {
 		if n := sp.Resources.InstanceCount; n > 1 {
 			return nil, invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster", n)
-		}
-		if sp.Distribution != nil {
-			warnings = append(warnings, fmt.Sprintf("distribution %s is not launched on the local target yet: the command runs once", sp.Distribution.Type))
 		}
 		if sp.Resources.InstanceType != "" {
 			warnings = append(warnings, "resources.instance_type is ignored on the local target")

@@ -159,7 +159,6 @@ func TestCreateQueuesRun(t *testing.T) {
 	}
 	want := []string{
 		"from the client",
-		"distribution pytorch is not launched on the local target yet: the command runs once",
 		"outputs.model.path is ignored: outputs are kept in the workspace under the job",
 		"resources.instance_type is ignored on the local target",
 	}

@@ -2,13 +2,16 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -155,8 +158,9 @@ func (c *Controller) Cancel(ctx context.Context, id string) (*job.Run, error) {
 	return r, nil
 }
 
-// RunSpec is what a supervisor fetches to execute a run.
-func (c *Controller) RunSpec(ctx context.Context, id, workspaceURL string) (*api.RunSpec, error) {
+// RunSpec is what a supervisor fetches to execute a run; on a cluster node it also learns its
+// node's rank and the addresses of the run's nodes.
+func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL string) (*api.RunSpec, error) {
 	r, err := c.Store.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
@@ -170,8 +174,13 @@ func (c *Controller) RunSpec(ctx context.Context, id, workspaceURL string) (*api
 			envMax = n
 		}
 	}
+	nodes, rank, gpus, err := c.topology(ctx, r, nodeID)
+	if err != nil {
+		return nil, err
+	}
 	return &api.RunSpec{
 		RunID: r.ID, Spec: r.Spec, WorkspaceURL: workspaceURL, EnvCacheMaxBytes: envMax,
+		Nodes: nodes, NodeRank: rank, MasterPort: masterPort(r.ID), GPUs: gpus,
 		CancelGraceSeconds: int(c.Settings.CancelGrace / time.Second),
 		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
 		Attempt:            max(r.Attempt, 1),
@@ -195,4 +204,40 @@ func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.A
 		return fmt.Errorf("register artifacts of %s: %w", id, mapStoreErr(err))
 	}
 	return nil
+}
+
+// topology is a run's node addresses in rank order and the rank of nodeID among them (a run not
+// on a cluster has one node: this machine as its processes see it).
+func (c *Controller) topology(ctx context.Context, r *job.Run, nodeID string) ([]string, int, []string, error) {
+	var h cluster.Handle
+	if len(r.Handle) == 0 || json.Unmarshal(r.Handle, &h) != nil || len(h.Nodes) == 0 {
+		return []string{"127.0.0.1"}, 0, nil, nil
+	}
+	rank := -1
+	var addrs []string
+	for i, id := range h.Nodes {
+		if id == nodeID {
+			rank = i
+		}
+		addr := "127.0.0.1"
+		if n, err := c.Store.Node(ctx, id); err == nil && n.Info != nil && n.Info.Address != "" {
+			addr = n.Info.Address
+		}
+		addrs = append(addrs, addr)
+	}
+	if rank < 0 {
+		return nil, 0, nil, conflictf("run %s is not placed on node %q", r.ID, nodeID)
+	}
+	var gpus []string
+	if h.GPUs != nil {
+		gpus = append([]string{}, h.GPUs[nodeID]...)
+	}
+	return addrs, rank, gpus, nil
+}
+
+// masterPort is a run's rendezvous port: the same on every node, spread over 20000-39999.
+func masterPort(runID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(runID))
+	return 20000 + int(h.Sum32()%20000)
 }

@@ -352,7 +352,7 @@ func TestRunSpec(t *testing.T) {
 	f.c.Settings.CancelGrace = 7 * time.Second
 	f.c.Settings.Heartbeat = 2 * time.Second
 	r := f.create(t, job.Spec{Name: "r", Command: "make train"})
-	spec, err := f.c.RunSpec(t.Context(), r.ID, "http://ws")
+	spec, err := f.c.RunSpec(t.Context(), r.ID, "", "http://ws")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,9 +368,9 @@ func TestRunSpec(t *testing.T) {
 		t.Errorf("RunSpec (-want +got):\n%s", diff)
 	}
 	f.report(t, r.ID, job.Failed)
-	_, err = f.c.RunSpec(t.Context(), r.ID, "http://ws")
+	_, err = f.c.RunSpec(t.Context(), r.ID, "", "http://ws")
 	wantKind(t, err, Conflict, "already ended")
-	_, err = f.c.RunSpec(t.Context(), "ghost", "http://ws")
+	_, err = f.c.RunSpec(t.Context(), "ghost", "", "http://ws")
 	wantKind(t, err, NotFound)
 }
 

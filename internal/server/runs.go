@@ -9,7 +9,7 @@ import (
 // The handlers below serve a run's supervisor.
 
 func (s *Server) runSpec(w http.ResponseWriter, r *http.Request) {
-	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), s.cfg.URL())
+	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err != nil {
 		writeError(w, s.log, err)
 		return

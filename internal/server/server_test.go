@@ -350,7 +350,7 @@ func TestErrorMapping(t *testing.T) {
 			_, err := ts.runClient("done").ReportStatus(ctx, "done", api.StatusReport{State: job.Running})
 			return err
 		}, 409, api.CodeConflict},
-		{"spec of a finished run", func() error { _, err := ts.runClient("done").RunSpec(ctx, "done"); return err }, 409, api.CodeConflict},
+		{"spec of a finished run", func() error { _, err := ts.runClient("done").RunSpec(ctx, "done", ""); return err }, 409, api.CodeConflict},
 		{"unknown state", func() error {
 			_, err := ts.runClient("done").ReportStatus(ctx, "done", api.StatusReport{State: "Exploded"})
 			return err

@@ -216,7 +216,7 @@ resources: {instance_count: 3}
 		yml:  "command: 'true'\ndistribution: {type: PyTorch}\n",
 		want: baseSpec(func(s *job.Spec) {
 			s.Command = "true"
-			s.Distribution = &job.Distribution{Type: "pytorch", ProcessCountPerInstance: 1}
+			s.Distribution = &job.Distribution{Type: "pytorch"}
 		}),
 	},
 	{

@@ -177,7 +177,7 @@ func (d *decoder) distribution(n *yaml.Node, path string) *job.Distribution {
 	case "":
 		return nil
 	case "pytorch", "mpi":
-		dist.ProcessCountPerInstance = 1
+		// Omitted stays 0: one process per GPU of the node, or one (decided where it runs).
 		fs["process_count_per_instance"] = func(v *yaml.Node, p string) { dist.ProcessCountPerInstance = d.smallInt(v, p, 1) }
 	case "tensorflow":
 		fs["worker_count"] = func(v *yaml.Node, p string) { dist.WorkerCount = d.smallInt(v, p, 0) }

@@ -26,6 +26,9 @@ type capture struct {
 	// afterPartial is set when a partial line was flushed (idle or too long): a line end arriving
 	// next belongs to that line and must not make an empty one.
 	afterPartial bool
+	// mirror, when set, also receives every line, prefixed (a rank's lines into the run's merged log).
+	mirror *capture
+	prefix string
 }
 
 func newCapture(path string, onLine func()) (*capture, error) {
@@ -131,6 +134,9 @@ func (c *capture) flushPartial() {
 func (c *capture) emit() {
 	line := append(c.pending, '\n')
 	_, _ = c.f.Write(line)
+	if c.mirror != nil {
+		c.mirror.writeLine(c.prefix, line)
+	}
 	c.pending = c.pending[:0]
 	c.lines++
 	if c.onLine != nil {
@@ -145,4 +151,16 @@ func (c *capture) close() error {
 	c.flushPartial()
 	_ = c.f.Sync()
 	return c.f.Close()
+}
+
+// writeLine adds a whole line (ending in a newline) from another capture, with a prefix, in one
+// write, so that the lines of several ranks interleave whole.
+func (c *capture) writeLine(prefix string, line []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _ = c.f.Write(append([]byte(prefix), line...))
+	c.lines++
+	if c.onLine != nil {
+		c.onLine()
+	}
 }

@@ -62,8 +62,12 @@ func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
 			return nil, err
 		}
 	}
+	shipAs := StdLogFile
+	if s.worker() {
+		shipAs = fmt.Sprintf("std_log_node_%d.txt", s.spec.NodeRank)
+	}
 	p := &pipeline{
-		logs:    newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, StdLogFile), s.log),
+		logs:    newShipper(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile), logSender(s.conn, s.cfg.RunID, shipAs), s.log),
 		metrics: newShipper(s.metricsFile(), metricSender(s.conn, s.cfg.RunID, s.spec.Attempt, s.warn), s.log),
 	}
 	capt, err := newCapture(p.logs.t.path, p.logs.poke)
@@ -74,7 +78,9 @@ func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
 	shipCtx, stop := context.WithCancel(ctx)
 	p.stop = stop
 	go p.logs.run(shipCtx)
-	go p.metrics.run(shipCtx)
+	if !s.worker() { // node 0's processes log the run's metrics
+		go p.metrics.run(shipCtx)
+	}
 	return p, nil
 }
 
@@ -89,6 +95,16 @@ func (s *Supervisor) metricsFile() string { return filepath.Join(s.cfg.Dir, "han
 // runCommand starts the user's command in its own process group and waits for it, enforcing
 // cancel and limits.timeout.
 func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) Result {
+	switch {
+	case w.container != nil && (len(w.plan.Processes) > 1 || w.plan.MPI):
+		return Result{State: job.Failed, Reason: "distributed runs in a container image are not supported yet"}
+	case w.plan.MPI:
+		return s.runMPI(w, p)
+	case len(w.plan.Processes) > 1:
+		return s.runRanks(w, p)
+	case len(w.plan.Processes) == 1:
+		w.vars = withEnv(w.vars, w.plan.Processes[0].Env)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}

@@ -24,9 +24,11 @@ func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) er
 			firstErr = err
 		}
 	}
-	for _, sh := range []*shipper{p.logs, p.metrics} {
-		keep(sh.shipAll(ctx, true))
+	keep(p.logs.shipAll(ctx, true))
+	if s.worker() {
+		return firstErr // node 0 collects the run's outputs
 	}
+	keep(p.metrics.shipAll(ctx, true))
 	report, files, manifests, err := s.collect(ctx, w)
 	if err != nil {
 		return fmt.Errorf("collect outputs: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/envs"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/launch"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/transfer"
@@ -31,6 +32,8 @@ type workspace struct {
 	vars         []string // the command's environment variables
 	pathPrefix   []string // folders put first on PATH (a managed environment, an interpreter shim)
 	env          *envs.Env
+	// plan is this node's processes (ranks of a distributed run, or the one process).
+	plan launch.Plan
 	// container is set when the command runs in an image; containerVars are its variables.
 	container     *container
 	containerVars map[string]string
@@ -84,6 +87,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	}
 	w.shell = shell
 	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
+		return w, err
+	}
+	if w.plan, err = s.launchPlan(); err != nil {
 		return w, err
 	}
 	vars := s.environment(w, extraEnv)

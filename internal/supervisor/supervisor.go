@@ -142,7 +142,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 
 func (s *Supervisor) fetchSpec(ctx context.Context) error {
 	return s.conn.retry(ctx, "fetch spec", func(ctx context.Context) error {
-		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID)
+		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID, s.cfg.NodeID)
 		if err == nil {
 			s.spec = spec
 			s.conn.c.SetAttempt(spec.Attempt)
@@ -163,10 +163,19 @@ func (s *Supervisor) writeResult(r Result) error {
 	return os.Rename(path+".tmp", path)
 }
 
-// report queues a phase change; reports are sent in order by reportLoop.
+// report queues a phase change; reports are sent in order by reportLoop. Only the leading node of
+// a multi-node run reports phases.
 func (s *Supervisor) report(state job.State, reason string) {
+	if s.worker() {
+		return
+	}
 	s.reports <- api.StatusReport{State: state, Reason: reason, Time: time.Now().UTC()}
 }
+
+// worker reports whether this supervisor runs a non-leading node of a multi-node run: it runs its
+// ranks and ships its log (as std_log_node_<rank>.txt), and reports only a failure; node 0
+// reports the run's phases and collects its outputs.
+func (s *Supervisor) worker() bool { return s.spec != nil && s.spec.NodeRank > 0 }
 
 // reportLoop sends queued reports in order, retrying each until the server takes it.
 func (s *Supervisor) reportLoop(ctx context.Context) {
@@ -227,6 +236,13 @@ func (s *Supervisor) finalReport(ctx context.Context, res Result) {
 	<-s.reported
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 24*time.Hour)
 	defer cancel()
+	if s.worker() {
+		if res.State != job.Failed {
+			s.log.Info("node done", "state", res.State)
+			return
+		}
+		res.Reason = fmt.Sprintf("node %d: %s", s.spec.NodeRank, res.Reason)
+	}
 	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time,
 		Warnings: s.takeWarnings(), Timings: s.takeTimings()}
 	err := s.conn.retry(ctx, "report "+string(res.State), func(ctx context.Context) error {

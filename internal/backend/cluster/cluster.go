@@ -19,6 +19,8 @@ type Handle struct {
 	Run   string   `json:"run"`
 	Pool  string   `json:"pool"`
 	Nodes []string `json:"nodes"`
+	// GPUs are the GPU indexes the run holds on each node (no two runs share one).
+	GPUs map[string][]string `json:"gpus,omitempty"`
 }
 
 // Backend reads runs' state from their nodes' agents.
@@ -82,11 +84,12 @@ func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 	if err := json.Unmarshal(hb, &h); err != nil || len(h.Nodes) == 0 {
 		return fmt.Errorf("decode cluster handle: %v", err)
 	}
-	err := b.Dispatch.Cancel(ctx, h.Nodes[0], h.Run)
-	if errors.Is(err, dispatch.ErrGone) {
-		return nil
+	for _, n := range h.Nodes {
+		if err := b.Dispatch.Cancel(ctx, n, h.Run); err != nil && !errors.Is(err, dispatch.ErrGone) {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // Attach checks a cluster definition against the size catalog.

@@ -33,7 +33,9 @@ type Backend struct {
 	ServerURLFile string
 	// BlobDir is the server's blob store, read directly by local supervisors.
 	BlobDir string
-	Log     *slog.Logger
+	// NodeID is the cluster node this backend runs on (set by agents), given to supervisors.
+	NodeID string
+	Log    *slog.Logger
 }
 
 type handle struct {
@@ -57,7 +59,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	}
 	cfg := api.SupervisorConfig{
 		RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), ServerURLFile: b.ServerURLFile,
-		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: b.BlobDir,
+		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: b.BlobDir, NodeID: b.NodeID,
 	}
 	cfgPath := filepath.Join(dir, "supervisor.json")
 	if err := writeJSON(cfgPath, cfg, 0o600); err != nil {

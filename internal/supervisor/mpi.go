@@ -1,0 +1,98 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// runMPI runs the command once under mpirun (Open MPI) with one slot per process of the plan; the
+// launcher starts the ranks. Its output, tagged with each line's rank, is the run's log; each
+// rank's own output is collected afterwards into std_log_process_<rank>.txt.
+func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		return Result{State: job.Failed, Reason: "distribution mpi: mpirun (Open MPI) is not on this node's PATH"}
+	}
+	hostfile := filepath.Join(s.cfg.Dir, "hangar", "hostfile")
+	if err := os.WriteFile(hostfile, []byte(w.plan.Hostfile), 0o644); err != nil {
+		return Result{State: job.Failed, Reason: err.Error()}
+	}
+	args := []string{"--allow-run-as-root", "--oversubscribe", "--tag-output",
+		"-np", strconv.Itoa(w.plan.WorldSize), "--hostfile", hostfile, w.shell, "-c", w.command}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{State: job.Failed, Reason: err.Error()}
+	}
+	cmd := exec.Command(mpirun, args...)
+	cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, map[string]string{"OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
+	}
+	pw.Close()
+	s.report(job.Running, fmt.Sprintf("mpirun with %d processes", w.plan.WorldSize))
+	captured := make(chan struct{})
+	go func() { p.capt.copyFrom(retag(pr)); close(captured) }()
+	res := s.wait(cmd, nil)
+	s.drainOutput(cmd.Process.Pid, pr, captured)
+	s.splitRanks(w.plan.WorldSize)
+	return res
+}
+
+// mpiTag is Open MPI's --tag-output prefix: [jobid,rank]<stdout>: or <stderr>:.
+var mpiTag = regexp.MustCompile(`^\[\d+,(\d+)\]<std(?:out|err)>:`)
+
+// retag rewrites Open MPI's line tags into Hangar's "[rank N] " prefix as the output streams.
+func retag(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				if m := mpiTag.FindSubmatchIndex(line); m != nil {
+					line = append([]byte("[rank "+string(line[m[2]:m[3]])+"] "), line[m[1]:]...)
+				}
+				if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// splitRanks writes each rank's lines of the run's log into user_logs/std_log_process_<n>.txt.
+func (s *Supervisor) splitRanks(world int) {
+	b, err := os.ReadFile(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile))
+	if err != nil {
+		return
+	}
+	per := make([][]byte, world)
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		var n int
+		if _, err := fmt.Sscanf(string(line), "[rank %d] ", &n); err == nil && n >= 0 && n < world {
+			per[n] = append(per[n], line[bytes.IndexByte(line, ']')+2:]...)
+		}
+	}
+	for n, out := range per {
+		_ = os.WriteFile(filepath.Join(s.cfg.Dir, UserLogsDir, fmt.Sprintf("std_log_process_%d.txt", n)), out, 0o644)
+	}
+}

@@ -1,0 +1,229 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/launch"
+	"github.com/hangar-ml/hangar/internal/node"
+)
+
+// rank is one started process of a distributed run.
+type rank struct {
+	p        launch.Process
+	cmd      *exec.Cmd
+	capt     *capture
+	pr       *os.File
+	captured chan struct{}
+	done     chan struct{} // closed when the process has exited
+}
+
+// rankExit is a rank's process ending.
+type rankExit struct {
+	rank int
+	err  error
+	cmd  *exec.Cmd
+}
+
+// runRanks starts one process per rank of this node, each with its variables and its own log
+// (user_logs/std_log_process_<rank>.txt), whose lines also go to the merged log with a
+// "[rank N] " prefix. The first rank to fail makes the others stop (SIGTERM, grace, SIGKILL), and
+// the run's reason names it.
+func (s *Supervisor) runRanks(w *workspace, p *pipeline) Result {
+	ranks, err := s.startRanks(w, p)
+	if err != nil {
+		s.stopRanks(ranks)
+		return Result{State: job.Failed, Reason: err.Error()}
+	}
+	s.report(job.Running, fmt.Sprintf("%d processes on this node", len(ranks)))
+	exits := make(chan rankExit, len(ranks))
+	for _, r := range ranks {
+		go func() {
+			err := r.cmd.Wait()
+			close(r.done)
+			exits <- rankExit{r.p.Rank, err, r.cmd}
+		}()
+	}
+	res := s.waitRanks(ranks, exits)
+	for _, r := range ranks {
+		s.drainOutput(r.cmd.Process.Pid, r.pr, r.captured)
+		r.capt.close()
+	}
+	return res
+}
+
+func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
+	var ranks []*rank
+	for _, proc := range w.plan.Processes {
+		capt, err := newCapture(filepath.Join(s.cfg.Dir, UserLogsDir, proc.Log), nil)
+		if err != nil {
+			return ranks, fmt.Errorf("open the log of rank %d: %w", proc.Rank, err)
+		}
+		capt.mirror, capt.prefix = p.capt, fmt.Sprintf("[rank %d] ", proc.Rank)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			capt.close()
+			return ranks, err
+		}
+		cmd := exec.Command(w.shell, "-c", w.command)
+		cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, proc.Env)
+		cmd.Stdout, cmd.Stderr = pw, pw
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			pw.Close()
+			pr.Close()
+			capt.close()
+			return ranks, fmt.Errorf("start rank %d: %w", proc.Rank, err)
+		}
+		pw.Close()
+		r := &rank{p: proc, cmd: cmd, capt: capt, pr: pr, captured: make(chan struct{}), done: make(chan struct{})}
+		go func() { r.capt.copyFrom(r.pr); close(r.captured) }()
+		ranks = append(ranks, r)
+	}
+	return ranks, nil
+}
+
+// waitRanks waits for every rank, stopping all on the first failure, a cancel or the timeout.
+func (s *Supervisor) waitRanks(ranks []*rank, exits <-chan rankExit) Result {
+	var timeout <-chan time.Time
+	if t := s.spec.Spec.Limits.TimeoutSeconds; t > 0 {
+		timer := time.NewTimer(time.Duration(t) * time.Second)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var first *rankExit
+	stopReason := ""
+	canceled := s.canceled
+	for left := len(ranks); left > 0; left-- {
+		select {
+		case e := <-exits:
+			if code := exitCode(e.cmd, e.err); code != 0 && first == nil && stopReason == "" {
+				first = &e
+				s.log.Info("rank failed; stopping the others", "rank", e.rank, "exit_code", code)
+				go s.stopRanks(ranks)
+			}
+			continue
+		case <-canceled:
+			stopReason = s.cancelWhy
+		case <-timeout:
+			stopReason = fmt.Sprintf("canceled: the job exceeded limits.timeout (%ds)", s.spec.Spec.Limits.TimeoutSeconds)
+		}
+		left++ // that was no exit
+		go s.stopRanks(ranks)
+		canceled, timeout = nil, nil
+	}
+	now := time.Now().UTC()
+	switch {
+	case first != nil:
+		code := exitCode(first.cmd, first.err)
+		return Result{State: job.Failed, ExitCode: &code, Time: now,
+			Reason: fmt.Sprintf("rank %d exited with code %d first; the other ranks were stopped", first.rank, code)}
+	case stopReason != "":
+		code := 143
+		return Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
+	}
+	zero := 0
+	return Result{State: job.Completed, ExitCode: &zero, Time: now}
+}
+
+// stopRanks sends SIGTERM to every rank's process group, then SIGKILL after the grace period.
+func (s *Supervisor) stopRanks(ranks []*rank) {
+	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	for _, r := range ranks {
+		select {
+		case <-r.done:
+		default:
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+		}
+	}
+	deadline := time.After(grace)
+	for _, r := range ranks {
+		select {
+		case <-r.done: // gone: its pid may already belong to someone else
+		case <-deadline:
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// withEnv returns vars (K=V, sorted) with extra set on top.
+func withEnv(vars []string, extra map[string]string) []string {
+	m := map[string]string{}
+	for _, kv := range vars {
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				m[kv[:i]] = kv[i+1:]
+				break
+			}
+		}
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// launchPlan plans this node's processes from the run's distribution and topology.
+func (s *Supervisor) launchPlan() (launch.Plan, error) {
+	sp := s.spec.Spec
+	gpus := s.spec.GPUs // assigned by the server on cluster nodes
+	if gpus == nil {
+		gpus = runGPUs()
+	}
+	top := launch.Topology{Nodes: s.spec.Nodes, NodeRank: s.spec.NodeRank, MasterPort: s.spec.MasterPort, GPUs: gpus}
+	if len(top.Nodes) == 0 {
+		top.Nodes = []string{"127.0.0.1"}
+	}
+	instances := max(sp.Resources.InstanceCount, 1)
+	if len(top.Nodes) == 1 && instances > 1 {
+		instances = 1 // a target that runs one node (its placement is checked at submit)
+	}
+	plan, err := launch.Make(sp.Distribution, instances, top)
+	if err != nil {
+		return plan, fmt.Errorf("distribution: %w", err)
+	}
+	if plan.MPI && len(top.Nodes) > 1 {
+		return plan, fmt.Errorf("distribution mpi over %d nodes needs the MPI launcher to reach the other nodes (ssh between them), which Hangar does not set up yet; use pytorch, or one node", len(top.Nodes))
+	}
+	return plan, nil
+}
+
+// runGPUs are the GPUs this supervisor may give its processes: those its environment restricts it
+// to (CUDA_VISIBLE_DEVICES, set per agent), else every GPU nvidia-smi lists.
+func runGPUs() []string {
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		var out []string
+		for _, g := range strings.Split(v, ",") {
+			if g = strings.TrimSpace(g); g != "" && g != "-1" {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	var out []string
+	for _, g := range node.DetectGPUs(context.Background()) {
+		out = append(out, strconv.Itoa(g.Index))
+	}
+	return out
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Debian's Python ML packages for the distributed-training tests, idempotently: torch (gloo on
+# CPU), Open MPI and mpi4py. They live under /usr/bin/python3 (not the python3 first on PATH).
+set -euo pipefail
+missing=()
+/usr/bin/python3 -c 'import torch' 2>/dev/null || missing+=(python3-torch)
+/usr/bin/python3 -c 'import mpi4py' 2>/dev/null || missing+=(python3-mpi4py)
+command -v mpirun >/dev/null || missing+=(openmpi-bin)
+if ((${#missing[@]})); then
+  if [[ $(id -u) != 0 ]]; then echo "python.sh: need root to install ${missing[*]}" >&2; exit 1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+/usr/bin/python3 -c 'import torch, mpi4py; print("python packages: torch", torch.__version__, "mpi4py", mpi4py.__version__)'
