@@ -104,6 +104,7 @@ idle_time_before_scale_down: 3
 func TestClusterCommandProviderScalesToZero(t *testing.T) {
 	w := newWS(t)
 	dir := t.TempDir()
+	t.Cleanup(func() { killMatching(dir) }) // agents the hooks started (work dirs under TMPDIR=dir)
 	hooks := filepath.Join(repoRoot(t), "examples", "cluster", "local-agent")
 	burst(t, w, dir, fmt.Sprintf(`name: pool
 type: amlcompute
@@ -117,7 +118,7 @@ provider:
   timeout: 60
   env:
     HANGAR_EXE: %s
-    HANGAR_WORK_DIR_ROOT: %s
+    TMPDIR: %s
 `, filepath.Join(hooks, "create.sh"), filepath.Join(hooks, "delete.sh"), hangarBin, dir), 3)
 }
 
@@ -178,6 +179,7 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 func TestClusterPreemptionRequeues(t *testing.T) {
 	w := newWS(t)
 	dir := t.TempDir()
+	t.Cleanup(func() { killMatching(dir) })
 	hooks := filepath.Join(repoRoot(t), "examples", "cluster", "local-agent")
 	preempted := filepath.Join(dir, "preempted")
 	writeFiles(t, dir, map[string]string{
@@ -194,7 +196,8 @@ provider:
   preempted: cat %s 2>/dev/null || true
   env:
     HANGAR_EXE: %s
-`, filepath.Join(hooks, "create.sh"), filepath.Join(hooks, "delete.sh"), preempted, hangarBin),
+    TMPDIR: %s
+`, filepath.Join(hooks, "create.sh"), filepath.Join(hooks, "delete.sh"), preempted, hangarBin, dir),
 		"job.yml": "command: echo started; sleep 15; echo done\ncompute: spot\n",
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,6 +133,25 @@ func (w *ws) cleanup() {
 	}
 	if w.server != nil && w.server.Process != nil {
 		_ = w.server.Process.Signal(syscall.SIGKILL)
+	}
+	killMatching(w.home) // agents of local-provider clusters, and anything else the test started there
+}
+
+// killMatching kills the processes whose command line or working directory mentions dir (a test's
+// own temporary directory, so nothing else matches), and their process groups.
+func killMatching(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || pid == self {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		if strings.Contains(string(cmd), dir) || strings.HasPrefix(cwd, dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,6 +204,17 @@ func (s *Supervisor) launchPlan() (launch.Plan, error) {
 	if err != nil {
 		return plan, fmt.Errorf("distribution: %w", err)
 	}
+	// Collective libraries pick a network interface from the host name, which may resolve to
+	// loopback: point them at the interface of the address the other nodes know this node by.
+	if iface := ifaceOf(top.Nodes[top.NodeRank]); iface != "" && len(top.Nodes) > 1 {
+		for i := range plan.Processes {
+			for _, k := range []string{"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"} {
+				if _, set := sp.EnvironmentVariables[k]; !set {
+					plan.Processes[i].Env[k] = iface
+				}
+			}
+		}
+	}
 	if plan.MPI && len(top.Nodes) > 1 {
 		return plan, fmt.Errorf("distribution mpi over %d nodes needs the MPI launcher to reach the other nodes (ssh between them), which Hangar does not set up yet; use pytorch, or one node", len(top.Nodes))
 	}
@@ -226,4 +238,22 @@ func runGPUs() []string {
 		out = append(out, strconv.Itoa(g.Index))
 	}
 	return out
+}
+
+// ifaceOf names the local network interface holding ip ("" when none does).
+func ifaceOf(ip string) string {
+	want := net.ParseIP(ip)
+	ifaces, err := net.Interfaces()
+	if want == nil || err != nil {
+		return ""
+	}
+	for _, ifc := range ifaces {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
+				return ifc.Name
+			}
+		}
+	}
+	return ""
 }
