@@ -282,3 +282,14 @@ func (c *Client) CreateCompute(ctx context.Context, s compute.Spec, update bool)
 func (c *Client) DeleteCompute(ctx context.Context, name string, force bool) error {
 	return c.do(ctx, http.MethodDelete, "/api/computes/"+url.PathEscape(name)+"?force="+strconv.FormatBool(force), nil, nil)
 }
+
+// Settings returns the workspace settings that are set.
+func (c *Client) Settings(ctx context.Context) (map[string]string, error) {
+	var out map[string]string
+	return out, c.do(ctx, http.MethodGet, "/api/settings", nil, &out)
+}
+
+// SetSetting changes a workspace setting.
+func (c *Client) SetSetting(ctx context.Context, key, value string) error {
+	return c.do(ctx, http.MethodPut, "/api/settings/"+url.PathEscape(key), map[string]string{"value": value}, nil)
+}

@@ -35,9 +35,12 @@ func (c *Controller) applyPlan(ctx context.Context, plan scheduler.Plan, pools m
 		if r == nil {
 			continue
 		}
-		if w.Unschedulable {
+		if w.Unschedulable && !strings.Contains(w.Reason, "quota") {
 			_, _ = c.transition(ctx, r.ID, job.Failed, "unschedulable: "+w.Reason, nil, nil)
 			continue
+		}
+		if w.Unschedulable { // a quota can be raised: the run waits for it
+			w.Reason = "waiting for quota: " + w.Reason + " (hangar settings set quota.family.<family> <cores>)"
 		}
 		if r.StatusReason != w.Reason {
 			_, _ = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {

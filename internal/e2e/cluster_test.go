@@ -147,7 +147,16 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 			t.Errorf("%s: exit %d, %q", file, r.code, r.stderr)
 		}
 	}
+	// A core quota on the size's family holds the run back, with the reason.
+	if r := w.run("settings", "set", "quota.family.local", "lots"); r.code == 0 {
+		t.Errorf("a non-numeric quota was accepted")
+	}
+	w.ok("settings", "set", "quota.family.local", "0.5")
 	name := w.create(filepath.Join(dir, "long.yml"))
+	if d := w.waitStatus(name, 30*time.Second, job.Queued); !strings.Contains(d.StatusReason, "quota") {
+		waitFor(t, 30*time.Second, "a quota reason", func() bool { return strings.Contains(w.show(name).StatusReason, "quota") })
+	}
+	w.ok("settings", "set", "quota.family.local", "8")
 	waitFor(t, time.Minute, "the cluster job to start", func() bool { return logHas(w, name, "started") })
 	if r := w.run("compute", "delete", "-n", "pool"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("delete with an active run: exit %d %s", r.code, r.stderr)

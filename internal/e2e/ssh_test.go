@@ -105,6 +105,21 @@ func TestSSHTarget(t *testing.T) {
 		}
 	}
 
+	// kill -9 of the server mid-run: the run goes on on the host; the restarted server reopens
+	// the tunnel on the port the supervisor knows, and no line is lost.
+	name = w.create(filepath.Join(dir, "lines.yml"))
+	waitFor(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
+	w.killServer()
+	time.Sleep(2 * time.Second)
+	w.startServer()
+	d = w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed, job.Canceled)
+	if d.Status != job.Completed {
+		t.Fatalf("after a server crash: %s (%s)", d.Status, d.StatusReason)
+	}
+	if lines := strings.Split(strings.TrimSpace(w.ok("job", "stream", "-n", name).stdout), "\n"); len(lines) != 80 {
+		t.Errorf("%d lines after the server crash, want 80", len(lines))
+	}
+
 	// A host that stays unreachable: NotResponding, then Failed with that reason; when it is back,
 	// the orphaned command is stopped.
 	name = w.create(filepath.Join(dir, "long.yml"))

@@ -64,6 +64,8 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/blobs/bundle", s.putBundle)
 	api.HandleFunc("GET /api/blobs/{hash}", s.getBlob)
 
+	api.HandleFunc("GET /api/settings", adminOnly(s.listSettings))
+	api.HandleFunc("PUT /api/settings/{key}", adminOnly(s.putSetting))
 	api.HandleFunc("POST /api/environments", adminOnly(s.createEnvironment))
 	api.HandleFunc("GET /api/environments", adminOnly(s.listEnvironments))
 	api.HandleFunc("GET /api/environments/{name}/versions/{version}", adminOnly(s.getEnvironment))

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+)
+
+func newSettingsCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "settings",
+		Short: "Show and change workspace settings (default compute, quotas, limits)",
+		Long: `Workspace settings:
+  default_compute          the target of jobs that name none (local in a new workspace)
+  quota.family.<FAMILY>    the most cores runs of a size family may hold at once on clusters
+  user_max_runs            the most cluster runs one user may have placed at once (0 = no limit)
+  env_cache_max_bytes      the size limit of each node's environment cache`,
+		Example: "  hangar settings list\n  hangar settings set quota.family.DSv3 32\n  hangar settings set user_max_runs 4",
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "List the settings that are set", Args: cobra.NoArgs,
+		Example: "  hangar settings list -o json",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			m, err := c.Settings(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return env.printData(m, func(w io.Writer) error {
+				keys := make([]string, 0, len(m))
+				for k := range m {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				rows := make([][]string, 0, len(keys))
+				for _, k := range keys {
+					rows = append(rows, []string{k, m[k]})
+				}
+				return table(w, []string{"SETTING", "VALUE"}, rows)
+			})
+		},
+	}
+	set := &cobra.Command{
+		Use: "set KEY VALUE", Short: "Change a setting", Args: cobra.ExactArgs(2),
+		Example: "  hangar settings set quota.family.NCSv3 24",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.SetSetting(cmd.Context(), args[0], args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "Set %s = %s\n", args[0], args[1])
+			return nil
+		},
+	}
+	cmd.AddCommand(list, set)
+	return groupCmd(cmd)
+}

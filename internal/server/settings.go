@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/controller"
+)
+
+// settingKeys are the workspace settings an admin may change, with a check of the value.
+var settingKeys = map[string]func(string) bool{
+	controller.SettingDefaultCompute: func(v string) bool { return v != "" },
+	controller.SettingEnvCacheMax:    isUint,
+	controller.SettingUserMaxRuns:    isUint,
+}
+
+func isUint(v string) bool {
+	_, err := strconv.ParseUint(v, 10, 63)
+	return err == nil
+}
+
+func settingAllowed(key, value string) bool {
+	if strings.HasPrefix(key, controller.SettingQuotaPrefix) && len(key) > len(controller.SettingQuotaPrefix) {
+		f, err := strconv.ParseFloat(value, 64)
+		return err == nil && f >= 0
+	}
+	check, ok := settingKeys[key]
+	return ok && check(value)
+}
+
+func (s *Server) listSettings(w http.ResponseWriter, r *http.Request) {
+	out := map[string]string{}
+	for _, prefix := range []string{controller.SettingDefaultCompute, controller.SettingEnvCacheMax, controller.SettingUserMaxRuns, controller.SettingQuotaPrefix} {
+		m, err := s.cfg.Store.Settings(r.Context(), prefix)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) putSetting(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	var body struct {
+		Value string `json:"value"`
+	}
+	if err := readJSON(r, &body); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if !settingAllowed(key, body.Value) {
+		writeError(w, s.log, badRequest("setting "+key+": unknown, or "+strconv.Quote(body.Value)+" is not a valid value "+
+			"(settings: default_compute, env_cache_max_bytes, user_max_runs, quota.family.<FAMILY> = cores)"))
+		return
+	}
+	if key == controller.SettingDefaultCompute {
+		if _, err := s.cfg.Store.Compute(r.Context(), body.Value); err != nil {
+			writeError(w, s.log, badRequest("default_compute: no compute target named "+body.Value))
+			return
+		}
+	}
+	if err := s.cfg.Store.SetSetting(r.Context(), key, body.Value); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
