@@ -7,9 +7,14 @@ cd "$(dirname "$0")/.."
 bash scripts/setup/deps.sh
 # OpenSSH's sshd, for the attached-VM tests (they start their own sshd in network namespaces).
 bash scripts/setup/sshd.sh --install
+# Debian's torch, Open MPI and mpi4py, for the distributed-training tests.
+bash scripts/setup/python.sh
 # A container runtime with local images, for the container tests (jobs with image:).
 CONTAINERS_CONF=$(bash scripts/setup/containers.sh | tail -1)
 export CONTAINERS_CONF
+# A two-node Slurm cluster on this machine (munged, slurmctld, two slurmd), for the Slurm target's tests.
+SLURM_CONF=$(bash scripts/setup/slurm.sh | tail -1)
+export SLURM_CONF
 
 echo "== go vet"
 go vet ./...

@@ -18,17 +18,18 @@ func main() {
 	reps := flag.Int("tree-reps", 3, "repetitions of the tree cases (fresh content each)")
 	files := flag.Int("files", 10000, "files in the submitted tree")
 	size := flag.Int("size", 1024, "bytes per file in the submitted tree")
-	only := flag.String("only", "", "run one group: overhead, tree or env (default all)")
+	many := flag.Int("many", 500, "jobs submitted in the slurm group's throughput case")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh or slurm (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *bin, *n, *reps, *files, *size, *only); err != nil {
+	if err := run(ctx, *bin, *n, *reps, *files, *size, *many, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, n, reps, files, size int, only string) error {
+func run(ctx context.Context, bin string, n, reps, files, size, many int, only string) error {
 	dir, err := os.MkdirTemp("", "hangar-bench")
 	if err != nil {
 		return err
@@ -56,6 +57,8 @@ func run(ctx context.Context, bin string, n, reps, files, size int, only string)
 			func() ([]bench.Row, error) { return bench.Environments(ctx, w, dir, 5) }},
 		{"ssh", "Attached VM over SSH: `sleep 1` through hangar vs. `ssh host 'sleep 1'`",
 			func() ([]bench.Row, error) { return sshGroup(ctx, w, dir, n, files, size) }},
+		{"slurm", "Slurm target: a short job through hangar vs. plain `sbatch` on the same cluster",
+			func() ([]bench.Row, error) { return slurmGroup(ctx, w, dir, n, many) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -87,4 +90,17 @@ func sshGroup(ctx context.Context, w *bench.Workspace, dir string, n, files, siz
 	}
 	defer bench.Markdown(os.Stdout, fmt.Sprintf("Attached VM: bytes sent to the host for a %d-file tree", files), tree)
 	return rows, nil
+}
+
+// slurmGroup runs the Slurm benchmarks against the test cluster of scripts/setup/slurm.sh.
+func slurmGroup(ctx context.Context, w *bench.Workspace, dir string, n, many int) ([]bench.Row, error) {
+	repo, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := bench.StartSlurm(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	return bench.Slurm(ctx, w, sc, dir, n, many)
 }

@@ -112,19 +112,6 @@ func ParseScontrolJobs(out string) ([]Job, error) {
 	return jobs, nil
 }
 
-// ParsePartition reads `scontrol show partition NAME`: its Key=Value pairs.
-func ParsePartition(out string) (map[string]string, error) {
-	recs := records(out)
-	if len(recs) == 0 {
-		return nil, errors.New("scontrol printed no partition")
-	}
-	kv := pairs(recs[0])
-	if kv["PartitionName"] == "" {
-		return nil, errors.New("scontrol printed no PartitionName")
-	}
-	return kv, nil
-}
-
 // ParseSinfo reads `sinfo --noheader --Node` output in SinfoFormat. A node listed once per
 // partition appears once.
 func ParseSinfo(out string) ([]Node, error) {

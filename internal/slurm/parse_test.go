@@ -14,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/*.txtar")
 
 // TestParseGolden runs each testdata/*.txtar: the output of a real Slurm command (section
-// "input"), the parser named in section "parser" (sbatch, squeue, sacct, scontrol, sinfo,
-// partition), and what it must return (want.json: the parsed value and, for jobs, Judge's
+// "input"), the parser named in section "parser" (sbatch, squeue, sacct, scontrol, sinfo),
+// and what it must return (want.json: the parsed value and, for jobs, Judge's
 // verdict) or its error (want.err). go test -run TestParseGolden -update rewrites the wants.
 func TestParseGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/*.txtar")
@@ -64,8 +64,6 @@ func parse(t *testing.T, parser, input string) (string, string) {
 		v, err = judged(ParseScontrolJobs(input))
 	case "sinfo":
 		v, err = ParseSinfo(input)
-	case "partition":
-		v, err = ParsePartition(input)
 	default:
 		t.Fatalf("unknown parser %q", parser)
 	}

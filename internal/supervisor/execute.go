@@ -158,6 +158,15 @@ func (s *Supervisor) wait(cmd *exec.Cmd, ctr *container) Result {
 		err = s.stop(cmd.Process.Pid, ctr, done)
 	}
 	code := exitCode(cmd, err)
+	if stopReason == "" && code == 128+int(syscall.SIGTERM) {
+		// Killed by SIGTERM from outside (Slurm's time limit signals the whole job, a cancel
+		// signals the supervisor too): the reason arrives with the supervisor's own signal.
+		select {
+		case <-s.canceled:
+			stopReason = s.cancelWhy
+		case <-time.After(2 * time.Second):
+		}
+	}
 	now := time.Now().UTC()
 	if stopReason != "" {
 		return Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -263,4 +265,20 @@ func maxOffline(cfg api.SupervisorConfig) time.Duration {
 		return time.Duration(cfg.MaxOfflineSeconds) * time.Second
 	}
 	return 24 * time.Hour
+}
+
+// SignalReason says why a cancel signal came: under Slurm, the job's time limit when scontrol says
+// so (Slurm signals every process of a job that reached it), else a cancel request.
+func SignalReason(ctx context.Context) string {
+	id := os.Getenv("SLURM_JOB_ID")
+	if id == "" {
+		return "canceled by request"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "scontrol", "show", "job", id).Output()
+	if err == nil && (strings.Contains(string(out), "Reason=TimeLimit") || strings.Contains(string(out), "JobState=TIMEOUT")) {
+		return "TIMEOUT: the job reached its Slurm time limit"
+	}
+	return "canceled by request"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/compute"
@@ -51,34 +52,16 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 		}
 	}
 	if _, err := t.output(ctx, "sinfo", "--version"); err != nil {
-		return nil, fmt.Errorf("slurm commands do not answer: %w", err)
+		return nil, fmt.Errorf("slurm commands do not run: %w", err)
 	}
-	if p := t.spec.Partition; p != "" {
-		out, err := t.output(ctx, "scontrol", "show", "partition", p)
-		if err != nil {
-			if !stderrHas(err, "not found") {
-				return nil, err
-			}
-			return nil, fmt.Errorf("partition %s does not exist%s", p, partitions(ctx, t))
-		}
-		if _, err := slurm.ParsePartition(out); err != nil {
-			return nil, err
-		}
-	}
-	return describe(ctx, t)
-}
-
-// partitions lists the cluster's partitions for an error message.
-func partitions(ctx context.Context, t *target) string {
 	out, err := t.output(ctx, "sinfo", "--noheader", "--format=%R")
 	if err != nil {
-		return ""
+		return nil, fmt.Errorf("slurm does not answer: %w", err)
 	}
-	names := strings.Fields(out)
-	if len(names) == 0 {
-		return ""
+	if p, parts := t.spec.Partition, strings.Fields(out); p != "" && !slices.Contains(parts, p) {
+		return nil, fmt.Errorf("partition %s does not exist (the cluster has %s)", p, strings.Join(parts, ", "))
 	}
-	return " (the cluster has " + strings.Join(names, ", ") + ")"
+	return describe(ctx, t)
 }
 
 func describe(ctx context.Context, t *target) (*compute.NodeInfo, error) {

@@ -45,6 +45,9 @@ type Backend struct {
 	Log     *slog.Logger
 	// Refresh is how long one squeue answer serves status questions (default 1s).
 	Refresh time.Duration
+	// HardCancelAfter is how long a canceled running job may take to end by itself before a plain
+	// scancel ends it (default 5 minutes).
+	HardCancelAfter time.Duration
 
 	mu      sync.Mutex
 	targets map[string]*target
@@ -121,6 +124,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	if err != nil {
 		return nil, err
 	}
+	t.poll.track(id)
 	hd := handle{Target: l.Target.Name, JobID: id, Dir: dir}
 	data, _ := json.Marshal(hd)
 	if err := t.r.Put(ctx, path.Join(dir, "handle.json"), strings.NewReader(string(data)), 0o644); err != nil {
@@ -130,22 +134,27 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	return data, nil
 }
 
-// submitted finds the job of a run submitted before: its handle.json, else a job with its name
-// (the server stopped between sbatch and writing the handle).
+// submitted finds the job of a run submitted before: its handle.json, else (when its job.sh was
+// written, so sbatch may have run before the server stopped) a job with its name and directory.
+// The directory matters: names repeat across workspaces and after a run is deleted.
 func (t *target) submitted(ctx context.Context, target, runID, dir string) (handle, bool) {
 	var hd handle
 	if data, err := t.r.ReadFile(ctx, path.Join(dir, "handle.json")); err == nil && json.Unmarshal(data, &hd) == nil && hd.JobID != "" {
 		return hd, true
 	}
-	out, err := t.output(ctx, "squeue", "--noheader", "--states=all", "--name="+slurm.JobName(runID), "--format="+slurm.SqueueFormat)
+	if _, err := t.r.ReadFile(ctx, path.Join(dir, "job.sh")); err != nil {
+		return hd, false // written before sbatch: without it, sbatch never ran for this run
+	}
+	out, err := t.output(ctx, "squeue", "--noheader", "--states=all", "--name="+slurm.JobName(runID), "--format=%i %Z")
 	if err != nil {
 		return hd, false
 	}
-	jobs, err := slurm.ParseSqueue(out)
-	if err != nil || len(jobs) == 0 {
-		return hd, false
+	for _, l := range strings.Split(out, "\n") {
+		if id, wd, ok := strings.Cut(strings.TrimSpace(l), " "); ok && wd == dir {
+			hd = handle{Target: target, JobID: id, Dir: dir}
+		}
 	}
-	return handle{Target: target, JobID: jobs[len(jobs)-1].ID, Dir: dir}, true
+	return hd, hd.JobID != ""
 }
 
 // seed sends the code snapshot and input blobs a login host's cache lacks (manifests last), so
@@ -245,20 +254,64 @@ func (b *Backend) Pending(ctx context.Context, hb backend.Handle) (string, bool,
 	return v.Reason, v.Pending, nil
 }
 
-// Cancel is scancel: Slurm sends the batch step (the supervisor) SIGTERM, and SIGKILL after its
-// KillWait; the supervisor stops the command and still collects outputs and logs. A job that
-// already ended is fine.
+// Cancel stops a run's job. A job still pending is cancelled (scancel). A running one gets
+// `scancel --batch --signal=TERM`: only the batch step, which is the supervisor, receives SIGTERM,
+// so it stops the command itself (SIGTERM to the command's process group, grace, SIGKILL), still
+// collects outputs and logs, reports Canceled and ends the job (which Slurm then records as
+// COMPLETED). A plain scancel (SIGTERM to every process, SIGKILL after KillWait) would reach the
+// command at the same moment as the supervisor, which could then see the command exit 143 before
+// it knew of the cancel and report Failed. If the job still runs HardCancelAfter later, a plain
+// scancel ends it. A job that already ended is fine.
 func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 	hd, t, err := b.resolve(ctx, hb)
 	if err != nil {
 		return err
 	}
-	_, err = t.output(ctx, "scancel", hd.JobID)
-	t.poll.forget(hd.JobID)
-	if err != nil && (stderrHas(err, "Invalid job id") || stderrHas(err, "already completing or completed")) {
+	t.poll.forget(hd.JobID) // ask squeue afresh: a job seen pending a moment ago may run now
+	defer t.poll.forget(hd.JobID)
+	j, known, err := t.job(ctx, hd.JobID)
+	if err != nil {
+		return err
+	}
+	v := slurm.Judge(j)
+	switch {
+	case known && !v.Alive:
+		return nil
+	case known && v.Pending:
+		return ignoreEnded(t.scancel(ctx, hd.JobID))
+	}
+	if err := ignoreEnded(t.scancel(ctx, "--batch", "--signal=TERM", hd.JobID)); err != nil {
+		return err
+	}
+	time.AfterFunc(b.hardCancelAfter(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := ignoreEnded(t.scancel(ctx, hd.JobID)); err != nil {
+			b.Log.Warn("scancel", "job", hd.JobID, "err", err)
+		}
+	})
+	return nil
+}
+
+func (t *target) scancel(ctx context.Context, args ...string) error {
+	_, err := t.output(ctx, append([]string{"scancel"}, args...)...)
+	return err
+}
+
+// ignoreEnded treats scancel's complaints about a job that is gone or ending as success.
+func ignoreEnded(err error) error {
+	if err != nil && (stderrHas(err, "Invalid job id") || stderrHas(err, "already completing or completed") ||
+		stderrHas(err, "Job/step already completing")) {
 		return nil
 	}
 	return err
+}
+
+func (b *Backend) hardCancelAfter() time.Duration {
+	if b.HardCancelAfter > 0 {
+		return b.HardCancelAfter
+	}
+	return 5 * time.Minute
 }
 
 func (b *Backend) resolve(ctx context.Context, hb backend.Handle) (handle, *target, error) {

@@ -310,6 +310,16 @@ func (p *poller) lookup(ctx context.Context, t *target, id string) (slurm.Job, b
 	return j, ok, nil
 }
 
+// track adds a job to the next squeue (a job just submitted: its status is asked soon).
+func (p *poller) track(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tracked == nil {
+		p.tracked = map[string]time.Time{}
+	}
+	p.tracked[id] = time.Now()
+}
+
 // remember keeps an ended job's record. Called with p.mu held.
 func (p *poller) remember(j slurm.Job) {
 	if p.final == nil {
