@@ -45,7 +45,7 @@ func TestRunRoundTrip(t *testing.T) {
 	r := &job.Run{ID: "r1", DisplayName: "d", Compute: "local", Status: job.Queued, CreatedAt: now,
 		ExitCode: &code, Tags: map[string]string{"a": "b"}, Warnings: []string{"w"},
 		Spec: job.Spec{Type: "command", Command: "echo hi"}, NamedOutputs: map[string]string{"m": "h"},
-		Timings: map[string]float64{"environment": 1.5}}
+		Timings: map[string]float64{"environment": 1.5}, Attempt: 1}
 	ev := job.Event{Time: now, From: job.NotStarted, To: job.Queued, Reason: "created"}
 	if err := s.CreateRun(ctx, r, ev); err != nil {
 		t.Fatal(err)
