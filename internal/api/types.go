@@ -191,3 +191,18 @@ type EnvironmentVersion struct {
 	Spec      job.Environment `json:"spec"`
 	CreatedAt time.Time       `json:"created_at"`
 }
+
+// ExecRequest asks the supervisor of one node of a multi-node run to run a command there (the MPI
+// launcher starting its daemons through `hangar mpi-rsh`).
+type ExecRequest struct {
+	ID       string `json:"id,omitempty"`
+	NodeRank int    `json:"node_rank"`
+	Command  string `json:"command"`
+}
+
+// ExecStatus is how a relayed command ended.
+type ExecStatus struct {
+	Done     bool   `json:"done"`
+	ExitCode int    `json:"exit_code"`
+	Output   string `json:"output,omitempty"`
+}

@@ -95,7 +95,7 @@ func NewRoot(deps Deps) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	root.AddCommand(newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newSuperviseCmd(env), newVersionCmd(env))
+	root.AddCommand(newMPIRshCmd(env), newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newSuperviseCmd(env), newVersionCmd(env))
 	root.AddCommand(newAgentCmd(env))
 	return root
 }

@@ -80,7 +80,9 @@ exec 9>%[1]s/lock; flock 9
 n=$(cat %[1]s/counter 2>/dev/null || echo 0); echo $((n + 1)) > %[1]s/counter
 ns=(%[2]s); ns=${ns[$((n %% 2))]}
 work=%[1]s/$HANGAR_NODE_ID; mkdir -p "$work"
-setsid nohup nsenter --net=/run/netns/$ns %[3]s agent --server "$HANGAR_JOIN_URL" --work-dir "$work" \
+# Its own network and host name, as a separate machine has (MPI tells nodes apart by host name).
+setsid nohup nsenter --net=/run/netns/$ns unshare --uts sh -c 'hostname "$0"; exec "$@"' "hangar-$ns" \
+  %[3]s agent --server "$HANGAR_JOIN_URL" --work-dir "$work" \
   --node-id "$HANGAR_NODE_ID" --cores "$HANGAR_CORES" --memory "$HANGAR_MEMORY_BYTES" --gpus none \
   --kill-runs-on-exit >"$work/agent.log" 2>&1 </dev/null 9>&- &
 echo $!
@@ -92,6 +94,8 @@ echo $!
 			filepath.Join(repoRoot(t), "examples", "cluster", "local-agent", "delete.sh")),
 		"job.yml": "command: /usr/bin/python3 allreduce.py\ncode: " + filepath.Join(ex, "src") +
 			"\ncompute: nets\nresources: {instance_count: 2}\ndistribution: {type: pytorch, process_count_per_instance: 2}\n",
+		"mpi.yml": "command: /usr/bin/python3 mpi_sum.py\ncode: " + filepath.Join(ex, "src") +
+			"\ncompute: nets\nresources: {instance_count: 2}\ndistribution: {type: mpi, process_count_per_instance: 2}\n",
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	r := w.ok("job", "create", "-f", filepath.Join(dir, "job.yml"), "--stream")
@@ -107,5 +111,16 @@ echo $!
 		if !strings.HasPrefix(m, bn.prefix+".1") || m == bn.prefix+".1" {
 			t.Errorf("MASTER_ADDR %s is not a namespace's own address (%s.11 or .12)", m, bn.prefix)
 		}
+	}
+
+	// Open MPI across the two nodes: mpirun on node 0 starts node 1's daemon through Hangar.
+	r = w.ok("job", "create", "-f", filepath.Join(dir, "mpi.yml"), "--stream")
+	for rank := 0; rank < 4; rank++ {
+		if want := fmt.Sprintf("[rank %d] mpi rank %d/4 sum 10 want 10", rank, rank); !strings.Contains(r.stdout, want) {
+			t.Errorf("MPI log lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "started the MPI daemon for node 1") {
+		t.Errorf("node 1's daemon was not started through Hangar:\n%s", r.stdout)
 	}
 }

@@ -29,14 +29,15 @@ type Config struct {
 
 // Server serves the workspace API.
 type Server struct {
-	cfg Config
-	hub *hub
-	log *slog.Logger
+	cfg  Config
+	hub  *hub
+	exec *execRelay
+	log  *slog.Logger
 }
 
 // New returns a server; it hooks run changes into its waiters.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, hub: newHub(), log: cfg.Log}
+	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), log: cfg.Log}
 	prev := cfg.Controller.Changed
 	cfg.Controller.Changed = func(id string) {
 		if prev != nil {
@@ -84,6 +85,10 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs/{id}/logs", s.runOnly(s.runLogs))
 	api.HandleFunc("POST /api/runs/{id}/metrics", s.runOnly(s.runMetrics))
 	api.HandleFunc("POST /api/runs/{id}/artifacts", s.runOnly(s.runArtifacts))
+	api.HandleFunc("POST /api/runs/{id}/exec", s.runOnly(s.execCreate))
+	api.HandleFunc("GET /api/runs/{id}/exec", s.runOnly(s.execTake))
+	api.HandleFunc("GET /api/runs/{id}/exec/{eid}", s.runOnly(s.execGet))
+	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
 	s.agentRoutes(api)
 	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))

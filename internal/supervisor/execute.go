@@ -98,6 +98,8 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	switch {
 	case w.container != nil && (len(w.plan.Processes) > 1 || w.plan.MPI):
 		return Result{State: job.Failed, Reason: "distributed runs in a container image are not supported yet"}
+	case w.plan.MPI && s.worker():
+		return s.runMPIWorker(ctx, w, p)
 	case w.plan.MPI:
 		return s.runMPI(w, p)
 	case len(w.plan.Processes) > 1:

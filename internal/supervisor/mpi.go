@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -28,13 +32,30 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
 		return Result{State: job.Failed, Reason: err.Error()}
 	}
 	args := []string{"--allow-run-as-root", "--oversubscribe", "--tag-output",
-		"-np", strconv.Itoa(w.plan.WorldSize), "--hostfile", hostfile, w.shell, "-c", w.command}
+		"-np", strconv.Itoa(w.plan.WorldSize), "--hostfile", hostfile}
+	extra := map[string]string{"OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+	if nodes := s.spec.Nodes; len(nodes) > 1 {
+		// The other nodes' daemons are started through Hangar (hangar mpi-rsh → the server → their
+		// supervisors), not ssh; MPI traffic uses the interface of the nodes' known addresses.
+		exe, err := os.Executable()
+		if err != nil {
+			return Result{State: job.Failed, Reason: err.Error()}
+		}
+		args = append(args, "--mca", "plm_rsh_agent", exe+" mpi-rsh", "--mca", "plm_rsh_no_tree_spawn", "1")
+		// As a network (CIDR), not an interface name: the name differs from node to node.
+		if subnet := subnetOf(nodes[0]); subnet != "" {
+			args = append(args, "--mca", "oob_tcp_if_include", subnet, "--mca", "btl_tcp_if_include", subnet)
+		}
+		extra["HANGAR_NODE_ADDRS"] = strings.Join(nodes, ",")
+		extra["HANGAR_RUN_ATTEMPT"] = strconv.Itoa(s.spec.Attempt)
+	}
+	args = append(args, w.shell, "-c", w.command)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Result{State: job.Failed, Reason: err.Error()}
 	}
 	cmd := exec.Command(mpirun, args...)
-	cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, map[string]string{"OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+	cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, extra)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -95,4 +116,42 @@ func (s *Supervisor) splitRanks(world int) {
 	for n, out := range per {
 		_ = os.WriteFile(filepath.Join(s.cfg.Dir, UserLogsDir, fmt.Sprintf("std_log_process_%d.txt", n)), out, 0o644)
 	}
+}
+
+// runMPIWorker serves a node other than the first of a multi-node MPI run: mpirun on node 0 asks,
+// through the server, for its daemons to be started here; this runs each request (they daemonize
+// and start this node's ranks, whose output goes back to mpirun) until the run ends.
+func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) Result {
+	fmt.Fprintf(p.capt, "hangar: node %d waits for the MPI launcher on node 0\n", s.spec.NodeRank)
+	for !s.isCanceled() {
+		reqs, err := s.conn.c.PendingExecs(ctx, s.cfg.RunID, s.spec.NodeRank, 5*time.Second)
+		if err != nil {
+			s.conn.reresolve()
+			select {
+			case <-s.canceled:
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for _, r := range reqs {
+			st := s.execRelayed(w, r.Command)
+			fmt.Fprintf(p.capt, "hangar: started the MPI daemon for node %d (exit %d)\n", s.spec.NodeRank, st.ExitCode)
+			_ = s.conn.retry(ctx, "exec done", func(ctx context.Context) error {
+				return s.conn.c.ExecDone(ctx, s.cfg.RunID, r.ID, st)
+			})
+		}
+	}
+	zero := 0
+	return Result{State: job.Completed, ExitCode: &zero, Reason: "the run ended"}
+}
+
+// execRelayed runs a relayed command with the run's variables and returns how it ended.
+func (s *Supervisor) execRelayed(w *workspace, command string) api.ExecStatus {
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = w.dir, w.vars
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 2 * time.Second // the daemon it starts may keep the output open
+	err := cmd.Run()
+	return api.ExecStatus{ExitCode: exitCode(cmd, err), Output: out.String()}
 }

@@ -215,9 +215,6 @@ func (s *Supervisor) launchPlan() (launch.Plan, error) {
 			}
 		}
 	}
-	if plan.MPI && len(top.Nodes) > 1 {
-		return plan, fmt.Errorf("distribution mpi over %d nodes needs the MPI launcher to reach the other nodes (ssh between them), which Hangar does not set up yet; use pytorch, or one node", len(top.Nodes))
-	}
 	return plan, nil
 }
 
@@ -252,6 +249,24 @@ func ifaceOf(ip string) string {
 		for _, a := range addrs {
 			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
 				return ifc.Name
+			}
+		}
+	}
+	return ""
+}
+
+// subnetOf is the network (CIDR) of the local interface holding ip ("" when none does).
+func subnetOf(ip string) string {
+	want := net.ParseIP(ip)
+	ifaces, err := net.Interfaces()
+	if want == nil || err != nil {
+		return ""
+	}
+	for _, ifc := range ifaces {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
+				return (&net.IPNet{IP: n.IP.Mask(n.Mask), Mask: n.Mask}).String()
 			}
 		}
 	}

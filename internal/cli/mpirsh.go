@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+func newMPIRshCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:                "mpi-rsh HOST COMMAND...",
+		Short:              "Start a command on another node of the run (the MPI launcher's remote agent)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		Args:               cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := mpiRsh(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			if err != nil {
+				fmt.Fprintln(env.Stderr, "hangar mpi-rsh:", err)
+				return &ExitError{Code: 255}
+			}
+			if code != 0 {
+				return &ExitError{Code: code}
+			}
+			return nil
+		},
+	}
+}
+
+// mpiRsh relays a command to the supervisor of the node at host (one of the run's nodes, from
+// HANGAR_NODE_ADDRS) through the workspace server, and waits for it to end. It is what mpirun on a
+// run's first node uses instead of ssh, so the nodes need no ssh between them.
+func mpiRsh(ctx context.Context, host, command string) (int, error) {
+	url, tok, run := os.Getenv("HANGAR_WORKSPACE_URL"), os.Getenv("HANGAR_RUN_TOKEN"), os.Getenv("HANGAR_RUN_ID")
+	if url == "" || tok == "" || run == "" {
+		return 0, fmt.Errorf("not inside a Hangar run (HANGAR_WORKSPACE_URL, HANGAR_RUN_TOKEN, HANGAR_RUN_ID)")
+	}
+	rank := -1
+	for i, a := range strings.Split(os.Getenv("HANGAR_NODE_ADDRS"), ",") {
+		if a == host {
+			rank = i
+		}
+	}
+	if rank < 0 {
+		return 0, fmt.Errorf("%s is not a node of this run (%s)", host, os.Getenv("HANGAR_NODE_ADDRS"))
+	}
+	c := api.NewClient(url, tok)
+	if a, err := strconv.Atoi(os.Getenv("HANGAR_RUN_ATTEMPT")); err == nil {
+		c.SetAttempt(a)
+	}
+	req, err := c.Exec(ctx, run, rank, command)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		st, err := c.ExecStatus(ctx, run, req.ID, 20*time.Second)
+		if err != nil {
+			return 0, err
+		}
+		if st.Done {
+			fmt.Fprint(os.Stderr, st.Output)
+			return st.ExitCode, nil
+		}
+	}
+}
