@@ -85,3 +85,32 @@ environment:
 		t.Errorf("container left behind: %s", out)
 	}
 }
+
+// image: plus a conda file: the environment is built with the image's python, once, in the node's
+// cache, and the command runs in the image with it.
+func TestContainerImageWithCondaFile(t *testing.T) {
+	requireContainers(t)
+	const image = "localhost/hangar-python:latest"
+	if err := exec.Command("podman", "image", "exists", image).Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required in CI (scripts/setup/containers.sh)", image)
+		}
+		t.Skipf("no %s", image)
+	}
+	w := newWSEnv(t, wheelhouse(t))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"conda.yml": "dependencies:\n  - python=3\n  - pip:\n    - tinypkg==1.0\n",
+		"job.yml": "command: python -c \"import tinypkg, sys, os; print('value', tinypkg.VALUE, sys.executable, 'host' if os.path.exists('/usr/bin/dpkg') else 'in-image')\"\n" +
+			"environment:\n  image: " + image + "\n  conda_file: conda.yml\n",
+	})
+	first := w.ok("job", "create", "-f", filepath.Join(dir, "job.yml"), "--stream")
+	if !strings.Contains(first.stdout, "Building environment") || !strings.Contains(first.stdout, "value 42") ||
+		!strings.Contains(first.stdout, "in-image") {
+		t.Fatalf("first run:\n%s", first.stdout)
+	}
+	second := w.ok("job", "create", "-f", filepath.Join(dir, "job.yml"), "--stream")
+	if !strings.Contains(second.stdout, "Using cached environment") || !strings.Contains(second.stdout, "value 42") {
+		t.Errorf("second run:\n%s", second.stdout)
+	}
+}

@@ -25,7 +25,10 @@ type Cache struct {
 	// MaxBytes bounds the cache; least recently used environments not in use are evicted above it
 	// (0 = no limit).
 	MaxBytes int64
-	Finder   Finder
+	// Finder finds the interpreter on the node; Interpreters, when set, finds it elsewhere (in an
+	// image) instead.
+	Finder       Finder
+	Interpreters Locator
 	// Builder builds environments; nil means VenvBuilder.
 	Builder Builder
 	// Now is the clock (injectable for tests).
@@ -74,7 +77,11 @@ func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 // callers (in any process on the node) build it once: the others wait and say so on out. A failed
 // build leaves nothing behind.
 func (c *Cache) Ensure(ctx context.Context, s Spec, out io.Writer) (*Env, error) {
-	py, err := c.Finder.Find(ctx, s.Python)
+	var loc Locator = c.Finder
+	if c.Interpreters != nil {
+		loc = c.Interpreters
+	}
+	py, err := loc.Find(ctx, s.Python)
 	if err != nil {
 		return nil, err
 	}

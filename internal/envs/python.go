@@ -18,6 +18,11 @@ type Interpreter struct {
 	Version string `json:"version"` // e.g. 3.11.7
 }
 
+// Locator finds the interpreter an environment is built with.
+type Locator interface {
+	Find(ctx context.Context, constraint string) (Interpreter, error)
+}
+
 // Finder finds Python interpreters. Candidates are tried in order; the first that satisfies the
 // constraint wins.
 type Finder struct {

@@ -22,7 +22,8 @@ type container struct {
 }
 
 // containerShell runs the command with bash when the image has it, else sh; the command is $0.
-const containerShell = `if command -v bash >/dev/null 2>&1; then exec bash -c "$0"; else exec sh -c "$0"; fi`
+const containerShell = `[ -n "$VIRTUAL_ENV" ] && PATH="$VIRTUAL_ENV/bin:$PATH" && export PATH; ` +
+	`if command -v bash >/dev/null 2>&1; then exec bash -c "$0"; else exec sh -c "$0"; fi`
 
 // pull makes sure the image is on the node, pulling it when missing (output to the run's log).
 func (c *container) pull(ctx context.Context, out io.Writer) error {
@@ -63,6 +64,9 @@ func (s *Supervisor) containerCommand(w *workspace) (*exec.Cmd, error) {
 	args := []string{"run", "--rm", "--name", c.name, "--network", "host", "--shm-size", shm,
 		"-v", s.cfg.Dir + ":" + s.cfg.Dir, "-w", w.dir, "--env-file", envFile}
 	args = append(args, long...)
+	if w.env != nil { // a managed environment built for this image
+		args = append(args, "-v", w.env.Dir+":"+w.env.Dir+":ro")
+	}
 	args = append(args, gpuArgs(c.rt)...)
 	args = append(args, strings.Fields(s.spec.Spec.Resources.DockerArgs)...)
 	args = append(args, c.image, "/bin/sh", "-c", containerShell, w.command)

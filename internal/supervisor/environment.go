@@ -34,7 +34,7 @@ func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra m
 				return err
 			}
 			if spec.Kind == envs.Managed {
-				return fmt.Errorf("environment: building a conda_file or requirements environment inside image %s is not supported yet; bake the packages into the image, or drop image: to build on the host", spec.Image)
+				return s.managedEnvironment(ctx, w, spec, extra, log)
 			}
 			return nil
 		}
@@ -61,6 +61,10 @@ func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec 
 	defer f.Close()
 	out := io.MultiWriter(log, f)
 	cache := &envs.Cache{Dir: s.envDir(), MaxBytes: s.envCacheMax()}
+	if w.container != nil { // built with the image's python, used inside the image
+		cache.Interpreters = envs.ImageFinder{Runtime: w.container.rt, Image: spec.Image}
+		cache.Builder = envs.ImageBuilder{Runtime: w.container.rt, Image: spec.Image}
+	}
 	env, err := cache.Ensure(ctx, spec, out)
 	if err != nil {
 		fmt.Fprintf(out, "hangar: environment build failed: %v\n", err)

@@ -38,5 +38,25 @@ if ! podman image exists localhost/hangar-busybox:latest; then
   podman import -q "$root.tar" localhost/hangar-busybox:latest >/dev/null
   rm -rf "$root" "$root.tar"
 fi
+# A Python image made of Debian's own python3 files (interpreter, standard library, the wheels
+# venv needs, the shared libraries they link) on top of busybox: enough to build and run a
+# managed environment inside an image.
+if ! podman image exists localhost/hangar-python:latest; then
+  py=$(readlink -f /usr/bin/python3); ver=$(basename "$py")        # python3.11
+  root=$(mktemp -d)
+  mkdir -p "$root/bin" "$root/usr/bin" "$root/usr/lib" "$root/usr/share" "$root/tmp" "$root/etc"
+  cp "$(command -v busybox)" "$root/bin/busybox"
+  for c in $("$root/bin/busybox" --list); do [[ $c == busybox ]] || ln -sf busybox "$root/bin/$c"; done
+  cp "$py" "$root/usr/bin/$ver"; ln -s "$ver" "$root/usr/bin/python3"
+  cp -a "/usr/lib/$ver" "$root/usr/lib/"; rm -rf "$root/usr/lib/$ver/test"
+  [[ -d /usr/share/python-wheels ]] && cp -a /usr/share/python-wheels "$root/usr/share/"
+  for f in $(ldd "$py" /usr/lib/"$ver"/lib-dynload/*.so 2>/dev/null | awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u); do
+    mkdir -p "$root$(dirname "$f")"; cp -L "$f" "$root$f"
+  done
+  echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+  tar -C "$root" -cf - . | podman import -q - localhost/hangar-python:latest >/dev/null
+  rm -rf "$root"
+fi
 podman run --rm localhost/hangar-busybox:latest true
+podman run --rm localhost/hangar-python:latest python3 -c 'import venv'
 echo "$conf"
