@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -79,7 +78,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 		return nil, fmt.Errorf("submit %s: start supervisor: %w", l.RunID, err)
 	}
 	go cmd.Wait() // reap; the supervisor reports its own result
-	h := handle{PID: cmd.Process.Pid, StartTime: startTime(cmd.Process.Pid), Dir: dir}
+	h := handle{PID: cmd.Process.Pid, StartTime: node.ProcessStartTime(cmd.Process.Pid), Dir: dir}
 	if err := writeJSON(filepath.Join(dir, "handle.json"), h, 0o644); err != nil {
 		return nil, fmt.Errorf("submit %s: %w", l.RunID, err)
 	}
@@ -147,30 +146,11 @@ func alive(h handle) bool {
 	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	st := startTime(h.PID)
+	st := node.ProcessStartTime(h.PID)
 	if st == 0 {
 		return false // gone, or a zombie
 	}
 	return h.StartTime == 0 || st == h.StartTime
-}
-
-// startTime reads a process's start time from /proc; 0 when unknown or the process is a zombie.
-func startTime(pid int) uint64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" {
-		return 0
-	}
-	v, _ := strconv.ParseUint(f[19], 10, 64)
-	return v
 }
 
 // supervisorEnv is the server's environment without the workspace's admin credentials.

@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"github.com/hangar-ml/hangar/internal/node"
 	"io"
 	"log/slog"
 	"os"
@@ -111,8 +112,8 @@ func TestSubmitStartsSupervisor(t *testing.T) {
 	waitFor(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
 
 	// The handle is serialisable and names the live process.
-	if h.PID <= 0 || h.Dir != dir || h.StartTime == 0 || h.StartTime != startTime(h.PID) {
-		t.Errorf("handle %+v (start time now %d)", h, startTime(h.PID))
+	if h.PID <= 0 || h.Dir != dir || h.StartTime == 0 || h.StartTime != node.ProcessStartTime(h.PID) {
+		t.Errorf("handle %+v (start time now %d)", h, node.ProcessStartTime(h.PID))
 	}
 	var back handle
 	if err := json.Unmarshal(hb, &back); err != nil || back != h {
@@ -239,9 +240,9 @@ func TestAliveChecksStartTime(t *testing.T) {
 		h    handle
 		want bool
 	}{
-		{"this process", handle{PID: me, StartTime: startTime(me)}, true},
+		{"this process", handle{PID: me, StartTime: node.ProcessStartTime(me)}, true},
 		{"start time unknown", handle{PID: me}, true},
-		{"pid reused by another process", handle{PID: me, StartTime: startTime(me) + 1}, false},
+		{"pid reused by another process", handle{PID: me, StartTime: node.ProcessStartTime(me) + 1}, false},
 		{"no pid", handle{}, false},
 		{"no such process", handle{PID: 1 << 30}, false},
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/node"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -125,7 +126,7 @@ func (p *Provider) start(req provider.CreateRequest, dir, work string, gpus []in
 		return record{}, fmt.Errorf("start agent: %w", err)
 	}
 	go cmd.Wait() // reap
-	return record{NodeID: req.NodeID, PID: cmd.Process.Pid, StartTime: startTime(cmd.Process.Pid), GPUs: gpus}, nil
+	return record{NodeID: req.NodeID, PID: cmd.Process.Pid, StartTime: node.ProcessStartTime(cmd.Process.Pid), GPUs: gpus}, nil
 }
 
 // freeGPUs picks n GPUs no live agent of this provider holds.
@@ -234,25 +235,6 @@ func alive(rec record) bool {
 	if rec.PID <= 0 {
 		return false
 	}
-	st := startTime(rec.PID)
+	st := node.ProcessStartTime(rec.PID)
 	return st != 0 && (rec.StartTime == 0 || st == rec.StartTime)
-}
-
-// startTime reads a process's start time from /proc; 0 when it is gone or a zombie.
-func startTime(pid int) uint64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" {
-		return 0
-	}
-	v, _ := strconv.ParseUint(f[19], 10, 64)
-	return v
 }
