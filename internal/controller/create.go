@@ -12,6 +12,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/resources"
+	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -32,6 +33,11 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	}
 	if strings.TrimSpace(sp.Command) == "" {
 		return nil, invalidf("command: required")
+	}
+	// The CLI checks this too; a job sent straight to the API is refused here rather than failing
+	// later in Preparing.
+	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
+		return nil, invalidf("command: %v", err)
 	}
 	target, err := c.resolveCompute(ctx, sp.Compute)
 	if err != nil {

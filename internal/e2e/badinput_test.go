@@ -32,6 +32,8 @@ func TestBadInputIsRefusedWithFieldPath(t *testing.T) {
 		{"set with the wrong type", "command: echo ${{inputs.lr}}\ninputs:\n  lr: 0.1\n", []string{"inputs.lr=abc"},
 			[]string{`job.yml: inputs.lr: expected number, got "abc"`}},
 		{"undeclared input in command", "command: echo ${{inputs.lr}}\n", nil, []string{"job.yml", "command", "inputs.lr"}},
+		{"value bash would evaluate (issue 10)", "command: echo $(( ${{inputs.n}} + 1 ))\ninputs:\n  n: '1'\n", []string{"inputs.n=a[$(touch x)]"},
+			[]string{`job.yml: command: ${{inputs.n}} is used in bash arithmetic ($(( ))), so its value must be an integer; got "a[$(touch x)]"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,8 +122,10 @@ func refUses(command string) ([]refUse, error) {
 // Bind substitutes ${{inputs.x}}, ${{outputs.y}} (and any other key present in values)
 // in a command and resolves $[[ ... ]] optional segments: a segment is kept (substituted)
 // when every reference inside it has a value, and dropped otherwise. A reference outside
-// any segment without a value is an error. Values are quoted for `bash -c` according to
-// the quoting context where they land (see shell.go), so they reach the program intact.
+// any segment without a value is an error. Values are written for `bash -c` according to
+// how bash reads the place where they land (see shell.go): quoted so that they reach the
+// program intact, checked as integers or names where bash evaluates even quoted text, and
+// refused where bash would run them as code.
 func Bind(command string, values map[string]string) (string, error) {
 	if strings.ContainsRune(command, 0) {
 		return "", errors.New("command contains a NUL byte")
@@ -132,8 +134,9 @@ func Bind(command string, values map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	base := placeholderBase(command)
 	var text strings.Builder
-	var vals, names []string
+	var slots []slot
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch t.kind {
@@ -144,8 +147,9 @@ func Bind(command string, values map[string]string) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("%w ${{%s}}", errNoValue, t.text)
 			}
-			text.WriteByte(0)
-			vals, names = append(vals, v), append(names, t.text)
+			start := text.Len()
+			text.WriteString(placeholder(base, len(slots)))
+			slots = append(slots, slot{name: t.text, value: v, start: start, end: text.Len()})
 		case tokOpen:
 			end := i + 1
 			for end < len(toks) && toks[end].kind != tokClose {
@@ -156,7 +160,7 @@ func Bind(command string, values map[string]string) (string, error) {
 			}
 		}
 	}
-	return quoteInto(text.String(), vals, names)
+	return bindShell(text.String(), base, slots)
 }
 
 // segmentBound reports whether every reference in a $[[ ]] segment has a value.

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzParseJob: no input panics, every failure is an ErrorList naming the file, and
-// every accepted spec encodes as JSON and binds with all its inputs and outputs.
+// every accepted spec encodes as JSON and binds with the values it declares.
 func FuzzParseJob(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/*.txtar")
 	for _, p := range paths {
@@ -50,14 +50,7 @@ func FuzzParseJob(f *testing.F) {
 		if _, err := json.Marshal(s); err != nil {
 			t.Fatalf("spec does not encode: %v", err)
 		}
-		values := map[string]string{}
-		for name := range s.Inputs {
-			values["inputs."+name] = "v"
-		}
-		for name := range s.Outputs {
-			values["outputs."+name] = "v"
-		}
-		if _, err := Bind(s.Command, values); err != nil {
+		if _, err := Bind(s.Command, BindValues(s)); err != nil {
 			t.Fatalf("accepted command does not bind: %v", err)
 		}
 	})

@@ -220,26 +220,27 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 }
 
 // checkCommand checks every ${{ }} reference in the command against the declared inputs
-// and outputs, and that the command binds (quoting contexts included).
+// and outputs, and that the command binds with the values the run will have, so that a
+// value bash would evaluate (see shell.go) is refused here, before anything is sent.
 func (d *decoder) checkCommand(n *yaml.Node, s *job.Spec) {
 	uses, err := refUses(s.Command)
 	if err != nil {
 		d.errorf(n, "command", "%v", err)
 		return
 	}
-	values := map[string]string{}
+	declared := map[string]bool{}
 	var known []string
 	for _, name := range keys(s.Inputs) {
-		values["inputs."+name] = "x"
+		declared["inputs."+name] = true
 		known = append(known, "inputs."+name)
 	}
 	for _, name := range keys(s.Outputs) {
-		values["outputs."+name] = "x"
+		declared["outputs."+name] = true
 		known = append(known, "outputs."+name)
 	}
 	for _, u := range uses {
 		ctx, name, _ := strings.Cut(u.expr, ".")
-		switch _, ok := values[u.expr]; {
+		switch ok := declared[u.expr]; {
 		case ctx == "search_space" || ctx == "parent":
 			d.errorf(n, "command", "${{%s}} is only allowed in sweep/pipeline jobs", u.expr)
 		case (ctx == "inputs" || ctx == "outputs") && !ok:
@@ -250,9 +251,33 @@ func (d *decoder) checkCommand(n *yaml.Node, s *job.Spec) {
 			d.errorf(n, "command", "optional input ${{%s}} must be used inside $[[ ... ]]", u.expr)
 		}
 	}
-	if _, err := Bind(s.Command, values); err != nil && !errors.Is(err, errNoValue) {
+	if _, err := Bind(s.Command, BindValues(s)); err != nil && !errors.Is(err, errNoValue) {
 		d.errorf(n, "command", "%v", err)
 	}
+}
+
+// BindValues are the values a run of s binds, as far as they are known before it runs:
+// literal inputs' values, and the path of data inputs used directly. Other data inputs
+// and outputs become a path in the run's directory, known only to the supervisor; a
+// stand-in takes its place, which binds wherever such a path would.
+func BindValues(s *job.Spec) map[string]string {
+	values := map[string]string{}
+	for name, in := range s.Inputs {
+		switch {
+		case in.IsLiteral() && in.Optional && in.Value == "":
+		case in.IsLiteral():
+			values["inputs."+name] = in.Value
+		case in.Optional && in.Path == "" && in.Manifest == "":
+		case in.Mode == "direct" && in.Manifest == "":
+			values["inputs."+name] = in.Path
+		default:
+			values["inputs."+name] = "<path of inputs." + name + ">"
+		}
+	}
+	for name := range s.Outputs {
+		values["outputs."+name] = "<path of outputs." + name + ">"
+	}
+	return values
 }
 
 func listOrNone(names []string) string {
