@@ -154,9 +154,13 @@ func FuzzPutBundle(f *testing.F) {
 	s := newStore(f) // one store per worker, emptied after each input
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer emptyStore(t, s)
-		count, _, _ := s.PutBundle(bytes.NewReader(data))
+		count, stored, _ := s.PutBundle(bytes.NewReader(data))
 		if n := checkStore(t, s); n > count {
 			t.Fatalf("%d blobs stored, PutBundle reported %d", n, count)
+		}
+		// No expansion: a bundle stores at most what it carries (sparse entries are refused).
+		if stored > int64(len(data)) {
+			t.Fatalf("a bundle of %d bytes stored %d bytes", len(data), stored)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 var (
@@ -29,7 +31,15 @@ type Store struct {
 	tmp string
 }
 
-// Open opens the store in dir, creating the directory if needed.
+// staleTemp is how long a temp file may go unwritten before any Open removes it. A write in
+// progress touches its file continuously (an upload's body stalls for at most the server's idle
+// timeout), and a bundle's verified entries wait seconds for their commit; a file left alone
+// for an hour belongs to a writer that died.
+const staleTemp = time.Hour
+
+// Open opens the store in dir, creating the directory if needed, and removes the temp files
+// that writers which died (a killed server or supervisor) left behind more than staleTemp ago.
+// Younger ones may belong to another process sharing the store; see RemoveTemp.
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -39,7 +49,42 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
+	// Best effort: a leftover that cannot be removed now is tried again at the next Open.
+	_, _ = s.removeTemp(time.Now().Add(-staleTemp))
 	return s, nil
+}
+
+// RemoveTemp removes every temp file and returns how many there were. Only the store's one
+// writer may call it, before it writes: the workspace server, which holds the workspace lock
+// (no other process writes its store), at start, so that uploads cut by a crash or a kill do
+// not stay in tmp forever.
+func (s *Store) RemoveTemp() (int, error) { return s.removeTemp(time.Time{}) }
+
+// removeTemp removes the temp files last modified before cutoff (all of them for the zero time).
+func (s *Store) removeTemp(cutoff time.Time) (int, error) {
+	des, err := os.ReadDir(s.tmp)
+	if err != nil {
+		return 0, fmt.Errorf("clean blob temp files: %w", err)
+	}
+	n := 0
+	var first error
+	for _, de := range des {
+		if !cutoff.IsZero() {
+			fi, err := de.Info()
+			if err != nil || !fi.ModTime().Before(cutoff) {
+				continue // gone meanwhile, or possibly still being written
+			}
+		}
+		if err := os.RemoveAll(filepath.Join(s.tmp, de.Name())); err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		n++
+	}
+	if first != nil {
+		return n, fmt.Errorf("clean blob temp files: %w", first)
+	}
+	return n, nil
 }
 
 // Dir returns the store's directory (absolute).
@@ -135,7 +180,7 @@ func (s *Store) Put(r io.Reader, want string) (hash string, size int64, err erro
 	}
 	p, n, err := s.writeTemp(r, want, true)
 	if err == nil {
-		err = s.place(p.tmp, p.hash, true)
+		err = s.noSpace(s.place(p.tmp, p.hash, true))
 	}
 	if err != nil {
 		if p.tmp != "" {
@@ -157,7 +202,7 @@ type pending struct{ tmp, hash string }
 func (s *Store) writeTemp(r io.Reader, want string, sync bool) (pending, int64, error) {
 	f, err := os.CreateTemp(s.tmp, "put-*")
 	if err != nil {
-		return pending{}, 0, err
+		return pending{}, 0, s.noSpace(err)
 	}
 	tmp := f.Name()
 	h, n, err := copyHashed(f, r)
@@ -171,8 +216,8 @@ func (s *Store) writeTemp(r io.Reader, want string, sync bool) (pending, int64, 
 		err = fmt.Errorf("content hashes to %s: %w", h, ErrHashMismatch)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return pending{}, 0, err
+		os.Remove(tmp) // a body cut short, a mismatch, a full disk: nothing stays in tmp
+		return pending{}, 0, s.noSpace(err)
 	}
 	return pending{tmp: tmp, hash: h}, n, nil
 }
@@ -185,14 +230,14 @@ func (s *Store) commit(ps []pending) error {
 		return nil
 	}
 	if err := syncFS(s.tmp, ps); err != nil {
-		return err
+		return s.noSpace(err)
 	}
 	for _, p := range ps {
 		if err := s.place(p.tmp, p.hash, false); err != nil {
-			return err
+			return s.noSpace(err)
 		}
 	}
-	return syncFS(s.dir, nil)
+	return s.noSpace(syncFS(s.dir, nil))
 }
 
 // place renames a complete, verified temp file to its final name; with syncDir set the

@@ -42,7 +42,10 @@ func (s *Server) putBlob(w http.ResponseWriter, r *http.Request) {
 func (s *Server) putBundle(w http.ResponseWriter, r *http.Request) {
 	n, b, err := s.cfg.Blobs.PutBundle(r.Body)
 	if err != nil {
-		writeError(w, s.log, badRequest("bundle: "+err.Error()))
+		if _, _, _, ok := bodyError(err); !ok && !blob.IsNoSpace(err) {
+			err = badRequest("bundle: " + err.Error()) // the client sent a bad bundle
+		}
+		writeError(w, s.log, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, api.BundleResponse{Count: n, Bytes: b})

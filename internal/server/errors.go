@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
@@ -28,6 +31,15 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	status, code, msg := http.StatusInternalServerError, api.CodeInternal, "internal error"
 	var he *httpError
 	var ce *controller.Error
+	if st, c, m, ok := bodyError(err); ok {
+		writeJSON(w, st, api.ErrorBody{Error: m, Code: c})
+		return
+	}
+	if m, ok := noSpace(err, workspaceOf(w)); ok {
+		log.Error("no space left on device", "err", err)
+		writeJSON(w, http.StatusInsufficientStorage, api.ErrorBody{Error: m, Code: api.CodeNoSpace})
+		return
+	}
 	switch {
 	case errors.As(err, &he):
 		status, code, msg = he.status, he.code, he.msg
@@ -53,16 +65,49 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	writeJSON(w, status, api.ErrorBody{Error: msg, Code: code})
 }
 
+// bodyError maps the errors of reading a request body (bodies.go).
+func bodyError(err error) (status int, code, msg string, ok bool) {
+	var tl *tooLargeError
+	var sb *slowBodyError
+	var be *busyError
+	var bb *brokenBodyError
+	switch {
+	case errors.As(err, &bb):
+		return http.StatusBadRequest, api.CodeInvalid, bb.Error(), true
+	case errors.As(err, &tl):
+		return http.StatusRequestEntityTooLarge, api.CodeTooLarge, tl.Error(), true
+	case errors.As(err, &sb):
+		return http.StatusRequestTimeout, api.CodeTimeout, sb.Error(), true
+	case errors.As(err, &be):
+		return http.StatusServiceUnavailable, api.CodeBusy, be.Error(), true
+	}
+	return 0, "", "", false
+}
+
+// noSpace says where the workspace ran out of disk (or quota), when that is what err is: the
+// blob store's typed error names its directory; SQLite says SQLITE_FULL, the store is in the
+// workspace directory.
+func noSpace(err error, workspace string) (string, bool) {
+	const hint = " (the workspace's disk is full)"
+	var ns *blob.NoSpaceError
+	var se *sqlite.Error
+	switch {
+	case errors.As(err, &ns):
+		return ns.Error() + hint, true
+	case errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL:
+		where := "the workspace database"
+		if workspace != "" {
+			where += " in " + workspace
+		}
+		return "no space left on device: writing " + where + hint, true
+	case blob.IsNoSpace(err):
+		return "no space left on device" + hint, true
+	}
+	return "", false
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<20))
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: " + err.Error())
-	}
-	return nil
 }

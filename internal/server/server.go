@@ -25,19 +25,25 @@ type Config struct {
 	URL       func() string
 	Workspace string
 	Log       *slog.Logger
+	// MaxBlobBytes caps one uploaded blob; zero means MaxBlobBytes.
+	MaxBlobBytes int64
+	// BodyTimeout is how long a JSON body may take to arrive and an upload may stall; zero
+	// means a minute.
+	BodyTimeout time.Duration
 }
 
 // Server serves the workspace API.
 type Server struct {
-	cfg  Config
-	hub  *hub
-	exec *execRelay
-	log  *slog.Logger
+	cfg    Config
+	hub    *hub
+	exec   *execRelay
+	budget *budget
+	log    *slog.Logger
 }
 
 // New returns a server; it hooks run changes into its waiters.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), log: cfg.Log}
+	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
 	prev := cfg.Controller.Changed
 	cfg.Controller.Changed = func(id string) {
 		if prev != nil {
@@ -92,7 +98,23 @@ func (s *Server) Handler() http.Handler {
 	s.agentRoutes(api)
 	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))
-	return s.logRequests(mux)
+	route := func(r *http.Request) string {
+		_, p := mux.Handler(r)
+		if p == "/api/" {
+			_, p = api.Handler(r)
+		}
+		return p
+	}
+	return s.logRequests(s.limitBodies(mux, route))
+}
+
+// HTTPServer returns the http.Server for a handler. Headers must arrive within 10 s and stay
+// small; an idle keep-alive connection is closed after 2 min. There is no ReadTimeout or
+// WriteTimeout: a whole-request deadline would cut large uploads and long polls (a log wait
+// answers after up to a minute). Bodies get their own deadlines instead (limitBodies).
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -103,19 +125,40 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 func (s *Server) logRequests(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, workspace: s.cfg.Workspace}
 		h.ServeHTTP(rec, r)
 		level := slog.LevelDebug
 		if rec.status >= 500 {
 			level = slog.LevelWarn
 		}
-		s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", rec.status, "took", time.Since(start))
+		s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"bytes", r.ContentLength, "took", time.Since(start))
 	})
 }
 
+// statusRecorder records a response's status; it also carries the workspace directory, for
+// error messages that say where the disk is full.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status    int
+	workspace string
+}
+
+// Unwrap lets http.ResponseController reach the connection (for body deadlines).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// workspaceOf returns the workspace directory a response is written for ("" when unknown).
+func workspaceOf(w http.ResponseWriter) string {
+	for {
+		switch t := w.(type) {
+		case *statusRecorder:
+			return t.workspace
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return ""
+		}
+	}
 }
 
 func (r *statusRecorder) WriteHeader(code int) {

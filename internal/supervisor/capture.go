@@ -29,6 +29,11 @@ type capture struct {
 	// mirror, when set, also receives every line, prefixed (a rank's lines into the run's merged log).
 	mirror *capture
 	prefix string
+	// failed is the first write to the log file that failed (the node's disk is full): the
+	// lines after it are lost (dropped counts them), and the run fails with it. rankFailed is
+	// the first failed write of a rank's log that mirrors into this one.
+	failed, rankFailed error
+	dropped            int64
 }
 
 func newCapture(path string, onLine func()) (*capture, error) {
@@ -133,7 +138,7 @@ func (c *capture) flushPartial() {
 // emit writes the pending line with its newline in one write, so a reader never sees half a line as whole.
 func (c *capture) emit() {
 	line := append(c.pending, '\n')
-	_, _ = c.f.Write(line)
+	c.writeFile(line)
 	if c.mirror != nil {
 		c.mirror.writeLine(c.prefix, line)
 	}
@@ -158,9 +163,45 @@ func (c *capture) close() error {
 func (c *capture) writeLine(prefix string, line []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, _ = c.f.Write(append([]byte(prefix), line...))
+	c.writeFile(append([]byte(prefix), line...))
 	c.lines++
 	if c.onLine != nil {
 		c.onLine()
 	}
+}
+
+// writeFile appends b to the log file (c.mu held). After a failed write nothing more is written:
+// the file ends where the disk filled, rather than with lines missing in its middle.
+func (c *capture) writeFile(b []byte) {
+	if c.failed != nil {
+		c.dropped++
+		return
+	}
+	if _, err := c.f.Write(b); err != nil {
+		c.failed = fileWriteError(c.f.Name(), err)
+		c.dropped++
+		if c.mirror != nil {
+			c.mirror.fail(c.failed) // a rank's log: the run's log tells finalize
+		}
+	}
+}
+
+// fail records a failed write of a rank's log that mirrors into this one.
+func (c *capture) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rankFailed == nil {
+		c.rankFailed = err
+	}
+}
+
+// lost returns how many lines of this log were lost, and the first failed write of this log or
+// of a rank's (nil if none).
+func (c *capture) lost() (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed != nil {
+		return c.dropped, c.failed
+	}
+	return c.dropped, c.rankFailed
 }
