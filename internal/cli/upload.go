@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -56,7 +58,7 @@ func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, op
 	}
 	m, local, st, err := scan(ctx, path, opts)
 	if err != nil {
-		return "", fmt.Errorf("scan %s %s: %w", label, path, err)
+		return "", scanError(label, path, err)
 	}
 	data, hash, err := m.Encode()
 	if err != nil {
@@ -82,4 +84,23 @@ func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, op
 		label, st.Files, humanBytes(st.Bytes), ignored, sentFiles, humanBytes(max(ts.SentBytes-int64(len(data)), 0)),
 		max(ts.Blobs-1-sentFiles, 0), fmtDuration(time.Since(start)))
 	return hash, nil
+}
+
+// scanError names a symlink that cannot be sent by its path as the user sees it.
+func scanError(label, dir string, err error) error {
+	var le *snapshot.LinkError
+	if !errors.As(err, &le) {
+		return fmt.Errorf("scan %s %s: %w", label, dir, err)
+	}
+	p := filepath.Join(dir, filepath.FromSlash(le.Path))
+	if wd, werr := os.Getwd(); werr == nil && wd != string(filepath.Separator) {
+		if rel, rerr := filepath.Rel(wd, p); rerr == nil && !strings.HasPrefix(rel, "..") {
+			p = rel
+		}
+	}
+	hint := ""
+	if label == "code" && !le.AbsoluteInside {
+		hint = " (list it in .hangarignore to leave it out)"
+	}
+	return fmt.Errorf("%s: %s -> %s: %s%s", label, p, le.Target, le.Problem(label+" folder"), hint)
 }

@@ -102,7 +102,10 @@ func (h Home) Lock() (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("a server is already running for %s (pid %d)", h.Dir, h.ReadPID())
+			if pid := h.ReadPID(); pid > 0 {
+				return nil, fmt.Errorf("a server is already running for %s (pid %d)", h.Dir, pid)
+			}
+			return nil, fmt.Errorf("a server is already running for %s: another process holds %s", h.Dir, h.lockFile())
 		}
 		return nil, fmt.Errorf("take server lock: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,7 +55,9 @@ func (h Home) Connect(ctx context.Context, exe string, log io.Writer) (url, toke
 	if log != nil {
 		fmt.Fprintf(log, "Starting the local workspace server in %s (log: %s)\n", h.Dir, h.LogFile())
 	}
-	if err := h.spawn(exe); err != nil {
+	logStart := fileSize(h.LogFile())
+	exited, err := h.spawn(exe)
+	if err != nil {
 		return "", "", err
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -66,17 +69,25 @@ func (h Home) Connect(ctx context.Context, exe string, log io.Writer) (url, toke
 		select {
 		case <-ctx.Done():
 			return "", "", ctx.Err()
+		case werr := <-exited:
+			if si, err := h.Running(ctx); err == nil { // it lost the race to a server started meanwhile
+				tok, err := h.ReadToken()
+				return si.URL, tok, err
+			}
+			return "", "", h.startError(logStart, werr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	return "", "", fmt.Errorf("the local server did not start within 30s; see %s", h.LogFile())
 }
 
-// spawn starts `exe server` detached, with its output appended to the server log.
-func (h Home) spawn(exe string) error {
+// spawn starts `exe server` detached (its own session, so it outlives the CLI), with its
+// output appended to the server log. The channel yields the server's exit once it ends: while
+// the CLI waits for it to answer, a server that fails at start is reported at once.
+func (h Home) spawn(exe string) (<-chan error, error) {
 	logf, err := os.OpenFile(h.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("open server log: %w", err)
+		return nil, fmt.Errorf("open server log: %w", err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, "server", "--home", h.Dir)
@@ -84,9 +95,59 @@ func (h Home) spawn(exe string) error {
 	cmd.Dir = h.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start local server: %w", err)
+		return nil, fmt.Errorf("start local server: %w", err)
 	}
-	return cmd.Process.Release()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, nil
+}
+
+// StartError is a local server that exited before it answered; Msg is its own last word.
+type StartError struct {
+	Log  string // the server log
+	Msg  string // the error the server printed, or how it exited
+	Exit error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("the local server stopped at start: %s (log: %s)", e.Msg, e.Log)
+}
+
+func (e *StartError) Unwrap() error { return e.Exit }
+
+// startError reads what the server wrote to its log since offset and picks its error.
+func (h Home) startError(offset int64, exit error) error {
+	msg := ""
+	if f, err := os.Open(h.LogFile()); err == nil {
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(io.NewSectionReader(f, offset, 1<<20), 1<<20))
+		msg = lastError(string(b))
+	}
+	if msg == "" && exit != nil {
+		msg = "it " + exit.Error()
+	} else if msg == "" {
+		msg = "it exited"
+	}
+	return &StartError{Log: h.LogFile(), Msg: msg, Exit: exit}
+}
+
+// lastError picks the error a failed `hangar server` printed ("Error: ..."), else its last line.
+func lastError(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "Error: "); ok {
+			return msg
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // Stop stops the local server: SIGTERM, then SIGKILL after timeout. It reports whether one was running.

@@ -55,7 +55,8 @@ type walker struct {
 
 // Scan walks root and returns the manifest of what to send, a map from
 // each content hash to one local file holding it (for upload), and stats.
-// Symlinks are recorded, not followed; special files are left out.
+// Symlinks are recorded, not followed; one whose target leaves root (or a loop) fails the scan
+// with a *LinkError. Special files are left out.
 func Scan(ctx context.Context, root string, opts ScanOptions) (*Manifest, map[string]string, Stats, error) {
 	w := &walker{ctx: ctx, ig: newIgnorer(opts)}
 	abs, err := scanRoot(root)
@@ -69,7 +70,26 @@ func Scan(ctx context.Context, root string, opts ScanOptions) (*Manifest, map[st
 	if err != nil {
 		return nil, nil, w.stats, fmt.Errorf("scan %s: %w", root, err)
 	}
+	// Refused here, where the user can fix it, rather than when a run materializes the tree.
+	if le := badLink(m.Entries); le != nil {
+		le.AbsoluteInside = !le.Loop && absTarget(le.Target) && (within(abs, le.Target) || within(realPath(abs), le.Target))
+		return nil, nil, w.stats, fmt.Errorf("scan %s: %w", root, le)
+	}
 	return m, local, w.stats, nil
+}
+
+// within reports whether the absolute path p is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// realPath is p with its symlinks resolved, or p when that fails.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 func scanRoot(root string) (string, error) {

@@ -18,7 +18,7 @@ func TestScanEntries(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"a.txt": "a", "b/c.txt": "hello", "b/same.txt": "a", "empty/": "",
-		"link": "-> b/c.txt", "dangling": "-> nowhere", "out": "-> ../../etc",
+		"link": "-> b/c.txt", "dangling": "-> nowhere", "up": "-> b/../a.txt",
 	})
 	if err := os.Chmod(filepath.Join(dir, "b/c.txt"), 0o750); err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestScanEntries(t *testing.T) {
 		{Path: "dangling", Type: TypeSymlink, Mode: 0o777, Target: "nowhere"},
 		{Path: "empty", Type: TypeDir, Mode: 0o700},
 		{Path: "link", Type: TypeSymlink, Mode: 0o777, Target: "b/c.txt"},
-		{Path: "out", Type: TypeSymlink, Mode: 0o777, Target: "../../etc"},
+		{Path: "up", Type: TypeSymlink, Mode: 0o777, Target: "b/../a.txt"},
 	}
 	if diff := cmp.Diff(want, m.Entries); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)
@@ -200,5 +200,75 @@ func TestScanFile(t *testing.T) {
 	}
 	if _, _, _, err := ScanFile(t.Context(), filepath.Join(dir, "d"), ScanOptions{}); err == nil {
 		t.Error("ScanFile accepted a directory")
+	}
+}
+
+func TestScanRefusesLinksLeavingTheFolder(t *testing.T) {
+	outside := t.TempDir()
+	tests := []struct {
+		name   string
+		tree   map[string]string
+		path   string // the link named
+		target string
+		loop   bool
+	}{
+		{"absolute", map[string]string{"src/data": "-> /etc/passwd"}, "src/data", "/etc/passwd", false},
+		{"absolute directory", map[string]string{"d": "-> " + outside}, "d", outside, false},
+		{"climbing out", map[string]string{"a/b/l": "-> ../../../x"}, "a/b/l", "../../../x", false},
+		{"the parent", map[string]string{"l": "-> .."}, "l", "..", false},
+		{"through a link to a folder outside", map[string]string{"ext": "-> ../ext", "x": "-> ext/f"}, "ext", "../ext", false},
+		{"climbing from where a link points", map[string]string{"d/": "", "d/up": "-> ..", "x": "-> d/up/d/up/.."}, "x", "d/up/d/up/..", false},
+		{"loop", map[string]string{"a": "-> b", "b": "-> a"}, "a", "b", true},
+		{"self", map[string]string{"me": "-> me/x"}, "me", "me/x", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tt.tree)
+			_, _, _, err := Scan(t.Context(), dir, ScanOptions{})
+			var le *LinkError
+			if !errors.As(err, &le) {
+				t.Fatalf("Scan = %v, want a LinkError", err)
+			}
+			if le.Path != tt.path || le.Target != tt.target || le.Loop != tt.loop {
+				t.Errorf("LinkError %+v, want %s -> %s (loop %v)", le, tt.path, tt.target, tt.loop)
+			}
+			if !strings.Contains(err.Error(), tt.path+" -> "+tt.target) {
+				t.Errorf("error %q does not name the link and its target", err)
+			}
+		})
+	}
+}
+
+func TestScanAbsoluteLinkInsideTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"f": "x", "abs": "-> " + filepath.Join(dir, "f")})
+	_, _, _, err := Scan(t.Context(), dir, ScanOptions{})
+	var le *LinkError
+	if !errors.As(err, &le) || !le.AbsoluteInside || !strings.Contains(le.Problem("code folder"), "make it relative") {
+		t.Fatalf("Scan = %v (%+v), want a LinkError asking for a relative link", err, le)
+	}
+}
+
+func TestScanKeepsLinksInsideTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"data/real.txt": "x", "src/link": "-> ../data/real.txt", "d": "-> data", "via": "-> d/real.txt",
+		"dangling": "-> not/there", "dot": "-> .",
+		// Ignored entries are not sent, so where they point does not matter.
+		".git/hooks/l": "-> /etc", ".venv/bin/python": "-> /usr/bin/python3",
+	})
+	m, _, _, err := Scan(t.Context(), dir, ScanOptions{})
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	var links []string
+	for _, e := range m.Entries {
+		if e.Type == TypeSymlink {
+			links = append(links, e.Path)
+		}
+	}
+	if diff := cmp.Diff([]string{"d", "dangling", "dot", "src/link", "via"}, links); diff != "" {
+		t.Errorf("links recorded (-want +got):\n%s", diff)
 	}
 }

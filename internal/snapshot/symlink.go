@@ -18,11 +18,50 @@ var (
 // maxHops is how many symlinks one resolution may follow, as Linux allows.
 const maxHops = 40
 
-// checkSymlinks refuses symlinks whose target leaves the tree, resolving
-// the target as the OS would: ".." after a symlink climbs from where that
-// symlink points, not from where it sits. Targets through paths the
-// manifest does not hold are taken as plain directory names.
+// LinkError is a symbolic link of a tree whose target, followed as the OS would through the
+// tree's other links, leaves the tree, or never ends (a loop).
+type LinkError struct {
+	Path   string // slash-separated, relative to the tree's root
+	Target string // as os.Readlink reads it
+	Loop   bool
+	// AbsoluteInside marks an absolute target that names a place inside the scanned folder:
+	// it would not be inside once the tree is materialized somewhere else.
+	AbsoluteInside bool
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s -> %s: %s", e.Path, e.Target, e.Problem("folder"))
+}
+
+// Problem says what is wrong with the link, calling the tree's root folder.
+func (e *LinkError) Problem(folder string) string {
+	switch {
+	case e.Loop:
+		return "a symbolic link loop"
+	case e.AbsoluteInside:
+		return "a symbolic link with an absolute target; make it relative (ln -sr) so that it stays inside the " + folder
+	}
+	return "a symbolic link that points outside the " + folder
+}
+
+// checkSymlinks refuses symlinks whose target leaves the tree (see badLink).
 func checkSymlinks(es []Entry) error {
+	le := badLink(es)
+	if le == nil {
+		return nil
+	}
+	reason := errEscapes
+	if le.Loop {
+		reason = errLoop
+	}
+	return fmt.Errorf("%w: %q -> %q: %w", ErrInvalid, le.Path, le.Target, reason)
+}
+
+// badLink returns the first symlink (in the order of es) whose target leaves the tree,
+// resolving the target as the OS would: ".." after a symlink climbs from where that symlink
+// points, not from where it sits. Targets through paths the manifest does not hold are taken
+// as plain directory names.
+func badLink(es []Entry) *LinkError {
 	links := make(map[string]string)
 	for _, e := range es {
 		if e.Type == TypeSymlink {
@@ -39,7 +78,7 @@ func checkSymlinks(es []Entry) error {
 		}
 		hops := 0
 		if _, err := resolve(links, dir, e.Target, &hops); err != nil {
-			return fmt.Errorf("%w: %q -> %q: %w", ErrInvalid, e.Path, e.Target, err)
+			return &LinkError{Path: e.Path, Target: e.Target, Loop: errors.Is(err, errLoop)}
 		}
 	}
 	return nil

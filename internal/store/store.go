@@ -27,11 +27,14 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the SQLite database at path in WAL mode and applies migrations.
+// A file that is not a whole SQLite database gives a *DamagedError.
 func Open(ctx context.Context, path string) (*Store, error) {
-	dsn := "file:" + path + "?_txlock=immediate" +
-		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, "_txlock=immediate"+
+		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)"+
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -39,6 +42,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{db: db}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		if d := asDamaged(path, err); d != err {
+			return nil, d
+		}
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return s, nil

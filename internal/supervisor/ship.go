@@ -66,6 +66,15 @@ func (s *shipper) shipAll(ctx context.Context, final bool) error {
 			return err
 		}
 		before := s.t.seq
+		if acked < before {
+			// The server lost lines it had acknowledged (its workspace was restored from a
+			// backup): send them again from the spool, which keeps every line.
+			s.log.Warn("the server lacks lines it had acknowledged; resending them", "file", s.t.path, "acked", acked, "had", before)
+			if err := s.t.rewind(acked); err != nil {
+				return fmt.Errorf("read %s: %w", s.t.path, err)
+			}
+			continue
+		}
 		s.t.ack(lines, acked)
 		if s.t.seq == before {
 			return fmt.Errorf("server acknowledged %d, expected more than %d", acked, before)

@@ -298,3 +298,34 @@ func TestLogSender(t *testing.T) {
 		t.Errorf("batch %+v", got)
 	}
 }
+
+// A server restored from a backup has fewer lines than it acknowledged; the shipper sends the
+// missing ones again from its spool, in order, and goes on.
+func TestShipAllResendsWhatARestoredServerLost(t *testing.T) {
+	var content strings.Builder
+	var want []string
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&content, "line %d\n", i)
+		want = append(want, fmt.Sprintf("line %d", i))
+	}
+	path := writeLog(t, content.String())
+	r := &receiver{behave: func(int) (int, bool) { return -1, false }}
+	s := newShipper(path, r.send, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.shipAll(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	r.held = r.held[:4] // the restore: the server has lines 1-4 only
+	for i := 11; i <= 12; i++ {
+		appendLog(t, path, fmt.Sprintf("line %d\n", i))
+		want = append(want, fmt.Sprintf("line %d", i))
+	}
+	if err := s.shipAll(t.Context(), false); err != nil {
+		t.Fatalf("shipAll after the server lost lines: %v", err)
+	}
+	if diff := cmp.Diff(want, r.held); diff != "" {
+		t.Errorf("held (-want +got):\n%s", diff)
+	}
+	if s.t.seq != 12 {
+		t.Errorf("tail at seq %d, want 12", s.t.seq)
+	}
+}

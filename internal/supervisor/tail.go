@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 )
@@ -61,4 +62,25 @@ func (t *tail) ack(lines []tailLine, seq int64) {
 			t.offset, t.seq = l.end, l.seq
 		}
 	}
+}
+
+// rewind goes back to just after line seq (0: the start of the file), to read lines again.
+func (t *tail) rewind(seq int64) error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var off, n int64
+	for n < max(seq, 0) {
+		b, err := r.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("rewind to line %d: the file has %d whole lines: %w", seq, n, err)
+		}
+		off += int64(len(b))
+		n++
+	}
+	t.offset, t.seq = off, n
+	return nil
 }

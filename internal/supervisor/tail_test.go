@@ -143,3 +143,29 @@ func TestTailPartialLineCompletedLater(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestTailRewind(t *testing.T) {
+	path := writeLog(t, "a\nbb\nccc\npartial")
+	tl := &tail{path: path}
+	lines, err := tl.read(10, 1<<20, false)
+	if err != nil || len(lines) != 3 {
+		t.Fatalf("read = %v, %v", lines, err)
+	}
+	tl.ack(lines, 3)
+	if err := tl.rewind(1); err != nil {
+		t.Fatal(err)
+	}
+	if tl.seq != 1 || tl.offset != 2 {
+		t.Errorf("after rewind(1): seq %d offset %d, want 1 and 2", tl.seq, tl.offset)
+	}
+	again, err := tl.read(10, 1<<20, false)
+	if err != nil || len(again) != 2 || again[0].text != "bb" || again[0].seq != 2 {
+		t.Errorf("read after rewind = %+v, %v; want bb (seq 2) and ccc", again, err)
+	}
+	if err := tl.rewind(0); err != nil || tl.seq != 0 || tl.offset != 0 {
+		t.Errorf("rewind(0): seq %d offset %d, %v", tl.seq, tl.offset, err)
+	}
+	if err := tl.rewind(4); err == nil {
+		t.Error("rewind past the whole lines succeeded")
+	}
+}
