@@ -64,3 +64,23 @@ func TestBackoffBoundary(t *testing.T) {
 		t.Fatalf("after BackoffMax: created %d (%v)", d.Create, d.Explain)
 	}
 }
+
+// A node's own join deadline (JoinBy) is exact, and the deletion says how long it was given.
+func TestJoinDeadlineBoundary(t *testing.T) {
+	c := &clock{now: t0}
+	created := c.Now()
+	c.Advance(20 * time.Second) // the create hook took 20s; then join_timeout 90s
+	p := Pool{ID: "c", Max: 2, Nodes: []Node{{ID: "n1", State: NodeProvisioning, CreatedAt: created, JoinBy: c.Now().Add(90 * time.Second)}}}
+	decide := func() PoolDecision { return Decide(Input{Now: c.Now(), Pools: []Pool{p}}).Pools[0] }
+
+	c.Advance(90*time.Second - time.Nanosecond)
+	if d := decide(); len(d.Delete) != 0 {
+		t.Fatalf("1ns before the join deadline: deleted %v", d.Delete)
+	}
+	c.Advance(time.Nanosecond)
+	d := decide()
+	want := NodeAction{Node: "n1", Reason: "delete node n1: did not join within 1m50s", NotJoined: true}
+	if len(d.Delete) != 1 || d.Delete[0] != want || d.Backoff.Failures != 1 {
+		t.Fatalf("at the join deadline: deleted %+v, backoff %+v", d.Delete, d.Backoff)
+	}
+}

@@ -9,10 +9,11 @@ import (
 
 // Decide scales each cluster, as a pure function of its input (time arrives as Now; the
 // order of the input's lists does not matter). Per cluster, in this order:
-//  1. preempted and unusable nodes are deleted, the runs of preempted ones requeued
-//     (or failed past the retry limit); provisioning nodes older than ProvisionTimeout
-//     are deleted as never joined, each a provisioning failure (on low_priority clusters
-//     a preemption is one too);
+//  1. preempted nodes, unusable ones whose agent stopped or stayed silent for LostAfter, are
+//     deleted, the runs of preempted ones requeued
+//     (or failed past the retry limit); provisioning nodes past their join deadline
+//     (JoinBy, else CreatedAt + ProvisionTimeout) are deleted as never joined, each a
+//     provisioning failure (on low_priority clusters a preemption is one too);
 //  2. above Max (Max was lowered), provisioning nodes are cancelled, newest first, then
 //     empty unreserved nodes released, oldest idle first;
 //  3. empty, unreserved idle nodes idle for at least IdleTimeBeforeScaleDown are released,
@@ -45,6 +46,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxPreemptionRetries <= 0 {
 		p.MaxPreemptionRetries = DefaultMaxPreemptionRetries
+	}
+	if p.LostAfter <= 0 {
+		p.LostAfter = DefaultLostAfter
 	}
 	return p
 }
@@ -87,16 +91,41 @@ func (s *pass) removeLost(nodes []Node) int {
 			if s.p.Tier == LowPriority {
 				failures++
 			}
+		case n.State == NodeUnusable && n.Gone:
+			s.delete(n.ID, fmt.Sprintf("delete node %s: unusable (its agent stopped)", n.ID))
+		case n.State == NodeUnusable && !n.LastSeen.IsZero() && s.now.Sub(n.LastSeen) < s.pol.LostAfter:
+			// Silent, maybe behind a cut link: no work goes there, and it counts toward the
+			// cluster's size, until its agent is back or LostAfter has passed.
+			s.nodes = append(s.nodes, n)
 		case n.State == NodeUnusable:
-			s.delete(n.ID, fmt.Sprintf("delete node %s: unusable", n.ID))
-		case n.State == NodeProvisioning && !n.CreatedAt.IsZero() && s.now.Sub(n.CreatedAt) >= s.pol.ProvisionTimeout:
-			s.delete(n.ID, fmt.Sprintf("delete node %s: did not join within %s", n.ID, s.pol.ProvisionTimeout))
+			s.delete(n.ID, fmt.Sprintf("delete node %s: unusable, not heard from for %s", n.ID, s.pol.LostAfter))
+		case n.State == NodeProvisioning && s.joinOverdue(n):
+			s.out.Delete = append(s.out.Delete, NodeAction{Node: n.ID, NotJoined: true,
+				Reason: fmt.Sprintf("delete node %s: did not join within %s", n.ID, s.joinWait(n))})
+			s.explain(s.out.Delete[len(s.out.Delete)-1].Reason)
 			failures++
 		default:
 			s.nodes = append(s.nodes, n)
 		}
 	}
 	return failures
+}
+
+// joinOverdue reports whether a provisioning node's join deadline has passed.
+func (s *pass) joinOverdue(n Node) bool {
+	if !n.JoinBy.IsZero() {
+		return !s.now.Before(n.JoinBy)
+	}
+	return !n.CreatedAt.IsZero() && s.now.Sub(n.CreatedAt) >= s.pol.ProvisionTimeout
+}
+
+// joinWait is how long a node was given to join, for its reason: from its creation to its
+// deadline, in whole seconds when it has its own deadline.
+func (s *pass) joinWait(n Node) time.Duration {
+	if n.JoinBy.IsZero() || n.CreatedAt.IsZero() {
+		return s.pol.ProvisionTimeout
+	}
+	return n.JoinBy.Sub(n.CreatedAt).Round(time.Second)
 }
 
 // requeue puts the runs of a preempted node back in the queue, or fails those that have

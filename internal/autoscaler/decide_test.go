@@ -2,6 +2,7 @@ package autoscaler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,10 +77,23 @@ var ruleCases = []struct {
 }, {
 	name: "a node that never joined is deleted and backs provisioning off",
 	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Nodes: []Node{{ID: "p1", State: NodeProvisioning, CreatedAt: ago(900)}}},
-	want: PoolDecision{Target: 0, Delete: []NodeAction{{Node: "p1", Reason: "delete node p1: did not join within 15m0s"}},
+	want: PoolDecision{Target: 0, Delete: []NodeAction{{Node: "p1", Reason: "delete node p1: did not join within 15m0s", NotJoined: true}},
 		Backoff: Backoff{Failures: 1, LastFailure: t0},
 		Explain: []string{"delete node p1: did not join within 15m0s",
 			"provisioning backoff: 1 failure, next try at 2025-03-01T09:00:30Z"}},
+}, {
+	name: "a node past its own join deadline is deleted long before the provision timeout",
+	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Nodes: []Node{
+		{ID: "p1", State: NodeProvisioning, CreatedAt: ago(125), JoinBy: ago(1)},
+		{ID: "p2", State: NodeProvisioning, CreatedAt: ago(125), JoinBy: t0.Add(time.Second)}}},
+	want: PoolDecision{Target: 1, Delete: []NodeAction{{Node: "p1", Reason: "delete node p1: did not join within 2m4s", NotJoined: true}},
+		Backoff: Backoff{Failures: 1, LastFailure: t0},
+		Explain: []string{"delete node p1: did not join within 2m4s",
+			"provisioning backoff: 1 failure, next try at 2025-03-01T09:00:30Z"}},
+}, {
+	name: "a node's own join deadline outlasts the workspace's provision timeout",
+	pool: Pool{ID: "c", Max: 3, Nodes: []Node{{ID: "p1", State: NodeProvisioning, CreatedAt: ago(3000), JoinBy: t0.Add(time.Minute)}}},
+	want: PoolDecision{Target: 1},
 }, {
 	name: "backoff doubles per failure",
 	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Backoff: Backoff{Failures: 3, LastFailure: ago(90)}},
@@ -101,13 +115,13 @@ var ruleCases = []struct {
 	pool: Pool{ID: "c", Max: 3, Tier: LowPriority, Nodes: []Node{{ID: "n1", State: NodePreempted,
 		Runs: []RunRef{{ID: "rb", Preemptions: 3}, {ID: "ra", Preemptions: 1}}}, {ID: "n2", State: NodeUnusable}}},
 	want: PoolDecision{
-		Delete:  []NodeAction{{Node: "n1", Reason: "delete node n1: preempted"}, {Node: "n2", Reason: "delete node n2: unusable"}},
+		Delete:  []NodeAction{{Node: "n1", Reason: "delete node n1: preempted"}, {Node: "n2", Reason: "delete node n2: unusable, not heard from for 15m0s"}},
 		Requeue: []RunAction{{Run: "ra", Node: "n1", Preemptions: 2, Reason: "requeue run ra: node n1 preempted (retry 2/3)"}},
 		Fail: []RunAction{{Run: "rb", Node: "n1", Preemptions: 4,
 			Reason: "fail run rb: node n1 preempted, 4 preemptions exceed the retry limit 3"}},
 		Backoff: Backoff{Failures: 1, LastFailure: t0},
 		Explain: []string{"delete node n1: preempted", "requeue run ra: node n1 preempted (retry 2/3)",
-			"fail run rb: node n1 preempted, 4 preemptions exceed the retry limit 3", "delete node n2: unusable"}},
+			"fail run rb: node n1 preempted, 4 preemptions exceed the retry limit 3", "delete node n2: unusable, not heard from for 15m0s"}},
 }, {
 	name: "max lowered: cancel newest provisioning, then release idle",
 	pool: Pool{ID: "c", Max: 1, Nodes: []Node{busyNode("b1"), idleFor("i1", 5),
@@ -140,4 +154,34 @@ func reasons(d PoolDecision) []string {
 		out = append(out, a.Reason)
 	}
 	return out
+}
+
+// A node gone silent (a cut link) is kept, with its runs, until LostAfter; one whose agent said it
+// stopped is deleted at once.
+func TestSilentNodeIsKeptUntilLostAfter(t *testing.T) {
+	tests := []struct {
+		name     string
+		node     Node
+		deleted  bool
+		reasonIs string
+	}{
+		{"silent for a minute", Node{ID: "n1", State: NodeUnusable, LastSeen: t0.Add(-time.Minute), Runs: []RunRef{{ID: "r"}}}, false, ""},
+		{"silent past LostAfter", Node{ID: "n1", State: NodeUnusable, LastSeen: t0.Add(-DefaultLostAfter)}, true, "not heard from for 15m0s"},
+		{"agent stopped", Node{ID: "n1", State: NodeUnusable, LastSeen: t0, Gone: true}, true, "its agent stopped"},
+		{"never heard from", Node{ID: "n1", State: NodeUnusable}, true, "not heard from"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Now: t0, Pools: []Pool{{ID: "c", Max: 2, Nodes: []Node{tt.node}}}}).Pools[0]
+			if got := len(d.Delete) == 1; got != tt.deleted {
+				t.Fatalf("deleted = %v, want %v: %+v", got, tt.deleted, d)
+			}
+			if tt.deleted && !strings.Contains(d.Delete[0].Reason, tt.reasonIs) {
+				t.Errorf("reason %q, want %q", d.Delete[0].Reason, tt.reasonIs)
+			}
+			if !tt.deleted && (d.Create != 0 || d.Target != 1) {
+				t.Errorf("a kept silent node counts toward the size: %+v", d)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ var propStates = []NodeState{NodeProvisioning, NodeIdle, NodeRunning, NodeReleas
 
 func genInput(t *rapid.T) Input {
 	in := Input{Now: t0}
+	in.Policy.ProvisionTimeout = time.Duration(rapid.IntRange(0, 1800).Draw(t, "provisionTimeout")) * time.Second
 	for p := range rapid.IntRange(1, 3).Draw(t, "pools") {
 		pool := Pool{ID: fmt.Sprintf("c%d", p), Min: rapid.IntRange(0, 4).Draw(t, "min"), Max: rapid.IntRange(0, 8).Draw(t, "max"),
 			IdleTimeBeforeScaleDown: time.Duration(rapid.IntRange(0, 300).Draw(t, "idle")) * time.Second,
@@ -26,8 +27,17 @@ func genInput(t *rapid.T) Input {
 		for i := range rapid.IntRange(0, 10).Draw(t, "nodes") {
 			n := Node{ID: fmt.Sprintf("%s-n%d", pool.ID, i), State: rapid.SampledFrom(propStates).Draw(t, "state"),
 				CreatedAt: ago(rapid.IntRange(0, 2000).Draw(t, "created")), Reserved: rapid.Bool().Draw(t, "reserved")}
+			if rapid.Bool().Draw(t, "hasJoinBy") {
+				n.JoinBy = t0.Add(time.Duration(rapid.IntRange(-600, 600).Draw(t, "joinBy")) * time.Second)
+			}
 			if rapid.Bool().Draw(t, "joined") {
 				n.JoinedAt = ago(rapid.IntRange(0, 1500).Draw(t, "joinedAt"))
+			}
+			if n.State == NodeUnusable {
+				n.Gone = rapid.Bool().Draw(t, "gone")
+				if rapid.Bool().Draw(t, "seen") {
+					n.LastSeen = ago(rapid.IntRange(0, 2000).Draw(t, "lastSeen"))
+				}
 			}
 			if rapid.Bool().Draw(t, "hasIdle") {
 				n.IdleSince = ago(rapid.IntRange(0, 600).Draw(t, "idleSince"))
@@ -79,8 +89,12 @@ func checkPool(t *rapid.T, in Input, p Pool, d PoolDecision) {
 	}
 	lost := 0
 	for _, n := range p.Nodes {
-		if n.State == NodePreempted || n.State == NodeUnusable {
+		if (n.State == NodePreempted || n.State == NodeUnusable) && gone[n.ID] {
 			lost++
+		}
+		silent := n.State == NodeUnusable && !n.Gone && !n.LastSeen.IsZero() && in.Now.Sub(n.LastSeen) < DefaultLostAfter
+		if silent == gone[n.ID] && n.State == NodeUnusable {
+			t.Fatalf("unusable node %+v: deleted %v (a silent one stays for LostAfter, a gone one goes)", n, gone[n.ID])
 		}
 	}
 	if before := len(p.Nodes) - lost; before <= p.Max && d.Target > p.Max {
@@ -97,6 +111,36 @@ func checkPool(t *rapid.T, in Input, p Pool, d PoolDecision) {
 		t.Fatalf("target %d below min %d without backoff: %v", d.Target, floor, d.Explain)
 	}
 	checkRequeues(t, p, d)
+	checkJoinDeadlines(t, in, p, d)
+}
+
+// checkJoinDeadlines asserts that exactly the provisioning nodes past their join deadline
+// (their own JoinBy, else CreatedAt + ProvisionTimeout) are deleted as not joined, and that
+// each counts as a provisioning failure.
+func checkJoinDeadlines(t *rapid.T, in Input, p Pool, d PoolDecision) {
+	timeout := in.Policy.ProvisionTimeout
+	if timeout <= 0 {
+		timeout = DefaultProvisionTimeout
+	}
+	notJoined := map[string]bool{}
+	for _, a := range d.Delete {
+		if a.NotJoined {
+			notJoined[a.Node] = true
+		}
+	}
+	for _, n := range p.Nodes {
+		deadline := n.JoinBy
+		if deadline.IsZero() && !n.CreatedAt.IsZero() {
+			deadline = n.CreatedAt.Add(timeout)
+		}
+		overdue := n.State == NodeProvisioning && !deadline.IsZero() && !in.Now.Before(deadline)
+		if overdue != notJoined[n.ID] {
+			t.Fatalf("node %+v (deadline %s): overdue %v, deleted as not joined %v", n, deadline, overdue, notJoined[n.ID])
+		}
+	}
+	if len(notJoined) > 0 && d.Backoff.Failures < p.Backoff.Failures+len(notJoined) {
+		t.Fatalf("%d nodes did not join, but failures went %d → %d", len(notJoined), p.Backoff.Failures, d.Backoff.Failures)
+	}
 }
 
 // checkRequeues asserts that exactly the runs of preempted nodes are requeued or failed.

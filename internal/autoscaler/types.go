@@ -31,12 +31,13 @@ const (
 	DefaultBackoffBase             = 30 * time.Second
 	DefaultBackoffMax              = 15 * time.Minute
 	DefaultMaxPreemptionRetries    = 3
+	DefaultLostAfter               = 15 * time.Minute
 )
 
 // Policy holds the workspace-wide knobs; a zero field takes its default.
 type Policy struct {
-	// ProvisionTimeout is how long a node may stay provisioning before it is deleted as
-	// never joined, which counts as a provisioning failure.
+	// ProvisionTimeout is how long a node without its own deadline (Node.JoinBy) may stay
+	// provisioning before it is deleted as never joined, which counts as a provisioning failure.
 	ProvisionTimeout time.Duration
 	// After n consecutive provisioning failures, no node is created until
 	// min(BackoffBase × 2^(n-1), BackoffMax) after the last one.
@@ -45,6 +46,9 @@ type Policy struct {
 	// MaxPreemptionRetries is how many times a run is requeued after losing its node to
 	// preemption before it fails.
 	MaxPreemptionRetries int
+	// LostAfter is how long an unusable node that went silent (a cut link, a hung machine) is
+	// kept before it is deleted: its agent may come back, with its runs, until then.
+	LostAfter time.Duration
 }
 
 // RunRef is a run on a node, with how many times it was requeued after preemption already.
@@ -60,10 +64,18 @@ type Node struct {
 	// CreatedAt is when provisioning began; JoinedAt when the agent joined (zero before).
 	CreatedAt time.Time
 	JoinedAt  time.Time
+	// JoinBy is when a provisioning node must have joined (the cluster's provision_timeout
+	// after its creation, shortened to join_timeout once the provider created its machine);
+	// zero means CreatedAt + Policy.ProvisionTimeout.
+	JoinBy time.Time
 	// IdleSince is when the node last became empty (zero while busy; JoinedAt is used
 	// when it is zero for an empty node).
 	IdleSince time.Time
-	Runs      []RunRef
+	// LastSeen is the agent's last heartbeat; Gone marks an unusable node whose agent said it
+	// stopped (deleted at once, where a silent one waits for Policy.LostAfter).
+	LastSeen time.Time
+	Gone     bool
+	Runs     []RunRef
 	// Reserved marks a node the scheduler holds for a waiting gang (Plan.Reservations);
 	// it is never released.
 	Reserved bool
@@ -128,6 +140,9 @@ type PoolDecision struct {
 type NodeAction struct {
 	Node   string
 	Reason string
+	// NotJoined marks a node deleted because its agent did not join in time: the caller may
+	// add what the provider knows (a create hook's output, the agent's log) to the reason.
+	NotJoined bool
 }
 
 // RunAction names a run, the preempted node it ran on, its preemption count after this

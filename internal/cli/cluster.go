@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -32,6 +33,16 @@ func clusterView(ctx context.Context, c *api.Client, ct *api.Compute) (*clusterS
 func showCluster(w io.Writer, v *clusterShow) error {
 	if err := showCompute(w, &v.Compute); err != nil {
 		return err
+	}
+	if s := v.Spec; s != nil && s.Cluster != nil {
+		join, all := s.Cluster.JoinTimeout, s.Cluster.ProvisionTimeout
+		if join <= 0 {
+			join = compute.DefaultJoinTimeout
+		}
+		if all <= 0 {
+			all = compute.DefaultProvisionTimeout
+		}
+		fmt.Fprintf(w, "Join timeout: %ds once the provider created the machine, %ds from the node's creation\n", join, all)
 	}
 	if p := v.Properties; p != nil {
 		fmt.Fprintf(w, "Nodes: %d current, %v target\n", len(v.Nodes), p["target_nodes"])

@@ -31,6 +31,7 @@ func newComputeCmd(env *Env) *cobra.Command {
 		newComputeDeleteCmd(env, "delete", "Delete a compute target (refused while runs are active, unless --force)"),
 		newComputeDeleteCmd(env, "detach", "Detach an attached target (refused while runs are active, unless --force)"))
 	cmd.AddCommand(newComputeListSizesCmd(env), newComputeAddSizeCmd(env), newComputeDeleteSizeCmd(env))
+	cmd.AddCommand(newComputeNodeCmd(env))
 	return groupCmd(cmd)
 }
 

@@ -14,6 +14,7 @@ const (
 	DefaultIdleTimeBeforeScaleDown = 120 // seconds
 	DefaultMaxProvisionRetries     = 3
 	DefaultProvisionTimeout        = 900 // seconds; the autoscaler's default
+	DefaultJoinTimeout             = 120 // seconds, from the provider creating the machine to its agent joining
 	DefaultProviderTimeout         = 600 // seconds, per create or delete hook
 	DefaultSSHPort                 = 22
 	DefaultWorkDir                 = "~/.hangar"
@@ -90,6 +91,10 @@ type ClusterSpec struct {
 	MaxProvisionRetries int `json:"max_provision_retries"`
 	// ProvisionTimeout is how long, in seconds, a new node may take to join.
 	ProvisionTimeout int64 `json:"provision_timeout"`
+	// JoinTimeout (Hangar extension) is how long, in seconds, a node's agent may take to join
+	// once the provider created its machine (its create hook returned); 0 means
+	// DefaultJoinTimeout. A node that has not joined when either timeout ends is deleted.
+	JoinTimeout int64 `json:"join_timeout,omitempty"`
 }
 
 // SSHSettings is the ssh_settings block of clusters and compute instances.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ func (c *Controller) applyPlan(ctx context.Context, plan scheduler.Plan, pools m
 		if w.Unschedulable { // a quota can be raised: the run waits for it
 			w.Reason = "waiting for quota: " + w.Reason + " (hangar settings set quota.family.<family> <cores>)"
 		}
+		w.Reason += c.provisioningNote(w)
 		if r.StatusReason != w.Reason {
 			_, _ = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 				r.StatusReason = w.Reason
@@ -95,6 +97,9 @@ func (c *Controller) applyDecision(ctx context.Context, dec autoscaler.Decision,
 		cl.backoff[d.Pool] = d.Backoff
 		st := cl.state[d.Pool]
 		st.Target, st.Current, st.Explain, st.At = d.Target, len(p.nodes), d.Explain, c.Now()
+		if d.Backoff.Failures == 0 {
+			st.provisionError = "" // a node joined since the last failure
+		}
 		cl.state[d.Pool] = st
 		cl.mu.Unlock()
 		for i := 0; i < d.Create; i++ {
@@ -106,9 +111,14 @@ func (c *Controller) applyDecision(ctx context.Context, dec autoscaler.Decision,
 			}
 		}
 		for _, a := range d.Delete {
-			if n := findNode(p, a.Node); n != nil {
-				c.deleteNode(ctx, p.spec, *n, a.Reason)
+			n := findNode(p, a.Node)
+			if n == nil {
+				continue
 			}
+			if a.NotJoined {
+				a.Reason = c.notJoined(ctx, p, n, a.Reason)
+			}
+			c.deleteNode(ctx, p.spec, *n, a.Reason)
 		}
 		for _, ra := range d.Requeue {
 			c.requeue(ctx, ra)
@@ -146,9 +156,7 @@ func (c *Controller) createNode(ctx context.Context, p *pool, reason string) {
 			c.provisionFailed(bctx, p.spec.Name, n.ID, err)
 			return
 		}
-		if err := cl.Dispatch.SetProviderID(bctx, n.ID, id); err != nil {
-			c.Log.Error("record provider id", "node", n.ID, "err", err)
-		}
+		c.machineCreated(bctx, p.spec, prov, n.ID, id)
 	}()
 }
 
@@ -159,6 +167,9 @@ func (c *Controller) provisionFailed(ctx context.Context, pool, node string, err
 	b.Failures++
 	b.LastFailure = c.Now()
 	cl.backoff[pool] = b
+	st := cl.state[pool]
+	st.provisionError = err.Error()
+	cl.state[pool] = st
 	cl.mu.Unlock()
 	cl.recordError(pool, fmt.Sprintf("provisioning node %s failed: %v", node, err), c.Log)
 	_ = cl.Dispatch.Delete(ctx, node, "provisioning failed: "+err.Error())
@@ -174,6 +185,13 @@ func (c *Controller) deleteNode(ctx context.Context, spec compute.Spec, n store.
 	}
 	cl.deleting[n.ID] = true
 	cl.mu.Unlock()
+	if _, err := c.Store.Node(ctx, n.ID); errors.Is(err, store.ErrNotFound) {
+		// Deleted since this pass read the nodes: its machine is gone already.
+		cl.mu.Lock()
+		delete(cl.deleting, n.ID)
+		cl.mu.Unlock()
+		return
+	}
 	c.Log.Info("deleting node", "node", n.ID, "pool", n.Pool, "reason", reason)
 	if err := cl.Dispatch.SetState(ctx, n.ID, store.NodeReleasing, reason); err != nil {
 		c.Log.Warn("mark node releasing", "node", n.ID, "err", err)
@@ -220,30 +238,8 @@ func (c *Controller) requeue(ctx context.Context, ra autoscaler.RunAction) {
 	c.Clusters.mu.Lock()
 	c.Clusters.preemptions[ra.Run] = ra.Preemptions
 	c.Clusters.mu.Unlock()
-	var old int
-	_, err := c.Store.UpdateRun(ctx, ra.Run, func(r *job.Run) ([]job.Event, error) {
-		if r.Status.Terminal() {
-			return nil, nil
-		}
-		old = max(r.Attempt, 1)
-		reason := fmt.Sprintf("%s; attempt %d (the log of attempt %d is kept as attempt_%d/)", ra.Reason, old+1, old, old)
-		ev := job.Event{Time: c.Now(), From: r.Status, To: job.Queued, Reason: reason}
-		r.Status, r.StatusReason, r.Handle, r.StartedAt, r.Attempt = job.Queued, reason, nil, nil, old+1
-		r.CancelSent = false
-		return []job.Event{ev}, nil
-	})
-	if err != nil {
+	if _, err := c.requeueRun(ctx, ra.Run, ra.Reason); err != nil {
 		c.Log.Error("requeue", "run", ra.Run, "err", err)
-		return
-	}
-	if old > 0 {
-		if err := c.Store.ArchiveLogs(ctx, ra.Run, fmt.Sprintf("attempt_%d", old)); err != nil {
-			c.Log.Error("archive logs", "run", ra.Run, "err", err)
-		}
-		// The old attempt's supervisor, if its machine still exists, is stopped; its reports are
-		// refused as a stale attempt either way.
-		_ = c.Clusters.Dispatch.Cancel(ctx, ra.Node, ra.Run)
-		c.Changed(ra.Run)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/agent/dispatch"
 	"github.com/hangar-ml/hangar/internal/autoscaler"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -132,6 +133,9 @@ func (c *Controller) autoscalerInput(pools map[string]*pool, plan scheduler.Plan
 	}
 	runsOn := runsByNode(active)
 	in := autoscaler.Input{Now: now, Policy: c.Clusters.Policy}
+	if in.Policy.LostAfter == 0 {
+		in.Policy.LostAfter = c.Settings.LostAfter // a silent node is lost when its runs are
+	}
 	for _, name := range sortedPoolNames(pools) {
 		p := pools[name]
 		cs := p.spec.Cluster
@@ -142,7 +146,8 @@ func (c *Controller) autoscalerInput(pools map[string]*pool, plan scheduler.Plan
 		ap.Backoff = c.Clusters.backoff[name]
 		for _, n := range p.nodes {
 			an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedAt: n.CreatedAt,
-				JoinedAt: n.JoinedAt, IdleSince: n.IdleSince, Reserved: reserved[n.ID]}
+				JoinedAt: n.JoinedAt, JoinBy: n.JoinDeadline, IdleSince: n.IdleSince, Reserved: reserved[n.ID],
+				LastSeen: n.LastHeartbeat, Gone: n.State == store.NodeUnusable && n.StateReason == dispatch.ReasonAgentStopped}
 			for _, r := range runsOn[n.ID] {
 				an.Runs = append(an.Runs, autoscaler.RunRef{ID: r, Preemptions: c.Clusters.preemptions[r]})
 			}

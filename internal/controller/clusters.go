@@ -42,6 +42,9 @@ type PoolState struct {
 	Explain   []string  `json:"explain,omitempty"`
 	LastError string    `json:"last_error,omitempty"`
 	At        time.Time `json:"at"`
+	// provisionError is why the last node failed to come up, until a node joins again: the
+	// runs waiting for nodes say it.
+	provisionError string
 }
 
 func (cl *Clusters) init() {

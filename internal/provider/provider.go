@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hangar-ml/hangar/internal/sizes"
 )
@@ -65,10 +66,47 @@ func BaseEnv() []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_NODE_ID", "HANGAR_POOL",
-			"HANGAR_SIZE", "HANGAR_CORES", "HANGAR_MEMORY_BYTES", "HANGAR_GPUS", "HANGAR_WORK_DIR", "HANGAR_PROVIDER_ID":
+			"HANGAR_SIZE", "HANGAR_CORES", "HANGAR_MEMORY_BYTES", "HANGAR_GPUS", "HANGAR_WORK_DIR", "HANGAR_PROVIDER_ID",
+			"HANGAR_HIDE":
 			continue
 		}
 		out = append(out, kv)
 	}
 	return out
+}
+
+// Explainer is an optional capability: what the provider can tell about a node whose agent
+// has not joined (its create hook's output, the agent's log), in one line, for the reason
+// shown on `compute show` and on the runs waiting for the node; "" when it knows nothing.
+type Explainer interface {
+	Explain(ctx context.Context, req DeleteRequest) string
+}
+
+// Summary limits: the last lines of a program's output that a reason carries.
+const (
+	summaryLines = 5
+	summaryBytes = 600
+)
+
+// Summary turns the tail of a program's output into one line for a reason: its last few
+// non-empty lines joined with " | ", cut to the last summaryBytes bytes.
+func Summary(out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > summaryLines {
+		lines = lines[len(lines)-summaryLines:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > summaryBytes {
+		cut := len(s) - summaryBytes
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "…" + s[cut:]
+	}
+	return s
 }

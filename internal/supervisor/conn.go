@@ -31,15 +31,17 @@ type conn struct {
 // ErrServerGone means the server has been unreachable for longer than the supervisor waits.
 var ErrServerGone = errors.New("the workspace server has been unreachable for too long")
 
-// retry calls fn until it succeeds, fails permanently (a 4xx answer) or ctx ends.
+// retry calls fn until it succeeds, fails permanently (api.Permanent: the server refused) or
+// ctx ends, waiting a jittered, doubling backoff between attempts.
 func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
-	backoff := 100 * time.Millisecond
+	backoff := api.Backoff{Base: 100 * time.Millisecond, Max: c.maxBackoff}
 	for attempt := 1; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := fn(cctx)
 		cancel()
-		if err == nil || permanent(err) {
-			c.lastOK.Store(time.Now().UnixNano())
+		var answer *api.Error
+		if err == nil || (errors.As(err, &answer) && answer.Status < http.StatusInternalServerError) {
+			c.lastOK.Store(time.Now().UnixNano()) // the server is there, even when it says later
 		}
 		if err == nil {
 			if attempt > 1 {
@@ -47,7 +49,7 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 			}
 			return nil
 		}
-		if permanent(err) || ctx.Err() != nil {
+		if api.Permanent(err) || ctx.Err() != nil {
 			return err
 		}
 		if last := c.lastOK.Load(); c.maxOffline > 0 && last > 0 && time.Since(time.Unix(0, last)) > c.maxOffline {
@@ -57,22 +59,10 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 			c.log.Warn("server call failed; retrying", "call", what, "attempt", attempt, "err", err)
 		}
 		c.reresolve()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
+		if err := backoff.Wait(ctx); err != nil {
+			return err
 		}
-		backoff = min(backoff*2, c.maxBackoff)
 	}
-}
-
-// permanent reports whether retrying cannot help: the server answered and refused.
-func permanent(err error) bool {
-	var e *api.Error
-	if errors.As(err, &e) {
-		return e.Status < http.StatusInternalServerError && e.Status != http.StatusTooManyRequests
-	}
-	return false
 }
 
 // reresolve re-reads the server's address from the URL file (a restarted local server may have moved).

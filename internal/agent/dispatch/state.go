@@ -8,6 +8,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
+// ReasonAgentStopped is the reason of a node whose agent said it stopped (not merely silent).
+const ReasonAgentStopped = "the agent stopped"
+
 // occupancy is the state an agent's report puts a node in: running while a supervisor is alive
 // or an assignment waits, idle otherwise. Releasing and preempted nodes stay so; an agent that
 // leaves makes its node unusable.
@@ -16,7 +19,7 @@ func occupancy(from store.NodeState, runs []api.AgentRun, pendingAssign int, lea
 	case from == store.NodeReleasing || from == store.NodePreempted:
 		return from, ""
 	case leaving:
-		return store.NodeUnusable, "the agent stopped"
+		return store.NodeUnusable, ReasonAgentStopped
 	}
 	alive := 0
 	for _, r := range runs {

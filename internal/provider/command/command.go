@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,26 +32,62 @@ type Provider struct {
 	Spec compute.Provider
 	// Dir is where hooks run ("" = the server's working directory).
 	Dir string
-	Log *slog.Logger
+	// Hide are directories of the server's machine that runs must not see (its workspace home),
+	// given to the create hook as HANGAR_HIDE (a path list) for agents started on that machine.
+	Hide []string
+	Log  *slog.Logger
+
+	mu sync.Mutex
+	// created holds, per node, what its create hook printed (one line), until Delete: the
+	// reason a node whose agent never joins is deleted with. In memory only: after a server
+	// restart the reason goes without it.
+	created map[string]string
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider  = (*Provider)(nil)
+	_ provider.Explainer = (*Provider)(nil)
+)
 
 // Create runs the create hook.
 func (p *Provider) Create(ctx context.Context, req provider.CreateRequest) (string, error) {
 	if strings.TrimSpace(p.Spec.Create) == "" {
 		return "", errors.New("create node: the provider has no create hook")
 	}
-	out, err := p.run(ctx, "create", p.Spec.Create, provider.Env(req))
+	vars := provider.Env(req)
+	if len(p.Hide) > 0 {
+		vars = append(vars, "HANGAR_HIDE="+strings.Join(p.Hide, string(os.PathListSeparator)))
+	}
+	out, both, err := p.run(ctx, "create", p.Spec.Create, vars)
 	if err != nil {
 		return "", fmt.Errorf("create node %s: %w", req.NodeID, err)
 	}
 	id := lastLine(out)
 	if id == "" {
-		return "", fmt.Errorf("create node %s: the create hook printed no provider id (its last line on stdout)", req.NodeID)
+		return "", fmt.Errorf("create node %s: the create hook printed no provider id (its last line on stdout)%s", req.NodeID, suffix(both))
 	}
+	p.mu.Lock()
+	if p.created == nil {
+		p.created = map[string]string{}
+	}
+	p.created[req.NodeID] = provider.Summary(both)
+	p.mu.Unlock()
 	p.Log.Info("created node", "node", req.NodeID, "provider_id", id)
 	return id, nil
+}
+
+// Explain returns what the node's create hook printed, when this provider ran it.
+func (p *Provider) Explain(_ context.Context, req provider.DeleteRequest) string {
+	p.mu.Lock()
+	out, ok := p.created[req.NodeID]
+	p.mu.Unlock()
+	switch {
+	case !ok:
+		return ""
+	case out == "":
+		return "the create hook printed nothing"
+	}
+	return "create hook output: " + out
 }
 
 // Delete runs the delete hook.
@@ -57,9 +96,12 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) error
 		return nil
 	}
 	env := []string{"HANGAR_PROVIDER_ID=" + req.ProviderID, "HANGAR_NODE_ID=" + req.NodeID, "HANGAR_POOL=" + req.Pool}
-	if _, err := p.run(ctx, "delete", p.Spec.Delete, env); err != nil {
+	if _, _, err := p.run(ctx, "delete", p.Spec.Delete, env); err != nil {
 		return fmt.Errorf("delete node %s (%s): %w", req.NodeID, req.ProviderID, err)
 	}
+	p.mu.Lock()
+	delete(p.created, req.NodeID)
+	p.mu.Unlock()
 	return nil
 }
 
@@ -69,7 +111,7 @@ func (p *Provider) Preempted(ctx context.Context) ([]string, error) {
 	if strings.TrimSpace(p.Spec.Preempted) == "" {
 		return nil, nil
 	}
-	out, err := p.run(ctx, "preempted", p.Spec.Preempted, nil)
+	out, _, err := p.run(ctx, "preempted", p.Spec.Preempted, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list preempted nodes: %w", err)
 	}
@@ -89,8 +131,9 @@ func (p *Provider) timeout() time.Duration {
 	return compute.DefaultProviderTimeout * time.Second
 }
 
-// run runs one hook and returns its stdout; errors carry the tail of its stderr.
-func (p *Provider) run(ctx context.Context, name, script string, vars []string) (string, error) {
+// run runs one hook and returns its stdout and the tail of its stdout and stderr together (as
+// written); errors carry that tail in one line.
+func (p *Provider) run(ctx context.Context, name, script string, vars []string) (stdout, both string, err error) {
 	limit := p.timeout()
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -100,19 +143,19 @@ func (p *Provider) run(ctx context.Context, name, script string, vars []string) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second // a background child holding the pipes does not hold us
-	stdout, stderr := &tail{max: 64 << 10}, &tail{max: 4 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	out, all := &tail{max: 64 << 10}, &tail{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, all), all
+	err = cmd.Run()
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; something it started kept the pipes open
 	}
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "", fmt.Errorf("%s hook killed after its timeout of %s%s", name, limit, stderr.suffix())
+		return "", all.String(), fmt.Errorf("%s hook killed after its timeout of %s%s", name, limit, suffix(all.String()))
 	case err != nil:
-		return "", fmt.Errorf("%s hook: %w%s", name, err, stderr.suffix())
+		return "", all.String(), fmt.Errorf("%s hook: %w%s", name, err, suffix(all.String()))
 	}
-	return stdout.String(), nil
+	return out.String(), all.String(), nil
 }
 
 func userEnv(m map[string]string) []string {
@@ -129,13 +172,17 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes written to it. The hook's stdout and stderr are copied by
+// two goroutines, so writes are serialised.
 type tail struct {
 	max int
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf.Write(p)
 	if over := t.buf.Len() - t.max; over > 0 {
 		t.buf.Next(over)
@@ -143,13 +190,16 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) String() string { return t.buf.String() }
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
 
-// suffix is ": <stderr tail>" for an error message, or "" when the hook wrote nothing.
-func (t *tail) suffix() string {
-	s := strings.TrimSpace(t.buf.String())
-	if s == "" {
-		return ""
+// suffix is ": <output summary>" for an error message, or "" when the hook wrote nothing.
+func suffix(out string) string {
+	if s := provider.Summary(out); s != "" {
+		return ": " + s
 	}
-	return ": " + s
+	return ""
 }

@@ -38,8 +38,11 @@ func TestCreate(t *testing.T) {
 		{"variables", `echo "$HANGAR_JOIN_URL|$HANGAR_JOIN_TOKEN|$HANGAR_NODE_ID|$HANGAR_POOL|$HANGAR_SIZE|$HANGAR_CORES|$HANGAR_MEMORY_BYTES|$HANGAR_GPUS|$HANGAR_WORK_DIR|$REGION"`,
 			map[string]string{"REGION": "westeurope", "HANGAR_NODE_ID": "spoofed"},
 			"http://10.0.0.1:8700|hj1.x.y|gpu-1a2b|gpu|Standard_NC6s_v3|6|120259084288|1|/var/lib/hangar|westeurope", false},
-		{"no id", "echo >&2 only stderr", nil, "printed no provider id", true},
-		{"failure carries stderr", "echo starting; echo 'quota exceeded for NCSv3' >&2; exit 3", nil, "exit status 3: quota exceeded for NCSv3", true},
+		{"no id", "echo >&2 only stderr", nil, "printed no provider id (its last line on stdout): only stderr", true},
+		{"failure carries stderr", "echo 'quota exceeded for NCSv3' >&2; exit 3", nil, "exit status 3: quota exceeded for NCSv3", true},
+		{"failure carries stdout's tail in one line", "echo 'creating VM'; echo 'no capacity'; exit 4", nil,
+			"exit status 4: creating VM | no capacity", true},
+		{"a missing command says so", "nohup no-such-hangar agent", nil, "exit status 127: nohup: failed to run command 'no-such-hangar': No such file or directory", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,4 +140,36 @@ func zombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// What a create hook printed is kept per node for Explain, until the node is deleted.
+func TestExplainKeepsCreateOutput(t *testing.T) {
+	p := newProvider(t, compute.Provider{Type: "command", Delete: "true",
+		Create: `echo "booting VM for $HANGAR_NODE_ID"; echo 'cloud-init pending' >&2; echo vm-7`})
+	if got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID}); got != "" {
+		t.Errorf("Explain before Create = %q", got)
+	}
+	id, err := p.Create(t.Context(), req)
+	if err != nil || id != "vm-7" {
+		t.Fatalf("Create = %q, %v", id, err)
+	}
+	got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID, ProviderID: id})
+	for _, want := range []string{"create hook output: ", "booting VM for gpu-1a2b", "cloud-init pending", "vm-7"} {
+		if !strings.Contains(got, want) || strings.Contains(got, "\n") {
+			t.Errorf("Explain = %q, want one line with %q", got, want)
+		}
+	}
+	if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: req.NodeID, ProviderID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID}); got != "" {
+		t.Errorf("Explain after Delete = %q", got)
+	}
+	quiet := newProvider(t, compute.Provider{Type: "command", Create: "echo vm-8 > /dev/null; echo vm-8"})
+	if _, err := quiet.Create(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := quiet.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID}); got != "create hook output: vm-8" {
+		t.Errorf("Explain = %q", got)
+	}
 }

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 
 // fakeAgent is an "agent" that records its arguments and join token, then waits for SIGTERM.
 const fakeAgent = `#!/bin/sh
+echo 'level=INFO msg="agent ready"'
 echo "$@" > args
 echo "$HANGAR_JOIN_TOKEN" > token
 trap 'echo term > terminated; exit 0' TERM
@@ -35,7 +38,7 @@ func newProvider(t *testing.T, gpus ...int) *Provider {
 		files, _ := filepath.Glob(filepath.Join(p.Root, "*", RecordFile))
 		for _, f := range files {
 			if rec, err := readRecord(filepath.Dir(f)); err == nil && alive(rec) {
-				_ = stop(t.Context(), rec, time.Second)
+				_ = stop(context.Background(), rec, time.Second) // t.Context() is already canceled in cleanups
 			}
 		}
 	})
@@ -106,7 +109,7 @@ func TestDeleteIsIdempotentAndKills(t *testing.T) {
 	p := newProvider(t)
 	p.StopGrace = 100 * time.Millisecond
 	// An agent that ignores SIGTERM is killed after the grace period.
-	if err := os.WriteFile(p.Exe, []byte("#!/bin/sh\ntrap '' TERM\necho up > up\nwhile :; do sleep 0.05; done\n"), 0o755); err != nil {
+	if err := os.WriteFile(p.Exe, []byte("#!/bin/sh\ntrap '' TERM\necho 'agent ready'\necho up > up\nwhile :; do sleep 0.05; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	id, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "n1", Size: sizes.Size{Cores: 1, MemoryBytes: resources.Gi}})
@@ -128,5 +131,68 @@ func TestDeleteIsIdempotentAndKills(t *testing.T) {
 		if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: missing}); err != nil {
 			t.Errorf("Delete of a gone node = %v", err)
 		}
+	}
+}
+
+// An agent that exits at start fails the Create with what it wrote; one that has not joined
+// within StartWait is left to the node's join timeout.
+func TestCreateWaitsForTheAgentToStart(t *testing.T) {
+	p := newProvider(t)
+	size := sizes.Size{Cores: 1, MemoryBytes: resources.Gi}
+	write := func(script string) {
+		t.Helper()
+		if err := os.WriteFile(p.Exe, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("#!/bin/sh\necho 'Error: --gpus: no GPU 7 on this machine' >&2\nexit 2\n")
+	_, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "bad", Size: size})
+	if want := "create node bad: the agent exited at start (exit status 2): Error: --gpus: no GPU 7 on this machine"; err == nil || err.Error() != want {
+		t.Errorf("Create of a failing agent = %v\nwant %s", err, want)
+	}
+	write("#!/bin/sh\nexit 1\n")
+	if _, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "mute", Size: size}); err == nil ||
+		!strings.HasSuffix(err.Error(), "the agent exited at start (exit status 1): it wrote nothing") {
+		t.Errorf("Create of a mute failing agent = %v", err)
+	}
+	// Restarted on the same node: only this start's lines count.
+	write("#!/bin/sh\necho 'level=WARN msg=\"cannot reach the server to join; retrying\"'\nwhile :; do sleep 0.05; done\n")
+	p.StartWait = 300 * time.Millisecond
+	id, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "bad", Size: size})
+	if err != nil {
+		t.Fatalf("Create of an agent still joining = %v", err)
+	}
+	got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: "bad", ProviderID: id})
+	if !strings.Contains(got, ") is running; agent.log: ") || !strings.HasSuffix(got, `level=WARN msg="cannot reach the server to join; retrying"`) {
+		t.Errorf("Explain of a running agent = %q", got)
+	}
+	if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "bad", ProviderID: id}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	p := newProvider(t)
+	if got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: "x", ProviderID: filepath.Join(p.Root, "x")}); got != "" {
+		t.Errorf("Explain of an unknown node = %q", got)
+	}
+	if err := os.WriteFile(p.Exe, []byte("#!/bin/sh\necho 'agent ready'\necho 'join: 410 node gone'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.Create(t.Context(), provider.CreateRequest{NodeID: "n1", Size: sizes.Size{Cores: 1, MemoryBytes: resources.Gi}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := readRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(rec) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := fmt.Sprintf("the agent (pid %d) has exited; agent.log: agent ready | join: 410 node gone", rec.PID)
+	if got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: id}); got != want {
+		t.Errorf("Explain = %q\nwant %q", got, want)
 	}
 }

@@ -1,0 +1,23 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// NodeDeletion is the answer to deleting a cluster node by hand: the node is on its way out
+// (its machine is deleted in the background) and its runs went back to the queue.
+type NodeDeletion struct {
+	Node     string   `json:"node"`
+	Pool     string   `json:"pool"`
+	Reason   string   `json:"reason"`
+	Requeued []string `json:"requeued_runs,omitempty"`
+}
+
+// DeleteNode removes a cluster node: the provider deletes its machine and its runs are
+// requeued. The node is listed as releasing until its machine is gone.
+func (c *Client) DeleteNode(ctx context.Context, id string) (*NodeDeletion, error) {
+	var out NodeDeletion
+	return &out, c.do(ctx, http.MethodDelete, "/api/nodes/"+url.PathEscape(id), nil, &out)
+}
