@@ -39,6 +39,10 @@ const (
 	CodeAuth       = "unauthorized"
 	CodeInternal   = "internal"
 	CodeNotAllowed = "not_allowed"
+	CodeTooLarge   = "too_large" // 413: the body is over its route's limit (the message names it)
+	CodeTimeout    = "timeout"   // 408: the body did not arrive in time
+	CodeBusy       = "busy"      // 503: try again later
+	CodeNoSpace    = "no_space"  // 507: the workspace's disk is full (the message says where)
 )
 
 // IsNotFound reports whether err is a 404 from the server.
@@ -69,6 +73,13 @@ const AttemptHeader = "X-Hangar-Attempt"
 func (c *Client) SetAttempt(n int) {
 	c.mu.Lock()
 	c.attempt = n
+	c.mu.Unlock()
+}
+
+// SetToken replaces the token the client authenticates with (a supervisor's renewed run token).
+func (c *Client) SetToken(token string) {
+	c.mu.Lock()
+	c.token = token
 	c.mu.Unlock()
 }
 
@@ -138,7 +149,7 @@ func (c *Client) send(req *http.Request, out any) error {
 	if resp.StatusCode/100 != 2 {
 		return decodeError(resp)
 	}
-	if out == nil {
+	if out == nil || resp.StatusCode == http.StatusNoContent { // 204: an older server's answer to a call that now has a reply
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}

@@ -39,7 +39,8 @@ func (c *Client) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/metrics", b, &out)
 }
 
-// ReportArtifacts registers the run's collected artifacts.
-func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) error {
-	return c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, nil)
+// ReportArtifacts registers one node's collected artifacts.
+func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) (*ArtifactsReply, error) {
+	var out ArtifactsReply
+	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, &out)
 }

@@ -29,6 +29,10 @@ func newJobDownloadCmd(env *Env) *cobra.Command {
   DIR/<job>/artifacts/logs/...                files written to ./logs
   DIR/<job>/artifacts/user_logs/std_log.txt   the command's stdout and stderr
   DIR/<job>/named-outputs/<output>/...        each named output
+A distributed run adds user_logs/std_log_process_<rank>.txt per process (by global rank); a
+multi-node run also has every other node's merged log as user_logs/std_log_node_<n>.txt and its
+system logs under system_logs/node_<n>/. The nodes' outputs/, logs/ and named outputs are merged:
+where two nodes wrote the same path differently, node 0's file is kept (job show warns).
 Without --all or --output-name, only the artifacts are downloaded.`,
 		Example: `  hangar job download -n plucky_otter_k3x9q2mz --all --download-path ./out
   hangar job download -n plucky_otter_k3x9q2mz --output-name model`,

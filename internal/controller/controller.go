@@ -29,6 +29,13 @@ type Settings struct {
 	CancelGrace time.Duration
 	// Tick is the reconcile period.
 	Tick time.Duration
+	// TokenTTL is how long a run token is valid; supervisors get a fresh one with every heartbeat
+	// reply. TokenGrace is how long a run's token still works after the run ended (a late retry
+	// of its final report). See Admit.
+	TokenTTL, TokenGrace time.Duration
+	// NodeOutputsWait bounds how long a multi-node run's artifacts wait for the other nodes'
+	// logs and outputs once node 0 delivered its own (see RegisterArtifacts).
+	NodeOutputsWait time.Duration
 }
 
 // Bounds on backend calls, so that one unreachable host cannot stall the loop for everyone.
@@ -41,6 +48,7 @@ const (
 var DefaultSettings = Settings{
 	Heartbeat: 5 * time.Second, StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second,
 	CancelGrace: 10 * time.Second, Tick: time.Second, LostAfter: 15 * time.Minute,
+	TokenTTL: 7 * 24 * time.Hour, TokenGrace: 2 * time.Minute, NodeOutputsWait: 10 * time.Minute,
 }
 
 // Controller owns the run lifecycle.
@@ -88,6 +96,15 @@ func (c *Controller) Init() {
 	}
 	if s.Tick == 0 {
 		s.Tick = d.Tick
+	}
+	if s.TokenTTL == 0 {
+		s.TokenTTL = d.TokenTTL
+	}
+	if s.TokenGrace == 0 {
+		s.TokenGrace = d.TokenGrace
+	}
+	if s.NodeOutputsWait == 0 {
+		s.NodeOutputsWait = d.NodeOutputsWait
 	}
 	if c.Now == nil {
 		c.Now = func() time.Time { return time.Now().UTC() }
@@ -185,7 +202,7 @@ func (c *Controller) submit(ctx context.Context, r *job.Run) error {
 	}
 	sctx, cancel := context.WithTimeout(ctx, submitTimeout)
 	defer cancel()
-	h, err := b.Submit(sctx, backend.Launch{RunID: r.ID, Token: c.Tokens.For(r.ID), Target: *t, Spec: r.Spec})
+	h, err := b.Submit(sctx, backend.Launch{RunID: r.ID, Token: c.tokenFor(r), Target: *t, Spec: r.Spec})
 	if err != nil {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
 		return errors.Join(err, terr)

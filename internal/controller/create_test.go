@@ -58,6 +58,12 @@ func TestCreateValidation(t *testing.T) {
 			kind: Invalid, parts: []string{"command: required"},
 		},
 		{
+			name: "a value that bash arithmetic would run, sent past the CLI",
+			spec: job.Spec{Command: "echo $(( ${{inputs.n}} + 1 ))",
+				Inputs: map[string]job.Input{"n": {Type: "string", Value: "a[$(touch /tmp/x)]"}}},
+			kind: Invalid, parts: []string{"command:", "arithmetic", "must be an integer"},
+		},
+		{
 			name: "bad name",
 			spec: job.Spec{Name: "-dash-first"},
 			kind: Invalid, parts: []string{"name:", "-dash-first"},
@@ -215,7 +221,7 @@ func TestCreateResolvesJobOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.create(t, job.Spec{Name: "train"})
-	if err := f.c.RegisterArtifacts(ctx, "train", api.ArtifactsReport{Artifacts: artifacts, NamedOutputs: map[string]string{"model": model}}); err != nil {
+	if _, err := f.c.RegisterArtifacts(ctx, "train", api.ArtifactsReport{Artifacts: artifacts, NamedOutputs: map[string]string{"model": model}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -248,7 +254,7 @@ func TestCreateResolvesJobOutputs(t *testing.T) {
 func TestRegisterArtifactsNeedsUploadedManifests(t *testing.T) {
 	f := newFixture(t)
 	f.create(t, job.Spec{Name: "r"})
-	err := f.c.RegisterArtifacts(t.Context(), "r", api.ArtifactsReport{Artifacts: notUploaded})
+	_, err := f.c.RegisterArtifacts(t.Context(), "r", api.ArtifactsReport{Artifacts: notUploaded})
 	wantKind(t, err, Invalid, notUploaded)
 	if got := f.run(t, "r").ArtifactsHash; got != "" {
 		t.Errorf("artifacts recorded although not uploaded: %q", got)

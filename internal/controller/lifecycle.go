@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -74,8 +73,23 @@ func mapStoreErr(err error) error {
 	return err
 }
 
-// Report applies a supervisor's status report; the reply tells it about a pending cancel.
+// Report applies a supervisor's status report; the reply tells it about a pending cancel. On a
+// multi-node run, node 0 reports the run's phases and end; another node reports only its
+// failure (see nodeFailed). The end is applied once the run's artifacts are assembled, so a
+// terminal status still means the logs are complete.
 func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport) (*api.StatusReply, error) {
+	switch {
+	case rep.Node < 0:
+		return nil, invalidf("node_rank: %d is not a node rank", rep.Node)
+	case rep.Node > 0:
+		return c.nodeFailed(ctx, id, rep)
+	}
+	if rep.State.Terminal() {
+		var err error
+		if rep, err = c.ending(ctx, id, rep); err != nil {
+			return nil, err
+		}
+	}
 	r, err := c.apply(ctx, id, rep)
 	if err != nil {
 		var e *Error
@@ -100,21 +114,41 @@ func reply(r *job.Run) *api.StatusReply {
 	return &api.StatusReply{State: r.Status, Cancel: r.Status == job.CancelRequested || r.Status.Terminal()}
 }
 
-// Heartbeat records that a run's supervisor is alive; a NotResponding run recovers its last phase.
+// Heartbeat records that a run's supervisor is alive; a NotResponding run recovers its last
+// phase. The reply stops the supervisor when the run is over or ending (see stopNodes), and
+// carries a fresh token while the run is active (tokens expire: a run of any length renews its
+// token this way).
 func (c *Controller) Heartbeat(ctx context.Context, id string) (*api.StatusReply, error) {
-	if err := c.touch(ctx, id); err != nil {
+	rep, r, err := c.heartbeat(ctx, id)
+	if err != nil {
 		return nil, err
+	}
+	if !rep.Cancel && nodeCount(r) > 1 {
+		if rep.Reason, err = c.stopNodes(ctx, r); err != nil {
+			return nil, err
+		}
+		rep.Cancel = rep.Reason != ""
+	}
+	if !r.Status.Terminal() {
+		rep.Token = c.tokenFor(r)
+	}
+	return rep, nil
+}
+
+func (c *Controller) heartbeat(ctx context.Context, id string) (*api.StatusReply, *job.Run, error) {
+	if err := c.touch(ctx, id); err != nil {
+		return nil, nil, err
 	}
 	r, err := c.Store.Run(ctx, id)
 	if err != nil {
-		return nil, mapStoreErr(err)
+		return nil, nil, mapStoreErr(err)
 	}
 	if r.Status == job.NotResponding {
 		if r, err = c.recover(ctx, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return reply(r), nil
+	return reply(r), r, nil
 }
 
 // recover moves a NotResponding run back to the phase it was in before.
@@ -184,26 +218,8 @@ func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL strin
 		CancelGraceSeconds: int(c.Settings.CancelGrace / time.Second),
 		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
 		Attempt:            max(r.Attempt, 1),
+		Token:              c.tokenFor(r),
 	}, nil
-}
-
-// RegisterArtifacts records a run's collected artifacts.
-func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.ArtifactsReport) error {
-	hashes := []string{rep.Artifacts}
-	for _, h := range rep.NamedOutputs {
-		hashes = append(hashes, h)
-	}
-	if missing := c.Blobs.Missing(hashes); len(missing) > 0 {
-		return invalidf("artifact manifests not uploaded: %v", missing)
-	}
-	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
-		r.ArtifactsHash, r.NamedOutputs = rep.Artifacts, rep.NamedOutputs
-		return nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("register artifacts of %s: %w", id, mapStoreErr(err))
-	}
-	return nil
 }
 
 // topology is a run's node addresses in rank order and the rank of nodeID among them (a run not

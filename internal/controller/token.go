@@ -1,28 +1,147 @@
 package controller
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// Tokens lets a run's supervisor authenticate as that run. A token is "<run id>.<hmac>", derived
-// from a workspace secret, so it need not be stored and survives a restart mid-submit.
+// Tokens lets a run's supervisor authenticate as that run. A token is
+// "<run id>.<attempt>.<expiry>.<mac>", the MAC (HMAC-SHA256 under a workspace secret) covering the
+// other three, so the server checks a token without storing it and a server that crashed between
+// starting a supervisor and saving its handle still accepts it (design records 0001 and 0004).
+// Binding the attempt keeps a superseded attempt's supervisor out even when it omits the attempt
+// header; the expiry bounds what a leaked token is worth (supervisors renew theirs, see Admit).
 type Tokens struct{ Key []byte }
 
-// For returns the token of a run.
-func (t Tokens) For(runID string) string {
-	m := hmac.New(sha256.New, t.Key)
-	m.Write([]byte("run:" + runID))
-	return runID + "." + hex.EncodeToString(m.Sum(nil))
+// Claims is what a token with a valid MAC says.
+type Claims struct {
+	RunID string
+	// Attempt is the run attempt the token was minted for; 0 for a token of the first format
+	// ("<run id>.<mac>", before expiries), which is bound to neither an attempt nor a time.
+	Attempt int
+	// Expires is when the token stops being valid (zero for the first format).
+	Expires time.Time
 }
 
-// Verify returns the run a token belongs to.
-func (t Tokens) Verify(token string) (runID string, ok bool) {
-	id, _, found := strings.Cut(token, ".")
-	if !found || id == "" {
-		return "", false
+// Legacy reports whether the token has the first format, minted by a server before expiries.
+func (c Claims) Legacy() bool { return c.Attempt == 0 }
+
+// Mint returns the token of a run's attempt, valid until expires (to the second).
+func (t Tokens) Mint(runID string, attempt int, expires time.Time) string {
+	body := runID + "." + strconv.Itoa(max(attempt, 1)) + "." + strconv.FormatInt(expires.Unix(), 10)
+	return body + "." + t.mac("run-token/2:"+body)
+}
+
+func (t Tokens) mac(msg string) string {
+	m := hmac.New(sha256.New, t.Key)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks a token's MAC and returns what it says. It does not judge expiry or the run's
+// state: Admit does, with the run at hand.
+func (t Tokens) Verify(token string) (Claims, bool) {
+	parts := strings.Split(token, ".")
+	switch {
+	case len(parts) == 4 && parts[0] != "":
+		attempt, aerr := strconv.Atoi(parts[1])
+		exp, eerr := strconv.ParseInt(parts[2], 10, 64)
+		body := strings.Join(parts[:3], ".")
+		if aerr != nil || eerr != nil || attempt < 1 || !hmac.Equal([]byte(parts[3]), []byte(t.mac("run-token/2:"+body))) {
+			return Claims{}, false
+		}
+		return Claims{RunID: parts[0], Attempt: attempt, Expires: time.Unix(exp, 0).UTC()}, true
+	case len(parts) == 2 && parts[0] != "":
+		// The first format, still held by supervisors started before an upgrade.
+		if !hmac.Equal([]byte(parts[1]), []byte(t.mac("run:"+parts[0]))) {
+			return Claims{}, false
+		}
+		return Claims{RunID: parts[0]}, true
 	}
-	return id, hmac.Equal([]byte(t.For(id)), []byte(token))
+	return Claims{}, false
+}
+
+// Admit decides whether a token with a valid MAC may act for its run at now:
+//   - a token of another attempt than the run's is refused (a requeued run's old supervisor);
+//   - once the run has ended, its token works for grace more (a late retry of the final report,
+//     a worker learning the end), then never again, whatever the token says;
+//   - an expired token is refused once the run has started. Supervisors get a fresh token with
+//     the run spec and every heartbeat reply, so a live one never holds an expired token; a run
+//     that waits in an engine's queue (Slurm) longer than a token lives still starts with the
+//     token written at submit.
+//
+// First-format tokens (no attempt, no expiry) are admitted under the same end-of-run rule, so
+// the supervisors of runs live across an upgrade finish their runs and are then shut out.
+func Admit(c Claims, r *job.Run, now time.Time, grace time.Duration) error {
+	if !c.Legacy() && c.Attempt != max(r.Attempt, 1) {
+		return conflictf("run %s is on attempt %d; this token is for attempt %d", r.ID, max(r.Attempt, 1), c.Attempt)
+	}
+	if r.Status.Terminal() && (r.EndedAt == nil || now.Sub(*r.EndedAt) > grace) {
+		msg := fmt.Sprintf("run %s has ended; its token is no longer valid", r.ID)
+		if r.EndedAt != nil {
+			msg = fmt.Sprintf("run %s ended at %s; its token is no longer valid", r.ID, r.EndedAt.UTC().Format(time.RFC3339))
+		}
+		return &Error{Kind: Unauthorized, Msg: msg}
+	}
+	if !c.Legacy() && now.After(c.Expires) && started(r.Status) {
+		return &Error{Kind: Unauthorized, Msg: fmt.Sprintf("this token of run %s expired at %s (supervisors renew theirs through heartbeats)",
+			r.ID, c.Expires.Format(time.RFC3339))}
+	}
+	return nil
+}
+
+// started reports whether a run's supervisor has begun (it fetched the spec and reported).
+func started(s job.State) bool {
+	switch s {
+	case job.NotStarted, job.Queued, job.Provisioning:
+		return false
+	}
+	return true
+}
+
+// tokenFor mints a token for a run's current attempt, valid for TokenTTL from now.
+func (c *Controller) tokenFor(r *job.Run) string {
+	return c.Tokens.Mint(r.ID, r.Attempt, c.Now().Add(c.Settings.TokenTTL))
+}
+
+// RunToken mints a token for a run's current attempt (the dispatcher sends it with an
+// assignment). Its hook has no context, hence the bounded one here.
+func (c *Controller) RunToken(runID string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := c.Store.Run(ctx, runID)
+	if err != nil {
+		c.Log.Warn("mint run token: read run", "run", runID, "err", err)
+		r = &job.Run{ID: runID, Attempt: 1} // a token the server refuses if the attempt moved on
+	}
+	return c.tokenFor(r)
+}
+
+// Authenticate returns the run a run token may act for now, or why it may not (see Admit).
+func (c *Controller) Authenticate(ctx context.Context, token string) (string, error) {
+	cl, ok := c.Tokens.Verify(token)
+	if !ok {
+		return "", &Error{Kind: Unauthorized, Msg: "missing or invalid token (set HANGAR_TOKEN)"}
+	}
+	r, err := c.Store.Run(ctx, cl.RunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", &Error{Kind: Unauthorized, Msg: fmt.Sprintf("run %s does not exist; its token is not valid", cl.RunID)}
+	}
+	if err != nil {
+		return "", fmt.Errorf("authenticate run %s: %w", cl.RunID, err)
+	}
+	if err := Admit(cl, r, c.Now(), c.Settings.TokenGrace); err != nil {
+		return "", err
+	}
+	return r.ID, nil
 }

@@ -66,7 +66,9 @@ func newCluster(t testing.TB, w *ws, pool string) *cluster {
 	if err := st.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, Properties: props, CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	d := &dispatch.Dispatcher{Store: st, Key: key, RunToken: controller.Tokens{Key: key}.For, Log: slog.New(slog.DiscardHandler)}
+	d := &dispatch.Dispatcher{Store: st, Key: key, RunToken: func(id string) string {
+		return controller.Tokens{Key: key}.Mint(id, 1, time.Now().Add(time.Hour))
+	}, Log: slog.New(slog.DiscardHandler)}
 	return &cluster{t: t, w: w, pool: pool, st: st, d: d}
 }
 

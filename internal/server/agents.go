@@ -16,6 +16,7 @@ func (s *Server) agentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/computes/{name}/nodes", adminOnly(s.listNodes))
 	mux.HandleFunc("GET /api/computes/{name}/node-events", adminOnly(s.listNodeEvents))
 	mux.HandleFunc("GET /api/nodes/{id}", adminOnly(s.getNode))
+	mux.HandleFunc("DELETE /api/nodes/{id}", adminOnly(s.deleteNode))
 	mux.HandleFunc("GET /api/sizes", adminOnly(s.listSizes))
 	mux.HandleFunc("POST /api/sizes", adminOnly(s.createSize))
 	mux.HandleFunc("DELETE /api/sizes/{name}", adminOnly(s.deleteSize))
@@ -32,7 +33,7 @@ func (s *Server) agentPublicRoutes(mux *http.ServeMux) {
 // dispatcher is the agents' side of the store; it holds no state, so one per request is fine.
 func (s *Server) dispatcher() *dispatch.Dispatcher {
 	c := s.cfg.Controller
-	return &dispatch.Dispatcher{Store: s.cfg.Store, Key: c.Tokens.Key, RunToken: c.Tokens.For, Now: c.Now,
+	return &dispatch.Dispatcher{Store: s.cfg.Store, Key: c.Tokens.Key, RunToken: c.RunToken, Now: c.Now,
 		Log: s.log.With("component", "agents")}
 }
 
@@ -118,6 +119,16 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, dispatch.NodeView(n, pending))
+}
+
+// deleteNode removes a node by hand: 202, as its machine is deleted in the background.
+func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Controller.DeleteNode(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, out)
 }
 
 func (s *Server) listNodeEvents(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,12 @@ type principal struct {
 	runID string
 }
 
-// authenticate accepts the workspace token or a run token.
+// authenticate accepts the workspace token or a run token. A run token is good for its run's
+// current attempt only while the run is active (and a short grace after its end), and until it
+// expires (see controller.Admit): on every route, blob routes included. Blob routes stay open to
+// a live run's token because its supervisor downloads the code and inputs and uploads outputs
+// there; blobs are content-addressed and verified, so a token can add blobs but never change
+// one, and reading one takes its hash.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -30,9 +35,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		case tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) == 1:
 			p.admin = true
 		default:
-			id, ok := s.cfg.Controller.Tokens.Verify(tok)
-			if !ok {
-				writeJSON(w, http.StatusUnauthorized, api.ErrorBody{Error: "missing or invalid token (set HANGAR_TOKEN)", Code: api.CodeAuth})
+			id, err := s.cfg.Controller.Authenticate(r.Context(), tok)
+			if err != nil {
+				writeError(w, s.log, err)
 				return
 			}
 			p.runID = id

@@ -86,7 +86,7 @@ func (ts *testServer) runLoop(t testing.TB) {
 
 // runClient is a supervisor's client for a run, with that run's token.
 func (ts *testServer) runClient(id string) *api.Client {
-	return api.NewClient(ts.url, ts.ctrl.Tokens.For(id))
+	return api.NewClient(ts.url, ts.ctrl.RunToken(id))
 }
 
 // createJob creates a job through the API.

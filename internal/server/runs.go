@@ -54,7 +54,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) {
 		b.File = StdLog
 	}
 	id := r.PathValue("id")
-	acked, err := s.cfg.Store.AppendLogs(r.Context(), id, b.File, b.Lines)
+	acked, err := s.cfg.Controller.AppendLogs(r.Context(), id, b.File, b.Lines)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -70,7 +70,7 @@ func (s *Server) runMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	acked, err := s.cfg.Store.AppendMetrics(r.Context(), id, b.Metrics)
+	acked, err := s.cfg.Controller.AppendMetrics(r.Context(), id, b.Metrics)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -85,9 +85,10 @@ func (s *Server) runArtifacts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	if err := s.cfg.Controller.RegisterArtifacts(r.Context(), r.PathValue("id"), rep); err != nil {
+	reply, err := s.cfg.Controller.RegisterArtifacts(r.Context(), r.PathValue("id"), rep)
+	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, reply)
 }

@@ -21,7 +21,7 @@ func TestAuth(t *testing.T) {
 	ts := newTestServer(t)
 	ts.createJob(t, "r1")
 	ts.createJob(t, "r2")
-	r1 := ts.ctrl.Tokens.For("r1")
+	r1 := ts.ctrl.RunToken("r1")
 	forged := "r2" + r1[len("r1"):] // r1's MAC with r2's name
 	tests := []struct {
 		name         string
@@ -134,6 +134,7 @@ func TestBlobRoundTrip(t *testing.T) {
 	}
 
 	// A run's supervisor may download blobs too.
+	ts.createJob(t, "any")
 	rc, err := ts.runClient("any").OpenBlob(ctx, hashes[0])
 	if err != nil {
 		t.Errorf("run token cannot download a blob: %v", err)
@@ -268,11 +269,11 @@ func TestArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: strings.Repeat("cd", 32)})
+	_, err = rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: strings.Repeat("cd", 32)})
 	if st, code := apiStatus(t, err); st != http.StatusBadRequest || code != api.CodeInvalid {
 		t.Errorf("artifacts not uploaded = %d %q, want 400", st, code)
 	}
-	if err := rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: map[string]string{"model": manifest}}); err != nil {
+	if _, err := rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: map[string]string{"model": manifest}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ts.admin.Artifacts(ctx, "r")
@@ -564,7 +565,7 @@ func TestJobShowOutputsInStableOrder(t *testing.T) {
 	for _, n := range want {
 		outs[n] = manifest
 	}
-	if err := ts.runClient("r").ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: outs}); err != nil {
+	if _, err := ts.runClient("r").ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: outs}); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {

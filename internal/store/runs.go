@@ -111,6 +111,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 // UpdateRun reads a run, lets fn change it and returns the events to record, and writes both in one transaction.
 // When fn returns an error nothing is written and the error is returned as is.
 func (s *Store) UpdateRun(ctx context.Context, id string, fn func(r *job.Run) ([]job.Event, error)) (*job.Run, error) {
+	return s.updateRun(ctx, id, func(_ querier, r *job.Run) ([]job.Event, error) { return fn(r) })
+}
+
+// updateRun is UpdateRun whose fn may also read other tables in the same transaction.
+func (s *Store) updateRun(ctx context.Context, id string, fn func(q querier, r *job.Run) ([]job.Event, error)) (*job.Run, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("update run %s: %w", id, err)
@@ -120,7 +125,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(r *job.Run) ([
 	if err != nil {
 		return nil, err
 	}
-	events, err := fn(r)
+	events, err := fn(tx, r)
 	if err != nil {
 		return nil, err
 	}

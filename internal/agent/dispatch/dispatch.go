@@ -31,7 +31,8 @@ type Dispatcher struct {
 	Store *store.Store
 	// Key signs join and agent tokens: the workspace's run-token key (controller.Tokens.Key).
 	Key []byte
-	// RunToken returns a run's token (controller.Tokens.For), sent with each assignment.
+	// RunToken returns a token for a run's current attempt (controller.Controller.RunToken), sent
+	// with each assignment.
 	RunToken func(runID string) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
