@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +47,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		return err
 	}
 	defer release()
-	st, err := store.Open(ctx, h.DB())
+	st, err := h.OpenStore(ctx) // refuses a lost, foreign or damaged database, naming it
 	if err != nil {
 		return err
 	}
@@ -56,6 +55,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	blobs, err := blob.Open(h.Blobs())
 	if err != nil {
 		return err
+	}
+	// Under the workspace lock, this server is the store's only writer: every temp file is
+	// an upload that a crash or a kill cut.
+	if n, err := blobs.RemoveTemp(); err != nil || n > 0 {
+		log.Info("removed the temp files of interrupted uploads", "count", n, "err", err)
 	}
 	for _, t := range compute.Builtin(time.Now().UTC()) {
 		if err := st.EnsureCompute(ctx, t); err != nil {
@@ -102,7 +106,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		},
 		compute.TypeSlurm: &slurmbackend.Backend{
 			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
-			BlobDir: h.Blobs(), Blobs: blobs, Log: o.Log.With("component", "backend/slurm"),
+			BlobDir: h.Blobs(), Blobs: blobs, Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/slurm"),
 			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
 				t, err := st.Compute(ctx, name)
 				if err != nil {
@@ -113,12 +117,12 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		},
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
-			BlobDir: h.Blobs(), Log: o.Log.With("component", "backend/local"),
+			BlobDir: h.Blobs(), Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/local"),
 		},
 	}
 	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
 	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st, machine()) }
-	dispatcher := &dispatch.Dispatcher{Store: st, Key: runKey, RunToken: controller.Tokens{Key: runKey}.For,
+	dispatcher := &dispatch.Dispatcher{Store: st, Key: runKey, RunToken: func(id string) string { return ctrl.RunToken(id) },
 		Log: o.Log.With("component", "dispatch")}
 	backends[compute.TypeCluster] = &clusterbackend.Backend{Store: st, Dispatch: dispatcher, Sizes: catalog,
 		SilentAfter: time.Minute}
@@ -130,14 +134,14 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Clusters = &controller.Clusters{
 		Dispatch: dispatcher, Sizes: catalog, JoinURL: urlFn,
-		Provider: providers(exe, h.LocalRoot(), o.Log),
+		Provider: providers(exe, h.LocalRoot(), []string{h.Dir}, o.Log),
 	}
 	ctrl.Init()
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: token,
 		URL: urlFn, Workspace: h.Dir, Log: log,
 	})
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := server.HTTPServer(srv.Handler())
 	if err := h.WriteServerInfo(home.ServerInfo{URL: urlFn(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
 		return err
 	}
@@ -196,10 +200,10 @@ func runTokenKey(ctx context.Context, st *store.Store) ([]byte, error) {
 
 // providers returns where each cluster's nodes come from: agents started on this machine (one
 // shared local provider, which hands out its GPUs), or the cluster's own create/delete scripts.
-func providers(exe, root string, log *slog.Logger) func(compute.Spec) (provider.Provider, error) {
+func providers(exe, root string, hide []string, log *slog.Logger) func(compute.Spec) (provider.Provider, error) {
 	var mu sync.Mutex
 	byPool := map[string]provider.Provider{}
-	localProv := &localprovider.Provider{Exe: exe, Root: filepath.Join(root, "nodes"),
+	localProv := &localprovider.Provider{Exe: exe, Root: filepath.Join(root, "nodes"), Hide: hide,
 		GPUs: gpuIndexes(), Log: log.With("component", "provider/local")}
 	return func(s compute.Spec) (provider.Provider, error) {
 		if s.Cluster == nil || s.Cluster.Provider.Type == "" || s.Cluster.Provider.Type == compute.ProviderLocal {
@@ -212,7 +216,7 @@ func providers(exe, root string, log *slog.Logger) func(compute.Spec) (provider.
 		defer mu.Unlock()
 		p, ok := byPool[s.Name]
 		if !ok || p.(*commandprovider.Provider).Spec.Create != s.Cluster.Provider.Create {
-			p = &commandprovider.Provider{Spec: s.Cluster.Provider, Log: log.With("component", "provider/command", "pool", s.Name)}
+			p = &commandprovider.Provider{Spec: s.Cluster.Provider, Hide: hide, Log: log.With("component", "provider/command", "pool", s.Name)}
 			byPool[s.Name] = p
 		}
 		return p, nil

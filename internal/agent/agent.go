@@ -22,6 +22,10 @@ const (
 	callTimeout      = 10 * time.Second
 )
 
+// ReadyLog is the message the agent logs once it has joined (or re-registered with a saved
+// identity): providers starting agents wait for it to know the start went well.
+const ReadyLog = "agent ready"
+
 // Config configures an agent.
 type Config struct {
 	// ServerURL is the workspace server as seen from this machine (the join URL).
@@ -31,6 +35,9 @@ type Config struct {
 	JoinToken string
 	// WorkDir holds the agent's identity, runs/<id>/ and the node's blob and environment caches.
 	WorkDir string
+	// Hide are more directories the runs must not see besides WorkDir (on a machine that also
+	// holds the workspace's home, that home).
+	Hide []string
 	// NodeID, when set, must be the node the join token names.
 	NodeID string
 	Slice  Slice
@@ -93,7 +100,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 		return nil, err
 	}
 	info.Version = cfg.Version
-	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL }, Log: log}
+	// Runs see their own directory of the work dir, not the agent's identity or the other runs.
+	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL },
+		Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
 	a := &Agent{cfg: cfg, log: log, info: info, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now}}
 	if err := a.runs.adopt(ctx); err != nil {
 		return nil, err
@@ -108,6 +117,7 @@ func (a *Agent) Info() api.AgentInfo { return a.info }
 // forgets the node, or ctx ends. Supervisors keep running while the server is unreachable; when
 // ctx ends they keep running too, unless KillRunsOnExit.
 func (a *Agent) Run(ctx context.Context) error {
+	a.log.Info("agent starting", "server", a.cfg.ServerURL, "node", a.cfg.NodeID, "work_dir", a.cfg.WorkDir)
 	if err := a.connect(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -115,7 +125,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.runs.sup.NodeID = a.id.NodeID // supervisors ask for their node's place in distributed runs
-	a.log.Info("agent ready", "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
+	a.log.Info(ReadyLog, "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
 		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -159,7 +169,7 @@ func (a *Agent) connect(ctx context.Context) error {
 func (a *Agent) join(ctx context.Context) error {
 	c := api.NewClient(a.cfg.ServerURL, a.cfg.JoinToken)
 	req := api.JoinRequest{NodeID: a.cfg.NodeID, AgentInfo: a.info, Runs: a.runs.report(ctx)}
-	wait := time.Second
+	backoff := api.Backoff{Base: time.Second, Max: 30 * time.Second}
 	for {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		rep, err := c.JoinAgent(cctx, req)
@@ -169,23 +179,17 @@ func (a *Agent) join(ctx context.Context) error {
 			a.api = api.NewClient(a.cfg.ServerURL, rep.AgentToken)
 			return saveIdentity(a.cfg.WorkDir, a.id)
 		}
-		if permanent(err) {
+		if api.Permanent(err) || ctx.Err() != nil {
 			return fmt.Errorf("join %s: %w", a.cfg.ServerURL, err)
 		}
-		a.log.Warn("cannot reach the server to join; retrying", "server", a.cfg.ServerURL, "err", err, "in", wait)
+		wait := backoff.Next()
+		a.log.Warn("cannot reach the server to join; retrying", "server", a.cfg.ServerURL, "err", err, "in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 30*time.Second)
 	}
-}
-
-// permanent reports whether the server refused (a 4xx answer), as opposed to not answering.
-func permanent(err error) bool {
-	var e *api.Error
-	return errors.As(err, &e) && e.Status >= 400 && e.Status < 500
 }
 
 func status(err error) int {

@@ -108,7 +108,7 @@ func (r *runs) report(ctx context.Context) []api.AgentRun {
 			if err != nil {
 				st.Alive = true // unreadable: assume it runs rather than report it lost
 			}
-			ar.Alive = st.Alive
+			ar.Alive, ar.Reason = st.Alive, st.Reason
 			if f := st.Final; f != nil {
 				ar.Final = &api.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
 			}

@@ -56,6 +56,9 @@ type AgentRun struct {
 	Alive bool `json:"alive"`
 	// Final is the run's result file, once written.
 	Final *RunResult `json:"final,omitempty"`
+	// Reason says why a supervisor that is not alive left no result (and what the agent ended of
+	// what its run left running).
+	Reason string `json:"reason,omitempty"`
 }
 
 // AgentHeartbeat is an agent's periodic report (POST /api/agents/{id}/heartbeat, agent token).

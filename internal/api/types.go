@@ -113,6 +113,9 @@ type RunSpec struct {
 	GPUs []string `json:"gpus"`
 	// EnvCacheMaxBytes bounds the node's environment cache (0 = no limit).
 	EnvCacheMaxBytes int64 `json:"env_cache_max_bytes,omitempty"`
+	// Token is a fresh run token for the supervisor to use from now on (run tokens expire; the
+	// supervisor's first one may have waited in a queue).
+	Token string `json:"token,omitempty"`
 }
 
 // StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).
@@ -124,12 +127,21 @@ type StatusReport struct {
 	Warnings []string  `json:"warnings,omitempty"`
 	// Timings are durations (seconds) of work inside a phase, added to the run's timings.
 	Timings map[string]float64 `json:"timings,omitempty"`
+	// Node is the reporting node's rank in a multi-node run. Only node 0 reports the run's
+	// phases and end; another node reports only its failure, which stops the run's other nodes
+	// and becomes the run's reason when node 0 reports the end.
+	Node int `json:"node_rank,omitempty"`
 }
 
 // StatusReply tells the supervisor the run's state as the server sees it.
 type StatusReply struct {
 	State  job.State `json:"state"`
 	Cancel bool      `json:"cancel"`
+	// Reason says why the supervisor should stop (with Cancel), when not a user's cancel.
+	Reason string `json:"reason,omitempty"`
+	// Token, in heartbeat replies, is a fresh run token that replaces the supervisor's (tokens
+	// expire; a live run's supervisor thus never holds an expired one).
+	Token string `json:"token,omitempty"`
 }
 
 // LogBatch ships log lines; Lines are consecutive, numbered from 1 per file.
@@ -148,10 +160,23 @@ type MetricBatch struct {
 	Metrics []job.Metric `json:"metrics"`
 }
 
-// ArtifactsReport registers a run's collected artifacts (manifests already uploaded).
+// ArtifactsReport registers one node's collected artifacts (manifests already uploaded). A
+// node's part is write-once: the same report again is accepted (a retry), a different one is
+// refused (409). Node 0's part of a single-node run is the run's artifacts; on a multi-node
+// run the run's artifacts are assembled from every node's part (see ArtifactsReply).
 type ArtifactsReport struct {
 	Artifacts    string            `json:"artifacts"`
 	NamedOutputs map[string]string `json:"named_outputs,omitempty"`
+	// Node is the node's rank in a multi-node run (0 elsewhere).
+	Node int `json:"node_rank,omitempty"`
+}
+
+// ArtifactsReply answers node 0's ArtifactsReport: WaitingFor lists the nodes whose parts the
+// run's artifacts still wait for; node 0 sends its report again until it is empty (the server
+// assembles the artifacts without a node that does not deliver within its wait, and says so on
+// the run). Empty (or no body, from an older server) means the artifacts are complete.
+type ArtifactsReply struct {
+	WaitingFor []int `json:"waiting_for,omitempty"`
 }
 
 // ErrorBody is the JSON body of every error response.
@@ -182,6 +207,9 @@ type SupervisorConfig struct {
 	MaxOfflineSeconds int64 `json:"max_offline_seconds,omitempty"`
 	// NodeID is the cluster node the supervisor runs on ("" elsewhere).
 	NodeID string `json:"node_id,omitempty"`
+	// Hide are directories of the node the run's processes must not see (the workspace's home,
+	// the node's work directory): its secrets, tokens and other runs. See internal/runbox.
+	Hide []string `json:"hide,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

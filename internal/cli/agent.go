@@ -39,7 +39,7 @@ which providers' create hooks receive.`
 
 type agentFlags struct {
 	server, token, workDir, nodeID, cores, memory, gpus, logLevel, address string
-	labels                                                                 []string
+	labels, hide                                                           []string
 	heartbeat, exitGrace                                                   time.Duration
 	killRuns                                                               bool
 }
@@ -85,6 +85,8 @@ func newAgentCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
+		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
 	return cmd
 }
 
@@ -101,7 +103,8 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
 	}
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
-		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, Version: Version, Labels: map[string]string{}}
+		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, Version: Version, Labels: map[string]string{},
+		Hide: f.hide}
 	var err error
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()

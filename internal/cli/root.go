@@ -96,7 +96,8 @@ func NewRoot(deps Deps) *cobra.Command {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.AddCommand(newMPIRshCmd(env), newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newSuperviseCmd(env), newVersionCmd(env))
-	root.AddCommand(newAgentCmd(env))
+	root.AddCommand(newAgentCmd(env), newReapCmd(env))
+	root.AddCommand(newWorkspaceCmd(env))
 	return root
 }
 

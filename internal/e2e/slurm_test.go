@@ -150,7 +150,7 @@ func TestSlurmTarget(t *testing.T) {
 		t.Errorf("outputs/model.txt = %q", got)
 	}
 	runDir := filepath.Join(w.home, "slurm", "runs", "slurm1")
-	if s := readFile(t, filepath.Join(runDir, "job.sh")); !strings.Contains(s, "exec ") || !strings.Contains(s, " supervise --config ") {
+	if s := readFile(t, filepath.Join(runDir, "job.sh")); !strings.Contains(s, " supervise --config ") || !strings.Contains(s, " reap --run ") {
 		t.Errorf("generated script:\n%s", s)
 	}
 	id := slurmJob(t, runDir)
@@ -241,9 +241,8 @@ func TestSlurmTimeLimit(t *testing.T) {
 	if !strings.HasPrefix(d.StatusReason, "TIMEOUT") || d.Status != job.Canceled {
 		t.Errorf("after Slurm's time limit: %s (%s)", d.Status, d.StatusReason)
 	}
-	if st := slurmState(t, conf, slurmJob(t, filepath.Join(w.home, "slurm", "runs", name))); st != "TIMEOUT" {
-		t.Errorf("Slurm's state: %s", st)
-	}
+	id := slurmJob(t, filepath.Join(w.home, "slurm", "runs", name))
+	waitFor(t, 60*time.Second, "Slurm to say TIMEOUT", func() bool { return slurmState(t, conf, id) == "TIMEOUT" })
 }
 
 // Slurm reached through a login host over SSH (here an sshd on this machine): attach pins its

@@ -47,3 +47,26 @@ func TestParseNvidiaSMI(t *testing.T) {
 		t.Error("want error for a bad index")
 	}
 }
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     ProcStat
+		ok       bool
+	}{
+		{"plain", "42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 12345 1000 10",
+			ProcStat{PID: 42, State: 'S', PPID: 1, PGRP: 42, StartTime: 12345}, true},
+		{"name with spaces and parens", "7 (a) b (c) R 3 5 5 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
+			ProcStat{PID: 7, State: 'R', PPID: 3, PGRP: 5, StartTime: 99}, true},
+		{"zombie", "9 (x) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+			ProcStat{PID: 9, State: 'Z', PPID: 1, PGRP: 9, StartTime: 5}, true},
+		{"truncated", "9 (x) S 1 9", ProcStat{}, false},
+		{"no name", "garbage", ProcStat{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseStat(tt.want.PID, tt.in)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("%s: parseStat = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}

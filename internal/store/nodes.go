@@ -61,6 +61,8 @@ type NodeRun struct {
 	Alive bool   `json:"alive"`
 	// Final is the run's result file, once written.
 	Final *RunResult `json:"final,omitempty"`
+	// Reason says why a supervisor that is gone left no result.
+	Reason string `json:"reason,omitempty"`
 }
 
 // RunResult is how a run ended where it ran (the supervisor's result.json).

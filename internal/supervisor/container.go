@@ -70,7 +70,10 @@ func (s *Supervisor) containerCommand(w *workspace) (*exec.Cmd, error) {
 	args = append(args, gpuArgs(c.rt)...)
 	args = append(args, strings.Fields(s.spec.Spec.Resources.DockerArgs)...)
 	args = append(args, c.image, "/bin/sh", "-c", containerShell, w.command)
-	return exec.Command(c.rt, args...), nil
+	if err := w.box.AddContainer(c.rt, c.name); err != nil {
+		return nil, err
+	}
+	return w.proc(true, w.vars, c.rt, args...), nil
 }
 
 // gpuArgs passes the node's GPUs through when it has any.

@@ -34,8 +34,14 @@ func (s *Supervisor) execute(ctx context.Context) Result {
 	case s.isCanceled():
 		res = Result{State: job.Canceled, Reason: s.cancelWhy}
 	default:
+		if err := s.openBox(ctx, w); err != nil {
+			fmt.Fprintf(p.capt, "hangar: %v\n", err)
+			res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
+			break
+		}
 		s.report(job.Starting, "starting the command")
 		res = s.runCommand(ctx, w, p)
+		s.endBox(ctx, w, p)
 	}
 	p.close()
 	if err := s.finalize(ctx, w, p); err != nil && res.State == job.Completed {
@@ -111,7 +117,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	if err != nil {
 		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}
 	}
-	cmd := exec.Command(w.shell, "-c", w.command)
+	cmd := w.proc(false, w.vars, w.shell, "-c", w.command)
 	if w.container != nil {
 		if cmd, err = s.containerCommand(w); err != nil {
 			pw.Close()
@@ -119,26 +125,27 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 			return Result{State: job.Failed, Reason: fmt.Sprintf("container: %v", err)}
 		}
 	}
-	cmd.Dir, cmd.Env = w.dir, w.vars
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
 		return Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}
 	}
 	pw.Close()
+	if err := w.box.Started(cmd); err != nil {
+		s.warn(err.Error())
+	}
 	s.report(job.Running, "")
 	captured := make(chan struct{})
 	go func() { p.capt.copyFrom(pr); close(captured) }()
-	res := s.wait(cmd, w.container)
-	s.drainOutput(cmd.Process.Pid, pr, captured)
+	res := s.wait(w, cmd, w.container)
+	s.drainOutput(w, cmd.Process.Pid, pr, captured)
 	return res
 }
 
 // wait waits for the command, stopping its process group (or its container) on cancel or timeout.
-func (s *Supervisor) wait(cmd *exec.Cmd, ctr *container) Result {
+func (s *Supervisor) wait(w *workspace, cmd *exec.Cmd, ctr *container) Result {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var timeout <-chan time.Time
@@ -153,11 +160,11 @@ func (s *Supervisor) wait(cmd *exec.Cmd, ctr *container) Result {
 	case err = <-done:
 	case <-s.canceled:
 		stopReason = s.cancelWhy
-		err = s.stop(cmd.Process.Pid, ctr, done)
+		err = s.stop(w, cmd.Process.Pid, ctr, done)
 	case <-timeout:
 		stopReason = fmt.Sprintf("canceled: the job exceeded limits.timeout (%ds)", s.spec.Spec.Limits.TimeoutSeconds)
 		s.log.Info("timeout", "seconds", s.spec.Spec.Limits.TimeoutSeconds)
-		err = s.stop(cmd.Process.Pid, ctr, done)
+		err = s.stop(w, cmd.Process.Pid, ctr, done)
 	}
 	code := exitCode(cmd, err)
 	if stopReason == "" && code == 128+int(syscall.SIGTERM) {
@@ -181,7 +188,7 @@ func (s *Supervisor) wait(cmd *exec.Cmd, ctr *container) Result {
 
 // stop ends the command: a container through its runtime, a process group with SIGTERM then
 // SIGKILL after the grace period.
-func (s *Supervisor) stop(pgid int, ctr *container, done <-chan error) error {
+func (s *Supervisor) stop(w *workspace, pgid int, ctr *container, done <-chan error) error {
 	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
 	if grace <= 0 {
 		grace = 10 * time.Second
@@ -195,34 +202,34 @@ func (s *Supervisor) stop(pgid int, ctr *container, done <-chan error) error {
 		case <-time.After(grace + 30*time.Second):
 		}
 	}
-	return s.stopGroup(pgid, grace, done)
+	return s.stopGroup(w, pgid, grace, done)
 }
 
 // stopGroup sends SIGTERM to the process group, then SIGKILL after the grace period.
-func (s *Supervisor) stopGroup(pgid int, grace time.Duration, done <-chan error) error {
+func (s *Supervisor) stopGroup(w *workspace, pgid int, grace time.Duration, done <-chan error) error {
 	s.log.Info("stopping the command", "signal", "SIGTERM", "grace", grace)
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	w.signal(pgid, syscall.SIGTERM)
 	select {
 	case err := <-done:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group
+		w.signal(pgid, syscall.SIGKILL) // leftovers of the group
 		return err
 	case <-time.After(grace):
 	}
 	s.log.Info("grace period over", "signal", "SIGKILL")
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	w.signal(pgid, syscall.SIGKILL)
 	return <-done
 }
 
 // drainOutput waits for the output pipe to close. Background processes of the command may hold it
 // open: after a short wait they are killed, and as a last resort the pipe is closed.
-func (s *Supervisor) drainOutput(pgid int, pr *os.File, captured <-chan struct{}) {
+func (s *Supervisor) drainOutput(w *workspace, pgid int, pr *os.File, captured <-chan struct{}) {
 	select {
 	case <-captured:
 		return
 	case <-time.After(2 * time.Second):
 	}
 	s.log.Info("processes left behind by the command hold its output; killing them")
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	w.signal(pgid, syscall.SIGKILL)
 	select {
 	case <-captured:
 		return

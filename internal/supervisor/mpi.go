@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -54,21 +53,22 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
 	if err != nil {
 		return Result{State: job.Failed, Reason: err.Error()}
 	}
-	cmd := exec.Command(mpirun, args...)
-	cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, extra)
+	cmd := w.proc(false, withEnv(w.vars, extra), mpirun, args...)
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
 		return Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
 	}
 	pw.Close()
+	if err := w.box.Started(cmd); err != nil {
+		s.warn(err.Error())
+	}
 	s.report(job.Running, fmt.Sprintf("mpirun with %d processes", w.plan.WorldSize))
 	captured := make(chan struct{})
 	go func() { p.capt.copyFrom(retag(pr)); close(captured) }()
-	res := s.wait(cmd, nil)
-	s.drainOutput(cmd.Process.Pid, pr, captured)
+	res := s.wait(w, cmd, nil)
+	s.drainOutput(w, cmd.Process.Pid, pr, captured)
 	s.splitRanks(w.plan.WorldSize)
 	return res
 }
@@ -147,11 +147,16 @@ func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline
 
 // execRelayed runs a relayed command with the run's variables and returns how it ended.
 func (s *Supervisor) execRelayed(w *workspace, command string) api.ExecStatus {
-	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Dir, cmd.Env = w.dir, w.vars
+	cmd := w.proc(false, w.vars, "/bin/sh", "-c", command)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 2 * time.Second // the daemon it starts may keep the output open
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if berr := w.box.Started(cmd); berr != nil {
+			s.warn(berr.Error())
+		}
+		err = cmd.Wait()
+	}
 	return api.ExecStatus{ExitCode: exitCode(cmd, err), Output: out.String()}
 }

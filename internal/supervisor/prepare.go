@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/envs"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/launch"
+	"github.com/hangar-ml/hangar/internal/runbox"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/transfer"
@@ -37,6 +38,8 @@ type workspace struct {
 	// container is set when the command runs in an image; containerVars are its variables.
 	container     *container
 	containerVars map[string]string
+	// box is where the command's processes start, and how they all end (see runbox).
+	box *runbox.Box
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready

@@ -42,7 +42,7 @@ type rankExit struct {
 func (s *Supervisor) runRanks(w *workspace, p *pipeline) Result {
 	ranks, err := s.startRanks(w, p)
 	if err != nil {
-		s.stopRanks(ranks)
+		s.stopRanks(w, ranks)
 		return Result{State: job.Failed, Reason: err.Error()}
 	}
 	s.report(job.Running, fmt.Sprintf("%d processes on this node", len(ranks)))
@@ -54,9 +54,9 @@ func (s *Supervisor) runRanks(w *workspace, p *pipeline) Result {
 			exits <- rankExit{r.p.Rank, err, r.cmd}
 		}()
 	}
-	res := s.waitRanks(ranks, exits)
+	res := s.waitRanks(w, ranks, exits)
 	for _, r := range ranks {
-		s.drainOutput(r.cmd.Process.Pid, r.pr, r.captured)
+		s.drainOutput(w, r.cmd.Process.Pid, r.pr, r.captured)
 		r.capt.close()
 	}
 	return res
@@ -75,10 +75,8 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 			capt.close()
 			return ranks, err
 		}
-		cmd := exec.Command(w.shell, "-c", w.command)
-		cmd.Dir, cmd.Env = w.dir, withEnv(w.vars, proc.Env)
+		cmd := w.proc(false, withEnv(w.vars, proc.Env), w.shell, "-c", w.command)
 		cmd.Stdout, cmd.Stderr = pw, pw
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			pw.Close()
 			pr.Close()
@@ -86,6 +84,9 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 			return ranks, fmt.Errorf("start rank %d: %w", proc.Rank, err)
 		}
 		pw.Close()
+		if err := w.box.Started(cmd); err != nil {
+			s.warn(err.Error())
+		}
 		r := &rank{p: proc, cmd: cmd, capt: capt, pr: pr, captured: make(chan struct{}), done: make(chan struct{})}
 		go func() { r.capt.copyFrom(r.pr); close(r.captured) }()
 		ranks = append(ranks, r)
@@ -94,7 +95,7 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 }
 
 // waitRanks waits for every rank, stopping all on the first failure, a cancel or the timeout.
-func (s *Supervisor) waitRanks(ranks []*rank, exits <-chan rankExit) Result {
+func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExit) Result {
 	var timeout <-chan time.Time
 	if t := s.spec.Spec.Limits.TimeoutSeconds; t > 0 {
 		timer := time.NewTimer(time.Duration(t) * time.Second)
@@ -110,7 +111,7 @@ func (s *Supervisor) waitRanks(ranks []*rank, exits <-chan rankExit) Result {
 			if code := exitCode(e.cmd, e.err); code != 0 && first == nil && stopReason == "" {
 				first = &e
 				s.log.Info("rank failed; stopping the others", "rank", e.rank, "exit_code", code)
-				go s.stopRanks(ranks)
+				go s.stopRanks(w, ranks)
 			}
 			continue
 		case <-canceled:
@@ -119,7 +120,7 @@ func (s *Supervisor) waitRanks(ranks []*rank, exits <-chan rankExit) Result {
 			stopReason = fmt.Sprintf("canceled: the job exceeded limits.timeout (%ds)", s.spec.Spec.Limits.TimeoutSeconds)
 		}
 		left++ // that was no exit
-		go s.stopRanks(ranks)
+		go s.stopRanks(w, ranks)
 		canceled, timeout = nil, nil
 	}
 	now := time.Now().UTC()
@@ -137,7 +138,7 @@ func (s *Supervisor) waitRanks(ranks []*rank, exits <-chan rankExit) Result {
 }
 
 // stopRanks sends SIGTERM to every rank's process group, then SIGKILL after the grace period.
-func (s *Supervisor) stopRanks(ranks []*rank) {
+func (s *Supervisor) stopRanks(w *workspace, ranks []*rank) {
 	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
 	if grace <= 0 {
 		grace = 10 * time.Second
@@ -146,7 +147,7 @@ func (s *Supervisor) stopRanks(ranks []*rank) {
 		select {
 		case <-r.done:
 		default:
-			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+			w.signal(r.cmd.Process.Pid, syscall.SIGTERM)
 		}
 	}
 	deadline := time.After(grace)
@@ -154,7 +155,7 @@ func (s *Supervisor) stopRanks(ranks []*rank) {
 		select {
 		case <-r.done: // gone: its pid may already belong to someone else
 		case <-deadline:
-			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			w.signal(r.cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
 }

@@ -25,6 +25,9 @@ const (
 	StdLogFile    = "std_log.txt"
 	MetricsFile   = "metrics.jsonl"
 	ResultFile    = "result.json"
+	// ConfigFile is where every backend writes the supervisor's config (api.SupervisorConfig)
+	// in the run directory; the supervisor removes the run token from it when it is done.
+	ConfigFile = "supervisor.json"
 )
 
 // Result is how the run ended; it is written to ResultFile before it is reported.
@@ -51,6 +54,16 @@ type Supervisor struct {
 	cancelOnce sync.Once
 	canceled   chan struct{}
 	cancelWhy  string
+
+	// diskFull is the first write the node's full disk refused (the log, outputs): the run
+	// fails with it (failIfDiskFull).
+	diskFull error
+
+	// tokenSaved is when a renewed token was last written to the config file; tokenGone is set
+	// once it was removed from it.
+	tokenSaved time.Time
+	tokenMu    sync.Mutex
+	tokenGone  bool
 
 	mu       sync.Mutex
 	warnings []string
@@ -122,6 +135,7 @@ func (s *Supervisor) takeWarnings() []string {
 // Run executes the run to its end and reports the result. It returns an error only when the run
 // could not even be fetched; every later failure becomes the run's Failed status.
 func (s *Supervisor) Run(ctx context.Context) error {
+	defer s.forgetToken()
 	if err := s.fetchSpec(ctx); err != nil {
 		res := Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
 		_ = s.writeResult(res)
@@ -133,7 +147,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	hbCtx, stopHB := context.WithCancel(ctx)
 	go s.heartbeatLoop(hbCtx)
 
-	res := s.execute(ctx)
+	res := s.failIfDiskFull(s.execute(ctx))
 	stopHB()
 	if err := s.writeResult(res); err != nil {
 		s.log.Error("write result file", "err", err)
@@ -148,6 +162,12 @@ func (s *Supervisor) fetchSpec(ctx context.Context) error {
 		if err == nil {
 			s.spec = spec
 			s.conn.c.SetAttempt(spec.Attempt)
+			s.renew(spec.Token)
+			if spec.Token != "" {
+				// The command's processes get this one (HANGAR_RUN_TOKEN, for `hangar mpi-rsh`):
+				// fresh at the start, where the config's may have waited in a queue.
+				s.cfg.Token = spec.Token
+			}
 		}
 		return err
 	})
@@ -194,7 +214,7 @@ func (s *Supervisor) reportLoop(ctx context.Context) {
 			err := s.conn.retry(ctx, "report "+string(r.State), func(ctx context.Context) error {
 				reply, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
 				if err == nil && reply.Cancel {
-					s.Cancel("canceled by request")
+					s.Cancel(stopReason(reply))
 				}
 				return err
 			})
@@ -220,14 +240,92 @@ func (s *Supervisor) heartbeatLoop(ctx context.Context) {
 			hctx, cancel := context.WithTimeout(ctx, every)
 			reply, err := s.conn.c.Heartbeat(hctx, s.cfg.RunID)
 			cancel()
+			if err != nil && api.IsServerError(err) && api.Permanent(err) {
+				// The run ended (or moved to another attempt) and its token is refused: nothing
+				// this supervisor does can count any more.
+				s.Cancel("the workspace server no longer accepts this run's supervisor: " + err.Error())
+				continue
+			}
 			if err != nil {
 				s.conn.reresolve()
 				continue
 			}
+			s.renew(reply.Token)
 			if reply.Cancel {
-				s.Cancel("canceled by request")
+				s.Cancel(stopReason(reply))
 			}
 		}
+	}
+}
+
+// stopReason is why the server stops the run: another node's failure, or a cancel.
+func stopReason(r *api.StatusReply) string {
+	if r.Reason != "" {
+		return "stopped: " + r.Reason
+	}
+	return "canceled by request"
+}
+
+// renew makes every later call use a fresh run token (tokens expire; the server hands out new
+// ones with the spec and heartbeat replies). The config file gets it too, now and then, for a
+// stand-in (Salvage) should this supervisor be killed late in a long run.
+func (s *Supervisor) renew(token string) {
+	if token == "" {
+		return
+	}
+	s.conn.c.SetToken(token)
+	if time.Since(s.tokenSaved) > tokenSaveEvery {
+		s.tokenSaved = time.Now()
+		s.saveToken(token)
+	}
+}
+
+// tokenSaveEvery is how often a renewed token is written to the config file: well within the
+// tokens' lifetime, without rewriting the file at every heartbeat.
+const tokenSaveEvery = time.Hour
+
+// forgetToken rewrites the config file without the run token once the supervisor is done: the
+// token must not outlive the run on the node's disk. Nothing needs it afterwards: backends
+// re-attach through handle.json and result.json. Other fields are kept as they are.
+func (s *Supervisor) forgetToken() { s.saveToken("") }
+
+// saveToken rewrites the config file with another token ("" removes it, for good: a heartbeat
+// answered late cannot put it back).
+func (s *Supervisor) saveToken(token string) {
+	s.tokenMu.Lock()
+	defer s.tokenMu.Unlock()
+	if s.tokenGone {
+		return
+	}
+	s.tokenGone = token == ""
+	path := filepath.Join(s.cfg.Dir, ConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			s.log.Warn("rewrite the run token in the config", "err", err)
+		}
+		return
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		s.log.Warn("rewrite the run token in the config", "file", path, "err", err)
+		return
+	}
+	var id string
+	if _, has := m["token"]; !has || json.Unmarshal(m["run_id"], &id) != nil || id != s.cfg.RunID {
+		return // not this run's config, or already without a token
+	}
+	delete(m, "token")
+	if token != "" {
+		m["token"], _ = json.Marshal(token)
+	}
+	if b, err = json.MarshalIndent(m, "", "  "); err == nil {
+		if err = os.WriteFile(path+".tmp", b, 0o600); err == nil {
+			err = os.Rename(path+".tmp", path)
+		}
+	}
+	if err != nil {
+		s.log.Warn("rewrite the run token in the config", "file", path, "err", err)
 	}
 }
 
@@ -246,7 +344,7 @@ func (s *Supervisor) finalReport(ctx context.Context, res Result) {
 		res.Reason = fmt.Sprintf("node %d: %s", s.spec.NodeRank, res.Reason)
 	}
 	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time,
-		Warnings: s.takeWarnings(), Timings: s.takeTimings()}
+		Warnings: s.takeWarnings(), Timings: s.takeTimings(), Node: s.spec.NodeRank}
 	err := s.conn.retry(ctx, "report "+string(res.State), func(ctx context.Context) error {
 		_, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
 		return err

@@ -156,7 +156,7 @@ func applyInfo(n *store.Node, in api.AgentInfo) {
 func storeRuns(in []api.AgentRun) []store.NodeRun {
 	out := make([]store.NodeRun, 0, len(in))
 	for _, r := range in {
-		nr := store.NodeRun{RunID: r.RunID, PID: r.PID, Alive: r.Alive}
+		nr := store.NodeRun{RunID: r.RunID, PID: r.PID, Alive: r.Alive, Reason: r.Reason}
 		if f := r.Final; f != nil {
 			nr.Final = &store.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
 		}

@@ -68,7 +68,7 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 		if r.RunID != h.Run {
 			continue
 		}
-		st := backend.Status{Alive: r.Alive}
+		st := backend.Status{Alive: r.Alive, Reason: r.Reason}
 		if r.Final != nil {
 			st.Final = &backend.Result{State: r.Final.State, ExitCode: r.Final.ExitCode, Reason: r.Final.Reason, Time: r.Final.Time}
 		}

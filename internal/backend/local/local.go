@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
 // ResultFile is written by the supervisor into the run directory when the run ends.
@@ -34,7 +36,10 @@ type Backend struct {
 	BlobDir string
 	// NodeID is the cluster node this backend runs on (set by agents), given to supervisors.
 	NodeID string
-	Log    *slog.Logger
+	// Hide are the directories runs must not see (the workspace's home, an agent's work
+	// directory); the supervisor shows each run only its own directory under them.
+	Hide []string
+	Log  *slog.Logger
 }
 
 type handle struct {
@@ -59,6 +64,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	cfg := api.SupervisorConfig{
 		RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), ServerURLFile: b.ServerURLFile,
 		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: b.BlobDir, NodeID: b.NodeID,
+		Hide: b.Hide,
 	}
 	cfgPath := filepath.Join(dir, "supervisor.json")
 	if err := writeJSON(cfgPath, cfg, 0o600); err != nil {
@@ -96,26 +102,71 @@ func (b *Backend) existing(dir string) (handle, bool) {
 	return h, alive(h)
 }
 
-// Status reads the supervisor's result file and whether its process still exists.
+// Status reads the supervisor's result file and whether its process still exists. A supervisor
+// that is gone without a result leaves its run's processes behind: they are ended here (this is
+// where the loss is noticed) and the reason says how many.
 func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
 	var h handle
 	if err := json.Unmarshal(hb, &h); err != nil {
 		return backend.Status{}, fmt.Errorf("decode local handle: %w", err)
 	}
 	st := backend.Status{Alive: alive(h)}
-	data, err := os.ReadFile(filepath.Join(h.Dir, ResultFile))
-	if err == nil {
-		var r backend.Result
-		if err := json.Unmarshal(data, &r); err == nil {
-			st.Final = &r
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("read result: %w", err)
+	final, err := readResult(h.Dir)
+	if err != nil {
+		return st, err
 	}
+	st.Final = final
 	if !st.Alive && st.Final == nil {
 		st.Reason = "the supervisor process is gone and left no result"
+		if err := b.reap(ctx, h.Dir, st.Reason); err != nil {
+			st.Reason += "; " + err.Error()
+		}
+		if st.Final, err = readResult(h.Dir); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
+}
+
+// readResult reads the result file of the run in dir (nil when there is none, or it is cut
+// short).
+func readResult(dir string) (*backend.Result, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var r backend.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// reapTimeout bounds `hangar reap` (ending the processes, then standing in for the supervisor).
+const reapTimeout = 3 * time.Minute
+
+// reap ends what the run in dir left running and has `hangar reap` stand in for its lost
+// supervisor (ship its spool, register its logs and outputs, write the result file). Where that
+// binary cannot run, the processes are still ended here.
+func (b *Backend) reap(ctx context.Context, dir, why string) error {
+	run := filepath.Base(dir)
+	ctx, cancel := context.WithTimeout(ctx, reapTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.Exe, "reap", "--run", run, "--dir", dir, "--why", why)
+	cmd.Env = supervisorEnv()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	b.Log.Warn("hangar reap", "run", run, "err", err, "output", string(out))
+	r, rerr := runbox.Reap(ctx, run, dir)
+	if rerr != nil {
+		return fmt.Errorf("could not end the run's processes: %w", rerr)
+	}
+	return errors.New(r.String())
 }
 
 // Cancel sends SIGTERM to the supervisor, which stops the user's processes (SIGTERM, grace, SIGKILL)

@@ -2,11 +2,12 @@ package local
 
 import (
 	"encoding/json"
-	"github.com/hangar-ml/hangar/internal/node"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,12 +19,15 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
 // A fake `hangar` binary: started as `<exe> supervise --config <file>` in the run directory.
 const (
 	// sleeper records its arguments and environment, then waits for SIGTERM, which it records.
 	sleeper = `#!/bin/bash
+` + noReap + `
 echo "$@" > args.txt
 env > env.txt
 trap 'kill $child 2>/dev/null; echo term > terminated; exit 0' TERM
@@ -34,11 +38,14 @@ wait $child
 `
 	// finisher writes a result file and exits at once.
 	finisher = `#!/bin/bash
+` + noReap + `
 printf '{"state":"Failed","exit_code":3,"reason":"the command exited with code 3","time":"2025-01-02T03:04:05Z"}' > result.json.tmp
 mv result.json.tmp result.json
 `
 	// quitter exits at once without a result.
 	quitter = "#!/bin/bash\nexit 1\n"
+	// noReap makes a fake fail `hangar reap`, so the backend ends the processes itself.
+	noReap = `[ "$1" = reap ] && exit 1`
 )
 
 func newBackend(t testing.TB, script string) *Backend {
@@ -191,7 +198,7 @@ func TestCancelSendsSIGTERM(t *testing.T) {
 	}
 	waitFor(t, "the supervisor to get SIGTERM", func() bool { return exists(filepath.Join(dir, "terminated")) })
 	waitFor(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
-	want := backend.Status{Reason: "the supervisor process is gone and left no result"}
+	want := backend.Status{Reason: "the supervisor process is gone and left no result; no process of the run was left running"}
 	if diff := cmp.Diff(want, status(t, b, hb)); diff != "" {
 		t.Errorf("status after cancel (-want +got):\n%s", diff)
 	}
@@ -227,7 +234,7 @@ func TestStatusOfVanishedSupervisor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b.RunDir("run-1"), ResultFile), []byte("{trunc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := backend.Status{Reason: "the supervisor process is gone and left no result"}
+	want := backend.Status{Reason: "the supervisor process is gone and left no result; no process of the run was left running"}
 	if diff := cmp.Diff(want, status(t, b, hb)); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
@@ -265,4 +272,48 @@ func TestBadHandleAndExe(t *testing.T) {
 	if _, err := b.Submit(t.Context(), backend.Launch{RunID: "r"}); err == nil || !strings.Contains(err.Error(), "start supervisor") {
 		t.Errorf("Submit with a missing binary = %v", err)
 	}
+}
+
+// A supervisor killed with its command still running: Status, which notices the loss, ends the
+// command's processes and says how many.
+func TestStatusEndsWhatALostSupervisorLeft(t *testing.T) {
+	b := newBackend(t, quitter)
+	dir := b.RunDir("run-lost")
+	rec := runbox.RecordPath(dir)
+	if err := os.MkdirAll(filepath.Dir(rec), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	marker := "marker-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(rec, []byte(`{"run_id":"run-lost","marker":"`+marker+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	left := exec.Command("setsid", "sleep", "300") // the user's command, out of any group
+	left.Env = append(os.Environ(), runbox.MarkerVar+"="+marker)
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer left.Process.Kill()
+	waitFor(t, "setsid to exec sleep", func() bool {
+		c, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(left.Process.Pid), "cmdline"))
+		return strings.HasPrefix(string(c), "sleep")
+	})
+	hb, _ := submit(t, b, "run-lost")
+	waitFor(t, "the supervisor to exit", func() bool { return !alive(mustHandle(t, hb)) })
+	st := status(t, b, hb)
+	if !strings.HasSuffix(st.Reason, "ended 1 leftover process of the run") {
+		t.Errorf("reason %q does not say the leftover was ended", st.Reason)
+	}
+	waitFor(t, "the leftover to die", func() bool {
+		s, ok := node.Stat(left.Process.Pid)
+		return !ok || s.State == 'Z'
+	})
+}
+
+func mustHandle(t *testing.T, hb backend.Handle) handle {
+	t.Helper()
+	var h handle
+	if err := json.Unmarshal(hb, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote"
+	"github.com/hangar-ml/hangar/internal/runbox"
 	"github.com/hangar-ml/hangar/internal/slurm"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/transfer"
@@ -40,6 +41,9 @@ type Backend struct {
 	BlobDir string
 	// Blobs is the same store, from which a login host's cache is filled.
 	Blobs *blob.Store
+	// Hide are directories of this machine runs must not see (the workspace's home) when the
+	// compute nodes share its filesystem; a run always has its target's work dir hidden.
+	Hide []string
 	// Targets returns a target's spec with its secrets unsealed.
 	Targets func(ctx context.Context, name string) (*compute.Stored, error)
 	Log     *slog.Logger
@@ -93,9 +97,10 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 		return nil, err
 	}
 	cfg := api.SupervisorConfig{RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), Dir: dir,
-		CacheDir: path.Join(t.work, "cache", "blobs")}
+		CacheDir: path.Join(t.work, "cache", "blobs"), Hide: []string{t.work}}
 	if t.client == nil {
 		cfg.ServerURLFile, cfg.LocalBlobDir = b.ServerURLFile, b.BlobDir
+		cfg.Hide = append(cfg.Hide, b.Hide...)
 	} else if err := b.seed(ctx, t, l); err != nil {
 		return nil, err
 	}
@@ -211,7 +216,15 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return backend.Status{}, fmt.Errorf("read result: %w", err)
 	}
-	return merge(hd.JobID, j, known, res, time.Now().UTC()), nil
+	st := merge(hd.JobID, j, known, res, time.Now().UTC())
+	if st.Final != nil && res == nil { // the batch script reaped what a killed supervisor left
+		if data, err := t.r.ReadFile(ctx, runbox.RecordPath(hd.Dir)); err == nil {
+			if r := runbox.ReapedIn(data); r != nil {
+				st.Final.Reason += "; " + r.String()
+			}
+		}
+	}
+	return st, nil
 }
 
 // merge is Status's decision, pure: Slurm's verdict on the job and the supervisor's result.

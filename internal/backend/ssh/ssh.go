@@ -68,6 +68,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	cfg := api.SupervisorConfig{
 		RunID: l.RunID, Token: l.Token, ServerURL: "http://" + fwd.RemoteAddr(), Dir: dir,
 		CacheDir: path.Join(h.work, "cache", "blobs"),
+		Hide:     []string{h.work}, // the other runs, the cache and the installed binary
 	}
 	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -115,17 +116,39 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	if err != nil {
 		return backend.Status{}, err
 	}
-	st := backend.Status{Alive: alive}
-	if data, err := h.client.ReadFile(ctx, path.Join(hd.Dir, "result.json")); err == nil {
-		var r backend.Result
-		if json.Unmarshal(data, &r) == nil {
-			st.Final = &r
-		}
-	}
+	st := backend.Status{Alive: alive, Final: readResult(ctx, h, hd.Dir)}
 	if !alive && st.Final == nil {
 		st.Reason = "the supervisor process on " + hd.Target + " is gone and left no result"
+		if err := b.reap(ctx, h, hd, st.Reason); err != nil {
+			st.Reason += "; " + err.Error()
+		}
+		st.Final = readResult(ctx, h, hd.Dir)
 	}
 	return st, nil
+}
+
+// readResult reads a run's result file on the host (nil when there is none yet).
+func readResult(ctx context.Context, h *host, dir string) *backend.Result {
+	data, err := h.client.ReadFile(ctx, path.Join(dir, "result.json"))
+	if err != nil {
+		return nil
+	}
+	var r backend.Result
+	if json.Unmarshal(data, &r) != nil {
+		return nil
+	}
+	return &r
+}
+
+// reap has `hangar reap` on the host end what a lost supervisor's run left running and stand in
+// for it (ship its spool, register its logs and outputs, write its result file).
+func (b *Backend) reap(ctx context.Context, h *host, hd handle, why string) error {
+	_, err := remote.Output(ctx, h.client, remote.Join(h.bin, "reap", "--run", path.Base(hd.Dir), "--dir", hd.Dir, "--why", why))
+	if err != nil {
+		b.Log.Warn("end a lost run's processes", "target", hd.Target, "dir", hd.Dir, "err", err)
+		return fmt.Errorf("its processes could not be ended: %w", err)
+	}
+	return nil
 }
 
 // Cancel sends SIGTERM to the supervisor on the host; it stops the command and collects outputs.

@@ -1,0 +1,171 @@
+package runbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mode says whether a run's processes must be sandboxed.
+type Mode string
+
+const (
+	// SandboxAuto sandboxes where bubblewrap works, and warns on the run where it does not.
+	SandboxAuto Mode = "auto"
+	// SandboxRequired fails the run where bubblewrap does not work.
+	SandboxRequired Mode = "required"
+	// SandboxOff never sandboxes (the run sees everything its user can read).
+	SandboxOff Mode = "off"
+)
+
+// ParseMode reads a sandbox mode ("" is auto).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return SandboxAuto, nil
+	case SandboxAuto, SandboxRequired, SandboxOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("sandbox mode %q: expected auto, required or off", s)
+}
+
+// sandbox is a bubblewrap invocation that shows the run the machine as its user sees it, except
+// the hidden directories (each replaced by an empty tmpfs) with the shared ones bound back.
+type sandbox struct {
+	bwrap string
+	// caps are the capabilities a root run keeps (nil: not root, bubblewrap drops them all).
+	caps            []string
+	hide, share, ro []string
+}
+
+// keptCaps are the capabilities a run started as root keeps. Those left out would let it undo the
+// sandbox or look past it: mount/umount (SYS_ADMIN), other processes' /proc/<pid>/root and fds
+// (SYS_PTRACE), open_by_handle_at (DAC_READ_SEARCH), raw devices, modules, BPF and perf.
+var keptCaps = map[int]string{
+	0: "CAP_CHOWN", 1: "CAP_DAC_OVERRIDE", 3: "CAP_FOWNER", 4: "CAP_FSETID", 5: "CAP_KILL",
+	6: "CAP_SETGID", 7: "CAP_SETUID", 10: "CAP_NET_BIND_SERVICE", 11: "CAP_NET_BROADCAST",
+	12: "CAP_NET_ADMIN", 13: "CAP_NET_RAW", 14: "CAP_IPC_LOCK", 15: "CAP_IPC_OWNER",
+	18: "CAP_SYS_CHROOT", 23: "CAP_SYS_NICE", 24: "CAP_SYS_RESOURCE", 26: "CAP_SYS_TTY_CONFIG",
+	28: "CAP_LEASE", 29: "CAP_AUDIT_WRITE", 31: "CAP_SETFCAP",
+}
+
+// rootCaps is keptCaps within this process's bounding set (bubblewrap refuses a capability the
+// caller cannot give), in a stable order.
+func rootCaps(bounding uint64) []string {
+	var out []string
+	for bit := 0; bit < 64; bit++ {
+		if name, ok := keptCaps[bit]; ok && bounding&(1<<bit) != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// boundingSet reads CapBnd of this process.
+func boundingSet() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapBnd:"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// args is the bubblewrap command line that runs name with args in dir.
+func (s *sandbox) args(dir, name string, args []string) []string {
+	out := []string{"--dev-bind", "/", "/"}
+	if s.caps != nil {
+		out = append(out, "--cap-drop", "ALL")
+		for _, c := range s.caps {
+			out = append(out, "--cap-add", c)
+		}
+	}
+	for _, h := range s.hide {
+		out = append(out, "--tmpfs", h)
+	}
+	for _, sh := range s.share {
+		out = append(out, "--bind", sh, sh)
+	}
+	for _, r := range s.ro {
+		out = append(out, "--ro-bind", r, r)
+	}
+	if dir != "" {
+		out = append(out, "--chdir", dir)
+	}
+	out = append(out, "--", name)
+	return append(out, args...)
+}
+
+// newSandbox finds bubblewrap and checks it works here (user namespaces may be off for a user
+// that is not root). Hidden directories that do not exist are left out, and so are shared ones
+// that are not under a hidden one (they are visible anyway). ro are shared read-only.
+func newSandbox(ctx context.Context, hide, share, ro []string) (*sandbox, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("bubblewrap (bwrap) is not installed on this node")
+	}
+	if real, err := filepath.EvalSymlinks(bwrap); err == nil {
+		bwrap = real // what /proc/<pid>/exe of its processes shows
+	}
+	s := &sandbox{bwrap: bwrap}
+	if os.Geteuid() == 0 {
+		s.caps = rootCaps(boundingSet())
+	}
+	for _, h := range clean(hide) {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			s.hide = append(s.hide, h)
+		}
+	}
+	visible := func(paths []string) []string {
+		var out []string
+		for _, p := range clean(paths) {
+			if _, err := os.Stat(p); err == nil && under(p, s.hide) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	s.share, s.ro = visible(share), visible(ro)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bwrap, s.args("", "true", nil)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("bubblewrap does not work on this node: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return s, nil
+}
+
+func clean(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// under reports whether p is inside one of dirs.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, p); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}

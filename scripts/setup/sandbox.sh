@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs bubblewrap (bwrap), with which supervisors hide the workspace's secrets and other runs
+# from a run's processes (internal/runbox), idempotently. With CI set, failing to install it fails.
+set -euo pipefail
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  elif [[ -n ${CI:-} ]]; then
+    echo "sandbox.sh: bubblewrap is missing and cannot be installed here (need root and apt-get)" >&2
+    exit 1
+  else
+    echo "sandbox.sh: bubblewrap is missing; runs will not be sandboxed (install the bubblewrap package)" >&2
+    exit 0
+  fi
+fi
+bwrap --dev-bind / / true
+echo "sandbox.sh: $(bwrap --version)"
