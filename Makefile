@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/hangar
 
-.PHONY: help build test quickstart bench vet fuzz clean
+.PHONY: help build test quickstart bench vet fuzz faults clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -19,8 +19,12 @@ test: ## the whole test suite, as CI runs it (installs what the tests need first
 vet: ## go vet
 	$(GO) vet ./...
 
-fuzz: ## run every fuzz target for 20s each
-	bash scripts/fuzz.sh 20s
+FUZZTIME ?= 5s
+fuzz: ## run every fuzz target briefly (FUZZTIME each, default 5s)
+	bash scripts/fuzz.sh $(FUZZTIME)
+
+faults: ## run the fault suite and print RELIABILITY.md's fault matrix
+	$(GO) run ./cmd/hangar-faults
 
 bench: build ## run the benchmarks recorded in BENCHMARKS.md
 	$(GO) run ./cmd/hangar-bench -hangar $(BIN)
