@@ -40,8 +40,17 @@ func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) er
 		s.noteDiskFull(err)
 		return cmp.Or(firstErr, fmt.Errorf("collect outputs: %w", err))
 	}
-	// Files before the manifests that name them (see transfer.UploadTree).
-	err = s.conn.retry(ctx, "upload outputs", func(ctx context.Context) error {
+	if err := s.upload(ctx, files, manifests); err != nil {
+		return err
+	}
+	keep(s.register(ctx, report))
+	return firstErr
+}
+
+// upload sends the collected files, then the manifests that name them (see
+// transfer.UploadTree), retrying while the server is away.
+func (s *Supervisor) upload(ctx context.Context, files, manifests []transfer.Item) error {
+	err := s.conn.retry(ctx, "upload outputs", func(ctx context.Context) error {
 		if _, err := transfer.Upload(ctx, s.conn.c, files, nil); err != nil {
 			return err
 		}
@@ -51,8 +60,7 @@ func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) er
 	if err != nil {
 		return fmt.Errorf("upload outputs: %w", err)
 	}
-	keep(s.register(ctx, report))
-	return firstErr
+	return nil
 }
 
 // nodeWaitPoll bounds how often node 0 asks whether the other nodes' parts are in: soon at

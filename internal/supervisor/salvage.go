@@ -12,7 +12,6 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
 // Salvage stands in for a supervisor that is gone without a result (killed, its machine
@@ -84,15 +83,8 @@ func (s *Supervisor) deliver(ctx context.Context, w *workspace) error {
 	if err != nil {
 		return fmt.Errorf("collect outputs: %w", err)
 	}
-	err = s.conn.retry(ctx, "upload outputs", func(ctx context.Context) error {
-		if _, err := transfer.Upload(ctx, s.conn.c, files, nil); err != nil {
-			return err
-		}
-		_, err := transfer.Upload(ctx, s.conn.c, manifests, nil)
+	if err := s.upload(ctx, files, manifests); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("upload outputs: %w", err)
 	}
 	report.Node = s.spec.NodeRank
 	return s.conn.retry(ctx, "register outputs", func(ctx context.Context) error {
