@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/remote/sshtest"
 )
 
 // supervisorPID reads the pid of a local run's supervisor from its handle.
@@ -152,5 +153,55 @@ func TestRequiredSandboxFailsClearly(t *testing.T) {
 	}
 	if strings.Contains(w.logs(name), "should-not-run") {
 		t.Error("the command ran without the required sandbox")
+	}
+}
+
+// The same on the other nodes: a run on a cluster node sees none of its agent's identity (agent
+// token), the node's other runs or the workspace home of the machine; a run on an attached VM
+// none of the host's Hangar work directory but its own run.
+func TestRunsOnNodesCannotReadTheirNode(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.Options{NetNS: true})
+	w := newWS(t)
+	dir := t.TempDir()
+	work := filepath.Join(t.TempDir(), "vm-work")
+	t.Cleanup(func() { stopSupervisors(filepath.Join(work, "runs")) })
+	probe := `WORK=$(cd ../../.. && pwd)
+echo "WORK: $(ls -A "$WORK" | tr '\n' ' ')"
+echo "RUNS: $(ls -A "$WORK/runs" | tr '\n' ' ')"
+for f in agent.json token secret.key workspace.db; do
+  head -c 1 "$WORK/$f" >/dev/null 2>&1 && echo "READ $f"
+  head -c 1 "$WS/$f" >/dev/null 2>&1 && echo "READ workspace $f"
+done
+echo probed`
+	writeFiles(t, dir, map[string]string{
+		"vm.yml":       vmYAML("vm", srv, srv.KeyFile, work),
+		"pool.yml":     "name: pool\ntype: amlcompute\nsize: local-quarter\nmax_instances: 2\nidle_time_before_scale_down: 600\n",
+		"src/probe.sh": probe,
+	})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "vm.yml"))
+	w.ok("compute", "create", "-f", filepath.Join(dir, "pool.yml"))
+	for _, target := range []string{"vm", "pool"} {
+		t.Run(target, func(t *testing.T) {
+			// The workspace home is on the cluster nodes' machine; a VM (here a network namespace
+			// sharing this machine's disk, logged in as root) has none of it in real life.
+			ws := w.home
+			if target == "vm" {
+				ws = "/nonexistent"
+			}
+			writeFiles(t, dir, map[string]string{target + ".yml": "command: sleep 200\ncompute: " + target + "\n",
+				target + "-probe.yml": "command: WS=" + ws + " bash probe.sh\ncode: src\ncompute: " + target + "\n"})
+			other := w.create(filepath.Join(dir, target+".yml"))
+			w.waitStatus(other, 2*time.Minute, job.Running)
+			name := w.create(filepath.Join(dir, target+"-probe.yml"))
+			d := w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed)
+			log := w.logs(name)
+			if d.Status != job.Completed || !strings.Contains(log, "probed") || len(d.Warnings) > 0 {
+				t.Fatalf("%s (%s), warnings %q:\n%s", d.Status, d.StatusReason, d.Warnings, log)
+			}
+			if strings.Contains(log, "READ") || strings.Contains(log, other) || !strings.Contains(log, "RUNS: "+name+" \n") {
+				t.Errorf("the run on %s saw its node's Hangar files:\n%s", target, log)
+			}
+			w.ok("job", "cancel", "-n", other)
+		})
 	}
 }

@@ -1,15 +1,12 @@
 package supervisor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -71,33 +68,6 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
 	s.drainOutput(w, cmd.Process.Pid, pr, captured)
 	s.splitRanks(w.plan.WorldSize)
 	return res
-}
-
-// mpiTag is Open MPI's --tag-output prefix: [jobid,rank]<stdout>: or <stderr>:.
-var mpiTag = regexp.MustCompile(`^\[\d+,(\d+)\]<std(?:out|err)>:`)
-
-// retag rewrites Open MPI's line tags into Hangar's "[rank N] " prefix as the output streams.
-func retag(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		br := bufio.NewReaderSize(r, 64<<10)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				if m := mpiTag.FindSubmatchIndex(line); m != nil {
-					line = append([]byte("[rank "+string(line[m[2]:m[3]])+"] "), line[m[1]:]...)
-				}
-				if _, werr := pw.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-	}()
-	return pr
 }
 
 // splitRanks writes each rank's lines of the run's log into user_logs/std_log_process_<n>.txt.
