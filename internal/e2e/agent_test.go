@@ -196,6 +196,8 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 		joined.Labels["disk"] != "ssd" || joined.Info == nil || joined.Info.Cores < 1 || joined.JoinedAt == nil {
 		t.Fatalf("joined node %+v", joined)
 	}
+	// The server has the node before the agent has written its identity.
+	waitFor(t, 10*time.Second, "the agent to save its identity", func() bool { return a.logHas("agent ready") })
 	if b := readFile(t, filepath.Join(a.dir, "agent.json")); !strings.Contains(b, n.ID) {
 		t.Errorf("agent identity %s", b)
 	}
@@ -345,7 +347,23 @@ func TestLocalProviderAgentsJoin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.waitNode(nodes[1].ID, "to be unusable", func(n *api.Node) bool { return n.State == "unusable" })
+	// The node of an agent that stopped is unusable, and the controller deletes it at once: see
+	// either, with the reason on the cluster's timeline.
+	waitFor(t, 60*time.Second, "node "+nodes[1].ID+" to be unusable or gone", func() bool {
+		n, err := w.client().GetNode(context.Background(), nodes[1].ID)
+		return (err == nil && n.State == "unusable") || api.IsNotFound(err)
+	})
+	events, err := w.client().NodeEvents(context.Background(), "loc", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	for _, e := range events {
+		stopped = stopped || (e.Node == nodes[1].ID && e.To == "unusable" && strings.Contains(e.Reason, "the agent stopped"))
+	}
+	if !stopped {
+		t.Errorf("the timeline does not say node %s's agent stopped: %+v", nodes[1].ID, events)
+	}
 	for _, n := range nodes {
 		if err := c.d.Delete(context.Background(), n.ID, "deleted"); err != nil {
 			t.Fatal(err)
