@@ -186,6 +186,13 @@ func (c *Client) GetCompute(ctx context.Context, name string) (*Compute, error) 
 	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil, &out)
 }
 
+// ComputeBrief returns a compute target without asking its backend to describe its node (which
+// may probe the machine or reach a remote host): enough to know it exists.
+func (c *Client) ComputeBrief(ctx context.Context, name string) (*Compute, error) {
+	var out Compute
+	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil, &out)
+}
+
 // MissingBlobs returns the hashes the server lacks.
 func (c *Client) MissingBlobs(ctx context.Context, hashes []string) ([]string, error) {
 	var out MissingResponse

@@ -83,7 +83,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 		return err
 	}
 	if sp.Compute != "" {
-		if _, err := c.GetCompute(ctx, sp.Compute); api.IsNotFound(err) {
+		if _, err := c.ComputeBrief(ctx, sp.Compute); api.IsNotFound(err) {
 			return fmt.Errorf("%s: compute: no compute target named %q in this workspace (see hangar compute list)", f.file, sp.Compute)
 		} else if err != nil {
 			return err

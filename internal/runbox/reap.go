@@ -62,11 +62,12 @@ func end(ctx context.Context, rec record) Reaped {
 		killEach(rest)
 		waitGone(rest, 5*time.Second)
 		pids = append(pids, rest...)
-		if len(pids) == 0 && round > 0 {
+		if len(pids) == 0 && (round > 0 || rec.Cgroup != nil) {
 			break
 		}
 		if len(pids) == 0 {
-			// Once more in a moment: a process in the middle of an exec shows no environment.
+			// Without a cgroup, once more in a moment: a process in the middle of an exec
+			// shows no environment.
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}

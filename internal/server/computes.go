@@ -30,7 +30,7 @@ func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.describe(r.Context(), *t, true))
+	writeJSON(w, http.StatusOK, s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false"))
 }
 
 // describe turns a target into its API view; with detail, the backend describes its node.
