@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/config"
 )
 
 // Exit codes, documented in `hangar --help`.
@@ -48,7 +48,7 @@ type ServeOptions struct {
 	Home       string
 	Listen     string
 	Log        *slog.Logger
-	Controller controller.Settings
+	Controller config.Controller
 }
 
 // Deps are the parts the composition root provides.
@@ -64,14 +64,18 @@ type Env struct {
 	deps           Deps
 }
 
-const rootHelp = `Hangar runs machine-learning jobs anywhere: this machine, attached VMs, autoscaling
-clusters, Slurm or Kubernetes, from Azure ML compatible YAML specs.
+const rootHelp = `Hangar runs machine-learning jobs on this machine, on VMs attached over SSH, on autoscaling
+clusters of Hangar agents and on Slurm clusters, from Azure ML compatible YAML specs.
 
 The CLI talks to the workspace at --workspace or $HANGAR_URL (with $HANGAR_TOKEN). With neither,
 it uses the local workspace in $HANGAR_HOME (default ~/.hangar) and starts its server in the
 background when none is running.
 
 Exit codes: 0 ok, 1 error, 2 usage error, 3 the job ended Failed, 4 the job ended Canceled.`
+
+const rootExample = `  hangar job create -f job.yml --stream        # run a job on the default target and follow its log
+  hangar compute attach -f vm.yml               # add a machine reachable over SSH as a target
+  hangar --workspace http://10.0.0.4:8700 job list -o json`
 
 // NewRoot builds the command tree.
 func NewRoot(deps Deps) *cobra.Command {
@@ -80,6 +84,7 @@ func NewRoot(deps Deps) *cobra.Command {
 		Use:           "hangar",
 		Short:         "Self-hosted ML compute: run training jobs on any compute target",
 		Long:          rootHelp,
+		Example:       rootExample,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

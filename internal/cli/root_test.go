@@ -15,11 +15,11 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// knownWithoutExample are runnable commands that lack an Example today.
+// knownWithoutExample are commands that lack an Example today.
 var knownWithoutExample = map[string]bool{}
 
-// TestEveryCommandHasExample checks every runnable command: command groups (hangar, hangar job,
-// ...) only list their subcommands, each of which has its own examples.
+// TestEveryCommandHasExample checks every command, groups and hidden ones included: each help
+// shows an Examples section (STYLE.md).
 func TestEveryCommandHasExample(t *testing.T) {
 	var walk func(c *cobra.Command)
 	count := 0
@@ -29,13 +29,10 @@ func TestEveryCommandHasExample(t *testing.T) {
 			if c.Short == "" {
 				t.Errorf("%s has no Short help", c.CommandPath())
 			}
-			if !c.Runnable() {
-				if !c.HasSubCommands() {
-					t.Errorf("%s can neither run nor has subcommands", c.CommandPath())
-				}
-				return
+			if !c.Runnable() && !c.HasSubCommands() {
+				t.Errorf("%s can neither run nor has subcommands", c.CommandPath())
 			}
-			if c.Example != "" || c.Hidden {
+			if c.Example != "" {
 				if knownWithoutExample[c.CommandPath()] {
 					t.Errorf("%s has an Example now: drop it from knownWithoutExample", c.CommandPath())
 				}
@@ -44,7 +41,7 @@ func TestEveryCommandHasExample(t *testing.T) {
 			if knownWithoutExample[c.CommandPath()] {
 				t.Skipf("BUG: `%s --help` shows no Examples section (STYLE.md: an Examples section in every help)", c.CommandPath())
 			}
-			t.Errorf("%s has no Example and is not hidden", c.CommandPath())
+			t.Errorf("`%s --help` shows no Examples section (STYLE.md: an Examples section in every help)", c.CommandPath())
 		})
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -54,6 +51,33 @@ func TestEveryCommandHasExample(t *testing.T) {
 	if count < 12 {
 		t.Errorf("walked %d commands; the tree lost some", count)
 	}
+}
+
+// notBuilt names what a help text must not offer: each is planned, none is there yet. Delete an
+// entry in the change that builds it.
+var notBuilt = map[string]string{
+	"kubernetes":      "there is no Kubernetes backend yet: a type: kubernetes target is refused",
+	"computeinstance": "there is no compute instance backend: a type: computeinstance target is refused",
+	"sweep job":       "only command jobs run; sweep jobs are refused",
+	"pipeline job":    "only command jobs run; pipeline jobs are refused",
+	"endpoint":        "there are no endpoints yet",
+}
+
+// TestHelpPromisesOnlyWhatExists reads every command's help for things Hangar does not do.
+func TestHelpPromisesOnlyWhatExists(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		text := strings.ToLower(strings.Join([]string{c.Short, c.Long, c.Example}, "\n"))
+		for word, why := range notBuilt {
+			if strings.Contains(text, word) {
+				t.Errorf("`%s --help` mentions %q, but %s", c.CommandPath(), word, why)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRoot(Deps{}))
 }
 
 // execute runs the CLI in-process with args; Serve is served by serve.
