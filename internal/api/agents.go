@@ -40,14 +40,6 @@ type JoinReply struct {
 	AgentToken string `json:"agent_token"`
 }
 
-// RunResult is how a run ended where it ran (the supervisor's result.json).
-type RunResult struct {
-	State    job.State `json:"state"`
-	ExitCode *int      `json:"exit_code,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Time     time.Time `json:"time"`
-}
-
 // AgentRun is a run's supervisor as its agent sees it.
 type AgentRun struct {
 	RunID string `json:"run_id"`
@@ -55,7 +47,7 @@ type AgentRun struct {
 	// Alive is true while the supervisor process exists.
 	Alive bool `json:"alive"`
 	// Final is the run's result file, once written.
-	Final *RunResult `json:"final,omitempty"`
+	Final *job.Result `json:"final,omitempty"`
 	// Reason says why a supervisor that is not alive left no result (and what the agent ended of
 	// what its run left running).
 	Reason string `json:"reason,omitempty"`
@@ -74,6 +66,10 @@ type AgentHeartbeat struct {
 	Draining bool `json:"draining,omitempty"`
 	// Leaving is the agent's last heartbeat before it exits.
 	Leaving bool `json:"leaving,omitempty"`
+	// PollMillis lets the server hold the reply up to this long until work arrives for the node
+	// (a long poll: work reaches the agent as it is queued); 0 answers at once. Work not yet
+	// sent, or a release the agent does not know of, is answered at once either way.
+	PollMillis int64 `json:"poll_ms,omitempty"`
 }
 
 // RunAssignment asks an agent to start a run's supervisor.
@@ -97,6 +93,14 @@ type HeartbeatReply struct {
 	// Release tells the agent to take no more runs and exit once its runs have ended.
 	Release bool   `json:"release,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Polled says the server long-polls (it honoured PollMillis): the agent sends its next
+	// heartbeat at once, the server holding it until there is work. A server that does not
+	// answers at once and leaves it unset, and the agent waits out its interval.
+	Polled bool `json:"polled,omitempty"`
+	// Forget names ended runs of the agent's report whose end the server has recorded: the agent
+	// stops reporting them (it would otherwise report each ended run for its KeepEnded, and a
+	// busy node's every heartbeat would carry thousands).
+	Forget []string `json:"forget,omitempty"`
 }
 
 // Node is a cluster node as listed and shown.

@@ -1,9 +1,13 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"time"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -19,14 +23,25 @@ type Launch struct {
 	Token  string // the run's own token, for the supervisor to talk back
 	Target compute.Target
 	Spec   job.Spec
+	// Attempt is the run's attempt (1 unless it was requeued); Placement is where a Placer put
+	// it (nil on backends that do not place runs).
+	Attempt   int
+	Placement *job.Placement
 }
 
-// Result is how a run ended, as seen where it ran (used when the supervisor could not report).
-type Result struct {
-	State    job.State `json:"state"`
-	ExitCode *int      `json:"exit_code,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Time     time.Time `json:"time"`
+// Manifests are the blob manifests a run reads (its code snapshot, then its inputs'), for
+// backends that seed a host's cache before the supervisor starts.
+func (l Launch) Manifests() []string {
+	var out []string
+	if l.Spec.CodeSnapshot != "" {
+		out = append(out, l.Spec.CodeSnapshot)
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.Spec.Inputs)) {
+		if m := l.Spec.Inputs[name].Manifest; m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Status is a backend's view of a submitted run.
@@ -34,13 +49,41 @@ type Status struct {
 	// Alive is true while the supervisor (or the engine's job) still exists.
 	Alive bool
 	// Final is set when the run ended and its result could be read where it ran.
-	Final *Result
+	Final *job.Result
 	// Reason explains the status (an engine's pending reason, why it is gone).
 	Reason string
 }
 
+// ErrBadHandle is what Status, Cancel (and Pending) return, wrapped, for a handle this backend
+// did not hand out: not JSON, another backend's, or naming nothing of this backend's.
+var ErrBadHandle = errors.New("not a handle of this backend")
+
+// DecodeHandle decodes h into v, a backend's handle struct, refusing anything that is not
+// exactly such a handle (fields of another backend's handle are not ignored). The backend still
+// checks that the fields it needs are set.
+func DecodeHandle(h Handle, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(h))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrBadHandle, clip(h), err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: %q: trailing data", ErrBadHandle, clip(h))
+	}
+	return nil
+}
+
+// clip shortens a handle for an error message.
+func clip(h Handle) string {
+	if len(h) > 120 {
+		return string(h[:120]) + "..."
+	}
+	return string(h)
+}
+
 // Backend starts and stops supervisors on one kind of compute target.
 // Every method may be called again with the same arguments (after a restart) and must be idempotent.
+// internal/backend/backendtest's conformance suite checks every backend against this contract.
 type Backend interface {
 	// Submit starts the run's supervisor and returns its handle.
 	Submit(ctx context.Context, l Launch) (Handle, error)

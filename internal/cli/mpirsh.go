@@ -15,8 +15,14 @@ import (
 
 func newMPIRshCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
-		Use:                "mpi-rsh HOST COMMAND...",
-		Short:              "Start a command on another node of the run (the MPI launcher's remote agent)",
+		Use:   "mpi-rsh HOST COMMAND...",
+		Short: "Start a command on another node of the run (the MPI launcher's remote agent)",
+		Long: `Run COMMAND on the node of the current run whose address is HOST (one of $HANGAR_NODE_ADDRS),
+through the workspace server, and exit with its exit code. The supervisor of an MPI run gives it
+to mpirun as its remote agent instead of ssh, so a run's nodes need no ssh between them. It works
+only inside a run ($HANGAR_WORKSPACE_URL, $HANGAR_RUN_TOKEN, $HANGAR_RUN_ID).`,
+		Example: `  mpirun --mca plm_rsh_agent "hangar mpi-rsh" --mca plm_rsh_no_tree_spawn 1 -np 4 python3 train.py
+  hangar mpi-rsh 10.0.0.5 hostname`,
 		Hidden:             true,
 		DisableFlagParsing: true,
 		Args:               cobra.MinimumNArgs(2),

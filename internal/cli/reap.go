@@ -25,8 +25,13 @@ const salvageTimeout = 2 * time.Minute
 func newReapCmd(env *Env) *cobra.Command {
 	var run, dir, why string
 	cmd := &cobra.Command{
-		Use:    "reap --run ID --dir RUN_DIR",
-		Short:  "End what a lost supervisor's run left on this node (run by backends, not by hand)",
+		Use:   "reap --run ID --dir RUN_DIR",
+		Short: "End what a lost supervisor's run left on this node (run by backends, not by hand)",
+		Long: `End every process a run left on this node after its supervisor was lost, then stand in for
+the supervisor: ship what it had spooled, register the node's logs and outputs, write the result
+file. It prints what it ended as JSON. Backends, agents and the Slurm batch script run it.`,
+		Example: `  hangar reap --run plucky_otter_k3x9q2mz --dir ~/.hangar/local/runs/plucky_otter_k3x9q2mz
+  hangar reap --run plucky_otter_k3x9q2mz --dir /scratch/hangar/runs/plucky_otter_k3x9q2mz --why "the node rebooted"`,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

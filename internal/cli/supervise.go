@@ -18,10 +18,14 @@ import (
 func newSuperviseCmd(env *Env) *cobra.Command {
 	var config string
 	cmd := &cobra.Command{
-		Use:    "supervise",
-		Short:  "Run one run's supervisor (started by backends, not by hand)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "supervise",
+		Short: "Run one run's supervisor (started by backends, not by hand)",
+		Long: `Run the supervisor of one run on this node: fetch its code and inputs, make its environment
+ready, run its command, ship logs and metrics, collect outputs and report to the workspace.
+Backends and agents start it detached, with the config file they wrote in the run's directory.`,
+		Example: "  hangar supervise --config ~/.hangar/local/runs/plucky_otter_k3x9q2mz/supervisor.json",
+		Hidden:  true,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "supervisor")
 			return RunSupervisor(cmd.Context(), config, log)

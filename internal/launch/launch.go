@@ -55,6 +55,9 @@ func Make(d *job.Distribution, instances int, t Topology) (Plan, error) {
 	if len(t.Nodes) != instances {
 		return Plan{}, fmt.Errorf("the run has %d nodes, resources.instance_count is %d", len(t.Nodes), instances)
 	}
+	if t.NodeRank < 0 || t.NodeRank >= len(t.Nodes) {
+		return Plan{}, fmt.Errorf("this node's rank is %d, but the run's nodes are %d (no address for it)", t.NodeRank, len(t.Nodes))
+	}
 	if d == nil {
 		return single(t), nil
 	}

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,5 +104,26 @@ func TestMPIHostfileAndSingle(t *testing.T) {
 	}
 	if _, err := Make(nil, 2, Topology{Nodes: []string{"one"}}); err == nil {
 		t.Error("a run with fewer nodes than instance_count was planned")
+	}
+}
+
+// A node whose rank has no address in the run's nodes is an error, not an index out of range
+// (a supervisor on node 1 of a run whose spec listed no nodes panicked).
+func TestNodeRankOutsideTheNodesIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		nodes []string
+		rank  int
+	}{
+		{"no nodes, rank 1", nil, 1},
+		{"two nodes, rank 2", []string{"a", "b"}, 2},
+		{"negative rank", []string{"a"}, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Make(nil, max(len(c.nodes), 1), Topology{Nodes: c.nodes, NodeRank: c.rank})
+			if err == nil || !strings.Contains(err.Error(), "rank") {
+				t.Fatalf("Make = %v, want an error naming the rank", err)
+			}
+		})
 	}
 }

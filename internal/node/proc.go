@@ -27,8 +27,20 @@ func Stat(pid int) (ProcStat, bool) {
 	return parseStat(pid, string(b))
 }
 
+// ParseStat parses the text of a /proc/<pid>/stat file, read here or on another host (the
+// remote package reads it over SSH): the one parser of that format.
+func ParseStat(s string) (ProcStat, bool) {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	pid, err := strconv.Atoi(first)
+	if err != nil || pid <= 0 {
+		return ProcStat{}, false
+	}
+	return parseStat(pid, s)
+}
+
 // parseStat parses a stat line. The command name (field 2) may hold spaces and parentheses, so
-// the fields after it are found from the last ')'.
+// the fields after it are found from the last ')'. A start time that is not a number makes the
+// line unreadable: a start time of 0 would match any process.
 func parseStat(pid int, s string) (ProcStat, bool) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
@@ -40,15 +52,21 @@ func parseStat(pid int, s string) (ProcStat, bool) {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgrp, _ := strconv.Atoi(f[2])
-	start, _ := strconv.ParseUint(f[19], 10, 64)
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return ProcStat{}, false
+	}
 	return ProcStat{PID: pid, State: f[0][0], PPID: ppid, PGRP: pgrp, StartTime: start}, true
 }
+
+// Running reports whether the process still runs: a zombie (Z) or a dead task (X) has ended.
+func (s ProcStat) Running() bool { return s.State != 'Z' && s.State != 'X' }
 
 // ProcessStartTime reads a process's start time so that a reused pid is not mistaken for the
 // process; 0 when it is gone or a zombie.
 func ProcessStartTime(pid int) uint64 {
 	st, ok := Stat(pid)
-	if !ok || st.State == 'Z' {
+	if !ok || !st.Running() {
 		return 0
 	}
 	return st.StartTime

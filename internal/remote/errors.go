@@ -10,9 +10,9 @@ import (
 // names the host and says which of these happened.
 var (
 	// ErrUnreachable: no TCP connection (refused, no route, unknown host name).
-	ErrUnreachable = errors.New("host unreachable")
+	ErrUnreachable error = &connectivityError{"host unreachable"}
 	// ErrTimeout: the TCP connect or the SSH handshake took longer than Config.Timeout.
-	ErrTimeout = errors.New("connect timed out")
+	ErrTimeout error = &connectivityError{"connect timed out"}
 	// ErrAuth: the host refused the key or the password.
 	ErrAuth = errors.New("authentication failed")
 	// ErrHostKeyUnknown: the known_hosts file has no key for the host.
@@ -23,7 +23,7 @@ var (
 	// no algorithm in common, too many authentication attempts).
 	ErrHandshake = errors.New("SSH handshake failed")
 	// ErrDisconnected: a Client is not connected and the context ended while it waited.
-	ErrDisconnected = errors.New("not connected")
+	ErrDisconnected error = &connectivityError{"not connected"}
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("client closed")
 	// ErrUnsupported: the host lacks something Hangar needs (bash).
@@ -31,6 +31,15 @@ var (
 	// ErrProcessGone: the process is not running (any more), or its pid now belongs to another one.
 	ErrProcessGone = errors.New("process not running")
 )
+
+// connectivityError is a connection failure that may heal by itself (the host is down, slow or
+// cut off). It says so with Temporary, like a net.Error, so that callers which classify errors
+// without importing this package (the controller's backoff of a target) can tell it from a
+// refusal (authentication, host key).
+type connectivityError struct{ msg string }
+
+func (e *connectivityError) Error() string   { return e.msg }
+func (e *connectivityError) Temporary() bool { return true }
 
 // HostKeyError is a host key that does not match what was expected; it is ErrHostKeyChanged, or
 // ErrHostKeyUnknown when nothing was known for the host.

@@ -8,25 +8,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 )
 
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		in    string
-		want  stat
-		valid bool
-	}{
-		{"4242 (sleep) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 5000 100", stat{"S", 987654}, true},
-		{"7 (a (weird) name) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0", stat{"Z", 55}, true},
-		{"garbage", stat{}, false},
-		{"1 (x) S 1 2 3", stat{}, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseStat(tt.in)
-		if ok != tt.valid || got != tt.want {
-			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tt.in, got, ok, tt.want, tt.valid)
-		}
-	}
-}
-
 func TestAliveFrom(t *testing.T) {
 	running := "10 (sh) S 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0"
 	zombie := "10 (sh) Z 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0"
@@ -39,7 +20,10 @@ func TestAliveFrom(t *testing.T) {
 		{running, Proc{PID: 10}, true},
 		{running, Proc{PID: 10, StartTime: 499}, false}, // pid reused
 		{zombie, Proc{PID: 10, StartTime: 500}, false},
-		{"alive\n", Proc{PID: 10, StartTime: 500}, true}, // no /proc: kill -0 only
+		{"10 (sh) X 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0", Proc{PID: 10, StartTime: 500}, false}, // dead
+		{"11 (sh) S 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0", Proc{PID: 10, StartTime: 500}, false}, // another's stat
+		{"10 (sh) S 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 ? 0 0", Proc{PID: 10, StartTime: 500}, false},   // unreadable
+		{"alive\n", Proc{PID: 10, StartTime: 500}, true},                                                    // no /proc: kill -0 only
 		{"gone\n", Proc{PID: 10}, false},
 	}
 	for _, tt := range tests {

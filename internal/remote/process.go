@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/proc"
 )
 
 // Detached describes a process to start so that it outlives the connection that started it.
@@ -25,13 +28,9 @@ type Detached struct {
 	Env map[string]string
 }
 
-// Proc is a started process: its pid, and its start time in clock ticks after boot (/proc/<pid>/stat
-// field 22, 0 where the host has no /proc) so that a reused pid is not mistaken for it. Proc is
-// serialisable, for backend handles.
-type Proc struct {
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"start_time,omitempty"`
-}
+// Proc is a started process on a host: its pid, and its start time (0 where the host has no
+// /proc), the same identity as a process of this machine (proc.Proc).
+type Proc = proc.Proc
 
 // StartDetached starts d in a session of its own (setsid; nohup, stdin from /dev/null, output to the
 // log), so it survives the SSH connection dropping, and returns its pid, which is also its process
@@ -77,8 +76,8 @@ func StartDetached(ctx context.Context, r Runner, d Detached) (Proc, error) {
 		return Proc{}, fmt.Errorf("start detached: unexpected output %q", out)
 	}
 	p := Proc{PID: pid}
-	if st, ok := parseStat(rest); ok {
-		p.StartTime = st.start
+	if st, ok := node.ParseStat(rest); ok && st.PID == pid {
+		p.StartTime = st.StartTime
 	}
 	return p, nil
 }
@@ -106,11 +105,8 @@ func aliveFrom(out string, p Proc) bool {
 	case "gone", "":
 		return false
 	}
-	st, ok := parseStat(out)
-	if !ok || st.state == "Z" || st.state == "X" {
-		return false
-	}
-	return p.StartTime == 0 || st.start == p.StartTime
+	st, ok := node.ParseStat(out)
+	return ok && p.Is(st)
 }
 
 // Signal sends sig to p's process group (StartDetached made p its leader), so the command's children
@@ -175,30 +171,6 @@ func TailFile(ctx context.Context, r Runner, path string, offset int64, max int)
 		return nil, size, nil
 	}
 	return rest, size, nil
-}
-
-// stat is what Alive needs from /proc/<pid>/stat.
-type stat struct {
-	state string
-	start uint64
-}
-
-// parseStat reads /proc/<pid>/stat text; the command name (field 2) may hold spaces and parentheses,
-// so fields are counted after its last ')'.
-func parseStat(s string) (stat, bool) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return stat{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 { // state is field 3 (f[0]), starttime field 22 (f[19])
-		return stat{}, false
-	}
-	start, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return stat{}, false
-	}
-	return stat{state: f[0], start: start}, true
 }
 
 func validEnvName(k string) bool {

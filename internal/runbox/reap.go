@@ -53,12 +53,17 @@ func end(ctx context.Context, rec record) Reaped {
 	keep := ancestry()
 	ended := map[int]bool{}
 	for round := 0; round < 5; round++ {
-		wrappers := sandboxes(rec)
+		// One look at every process's environment per round (it is most of what ending a box
+		// costs): taken before the cgroup is killed, so that the sandbox's own processes are
+		// still there to be told apart. A marked process that forks after the look is found
+		// by the next round, which runs whenever this one ended something.
+		seen := marked(rec.Marker)
+		wrappers := sandboxes(rec, seen)
 		var pids []int
 		if rec.Cgroup != nil {
 			pids = append(pids, rec.Cgroup.kill(keep)...)
 		}
-		rest := without(marked(rec.Marker), keep)
+		rest := without(without(seen, keep), setOf(pids))
 		killEach(rest)
 		waitGone(rest, 5*time.Second)
 		pids = append(pids, rest...)
@@ -103,13 +108,14 @@ func removeContainer(ctx context.Context, c Container) bool {
 	return exec.CommandContext(ctx, c.Runtime, "rm", "-f", "--", c.Name).Run() == nil
 }
 
-// sandboxes are the box's bubblewrap processes now (read before they are killed).
-func sandboxes(rec record) map[int]bool {
+// sandboxes are the box's bubblewrap processes among seen (the marked ones) and the cgroup's,
+// read before they are killed.
+func sandboxes(rec record, seen []int) map[int]bool {
 	out := map[int]bool{}
 	if rec.Sandbox == "" {
 		return out
 	}
-	pids := marked(rec.Marker)
+	pids := append([]int(nil), seen...)
 	if rec.Cgroup != nil {
 		pids = append(pids, rec.Cgroup.procs()...)
 	}
@@ -129,4 +135,12 @@ func ReapedIn(data []byte) *Reaped {
 		return nil
 	}
 	return rec.Reaped
+}
+
+func setOf(pids []int) map[int]bool {
+	out := make(map[int]bool, len(pids))
+	for _, p := range pids {
+		out[p] = true
+	}
+	return out
 }

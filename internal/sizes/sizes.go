@@ -3,7 +3,7 @@ package sizes
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/resources"
@@ -44,7 +44,7 @@ func (s Size) String() string {
 	return fmt.Sprintf("%s (%s)", s.Name, v)
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var nameRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Validate checks a size a workspace defines; errors name the field.
 func (s Size) Validate() error {

@@ -3,7 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"strings"
 )
 
@@ -25,7 +25,7 @@ type token struct {
 // errNoValue is wrapped by Bind's error for a reference without a value.
 var errNoValue = errors.New("no value for")
 
-var exprPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$`)
+var exprPattern = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$`)
 
 // tokenize splits a command into text, references and optional-segment markers. A "]]"
 // outside $[[ ]] is plain text (bash uses it in [[ ... ]] tests). On error it also returns

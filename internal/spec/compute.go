@@ -2,10 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -16,7 +16,7 @@ import (
 var (
 	// targetName is Azure's compute name rule: 2 to 32 letters, digits and hyphens,
 	// starting with a letter. Every such name is also a valid job `compute:` reference.
-	targetName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]{1,31}$`)
+	targetName = pattern.New(`^[a-zA-Z][a-zA-Z0-9-]{1,31}$`)
 	// computeTypes are the `type:` values a compute file may have: Hangar's names and
 	// Azure's aliases (normalised by compute.NormalizeType), and synapsespark, which is
 	// recognised only to be refused.

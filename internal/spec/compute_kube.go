@@ -1,7 +1,7 @@
 package spec
 
 import (
-	"regexp"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	dnsLabel         = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	instanceTypeName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]{0,251}[A-Za-z0-9])?$`)
+	dnsLabel         = pattern.New(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	instanceTypeName = pattern.New(`^[A-Za-z0-9]([A-Za-z0-9_.-]{0,251}[A-Za-z0-9])?$`)
 )
 
 // kubernetesFields adds the keys of `type: kubernetes` (SPEC.md §1.3) and Hangar's

@@ -4,9 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"math"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	hostName      = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$`)
-	publicKeyLine = regexp.MustCompile(`^((?:ssh|ecdsa|sk)-[A-Za-z0-9@.-]+)[ \t]+([A-Za-z0-9+/]+={0,2})(?:[ \t].*)?$`)
+	hostName      = pattern.New(`^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$`)
+	publicKeyLine = pattern.New(`^((?:ssh|ecdsa|sk)-[A-Za-z0-9@.-]+)[ \t]+([A-Za-z0-9+/]+={0,2})(?:[ \t].*)?$`)
 )
 
 // sshFields adds the keys of `type: virtualmachine`/`ssh` (SPEC.md §1.4) and Hangar's.
@@ -209,10 +209,10 @@ func isPublicKey(s string) bool {
 }
 
 var (
-	slurmName     = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.,-]*$`)
-	slurmMem      = regexp.MustCompile(`^(?i)\d{1,12}[KMGT]?$`)
-	slurmGres     = regexp.MustCompile(`^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$`)
-	slurmDuration = regexp.MustCompile(`^(?:(\d{1,5})-(\d{1,5})(?::(\d{1,5})(?::(\d{1,5}))?)?|(\d{1,7})(?::(\d{1,5})(?::(\d{1,5}))?)?)$`)
+	slurmName     = pattern.New(`^[A-Za-z0-9_][A-Za-z0-9_.,-]*$`)
+	slurmMem      = pattern.New(`^(?i)\d{1,12}[KMGT]?$`)
+	slurmGres     = pattern.New(`^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$`)
+	slurmDuration = pattern.New(`^(?:(\d{1,5})-(\d{1,5})(?::(\d{1,5})(?::(\d{1,5}))?)?|(\d{1,7})(?::(\d{1,5})(?::(\d{1,5}))?)?)$`)
 	priorities    = []string{"low", "medium", "high"}
 )
 

@@ -1,9 +1,9 @@
 package spec
 
 import (
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	envRef  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+|@[A-Za-z0-9_.-]+)?$`)
-	envName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+	envRef  = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+|@[A-Za-z0-9_.-]+)?$`)
+	envName = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
 )
 
 // ParseEnvironmentFile reads a standalone environment YAML (SPEC.md §6) with the same

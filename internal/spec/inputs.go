@@ -2,7 +2,7 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"strconv"
 	"strings"
 
@@ -16,7 +16,7 @@ var (
 	dataTypes    = []string{job.URIFolder, job.URIFile, job.MLTable, job.MLflowModel, job.CustomModel, job.TritonModel}
 	inputTypes   = append(append([]string(nil), literalTypes...), dataTypes...)
 
-	ioName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	ioName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// reservedNames clash with environment variables the runtime sets (SPEC.md §0.3).
 	reservedNames = []string{"path", "ld_library_path", "user", "logname", "home", "pwd", "shell"}
 )
@@ -293,7 +293,7 @@ func (d *decoder) outputs(n *yaml.Node, path string) map[string]job.Output {
 	return out
 }
 
-var outputPathExprs = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+var outputPathExprs = pattern.New(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 // output decodes one output; an empty value means a uri_folder in rw_mount mode.
 func (d *decoder) output(n *yaml.Node, path string) job.Output {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -108,7 +108,7 @@ func safeUnmarshal(data []byte, n *yaml.Node) (err error) {
 	return yaml.Unmarshal(data, n)
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (?s:(.*))$`)
+var yamlLine = pattern.New(`^line (\d+): (?s:(.*))$`)
 
 // yamlError converts a YAML syntax error into an Error with its line.
 func yamlError(file string, err error) *Error {
@@ -123,7 +123,7 @@ func yamlError(file string, err error) *Error {
 
 var (
 	jobTypes       = []string{"command", "sweep", "pipeline", "parallel", "automl", "spark"}
-	jobName        = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
+	jobName        = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
 	readOnlyFields = []string{"status", "creation_context", "log_files", "id"}
 )
 

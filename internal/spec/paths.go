@@ -3,11 +3,11 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -16,7 +16,7 @@ import (
 // maxTextFile bounds the conda and requirements files read into a spec.
 const maxTextFile = 1 << 20
 
-var uriScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+var uriScheme = pattern.New(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
 // isURI reports whether s names remote data rather than a local path: any scheme://
 // URI except file://, runs:/ model URIs and azureml: asset references.

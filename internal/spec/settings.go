@@ -1,8 +1,8 @@
 package spec
 
 import (
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -12,9 +12,9 @@ import (
 )
 
 var (
-	computeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
-	shmSize     = regexp.MustCompile(`^(?i)\d+[bkmg]$`)
-	isoDuration = regexp.MustCompile(`^(?i)P(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9}(?:\.\d{1,9})?)S)?)?$`)
+	computeName = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+	shmSize     = pattern.New(`^(?i)\d+[bkmg]$`)
+	isoDuration = pattern.New(`^(?i)P(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9}(?:\.\d{1,9})?)S)?)?$`)
 )
 
 // compute decodes `compute:` to a bare target name: azureml:NAME and NAME give NAME,

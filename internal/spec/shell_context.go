@@ -2,7 +2,7 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -56,7 +56,7 @@ type check struct {
 	around [2]string // mustNotBuiltin: the literal text of the word before and after the value
 }
 
-var integerLit = regexp.MustCompile(`^[+-]?[0-9]+$`)
+var integerLit = pattern.New(`^[+-]?[0-9]+$`)
 
 func (k check) check(s slot, info *scriptInfo) error {
 	v, ref := s.value, "${{"+s.name+"}}"

@@ -59,7 +59,7 @@ func (s *Supervisor) noteDiskFull(err error) {
 // fail with that reason, saying where: not complete with its log cut short or its outputs
 // missing, nor fail as if only its command had (a full disk usually makes the command fail
 // too, and its last words are what the full disk lost). A canceled run stays canceled.
-func (s *Supervisor) failIfDiskFull(res Result) Result {
+func (s *Supervisor) failIfDiskFull(res job.Result) job.Result {
 	if s.diskFull == nil || res.State == job.Canceled {
 		return res
 	}

@@ -47,17 +47,17 @@ func TestFailIfDiskFull(t *testing.T) {
 	tests := []struct {
 		name     string
 		noted    []error
-		in, want Result
+		in, want job.Result
 	}{
-		{"completed, log cut", []error{full}, Result{State: job.Completed},
-			Result{State: job.Failed, Reason: "no space left on device: /r/user_logs/std_log.txt"}},
-		{"command failed too: the disk is why", []error{full}, Result{State: job.Failed, ExitCode: &code, Reason: "the command exited with code 1"},
-			Result{State: job.Failed, ExitCode: &code, Reason: "no space left on device: /r/user_logs/std_log.txt"}},
-		{"outputs, the first one wins", []error{errors.New("unrelated"), cache, full}, Result{State: job.Completed},
-			Result{State: job.Failed, Reason: "no space left on device: writing blob to /n/cache/blobs"}},
-		{"canceled stays canceled", []error{full}, Result{State: job.Canceled, Reason: "canceled by request"},
-			Result{State: job.Canceled, Reason: "canceled by request"}},
-		{"no full disk", []error{errors.New("unrelated")}, Result{State: job.Completed}, Result{State: job.Completed}},
+		{"completed, log cut", []error{full}, job.Result{State: job.Completed},
+			job.Result{State: job.Failed, Reason: "no space left on device: /r/user_logs/std_log.txt"}},
+		{"command failed too: the disk is why", []error{full}, job.Result{State: job.Failed, ExitCode: &code, Reason: "the command exited with code 1"},
+			job.Result{State: job.Failed, ExitCode: &code, Reason: "no space left on device: /r/user_logs/std_log.txt"}},
+		{"outputs, the first one wins", []error{errors.New("unrelated"), cache, full}, job.Result{State: job.Completed},
+			job.Result{State: job.Failed, Reason: "no space left on device: writing blob to /n/cache/blobs"}},
+		{"canceled stays canceled", []error{full}, job.Result{State: job.Canceled, Reason: "canceled by request"},
+			job.Result{State: job.Canceled, Reason: "canceled by request"}},
+		{"no full disk", []error{errors.New("unrelated")}, job.Result{State: job.Completed}, job.Result{State: job.Completed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

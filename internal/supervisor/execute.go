@@ -11,32 +11,33 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/proc"
 )
 
 // execute runs the phases Preparing → Starting → Running → Finalizing and returns the result.
-func (s *Supervisor) execute(ctx context.Context) Result {
+func (s *Supervisor) execute(ctx context.Context) job.Result {
 	s.report(job.Preparing, "materializing the code snapshot and inputs")
-	var res Result
+	var res job.Result
 	p, err := s.startPipeline(ctx)
 	if err != nil {
-		res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: open the log: %v", err)}
+		res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: open the log: %v", err)}
 		res.Time = time.Now().UTC()
 		return res
 	}
 	w, err := s.prepare(ctx, p)
 	switch {
 	case err != nil && s.isCanceled():
-		res = Result{State: job.Canceled, Reason: s.cancelWhy}
+		res = job.Result{State: job.Canceled, Reason: s.cancelWhy}
 	case err != nil:
 		s.log.Error("prepare", "err", err)
 		fmt.Fprintf(p.capt, "hangar: preparing the run failed: %v\n", err)
-		res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
+		res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
 	case s.isCanceled():
-		res = Result{State: job.Canceled, Reason: s.cancelWhy}
+		res = job.Result{State: job.Canceled, Reason: s.cancelWhy}
 	default:
 		if err := s.openBox(ctx, w); err != nil {
 			fmt.Fprintf(p.capt, "hangar: %v\n", err)
-			res = Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
+			res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
 			break
 		}
 		s.report(job.Starting, "starting the command")
@@ -45,7 +46,7 @@ func (s *Supervisor) execute(ctx context.Context) Result {
 	}
 	p.close()
 	if err := s.finalize(ctx, w, p); err != nil && res.State == job.Completed {
-		res = Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}
+		res = job.Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}
 	}
 	if w.env != nil {
 		w.env.Release()
@@ -100,10 +101,10 @@ func (s *Supervisor) metricsFile() string { return filepath.Join(s.cfg.Dir, "han
 
 // runCommand starts the user's command in its own process group and waits for it, enforcing
 // cancel and limits.timeout.
-func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) Result {
+func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	switch {
 	case w.container != nil && (len(w.plan.Processes) > 1 || w.plan.MPI):
-		return Result{State: job.Failed, Reason: "distributed runs in a container image are not supported yet"}
+		return job.Result{State: job.Failed, Reason: "distributed runs in a container image are not supported yet"}
 	case w.plan.MPI && s.worker():
 		return s.runMPIWorker(ctx, w, p)
 	case w.plan.MPI:
@@ -115,14 +116,14 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}
+		return job.Result{State: job.Failed, Reason: fmt.Sprintf("pipe: %v", err)}
 	}
 	cmd := w.proc(false, w.vars, w.shell, "-c", w.command)
 	if w.container != nil {
 		if cmd, err = s.containerCommand(w); err != nil {
 			pw.Close()
 			pr.Close()
-			return Result{State: job.Failed, Reason: fmt.Sprintf("container: %v", err)}
+			return job.Result{State: job.Failed, Reason: fmt.Sprintf("container: %v", err)}
 		}
 	}
 	cmd.Stdin = nil
@@ -130,7 +131,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
-		return Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}
+		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}
 	}
 	pw.Close()
 	if err := w.box.Started(cmd); err != nil {
@@ -145,7 +146,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 }
 
 // wait waits for the command, stopping its process group (or its container) on cancel or timeout.
-func (s *Supervisor) wait(w *workspace, cmd *exec.Cmd, ctr *container) Result {
+func (s *Supervisor) wait(w *workspace, cmd *exec.Cmd, ctr *container) job.Result {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var timeout <-chan time.Time
@@ -178,12 +179,12 @@ func (s *Supervisor) wait(w *workspace, cmd *exec.Cmd, ctr *container) Result {
 	}
 	now := time.Now().UTC()
 	if stopReason != "" {
-		return Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
+		return job.Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
 	}
 	if code != 0 {
-		return Result{State: job.Failed, ExitCode: &code, Reason: fmt.Sprintf("the command exited with code %d", code), Time: now}
+		return job.Result{State: job.Failed, ExitCode: &code, Reason: fmt.Sprintf("the command exited with code %d", code), Time: now}
 	}
-	return Result{State: job.Completed, ExitCode: &code, Time: now}
+	return job.Result{State: job.Completed, ExitCode: &code, Time: now}
 }
 
 // stop ends the command: a container through its runtime, a process group with SIGTERM then
@@ -205,19 +206,22 @@ func (s *Supervisor) stop(w *workspace, pgid int, ctr *container, done <-chan er
 	return s.stopGroup(w, pgid, grace, done)
 }
 
-// stopGroup sends SIGTERM to the process group, then SIGKILL after the grace period.
+// stopGroup sends SIGTERM to the process group, then SIGKILL after the grace period
+// (proc.Escalate), and SIGKILL to what is left of the group once its leader is gone.
 func (s *Supervisor) stopGroup(w *workspace, pgid int, grace time.Duration, done <-chan error) error {
 	s.log.Info("stopping the command", "signal", "SIGTERM", "grace", grace)
-	w.signal(pgid, syscall.SIGTERM)
-	select {
-	case err := <-done:
-		w.signal(pgid, syscall.SIGKILL) // leftovers of the group
-		return err
-	case <-time.After(grace):
-	}
-	s.log.Info("grace period over", "signal", "SIGKILL")
-	w.signal(pgid, syscall.SIGKILL)
-	return <-done
+	exited := make(chan struct{})
+	var err error
+	go func() { err = <-done; close(exited) }()
+	proc.Escalate(context.Background(), grace, proc.Target{Done: exited, Signal: func(sig syscall.Signal) {
+		if sig == syscall.SIGKILL {
+			s.log.Info("grace period over", "signal", "SIGKILL")
+		}
+		w.signal(pgid, sig)
+	}})
+	<-exited
+	w.signal(pgid, syscall.SIGKILL) // leftovers of the group
+	return err
 }
 
 // drainOutput waits for the output pipe to close. Background processes of the command may hold it

@@ -18,14 +18,14 @@ import (
 // runMPI runs the command once under mpirun (Open MPI) with one slot per process of the plan; the
 // launcher starts the ranks. Its output, tagged with each line's rank, is the run's log; each
 // rank's own output is collected afterwards into std_log_process_<rank>.txt.
-func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
+func (s *Supervisor) runMPI(w *workspace, p *pipeline) job.Result {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
-		return Result{State: job.Failed, Reason: "distribution mpi: mpirun (Open MPI) is not on this node's PATH"}
+		return job.Result{State: job.Failed, Reason: "distribution mpi: mpirun (Open MPI) is not on this node's PATH"}
 	}
 	hostfile := filepath.Join(s.cfg.Dir, "hangar", "hostfile")
 	if err := os.WriteFile(hostfile, []byte(w.plan.Hostfile), 0o644); err != nil {
-		return Result{State: job.Failed, Reason: err.Error()}
+		return job.Result{State: job.Failed, Reason: err.Error()}
 	}
 	args := []string{"--allow-run-as-root", "--oversubscribe", "--tag-output",
 		"-np", strconv.Itoa(w.plan.WorldSize), "--hostfile", hostfile}
@@ -35,7 +35,7 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
 		// supervisors), not ssh; MPI traffic uses the interface of the nodes' known addresses.
 		exe, err := os.Executable()
 		if err != nil {
-			return Result{State: job.Failed, Reason: err.Error()}
+			return job.Result{State: job.Failed, Reason: err.Error()}
 		}
 		args = append(args, "--mca", "plm_rsh_agent", exe+" mpi-rsh", "--mca", "plm_rsh_no_tree_spawn", "1")
 		// As a network (CIDR), not an interface name: the name differs from node to node.
@@ -48,14 +48,14 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) Result {
 	args = append(args, w.shell, "-c", w.command)
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{State: job.Failed, Reason: err.Error()}
+		return job.Result{State: job.Failed, Reason: err.Error()}
 	}
 	cmd := w.proc(false, withEnv(w.vars, extra), mpirun, args...)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
-		return Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
+		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
 	}
 	pw.Close()
 	if err := w.box.Started(cmd); err != nil {
@@ -91,7 +91,7 @@ func (s *Supervisor) splitRanks(world int) {
 // runMPIWorker serves a node other than the first of a multi-node MPI run: mpirun on node 0 asks,
 // through the server, for its daemons to be started here; this runs each request (they daemonize
 // and start this node's ranks, whose output goes back to mpirun) until the run ends.
-func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) Result {
+func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	fmt.Fprintf(p.capt, "hangar: node %d waits for the MPI launcher on node 0\n", s.spec.NodeRank)
 	for !s.isCanceled() {
 		reqs, err := s.conn.c.PendingExecs(ctx, s.cfg.RunID, s.spec.NodeRank, 5*time.Second)
@@ -112,7 +112,7 @@ func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline
 		}
 	}
 	zero := 0
-	return Result{State: job.Completed, ExitCode: &zero, Reason: "the run ended"}
+	return job.Result{State: job.Completed, ExitCode: &zero, Reason: "the run ended"}
 }
 
 // execRelayed runs a relayed command with the run's variables and returns how it ended.

@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/launch"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/proc"
 )
 
 // rank is one started process of a distributed run.
@@ -39,11 +40,11 @@ type rankExit struct {
 // (user_logs/std_log_process_<rank>.txt), whose lines also go to the merged log with a
 // "[rank N] " prefix. The first rank to fail makes the others stop (SIGTERM, grace, SIGKILL), and
 // the run's reason names it.
-func (s *Supervisor) runRanks(w *workspace, p *pipeline) Result {
+func (s *Supervisor) runRanks(w *workspace, p *pipeline) job.Result {
 	ranks, err := s.startRanks(w, p)
 	if err != nil {
 		s.stopRanks(w, ranks)
-		return Result{State: job.Failed, Reason: err.Error()}
+		return job.Result{State: job.Failed, Reason: err.Error()}
 	}
 	s.report(job.Running, fmt.Sprintf("%d processes on this node", len(ranks)))
 	exits := make(chan rankExit, len(ranks))
@@ -95,7 +96,7 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 }
 
 // waitRanks waits for every rank, stopping all on the first failure, a cancel or the timeout.
-func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExit) Result {
+func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExit) job.Result {
 	var timeout <-chan time.Time
 	if t := s.spec.Spec.Limits.TimeoutSeconds; t > 0 {
 		timer := time.NewTimer(time.Duration(t) * time.Second)
@@ -127,37 +128,30 @@ func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExi
 	switch {
 	case first != nil:
 		code := exitCode(first.cmd, first.err)
-		return Result{State: job.Failed, ExitCode: &code, Time: now,
+		return job.Result{State: job.Failed, ExitCode: &code, Time: now,
 			Reason: fmt.Sprintf("rank %d exited with code %d first; the other ranks were stopped", first.rank, code)}
 	case stopReason != "":
 		code := 143
-		return Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
+		return job.Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
 	}
 	zero := 0
-	return Result{State: job.Completed, ExitCode: &zero, Time: now}
+	return job.Result{State: job.Completed, ExitCode: &zero, Time: now}
 }
 
-// stopRanks sends SIGTERM to every rank's process group, then SIGKILL after the grace period.
+// stopRanks sends SIGTERM to every rank's process group, then SIGKILL to every rank still
+// running after the grace period (proc.Escalate; a rank that is gone is not signalled: its pid
+// may already belong to someone else).
 func (s *Supervisor) stopRanks(w *workspace, ranks []*rank) {
 	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	for _, r := range ranks {
-		select {
-		case <-r.done:
-		default:
-			w.signal(r.cmd.Process.Pid, syscall.SIGTERM)
-		}
+	targets := make([]proc.Target, len(ranks))
+	for i, r := range ranks {
+		pgid := r.cmd.Process.Pid
+		targets[i] = proc.Target{Done: r.done, Signal: func(sig syscall.Signal) { w.signal(pgid, sig) }}
 	}
-	deadline := time.After(grace)
-	for _, r := range ranks {
-		select {
-		case <-r.done: // gone: its pid may already belong to someone else
-		case <-deadline:
-			w.signal(r.cmd.Process.Pid, syscall.SIGKILL)
-		}
-	}
+	proc.Escalate(context.Background(), grace, targets...)
 }
 
 // withEnv returns vars (K=V, sorted) with extra set on top.

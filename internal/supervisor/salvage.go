@@ -20,8 +20,8 @@ import (
 // result file with why, so that the backend reports the run ended. The run's processes must have
 // been ended first (runbox.Reap). The config is the run's supervisor.json; without its token
 // (the supervisor finished, or never started) nothing can be sent and only the result is written.
-func Salvage(ctx context.Context, dir, why string, log *slog.Logger) Result {
-	res := Result{State: job.Failed, Reason: why}
+func Salvage(ctx context.Context, dir, why string, log *slog.Logger) job.Result {
+	res := job.Result{State: job.Failed, Reason: why}
 	if err := salvage(ctx, dir, log); err != nil {
 		res.Reason += "; its spooled logs and outputs could not be collected: " + err.Error()
 	} else {

@@ -48,7 +48,7 @@ func TestSalvageWithoutTokenWritesTheResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := Salvage(t.Context(), dir, "the supervisor is gone; ended 2 leftover processes of the run", slog.New(slog.DiscardHandler))
-	var onDisk Result
+	var onDisk job.Result
 	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(dir, ResultFile))), &onDisk); err != nil {
 		t.Fatal(err)
 	}

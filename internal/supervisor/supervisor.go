@@ -24,19 +24,11 @@ const (
 	SystemLogsDir = "system_logs"
 	StdLogFile    = "std_log.txt"
 	MetricsFile   = "metrics.jsonl"
-	ResultFile    = "result.json"
+	ResultFile    = job.ResultFile
 	// ConfigFile is where every backend writes the supervisor's config (api.SupervisorConfig)
 	// in the run directory; the supervisor removes the run token from it when it is done.
 	ConfigFile = "supervisor.json"
 )
-
-// Result is how the run ended; it is written to ResultFile before it is reported.
-type Result struct {
-	State    job.State `json:"state"`
-	ExitCode *int      `json:"exit_code,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Time     time.Time `json:"time"`
-}
 
 // Supervisor executes one run.
 type Supervisor struct {
@@ -137,7 +129,7 @@ func (s *Supervisor) takeWarnings() []string {
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer s.forgetToken()
 	if err := s.fetchSpec(ctx); err != nil {
-		res := Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
+		res := job.Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
 		_ = s.writeResult(res)
 		return err
 	}
@@ -173,7 +165,7 @@ func (s *Supervisor) fetchSpec(ctx context.Context) error {
 	})
 }
 
-func (s *Supervisor) writeResult(r Result) error {
+func (s *Supervisor) writeResult(r job.Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -331,7 +323,7 @@ func (s *Supervisor) saveToken(token string) {
 
 // finalReport sends the terminal status after everything queued before it, waiting up to a day
 // for the server to come back; the result file stays on disk for the server to read meanwhile.
-func (s *Supervisor) finalReport(ctx context.Context, res Result) {
+func (s *Supervisor) finalReport(ctx context.Context, res job.Result) {
 	close(s.reports)
 	<-s.reported
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 24*time.Hour)

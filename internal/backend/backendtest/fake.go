@@ -43,8 +43,11 @@ func HandleFor(runID string) backend.Handle {
 
 func decode(h backend.Handle) (string, error) {
 	var fh fakeHandle
-	if err := json.Unmarshal(h, &fh); err != nil || fh.RunID == "" {
-		return "", fmt.Errorf("not a fake backend handle: %q", h)
+	if err := backend.DecodeHandle(h, &fh); err != nil {
+		return "", err
+	}
+	if fh.RunID == "" {
+		return "", fmt.Errorf("%w: not a fake backend handle: %q", backend.ErrBadHandle, h)
 	}
 	return fh.RunID, nil
 }

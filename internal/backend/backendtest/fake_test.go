@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/job"
 )
 
 func TestFake(t *testing.T) {
@@ -31,7 +32,7 @@ func TestFake(t *testing.T) {
 		t.Errorf("default status (-want +got):\n%s", diff)
 	}
 	exit := 2
-	want := backend.Status{Final: &backend.Result{State: "Failed", ExitCode: &exit}}
+	want := backend.Status{Final: &job.Result{State: "Failed", ExitCode: &exit}}
 	f.SetStatus("r1", want)
 	if st, err = f.Status(ctx, h); err != nil {
 		t.Fatal(err)

@@ -16,12 +16,14 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
 // ResultFile is written by the supervisor into the run directory when the run ends.
-const ResultFile = "result.json"
+const ResultFile = job.ResultFile
 
 // Backend starts `hangar supervise` processes on this machine.
 type Backend struct {
@@ -42,10 +44,16 @@ type Backend struct {
 	Log  *slog.Logger
 }
 
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Describer = (*Backend)(nil)
+)
+
+// handle is the supervisor's process (pid and start time, so a reused pid is not taken for it)
+// and the run's directory.
 type handle struct {
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"start_time"` // /proc/<pid>/stat field 22, guards against pid reuse
-	Dir       string `json:"dir"`
+	proc.Proc
+	Dir string `json:"dir"`
 }
 
 // RunDir is where a run lives on this machine.
@@ -79,12 +87,11 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = supervisorEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	p, _, err := proc.StartDetached(cmd) // the supervisor reports its own result
+	if err != nil {
 		return nil, fmt.Errorf("submit %s: start supervisor: %w", l.RunID, err)
 	}
-	go cmd.Wait() // reap; the supervisor reports its own result
-	h := handle{PID: cmd.Process.Pid, StartTime: node.ProcessStartTime(cmd.Process.Pid), Dir: dir}
+	h := handle{Proc: p, Dir: dir}
 	if err := writeJSON(filepath.Join(dir, "handle.json"), h, 0o644); err != nil {
 		return nil, fmt.Errorf("submit %s: %w", l.RunID, err)
 	}
@@ -96,21 +103,37 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 func (b *Backend) existing(dir string) (handle, bool) {
 	var h handle
 	data, err := os.ReadFile(filepath.Join(dir, "handle.json"))
-	if err != nil || json.Unmarshal(data, &h) != nil {
+	if err != nil || backend.DecodeHandle(data, &h) != nil {
 		return h, false
 	}
-	return h, alive(h)
+	return h, h.Alive()
+}
+
+// decode reads a handle this backend handed out: a supervisor's pid, and a run directory of
+// this backend's (Status reaps what it names, so a handle may not point elsewhere).
+func (b *Backend) decode(hb backend.Handle) (handle, error) {
+	var h handle
+	if err := backend.DecodeHandle(hb, &h); err != nil {
+		return h, err
+	}
+	if h.PID <= 0 || h.Dir == "" {
+		return h, fmt.Errorf("%w: local handle %s lacks its pid or directory", backend.ErrBadHandle, hb)
+	}
+	if filepath.Clean(h.Dir) != filepath.Clean(b.RunDir(filepath.Base(h.Dir))) {
+		return h, fmt.Errorf("%w: %s is not a run directory of %s", backend.ErrBadHandle, h.Dir, b.Root)
+	}
+	return h, nil
 }
 
 // Status reads the supervisor's result file and whether its process still exists. A supervisor
 // that is gone without a result leaves its run's processes behind: they are ended here (this is
 // where the loss is noticed) and the reason says how many.
 func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
-	var h handle
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return backend.Status{}, fmt.Errorf("decode local handle: %w", err)
+	h, err := b.decode(hb)
+	if err != nil {
+		return backend.Status{}, err
 	}
-	st := backend.Status{Alive: alive(h)}
+	st := backend.Status{Alive: h.Alive()}
 	final, err := readResult(h.Dir)
 	if err != nil {
 		return st, err
@@ -130,7 +153,7 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 
 // readResult reads the result file of the run in dir (nil when there is none, or it is cut
 // short).
-func readResult(dir string) (*backend.Result, error) {
+func readResult(dir string) (*job.Result, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -138,11 +161,8 @@ func readResult(dir string) (*backend.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
-	var r backend.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil
-	}
-	return &r, nil
+	r, _ := job.ParseResult(data)
+	return r, nil
 }
 
 // reapTimeout bounds `hangar reap` (ending the processes, then standing in for the supervisor).
@@ -172,13 +192,14 @@ func (b *Backend) reap(ctx context.Context, dir, why string) error {
 // Cancel sends SIGTERM to the supervisor, which stops the user's processes (SIGTERM, grace, SIGKILL)
 // and still collects outputs and logs.
 func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
-	var h handle
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return fmt.Errorf("decode local handle: %w", err)
+	h, err := b.decode(hb)
+	if err != nil {
+		return err
 	}
-	if !alive(h) {
+	if !h.Alive() {
 		return nil
 	}
+	// The supervisor alone: it stops its command's processes itself, after the grace period.
 	if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal supervisor %d: %w", h.PID, err)
 	}
@@ -188,20 +209,6 @@ func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 // Describe reports this machine.
 func (b *Backend) Describe(ctx context.Context, t compute.Target) (*compute.NodeInfo, error) {
 	return node.Detect(ctx), nil
-}
-
-func alive(h handle) bool {
-	if h.PID <= 0 {
-		return false
-	}
-	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	st := node.ProcessStartTime(h.PID)
-	if st == 0 {
-		return false // gone, or a zombie
-	}
-	return h.StartTime == 0 || st == h.StartTime
 }
 
 // supervisorEnv is the server's environment without the workspace's admin credentials.

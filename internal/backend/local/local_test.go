@@ -20,6 +20,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
@@ -76,7 +77,7 @@ func submit(t testing.TB, b *Backend, runID string) (backend.Handle, handle) {
 	if h.PID > 0 {
 		// The supervisor leads its own session: kill that process group (ours) when the test ends.
 		t.Cleanup(func() {
-			if alive(h) {
+			if h.Alive() {
 				_ = syscall.Kill(-h.PID, syscall.SIGKILL)
 			}
 		})
@@ -212,7 +213,7 @@ func TestStatusReadsResult(t *testing.T) {
 	hb, h := submit(t, b, "run-1")
 	waitFor(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
 	exit := 3
-	want := backend.Status{Final: &backend.Result{
+	want := backend.Status{Final: &job.Result{
 		State: job.Failed, ExitCode: &exit, Reason: "the command exited with code 3", Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 	}}
 	if diff := cmp.Diff(want, status(t, b, hb)); diff != "" {
@@ -247,14 +248,14 @@ func TestAliveChecksStartTime(t *testing.T) {
 		h    handle
 		want bool
 	}{
-		{"this process", handle{PID: me, StartTime: node.ProcessStartTime(me)}, true},
-		{"start time unknown", handle{PID: me}, true},
-		{"pid reused by another process", handle{PID: me, StartTime: node.ProcessStartTime(me) + 1}, false},
+		{"this process", handle{Proc: proc.Of(me)}, true},
+		{"start time unknown", handle{Proc: proc.Proc{PID: me}}, true},
+		{"pid reused by another process", handle{Proc: proc.Proc{PID: me, StartTime: node.ProcessStartTime(me) + 1}}, false},
 		{"no pid", handle{}, false},
-		{"no such process", handle{PID: 1 << 30}, false},
+		{"no such process", handle{Proc: proc.Proc{PID: 1 << 30}}, false},
 	}
 	for _, tt := range tests {
-		if got := alive(tt.h); got != tt.want {
+		if got := tt.h.Alive(); got != tt.want {
 			t.Errorf("%s: alive(%+v) = %v, want %v", tt.name, tt.h, got, tt.want)
 		}
 	}
@@ -298,7 +299,7 @@ func TestStatusEndsWhatALostSupervisorLeft(t *testing.T) {
 		return strings.HasPrefix(string(c), "sleep")
 	})
 	hb, _ := submit(t, b, "run-lost")
-	waitFor(t, "the supervisor to exit", func() bool { return !alive(mustHandle(t, hb)) })
+	waitFor(t, "the supervisor to exit", func() bool { return !mustHandle(t, hb).Alive() })
 	st := status(t, b, hb)
 	if !strings.HasSuffix(st.Reason, "ended 1 leftover process of the run") {
 		t.Errorf("reason %q does not say the leftover was ended", st.Reason)

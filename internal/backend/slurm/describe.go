@@ -33,7 +33,7 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 	}
 	t := &target{name: s.Name, spec: *s.Slurm, r: &remote.Local{}}
 	if l := s.Slurm.Login; l != nil {
-		cfg := sshConfig(*l)
+		cfg := remote.ConfigFor(*l)
 		conn, err := remote.Dial(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("login host: %w", err)
@@ -44,8 +44,8 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 		if err != nil {
 			return nil, fmt.Errorf("login host: %w", err)
 		}
-		if arch := goarch(strings.TrimSpace(string(out))); arch != runtime.GOARCH {
-			return nil, fmt.Errorf("the login host's architecture is %s but this hangar binary is for %s", arch, runtime.GOARCH)
+		if err := remote.CheckArch(string(out), runtime.GOARCH); err != nil {
+			return nil, fmt.Errorf("login host: %w", err)
 		}
 		if cfg.HostKey.TrustOnFirstUse {
 			s.Slurm.Login.HostKey = conn.HostKey()
@@ -98,15 +98,4 @@ func describe(ctx context.Context, t *target) (*compute.NodeInfo, error) {
 		info.Hostname = "(no nodes)"
 	}
 	return info, nil
-}
-
-// goarch maps uname -m to Go's architecture names.
-func goarch(m string) string {
-	switch m {
-	case "x86_64", "amd64":
-		return "amd64"
-	case "aarch64", "arm64":
-		return "arm64"
-	}
-	return m
 }

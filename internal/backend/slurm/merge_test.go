@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/slurm"
 )
@@ -14,13 +13,13 @@ import (
 func TestMerge(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	one := 1
-	done := &backend.Result{State: job.Completed, Time: now.Add(-time.Minute)}
-	canceled := &backend.Result{State: job.Canceled, ExitCode: &one, Reason: "canceled by request", Time: now.Add(-time.Second)}
+	done := &job.Result{State: job.Completed, Time: now.Add(-time.Minute)}
+	canceled := &job.Result{State: job.Canceled, ExitCode: &one, Reason: "canceled by request", Time: now.Add(-time.Second)}
 	cases := []struct {
 		name       string
 		j          slurm.Job
 		known      bool
-		res        *backend.Result
+		res        *job.Result
 		alive      bool
 		state      job.State
 		reasonHas  string

@@ -20,8 +20,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/remote"
 	"github.com/hangar-ml/hangar/internal/runbox"
 	"github.com/hangar-ml/hangar/internal/slurm"
-	"github.com/hangar-ml/hangar/internal/snapshot"
-	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
 // Backend submits runs to Slurm clusters. One connection (local, or SSH to the login host) is kept
@@ -101,8 +99,8 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	if t.client == nil {
 		cfg.ServerURLFile, cfg.LocalBlobDir = b.ServerURLFile, b.BlobDir
 		cfg.Hide = append(cfg.Hide, b.Hide...)
-	} else if err := b.seed(ctx, t, l); err != nil {
-		return nil, err
+	} else if _, err := remote.SeedCache(ctx, t.r, cfg.CacheDir, b.Blobs, l.Manifests()); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -144,7 +142,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 // The directory matters: names repeat across workspaces and after a run is deleted.
 func (t *target) submitted(ctx context.Context, target, runID, dir string) (handle, bool) {
 	var hd handle
-	if data, err := t.r.ReadFile(ctx, path.Join(dir, "handle.json")); err == nil && json.Unmarshal(data, &hd) == nil && hd.JobID != "" {
+	if data, err := t.r.ReadFile(ctx, path.Join(dir, "handle.json")); err == nil && backend.DecodeHandle(data, &hd) == nil && hd.JobID != "" {
 		return hd, true
 	}
 	if _, err := t.r.ReadFile(ctx, path.Join(dir, "job.sh")); err != nil {
@@ -162,38 +160,6 @@ func (t *target) submitted(ctx context.Context, target, runID, dir string) (hand
 	return hd, hd.JobID != ""
 }
 
-// seed sends the code snapshot and input blobs a login host's cache lacks (manifests last), so
-// supervisors find them on the shared filesystem instead of fetching each file from the server.
-func (b *Backend) seed(ctx context.Context, t *target, l backend.Launch) error {
-	var manifests []string
-	if l.Spec.CodeSnapshot != "" {
-		manifests = append(manifests, l.Spec.CodeSnapshot)
-	}
-	for _, in := range l.Spec.Inputs {
-		if in.Manifest != "" {
-			manifests = append(manifests, in.Manifest)
-		}
-	}
-	cache := path.Join(t.work, "cache", "blobs")
-	missing, err := remote.MissingBlobs(ctx, t.r, cache, manifests)
-	if err != nil {
-		return fmt.Errorf("%s: check cache: %w", t.name, err)
-	}
-	for _, m := range missing {
-		man, err := transfer.FetchManifest(ctx, snapshot.StoreSource{Store: b.Blobs}, m)
-		if err != nil {
-			return err
-		}
-		if _, err := remote.PutBlobs(ctx, t.r, cache, b.Blobs, man.Hashes()); err != nil {
-			return fmt.Errorf("%s: send snapshot: %w", t.name, err)
-		}
-		if _, err := remote.PutBlobs(ctx, t.r, cache, b.Blobs, []string{m}); err != nil {
-			return fmt.Errorf("%s: send snapshot: %w", t.name, err)
-		}
-	}
-	return nil
-}
-
 // Status merges Slurm's view of the job with the supervisor's result file. A job Slurm ended
 // (time limit, cancel, node failure, ...) is Final with Slurm's reason even when the supervisor
 // could not report; a job whose batch script ended by itself is Final with the supervisor's result.
@@ -207,12 +173,9 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	if err != nil {
 		return backend.Status{}, err
 	}
-	var res *backend.Result
-	if data, err := t.r.ReadFile(ctx, path.Join(hd.Dir, "result.json")); err == nil {
-		var r backend.Result
-		if json.Unmarshal(data, &r) == nil && r.State.Terminal() {
-			res = &r
-		}
+	var res *job.Result
+	if data, err := t.r.ReadFile(ctx, path.Join(hd.Dir, job.ResultFile)); err == nil {
+		res, _ = job.ParseResult(data)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return backend.Status{}, fmt.Errorf("read result: %w", err)
 	}
@@ -228,7 +191,7 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 }
 
 // merge is Status's decision, pure: Slurm's verdict on the job and the supervisor's result.
-func merge(id string, j slurm.Job, known bool, res *backend.Result, now time.Time) backend.Status {
+func merge(id string, j slurm.Job, known bool, res *job.Result, now time.Time) backend.Status {
 	if !known {
 		if res != nil {
 			return backend.Status{Final: res}
@@ -240,7 +203,7 @@ func merge(id string, j slurm.Job, known bool, res *backend.Result, now time.Tim
 	case v.Alive:
 		return backend.Status{Alive: true, Reason: v.Reason}
 	case v.Killed:
-		r := &backend.Result{State: v.State, ExitCode: v.ExitCode, Reason: v.Reason, Time: now}
+		r := &job.Result{State: v.State, ExitCode: v.ExitCode, Reason: v.Reason, Time: now}
 		if res != nil {
 			r.Reason += fmt.Sprintf("; the supervisor had ended it as %s (%s)", res.State, res.Reason)
 			r.ExitCode, r.Time = res.ExitCode, res.Time
@@ -249,7 +212,7 @@ func merge(id string, j slurm.Job, known bool, res *backend.Result, now time.Tim
 	case res != nil:
 		return backend.Status{Final: res}
 	}
-	return backend.Status{Final: &backend.Result{State: job.Failed, ExitCode: v.ExitCode, Time: now,
+	return backend.Status{Final: &job.Result{State: job.Failed, ExitCode: v.ExitCode, Time: now,
 		Reason: "the supervisor ended without a result (" + v.Reason + ")"}}
 }
 
@@ -327,18 +290,26 @@ func (b *Backend) hardCancelAfter() time.Duration {
 	return 5 * time.Minute
 }
 
+// resolve decodes a handle and opens its target. A handle must name a Slurm job and a run
+// directory of the target's work dir (Status reads the result and the box record there).
 func (b *Backend) resolve(ctx context.Context, hb backend.Handle) (handle, *target, error) {
 	var hd handle
-	if err := json.Unmarshal(hb, &hd); err != nil || hd.JobID == "" {
-		return hd, nil, fmt.Errorf("decode slurm handle %q: %v", hb, err)
+	if err := backend.DecodeHandle(hb, &hd); err != nil {
+		return hd, nil, err
+	}
+	if hd.Target == "" || hd.JobID == "" || hd.Dir == "" {
+		return hd, nil, fmt.Errorf("%w: slurm handle %s lacks its target, job id or directory", backend.ErrBadHandle, hb)
 	}
 	t, err := b.target(ctx, hd.Target)
 	if err != nil {
 		return hd, nil, err
 	}
+	if path.Dir(hd.Dir) != path.Join(t.work, "runs") {
+		return hd, nil, fmt.Errorf("%w: %s is not a run directory of %s", backend.ErrBadHandle, hd.Dir, hd.Target)
+	}
 	if t.client != nil {
-		if s := t.client.State(); !s.Connected {
-			return hd, nil, fmt.Errorf("%s's login host unreachable since %s: %w", hd.Target, s.Since.Format("15:04:05"), s.Err)
+		if err := t.client.Unreachable(hd.Target + "'s login host"); err != nil {
+			return hd, nil, err
 		}
 	}
 	return hd, t, nil

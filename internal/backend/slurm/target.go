@@ -98,7 +98,7 @@ func (b *Backend) open(ctx context.Context, name string, s compute.SlurmSpec) (*
 		t.r, t.work = &remote.Local{Dir: root}, root
 		return t, nil
 	}
-	client, err := remote.Connect(ctx, sshConfig(*s.Login), remote.ClientOptions{
+	client, err := remote.Connect(ctx, remote.ConfigFor(*s.Login), remote.ClientOptions{
 		Log: b.Log.With("target", name),
 		OnState: func(st remote.State) {
 			b.Log.Info("login host connection", "target", name, "connected", st.Connected, "err", st.Err)
@@ -108,7 +108,7 @@ func (b *Backend) open(ctx context.Context, name string, s compute.SlurmSpec) (*
 		return nil, fmt.Errorf("connect to %s's login host: %w", name, err)
 	}
 	t.r, t.client = client, client
-	work, err := workDir(ctx, client, s.Login.WorkDir)
+	work, err := remote.WorkDir(ctx, client, s.Login.WorkDir)
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -140,23 +140,6 @@ func (t *target) close() {
 	if t.client != nil {
 		t.client.Close()
 	}
-}
-
-// workDir resolves a login host's work_dir ("~", "~/x", relative: from the home directory).
-func workDir(ctx context.Context, r remote.Runner, dir string) (string, error) {
-	home, err := remote.Home(ctx, r)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case dir == "" || dir == "~":
-		return path.Join(home, ".hangar"), nil
-	case strings.HasPrefix(dir, "~/"):
-		return path.Join(home, dir[2:]), nil
-	case !path.IsAbs(dir):
-		return path.Join(home, dir), nil
-	}
-	return dir, nil
 }
 
 // line builds a Slurm command line: without the server's own credentials in its environment (sbatch
@@ -334,20 +317,4 @@ func (p *poller) forget(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.asked, id)
-}
-
-func sshConfig(h compute.SSHHost) remote.Config {
-	cfg := remote.Config{Host: h.Host, Port: h.Port, User: h.AdminUsername, Password: h.AdminPassword}
-	if h.PrivateKey != "" {
-		cfg.Key = []byte(h.PrivateKey)
-	}
-	switch {
-	case h.HostKey != "":
-		cfg.HostKey = remote.HostKeyPolicy{Pinned: h.HostKey}
-	case h.KnownHosts != "":
-		cfg.HostKey = remote.HostKeyPolicy{KnownHosts: h.KnownHosts}
-	default:
-		cfg.HostKey = remote.HostKeyPolicy{TrustOnFirstUse: true}
-	}
-	return cfg
 }

@@ -7,10 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/remote"
-	"github.com/hangar-ml/hangar/internal/snapshot"
-	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
 // host is a connected target: its connection, where hangar lives there, its tunnels.
@@ -40,7 +37,7 @@ func (b *Backend) host(ctx context.Context, name string) (*host, error) {
 	if st.Spec.SSH == nil {
 		return nil, fmt.Errorf("compute %s is not an ssh target", name)
 	}
-	client, err := remote.Connect(ctx, config(st.Spec.SSH.SSHHost), remote.ClientOptions{
+	client, err := remote.Connect(ctx, remote.ConfigFor(st.Spec.SSH.SSHHost), remote.ClientOptions{
 		Log: b.Log.With("target", name),
 		OnState: func(s remote.State) {
 			b.Log.Info("ssh connection", "target", name, "connected", s.Connected, "err", s.Err)
@@ -69,24 +66,20 @@ func (b *Backend) host(ctx context.Context, name string) (*host, error) {
 
 // install resolves the work directory and puts this hangar binary on the host (once per version).
 func (h *host) install(ctx context.Context, exe, workDir string) error {
-	home, err := remote.Home(ctx, h.client)
+	work, err := remote.WorkDir(ctx, h.client, workDir)
 	if err != nil {
-		return fmt.Errorf("%s: home directory: %w", h.name, err)
+		return fmt.Errorf("%s: %w", h.name, err)
 	}
-	switch {
-	case workDir == "" || workDir == "~":
-		workDir = path.Join(home, ".hangar")
-	case strings.HasPrefix(workDir, "~/"):
-		workDir = path.Join(home, workDir[2:])
-	case !path.IsAbs(workDir):
-		workDir = path.Join(home, workDir)
-	}
-	h.work = workDir
+	h.work = work
 	bin, _, err := remote.PutBinary(ctx, h.client, exe, "hangar")
 	if err != nil {
 		return fmt.Errorf("%s: install hangar: %w", h.name, err)
 	}
 	if !path.IsAbs(bin) {
+		home, err := remote.Home(ctx, h.client)
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.name, err)
+		}
 		bin = path.Join(home, bin)
 	}
 	h.bin = bin
@@ -112,39 +105,4 @@ func (h *host) forward(ctx context.Context, port string) (*remote.Forward, error
 	_, p, _ := strings.Cut(f.RemoteAddr(), ":")
 	h.forwards[p] = f
 	return f, nil
-}
-
-// seed sends the code snapshot and input data the host's cache lacks, so the supervisor finds them
-// there instead of fetching each file through the tunnel. A manifest goes after its files, so a
-// host that has a manifest has everything it names: an unchanged tree costs one small command.
-func (b *Backend) seed(ctx context.Context, h *host, l backend.Launch) error {
-	var manifests []string
-	if l.Spec.CodeSnapshot != "" {
-		manifests = append(manifests, l.Spec.CodeSnapshot)
-	}
-	for _, in := range l.Spec.Inputs {
-		if in.Manifest != "" {
-			manifests = append(manifests, in.Manifest)
-		}
-	}
-	cache := path.Join(h.work, "cache", "blobs")
-	missing, err := remote.MissingBlobs(ctx, h.client, cache, manifests)
-	if err != nil {
-		return fmt.Errorf("%s: check cache: %w", h.name, err)
-	}
-	for _, m := range missing {
-		man, err := transfer.FetchManifest(ctx, snapshot.StoreSource{Store: b.Blobs}, m)
-		if err != nil {
-			return err
-		}
-		st, err := remote.PutBlobs(ctx, h.client, cache, b.Blobs, man.Hashes())
-		if err != nil {
-			return fmt.Errorf("%s: send snapshot: %w", h.name, err)
-		}
-		if _, err := remote.PutBlobs(ctx, h.client, cache, b.Blobs, []string{m}); err != nil {
-			return fmt.Errorf("%s: send snapshot: %w", h.name, err)
-		}
-		b.Log.Info("seeded host cache", "target", h.name, "present", st.Present, "sent", st.Sent, "bytes", st.Bytes)
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote"
 )
 
@@ -43,7 +44,14 @@ type handle struct {
 	TunnelPort string      `json:"tunnel_port"`
 }
 
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Describer = (*Backend)(nil)
+	_ backend.Attacher  = (*Backend)(nil)
+)
+
 // Submit prepares the host (binary, blobs, config) and starts the run's supervisor detached.
+// Called again for a run whose supervisor runs, it returns that supervisor's handle.
 func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle, error) {
 	h, err := b.host(ctx, l.Target.Name)
 	if err != nil {
@@ -52,14 +60,18 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	dir := path.Join(h.work, "runs", l.RunID)
 	if data, err := h.client.ReadFile(ctx, path.Join(dir, "handle.json")); err == nil {
 		var old handle
-		if json.Unmarshal(data, &old) == nil {
+		if backend.DecodeHandle(data, &old) == nil {
 			if alive, err := remote.Alive(ctx, h.client, old.Proc); err == nil && alive {
 				return data, nil // already started (the server restarted mid-submit)
 			}
 		}
 	}
-	if err := b.seed(ctx, h, l); err != nil {
-		return nil, err
+	st, err := remote.SeedCache(ctx, h.client, path.Join(h.work, "cache", "blobs"), b.Blobs, l.Manifests())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", h.name, err)
+	}
+	if st.Manifests > 0 {
+		b.Log.Info("seeded host cache", "target", h.name, "present", st.Present, "sent", st.Sent, "bytes", st.Bytes)
 	}
 	fwd, err := h.forward(ctx, "")
 	if err != nil {
@@ -96,18 +108,34 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	return hd, nil
 }
 
-// Status reads the run's state on the host. An unreachable host is an error (the state is unknown).
-func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
+// resolve decodes a handle and connects to its host. A handle that does not name a run directory of
+// that host's work dir is refused: Status would reap what it names.
+func (b *Backend) resolve(ctx context.Context, hb backend.Handle) (handle, *host, error) {
 	var hd handle
-	if err := json.Unmarshal(hb, &hd); err != nil {
-		return backend.Status{}, fmt.Errorf("decode ssh handle: %w", err)
+	if err := backend.DecodeHandle(hb, &hd); err != nil {
+		return hd, nil, err
+	}
+	if hd.Target == "" || hd.Proc.PID <= 0 || hd.Dir == "" {
+		return hd, nil, fmt.Errorf("%w: ssh handle %s lacks its target, pid or directory", backend.ErrBadHandle, hb)
 	}
 	h, err := b.host(ctx, hd.Target)
 	if err != nil {
-		return backend.Status{}, err
+		return hd, nil, err
 	}
-	if s := h.client.State(); !s.Connected {
-		return backend.Status{}, fmt.Errorf("%s unreachable since %s: %w", hd.Target, s.Since.Format("15:04:05"), s.Err)
+	if path.Dir(hd.Dir) != path.Join(h.work, "runs") {
+		return hd, nil, fmt.Errorf("%w: %s is not a run directory of %s", backend.ErrBadHandle, hd.Dir, hd.Target)
+	}
+	if err := h.client.Unreachable(hd.Target); err != nil {
+		return hd, nil, err
+	}
+	return hd, h, nil
+}
+
+// Status reads the run's state on the host. An unreachable host is an error (the state is unknown).
+func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
+	hd, h, err := b.resolve(ctx, hb)
+	if err != nil {
+		return backend.Status{}, err
 	}
 	if _, err := h.forward(ctx, hd.TunnelPort); err != nil { // the supervisor needs it back after a restart
 		b.Log.Warn("tunnel", "target", hd.Target, "err", err)
@@ -128,16 +156,13 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 }
 
 // readResult reads a run's result file on the host (nil when there is none yet).
-func readResult(ctx context.Context, h *host, dir string) *backend.Result {
-	data, err := h.client.ReadFile(ctx, path.Join(dir, "result.json"))
+func readResult(ctx context.Context, h *host, dir string) *job.Result {
+	data, err := h.client.ReadFile(ctx, path.Join(dir, job.ResultFile))
 	if err != nil {
 		return nil
 	}
-	var r backend.Result
-	if json.Unmarshal(data, &r) != nil {
-		return nil
-	}
-	return &r
+	r, _ := job.ParseResult(data)
+	return r
 }
 
 // reap has `hangar reap` on the host end what a lost supervisor's run left running and stand in
@@ -153,16 +178,9 @@ func (b *Backend) reap(ctx context.Context, h *host, hd handle, why string) erro
 
 // Cancel sends SIGTERM to the supervisor on the host; it stops the command and collects outputs.
 func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
-	var hd handle
-	if err := json.Unmarshal(hb, &hd); err != nil {
-		return fmt.Errorf("decode ssh handle: %w", err)
-	}
-	h, err := b.host(ctx, hd.Target)
+	hd, h, err := b.resolve(ctx, hb)
 	if err != nil {
 		return err
-	}
-	if s := h.client.State(); !s.Connected {
-		return fmt.Errorf("%s unreachable since %s: %w", hd.Target, s.Since.Format("15:04:05"), s.Err)
 	}
 	err = remote.Signal(ctx, h.client, hd.Proc, syscall.SIGTERM)
 	if errors.Is(err, remote.ErrProcessGone) {
@@ -181,8 +199,8 @@ func (b *Backend) Describe(ctx context.Context, t compute.Target) (*compute.Node
 	h := b.hosts[t.Name]
 	b.mu.Unlock()
 	if h != nil {
-		if s := h.client.State(); !s.Connected {
-			return st.Node, fmt.Errorf("not connected since %s: %v", s.Since.Format("15:04:05"), s.Err)
+		if err := h.client.Unreachable(t.Name); err != nil {
+			return st.Node, err
 		}
 	}
 	return st.Node, nil
@@ -194,7 +212,7 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 	if s.SSH == nil {
 		return nil, errors.New("not an ssh target")
 	}
-	cfg := config(s.SSH.SSHHost)
+	cfg := remote.ConfigFor(s.SSH.SSHHost)
 	conn, err := remote.Dial(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -204,8 +222,8 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 	if err != nil {
 		return nil, err
 	}
-	if goarch(n.Arch) != runtime.GOARCH {
-		return nil, fmt.Errorf("the host's architecture is %s but this hangar binary is for %s", n.Arch, runtime.GOARCH)
+	if err := remote.CheckArch(n.Arch, runtime.GOARCH); err != nil {
+		return nil, err
 	}
 	if cfg.HostKey.TrustOnFirstUse {
 		s.SSH.HostKey = conn.HostKey()
@@ -217,31 +235,4 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 		info.ContainerRuntime = "docker"
 	}
 	return &info, nil
-}
-
-// goarch maps uname -m to Go's architecture names.
-func goarch(m string) string {
-	switch m {
-	case "x86_64", "amd64":
-		return "amd64"
-	case "aarch64", "arm64":
-		return "arm64"
-	}
-	return m
-}
-
-func config(h compute.SSHHost) remote.Config {
-	cfg := remote.Config{Host: h.Host, Port: h.Port, User: h.AdminUsername, Password: h.AdminPassword}
-	if h.PrivateKey != "" {
-		cfg.Key = []byte(h.PrivateKey)
-	}
-	switch {
-	case h.HostKey != "":
-		cfg.HostKey = remote.HostKeyPolicy{Pinned: h.HostKey}
-	case h.KnownHosts != "":
-		cfg.HostKey = remote.HostKeyPolicy{KnownHosts: h.KnownHosts}
-	default:
-		cfg.HostKey = remote.HostKeyPolicy{TrustOnFirstUse: true}
-	}
-	return cfg
 }
