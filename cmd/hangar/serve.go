@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/agent/dispatch"
+	"github.com/hangar-ml/hangar/internal/autoscaler"
 	"github.com/hangar-ml/hangar/internal/backend"
 	clusterbackend "github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/backend/local"
@@ -33,6 +33,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/server"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // serve runs the workspace server for a workspace directory until ctx ends.
@@ -90,55 +91,46 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		return fmt.Errorf("find own binary: %w", err)
 	}
 
+	// Targets with their secrets unsealed, for the backends that connect to them: built before
+	// the backends and the controller, so neither waits for the other.
+	targets := compute.Resolver{Lookup: st.Compute, Secrets: secrets.Keyring{key}}
 	// The backends, one per compute type.
-	var ctrl *controller.Controller
 	backends := map[string]backend.Backend{
 		compute.TypeSSH: &sshbackend.Backend{
 			ServerAddr: func() string { return strings.TrimPrefix(urlFn(), "http://") },
-			Exe:        exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"),
-			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
-				t, err := st.Compute(ctx, name)
-				if err != nil {
-					return nil, err
-				}
-				return ctrl.TargetSpec(*t)
-			},
+			Exe:        exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"), Targets: targets.Resolve,
 		},
 		compute.TypeSlurm: &slurmbackend.Backend{
 			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
 			BlobDir: h.Blobs(), Blobs: blobs, Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/slurm"),
-			Targets: func(ctx context.Context, name string) (*compute.Stored, error) {
-				t, err := st.Compute(ctx, name)
-				if err != nil {
-					return nil, err
-				}
-				return ctrl.TargetSpec(*t)
-			},
+			Targets: targets.Resolve,
 		},
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
 			BlobDir: h.Blobs(), Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/local"),
 		},
 	}
-	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
-	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st, machine()) }
-	dispatcher := &dispatch.Dispatcher{Store: st, Key: runKey, RunToken: func(id string) string { return ctrl.RunToken(id) },
-		Log: o.Log.With("component", "dispatch")}
-	backends[compute.TypeCluster] = &clusterbackend.Backend{Store: st, Dispatch: dispatcher, Sizes: catalog,
-		SilentAfter: time.Minute}
-	ctrl = &controller.Controller{
-		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: runKey},
+	ctrl := &controller.Controller{
+		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: runKey},
 		Secrets:  secrets.Keyring{key},
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),
 	}
-	ctrl.LocalRuntime = node.ContainerRuntime
-	ctrl.Clusters = &controller.Clusters{
-		Dispatch: dispatcher, Sizes: catalog, JoinURL: urlFn,
+	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
+	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st, machine()) }
+	// Managed clusters: one dispatcher for the agents' routes and the cluster backend, so that
+	// work the backend queues reaches an agent's waiting heartbeat at once; agents' reports that
+	// free room, and requeues, go through the controller.
+	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, RunToken: ctrl.RunToken, Changed: ctrl.Kick,
+		Log: o.Log.With("component", "agents")}
+	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn,
 		Provider: providers(exe, h.LocalRoot(), []string{h.Dir}, o.Log),
-	}
+		Policy:   autoscaler.Policy{LostAfter: o.Controller.LostAfter}, Requeue: ctrl.Requeue,
+		Log: o.Log.With("component", "backend/cluster")}
+	backends[compute.TypeCluster] = clusters
+	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
 	srv := server.New(server.Config{
-		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: token,
+		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,
 		URL: urlFn, Workspace: h.Dir, Log: log,
 	})
 	hs := server.HTTPServer(srv.Handler())

@@ -135,12 +135,16 @@ func (a *Agent) Run(ctx context.Context) error {
 			return a.stop()
 		case <-t.C:
 		}
+		sent := time.Now()
 		again, done := a.beat(ctx)
 		if done {
 			return nil
 		}
-		next := a.cfg.Heartbeat
-		if again {
+		// After a long poll (the server held the heartbeat until there was work, or for the
+		// interval), or with something to tell the server, the next heartbeat goes at once; a
+		// server that does not hold heartbeats, or an outage, has the agent wait out the interval.
+		next := a.cfg.Heartbeat - time.Since(sent)
+		if again || next < 0 {
 			next = 0
 		}
 		t.Reset(next)

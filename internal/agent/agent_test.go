@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/agent"
-	"github.com/hangar-ml/hangar/internal/agent/dispatch"
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -23,16 +23,23 @@ import (
 
 // fakeSupervisor stands in for `hangar supervise --config <run dir>/supervisor.json`: it ends
 // Completed when <run dir>/finish appears, Canceled on SIGTERM.
+// It writes <run dir>/ready once it takes SIGTERM, for tests that cancel; as `hangar reap` (the
+// stand-in for a supervisor gone without a result) it writes a Failed result and exits.
 const fakeSupervisor = `#!/bin/sh
+if [ "$1" = reap ]; then
+  echo '{"state":"Failed","reason":"reaped","time":"2024-01-01T00:00:00Z"}' > "$5/result.json"
+  exit 0
+fi
 dir=$(dirname "$3")
 trap 'echo "{\"state\":\"Canceled\",\"time\":\"2024-01-01T00:00:00Z\"}" > "$dir/result.json"; exit 0' TERM
-while [ ! -f "$dir/finish" ]; do sleep 0.02; done
+echo ready > "$dir/ready"
+while [ ! -f "$dir/finish" ] && [ -d "$dir" ]; do sleep 0.02; done
 echo '{"state":"Completed","exit_code":0,"time":"2024-01-01T00:00:00Z"}' > "$dir/result.json"
 `
 
 // server is the agents' side of a workspace server, over a real store, that can go down.
 type server struct {
-	d    *dispatch.Dispatcher
+	d    *cluster.Dispatcher
 	url  string
 	down atomic.Bool
 }
@@ -44,7 +51,7 @@ func newServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &server{d: &dispatch.Dispatcher{Store: st, Key: []byte("k"), RunToken: func(id string) string { return "tok-" + id },
+	s := &server{d: &cluster.Dispatcher{Store: st, Key: []byte("k"), RunToken: func(id string) string { return "tok-" + id },
 		Log: slog.New(slog.DiscardHandler)}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/agents/join", func(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +95,10 @@ func start(t *testing.T, s *server, cfg agent.Config) *agentRun {
 	if err := os.WriteFile(exe, []byte(fakeSupervisor), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg.ServerURL, cfg.Exe, cfg.Heartbeat = s.url, exe, 20*time.Millisecond
+	cfg.ServerURL, cfg.Exe = s.url, exe
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = 20 * time.Millisecond
+	}
 	cfg.Machine = &compute.NodeInfo{Hostname: "box", Cores: 4, MemoryBytes: 8 * resources.Gi}
 	if cfg.WorkDir == "" {
 		cfg.WorkDir = t.TempDir()
@@ -156,7 +166,7 @@ func nodeRun(n *store.Node, id string) *store.NodeRun {
 
 func newNode(t *testing.T, s *server) (string, string) {
 	t.Helper()
-	n, tok, err := s.d.CreateNode(t.Context(), dispatch.NewNode{Pool: "p"})
+	n, tok, err := s.d.CreateNode(t.Context(), cluster.NewNode{Pool: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +177,7 @@ func TestAgentLifecycle(t *testing.T) {
 	s := newServer(t)
 	id, tok := newNode(t, s)
 	r := start(t, s, agent.Config{JoinToken: tok, Slice: agent.Slice{MilliCPU: 1500}})
-	n := waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == store.NodeIdle })
+	n := waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == compute.NodeIdle })
 	if want := (resources.Vector{MilliCPU: 1500, Memory: 8 * resources.Gi}); n.Capacity != want {
 		t.Errorf("capacity %s, want %s", n.Capacity, want)
 	}
@@ -175,7 +185,7 @@ func TestAgentLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	n = waitNode(t, s, id, "to run r1", func(n *store.Node) bool { r := nodeRun(n, "r1"); return r != nil && r.Alive })
-	if n.State != store.NodeRunning || nodeRun(n, "r1").PID <= 0 {
+	if n.State != compute.NodeRunning || nodeRun(n, "r1").PID <= 0 {
 		t.Errorf("node %+v", n)
 	}
 	cfg, err := os.ReadFile(filepath.Join(r.dir, "runs", "r1", "supervisor.json"))
@@ -196,7 +206,7 @@ func TestAgentLifecycle(t *testing.T) {
 		r := nodeRun(n, "r1")
 		return r != nil && !r.Alive && r.Final != nil && r.Final.State == "Completed"
 	})
-	if n.State != store.NodeIdle {
+	if n.State != compute.NodeIdle {
 		t.Errorf("state %s after r1 ended", n.State)
 	}
 
@@ -221,11 +231,13 @@ func TestAgentCancelAndGone(t *testing.T) {
 	s := newServer(t)
 	id, tok := newNode(t, s)
 	r := start(t, s, agent.Config{JoinToken: tok})
-	waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == store.NodeIdle })
+	waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == compute.NodeIdle })
 	if err := s.d.Assign(t.Context(), id, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	waitNode(t, s, id, "to run r1", func(n *store.Node) bool { r := nodeRun(n, "r1"); return r != nil && r.Alive })
+	// A SIGTERM before the supervisor handles it would end it without a result.
+	waitFile(t, filepath.Join(r.dir, "runs", "r1", "ready"))
 	if err := s.d.Cancel(t.Context(), id, "r1"); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +260,7 @@ func TestAgentRestartAdoptsRuns(t *testing.T) {
 	id, tok := newNode(t, s)
 	work := t.TempDir()
 	first := start(t, s, agent.Config{JoinToken: tok, WorkDir: work})
-	waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == store.NodeIdle })
+	waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == compute.NodeIdle })
 	if err := s.d.Assign(t.Context(), id, "r1"); err != nil {
 		t.Fatal(err)
 	}
@@ -257,17 +269,17 @@ func TestAgentRestartAdoptsRuns(t *testing.T) {
 	if err := first.exited(t); err != nil {
 		t.Fatal(err)
 	}
-	n := waitNode(t, s, id, "to be unusable", func(n *store.Node) bool { return n.State == store.NodeUnusable })
+	n := waitNode(t, s, id, "to be unusable", func(n *store.Node) bool { return n.State == compute.NodeUnusable })
 	if r := nodeRun(n, "r1"); r == nil || !r.Alive {
 		t.Fatalf("the stopped agent's run: %+v", r)
 	}
 	second := start(t, s, agent.Config{WorkDir: work})
 	waitNode(t, s, id, "to be back with r1", func(n *store.Node) bool {
 		r := nodeRun(n, "r1")
-		return n.State == store.NodeRunning && r != nil && r.Alive
+		return n.State == compute.NodeRunning && r != nil && r.Alive
 	})
 	second.finish(t, "r1")
-	waitNode(t, s, id, "to report r1 done", func(n *store.Node) bool { return n.State == store.NodeIdle })
+	waitNode(t, s, id, "to report r1 done", func(n *store.Node) bool { return n.State == compute.NodeIdle })
 
 	// With --kill-runs-on-exit, stopping cancels the runs.
 	if err := s.d.Assign(t.Context(), id, "r2"); err != nil {
@@ -277,12 +289,30 @@ func TestAgentRestartAdoptsRuns(t *testing.T) {
 	second.stop()
 	second.exited(t)
 	third := start(t, s, agent.Config{WorkDir: work, KillRunsOnExit: true, ExitGrace: 10 * time.Second})
-	waitNode(t, s, id, "to be back", func(n *store.Node) bool { return n.State == store.NodeRunning })
+	waitNode(t, s, id, "to be back", func(n *store.Node) bool { return n.State == compute.NodeRunning })
 	third.stop()
 	third.exited(t)
 	if b := waitFile(t, filepath.Join(work, "runs", "r2", "result.json")); !strings.Contains(b, "Canceled") {
 		t.Errorf("r2 result %s", b)
 	}
+}
+
+// Work reaches an agent as it is queued, and a run's end reaches the server as it happens, even
+// with a heartbeat interval far longer than the test waits: the heartbeat is a long poll the
+// server answers when there is work, and the agent cuts it short when a run of its ends.
+func TestAgentHearsWorkAsItIsQueued(t *testing.T) {
+	s := newServer(t)
+	id, tok := newNode(t, s)
+	r := start(t, s, agent.Config{JoinToken: tok, Heartbeat: 5 * time.Minute})
+	waitNode(t, s, id, "to join", func(n *store.Node) bool { return n.State == compute.NodeIdle })
+	for _, run := range []string{"r1", "r2"} { // the second while the agent waits on the server
+		if err := s.d.Assign(t.Context(), id, run); err != nil {
+			t.Fatal(err)
+		}
+		waitNode(t, s, id, "to run "+run, func(n *store.Node) bool { r := nodeRun(n, run); return r != nil && r.Alive })
+	}
+	r.finish(t, "r1")
+	waitNode(t, s, id, "to report r1 ended", func(n *store.Node) bool { r := nodeRun(n, "r1"); return r != nil && !r.Alive })
 }
 
 func TestAgentRefusedJoin(t *testing.T) {

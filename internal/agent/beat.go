@@ -3,13 +3,16 @@ package agent
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
 )
 
 // beat sends one heartbeat and acts on the reply. again asks for the next heartbeat at once (to
-// acknowledge work quickly); done means the agent should exit.
+// acknowledge work, or report a run that ended, quickly, or because the server long-polls);
+// done means the agent should exit. The heartbeat is a long poll: the server holds it up to the
+// heartbeat interval until there is work for the node, so work arrives as it is queued.
 func (a *Agent) beat(ctx context.Context) (again, done bool) {
 	report := a.runs.report(ctx)
 	if a.gone {
@@ -20,9 +23,11 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		info := a.info
 		hb.Register = &info
 	}
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	rep, err := a.api.AgentHeartbeat(cctx, a.id.NodeID, hb)
-	cancel()
+	hb.PollMillis = a.cfg.Heartbeat.Milliseconds()
+	rep, ended, err := a.send(ctx, hb, report)
+	if err != nil && ended {
+		return true, false // cut short to report a run that ended
+	}
 	if err != nil {
 		return false, a.failed(ctx, err, report)
 	}
@@ -39,7 +44,33 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		a.leave(report)
 		return false, true
 	}
-	return len(a.acks) > 0, false
+	return len(a.acks) > 0 || ended || rep.Polled, false
+}
+
+// send sends a heartbeat. While the server holds it, the agent watches its runs and cuts the
+// wait short when one ends (ended), to report that at once: the server places more work there.
+func (a *Agent) send(ctx context.Context, hb api.AgentHeartbeat, report []api.AgentRun) (*api.HeartbeatReply, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout+time.Duration(hb.PollMillis)*time.Millisecond)
+	defer cancel()
+	var ended atomic.Bool
+	stop := make(chan struct{})
+	watching := make(chan struct{})
+	if hb.PollMillis > 0 && alive(report) > 0 {
+		handles := a.runs.aliveHandles(report)
+		go func() {
+			defer close(watching)
+			if a.runs.watch(cctx, stop, handles) {
+				ended.Store(true)
+				cancel()
+			}
+		}()
+	} else {
+		close(watching)
+	}
+	rep, err := a.api.AgentHeartbeat(cctx, a.id.NodeID, hb)
+	close(stop)
+	<-watching
+	return rep, ended.Load() && ctx.Err() == nil, err
 }
 
 // work starts assigned runs and cancels runs, and queues the acknowledgements.
@@ -52,6 +83,7 @@ func (a *Agent) work(ctx context.Context, rep *api.HeartbeatReply) (started int)
 		}
 		a.acks = append(a.acks, w.ID)
 	}
+	a.runs.forget(rep.Forget)
 	for _, c := range rep.Cancels {
 		if err := a.runs.cancel(ctx, c.RunID); err != nil {
 			a.log.Warn("cancel run", "run", c.RunID, "err", err)

@@ -1,12 +1,12 @@
 package agent
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // IdentityFile, in the work dir, keeps a joined agent's node id and agent token (mode 0600), so
@@ -48,16 +48,4 @@ func saveIdentity(dir string, id identity) error {
 
 // tokenNode reads the node id a join token names, without verifying it (only the server can):
 // the agent uses it to tell whether a saved identity is for the same node.
-func tokenNode(token string) string {
-	rest, ok := strings.CutPrefix(token, joinPrefix)
-	payload, _, _ := strings.Cut(rest, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
-	if !ok || err != nil {
-		return ""
-	}
-	var c joinClaims
-	if json.Unmarshal(raw, &c) != nil {
-		return ""
-	}
-	return c.NodeID
-}
+func tokenNode(token string) string { return tokens.JoinNode(token) }

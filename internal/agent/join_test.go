@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/agent"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestAgentJoinRetriesWhenThrottled(t *testing.T) {
 	t.Cleanup(front.Close)
 	s.url = front.URL
 	r := start(t, s, agent.Config{JoinToken: tok, NodeID: id})
-	waitNode(t, s, id, "to join after a 429", func(n *store.Node) bool { return n.State == store.NodeIdle })
+	waitNode(t, s, id, "to join after a 429", func(n *store.Node) bool { return n.State == compute.NodeIdle })
 	select {
 	case err := <-r.errc:
 		t.Fatalf("the agent ended: %v", err)

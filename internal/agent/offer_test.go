@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -65,5 +66,21 @@ func TestParseGPUs(t *testing.T) {
 		if (err != nil) != tt.err || !cmp.Equal(got, tt.want) || (tt.want != nil && got == nil) {
 			t.Errorf("ParseGPUs(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// The agent stops reporting a run the server told it to forget only once the run ended: a run
+// still alive is reported whatever the server says.
+func TestForgetOnlyEndedRuns(t *testing.T) {
+	r := &runs{known: map[string]*runEntry{
+		"ended": {endedAt: time.Unix(1, 0)},
+		"alive": {},
+	}}
+	r.forget([]string{"ended", "alive", "unknown"})
+	if _, ok := r.known["ended"]; ok {
+		t.Error("the ended run is still reported")
+	}
+	if _, ok := r.known["alive"]; !ok {
+		t.Error("the alive run was forgotten")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/backend/local"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/proc"
 )
 
 // runs are the supervisors of one agent. Each run has its directory under <work dir>/runs/<id>,
@@ -31,7 +32,7 @@ type runEntry struct {
 	handle backend.Handle
 	pid    int
 	// failed is set when the agent could not start the supervisor.
-	failed *api.RunResult
+	failed *job.Result
 	// endedAt is when the run was first seen ended.
 	endedAt time.Time
 }
@@ -74,13 +75,13 @@ func (r *runs) start(ctx context.Context, runID, token string) (started bool) {
 		return false
 	}
 	if _, err := os.Stat(r.sup.RunDir(runID)); err == nil {
-		r.known[runID] = &runEntry{failed: &api.RunResult{State: job.Failed, Time: r.now(),
+		r.known[runID] = &runEntry{failed: &job.Result{State: job.Failed, Time: r.now(),
 			Reason: "the agent found a directory for this run already and did not start it again"}}
 		return false
 	}
 	h, err := r.sup.Submit(ctx, backend.Launch{RunID: runID, Token: token})
 	if err != nil {
-		r.known[runID] = &runEntry{failed: &api.RunResult{State: job.Failed, Time: r.now(),
+		r.known[runID] = &runEntry{failed: &job.Result{State: job.Failed, Time: r.now(),
 			Reason: "the agent could not start the supervisor: " + err.Error()}}
 		return false
 	}
@@ -109,9 +110,7 @@ func (r *runs) report(ctx context.Context) []api.AgentRun {
 				st.Alive = true // unreadable: assume it runs rather than report it lost
 			}
 			ar.Alive, ar.Reason = st.Alive, st.Reason
-			if f := st.Final; f != nil {
-				ar.Final = &api.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
-			}
+			ar.Final = st.Final
 		}
 		if !ar.Alive && e.endedAt.IsZero() {
 			e.endedAt = now
@@ -126,6 +125,51 @@ func (r *runs) report(ctx context.Context) []api.AgentRun {
 	return out
 }
 
+// forget stops reporting ended runs whose end the server has recorded. A run still alive is
+// kept whatever the server says (it would be reported again once it ends).
+func (r *runs) forget(ids []string) {
+	for _, id := range ids {
+		if e, ok := r.known[id]; ok && !e.endedAt.IsZero() {
+			delete(r.known, id)
+		}
+	}
+}
+
+// watchEvery is how often an agent waiting on the server looks at its runs.
+const watchEvery = 100 * time.Millisecond
+
+// aliveHandles are the handles of the runs alive in a report.
+func (r *runs) aliveHandles(report []api.AgentRun) []backend.Handle {
+	var out []backend.Handle
+	for _, ar := range report {
+		if e := r.known[ar.RunID]; ar.Alive && e != nil && e.handle != nil {
+			out = append(out, e.handle)
+		}
+	}
+	return out
+}
+
+// watch reports true as soon as one of the supervisors ends, false once stop closes or ctx ends.
+// It only reads the supervisors' state (the report after it does the rest).
+func (r *runs) watch(ctx context.Context, stop <-chan struct{}, handles []backend.Handle) bool {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-stop:
+			return false
+		case <-t.C:
+		}
+		for _, h := range handles {
+			if !procOf(h).Alive() {
+				return true
+			}
+		}
+	}
+}
+
 // alive counts the supervisors still running, as of the last report.
 func alive(rs []api.AgentRun) int {
 	n := 0
@@ -137,12 +181,13 @@ func alive(rs []api.AgentRun) int {
 	return n
 }
 
-func pidOf(h backend.Handle) int {
-	var v struct {
-		PID int `json:"pid"`
-	}
+func pidOf(h backend.Handle) int { return procOf(h).PID }
+
+// procOf is the supervisor's process a local backend's handle names (its pid and start time).
+func procOf(h backend.Handle) proc.Proc {
+	var v struct{ proc.Proc }
 	if err := json.Unmarshal(h, &v); err != nil {
-		return 0
+		return proc.Proc{}
 	}
-	return v.PID
+	return v.Proc
 }

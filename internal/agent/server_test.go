@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/hangar-ml/hangar/internal/agent/dispatch"
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 )
 
 // The HTTP glue of the fake server, mapping errors as internal/server does.
@@ -21,11 +21,11 @@ func decode(r *http.Request, v any) { _ = json.NewDecoder(r.Body).Decode(v) }
 func answer(w http.ResponseWriter, v any, err error) {
 	status := http.StatusOK
 	switch {
-	case errors.Is(err, dispatch.ErrUnauthorized):
+	case errors.Is(err, cluster.ErrUnauthorized):
 		status = http.StatusUnauthorized
-	case errors.Is(err, dispatch.ErrGone):
+	case errors.Is(err, cluster.ErrGone):
 		status = http.StatusGone
-	case errors.Is(err, dispatch.ErrInvalid):
+	case errors.Is(err, cluster.ErrInvalid):
 		status = http.StatusBadRequest
 	case err != nil:
 		status = http.StatusInternalServerError

@@ -3,6 +3,8 @@ package autoscaler
 import (
 	"testing"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 // clock is an injected clock: tests move it, Decide only reads Input.Now.
@@ -14,7 +16,7 @@ func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 func TestIdleBoundary(t *testing.T) {
 	c := &clock{now: t0}
 	p := Pool{ID: "c", Max: 2, IdleTimeBeforeScaleDown: 120 * time.Second,
-		Nodes: []Node{{ID: "n1", State: NodeIdle, JoinedAt: t0, IdleSince: c.Now()}}}
+		Nodes: []Node{{ID: "n1", State: compute.NodeIdle, JoinedAt: t0, IdleSince: c.Now()}}}
 	decide := func() PoolDecision { return Decide(Input{Now: c.Now(), Pools: []Pool{p}}).Pools[0] }
 
 	c.Advance(120*time.Second - time.Nanosecond)
@@ -30,7 +32,7 @@ func TestIdleBoundary(t *testing.T) {
 
 func TestProvisionTimeoutBoundary(t *testing.T) {
 	c := &clock{now: t0}
-	p := Pool{ID: "c", Max: 2, Nodes: []Node{{ID: "n1", State: NodeProvisioning, CreatedAt: c.Now()}}}
+	p := Pool{ID: "c", Max: 2, Nodes: []Node{{ID: "n1", State: compute.NodeProvisioning, CreatedAt: c.Now()}}}
 	pol := Policy{ProvisionTimeout: 10 * time.Minute}
 	decide := func() PoolDecision { return Decide(Input{Now: c.Now(), Policy: pol, Pools: []Pool{p}}).Pools[0] }
 
@@ -70,7 +72,7 @@ func TestJoinDeadlineBoundary(t *testing.T) {
 	c := &clock{now: t0}
 	created := c.Now()
 	c.Advance(20 * time.Second) // the create hook took 20s; then join_timeout 90s
-	p := Pool{ID: "c", Max: 2, Nodes: []Node{{ID: "n1", State: NodeProvisioning, CreatedAt: created, JoinBy: c.Now().Add(90 * time.Second)}}}
+	p := Pool{ID: "c", Max: 2, Nodes: []Node{{ID: "n1", State: compute.NodeProvisioning, CreatedAt: created, JoinBy: c.Now().Add(90 * time.Second)}}}
 	decide := func() PoolDecision { return Decide(Input{Now: c.Now(), Pools: []Pool{p}}).Pools[0] }
 
 	c.Advance(90*time.Second - time.Nanosecond)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 // Decide scales each cluster, as a pure function of its input (time arrives as Now; the
@@ -85,21 +87,21 @@ func (s *pass) removeLost(nodes []Node) int {
 	failures := 0
 	for _, n := range nodes {
 		switch {
-		case n.State == NodePreempted:
+		case n.State == compute.NodePreempted:
 			s.delete(n.ID, fmt.Sprintf("delete node %s: preempted", n.ID))
 			s.requeue(n)
 			if s.p.Tier == LowPriority {
 				failures++
 			}
-		case n.State == NodeUnusable && n.Gone:
+		case n.State == compute.NodeUnusable && n.Gone:
 			s.delete(n.ID, fmt.Sprintf("delete node %s: unusable (its agent stopped)", n.ID))
-		case n.State == NodeUnusable && !n.LastSeen.IsZero() && s.now.Sub(n.LastSeen) < s.pol.LostAfter:
+		case n.State == compute.NodeUnusable && !n.LastSeen.IsZero() && s.now.Sub(n.LastSeen) < s.pol.LostAfter:
 			// Silent, maybe behind a cut link: no work goes there, and it counts toward the
 			// cluster's size, until its agent is back or LostAfter has passed.
 			s.nodes = append(s.nodes, n)
-		case n.State == NodeUnusable:
+		case n.State == compute.NodeUnusable:
 			s.delete(n.ID, fmt.Sprintf("delete node %s: unusable, not heard from for %s", n.ID, s.pol.LostAfter))
-		case n.State == NodeProvisioning && s.joinOverdue(n):
+		case n.State == compute.NodeProvisioning && s.joinOverdue(n):
 			s.out.Delete = append(s.out.Delete, NodeAction{Node: n.ID, NotJoined: true,
 				Reason: fmt.Sprintf("delete node %s: did not join within %s", n.ID, s.joinWait(n))})
 			s.explain(s.out.Delete[len(s.out.Delete)-1].Reason)

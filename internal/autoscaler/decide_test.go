@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -16,11 +18,11 @@ var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 func ago(s int) time.Time { return t0.Add(-time.Duration(s) * time.Second) }
 
 func idleFor(id string, secs int) Node {
-	return Node{ID: id, State: NodeIdle, CreatedAt: ago(3600), JoinedAt: ago(3500), IdleSince: ago(secs)}
+	return Node{ID: id, State: compute.NodeIdle, CreatedAt: ago(3600), JoinedAt: ago(3500), IdleSince: ago(secs)}
 }
 
 func busyNode(id string) Node {
-	return Node{ID: id, State: NodeRunning, CreatedAt: ago(3600), JoinedAt: ago(3500), Runs: []RunRef{{ID: "r-" + id}}}
+	return Node{ID: id, State: compute.NodeRunning, CreatedAt: ago(3600), JoinedAt: ago(3500), Runs: []RunRef{{ID: "r-" + id}}}
 }
 
 func decideOne(t *testing.T, p Pool) PoolDecision {
@@ -44,7 +46,7 @@ var ruleCases = []struct {
 }, {
 	name: "scale up capped by max, provisioning nodes count",
 	pool: Pool{ID: "c", Max: 4, Demand: 6, DemandRuns: 2, Nodes: []Node{
-		{ID: "p1", State: NodeProvisioning, CreatedAt: ago(60)}, busyNode("b1")}},
+		{ID: "p1", State: compute.NodeProvisioning, CreatedAt: ago(60)}, busyNode("b1")}},
 	want: PoolDecision{Target: 4, Create: 2,
 		Explain: []string{"scale up 2→4: 2 queued runs need 6 nodes (capped by max_instances 4)"}},
 }, {
@@ -59,7 +61,7 @@ var ruleCases = []struct {
 	name: "release idle nodes oldest first, down to min, never a busy one",
 	pool: Pool{ID: "c", Min: 2, Max: 9, IdleTimeBeforeScaleDown: 120 * time.Second, Nodes: []Node{
 		idleFor("n3", 121), idleFor("n1", 300), idleFor("n2", 200), idleFor("n4", 119), busyNode("b1"),
-		{ID: "b2", State: NodeIdle, IdleSince: ago(999), Runs: []RunRef{{ID: "late"}}}}},
+		{ID: "b2", State: compute.NodeIdle, IdleSince: ago(999), Runs: []RunRef{{ID: "late"}}}}},
 	want: PoolDecision{Target: 3, Release: []NodeAction{
 		{Node: "n1", Reason: "release node n1: idle 300s ≥ 120s"},
 		{Node: "n2", Reason: "release node n2: idle 200s ≥ 120s"},
@@ -72,11 +74,11 @@ var ruleCases = []struct {
 		Explain: []string{"release node n1: idle 500s ≥ 120s", "keep node n2: min_instances 1"}},
 }, {
 	name: "reserved idle nodes stay",
-	pool: Pool{ID: "c", Max: 3, Nodes: []Node{{ID: "n1", State: NodeIdle, IdleSince: ago(900), Reserved: true}}},
+	pool: Pool{ID: "c", Max: 3, Nodes: []Node{{ID: "n1", State: compute.NodeIdle, IdleSince: ago(900), Reserved: true}}},
 	want: PoolDecision{Target: 1, Explain: []string{"keep node n1: reserved for a waiting run"}},
 }, {
 	name: "a node that never joined is deleted and backs provisioning off",
-	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Nodes: []Node{{ID: "p1", State: NodeProvisioning, CreatedAt: ago(900)}}},
+	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Nodes: []Node{{ID: "p1", State: compute.NodeProvisioning, CreatedAt: ago(900)}}},
 	want: PoolDecision{Target: 0, Delete: []NodeAction{{Node: "p1", Reason: "delete node p1: did not join within 15m0s", NotJoined: true}},
 		Backoff: Backoff{Failures: 1, LastFailure: t0},
 		Explain: []string{"delete node p1: did not join within 15m0s",
@@ -84,15 +86,15 @@ var ruleCases = []struct {
 }, {
 	name: "a node past its own join deadline is deleted long before the provision timeout",
 	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Nodes: []Node{
-		{ID: "p1", State: NodeProvisioning, CreatedAt: ago(125), JoinBy: ago(1)},
-		{ID: "p2", State: NodeProvisioning, CreatedAt: ago(125), JoinBy: t0.Add(time.Second)}}},
+		{ID: "p1", State: compute.NodeProvisioning, CreatedAt: ago(125), JoinBy: ago(1)},
+		{ID: "p2", State: compute.NodeProvisioning, CreatedAt: ago(125), JoinBy: t0.Add(time.Second)}}},
 	want: PoolDecision{Target: 1, Delete: []NodeAction{{Node: "p1", Reason: "delete node p1: did not join within 2m4s", NotJoined: true}},
 		Backoff: Backoff{Failures: 1, LastFailure: t0},
 		Explain: []string{"delete node p1: did not join within 2m4s",
 			"provisioning backoff: 1 failure, next try at 2025-03-01T09:00:30Z"}},
 }, {
 	name: "a node's own join deadline outlasts the workspace's provision timeout",
-	pool: Pool{ID: "c", Max: 3, Nodes: []Node{{ID: "p1", State: NodeProvisioning, CreatedAt: ago(3000), JoinBy: t0.Add(time.Minute)}}},
+	pool: Pool{ID: "c", Max: 3, Nodes: []Node{{ID: "p1", State: compute.NodeProvisioning, CreatedAt: ago(3000), JoinBy: t0.Add(time.Minute)}}},
 	want: PoolDecision{Target: 1},
 }, {
 	name: "backoff doubles per failure",
@@ -107,13 +109,13 @@ var ruleCases = []struct {
 }, {
 	name: "a node joining after the last failure ends the backoff",
 	pool: Pool{ID: "c", Max: 3, Demand: 1, DemandRuns: 1, Backoff: Backoff{Failures: 5, LastFailure: ago(60)},
-		Nodes: []Node{{ID: "n1", State: NodeRunning, JoinedAt: ago(30), Runs: []RunRef{{ID: "r"}}}}},
+		Nodes: []Node{{ID: "n1", State: compute.NodeRunning, JoinedAt: ago(30), Runs: []RunRef{{ID: "r"}}}}},
 	want: PoolDecision{Target: 2, Create: 1, Explain: []string{
 		"provisioning recovered: node n1 joined after 5 failures", "scale up 1→2: 1 queued run needs 1 node"}},
 }, {
 	name: "preempted nodes: runs requeued up to the retry limit",
-	pool: Pool{ID: "c", Max: 3, Tier: LowPriority, Nodes: []Node{{ID: "n1", State: NodePreempted,
-		Runs: []RunRef{{ID: "rb", Preemptions: 3}, {ID: "ra", Preemptions: 1}}}, {ID: "n2", State: NodeUnusable}}},
+	pool: Pool{ID: "c", Max: 3, Tier: LowPriority, Nodes: []Node{{ID: "n1", State: compute.NodePreempted,
+		Runs: []RunRef{{ID: "rb", Preemptions: 3}, {ID: "ra", Preemptions: 1}}}, {ID: "n2", State: compute.NodeUnusable}}},
 	want: PoolDecision{
 		Delete:  []NodeAction{{Node: "n1", Reason: "delete node n1: preempted"}, {Node: "n2", Reason: "delete node n2: unusable, not heard from for 15m0s"}},
 		Requeue: []RunAction{{Run: "ra", Node: "n1", Preemptions: 2, Reason: "requeue run ra: node n1 preempted (retry 2/3)"}},
@@ -125,7 +127,7 @@ var ruleCases = []struct {
 }, {
 	name: "max lowered: cancel newest provisioning, then release idle",
 	pool: Pool{ID: "c", Max: 1, Nodes: []Node{busyNode("b1"), idleFor("i1", 5),
-		{ID: "p1", State: NodeProvisioning, CreatedAt: ago(100)}, {ID: "p2", State: NodeProvisioning, CreatedAt: ago(50)}}},
+		{ID: "p1", State: compute.NodeProvisioning, CreatedAt: ago(100)}, {ID: "p2", State: compute.NodeProvisioning, CreatedAt: ago(50)}}},
 	want: PoolDecision{Target: 1,
 		Delete: []NodeAction{{Node: "p2", Reason: "cancel node p2: 4 nodes > max_instances 1"},
 			{Node: "p1", Reason: "cancel node p1: 4 nodes > max_instances 1"}},
@@ -165,10 +167,10 @@ func TestSilentNodeIsKeptUntilLostAfter(t *testing.T) {
 		deleted  bool
 		reasonIs string
 	}{
-		{"silent for a minute", Node{ID: "n1", State: NodeUnusable, LastSeen: t0.Add(-time.Minute), Runs: []RunRef{{ID: "r"}}}, false, ""},
-		{"silent past LostAfter", Node{ID: "n1", State: NodeUnusable, LastSeen: t0.Add(-DefaultLostAfter)}, true, "not heard from for 15m0s"},
-		{"agent stopped", Node{ID: "n1", State: NodeUnusable, LastSeen: t0, Gone: true}, true, "its agent stopped"},
-		{"never heard from", Node{ID: "n1", State: NodeUnusable}, true, "not heard from"},
+		{"silent for a minute", Node{ID: "n1", State: compute.NodeUnusable, LastSeen: t0.Add(-time.Minute), Runs: []RunRef{{ID: "r"}}}, false, ""},
+		{"silent past LostAfter", Node{ID: "n1", State: compute.NodeUnusable, LastSeen: t0.Add(-DefaultLostAfter)}, true, "not heard from for 15m0s"},
+		{"agent stopped", Node{ID: "n1", State: compute.NodeUnusable, LastSeen: t0, Gone: true}, true, "its agent stopped"},
+		{"never heard from", Node{ID: "n1", State: compute.NodeUnusable}, true, "not heard from"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

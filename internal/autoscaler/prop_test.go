@@ -9,9 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
-var propStates = []NodeState{NodeProvisioning, NodeIdle, NodeRunning, NodeReleasing, NodePreempted, NodeUnusable}
+var propStates = []compute.NodeState{compute.NodeProvisioning, compute.NodeIdle, compute.NodeRunning, compute.NodeReleasing, compute.NodePreempted, compute.NodeUnusable}
 
 func genInput(t *rapid.T) Input {
 	in := Input{Now: t0}
@@ -33,7 +35,7 @@ func genInput(t *rapid.T) Input {
 			if rapid.Bool().Draw(t, "joined") {
 				n.JoinedAt = ago(rapid.IntRange(0, 1500).Draw(t, "joinedAt"))
 			}
-			if n.State == NodeUnusable {
+			if n.State == compute.NodeUnusable {
 				n.Gone = rapid.Bool().Draw(t, "gone")
 				if rapid.Bool().Draw(t, "seen") {
 					n.LastSeen = ago(rapid.IntRange(0, 2000).Draw(t, "lastSeen"))
@@ -79,7 +81,7 @@ func checkPool(t *rapid.T, in Input, p Pool, d PoolDecision) {
 		gone[a.Node] = true
 	}
 	for _, a := range d.Release {
-		if n := byID[a.Node]; len(n.Runs) > 0 || n.Reserved || n.State != NodeIdle {
+		if n := byID[a.Node]; len(n.Runs) > 0 || n.Reserved || n.State != compute.NodeIdle {
 			t.Fatalf("released busy, reserved or non-idle node %+v", n)
 		}
 	}
@@ -89,11 +91,11 @@ func checkPool(t *rapid.T, in Input, p Pool, d PoolDecision) {
 	}
 	lost := 0
 	for _, n := range p.Nodes {
-		if (n.State == NodePreempted || n.State == NodeUnusable) && gone[n.ID] {
+		if (n.State == compute.NodePreempted || n.State == compute.NodeUnusable) && gone[n.ID] {
 			lost++
 		}
-		silent := n.State == NodeUnusable && !n.Gone && !n.LastSeen.IsZero() && in.Now.Sub(n.LastSeen) < DefaultLostAfter
-		if silent == gone[n.ID] && n.State == NodeUnusable {
+		silent := n.State == compute.NodeUnusable && !n.Gone && !n.LastSeen.IsZero() && in.Now.Sub(n.LastSeen) < DefaultLostAfter
+		if silent == gone[n.ID] && n.State == compute.NodeUnusable {
 			t.Fatalf("unusable node %+v: deleted %v (a silent one stays for LostAfter, a gone one goes)", n, gone[n.ID])
 		}
 	}
@@ -133,7 +135,7 @@ func checkJoinDeadlines(t *rapid.T, in Input, p Pool, d PoolDecision) {
 		if deadline.IsZero() && !n.CreatedAt.IsZero() {
 			deadline = n.CreatedAt.Add(timeout)
 		}
-		overdue := n.State == NodeProvisioning && !deadline.IsZero() && !in.Now.Before(deadline)
+		overdue := n.State == compute.NodeProvisioning && !deadline.IsZero() && !in.Now.Before(deadline)
 		if overdue != notJoined[n.ID] {
 			t.Fatalf("node %+v (deadline %s): overdue %v, deleted as not joined %v", n, deadline, overdue, notJoined[n.ID])
 		}
@@ -147,7 +149,7 @@ func checkJoinDeadlines(t *rapid.T, in Input, p Pool, d PoolDecision) {
 func checkRequeues(t *rapid.T, p Pool, d PoolDecision) {
 	want := map[string]bool{}
 	for _, n := range p.Nodes {
-		if n.State == NodePreempted {
+		if n.State == compute.NodePreempted {
 			for _, r := range n.Runs {
 				want[r.ID] = true
 			}

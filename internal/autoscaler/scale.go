@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 // enforceMax brings a cluster above Max back down where it can: provisioning nodes are
@@ -17,7 +19,7 @@ func (s *pass) enforceMax() {
 	over := fmt.Sprintf("%d nodes > max_instances %d", len(s.nodes), s.p.Max)
 	var starting []Node
 	for _, n := range s.nodes {
-		if n.State == NodeProvisioning {
+		if n.State == compute.NodeProvisioning {
 			starting = append(starting, n)
 		}
 	}
@@ -51,7 +53,7 @@ type idleNode struct {
 func (s *pass) idleNodes() []idleNode {
 	var out []idleNode
 	for _, n := range s.nodes {
-		if n.State != NodeIdle || len(n.Runs) > 0 {
+		if n.State != compute.NodeIdle || len(n.Runs) > 0 {
 			continue
 		}
 		since := n.IdleSince

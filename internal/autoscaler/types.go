@@ -1,6 +1,10 @@
 package autoscaler
 
-import "time"
+import (
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+)
 
 // Tier is a cluster's VM priority: dedicated nodes stay, low-priority ones may be preempted.
 type Tier string
@@ -9,19 +13,6 @@ type Tier string
 const (
 	Dedicated   Tier = "dedicated"
 	LowPriority Tier = "low_priority"
-)
-
-// NodeState is where a node is in its life (the same names the scheduler uses).
-type NodeState string
-
-// The node states.
-const (
-	NodeProvisioning NodeState = "provisioning"
-	NodeIdle         NodeState = "idle"
-	NodeRunning      NodeState = "running"
-	NodeReleasing    NodeState = "releasing"
-	NodePreempted    NodeState = "preempted"
-	NodeUnusable     NodeState = "unusable"
 )
 
 // Defaults for a zero Policy field and a zero IdleTimeBeforeScaleDown.
@@ -60,7 +51,7 @@ type RunRef struct {
 // Node is one node of a cluster, as last reported.
 type Node struct {
 	ID    string
-	State NodeState
+	State compute.NodeState
 	// CreatedAt is when provisioning began; JoinedAt when the agent joined (zero before).
 	CreatedAt time.Time
 	JoinedAt  time.Time

@@ -28,6 +28,10 @@ type Run struct {
 
 	// Attempt counts the run's executions: a run requeued after losing its node runs again.
 	Attempt int `json:"attempt"`
+	// Placement is where the current attempt was placed, on a target that places runs on nodes
+	// itself (nil elsewhere, and until it is placed). The store keeps it beside the run for its
+	// attempt: it is read with the run and written with store.SetPlacement only.
+	Placement *Placement `json:"-"`
 
 	// Fields below are the server's own bookkeeping; not part of the public view.
 	Handle        json.RawMessage   `json:"-"` // the backend's serialisable handle

@@ -8,8 +8,10 @@ import "fmt"
 //	     │           │            │               │            │           │           │       ─► Failed
 //	     └───────────┴────────────┴───────────────┴────────────┴───────────┴───────────┴──► CancelRequested ─► Canceled
 //	any active state ─► NotResponding ─► (back to the state reported next, or Failed)
+//	Queued … Finalizing, NotResponding ─(Requeued)─► Queued as a new attempt; CancelRequested ─(Requeued)─► Canceled
 //
-// Failed and Canceled can be reached from every non-terminal state.
+// Failed and Canceled can be reached from every non-terminal state. Requeued is the one edge
+// back: a run that lost its node goes to the queue again (see Requeued).
 type State string
 
 // The run states.
@@ -27,6 +29,13 @@ const (
 	Failed          State = "Failed"
 	Canceled        State = "Canceled"
 )
+
+// Requeued is not a state a run is ever in: it names the requeue edge, taken by the controller
+// when a run loses its node through no fault of its own (the node was preempted, or deleted by
+// hand). Next(from, Requeued) is Queued, where the run starts a new attempt, from every state a
+// run handed to a backend can be in; a run whose cancel was requested is Canceled instead, as
+// nothing is left to stop. Requeued is not Valid, so a supervisor cannot report it.
+const Requeued State = "Requeued"
 
 // Terminal reports whether no further transition is possible.
 func (s State) Terminal() bool {
@@ -58,7 +67,11 @@ func (e *TransitionError) Error() string {
 // goes back, except out of NotResponding. Once cancel was requested, phase reports
 // are absorbed (the run stays CancelRequested) until a terminal state arrives.
 // A repeated report of the current state is not an error (reports are retried).
+// To = Requeued is the requeue edge (see Requeued).
 func Next(from, to State) (State, error) {
+	if to == Requeued && from.Valid() {
+		return requeue(from)
+	}
 	if !to.Valid() || !from.Valid() {
 		return from, &TransitionError{from, to}
 	}
@@ -103,4 +116,16 @@ func Next(from, to State) (State, error) {
 		return from, nil
 	}
 	return from, &TransitionError{from, to}
+}
+
+// requeue is the requeue edge out of from: Queued (a new attempt), Canceled for a run whose
+// cancel was requested, and refused before the run was queued or after it ended.
+func requeue(from State) (State, error) {
+	switch {
+	case from.Terminal() || from == NotStarted:
+		return from, &TransitionError{from, Requeued}
+	case from == CancelRequested:
+		return Canceled, nil
+	}
+	return Queued, nil
 }

@@ -34,6 +34,17 @@ func TestNext(t *testing.T) {
 		{Completed, Failed, Completed, true},
 		{Canceled, Canceled, Canceled, false},
 		{Running, State("Bogus"), Running, true},
+		// The requeue edge: back to the queue (a new attempt) from wherever a placed run can be.
+		{Queued, Requeued, Queued, false},
+		{Preparing, Requeued, Queued, false},
+		{Running, Requeued, Queued, false},
+		{Finalizing, Requeued, Queued, false},
+		{NotResponding, Requeued, Queued, false},
+		{CancelRequested, Requeued, Canceled, false},
+		{NotStarted, Requeued, NotStarted, true},
+		{Completed, Requeued, Completed, true},
+		{Canceled, Requeued, Canceled, true},
+		{Running, Queued, Running, false}, // a late report of Queued is absorbed, not a requeue
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.from)+"->"+string(tt.to), func(t *testing.T) {
@@ -46,6 +57,13 @@ func TestNext(t *testing.T) {
 				t.Errorf("Next(%s, %s) error = %v, wantErr %v", tt.from, tt.to, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// Requeued names an edge, not a state: nobody can report it.
+func TestRequeuedIsNotReportable(t *testing.T) {
+	if Requeued.Valid() {
+		t.Error("Requeued.Valid() = true: a supervisor could requeue its own run")
 	}
 }
 

@@ -4,17 +4,19 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 func TestBackfillAtMaxReservesBusyNodes(t *testing.T) {
 	in := Input{Pools: pool(2, size4), Nodes: []Node{
-		{ID: "n1", Pool: "p", State: NodeIdle, Capacity: size4},
-		{ID: "n2", Pool: "p", State: NodeRunning, Capacity: size4, Allocated: cores(2)},
+		{ID: "n1", Pool: "p", State: compute.NodeIdle, Capacity: size4},
+		{ID: "n2", Pool: "p", State: compute.NodeRunning, Capacity: size4, Allocated: cores(2)},
 	}, Queue: []Run{run("head", PriorityHigh, 0, 2, cores(4)), run("small", PriorityLow, 0, 1, cores(1))}}
 	p := Schedule(in)
 	want := map[string]string{
 		"head":  "waiting for running work to free 1 node (cluster 2/2 nodes)",
-		"small": "waiting behind higher-priority run head",
+		"small": "waiting behind higher-priority runs",
 	}
 	if diff := cmp.Diff(want, summary(p)); diff != "" {
 		t.Errorf("plan (-want +got):\n%s", diff)
@@ -35,15 +37,15 @@ func TestBackfillUsesUnreservedCapacity(t *testing.T) {
 	// one new node; the small run may use the busy node's spare cores, which the head
 	// does not wait for.
 	in := Input{Pools: pool(4, size4), Nodes: []Node{
-		{ID: "n1", Pool: "p", State: NodeIdle, Capacity: size4},
-		{ID: "n2", Pool: "p", State: NodeRunning, Capacity: size4, Allocated: cores(2)},
+		{ID: "n1", Pool: "p", State: compute.NodeIdle, Capacity: size4},
+		{ID: "n2", Pool: "p", State: compute.NodeRunning, Capacity: size4, Allocated: cores(2)},
 	}, Queue: []Run{run("head", PriorityHigh, 0, 2, cores(4)), run("small", PriorityLow, 0, 1, cores(2)),
 		run("big", PriorityLow, 1, 1, cores(4))}}
 	p := Schedule(in)
 	want := map[string]string{
 		"head":  "waiting for 1 node to be added (cluster 2/4 nodes)",
 		"small": "on n2",
-		"big":   "waiting behind higher-priority run head",
+		"big":   "waiting behind higher-priority runs",
 	}
 	if diff := cmp.Diff(want, summary(p)); diff != "" {
 		t.Errorf("plan (-want +got):\n%s", diff)
@@ -67,7 +69,7 @@ func TestBackfillOtherPoolsUnaffected(t *testing.T) {
 	got := summary(Schedule(in))
 	want := map[string]string{
 		"head":  "waiting for running work to free 1 node (cluster 1/1 nodes)",
-		"fill":  "waiting behind run head (queued earlier)",
+		"fill":  "waiting behind runs queued earlier",
 		"other": "on q-1",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -109,7 +111,7 @@ func TestDemand(t *testing.T) {
 		want: []PoolDemand{{Pool: "p", Nodes: 2, Runs: 2, AtMax: 1}},
 	}, {
 		name: "provisioning nodes count",
-		in: Input{Pools: pool(5, size4), Nodes: []Node{{ID: "n1", Pool: "p", State: NodeProvisioning}, {ID: "n2", Pool: "p", State: NodeProvisioning}},
+		in: Input{Pools: pool(5, size4), Nodes: []Node{{ID: "n1", Pool: "p", State: compute.NodeProvisioning}, {ID: "n2", Pool: "p", State: compute.NodeProvisioning}},
 			Queue: []Run{run("g", PriorityMedium, 0, 3, cores(4))}},
 		want: []PoolDemand{{Pool: "p", Nodes: 1, Runs: 1}},
 	}, {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -29,11 +30,11 @@ func benchInput(runs, nodes int) Input {
 		in.Quotas[f] = int64(nodes) * 8 * resources.Core
 	}
 	in.Quotas["E"] = int64(nodes) * 2 * resources.Core
-	states := []NodeState{NodeRunning, NodeRunning, NodeRunning, NodeIdle, NodeProvisioning, NodeReleasing}
+	states := []compute.NodeState{compute.NodeRunning, compute.NodeRunning, compute.NodeRunning, compute.NodeIdle, compute.NodeProvisioning, compute.NodeReleasing}
 	for i := range nodes {
 		p := in.Pools[i%len(in.Pools)]
 		n := Node{ID: fmt.Sprintf("node%05d", i), Pool: p.ID, State: states[rng.IntN(len(states))], Capacity: p.Size}
-		if n.State == NodeRunning {
+		if n.State == compute.NodeRunning {
 			f := int64(rng.IntN(5)) // 0/4 … 4/4 of the node taken
 			n.Allocated = resources.Vector{MilliCPU: p.Size.MilliCPU * f / 4, Memory: p.Size.Memory * f / 4, GPU: p.Size.GPU * f / 4}
 		}

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hangar-ml/hangar/internal/resources"
 	"pgregory.net/rapid"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/resources"
 )
 
 var (
@@ -16,7 +18,7 @@ var (
 	propReqs  = []resources.Vector{{}, cores(1), cores(2), cores(4), {MilliCPU: 500, Memory: resources.Gi},
 		{MilliCPU: 2000, Memory: 8 * resources.Gi, GPU: 1}, {GPU: 2}, cores(8)}
 	propLabels = []map[string]string{nil, {"zone": "a"}, {"zone": "b"}}
-	propStates = []NodeState{NodeProvisioning, NodeIdle, NodeRunning, NodeReleasing, NodePreempted, NodeUnusable}
+	propStates = []compute.NodeState{compute.NodeProvisioning, compute.NodeIdle, compute.NodeRunning, compute.NodeReleasing, compute.NodePreempted, compute.NodeUnusable}
 )
 
 // genInput draws a small but varied snapshot: a few pools, nodes in every state (some

@@ -42,12 +42,15 @@ func headReason(ps *poolState, n, free, starting, missing int, canGrow bool) str
 	return fmt.Sprintf("waiting for running work to free %s (%s)", plural(missing, "node"), cluster)
 }
 
-// behindReason says that r waits behind an earlier run h.
+// behindReason says that r waits behind an earlier run h. It does not name h: the run ahead
+// changes each time one starts, and a reason that changed with it would have every waiting run
+// rewritten on every start (work growing with the queue, not with what changed). The run ahead
+// shows its own reason.
 func behindReason(r, h *Run) string {
 	if h.Priority > r.Priority {
-		return "waiting behind higher-priority run " + h.ID
+		return "waiting behind higher-priority runs"
 	}
-	return fmt.Sprintf("waiting behind run %s (queued earlier)", h.ID)
+	return "waiting behind runs queued earlier"
 }
 
 // quotaReason explains a run that would take its family over quota.

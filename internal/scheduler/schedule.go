@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -103,7 +104,7 @@ func (s *state) addNode(n Node) {
 	case n.State.Ready():
 		i := s.nodes.add(n.ID, n.Capacity, n.Capacity.Sub(n.Allocated), n.Labels, labelKey(n.Labels))
 		ps.idx.insert(i)
-	case n.State == NodeProvisioning:
+	case n.State == compute.NodeProvisioning:
 		capacity, labels := n.Capacity, n.Labels
 		if capacity.IsZero() {
 			capacity = ps.Size

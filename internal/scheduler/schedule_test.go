@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -23,7 +25,7 @@ func cores(c int64) resources.Vector {
 func idle(p string, n int, size resources.Vector) []Node {
 	var out []Node
 	for i := 1; i <= n; i++ {
-		out = append(out, Node{ID: p + "-" + string(rune('0'+i)), Pool: p, State: NodeIdle, Capacity: size})
+		out = append(out, Node{ID: p + "-" + string(rune('0'+i)), Pool: p, State: compute.NodeIdle, Capacity: size})
 	}
 	return out
 }
@@ -75,14 +77,14 @@ var ruleCases = []struct {
 		run("low", PriorityLow, 0, 1, cores(4)), run("high", PriorityHigh, 9, 1, cores(4)), run("med", PriorityMedium, 5, 1, cores(4)),
 	}},
 	want: map[string]string{"high": "on p-1", "med": "waiting for running work to free 1 node (cluster 1/1 nodes)",
-		"low": "waiting behind higher-priority run med"},
+		"low": "waiting behind higher-priority runs"},
 }, {
 	name: "FIFO within a priority, ties by ID",
 	in: Input{Pools: pool(1, size4), Nodes: idle("p", 1, size4), Queue: []Run{
 		run("b", PriorityMedium, 0, 1, cores(4)), run("c", PriorityMedium, -1, 1, cores(4)), run("a", PriorityMedium, 0, 1, cores(4)),
 	}},
 	want: map[string]string{"c": "on p-1", "a": "waiting for running work to free 1 node (cluster 1/1 nodes)",
-		"b": "waiting behind run a (queued earlier)"},
+		"b": "waiting behind runs queued earlier"},
 }, {
 	name: "small runs share a node; a gang takes distinct nodes",
 	in: Input{Pools: pool(3, size4), Nodes: idle("p", 3, size4), Queue: []Run{
@@ -92,34 +94,34 @@ var ruleCases = []struct {
 }, {
 	name: "gang gets all or nothing",
 	in: Input{Pools: pool(2, size4), Nodes: []Node{
-		{ID: "p-1", Pool: "p", State: NodeIdle, Capacity: size4},
-		{ID: "p-2", Pool: "p", State: NodeRunning, Capacity: size4, Allocated: cores(3)},
+		{ID: "p-1", Pool: "p", State: compute.NodeIdle, Capacity: size4},
+		{ID: "p-2", Pool: "p", State: compute.NodeRunning, Capacity: size4, Allocated: cores(3)},
 	}, Queue: []Run{run("g", PriorityMedium, 0, 2, cores(2))}},
 	want: map[string]string{"g": "waiting for running work to free 1 node (cluster 2/2 nodes)"},
 }, {
 	name: "only idle and running nodes take work",
 	in: Input{Pools: pool(9, size4), Nodes: []Node{
-		{ID: "n1", Pool: "p", State: NodeProvisioning, Capacity: size4},
-		{ID: "n2", Pool: "p", State: NodeReleasing, Capacity: size4},
-		{ID: "n3", Pool: "p", State: NodePreempted, Capacity: size4},
-		{ID: "n4", Pool: "p", State: NodeUnusable, Capacity: size4},
-		{ID: "n5", Pool: "p", State: NodeRunning, Capacity: size4, Allocated: cores(1)},
+		{ID: "n1", Pool: "p", State: compute.NodeProvisioning, Capacity: size4},
+		{ID: "n2", Pool: "p", State: compute.NodeReleasing, Capacity: size4},
+		{ID: "n3", Pool: "p", State: compute.NodePreempted, Capacity: size4},
+		{ID: "n4", Pool: "p", State: compute.NodeUnusable, Capacity: size4},
+		{ID: "n5", Pool: "p", State: compute.NodeRunning, Capacity: size4, Allocated: cores(1)},
 	}, Queue: []Run{run("a", PriorityMedium, 0, 1, cores(3)), run("b", PriorityMedium, 1, 1, cores(1))}},
 	want: map[string]string{"a": "on n5", "b": "waiting for 1 node to start"},
 }, {
 	name: "waiting for nodes to start",
 	in: Input{Pools: pool(4, size4), Nodes: []Node{
-		{ID: "n1", Pool: "p", State: NodeProvisioning},
-		{ID: "n2", Pool: "p", State: NodeProvisioning},
-		{ID: "n3", Pool: "p", State: NodeIdle, Capacity: size4},
+		{ID: "n1", Pool: "p", State: compute.NodeProvisioning},
+		{ID: "n2", Pool: "p", State: compute.NodeProvisioning},
+		{ID: "n3", Pool: "p", State: compute.NodeIdle, Capacity: size4},
 	}, Queue: []Run{run("g", PriorityMedium, 0, 3, cores(4))}},
 	want: map[string]string{"g": "waiting for 2 nodes to start"},
 }, {
 	name: "waiting for scale-up",
-	in: Input{Pools: pool(4, size4), Nodes: []Node{{ID: "n1", Pool: "p", State: NodeProvisioning}},
+	in: Input{Pools: pool(4, size4), Nodes: []Node{{ID: "n1", Pool: "p", State: compute.NodeProvisioning}},
 		Queue: []Run{run("g", PriorityMedium, 0, 3, cores(4)), run("h", PriorityMedium, 1, 1, cores(4))}},
 	want: map[string]string{"g": "waiting for 1 node to start and 2 more to be added (cluster 1/4 nodes)",
-		"h": "waiting behind run g (queued earlier)"},
+		"h": "waiting behind runs queued earlier"},
 }, {
 	name: "impossible runs are flagged",
 	in: Input{Pools: []Pool{{ID: "p", MaxNodes: 2, Size: gpu2}}, Quotas: map[string]int64{"D": 16 * resources.Core}, Queue: []Run{
@@ -145,7 +147,7 @@ var ruleCases = []struct {
 		Queue: []Run{run("a", PriorityHigh, 0, 2, cores(4)), run("b", PriorityMedium, 1, 1, cores(2)),
 			{ID: "other", Pool: "p", Family: "E", InstanceCount: 1, PerNode: cores(4)}}},
 	want: map[string]string{"a": "quota: family D 4/8 cores, run needs 8",
-		"b": "waiting behind higher-priority run a for family D quota", "other": "on p-1"},
+		"b": "waiting behind higher-priority runs for family D quota", "other": "on p-1"},
 }, {
 	name: "per-user run limit",
 	in: Input{Pools: pool(9, size4), Nodes: idle("p", 4, size4), DefaultUserLimit: 2, UserLimits: map[string]int{"bob": 0},
@@ -161,8 +163,8 @@ var ruleCases = []struct {
 }, {
 	name: "node selector",
 	in: Input{Pools: pool(2, size4), Nodes: []Node{
-		{ID: "n1", Pool: "p", State: NodeIdle, Capacity: size4, Labels: map[string]string{"zone": "a"}},
-		{ID: "n2", Pool: "p", State: NodeIdle, Capacity: size4, Labels: map[string]string{"zone": "b"}},
+		{ID: "n1", Pool: "p", State: compute.NodeIdle, Capacity: size4, Labels: map[string]string{"zone": "a"}},
+		{ID: "n2", Pool: "p", State: compute.NodeIdle, Capacity: size4, Labels: map[string]string{"zone": "b"}},
 	}, Queue: []Run{{ID: "a", Pool: "p", InstanceCount: 1, PerNode: cores(1), NodeSelector: map[string]string{"zone": "b"}}}},
 	want: map[string]string{"a": "on n2"},
 }}
@@ -175,5 +177,24 @@ func TestScheduleRules(t *testing.T) {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A run that waits behind others keeps its reason while the runs ahead of it start one by one:
+// a reason that named the run ahead would change, and be written again, for every waiting run
+// at every start.
+func TestWaitingReasonStableAsTheQueueMoves(t *testing.T) {
+	queue := []Run{run("a", PriorityMedium, 0, 1, cores(4)), run("b", PriorityMedium, 1, 1, cores(4)),
+		run("c", PriorityMedium, 2, 1, cores(4)), run("d", PriorityMedium, 3, 1, cores(4))}
+	var reasons []string
+	for started := 0; started < 2; started++ {
+		// One node, busy with the run that started last; the rest wait in order.
+		nodes := idle("p", 1, size4)
+		nodes[0].Allocated = size4
+		got := summary(Schedule(Input{Now: t0, Pools: pool(1, size4), Nodes: nodes, Queue: queue[started:]}))
+		reasons = append(reasons, got["d"])
+	}
+	if reasons[0] != reasons[1] || reasons[0] == "" {
+		t.Errorf("d's reason changed as the run ahead started: %q", reasons)
 	}
 }

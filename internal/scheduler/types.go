@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -43,22 +44,6 @@ func (p Priority) String() string {
 	return fmt.Sprintf("priority(%d)", int(p))
 }
 
-// NodeState is where a cluster node is in its life.
-type NodeState string
-
-// The node states. Only idle and running nodes receive work.
-const (
-	NodeProvisioning NodeState = "provisioning"
-	NodeIdle         NodeState = "idle"
-	NodeRunning      NodeState = "running"
-	NodeReleasing    NodeState = "releasing"
-	NodePreempted    NodeState = "preempted"
-	NodeUnusable     NodeState = "unusable"
-)
-
-// Ready reports whether a node in this state may receive work.
-func (s NodeState) Ready() bool { return s == NodeIdle || s == NodeRunning }
-
 // Pool is a managed cluster: its nodes share one size.
 type Pool struct {
 	ID string
@@ -75,7 +60,7 @@ type Pool struct {
 type Node struct {
 	ID    string
 	Pool  string
-	State NodeState
+	State compute.NodeState
 	// Capacity is what the node offers; Allocated is what runs on it already hold.
 	// A provisioning node with a zero Capacity is assumed to bring its pool's Size.
 	Capacity  resources.Vector

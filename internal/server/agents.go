@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hangar-ml/hangar/internal/agent/dispatch"
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -30,11 +30,13 @@ func (s *Server) agentPublicRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/agents/{id}/heartbeat", s.agentHeartbeat)
 }
 
-// dispatcher is the agents' side of the store; it holds no state, so one per request is fine.
-func (s *Server) dispatcher() *dispatch.Dispatcher {
-	c := s.cfg.Controller
-	return &dispatch.Dispatcher{Store: s.cfg.Store, Key: c.Tokens.Key, RunToken: c.RunToken, Now: c.Now,
-		Log: s.log.With("component", "agents")}
+// agents is the clusters' dispatcher: the one the cluster backend queues work with, so that a
+// heartbeat waiting for work returns as soon as some is queued.
+func (s *Server) agents() (*cluster.Dispatcher, error) {
+	if s.cfg.Clusters == nil || s.cfg.Clusters.Agents == nil {
+		return nil, &httpError{http.StatusNotFound, api.CodeNotFound, "clusters are not enabled on this server"}
+	}
+	return s.cfg.Clusters.Agents, nil
 }
 
 func bearer(r *http.Request) string {
@@ -42,22 +44,33 @@ func bearer(r *http.Request) string {
 }
 
 func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) {
+	d, err := s.agents()
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	var req api.JoinRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	rep, err := s.dispatcher().Join(r.Context(), bearer(r), req)
+	rep, err := d.Join(r.Context(), bearer(r), req)
 	if err != nil {
 		writeError(w, s.log, agentError(err))
 		return
 	}
-	s.cfg.Controller.Kick() // a node joined: queued runs may fit now
 	writeJSON(w, http.StatusOK, rep)
 }
 
+// agentHeartbeat answers an agent's heartbeat, holding it while the agent asks (a long poll)
+// until work is queued for its node.
 func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
-	d, id := s.dispatcher(), r.PathValue("id")
+	d, err := s.agents()
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	id := r.PathValue("id")
 	if err := d.Authenticate(bearer(r), id); err != nil {
 		writeError(w, s.log, agentError(err))
 		return
@@ -69,22 +82,27 @@ func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, err := d.Heartbeat(r.Context(), id, hb)
 	if err != nil {
+		if r.Context().Err() != nil {
+			return // the agent gave up waiting (it has something to report): nobody reads an answer
+		}
 		writeError(w, s.log, agentError(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
 }
 
-// agentError maps the dispatcher's errors to status codes: 401, 410 (the node is gone: the agent
-// exits once idle) and 400.
+// agentError maps the clusters' errors to status codes: 401, 410 (the node is gone: the agent
+// exits once idle), 400 and 404.
 func agentError(err error) error {
 	switch {
-	case errors.Is(err, dispatch.ErrUnauthorized):
+	case errors.Is(err, cluster.ErrUnauthorized):
 		return &httpError{http.StatusUnauthorized, api.CodeAuth, err.Error()}
-	case errors.Is(err, dispatch.ErrGone):
+	case errors.Is(err, cluster.ErrGone):
 		return &httpError{http.StatusGone, api.CodeNotFound, err.Error()}
-	case errors.Is(err, dispatch.ErrInvalid):
+	case errors.Is(err, cluster.ErrInvalid):
 		return &httpError{http.StatusBadRequest, api.CodeInvalid, err.Error()}
+	case errors.Is(err, cluster.ErrNoNode):
+		return &httpError{http.StatusNotFound, api.CodeNotFound, err.Error()}
 	}
 	return err
 }
@@ -102,7 +120,7 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.Node, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, dispatch.NodeView(n, nil))
+		out = append(out, cluster.NodeView(n, nil))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -118,14 +136,18 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, dispatch.NodeView(n, pending))
+	writeJSON(w, http.StatusOK, cluster.NodeView(n, pending))
 }
 
 // deleteNode removes a node by hand: 202, as its machine is deleted in the background.
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
-	out, err := s.cfg.Controller.DeleteNode(r.Context(), r.PathValue("id"))
+	if s.cfg.Clusters == nil {
+		writeError(w, s.log, badRequest("clusters are not enabled on this server"))
+		return
+	}
+	out, err := s.cfg.Clusters.DeleteNode(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, s.log, err)
+		writeError(w, s.log, agentError(err))
 		return
 	}
 	writeJSON(w, http.StatusAccepted, out)
@@ -148,7 +170,7 @@ func (s *Server) listNodeEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.NodeEvent, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, dispatch.EventView(e))
+		out = append(out, cluster.EventView(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/hangar-ml/hangar/internal/autoscaler"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/scheduler"
 )
 
@@ -44,7 +45,7 @@ func (w *world) applyPlan(plan scheduler.Plan) {
 			n := nodes[id]
 			n.alloc = n.alloc.Add(pl.PerNode)
 			n.runs = append(n.runs, r)
-			n.state = scheduler.NodeRunning
+			n.state = compute.NodeRunning
 			r.nodes = append(r.nodes, n)
 		}
 		if r.firstStart.IsZero() {
@@ -92,7 +93,7 @@ func (w *world) scaleInput(plan scheduler.Plan, pol Policy) autoscaler.Input {
 		ap := autoscaler.Pool{ID: p.ID, Min: p.Min, Max: p.Max, IdleTimeBeforeScaleDown: p.Idle, Tier: p.Tier,
 			Demand: plan.Demand[i].Nodes, DemandRuns: plan.Demand[i].Runs, Backoff: p.backoff}
 		for _, n := range p.nodes {
-			an := autoscaler.Node{ID: n.id, State: autoscaler.NodeState(n.state), CreatedAt: n.created,
+			an := autoscaler.Node{ID: n.id, State: n.state, CreatedAt: n.created,
 				JoinedAt: n.joined, Reserved: n.reserved}
 			for _, r := range n.runs {
 				an.Runs = append(an.Runs, autoscaler.RunRef{ID: r.job.ID, Preemptions: r.preemptions})
@@ -134,7 +135,7 @@ func (w *world) applyDecision(d autoscaler.Decision) {
 		p.nodes = slices.DeleteFunc(p.nodes, func(n *node) bool { return gone[n.id] })
 		for _, a := range pd.Release {
 			n := nodes[a.Node]
-			n.state, n.goneAt = scheduler.NodeReleasing, w.now.Add(w.cfg.ReleaseTime)
+			n.state, n.goneAt = compute.NodeReleasing, w.now.Add(w.cfg.ReleaseTime)
 		}
 		for range pd.Create {
 			w.create(p)

@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/autoscaler"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
-	"github.com/hangar-ml/hangar/internal/scheduler"
 )
 
 // node is a simulated cluster node.
 type node struct {
 	id    string
 	pool  *pool
-	state scheduler.NodeState
+	state compute.NodeState
 	// created, joined and idleSince are what the real system would record; joinAt,
 	// preemptAt and goneAt are the provider's secrets: when it joins, is preempted, is gone.
 	created, joined, idleSince time.Time
@@ -93,12 +93,12 @@ func (w *world) events() {
 	for _, p := range w.pools {
 		p.nodes = slices.DeleteFunc(p.nodes, func(n *node) bool {
 			switch {
-			case n.state == scheduler.NodeProvisioning && !n.neverJoins && !n.joinAt.After(w.now):
-				n.state, n.joined, n.idleSince = scheduler.NodeIdle, w.now, w.now
-			case n.state == scheduler.NodeReleasing && !n.goneAt.After(w.now):
+			case n.state == compute.NodeProvisioning && !n.neverJoins && !n.joinAt.After(w.now):
+				n.state, n.joined, n.idleSince = compute.NodeIdle, w.now, w.now
+			case n.state == compute.NodeReleasing && !n.goneAt.After(w.now):
 				return true
 			case n.state.Ready() && !n.preemptAt.IsZero() && !n.preemptAt.After(w.now):
-				n.state = scheduler.NodePreempted
+				n.state = compute.NodePreempted
 			}
 			return false
 		})
@@ -116,8 +116,8 @@ func (w *world) free(r *run) {
 	for _, n := range r.nodes {
 		n.alloc = n.alloc.Sub(r.job.PerNode)
 		n.runs = slices.DeleteFunc(n.runs, func(x *run) bool { return x == r })
-		if len(n.runs) == 0 && n.state == scheduler.NodeRunning {
-			n.state, n.idleSince = scheduler.NodeIdle, w.now
+		if len(n.runs) == 0 && n.state == compute.NodeRunning {
+			n.state, n.idleSince = compute.NodeIdle, w.now
 		}
 	}
 	r.nodes = nil
@@ -125,7 +125,7 @@ func (w *world) free(r *run) {
 
 // interrupted reports whether one of a run's nodes was preempted.
 func (r *run) interrupted() bool {
-	return slices.ContainsFunc(r.nodes, func(n *node) bool { return n.state == scheduler.NodePreempted })
+	return slices.ContainsFunc(r.nodes, func(n *node) bool { return n.state == compute.NodePreempted })
 }
 
 // account charges one tick of every node that exists, and of the busy ones.
@@ -144,7 +144,7 @@ func (w *world) account() {
 func (w *world) create(p *pool) {
 	p.seq++
 	boot := w.cfg.BootMin + time.Duration(w.rng.Int64N(int64(w.cfg.BootMax-w.cfg.BootMin)+1))
-	n := &node{id: fmt.Sprintf("%s-%05d", p.ID, p.seq), pool: p, state: scheduler.NodeProvisioning, created: w.now,
+	n := &node{id: fmt.Sprintf("%s-%05d", p.ID, p.seq), pool: p, state: compute.NodeProvisioning, created: w.now,
 		joinAt: w.now.Add(boot), neverJoins: w.rng.Float64() < w.cfg.BootFailure}
 	if p.Tier == autoscaler.LowPriority && w.cfg.PreemptPerHour > 0 {
 		n.preemptAt = n.joinAt.Add(expo(w.rng, w.cfg.PreemptPerHour))

@@ -14,27 +14,12 @@ import (
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
-// NodeState is where a cluster node is in its life (the names the scheduler and autoscaler use).
-type NodeState string
-
-// The node states.
-const (
-	NodeProvisioning NodeState = "provisioning"
-	NodeIdle         NodeState = "idle"
-	NodeRunning      NodeState = "running"
-	NodeReleasing    NodeState = "releasing"
-	NodePreempted    NodeState = "preempted"
-	NodeUnusable     NodeState = "unusable"
-	// NodeDeleted only appears in events: the node's row is gone.
-	NodeDeleted NodeState = "deleted"
-)
-
 // Node is one node of a managed cluster: a machine a provider creates, on which a `hangar agent`
 // joins. Zero times are unset.
 type Node struct {
 	ID          string
 	Pool        string // the cluster's name
-	State       NodeState
+	State       compute.NodeState
 	StateReason string
 	Size        string
 	LowPriority bool
@@ -60,17 +45,9 @@ type NodeRun struct {
 	PID   int    `json:"pid,omitempty"`
 	Alive bool   `json:"alive"`
 	// Final is the run's result file, once written.
-	Final *RunResult `json:"final,omitempty"`
+	Final *job.Result `json:"final,omitempty"`
 	// Reason says why a supervisor that is gone left no result.
 	Reason string `json:"reason,omitempty"`
-}
-
-// RunResult is how a run ended where it ran (the supervisor's result.json).
-type RunResult struct {
-	State    job.State `json:"state"`
-	ExitCode *int      `json:"exit_code,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Time     time.Time `json:"time"`
 }
 
 // NodeEvent is one entry of a cluster's timeline.
@@ -79,8 +56,8 @@ type NodeEvent struct {
 	Pool   string
 	NodeID string
 	Time   time.Time
-	From   NodeState
-	To     NodeState
+	From   compute.NodeState
+	To     compute.NodeState
 	Reason string
 }
 
@@ -133,8 +110,8 @@ func getNode(ctx context.Context, q querier, id string) (*Node, error) {
 
 // NodeFilter selects nodes for Nodes.
 type NodeFilter struct {
-	Pool   string      // "" = every pool
-	States []NodeState // empty = every state
+	Pool   string              // "" = every pool
+	States []compute.NodeState // empty = every state
 }
 
 // Nodes lists nodes, oldest first (ties by id).
@@ -206,7 +183,7 @@ func (s *Store) UpdateNode(ctx context.Context, id string, fn func(n *Node) ([]N
 	return n, nil
 }
 
-// DeleteNode removes a node and its queued work, and records ev (to NodeDeleted) in its pool's timeline.
+// DeleteNode removes a node and its queued work, and records ev (to compute.NodeDeleted) in its pool's timeline.
 func (s *Store) DeleteNode(ctx context.Context, id string, ev NodeEvent) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -224,7 +201,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, ev NodeEvent) error {
 		ev.From = n.State
 	}
 	if ev.To == "" {
-		ev.To = NodeDeleted
+		ev.To = compute.NodeDeleted
 	}
 	if err := appendNodeEvents(ctx, tx, n, []NodeEvent{ev}); err != nil {
 		return fmt.Errorf("delete node %s: %w", id, err)
@@ -273,7 +250,7 @@ func (s *Store) NodeEvents(ctx context.Context, f NodeEventFilter) ([]NodeEvent,
 		if err := rows.Scan(&e.Seq, &e.Pool, &e.NodeID, &t, &from, &to, &e.Reason); err != nil {
 			return nil, fmt.Errorf("read node events: %w", err)
 		}
-		e.Time, e.From, e.To = fromNanos(t), NodeState(from), NodeState(to)
+		e.Time, e.From, e.To = fromNanos(t), compute.NodeState(from), compute.NodeState(to)
 		out = append(out, e)
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -316,7 +293,7 @@ func scanNode(sc scanner) (*Node, error) {
 		&gpus, &labels, &info, &runs, &n.ProviderID, &deadline, &created, &joined, &hb, &idle); err != nil {
 		return nil, err
 	}
-	n.State, n.CreatedAt = NodeState(state), fromNanos(created)
+	n.State, n.CreatedAt = compute.NodeState(state), fromNanos(created)
 	n.JoinDeadline, n.JoinedAt, n.LastHeartbeat, n.IdleSince = zeroTime(deadline), zeroTime(joined), zeroTime(hb), zeroTime(idle)
 	for _, f := range []struct {
 		src string

@@ -16,7 +16,7 @@ import (
 var t0 = time.Unix(1700000000, 0).UTC()
 
 func newNode(id, pool string, at time.Time) *Node {
-	return &Node{ID: id, Pool: pool, State: NodeProvisioning, Size: "Standard_D4s_v3", CreatedAt: at,
+	return &Node{ID: id, Pool: pool, State: compute.NodeProvisioning, Size: "Standard_D4s_v3", CreatedAt: at,
 		JoinDeadline: at.Add(10 * time.Minute)}
 }
 
@@ -40,13 +40,13 @@ func TestNodeRoundTrip(t *testing.T) {
 	}
 	code := 0
 	got, err = s.UpdateNode(ctx, "n1", func(n *Node) ([]NodeEvent, error) {
-		n.State, n.JoinedAt, n.LastHeartbeat, n.IdleSince = NodeRunning, t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(time.Second)
+		n.State, n.JoinedAt, n.LastHeartbeat, n.IdleSince = compute.NodeRunning, t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(time.Second)
 		n.Capacity = resources.Vector{MilliCPU: 4000, Memory: 16 * resources.Gi, GPU: 1}
 		n.Allocated = resources.Vector{MilliCPU: 1000}
 		n.GPUs = []compute.GPU{{Index: 0, Name: "T4"}}
 		n.Info = &compute.NodeInfo{Hostname: "h", Cores: 4}
-		n.Runs = []NodeRun{{RunID: "r1", PID: 42, Alive: false, Final: &RunResult{State: job.Completed, ExitCode: &code, Time: t0}}}
-		return []NodeEvent{{Time: t0.Add(time.Second), From: NodeProvisioning, To: NodeRunning, Reason: "joined"}}, nil
+		n.Runs = []NodeRun{{RunID: "r1", PID: 42, Alive: false, Final: &job.Result{State: job.Completed, ExitCode: &code, Time: t0}}}
+		return []NodeEvent{{Time: t0.Add(time.Second), From: compute.NodeProvisioning, To: compute.NodeRunning, Reason: "joined"}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +59,10 @@ func TestNodeRoundTrip(t *testing.T) {
 		t.Errorf("updated node (-want +got):\n%s", diff)
 	}
 	boom := errors.New("boom")
-	if _, err := s.UpdateNode(ctx, "n1", func(n *Node) ([]NodeEvent, error) { n.State = NodeIdle; return nil, boom }); err != boom {
+	if _, err := s.UpdateNode(ctx, "n1", func(n *Node) ([]NodeEvent, error) { n.State = compute.NodeIdle; return nil, boom }); err != boom {
 		t.Errorf("UpdateNode with a failing fn = %v", err)
 	}
-	if n, _ := s.Node(ctx, "n1"); n.State != NodeRunning {
+	if n, _ := s.Node(ctx, "n1"); n.State != compute.NodeRunning {
 		t.Errorf("a failed update wrote state %s", n.State)
 	}
 	if _, err := s.UpdateNode(ctx, "nope", func(*Node) ([]NodeEvent, error) { return nil, nil }); !errors.Is(err, ErrNotFound) {
@@ -82,8 +82,8 @@ func TestNodesFilterAndEvents(t *testing.T) {
 		}
 	}
 	if _, err := s.UpdateNode(ctx, "a", func(n *Node) ([]NodeEvent, error) {
-		n.State = NodeIdle
-		return []NodeEvent{{Time: t0.Add(time.Minute), From: NodeProvisioning, To: NodeIdle, Reason: "joined"}}, nil
+		n.State = compute.NodeIdle
+		return []NodeEvent{{Time: t0.Add(time.Minute), From: compute.NodeProvisioning, To: compute.NodeIdle, Reason: "joined"}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestNodesFilterAndEvents(t *testing.T) {
 	}{
 		{"all, oldest first", NodeFilter{}, []string{"b", "a", "c"}},
 		{"pool", NodeFilter{Pool: "p1"}, []string{"b", "a"}},
-		{"states", NodeFilter{States: []NodeState{NodeIdle, NodeRunning}}, []string{"a"}},
-		{"pool and state", NodeFilter{Pool: "p2", States: []NodeState{NodeProvisioning}}, []string{"c"}},
+		{"states", NodeFilter{States: []compute.NodeState{compute.NodeIdle, compute.NodeRunning}}, []string{"a"}},
+		{"pool and state", NodeFilter{Pool: "p2", States: []compute.NodeState{compute.NodeProvisioning}}, []string{"c"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, ids(tt.f)); diff != "" {
@@ -133,7 +133,7 @@ func TestNodesFilterAndEvents(t *testing.T) {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
 	last, err := s.NodeEvents(ctx, NodeEventFilter{NodeID: "a", Limit: 2})
-	if err != nil || len(last) != 2 || last[0].To != NodeIdle || last[1].To != NodeDeleted {
+	if err != nil || len(last) != 2 || last[0].To != compute.NodeIdle || last[1].To != compute.NodeDeleted {
 		t.Errorf("NodeEvents(node a, limit 2) = %+v, %v", last, err)
 	}
 }

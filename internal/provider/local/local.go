@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/agent"
-	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/provider"
 )
 
@@ -66,11 +66,11 @@ var (
 	_ provider.Explainer = (*Provider)(nil)
 )
 
+// record is the agent the provider started: its process (pid and start time) and its GPUs.
 type record struct {
-	NodeID    string `json:"node_id"`
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"start_time"`
-	GPUs      []int  `json:"gpus"`
+	NodeID string `json:"node_id"`
+	proc.Proc
+	GPUs []int `json:"gpus"`
 }
 
 func (p *Provider) grace() time.Duration {
@@ -174,7 +174,7 @@ func (p *Provider) Explain(_ context.Context, req provider.DeleteRequest) string
 		return ""
 	}
 	state := fmt.Sprintf("the agent (pid %d) has exited", rec.PID)
-	if alive(rec) {
+	if rec.Alive() {
 		state = fmt.Sprintf("the agent (pid %d) is running", rec.PID)
 	}
 	path := filepath.Join(req.ProviderID, "agent.log")
@@ -232,14 +232,12 @@ func (p *Provider) start(req provider.CreateRequest, dir, work string, gpus []in
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(provider.BaseEnv(), "HANGAR_JOIN_TOKEN="+req.JoinToken)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	agent, exited, err := proc.StartDetached(cmd)
+	if err != nil {
 		return record{}, st, fmt.Errorf("start agent: %w", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reaps it too
 	st.exited = exited
-	return record{NodeID: req.NodeID, PID: cmd.Process.Pid, StartTime: node.ProcessStartTime(cmd.Process.Pid), GPUs: gpus}, st, nil
+	return record{NodeID: req.NodeID, Proc: agent, GPUs: gpus}, st, nil
 }
 
 // freeGPUs picks n GPUs no live agent of this provider holds.
@@ -250,7 +248,7 @@ func (p *Provider) freeGPUs(n int) ([]int, error) {
 	used := map[int]bool{}
 	files, _ := filepath.Glob(filepath.Join(p.Root, "*", RecordFile))
 	for _, f := range files {
-		if rec, err := readRecord(filepath.Dir(f)); err == nil && alive(rec) {
+		if rec, err := readRecord(filepath.Dir(f)); err == nil && rec.Alive() {
 			for _, g := range rec.GPUs {
 				used[g] = true
 			}
@@ -279,42 +277,17 @@ func (p *Provider) Delete(ctx context.Context, req provider.DeleteRequest) error
 	if err != nil {
 		return fmt.Errorf("delete node %s: %w", req.NodeID, err)
 	}
-	if alive(rec) {
-		if err := stop(ctx, rec, p.grace()+5*time.Second); err != nil {
-			return fmt.Errorf("delete node %s: %w", req.NodeID, err)
+	if rec.Alive() {
+		// The agent cancels its runs and waits for them up to the grace period; a little more
+		// before SIGKILL.
+		if err := proc.Stop(ctx, rec.Proc, p.grace()+5*time.Second); err != nil {
+			return fmt.Errorf("delete node %s: stop its agent: %w", req.NodeID, err)
 		}
 	}
 	if err := os.Remove(filepath.Join(dir, RecordFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete node %s: %w", req.NodeID, err)
 	}
 	p.Log.Info("deleted node", "node", req.NodeID, "pid", rec.PID)
-	return nil
-}
-
-// stop sends SIGTERM, waits up to grace for the process to end, then sends SIGKILL.
-func stop(ctx context.Context, rec record, grace time.Duration) error {
-	if err := syscall.Kill(rec.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal agent %d: %w", rec.PID, err)
-	}
-	if err := waitGone(ctx, rec, grace); err != nil || !alive(rec) {
-		return err
-	}
-	_ = syscall.Kill(rec.PID, syscall.SIGKILL)
-	return waitGone(ctx, rec, 5*time.Second)
-}
-
-// waitGone polls until the process ended or the time is up.
-func waitGone(ctx context.Context, rec record, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for alive(rec) && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 	return nil
 }
 
@@ -340,14 +313,4 @@ func writeRecord(dir string, rec record) error {
 		return err
 	}
 	return os.Rename(path+".tmp", path)
-}
-
-// alive reports whether the recorded process still runs (and is the same process: the start
-// time guards against pid reuse).
-func alive(rec record) bool {
-	if rec.PID <= 0 {
-		return false
-	}
-	st := node.ProcessStartTime(rec.PID)
-	return st != 0 && (rec.StartTime == 0 || st == rec.StartTime)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/provider"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/sizes"
@@ -37,8 +38,8 @@ func newProvider(t *testing.T, gpus ...int) *Provider {
 	t.Cleanup(func() {
 		files, _ := filepath.Glob(filepath.Join(p.Root, "*", RecordFile))
 		for _, f := range files {
-			if rec, err := readRecord(filepath.Dir(f)); err == nil && alive(rec) {
-				_ = stop(context.Background(), rec, time.Second) // t.Context() is already canceled in cleanups
+			if rec, err := readRecord(filepath.Dir(f)); err == nil && rec.Alive() {
+				_ = proc.Stop(context.Background(), rec.Proc, time.Second) // t.Context() is already canceled in cleanups
 			}
 		}
 	})
@@ -124,7 +125,7 @@ func TestDeleteIsIdempotentAndKills(t *testing.T) {
 	if err := p.Delete(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if alive(rec) {
+	if rec.Alive() {
 		t.Errorf("agent %d alive after Delete", rec.PID)
 	}
 	for _, missing := range []string{id, filepath.Join(p.Root, "never-created")} {
@@ -188,7 +189,7 @@ func TestExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(rec) && time.Now().Before(deadline) {
+	for rec.Alive() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	want := fmt.Sprintf("the agent (pid %d) has exited; agent.log: agent ready | join: 410 node gone", rec.PID)

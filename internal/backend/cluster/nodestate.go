@@ -1,10 +1,11 @@
-package dispatch
+package cluster
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -14,12 +15,12 @@ const ReasonAgentStopped = "the agent stopped"
 // occupancy is the state an agent's report puts a node in: running while a supervisor is alive
 // or an assignment waits, idle otherwise. Releasing and preempted nodes stay so; an agent that
 // leaves makes its node unusable.
-func occupancy(from store.NodeState, runs []api.AgentRun, pendingAssign int, leaving bool) (store.NodeState, string) {
+func occupancy(from compute.NodeState, runs []api.AgentRun, pendingAssign int, leaving bool) (compute.NodeState, string) {
 	switch {
-	case from == store.NodeReleasing || from == store.NodePreempted:
+	case from == compute.NodeReleasing || from == compute.NodePreempted:
 		return from, ""
 	case leaving:
-		return store.NodeUnusable, ReasonAgentStopped
+		return compute.NodeUnusable, ReasonAgentStopped
 	}
 	alive := 0
 	for _, r := range runs {
@@ -27,14 +28,14 @@ func occupancy(from store.NodeState, runs []api.AgentRun, pendingAssign int, lea
 			alive++
 		}
 	}
-	to, why := store.NodeIdle, "no runs"
+	to, why := compute.NodeIdle, "no runs"
 	if alive+pendingAssign > 0 {
-		to, why = store.NodeRunning, fmt.Sprintf("%d runs", alive+pendingAssign)
+		to, why = compute.NodeRunning, fmt.Sprintf("%d runs", alive+pendingAssign)
 	}
 	switch from {
-	case store.NodeProvisioning:
+	case compute.NodeProvisioning:
 		why = "the agent joined; " + why
-	case store.NodeUnusable:
+	case compute.NodeUnusable:
 		why = "the agent is back; " + why
 	}
 	return to, why
@@ -42,16 +43,16 @@ func occupancy(from store.NodeState, runs []api.AgentRun, pendingAssign int, lea
 
 // transition moves n to a state: it keeps IdleSince and returns the timeline entry. Moving
 // between idle and running is not a timeline entry (it is occupancy, not the node's life).
-func transition(n *store.Node, to store.NodeState, reason string, now time.Time) []store.NodeEvent {
+func transition(n *store.Node, to compute.NodeState, reason string, now time.Time) []store.NodeEvent {
 	from := n.State
 	if to == from {
 		return nil
 	}
 	n.State, n.StateReason = to, reason
 	switch {
-	case to == store.NodeIdle:
+	case to == compute.NodeIdle:
 		n.IdleSince = now
-	case from == store.NodeIdle:
+	case from == compute.NodeIdle:
 		n.IdleSince = time.Time{}
 	}
 	if occupied(from) && occupied(to) {
@@ -60,4 +61,4 @@ func transition(n *store.Node, to store.NodeState, reason string, now time.Time)
 	return []store.NodeEvent{{Time: now, From: from, To: to, Reason: reason}}
 }
 
-func occupied(s store.NodeState) bool { return s == store.NodeIdle || s == store.NodeRunning }
+func occupied(s compute.NodeState) bool { return s == compute.NodeIdle || s == compute.NodeRunning }

@@ -1,9 +1,10 @@
-package dispatch
+package cluster
 
 import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -19,7 +20,7 @@ func NodeView(n *store.Node, pending []store.Assignment) api.Node {
 	for _, r := range n.Runs {
 		ar := api.AgentRun{RunID: r.RunID, PID: r.PID, Alive: r.Alive}
 		if f := r.Final; f != nil {
-			ar.Final = &api.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
+			ar.Final = &job.Result{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
 		}
 		v.Runs = append(v.Runs, ar)
 	}

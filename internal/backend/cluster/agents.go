@@ -1,22 +1,27 @@
-package dispatch
+package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/agent"
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
+
+// MaxPoll bounds how long a heartbeat may wait for work, whatever the agent asks.
+const MaxPoll = time.Minute
 
 // Join admits an agent that presents a join token: the node must exist in the token's pool and
 // not be on its way out. A node that joined before may join again (a restarted agent).
 func (d *Dispatcher) Join(ctx context.Context, joinToken string, req api.JoinRequest) (*api.JoinReply, error) {
 	now := d.now()
-	pool, nodeID, err := agent.VerifyJoinToken(d.Key, joinToken, now)
+	pool, nodeID, err := tokens.Key(d.Key).VerifyJoin(joinToken, now)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnauthorized, err)
 	}
@@ -30,7 +35,7 @@ func (d *Dispatcher) Join(ctx context.Context, joinToken string, req api.JoinReq
 		if n.Pool != pool {
 			return nil, fmt.Errorf("%w: the join token is for cluster %s, node %s is in %s", ErrUnauthorized, pool, nodeID, n.Pool)
 		}
-		if n.State == store.NodeReleasing || n.State == store.NodePreempted {
+		if n.State == compute.NodeReleasing || n.State == compute.NodePreempted {
 			return nil, fmt.Errorf("%w: node %s is %s", ErrGone, nodeID, n.State)
 		}
 		applyInfo(n, req.AgentInfo)
@@ -48,12 +53,13 @@ func (d *Dispatcher) Join(ctx context.Context, joinToken string, req api.JoinReq
 		return nil, err
 	}
 	d.logger().Info("agent joined", "node", nodeID, "pool", pool, "capacity", req.Capacity.String())
-	return &api.JoinReply{NodeID: nodeID, Pool: pool, AgentToken: agent.AgentToken(d.Key, nodeID)}, nil
+	d.changed() // queued runs may fit now
+	return &api.JoinReply{NodeID: nodeID, Pool: pool, AgentToken: tokens.Key(d.Key).Agent(nodeID)}, nil
 }
 
 // Authenticate checks that token is the agent token of node nodeID.
 func (d *Dispatcher) Authenticate(token, nodeID string) error {
-	id, ok := agent.VerifyAgentToken(d.Key, token)
+	id, ok := tokens.Key(d.Key).VerifyAgent(token)
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: missing or invalid agent token", ErrUnauthorized)
@@ -65,50 +71,151 @@ func (d *Dispatcher) Authenticate(token, nodeID string) error {
 
 // Heartbeat records an agent's report and returns its work: assignments with run tokens and
 // cancels not yet acknowledged, and whether to release. Work is marked delivered, and sent again
-// until acknowledged.
+// until acknowledged. With hb.PollMillis, a heartbeat that finds nothing new to send waits up to
+// that long (MaxPoll at most) for work to be queued for the node, and returns as soon as it is.
 func (d *Dispatcher) Heartbeat(ctx context.Context, nodeID string, hb api.AgentHeartbeat) (*api.HeartbeatReply, error) {
-	now := d.now()
-	if hb.Register != nil {
-		if err := checkInfo(*hb.Register); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.Store.AckAssignments(ctx, nodeID, hb.Acks, now); err != nil {
-		return nil, err
-	}
-	pending, err := d.Store.Assignments(ctx, nodeID, true)
+	woken := d.wakers.wait(nodeID) // before reading the work: anything queued after this wakes us
+	n, pending, err := d.record(ctx, nodeID, hb)
 	if err != nil {
 		return nil, err
 	}
+	if poll := min(time.Duration(hb.PollMillis)*time.Millisecond, MaxPoll); poll > 0 && !news(n, pending, hb) {
+		t := time.NewTimer(poll)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err() // the agent gave up on this call: nothing was sent
+		case <-t.C:
+		case <-woken:
+		}
+		if n, err = d.node(ctx, nodeID); err != nil {
+			return nil, err
+		}
+		if pending, err = d.Store.Assignments(ctx, nodeID, true); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := d.reply(ctx, n, pending, d.now())
+	if err != nil {
+		return nil, err
+	}
+	rep.Polled = hb.PollMillis > 0
+	if rep.Forget, err = d.forget(ctx, hb.Runs); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// forget lists the ended runs of a report whose end the workspace has recorded (the run is
+// terminal): nobody asks the node about them again. A run the store does not know, or whose
+// current attempt goes on (requeued), is reported until the agent's KeepEnded.
+func (d *Dispatcher) forget(ctx context.Context, runs []api.AgentRun) ([]string, error) {
+	var out []string
+	for _, r := range runs {
+		if r.Alive {
+			continue
+		}
+		run, err := d.Store.Run(ctx, r.RunID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		case run.Status.Terminal():
+			out = append(out, r.RunID)
+		}
+	}
+	return out, nil
+}
+
+// record applies an agent's report to its node and returns the node and its pending work.
+func (d *Dispatcher) record(ctx context.Context, nodeID string, hb api.AgentHeartbeat) (*store.Node, []store.Assignment, error) {
+	now := d.now()
+	if hb.Register != nil {
+		if err := checkInfo(*hb.Register); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The report is recorded before the acknowledgements: work acknowledged is then always in a
+	// recorded report, so that Status can tell a run the agent no longer reports (it ended and
+	// was forgotten) from one on its way to the agent.
+	pending, err := d.Store.Assignments(ctx, nodeID, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	pending = slices.DeleteFunc(pending, func(a store.Assignment) bool { return slices.Contains(hb.Acks, a.ID) })
 	assigns := 0
 	for _, a := range pending {
 		if a.Kind == store.AssignRun {
 			assigns++
 		}
 	}
+	changed := false
 	n, err := d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		if hb.Register != nil {
 			applyInfo(n, *hb.Register)
 		}
-		n.Runs, n.LastHeartbeat = storeRuns(hb.Runs), now
+		runs := storeRuns(hb.Runs)
+		changed = runEnded(n.Runs, runs)
+		n.Runs, n.LastHeartbeat = runs, now
 		if n.JoinedAt.IsZero() {
 			n.JoinedAt = now
 		}
 		to, why := occupancy(n.State, hb.Runs, assigns, hb.Leaving)
-		return transition(n, to, why, now), nil
+		evs := transition(n, to, why, now)
+		changed = changed || len(evs) > 0
+		return evs, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: node %s no longer exists", ErrGone, nodeID)
+		return nil, nil, fmt.Errorf("%w: node %s no longer exists", ErrGone, nodeID)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return d.reply(ctx, n, pending, now)
+	if err := d.Store.AckAssignments(ctx, nodeID, hb.Acks, now); err != nil {
+		return nil, nil, err
+	}
+	if changed {
+		d.changed()
+	}
+	return n, pending, nil
+}
+
+// news reports whether a heartbeat has something to carry back now: work never sent, or a
+// release the agent has not heard of.
+func news(n *store.Node, pending []store.Assignment, hb api.AgentHeartbeat) bool {
+	if released(n) && !hb.Draining {
+		return true
+	}
+	for _, a := range pending {
+		if a.DeliveredAt.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// runEnded reports whether a run alive in the node's last report is not alive in this one.
+func runEnded(before, now []store.NodeRun) bool {
+	alive := map[string]bool{}
+	for _, r := range now {
+		alive[r.RunID] = r.Alive
+	}
+	for _, r := range before {
+		if r.Alive && !alive[r.RunID] {
+			return true
+		}
+	}
+	return false
+}
+
+func released(n *store.Node) bool {
+	return n.State == compute.NodeReleasing || n.State == compute.NodePreempted
 }
 
 func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.Assignment, now time.Time) (*api.HeartbeatReply, error) {
 	out := &api.HeartbeatReply{}
-	if n.State == store.NodeReleasing || n.State == store.NodePreempted {
+	if released(n) {
 		out.Release, out.Reason = true, n.StateReason
 	}
 	ids := make([]int64, 0, len(pending))
@@ -156,11 +263,7 @@ func applyInfo(n *store.Node, in api.AgentInfo) {
 func storeRuns(in []api.AgentRun) []store.NodeRun {
 	out := make([]store.NodeRun, 0, len(in))
 	for _, r := range in {
-		nr := store.NodeRun{RunID: r.RunID, PID: r.PID, Alive: r.Alive, Reason: r.Reason}
-		if f := r.Final; f != nil {
-			nr.Final = &store.RunResult{State: f.State, ExitCode: f.ExitCode, Reason: f.Reason, Time: f.Time}
-		}
-		out = append(out, nr)
+		out = append(out, store.NodeRun{RunID: r.RunID, PID: r.PID, Alive: r.Alive, Reason: r.Reason, Final: r.Final})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package dispatch
+package cluster
 
 import (
 	"errors"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hangar-ml/hangar/internal/agent"
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 type clock struct{ t time.Time }
@@ -49,7 +50,7 @@ func TestCreateAndJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.State != store.NodeProvisioning || n.JoinDeadline != c.t.Add(time.Minute) {
+	if n.State != compute.NodeProvisioning || n.JoinDeadline != c.t.Add(time.Minute) {
 		t.Fatalf("new node %+v", n)
 	}
 	c.advance(10 * time.Second)
@@ -64,19 +65,19 @@ func TestCreateAndJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != store.NodeIdle || got.Capacity != info.Capacity || got.JoinedAt != c.t || got.IdleSince != c.t ||
+	if got.State != compute.NodeIdle || got.Capacity != info.Capacity || got.JoinedAt != c.t || got.IdleSince != c.t ||
 		!cmp.Equal(got.Labels, map[string]string{"pool": "gpu", "zone": "a"}) || got.Info.Hostname != "box" {
 		t.Errorf("joined node %+v", got)
 	}
 	evs, _ := d.Store.NodeEvents(ctx, store.NodeEventFilter{Pool: "gpu"})
-	if len(evs) != 2 || evs[0].Reason != "scale up" || evs[1].To != store.NodeIdle {
+	if len(evs) != 2 || evs[0].Reason != "scale up" || evs[1].To != compute.NodeIdle {
 		t.Errorf("timeline %+v", evs)
 	}
 	// A restarted agent joins again with the same token and what it runs.
 	if _, err := d.Join(ctx, tok, api.JoinRequest{AgentInfo: info, Runs: []api.AgentRun{{RunID: "r1", Alive: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := d.Store.Node(ctx, n.ID); got.State != store.NodeRunning || len(got.Runs) != 1 || !got.IdleSince.IsZero() {
+	if got, _ := d.Store.Node(ctx, n.ID); got.State != compute.NodeRunning || len(got.Runs) != 1 || !got.IdleSince.IsZero() {
 		t.Errorf("re-joined node %+v", got)
 	}
 }
@@ -105,10 +106,10 @@ func TestJoinRefused(t *testing.T) {
 		want error
 	}{
 		{"expired", tok, api.JoinRequest{AgentInfo: info}, time.Minute, ErrUnauthorized},
-		{"another key", agent.MintJoinToken([]byte("other"), "gpu", n.ID, c.t.Add(time.Hour)), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
-		{"wrong pool", agent.MintJoinToken(d.Key, "gpu", other.ID, c.t.Add(time.Hour)), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
+		{"another key", tokens.Key([]byte("other")).MintJoin("gpu", n.ID, c.t.Add(time.Hour)), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
+		{"wrong pool", tokens.Key(d.Key).MintJoin("gpu", other.ID, c.t.Add(time.Hour)), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
 		{"other node id", tok, api.JoinRequest{NodeID: other.ID, AgentInfo: info}, 0, ErrUnauthorized},
-		{"agent token", agent.AgentToken(d.Key, n.ID), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
+		{"agent token", tokens.Key(d.Key).Agent(n.ID), api.JoinRequest{AgentInfo: info}, 0, ErrUnauthorized},
 		{"no capacity", tok, api.JoinRequest{}, 0, ErrInvalid},
 		{"gpus do not add up", tok, api.JoinRequest{AgentInfo: api.AgentInfo{Capacity: info.Capacity}}, 0, ErrInvalid},
 		{"released node", relTok, api.JoinRequest{AgentInfo: info}, 0, ErrGone},
@@ -122,7 +123,7 @@ func TestJoinRefused(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := d.Store.Node(ctx, n.ID); got.State != store.NodeProvisioning {
+	if got, _ := d.Store.Node(ctx, n.ID); got.State != compute.NodeProvisioning {
 		t.Errorf("a refused join changed the node: %+v", got)
 	}
 }
@@ -157,7 +158,7 @@ func TestHeartbeatDeliversUntilAcked(t *testing.T) {
 	if len(rep.Assignments) != 1 || rep.Assignments[0].RunID != "r1" || rep.Assignments[0].Token != "tok-r1" || rep.Release {
 		t.Fatalf("first reply %+v", rep)
 	}
-	if n, _ := d.Store.Node(ctx, id); n.State != store.NodeRunning {
+	if n, _ := d.Store.Node(ctx, id); n.State != compute.NodeRunning {
 		t.Errorf("a node with a waiting assignment is %s", n.State)
 	}
 	// The reply was lost: the same work comes again.
@@ -177,12 +178,12 @@ func TestHeartbeatDeliversUntilAcked(t *testing.T) {
 		t.Fatalf("cancel reply %+v, %v", rep, err)
 	}
 	c.advance(time.Second)
-	done := api.AgentHeartbeat{Runs: []api.AgentRun{{RunID: "r1", Final: &api.RunResult{State: "Canceled"}}}, Acks: []int64{rep.Cancels[0].ID}}
+	done := api.AgentHeartbeat{Runs: []api.AgentRun{{RunID: "r1", Final: &job.Result{State: "Canceled"}}}, Acks: []int64{rep.Cancels[0].ID}}
 	if _, err := d.Heartbeat(ctx, id, done); err != nil {
 		t.Fatal(err)
 	}
 	n, _ := d.Store.Node(ctx, id)
-	if n.State != store.NodeIdle || n.IdleSince != c.t || n.LastHeartbeat != c.t || n.Runs[0].Final.State != "Canceled" {
+	if n.State != compute.NodeIdle || n.IdleSince != c.t || n.LastHeartbeat != c.t || n.Runs[0].Final.State != "Canceled" {
 		t.Errorf("node after the run ended %+v", n)
 	}
 	if pending, _ := d.Store.Assignments(ctx, id, true); len(pending) != 0 {
@@ -207,14 +208,14 @@ func TestHeartbeatReleaseLeaveAndGone(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, id, api.AgentHeartbeat{Leaving: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, id); n.State != store.NodeReleasing {
+	if n, _ := d.Store.Node(ctx, id); n.State != compute.NodeReleasing {
 		t.Errorf("leaving a releasing node made it %s", n.State)
 	}
 	other := joined(t, d)
 	if _, err := d.Heartbeat(ctx, other, api.AgentHeartbeat{Leaving: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, other); n.State != store.NodeUnusable {
+	if n, _ := d.Store.Node(ctx, other); n.State != compute.NodeUnusable {
 		t.Errorf("an agent that left made its node %s", n.State)
 	}
 	reg := info
@@ -222,7 +223,7 @@ func TestHeartbeatReleaseLeaveAndGone(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, other, api.AgentHeartbeat{Register: &reg}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, other); n.State != store.NodeIdle || n.Capacity.MilliCPU != 2000 {
+	if n, _ := d.Store.Node(ctx, other); n.State != compute.NodeIdle || n.Capacity.MilliCPU != 2000 {
 		t.Errorf("re-registered node %+v", n)
 	}
 	if err := d.Delete(ctx, other, "released"); err != nil {
@@ -242,8 +243,8 @@ func TestAuthenticate(t *testing.T) {
 		name, token, node string
 		ok                bool
 	}{
-		{"own token", agent.AgentToken(d.Key, "n1"), "n1", true},
-		{"another node's token", agent.AgentToken(d.Key, "n2"), "n1", false},
+		{"own token", tokens.Key(d.Key).Agent("n1"), "n1", true},
+		{"another node's token", tokens.Key(d.Key).Agent("n2"), "n1", false},
 		{"run token", "n1.deadbeef", "n1", false},
 		{"none", "", "n1", false},
 	}

@@ -1,4 +1,4 @@
-package dispatch
+package cluster
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/agent"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // Errors, for the HTTP layer to map with errors.Is.
@@ -25,19 +26,27 @@ var (
 // DefaultJoinTimeout is how long a new node may take to join when NewNode names no timeout.
 const DefaultJoinTimeout = 15 * time.Minute
 
-// Dispatcher keeps no state of its own: the server and the controller may each make one over
-// the same store and key.
+// Dispatcher is the agents' side of the clusters: nodes, their tokens, and the work queued for
+// them in the store. Its state is in the store, except the long-polling heartbeats it holds:
+// one Dispatcher serves a server's agent routes and its cluster backend, so that work queued by
+// the backend reaches a waiting agent at once. (Another process may queue work over the same
+// store too: the agent then gets it with its next heartbeat.)
 type Dispatcher struct {
 	Store *store.Store
-	// Key signs join and agent tokens: the workspace's run-token key (controller.Tokens.Key).
+	// Key signs join and agent tokens: the workspace's run-token key.
 	Key []byte
 	// RunToken returns a token for a run's current attempt (controller.Controller.RunToken), sent
 	// with each assignment.
 	RunToken func(runID string) string
+	// Changed, when set, is called after an agent's report changed what placement decides from:
+	// a node joined, came back or left, or a run on it ended (the controller's Kick).
+	Changed func()
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Log may be nil (no logs).
 	Log *slog.Logger
+
+	wakers wakers
 }
 
 func (d *Dispatcher) logger() *slog.Logger {
@@ -52,6 +61,12 @@ func (d *Dispatcher) now() time.Time {
 		return d.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+func (d *Dispatcher) changed() {
+	if d.Changed != nil {
+		d.Changed()
+	}
 }
 
 // NewNode is a node about to be created by a provider.
@@ -79,17 +94,17 @@ func (d *Dispatcher) CreateNode(ctx context.Context, nn NewNode) (*store.Node, s
 		return nil, "", fmt.Errorf("%w: cluster name %q makes an invalid node id", ErrInvalid, nn.Pool)
 	}
 	n := &store.Node{
-		ID: id, Pool: nn.Pool, State: store.NodeProvisioning, StateReason: "waiting for the agent to join",
+		ID: id, Pool: nn.Pool, State: compute.NodeProvisioning, StateReason: "waiting for the agent to join",
 		Size: nn.Size.Name, LowPriority: nn.LowPriority, Labels: nn.Labels, CreatedAt: now,
 		JoinDeadline: now.Add(nn.JoinTimeout),
 	}
 	if err := d.Store.CreateNode(ctx, n, nn.Reason); err != nil {
 		return nil, "", fmt.Errorf("create node in %s: %w", nn.Pool, err)
 	}
-	return n, agent.MintJoinToken(d.Key, n.Pool, n.ID, n.JoinDeadline), nil
+	return n, tokens.Key(d.Key).MintJoin(n.Pool, n.ID, n.JoinDeadline), nil
 }
 
-var nodeIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+var nodeIDRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
 
 // NewNodeID returns a fresh node id: the pool's name (cut to 40 characters) and 10 random hex digits.
 func NewNodeID(pool string) string {
@@ -110,14 +125,15 @@ func (d *Dispatcher) SetProviderID(ctx context.Context, nodeID, providerID strin
 	return err
 }
 
-// Assign queues a run for a node's agent: the next heartbeat reply carries it with the run's
-// token, again until the agent acknowledges it. Assigning twice is harmless.
+// Assign queues a run for a node's agent: a heartbeat waiting for work returns with it at once
+// (else the next one carries it) with the run's token, again until the agent acknowledges it.
+// Assigning twice is harmless.
 func (d *Dispatcher) Assign(ctx context.Context, nodeID, runID string) error {
 	n, err := d.node(ctx, nodeID)
 	if err != nil {
 		return err
 	}
-	if n.State == store.NodeReleasing || n.State == store.NodePreempted {
+	if n.State == compute.NodeReleasing || n.State == compute.NodePreempted {
 		return fmt.Errorf("assign %s to node %s: %w: the node is %s", runID, nodeID, ErrGone, n.State)
 	}
 	return d.enqueue(ctx, nodeID, runID, store.AssignRun)
@@ -137,30 +153,35 @@ func (d *Dispatcher) enqueue(ctx context.Context, nodeID, runID string, kind sto
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: node %s does not exist", ErrGone, nodeID)
 	}
+	if err == nil {
+		d.wakers.wake(nodeID)
+	}
 	return err
 }
 
 // Release marks a node releasing: its agent takes no more runs and exits once its runs ended.
-// The controller deletes the machine (provider Delete) and then the node (Delete).
+// The cluster then deletes the machine (provider Delete) and the node (Delete).
 func (d *Dispatcher) Release(ctx context.Context, nodeID, reason string) error {
-	return d.SetState(ctx, nodeID, store.NodeReleasing, reason)
+	return d.SetState(ctx, nodeID, compute.NodeReleasing, reason)
 }
 
 // SetState moves a node to a state with a reason on the timeline (preempted, unusable, ...);
 // setting the state it has changes nothing.
-func (d *Dispatcher) SetState(ctx context.Context, nodeID string, to store.NodeState, reason string) error {
+func (d *Dispatcher) SetState(ctx context.Context, nodeID string, to compute.NodeState, reason string) error {
 	_, err := d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		return transition(n, to, reason, d.now()), nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: node %s does not exist", ErrGone, nodeID)
 	}
+	d.wakers.wake(nodeID)
 	return err
 }
 
 // Delete removes a node (after its machine was deleted) with a reason on the timeline.
 func (d *Dispatcher) Delete(ctx context.Context, nodeID, reason string) error {
 	err := d.Store.DeleteNode(ctx, nodeID, store.NodeEvent{Time: d.now(), Reason: reason})
+	d.wakers.wake(nodeID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

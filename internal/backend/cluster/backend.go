@@ -1,0 +1,241 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/autoscaler"
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/provider"
+	"github.com/hangar-ml/hangar/internal/resources"
+	"github.com/hangar-ml/hangar/internal/sizes"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Backend is the backend of managed clusters (compute type cluster). It places runs (Place, a
+// backend.Placer: the scheduler and autoscaler over every cluster), starts a placed run by
+// assigning it to its nodes' agents (Submit), reads its state from what the agents report
+// (Status), and stops it through them (Cancel).
+type Backend struct {
+	Store  *store.Store
+	Agents *Dispatcher
+	// Sizes returns the workspace's size catalog.
+	Sizes func(ctx context.Context) (*sizes.Catalog, error)
+	// Provider returns the provider of a cluster's nodes.
+	Provider func(s compute.Spec) (provider.Provider, error)
+	// JoinURL is the server's address as new nodes reach it.
+	JoinURL func() string
+	Policy  autoscaler.Policy
+	// SilentAfter is how long a joined node's agent may go unheard: then the node is unusable
+	// (no new work) and its runs' state is unknown. Zero means a minute.
+	SilentAfter time.Duration
+	// Requeue puts a run back in the queue as a new attempt through the run state machine (the
+	// controller's Requeue), for DeleteNode.
+	Requeue func(ctx context.Context, runID, reason string) (bool, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+
+	mu       sync.Mutex
+	started  time.Time                   // the first Place: silence is judged only after SilentAfter from it
+	state    map[string]*store.PoolState // the clusters' decision state, as last written to the store
+	deleting map[string]bool             // nodes whose deletion is in flight
+	polled   map[string]time.Time        // when each low-priority cluster's provider was last asked
+	wg       sync.WaitGroup              // provider calls in flight
+}
+
+// handle is a cluster run's handle: the run's attempt on its nodes, in rank order.
+type handle struct {
+	Run     string   `json:"run"`
+	Pool    string   `json:"pool"`
+	Attempt int      `json:"attempt,omitempty"`
+	Nodes   []string `json:"nodes"`
+	// GPUs is only in handles of servers before placements were run data; it is not read.
+	GPUs json.RawMessage `json:"gpus,omitempty"`
+}
+
+func decodeHandle(h backend.Handle) (handle, error) {
+	var v handle
+	if err := backend.DecodeHandle(h, &v); err != nil {
+		return v, err
+	}
+	if v.Run == "" || len(v.Nodes) == 0 {
+		return v, fmt.Errorf("%w: %s names no run or no node", backend.ErrBadHandle, h)
+	}
+	return v, nil
+}
+
+// handle decodes a handle and checks that it names one of this workspace's clusters: the nodes
+// of a run may be gone (their runs are then not alive), but a handle whose cluster never was,
+// or is gone with all it ran, is another workspace's (or made up), not a run that ended.
+func (b *Backend) handle(ctx context.Context, hb backend.Handle) (handle, error) {
+	h, err := decodeHandle(hb)
+	if err != nil {
+		return h, err
+	}
+	t, err := b.Store.Compute(ctx, h.Pool)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return h, fmt.Errorf("%w: run %s is on cluster %s, which does not exist", backend.ErrBadHandle, h.Run, h.Pool)
+	case err != nil:
+		return h, err
+	case t.Type != compute.TypeCluster:
+		return h, fmt.Errorf("%w: run %s is on %s, a %s target, not a cluster", backend.ErrBadHandle, h.Run, h.Pool, t.Type)
+	}
+	return h, nil
+}
+
+func (b *Backend) now() time.Time {
+	if b.Now != nil {
+		return b.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (b *Backend) silentAfter() time.Duration {
+	if b.SilentAfter > 0 {
+		return b.SilentAfter
+	}
+	return time.Minute
+}
+
+func (b *Backend) log() *slog.Logger {
+	if b.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.Log
+}
+
+// Submit starts a placed run: each of its nodes' agents is assigned the run, and starts a
+// supervisor for its share of the ranks (node 0's leads). Assigning again is harmless, so
+// Submit may be called again. A run without a placement has not been through Place: an error.
+func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle, error) {
+	if l.Placement == nil || len(l.Placement.Nodes) == 0 {
+		return nil, fmt.Errorf("submit %s: cluster runs start where Place put them, and this one has no placement", l.RunID)
+	}
+	for _, n := range l.Placement.Nodes {
+		if err := b.Agents.Assign(ctx, n, l.RunID); err != nil {
+			return nil, fmt.Errorf("submit %s: %w", l.RunID, err)
+		}
+	}
+	return json.Marshal(handle{Run: l.RunID, Pool: l.Target.Name, Attempt: l.Attempt, Nodes: l.Placement.Nodes})
+}
+
+// Status is what the run's first node's agent last reported; a node gone silent gives an error
+// (the state is unknown), a node gone altogether a run that is not alive.
+func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status, error) {
+	h, err := b.handle(ctx, hb)
+	if err != nil {
+		return backend.Status{}, err
+	}
+	n, err := b.Store.Node(ctx, h.Nodes[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return backend.Status{Reason: "its node " + h.Nodes[0] + " was removed"}, nil
+	}
+	if err != nil {
+		return backend.Status{}, err
+	}
+	if n.State == compute.NodeUnusable || (!n.LastHeartbeat.IsZero() && b.now().Sub(n.LastHeartbeat) > b.silentAfter()) {
+		return backend.Status{}, fmt.Errorf("node %s has not been heard from since %s (%s)", n.ID,
+			n.LastHeartbeat.Format(time.RFC3339), n.StateReason)
+	}
+	for _, r := range n.Runs {
+		if r.RunID != h.Run {
+			continue
+		}
+		st := backend.Status{Alive: r.Alive, Reason: r.Reason}
+		if r.Final != nil {
+			st.Final = &job.Result{State: r.Final.State, ExitCode: r.Final.ExitCode, Reason: r.Final.Reason, Time: r.Final.Time}
+		}
+		return st, nil
+	}
+	pending, err := b.Store.Assignments(ctx, n.ID, true)
+	if err != nil {
+		return backend.Status{}, err
+	}
+	for _, a := range pending {
+		if a.RunID == h.Run && a.Kind == store.AssignRun {
+			return backend.Status{Alive: true, Reason: "assigned to node " + n.ID}, nil // on its way to the agent
+		}
+	}
+	// The agent took the run (an agent reports what it acknowledges) and no longer reports it:
+	// it ended long enough ago to be forgotten, or the agent lost its work dir.
+	return backend.Status{Reason: fmt.Sprintf("the agent of node %s no longer reports the run", n.ID)}, nil
+}
+
+// Cancel queues a cancel for the run on each of its nodes; nodes already gone have nothing left
+// to stop.
+func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
+	h, err := b.handle(ctx, hb)
+	if err != nil {
+		return err
+	}
+	for _, n := range h.Nodes {
+		if err := b.Agents.Cancel(ctx, n, h.Run); err != nil && !errors.Is(err, ErrGone) {
+			return fmt.Errorf("cancel %s on node %s: %w", h.Run, n, err)
+		}
+	}
+	return nil
+}
+
+// Attach checks a cluster definition against the size catalog.
+func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInfo, error) {
+	if s.Cluster == nil {
+		return nil, errors.New("not a cluster")
+	}
+	cat, err := b.Sizes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	size, ok := cat.Lookup(s.Cluster.Size)
+	if !ok {
+		var names []string
+		for _, z := range cat.List() {
+			names = append(names, z.Name)
+		}
+		return nil, fmt.Errorf("size: unknown size %q (see hangar compute list-sizes: %v)", s.Cluster.Size, names)
+	}
+	s.Cluster.Size = size.Name
+	return nil, nil
+}
+
+// CheckSpec refuses what a cluster can never run: more nodes than max_instances, or more per
+// node than its size has.
+func (b *Backend) CheckSpec(ctx context.Context, t compute.Target, sp job.Spec) error {
+	st, err := compute.Load(t)
+	if err != nil || st.Spec.Cluster == nil {
+		return err
+	}
+	cs := st.Spec.Cluster
+	if n := sp.Resources.InstanceCount; n > cs.MaxInstances {
+		return fmt.Errorf("resources.instance_count: the job needs %d nodes, compute %s has max_instances %d", n, t.Name, cs.MaxInstances)
+	}
+	cat, err := b.Sizes(ctx)
+	if err != nil {
+		return err
+	}
+	size, ok := cat.Lookup(cs.Size)
+	if !ok {
+		return fmt.Errorf("compute %s: its size %s is not in the catalog", t.Name, cs.Size)
+	}
+	req, have := request(sp, size), size.Vector()
+	switch {
+	case req.GPU > have.GPU:
+		return fmt.Errorf("resources.properties.gpus: the job needs %d GPUs per node, size %s has %d", req.GPU, size.Name, have.GPU)
+	case req.MilliCPU > have.MilliCPU:
+		return fmt.Errorf("resources.properties.cores: the job needs %s cores per node, size %s has %d", resources.FormatCPU(req.MilliCPU), size.Name, size.Cores)
+	case req.Memory > have.Memory:
+		return fmt.Errorf("resources.properties.memory: the job needs %s per node, size %s has %s", resources.FormatMemory(req.Memory), size.Name, resources.FormatMemory(have.Memory))
+	}
+	return nil
+}
+
+// Wait waits for provider calls in flight (for tests and shutdown).
+func (b *Backend) Wait() { b.wg.Wait() }

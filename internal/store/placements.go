@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// SetPlacement records where attempt of a run was placed (its nodes in rank order and GPUs),
+// replacing an earlier attempt's placement. It is conditional in one statement: a run that ended
+// or moved on to another attempt meanwhile is not placed (ErrStale).
+func (s *Store) SetPlacement(ctx context.Context, runID string, attempt int, p job.Placement, at time.Time) error {
+	nodes, err := json.Marshal(nonNilSlice(p.Nodes))
+	if err != nil {
+		return fmt.Errorf("place run %s: %w", runID, err)
+	}
+	gpus := []byte("{}")
+	if len(p.GPUs) > 0 {
+		if gpus, err = json.Marshal(p.GPUs); err != nil {
+			return fmt.Errorf("place run %s: %w", runID, err)
+		}
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO run_placements (run_id, attempt, nodes, gpus, placed_at)
+		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status NOT IN (?, ?, ?))
+		ON CONFLICT (run_id) DO UPDATE SET attempt = excluded.attempt, nodes = excluded.nodes,
+			gpus = excluded.gpus, placed_at = excluded.placed_at`,
+		runID, attempt, string(nodes), string(gpus), nanos(at), runID, attempt, job.Completed, job.Failed, job.Canceled)
+	if err != nil {
+		return fmt.Errorf("place run %s: %w", runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("place run %s (attempt %d): %w", runID, attempt, ErrStale)
+	}
+	return nil
+}
+
+// ClearPlacement forgets the placement of a run's attempt (it could not be submitted there and
+// is placed again); another attempt's placement is left alone.
+func (s *Store) ClearPlacement(ctx context.Context, runID string, attempt int) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_placements WHERE run_id = ? AND attempt = ?`, runID, attempt); err != nil {
+		return fmt.Errorf("clear placement of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// decodePlacement decodes a row of run_placements (scanRun reads it with its run).
+func decodePlacement(nodes, gpus string) (*job.Placement, error) {
+	var p job.Placement
+	if err := json.Unmarshal([]byte(nodes), &p.Nodes); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(gpus), &p.GPUs); err != nil {
+		return nil, err
+	}
+	if len(p.GPUs) == 0 {
+		p.GPUs = nil
+	}
+	return &p, nil
+}
+
+// RecordPreemption records that attempt of a run lost its node to preemption; recording the
+// same attempt again changes nothing.
+func (s *Store) RecordPreemption(ctx context.Context, runID string, attempt int, nodeID string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_preemptions (run_id, attempt, node_id, at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (run_id, attempt) DO NOTHING`, runID, attempt, nodeID, nanos(at))
+	if err != nil {
+		return fmt.Errorf("record preemption of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Preemptions counts, for every active run preempted at least once, the attempts it lost to
+// preemption.
+func (s *Store) Preemptions(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.run_id, COUNT(*) FROM run_preemptions p JOIN runs r ON r.id = p.run_id
+		WHERE r.status NOT IN (?, ?, ?) GROUP BY p.run_id`, job.Completed, job.Failed, job.Canceled)
+	if err != nil {
+		return nil, fmt.Errorf("read preemptions: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("read preemptions: %w", err)
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
