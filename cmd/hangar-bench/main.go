@@ -5,9 +5,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/bench"
 )
@@ -19,17 +23,38 @@ func main() {
 	files := flag.Int("files", 10000, "files in the submitted tree")
 	size := flag.Int("size", 1024, "bytes per file in the submitted tree")
 	many := flag.Int("many", 500, "jobs submitted in the slurm group's throughput case")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh or slurm (default all)")
+	var o options
+	flag.IntVar(&o.jobs, "jobs", 500, "jobs per repetition of the local throughput case")
+	flag.IntVar(&o.conc, "conc", 8, "concurrent submitters in the local throughput case")
+	flag.IntVar(&o.tpReps, "tp-reps", 3, "repetitions of the local throughput case")
+	flag.BoolVar(&o.syncs, "syncs", false, "also count the sync calls of one throughput round with strace (slows that round)")
+	flag.IntVar(&o.idle.Queued, "queued", 10000, "runs left waiting in the idle group")
+	flag.DurationVar(&o.idle.Window, "window", 30*time.Second, "how long the idle group samples the server's CPU")
+	flag.DurationVar(&o.idle.Settle, "settle", 10*time.Second, "how long the idle group waits before sampling")
+	flag.IntVar(&o.idle.Requests, "requests", 300, "API requests per latency case of the idle group")
+	flag.IntVar(&o.cluster.Jobs, "cluster-jobs", 200, "jobs per case of the cluster group")
+	flag.StringVar(&o.cluster.Before, "cluster-before", "", "an older hangar binary the cluster group also measures (e.g. the last release)")
+	flag.BoolVar(&o.clusterSlurm, "cluster-slurm", true, "measure Slurm's drain as the cluster group's baseline (scripts/setup/slurm.sh)")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle or cluster (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *bin, *n, *reps, *files, *size, *many, *only); err != nil {
+	if err := run(ctx, *bin, *n, *reps, *files, *size, *many, *only, o); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, n, reps, files, size, many int, only string) error {
+// options size the throughput and idle groups.
+type options struct {
+	jobs, conc, tpReps int
+	syncs              bool
+	idle               bench.IdleOptions
+	cluster            bench.ClusterOptions
+	clusterSlurm       bool
+}
+
+func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
 	dir, err := os.MkdirTemp("", "hangar-bench")
 	if err != nil {
 		return err
@@ -59,6 +84,9 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 			func() ([]bench.Row, error) { return sshGroup(ctx, w, dir, n, files, size) }},
 		{"slurm", "Slurm target: a short job through hangar vs. plain `sbatch` on the same cluster",
 			func() ([]bench.Row, error) { return slurmGroup(ctx, w, dir, n, many) }},
+		{"throughput", "", func() ([]bench.Row, error) { return nil, throughputGroup(ctx, bin, dir, o) }},
+		{"idle", "", func() ([]bench.Row, error) { return nil, idleGroup(ctx, bin, dir, o.idle) }},
+		{"cluster", "", func() ([]bench.Row, error) { return nil, clusterGroup(ctx, bin, dir, o) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -68,9 +96,69 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		if err != nil {
 			return fmt.Errorf("%s: %w", g.name, err)
 		}
-		bench.Markdown(os.Stdout, g.title, rows)
+		if g.title != "" {
+			bench.Markdown(os.Stdout, g.title, rows)
+		}
 	}
 	return nil
+}
+
+// throughputGroup measures trivial jobs through the API on a fresh workspace of its own (the
+// runs of other groups would weigh on its job list), then, with -syncs, counts the sync calls
+// of one more round under strace.
+func throughputGroup(ctx context.Context, bin, dir string, o options) error {
+	w, err := bench.Start(ctx, bin, mkdir(dir, "throughput"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	figs, err := bench.Throughput(ctx, w, o.jobs, o.conc, o.tpReps)
+	if err != nil {
+		return err
+	}
+	title := "Local target through the API: trivial jobs vs. detached processes"
+	if o.syncs {
+		var c bench.SyncCount
+		if c, err = bench.Syncs(ctx, w, dir, o.jobs, o.conc); err != nil {
+			return err
+		}
+		figs = append(figs, syncFigures("server", c.Server, o.jobs)...)
+		figs = append(figs, syncFigures("supervisors and their commands", c.Children, o.jobs)...)
+	}
+	bench.FigureMarkdown(os.Stdout, title, figs)
+	return nil
+}
+
+// syncFigures are the sync calls per job of one side, in all and by what they synced.
+func syncFigures(who string, counts map[string]int, jobs int) []bench.Figure {
+	figs := []bench.Figure{{Name: "sync calls per job: " + who, Value: float64(bench.Total(counts)) / float64(jobs), Unit: "per job"}}
+	names := slices.Sorted(maps.Keys(counts))
+	for _, k := range names {
+		figs = append(figs, bench.Figure{Name: "… of which " + k, Value: float64(counts[k]) / float64(jobs), Unit: "per job"})
+	}
+	return figs
+}
+
+// idleGroup measures a server at rest with a long queue, on a fresh workspace of its own.
+func idleGroup(ctx context.Context, bin, dir string, o bench.IdleOptions) error {
+	w, err := bench.Start(ctx, bin, mkdir(dir, "idle"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	cpu, lat, err := bench.Idle(ctx, w, o)
+	if err != nil {
+		return err
+	}
+	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("Server CPU while %d runs wait and nothing changes", o.Queued), cpu)
+	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("API latency with %d runs queued", o.Queued), lat)
+	return nil
+}
+
+func mkdir(parent, name string) string {
+	d := filepath.Join(parent, name)
+	_ = os.MkdirAll(d, 0o755)
+	return d
 }
 
 // sshGroup runs the SSH benchmarks against an sshd on loopback and prints the tree table itself.

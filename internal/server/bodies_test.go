@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -75,6 +76,10 @@ func hashList(n int) []byte {
 func TestBodyLimits(t *testing.T) {
 	ts := newTestServer(t)
 	ts.srv.cfg.MaxBlobBytes = 1 << 20
+	// The agents' routes exist only on a server with clusters (see
+	// TestAgentRoutesWithoutClustersReadNoBody): enable them, as `hangar server` does.
+	ts.srv.cfg.Clusters = &cluster.Backend{Store: ts.store,
+		Agents: &cluster.Dispatcher{Store: ts.store, Key: []byte("run key"), RunToken: ts.ctrl.RunToken}}
 	ts.createJob(t, "r")
 	run := ts.ctrl.RunToken("r")
 	pad := func(n int) []byte { return bytes.Repeat([]byte(" "), n) } // valid JSON whitespace, any size
@@ -110,6 +115,17 @@ func TestBodyLimits(t *testing.T) {
 			}
 			tmpEmpty(t, ts.blobs)
 		})
+	}
+}
+
+// A server without clusters answers the agents' routes 404 without reading the body: an
+// oversized body sent without a declared length (which the body limit would refuse once read)
+// gets the 404, which costs the server nothing to say.
+func TestAgentRoutesWithoutClustersReadNoBody(t *testing.T) {
+	ts := newTestServer(t)
+	st, eb := ts.send(t, "", "POST", "/api/agents/join", bytes.Repeat([]byte(" "), 2<<20), false)
+	if st != http.StatusNotFound || eb.Code != api.CodeNotFound || !strings.Contains(eb.Error, "clusters are not enabled") {
+		t.Errorf("got %d %q %q, want 404 \"clusters are not enabled on this server\"", st, eb.Code, eb.Error)
 	}
 }
 

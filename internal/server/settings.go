@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/controller"
 )
 
@@ -12,7 +13,7 @@ import (
 var settingKeys = map[string]func(string) bool{
 	controller.SettingDefaultCompute: func(v string) bool { return v != "" },
 	controller.SettingEnvCacheMax:    isUint,
-	controller.SettingUserMaxRuns:    isUint,
+	cluster.SettingUserMaxRuns:       isUint,
 }
 
 func isUint(v string) bool {
@@ -21,7 +22,7 @@ func isUint(v string) bool {
 }
 
 func settingAllowed(key, value string) bool {
-	if strings.HasPrefix(key, controller.SettingQuotaPrefix) && len(key) > len(controller.SettingQuotaPrefix) {
+	if strings.HasPrefix(key, cluster.SettingQuotaPrefix) && len(key) > len(cluster.SettingQuotaPrefix) {
 		f, err := strconv.ParseFloat(value, 64)
 		return err == nil && f >= 0
 	}
@@ -31,7 +32,7 @@ func settingAllowed(key, value string) bool {
 
 func (s *Server) listSettings(w http.ResponseWriter, r *http.Request) {
 	out := map[string]string{}
-	for _, prefix := range []string{controller.SettingDefaultCompute, controller.SettingEnvCacheMax, controller.SettingUserMaxRuns, controller.SettingQuotaPrefix} {
+	for _, prefix := range []string{controller.SettingDefaultCompute, controller.SettingEnvCacheMax, cluster.SettingUserMaxRuns, cluster.SettingQuotaPrefix} {
 		m, err := s.cfg.Store.Settings(r.Context(), prefix)
 		if err != nil {
 			writeError(w, s.log, err)

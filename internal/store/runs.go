@@ -11,22 +11,19 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-const runColumns = `id, display_name, experiment_name, description, tags, compute, status, status_reason,
-	created_at, started_at, ended_at, exit_code, warnings, spec, handle, token_hash, last_heartbeat,
-	cancel_sent, artifacts, named_outputs, timings, attempt`
-
-// CreateRun inserts a new run with its first events.
+// CreateRun inserts a new run with its first events. It is durable when it returns: the run was
+// accepted.
 func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	defer tx.Rollback()
-	args, err := runArgs(r)
+	args, err := runValues(r)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
-	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", 21) + `)`
+	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", len(runTable)-1) + `)`
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
@@ -39,7 +36,7 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
-	return nil
+	return s.wal.sync()
 }
 
 // Run returns one run.
@@ -54,7 +51,7 @@ type querier interface {
 }
 
 func getRun(ctx context.Context, q querier, id string) (*job.Run, error) {
-	row := q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
+	row := q.QueryRowContext(ctx, selectRuns+` WHERE runs.id = ?`, id)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
@@ -75,23 +72,14 @@ type RunFilter struct {
 	Limit int
 }
 
+// activeStates is the list of terminal states written out, as the partial index runs_active
+// (migration 0007) has it: SQLite uses a partial index only for a query whose condition is the
+// index's own, which a bound parameter is not.
+var activeStates = fmt.Sprintf("'%s', '%s', '%s'", job.Completed, job.Failed, job.Canceled)
+
 // Runs lists runs, newest first.
 func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
-	q := `SELECT ` + runColumns + ` FROM runs WHERE 1 = 1`
-	var args []any
-	if f.Active {
-		q += ` AND status NOT IN (?, ?, ?)`
-		args = append(args, job.Completed, job.Failed, job.Canceled)
-	}
-	if f.Compute != "" {
-		q += ` AND compute = ?`
-		args = append(args, f.Compute)
-	}
-	q += ` ORDER BY created_at DESC, id DESC`
-	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit)
-	}
+	q, args := runsQuery(f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -105,10 +93,35 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
 }
 
-// UpdateRun reads a run, lets fn change it and returns the events to record, and writes both in one transaction.
+// runsQuery is the statement of Runs: each shape reads an index in the order of the list
+// (TestRunListsReadAnIndex), so that the newest 50 of any number of runs cost 50 rows.
+func runsQuery(f RunFilter) (string, []any) {
+	q := selectRuns + ` WHERE 1 = 1`
+	var args []any
+	if f.Active {
+		q += ` AND runs.status NOT IN (` + activeStates + `)`
+	}
+	if f.Compute != "" {
+		q += ` AND runs.compute = ?`
+		args = append(args, f.Compute)
+	}
+	q += ` ORDER BY runs.created_at DESC, runs.id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	return q, args
+}
+
+// UpdateRun reads a run, lets fn change it and returns the events to record, and writes both in
+// one transaction: only the columns fn changed are written (runcolumns.go), and a change that
+// must survive a power loss (the run's end, its artifacts) is on the disk when UpdateRun returns.
 // When fn returns an error nothing is written and the error is returned as is.
 func (s *Store) UpdateRun(ctx context.Context, id string, fn func(r *job.Run) ([]job.Event, error)) (*job.Run, error) {
 	return s.updateRun(ctx, id, func(_ querier, r *job.Run) ([]job.Event, error) { return fn(r) })
@@ -125,20 +138,23 @@ func (s *Store) updateRun(ctx context.Context, id string, fn func(q querier, r *
 	if err != nil {
 		return nil, err
 	}
+	before, err := runValues(r)
+	if err != nil {
+		return nil, fmt.Errorf("update run %s: %w", id, err)
+	}
 	events, err := fn(tx, r)
 	if err != nil {
 		return nil, err
 	}
-	args, err := runArgs(r)
+	after, err := runValues(r)
 	if err != nil {
 		return nil, fmt.Errorf("update run %s: %w", id, err)
 	}
-	sets := strings.Split(strings.ReplaceAll(runColumns, "\n", ""), ",")
-	for i := range sets {
-		sets[i] = strings.TrimSpace(sets[i]) + " = ?"
+	change, err := changeOf(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("update run %s: %w", id, err)
 	}
-	q := `UPDATE runs SET ` + strings.Join(sets[1:], ", ") + ` WHERE id = ?`
-	if _, err := tx.ExecContext(ctx, q, append(args[1:], id)...); err != nil {
+	if err := writeRunChange(ctx, tx, id, change); err != nil {
 		return nil, fmt.Errorf("update run %s: %w", id, err)
 	}
 	if err := appendEvents(ctx, tx, id, events); err != nil {
@@ -146,6 +162,11 @@ func (s *Store) updateRun(ctx context.Context, id string, fn func(q querier, r *
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("update run %s: %w", id, err)
+	}
+	if change.durable {
+		if err := s.wal.sync(); err != nil {
+			return nil, fmt.Errorf("update run %s: %w", id, err)
+		}
 	}
 	return r, nil
 }
@@ -191,58 +212,23 @@ func appendEvents(ctx context.Context, tx *sql.Tx, id string, events []job.Event
 	return nil
 }
 
-func runArgs(r *job.Run) ([]any, error) {
-	tags, err := json.Marshal(nonNilMap(r.Tags))
-	if err != nil {
-		return nil, err
-	}
-	warnings, err := json.Marshal(nonNilSlice(r.Warnings))
-	if err != nil {
-		return nil, err
-	}
-	spec, err := json.Marshal(r.Spec)
-	if err != nil {
-		return nil, err
-	}
-	named, err := json.Marshal(nonNilMap(r.NamedOutputs))
-	if err != nil {
-		return nil, err
-	}
-	timings := []byte("{}")
-	if len(r.Timings) > 0 {
-		if timings, err = json.Marshal(r.Timings); err != nil {
-			return nil, err
-		}
-	}
-	var handle any
-	if len(r.Handle) > 0 {
-		handle = string(r.Handle)
-	}
-	var hb any
-	if !r.LastHeartbeat.IsZero() {
-		hb = nanos(r.LastHeartbeat)
-	}
-	var exit any
-	if r.ExitCode != nil {
-		exit = *r.ExitCode
-	}
-	return []any{r.ID, r.DisplayName, r.ExperimentName, r.Description, string(tags), r.Compute,
-		string(r.Status), r.StatusReason, nanos(r.CreatedAt), optNanos(r.StartedAt), optNanos(r.EndedAt),
-		exit, string(warnings), string(spec), handle, r.TokenHash, hb, r.CancelSent,
-		r.ArtifactsHash, string(named), string(timings), max(r.Attempt, 1)}, nil
-}
-
+// scanRun reads a row of selectRuns.
 func scanRun(sc scanner) (*job.Run, error) {
 	var r job.Run
 	var tags, status, warnings, spec, named, timings string
 	var created int64
-	var started, ended, hb, exit sql.NullInt64
-	var handle sql.NullString
+	var started, ended, hb, exit, placedAttempt sql.NullInt64
+	var handle, placedNodes, placedGPUs sql.NullString
 	err := sc.Scan(&r.ID, &r.DisplayName, &r.ExperimentName, &r.Description, &tags, &r.Compute, &status,
 		&r.StatusReason, &created, &started, &ended, &exit, &warnings, &spec, &handle, &r.TokenHash, &hb,
-		&r.CancelSent, &r.ArtifactsHash, &named, &timings, &r.Attempt)
+		&r.CancelSent, &r.ArtifactsHash, &named, &timings, &r.Attempt, &placedAttempt, &placedNodes, &placedGPUs)
 	if err != nil {
 		return nil, err
+	}
+	if placedAttempt.Valid && int(placedAttempt.Int64) == max(r.Attempt, 1) { // not an earlier attempt's
+		if r.Placement, err = decodePlacement(placedNodes.String, placedGPUs.String); err != nil {
+			return nil, fmt.Errorf("decode placement of %s: %w", r.ID, err)
+		}
 	}
 	r.Status = job.State(status)
 	r.CreatedAt = fromNanos(created)
@@ -280,4 +266,22 @@ func nonNilSlice(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// RunLife returns what decides whether a run's token may act for it (see controller.Admit): the
+// run's id, status, attempt and end, without decoding its spec or record. Every supervisor
+// request is authenticated, so this read is the server's most frequent one.
+func (s *Store) RunLife(ctx context.Context, id string) (*job.Run, error) {
+	r := job.Run{ID: id}
+	var status string
+	var ended sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT status, attempt, ended_at FROM runs WHERE id = ?`, id).Scan(&status, &r.Attempt, &ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	r.Status, r.EndedAt = job.State(status), optTime(ended)
+	return &r, nil
 }

@@ -10,9 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 )
 
 //go:embed migrations/*.sql
@@ -23,7 +22,11 @@ var ErrNotFound = errors.New("not found")
 
 // Store is the workspace database.
 type Store struct {
-	db *sql.DB
+	db  *sql.DB
+	wal *walSyncer
+	// stop ends the checkpoint goroutine, which closes stopped.
+	stop, stopped chan struct{}
+	closeOnce     sync.Once
 }
 
 // Open opens (creating if needed) the SQLite database at path in WAL mode and applies migrations.
@@ -32,14 +35,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path, "_txlock=immediate"+
+	conn, err := newCachingConnector(dsn(path, "_txlock=immediate"+
 		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)"+
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"))
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"+
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", autoCheckpointPages)))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db := sql.OpenDB(conn)
+	// Every connection is kept: opening one reads the schema again, and each keeps its
+	// prepared statements (stmtcache.go).
 	db.SetMaxOpenConns(8)
-	s := &Store{db: db}
+	db.SetMaxIdleConns(8)
+	s := &Store{db: db, wal: newWALSyncer(path), stop: make(chan struct{}), stopped: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		if d := asDamaged(path, err); d != err {
@@ -47,11 +55,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	go s.checkpoints(s.stop, s.stopped)
 	return s, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the checkpoints and closes the database (SQLite checkpoints the WAL then).
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.stopped
+	})
+	return s.db.Close()
+}
 
 // migrate applies every embedded migration newer than the recorded schema version, each in its own transaction.
 func (s *Store) migrate(ctx context.Context) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -188,5 +189,34 @@ func TestEnvironmentVersions(t *testing.T) {
 	all, _ := s.Environments(ctx, "")
 	if len(all) != 6 {
 		t.Errorf("listed %d versions, want 6", len(all))
+	}
+}
+
+// RunLife reads what a token's admission needs, the same values Run reads.
+func TestRunLife(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	now := time.Unix(1700000000, 0).UTC()
+	r := &job.Run{ID: "r1", Compute: "local", Status: job.Queued, CreatedAt: now, Attempt: 2,
+		Spec: job.Spec{Type: "command", Command: "echo hi"}}
+	if err := s.CreateRun(ctx, r, job.Event{Time: now, From: job.NotStarted, To: job.Queued}); err != nil {
+		t.Fatal(err)
+	}
+	end := now.Add(time.Minute)
+	if _, err := s.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) {
+		r.Status, r.EndedAt = job.Failed, &end
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunLife(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "r1" || got.Status != job.Failed || got.Attempt != 2 || got.EndedAt == nil || !got.EndedAt.Equal(end) {
+		t.Errorf("RunLife = %+v (ended %v), want r1 Failed attempt 2 ended %s", got, got.EndedAt, end)
+	}
+	if _, err := s.RunLife(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RunLife of a missing run: %v, want ErrNotFound", err)
 	}
 }
