@@ -16,16 +16,19 @@ import (
 
 func newComputeCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "compute",
-		Short:   "List and inspect compute targets",
-		Long:    "Compute targets are the named places a workspace runs jobs. Every workspace has `local`.",
-		Example: "  hangar compute list\n  hangar compute show -n local",
+		Use:   "compute",
+		Short: "Create, attach, list and inspect compute targets",
+		Long: `Compute targets are the named places a workspace runs jobs. Every workspace has local (this
+machine); compute create adds more local targets (type: local) and managed clusters of Hangar
+agents (type: amlcompute); compute attach adds VMs reached over SSH (type: virtualmachine) and
+Slurm clusters (type: slurm).`,
+		Example: "  hangar compute list\n  hangar compute show -n local\n  hangar compute create -f cluster.yml",
 	}
 	cmd.AddCommand(newComputeListCmd(env), newComputeShowCmd(env),
 		newComputePutCmd(env, "create", "Create a compute target from a YAML file (verified first)",
 			"  hangar compute create -f cluster.yml\n  hangar compute create -f local-containers.yml", false),
-		newComputePutCmd(env, "attach", "Attach an existing machine or cluster (virtualmachine/ssh, slurm, kubernetes)",
-			"  hangar compute attach -f vm.yml", false),
+		newComputePutCmd(env, "attach", "Attach an existing machine or cluster (virtualmachine/ssh, slurm)",
+			"  hangar compute attach -f vm.yml\n  hangar compute attach -f slurm.yml --set partition=gpu", false),
 		newComputePutCmd(env, "update", "Change a compute target from a YAML file",
 			"  hangar compute update -f cluster.yml --set max_instances=8", true),
 		newComputeDeleteCmd(env, "delete", "Delete a compute target (refused while runs are active, unless --force)"),
@@ -69,7 +72,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:     "show",
-		Short:   "Show a compute target and its node",
+		Short:   "Show a compute target: its node, or a cluster's nodes and timeline",
 		Example: "  hangar compute show -n local\n  hangar compute show -n local -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

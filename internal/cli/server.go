@@ -48,6 +48,8 @@ for the local workspace when needed, so you rarely run this yourself.`,
 	cmd.Flags().DurationVar(&o.Controller.StaleAfter, "stale-after", 15*time.Second, "silence after which a run's backend is asked about it")
 	cmd.Flags().DurationVar(&o.Controller.NotRespondingAfter, "not-responding-after", time.Minute, "silence after which a run is NotResponding")
 	cmd.Flags().DurationVar(&o.Controller.LostAfter, "lost-after", 15*time.Minute, "unreachability after which a run fails")
+	cmd.Flags().DurationVar(&o.Controller.UnreachableLimit, "unreachable-limit", 15*time.Minute,
+		"how long a queued run waits for a target that does not answer (refused connection, SSH handshake timeout) before it fails")
 	cmd.Flags().DurationVar(&o.Controller.TokenTTL, "run-token-ttl", 7*24*time.Hour, "how long a run token is valid (heartbeats renew a live run's token)")
 	cmd.Flags().DurationVar(&o.Controller.TokenGrace, "run-token-grace", 2*time.Minute, "how long a run's token still works after the run ended (late retries)")
 	cmd.Flags().DurationVar(&o.Controller.NodeOutputsWait, "node-outputs-wait", 10*time.Minute, "how long a multi-node run's artifacts wait for the other nodes' logs and outputs")

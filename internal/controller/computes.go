@@ -62,6 +62,7 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 	if err := c.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
+	c.calls.forget(s.Name) // a new spec (address, credentials): what its old one met is moot
 	c.Log.Info("compute stored", "name", s.Name, "type", s.Type)
 	return &t, nil
 }
@@ -89,29 +90,12 @@ func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool)
 			}
 		}
 	}
-	return c.Store.DeleteCompute(ctx, name)
-}
-
-// TargetSpec returns a target's spec with its secrets unsealed, for a backend.
-func (c *Controller) TargetSpec(t compute.Target) (*compute.Stored, error) {
-	st, err := compute.Load(t)
-	if err != nil {
-		return nil, err
+	if err := c.Store.DeleteCompute(ctx, name); err != nil {
+		return err
 	}
-	for _, f := range st.Spec.SecretFields() {
-		if *f == "" {
-			continue
-		}
-		if c.Secrets == nil {
-			return nil, fmt.Errorf("compute %s: no workspace key to unseal its secrets", t.Name)
-		}
-		b, err := c.Secrets.Decrypt(*f)
-		if err != nil {
-			return nil, fmt.Errorf("compute %s: unseal secret: %w", t.Name, err)
-		}
-		*f = string(b)
-	}
-	return st, nil
+	c.calls.forget(name)
+	c.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now
+	return nil
 }
 
 func (c *Controller) seal(s *compute.Spec) error {

@@ -5,38 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
-// Settings tune the controller.
-type Settings struct {
-	// Heartbeat is how often supervisors report; a run silent for StaleAfter is checked with its backend.
-	Heartbeat  time.Duration
-	StaleAfter time.Duration
-	// NotRespondingAfter marks a run whose supervisor is alive but silent this long NotResponding.
-	NotRespondingAfter time.Duration
-	// LostAfter fails a run whose node has been unreachable (its backend cannot tell its state)
-	// this long.
-	LostAfter time.Duration
-	// CancelGrace is the time between SIGTERM and SIGKILL of a canceled run's processes.
-	CancelGrace time.Duration
-	// Tick is the reconcile period.
-	Tick time.Duration
-	// TokenTTL is how long a run token is valid; supervisors get a fresh one with every heartbeat
-	// reply. TokenGrace is how long a run's token still works after the run ended (a late retry
-	// of its final report). See Admit.
-	TokenTTL, TokenGrace time.Duration
-	// NodeOutputsWait bounds how long a multi-node run's artifacts wait for the other nodes'
-	// logs and outputs once node 0 delivered its own (see RegisterArtifacts).
-	NodeOutputsWait time.Duration
-}
+// Settings tune the controller; the CLI sets them from `hangar server` flags (internal/config).
+type Settings = config.Controller
+
+// DefaultSettings are used for zero fields.
+var DefaultSettings = config.DefaultController
 
 // Bounds on backend calls, so that one unreachable host cannot stall the loop for everyone.
 const (
@@ -44,80 +30,54 @@ const (
 	statusTimeout = 15 * time.Second
 )
 
-// DefaultSettings are used for zero fields.
-var DefaultSettings = Settings{
-	Heartbeat: 5 * time.Second, StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second,
-	CancelGrace: 10 * time.Second, Tick: time.Second, LostAfter: 15 * time.Minute,
-	TokenTTL: 7 * 24 * time.Hour, TokenGrace: 2 * time.Minute, NodeOutputsWait: 10 * time.Minute,
-}
-
 // Controller owns the run lifecycle.
 type Controller struct {
 	Store    *store.Store
 	Blobs    *blob.Store
 	Backends map[string]backend.Backend // by compute type
-	Tokens   Tokens
+	Tokens   tokens.Run
 	// Secrets seals compute secrets (passwords, private keys) at rest.
 	Secrets  Sealer
 	Settings Settings
 	Log      *slog.Logger
 	// Now is the clock (injectable for tests).
 	Now func() time.Time
-	// Changed is called after a run changed (for waiters on logs and status).
-	Changed func(runID string)
 	// LocalRuntime names the container runtime of this machine ("" when none), for local targets.
 	LocalRuntime func() string
-	// Clusters runs managed clusters (nil: cluster targets cannot run jobs).
-	Clusters *Clusters
 
+	// changes are the subscribers to run changes (OnChange; Changed notifies them).
+	changes changes
 	kick    chan struct{}
 	started time.Time
 	mu      sync.Mutex // serialises submit/cancel decisions per controller
+
+	// news is what the loop was told since its last pass; view is its picture of the active
+	// runs (loop.go); calls carries out backend calls per target (calls.go); wake is when each
+	// Placer (by compute type) asked to be called again.
+	news  news
+	view  view
+	calls *calls
+	wake  map[string]time.Time
 }
 
 // Init fills defaults; call before use.
 func (c *Controller) Init() {
-	d := DefaultSettings
-	s := &c.Settings
-	if s.Heartbeat == 0 {
-		s.Heartbeat = d.Heartbeat
-	}
-	if s.StaleAfter == 0 {
-		s.StaleAfter = d.StaleAfter
-	}
-	if s.NotRespondingAfter == 0 {
-		s.NotRespondingAfter = d.NotRespondingAfter
-	}
-	if s.LostAfter == 0 {
-		s.LostAfter = d.LostAfter
-	}
-	if s.CancelGrace == 0 {
-		s.CancelGrace = d.CancelGrace
-	}
-	if s.Tick == 0 {
-		s.Tick = d.Tick
-	}
-	if s.TokenTTL == 0 {
-		s.TokenTTL = d.TokenTTL
-	}
-	if s.TokenGrace == 0 {
-		s.TokenGrace = d.TokenGrace
-	}
-	if s.NodeOutputsWait == 0 {
-		s.NodeOutputsWait = d.NodeOutputsWait
-	}
+	c.Settings = c.Settings.WithDefaults()
 	if c.Now == nil {
 		c.Now = func() time.Time { return time.Now().UTC() }
 	}
-	if c.Changed == nil {
-		c.Changed = func(string) {}
-	}
 	c.kick = make(chan struct{}, 1)
 	c.started = c.Now()
+	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}}
+	c.calls = newCalls(c.Now, c.Kick)
+	c.wake = map[string]time.Time{}
+	c.OnChange(c.news.run)
 }
 
-// Kick asks the loop to reconcile soon.
+// Kick asks the loop to reconcile soon; Placers are called in that pass (something they decide
+// from may have changed: a node joined or left).
 func (c *Controller) Kick() {
+	c.news.kick()
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -141,37 +101,6 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 }
 
-// reconcile hands queued runs to backends, delivers cancels and checks silent runs.
-func (c *Controller) reconcile(ctx context.Context) error {
-	runs, err := c.Store.Runs(ctx, store.RunFilter{Active: true})
-	if err != nil {
-		return err
-	}
-	if c.Clusters != nil {
-		if err := c.reconcileClusters(ctx, runs); err != nil && ctx.Err() == nil {
-			c.Log.Error("reconcile clusters", "err", err)
-		}
-	}
-	for i := len(runs) - 1; i >= 0; i-- { // oldest first
-		r := runs[i]
-		var err error
-		switch {
-		case r.Status == job.CancelRequested && !r.CancelSent:
-			err = c.deliverCancel(ctx, r)
-		case r.Status == job.Queued && len(r.Handle) == 0 && c.isCluster(ctx, r.Compute):
-			// placed by the cluster scheduler
-		case r.Status == job.Queued && len(r.Handle) == 0:
-			err = c.submit(ctx, r)
-		case len(r.Handle) > 0:
-			err = c.watch(ctx, r)
-		}
-		if err != nil && ctx.Err() == nil {
-			c.Log.Error("reconcile run", "run", r.ID, "err", err)
-		}
-	}
-	return nil
-}
-
 func (c *Controller) backendFor(ctx context.Context, r *job.Run) (backend.Backend, *compute.Target, error) {
 	t, err := c.Store.Compute(ctx, r.Compute)
 	if err != nil {
@@ -184,69 +113,157 @@ func (c *Controller) backendFor(ctx context.Context, r *job.Run) (backend.Backen
 	return b, t, nil
 }
 
-// submit starts a queued run's supervisor.
+// submit hands a queued run to its backend, on the target's calls (never in the loop).
 func (c *Controller) submit(ctx context.Context, r *job.Run) error {
 	b, t, err := c.backendFor(ctx, r)
 	if err != nil {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "submit: "+err.Error(), nil, nil)
 		return errors.Join(err, terr)
 	}
-	if full, why, err := c.targetFull(ctx, t); err != nil || full {
-		if err == nil && r.StatusReason != why {
-			_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
-				r.StatusReason = why
-				return nil, nil
-			})
+	c.calls.start(t.Name, &call{run: r.ID, submit: true, fn: func() {
+		if err := c.submitCall(ctx, b, t, r); err != nil && ctx.Err() == nil {
+			c.Log.Error("submit", "run", r.ID, "compute", t.Name, "err", err)
 		}
+	}})
+	return nil
+}
+
+// submitCall submits a run and applies the outcome: the handle; a wait while the target does
+// not answer (failed after Settings.UnreachableLimit); a failure when it refused.
+func (c *Controller) submitCall(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) error {
+	h, err := c.launch(ctx, b, t, r)
+	health := c.calls.record(t.Name, err)
+	switch {
+	case err == nil:
+		return c.submitted(ctx, b, t, r, h)
+	case ctx.Err() != nil:
+		return nil
+	case transient(err):
+		c.Log.Warn("target unreachable", "compute", t.Name, "run", r.ID, "err", err)
+		return c.waitUnreachable(ctx, r, t, health)
+	}
+	_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
+	return errors.Join(err, terr)
+}
+
+// waitUnreachable shows why a queued run waits on a target that does not answer, and fails it
+// once it has waited Settings.UnreachableLimit.
+func (c *Controller) waitUnreachable(ctx context.Context, r *job.Run, t *compute.Target, h targetHealth) error {
+	why := h.reason(*t)
+	if h.expired(r.CreatedAt, c.Now(), c.Settings.UnreachableLimit) {
+		_, err := c.transition(ctx, r.ID, job.Failed,
+			fmt.Sprintf("%s (waited %s, the limit: hangar server --unreachable-limit)", why, c.Settings.UnreachableLimit), nil, nil)
 		return err
 	}
+	if why != "" {
+		c.setWaiting(ctx, r.ID, why)
+	}
+	return nil
+}
+
+// launch hands a run to its backend (with its placement, when a Placer made one).
+func (c *Controller) launch(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) (backend.Handle, error) {
 	sctx, cancel := context.WithTimeout(ctx, submitTimeout)
 	defer cancel()
-	h, err := b.Submit(sctx, backend.Launch{RunID: r.ID, Token: c.tokenFor(r), Target: *t, Spec: r.Spec})
-	if err != nil {
-		_, terr := c.transition(ctx, r.ID, job.Failed, "submit to "+t.Name+": "+err.Error(), nil, nil)
-		return errors.Join(err, terr)
+	return b.Submit(sctx, backend.Launch{RunID: r.ID, Token: c.tokenFor(r), Target: *t, Spec: r.Spec,
+		Attempt: max(r.Attempt, 1), Placement: r.Placement})
+}
+
+// submitted records a submitted run's handle, and stops the run at once if it was canceled
+// meanwhile.
+func (c *Controller) submitted(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run, h backend.Handle) error {
+	canceled, placed := false, ""
+	if r.Placement != nil {
+		placed = "assigned to nodes " + strings.Join(r.Placement.Nodes, ", ")
 	}
-	canceled := false
-	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+	_, err := c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 		r.Handle = h
 		r.LastHeartbeat = c.Now()
+		if placed != "" && r.Status == job.Queued {
+			r.StatusReason = placed
+		}
 		canceled = r.Status == job.CancelRequested || r.Status == job.Canceled
 		return nil, nil
 	})
 	if err == nil && canceled {
 		err = b.Cancel(ctx, h)
 	}
+	c.Changed(r.ID)
 	c.Log.Info("submitted", "run", r.ID, "compute", t.Name)
 	return err
 }
 
-// deliverCancel tells the backend to stop a run; a run never handed to one is canceled at once.
+// deliverCancel tells the backend to stop a run (on the target's calls); a run never handed to
+// one is canceled at once.
 func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
 	if len(r.Handle) == 0 {
 		_, err := c.transition(ctx, r.ID, job.Canceled, "canceled before it started", nil, nil)
 		return err
 	}
-	b, _, err := c.backendFor(ctx, r)
+	b, t, err := c.backendFor(ctx, r)
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	if err := b.Cancel(cctx, r.Handle); err != nil {
-		return err
-	}
-	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
-		r.CancelSent = true
-		return nil, nil
-	})
-	return err
+	c.calls.start(t.Name, &call{run: r.ID, fn: func() {
+		cctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		err := b.Cancel(cctx, r.Handle)
+		cancel()
+		c.calls.record(t.Name, err)
+		if err == nil {
+			_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+				r.CancelSent = true
+				return nil, nil
+			})
+			c.Changed(r.ID)
+		}
+		if err != nil && ctx.Err() == nil {
+			c.Log.Warn("deliver cancel", "run", r.ID, "err", err)
+		}
+	}})
+	return nil
 }
 
-// watch asks the backend about a run whose supervisor has been silent too long.
+// watch asks the backend about a run whose supervisor has been silent too long (or that waits
+// in its engine's queue), on the target's calls. While the target is known not to answer, no
+// call is made: the silence is judged with the target's last error.
 func (c *Controller) watch(ctx context.Context, r *job.Run) error {
+	b, t, err := c.backendFor(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, pender := b.(backend.Pender)
+	if r.Status != job.Queued || !pender {
+		silent := c.silence(r)
+		if silent < c.Settings.StaleAfter {
+			return nil
+		}
+	}
+	started := c.calls.start(t.Name, &call{run: r.ID, fn: func() {
+		if err := c.watchCall(ctx, b, t, r); err != nil && ctx.Err() == nil {
+			c.Log.Error("watch", "run", r.ID, "err", err)
+		}
+	}})
+	if h := c.calls.health(t.Name); !started && h.Down() && !c.calls.isBusy(r.ID) && (r.Status != job.Queued || !pender) {
+		return c.unreachable(ctx, r, c.silence(r), errors.New(h.Err))
+	}
+	return nil
+}
+
+// silence is how long a run's supervisor has not been heard from, counting from the
+// controller's start at the earliest (the server itself was away: supervisors get time to
+// reconnect).
+func (c *Controller) silence(r *job.Run) time.Duration {
+	last := r.LastHeartbeat
+	if last.Before(c.started) {
+		last = c.started
+	}
+	return c.Now().Sub(last)
+}
+
+// watchCall asks the run's engine queue (Pender), then, when the run is silent, its status.
+func (c *Controller) watchCall(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) error {
 	if r.Status == job.Queued {
-		waiting, err := c.pending(ctx, r)
+		waiting, err := c.pending(ctx, b, t, r)
 		if waiting {
 			return err
 		}
@@ -254,21 +271,14 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 			c.Log.Warn("pending check", "run", r.ID, "err", err)
 		}
 	}
-	last := r.LastHeartbeat
-	if last.Before(c.started) {
-		last = c.started // the server itself was away: give supervisors time to reconnect
-	}
-	silent := c.Now().Sub(last)
+	silent := c.silence(r)
 	if silent < c.Settings.StaleAfter {
 		return nil
-	}
-	b, _, err := c.backendFor(ctx, r)
-	if err != nil {
-		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	st, err := b.Status(sctx, r.Handle)
+	c.calls.record(t.Name, err)
 	if err != nil {
 		return c.unreachable(ctx, r, silent, err)
 	}
@@ -286,11 +296,7 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 // pending asks a backend whose engine keeps its own queue (backend.Pender) whether a submitted,
 // Queued run still waits there. While it does, the engine's reason is the run's status reason and
 // the silence clock is held (no supervisor runs yet to heartbeat).
-func (c *Controller) pending(ctx context.Context, r *job.Run) (bool, error) {
-	b, _, err := c.backendFor(ctx, r)
-	if err != nil {
-		return false, err
-	}
+func (c *Controller) pending(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) (bool, error) {
 	p, ok := b.(backend.Pender)
 	if !ok {
 		return false, nil
@@ -298,6 +304,7 @@ func (c *Controller) pending(ctx context.Context, r *job.Run) (bool, error) {
 	pctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	why, waiting, err := p.Pending(pctx, r.Handle)
+	c.calls.record(t.Name, err)
 	if err != nil || !waiting {
 		return false, err
 	}
@@ -312,27 +319,6 @@ func (c *Controller) pending(ctx context.Context, r *job.Run) (bool, error) {
 	})
 	c.Changed(r.ID)
 	return true, err
-}
-
-// targetFull reports whether a local target is at its max_concurrent_runs, with the reason shown on
-// the runs that wait.
-func (c *Controller) targetFull(ctx context.Context, t *compute.Target) (bool, string, error) {
-	st, err := compute.Load(*t)
-	if err != nil || st.Spec.Local == nil || st.Spec.Local.MaxConcurrentRuns <= 0 {
-		return false, "", err
-	}
-	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name})
-	if err != nil {
-		return false, "", err
-	}
-	running := 0
-	for _, r := range active {
-		if len(r.Handle) > 0 {
-			running++
-		}
-	}
-	max := st.Spec.Local.MaxConcurrentRuns
-	return running >= max, fmt.Sprintf("waiting: %d/%d runs running on %s (max_concurrent_runs)", running, max, t.Name), nil
 }
 
 // unreachable handles a run whose backend cannot tell its state (its host does not answer): it is
@@ -351,10 +337,4 @@ func (c *Controller) unreachable(ctx context.Context, r *job.Run, silent time.Du
 		return err
 	}
 	return nil
-}
-
-// isCluster reports whether a target is a managed cluster (its runs are scheduled, not submitted).
-func (c *Controller) isCluster(ctx context.Context, name string) bool {
-	t, err := c.Store.Compute(ctx, name)
-	return err == nil && t.Type == compute.TypeCluster
 }

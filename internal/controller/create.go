@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/hangar-ml/hangar/internal/pattern"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -19,7 +19,7 @@ import (
 // SettingDefaultCompute names the target used when a job names none.
 const SettingDefaultCompute = "default_compute"
 
-var runNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
+var runNameRE = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
 
 // Create validates a submitted job against the workspace and queues its run.
 func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job.Run, error) {
@@ -64,11 +64,6 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 		}
 		name = sp.Name
 	}
-	if _, err := c.Store.Run(ctx, name); err == nil {
-		return nil, conflictf("name: a job named %s already exists", name)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
 	if sp.DisplayName != "" {
 		display = sp.DisplayName
 	}
@@ -87,7 +82,7 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
 	}
 	if err := c.Store.CreateRun(ctx, r, events...); errors.Is(err, store.ErrExists) {
-		return nil, conflictf("name: a job named %s already exists", name) // lost a race with another create
+		return nil, conflictf("name: a job named %s already exists", name)
 	} else if err != nil {
 		return nil, err
 	}
@@ -133,10 +128,8 @@ func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, e
 	if err := c.checkContainer(sp, t); err != nil {
 		return nil, err
 	}
-	if t.Type == compute.TypeCluster {
-		if err := c.checkCluster(sp, t); err != nil {
-			return nil, err
-		}
+	if err := c.checkSpec(sp, t); err != nil {
+		return nil, err
 	}
 	if t.Type == compute.TypeLocal {
 		if n := sp.Resources.InstanceCount; n > 1 {
@@ -246,40 +239,6 @@ func (c *Controller) checkContainer(sp job.Spec, t *compute.Target) error {
 	}
 	if runtime == "" {
 		return invalidf("compute %s requires containers (require_container: true) but its node has no container runtime (docker or podman)", t.Name)
-	}
-	return nil
-}
-
-// checkCluster refuses what a cluster can never run: more nodes than max_instances, or more per
-// node than its size has.
-func (c *Controller) checkCluster(sp job.Spec, t *compute.Target) error {
-	st, err := compute.Load(*t)
-	if err != nil || st.Spec.Cluster == nil {
-		return err
-	}
-	cs := st.Spec.Cluster
-	if n := sp.Resources.InstanceCount; n > cs.MaxInstances {
-		return invalidf("resources.instance_count: the job needs %d nodes, compute %s has max_instances %d", n, t.Name, cs.MaxInstances)
-	}
-	if c.Clusters == nil {
-		return invalidf("compute %s: clusters are not enabled on this server", t.Name)
-	}
-	cat, err := c.Clusters.Sizes(context.Background())
-	if err != nil {
-		return err
-	}
-	size, ok := cat.Lookup(cs.Size)
-	if !ok {
-		return invalidf("compute %s: its size %s is not in the catalog", t.Name, cs.Size)
-	}
-	req, have := runRequest(sp, size), size.Vector()
-	switch {
-	case req.GPU > have.GPU:
-		return invalidf("resources.properties.gpus: the job needs %d GPUs per node, size %s has %d", req.GPU, size.Name, have.GPU)
-	case req.MilliCPU > have.MilliCPU:
-		return invalidf("resources.properties.cores: the job needs %s cores per node, size %s has %d", resources.FormatCPU(req.MilliCPU), size.Name, size.Cores)
-	case req.Memory > have.Memory:
-		return invalidf("resources.properties.memory: the job needs %s per node, size %s has %s", resources.FormatMemory(req.Memory), size.Name, resources.FormatMemory(have.Memory))
 	}
 	return nil
 }

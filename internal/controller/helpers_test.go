@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // storeAll selects every run.
@@ -73,7 +74,7 @@ func newFixture(t testing.TB) *fixture {
 	c := &Controller{
 		Store: st, Blobs: blobs,
 		Backends: map[string]backend.Backend{compute.TypeLocal: fake},
-		Tokens:   Tokens{Key: []byte("test key")},
+		Tokens:   tokens.Run{Key: []byte("test key")},
 		Settings: Settings{StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second},
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:      clk.Now,
@@ -109,6 +110,7 @@ func (f *fixture) reconcile(t testing.TB) {
 	if err := f.c.reconcile(t.Context()); err != nil {
 		t.Fatalf("reconcile: %v", err)
 	}
+	f.c.calls.wait() // the backend calls it started, and their effects
 }
 
 // report applies a supervisor report at the clock's time.

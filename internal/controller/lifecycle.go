@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"slices"
@@ -10,22 +9,26 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // transition moves a run to state `to` through the state machine and records the event.
 func (c *Controller) transition(ctx context.Context, id string, to job.State, reason string, exit *int, warnings []string) (*job.Run, error) {
-	return c.apply(ctx, id, api.StatusReport{State: to, Reason: reason, ExitCode: exit, Time: c.Now(), Warnings: warnings})
+	return c.apply(ctx, id, api.StatusReport{State: to, Reason: reason, ExitCode: exit, Time: c.Now(), Warnings: warnings}, false)
 }
 
-// apply applies a status report to a run in one transaction.
-func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport) (*job.Run, error) {
+// apply applies a status report to a run in one transaction; a report its supervisor sent
+// (heard) is also a heartbeat.
+func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport, heard bool) (*job.Run, error) {
 	if rep.Time.IsZero() {
 		rep.Time = c.Now()
 	}
+	now := c.Now()
 	r, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		if heard {
+			r.LastHeartbeat = now
+		}
 		for _, w := range rep.Warnings {
 			if !slices.Contains(r.Warnings, w) {
 				r.Warnings = append(r.Warnings, w)
@@ -41,11 +44,16 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport)
 		if err != nil {
 			return nil, conflictf("run %s is %s: cannot become %s", r.ID, r.Status, rep.State)
 		}
-		if next == r.Status {
+		requeued := rep.State == job.Requeued && next == job.Queued
+		if next == r.Status && !requeued {
 			return nil, nil
 		}
-		ev := job.Event{Time: rep.Time, From: r.Status, To: next, Reason: rep.Reason}
-		r.Status, r.StatusReason = next, rep.Reason
+		reason := rep.Reason
+		if requeued {
+			reason = newAttempt(r, reason)
+		}
+		ev := job.Event{Time: rep.Time, From: r.Status, To: next, Reason: reason}
+		r.Status, r.StatusReason = next, reason
 		if next == job.Running && r.StartedAt == nil {
 			t := rep.Time
 			r.StartedAt = &t
@@ -62,6 +70,7 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport)
 	c.Changed(id)
 	if r.Status.Terminal() {
 		c.Log.Info("run ended", "run", id, "status", r.Status, "reason", r.StatusReason)
+		c.Kick() // what it held is free: the loop places the next run now, not at its next tick
 	}
 	return r, nil
 }
@@ -79,6 +88,8 @@ func mapStoreErr(err error) error {
 // terminal status still means the logs are complete.
 func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport) (*api.StatusReply, error) {
 	switch {
+	case !rep.State.Valid(): // Requeued, an edge only the controller takes, among others
+		return nil, invalidf("state: %q is not a run state", rep.State)
 	case rep.Node < 0:
 		return nil, invalidf("node_rank: %d is not a node rank", rep.Node)
 	case rep.Node > 0:
@@ -90,7 +101,7 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 			return nil, err
 		}
 	}
-	r, err := c.apply(ctx, id, rep)
+	r, err := c.apply(ctx, id, rep, true)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Kind == Conflict {
@@ -100,9 +111,6 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 				return &api.StatusReply{State: cur.Status, Cancel: cur.Status == job.Canceled}, err
 			}
 		}
-		return nil, err
-	}
-	if err := c.touch(ctx, id); err != nil {
 		return nil, err
 	}
 	return reply(r), nil
@@ -167,12 +175,14 @@ func (c *Controller) recover(ctx context.Context, r *job.Run) (*job.Run, error) 
 	return c.transition(ctx, r.ID, prev, "heartbeats resumed", nil, nil)
 }
 
+// touch records that a run's supervisor was heard from (the heartbeat column alone).
 func (c *Controller) touch(ctx context.Context, id string) error {
-	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
-		r.LastHeartbeat = c.Now()
-		return nil, nil
-	})
-	return mapStoreErr(err)
+	now := c.Now()
+	if err := c.Store.TouchRun(ctx, id, now); err != nil {
+		return mapStoreErr(err)
+	}
+	c.news.beat(id, now) // the loop's view: the run is not silent
+	return nil
 }
 
 // Cancel asks for a run to stop. A run not yet handed to a backend is canceled at once.
@@ -225,16 +235,13 @@ func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL strin
 // topology is a run's node addresses in rank order and the rank of nodeID among them (a run not
 // on a cluster has one node: this machine as its processes see it).
 func (c *Controller) topology(ctx context.Context, r *job.Run, nodeID string) ([]string, int, []string, error) {
-	var h cluster.Handle
-	if len(r.Handle) == 0 || json.Unmarshal(r.Handle, &h) != nil || len(h.Nodes) == 0 {
+	p := r.Placement
+	if p == nil || len(p.Nodes) == 0 {
 		return []string{"127.0.0.1"}, 0, nil, nil
 	}
-	rank := -1
+	rank := p.Rank(nodeID)
 	var addrs []string
-	for i, id := range h.Nodes {
-		if id == nodeID {
-			rank = i
-		}
+	for _, id := range p.Nodes {
 		addr := "127.0.0.1"
 		if n, err := c.Store.Node(ctx, id); err == nil && n.Info != nil && n.Info.Address != "" {
 			addr = n.Info.Address
@@ -244,11 +251,7 @@ func (c *Controller) topology(ctx context.Context, r *job.Run, nodeID string) ([
 	if rank < 0 {
 		return nil, 0, nil, conflictf("run %s is not placed on node %q", r.ID, nodeID)
 	}
-	var gpus []string
-	if h.GPUs != nil {
-		gpus = append([]string{}, h.GPUs[nodeID]...)
-	}
-	return addrs, rank, gpus, nil
+	return addrs, rank, p.NodeGPUs(nodeID), nil
 }
 
 // masterPort is a run's rendezvous port: the same on every node, spread over 20000-39999.

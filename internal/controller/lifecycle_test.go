@@ -228,12 +228,12 @@ func TestWatchSilentRuns(t *testing.T) {
 		},
 		{
 			name:   "ended with a result file",
-			status: backend.Status{Alive: false, Final: &backend.Result{State: job.Failed, ExitCode: &exit, Reason: "the command exited with code 3"}},
+			status: backend.Status{Alive: false, Final: &job.Result{State: job.Failed, ExitCode: &exit, Reason: "the command exited with code 3"}},
 			silent: 15 * time.Second, wantStatus: job.Failed, wantReason: "the command exited with code 3", wantExit: &exit, wantAsked: true,
 		},
 		{
 			name:   "result wins over liveness",
-			status: backend.Status{Alive: true, Final: &backend.Result{State: job.Completed}},
+			status: backend.Status{Alive: true, Final: &job.Result{State: job.Completed}},
 			silent: 20 * time.Second, wantStatus: job.Completed, wantAsked: true,
 		},
 		{
@@ -334,6 +334,7 @@ func TestWatchWaitsAfterControllerStart(t *testing.T) {
 	if err := c2.reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	c2.calls.wait()
 	if got := f.run(t, id).Status; got != job.Running || len(f.fake.StatusCalls()) != 0 {
 		t.Fatalf("a just-started controller judged a silent run: status %s, status calls %v", got, f.fake.StatusCalls())
 	}
@@ -342,6 +343,7 @@ func TestWatchWaitsAfterControllerStart(t *testing.T) {
 	if err := c2.reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	c2.calls.wait()
 	if got := f.run(t, id); got.Status != job.Failed {
 		t.Errorf("status %s (%q), want Failed", got.Status, got.StatusReason)
 	}

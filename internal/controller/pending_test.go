@@ -49,7 +49,7 @@ func TestPendingInEngineQueue(t *testing.T) {
 	// It left the queue and the engine ended it before its supervisor could report: silence counts
 	// again, and the backend's verdict ends the run.
 	q.pending = false
-	f.fake.SetStatus(r.ID, backend.Status{Final: &backend.Result{State: job.Failed, Reason: "NODE_FAIL: a node of the job failed"}})
+	f.fake.SetStatus(r.ID, backend.Status{Final: &job.Result{State: job.Failed, Reason: "NODE_FAIL: a node of the job failed"}})
 	f.reconcile(t)
 	if got := f.run(t, r.ID); got.Status != job.Queued {
 		t.Errorf("ended before StaleAfter of silence: %s", got.Status)

@@ -2,18 +2,17 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/pattern"
+
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
@@ -27,7 +26,7 @@ import (
 // metricsPerAttempt numbers metrics: attempt n's are (n-1)·10¹² + their line in the metrics file.
 const metricsPerAttempt = 1_000_000_000_000
 
-var logFileRE = regexp.MustCompile(`^std_log(?:_node_([1-9][0-9]{0,5}))?\.txt$`)
+var logFileRE = pattern.New(`^std_log(?:_node_([1-9][0-9]{0,5}))?\.txt$`)
 
 // AppendLogs stores log lines a supervisor ships, only into the run's own log files (std_log.txt,
 // and std_log_node_<n>.txt of its other nodes). Lines already stored are never rewritten
@@ -104,11 +103,13 @@ func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.A
 	// A retry (node 0 repeats its report while it waits for the others) or a frozen run: only
 	// what was registered is accepted, and it was checked then.
 	stored, err := c.part(ctx, id, attempt, rep.Node)
+	registered := false
 	if err == nil && !stored.Registered() && !r.Status.Terminal() && r.ArtifactsHash == "" {
 		if err := c.checkManifests(rep); err != nil {
 			return nil, err
 		}
 		stored, err = c.Store.RegisterRunPart(ctx, part)
+		registered = err == nil && stored.Registered()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("register artifacts of %s: %w", id, err)
@@ -116,12 +117,18 @@ func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.A
 	if err := samePart(r, stored, part); err != nil {
 		return nil, err
 	}
-	if rep.Node != 0 {
-		return &api.ArtifactsReply{}, nil
+	var waiting []int
+	if rep.Node == 0 {
+		if waiting, err = c.assemble(ctx, id, false); err != nil {
+			return nil, fmt.Errorf("assemble artifacts of %s: %w", id, err)
+		}
 	}
-	waiting, err := c.assemble(ctx, id, false)
-	if err != nil {
-		return nil, fmt.Errorf("assemble artifacts of %s: %w", id, err)
+	// The node may drop what it collected once told it is registered: a part the run's
+	// artifacts were not assembled from yet (whose write made itself durable) is made durable here.
+	if registered && (rep.Node != 0 || len(waiting) > 0) {
+		if err := c.Store.Sync(ctx); err != nil {
+			return nil, fmt.Errorf("register artifacts of %s: %w", id, err)
+		}
 	}
 	return &api.ArtifactsReply{WaitingFor: waiting}, nil
 }
@@ -301,11 +308,5 @@ func (c *Controller) mergeParts(parts []store.RunPart, plan assemblyPlan) (strin
 	return arts, named, warnings, nil
 }
 
-// nodeCount is how many nodes run the run: those of its cluster placement, else one.
-func nodeCount(r *job.Run) int {
-	var h cluster.Handle
-	if len(r.Handle) == 0 || json.Unmarshal(r.Handle, &h) != nil || len(h.Nodes) == 0 {
-		return 1
-	}
-	return len(h.Nodes)
-}
+// nodeCount is how many nodes run the run: those of its placement, else one.
+func nodeCount(r *job.Run) int { return r.Placement.NodeCount() }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -139,14 +138,11 @@ func (f *fixture) tree(t testing.TB, hash string) []string {
 	return paths(m)
 }
 
-// placeOnNodes makes a run a multi-node cluster run, as the scheduler's placement does.
+// placeOnNodes makes a run a multi-node cluster run, as a Placer's placement does: its nodes
+// are the run's data, whatever its handle.
 func (f *fixture) placeOnNodes(t testing.TB, id string, nodes ...string) {
 	t.Helper()
-	h, _ := json.Marshal(map[string]any{"run": id, "pool": "pool", "nodes": nodes})
-	if _, err := f.c.Store.UpdateRun(t.Context(), id, func(r *job.Run) ([]job.Event, error) {
-		r.Handle = h
-		return nil, nil
-	}); err != nil {
+	if err := f.c.Store.SetPlacement(t.Context(), id, 1, job.Placement{Nodes: nodes}, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

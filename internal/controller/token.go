@@ -2,74 +2,18 @@ package controller
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
-// Tokens lets a run's supervisor authenticate as that run. A token is
-// "<run id>.<attempt>.<expiry>.<mac>", the MAC (HMAC-SHA256 under a workspace secret) covering the
-// other three, so the server checks a token without storing it and a server that crashed between
-// starting a supervisor and saving its handle still accepts it (design records 0001 and 0004).
-// Binding the attempt keeps a superseded attempt's supervisor out even when it omits the attempt
-// header; the expiry bounds what a leaked token is worth (supervisors renew theirs, see Admit).
-type Tokens struct{ Key []byte }
-
-// Claims is what a token with a valid MAC says.
-type Claims struct {
-	RunID string
-	// Attempt is the run attempt the token was minted for; 0 for a token of the first format
-	// ("<run id>.<mac>", before expiries), which is bound to neither an attempt nor a time.
-	Attempt int
-	// Expires is when the token stops being valid (zero for the first format).
-	Expires time.Time
-}
-
-// Legacy reports whether the token has the first format, minted by a server before expiries.
-func (c Claims) Legacy() bool { return c.Attempt == 0 }
-
-// Mint returns the token of a run's attempt, valid until expires (to the second).
-func (t Tokens) Mint(runID string, attempt int, expires time.Time) string {
-	body := runID + "." + strconv.Itoa(max(attempt, 1)) + "." + strconv.FormatInt(expires.Unix(), 10)
-	return body + "." + t.mac("run-token/2:"+body)
-}
-
-func (t Tokens) mac(msg string) string {
-	m := hmac.New(sha256.New, t.Key)
-	m.Write([]byte(msg))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// Verify checks a token's MAC and returns what it says. It does not judge expiry or the run's
-// state: Admit does, with the run at hand.
-func (t Tokens) Verify(token string) (Claims, bool) {
-	parts := strings.Split(token, ".")
-	switch {
-	case len(parts) == 4 && parts[0] != "":
-		attempt, aerr := strconv.Atoi(parts[1])
-		exp, eerr := strconv.ParseInt(parts[2], 10, 64)
-		body := strings.Join(parts[:3], ".")
-		if aerr != nil || eerr != nil || attempt < 1 || !hmac.Equal([]byte(parts[3]), []byte(t.mac("run-token/2:"+body))) {
-			return Claims{}, false
-		}
-		return Claims{RunID: parts[0], Attempt: attempt, Expires: time.Unix(exp, 0).UTC()}, true
-	case len(parts) == 2 && parts[0] != "":
-		// The first format, still held by supervisors started before an upgrade.
-		if !hmac.Equal([]byte(parts[1]), []byte(t.mac("run:"+parts[0]))) {
-			return Claims{}, false
-		}
-		return Claims{RunID: parts[0]}, true
-	}
-	return Claims{}, false
-}
+// Run tokens let a run's supervisor authenticate as that run: minted and checked without being
+// stored (tokens.Run, the one HMAC mechanism, holds their format); what a valid token may do, for
+// which run and until when, is decided here (Admit).
 
 // Admit decides whether a token with a valid MAC may act for its run at now:
 //   - a token of another attempt than the run's is refused (a requeued run's old supervisor);
@@ -82,7 +26,7 @@ func (t Tokens) Verify(token string) (Claims, bool) {
 //
 // First-format tokens (no attempt, no expiry) are admitted under the same end-of-run rule, so
 // the supervisors of runs live across an upgrade finish their runs and are then shut out.
-func Admit(c Claims, r *job.Run, now time.Time, grace time.Duration) error {
+func Admit(c tokens.RunClaims, r *job.Run, now time.Time, grace time.Duration) error {
 	if !c.Legacy() && c.Attempt != max(r.Attempt, 1) {
 		return conflictf("run %s is on attempt %d; this token is for attempt %d", r.ID, max(r.Attempt, 1), c.Attempt)
 	}
@@ -133,7 +77,7 @@ func (c *Controller) Authenticate(ctx context.Context, token string) (string, er
 	if !ok {
 		return "", &Error{Kind: Unauthorized, Msg: "missing or invalid token (set HANGAR_TOKEN)"}
 	}
-	r, err := c.Store.Run(ctx, cl.RunID)
+	r, err := c.Store.RunLife(ctx, cl.RunID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", &Error{Kind: Unauthorized, Msg: fmt.Sprintf("run %s does not exist; its token is not valid", cl.RunID)}
 	}

@@ -1,61 +1,24 @@
 package controller
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
-
-func TestTokensVerify(t *testing.T) {
-	a, b := Tokens{Key: []byte("a")}, Tokens{Key: []byte("b")}
-	exp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tok := a.Mint("run-1", 2, exp)
-	legacy := "run-1." + a.mac("run:run-1") // what servers before expiries minted
-	tests := []struct {
-		name   string
-		tokens Tokens
-		token  string
-		want   Claims
-		wantOK bool
-	}{
-		{"minted", a, tok, Claims{RunID: "run-1", Attempt: 2, Expires: exp}, true},
-		{"other key", b, tok, Claims{}, false},
-		{"other run", a, strings.Replace(tok, "run-1", "run-2", 1), Claims{}, false},
-		{"other attempt", a, strings.Replace(tok, ".2.", ".3.", 1), Claims{}, false},
-		{"later expiry", a, strings.Replace(tok, ".1767323045.", ".1767323046.", 1), Claims{}, false},
-		{"first format", a, legacy, Claims{RunID: "run-1"}, true},
-		{"first format, other key", b, legacy, Claims{}, false},
-		{"empty", a, "", Claims{}, false},
-		{"no dot", a, "run-1", Claims{}, false},
-		{"no run", a, "." + tok[len("run-1."):], Claims{}, false},
-		{"attempt 0", a, "run-1.0.1767323045." + a.mac("run-token/2:run-1.0.1767323045"), Claims{}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := tt.tokens.Verify(tt.token)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("Verify(%q) = %+v, %v; want %+v, %v", tt.token, got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
-	if !strings.Contains(tok, ".1767323045.") {
-		t.Fatalf("token %q does not carry its expiry in seconds (the cases above assume it)", tok)
-	}
-}
 
 func TestAdmit(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
-	live := Claims{RunID: "r", Attempt: 1, Expires: now.Add(time.Hour)}
-	expired := Claims{RunID: "r", Attempt: 1, Expires: now.Add(-time.Second)}
-	legacy := Claims{RunID: "r"}
+	live := tokens.RunClaims{RunID: "r", Attempt: 1, Expires: now.Add(time.Hour)}
+	expired := tokens.RunClaims{RunID: "r", Attempt: 1, Expires: now.Add(-time.Second)}
+	legacy := tokens.RunClaims{RunID: "r"}
 	const grace = 2 * time.Minute
 	tests := []struct {
 		name     string
-		claims   Claims
+		claims   tokens.RunClaims
 		run      job.Run
 		wantKind Kind // 0: admitted
 		wantMsg  string
@@ -134,7 +97,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 	_, err := f.c.Authenticate(t.Context(), "garbage")
 	wantKind(t, err, Unauthorized, "missing or invalid token")
-	_, err = f.c.Authenticate(t.Context(), Tokens{Key: []byte("test key")}.Mint("ghost", 1, f.clock.Now().Add(time.Hour)))
+	_, err = f.c.Authenticate(t.Context(), tokens.Run{Key: []byte("test key")}.Mint("ghost", 1, f.clock.Now().Add(time.Hour)))
 	wantKind(t, err, Unauthorized, "run ghost does not exist")
 
 	exit := 0

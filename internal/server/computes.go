@@ -48,12 +48,14 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 	if runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
 		c.ActiveRuns = len(runs)
 	}
-	if ps, ok := s.cfg.Controller.PoolState(t.Name); ok {
+	if ps, ok, _ := s.cfg.Store.PoolState(ctx, t.Name); ok {
 		c.Properties = map[string]any{"target_nodes": ps.Target, "current_nodes": ps.Current,
 			"explain": ps.Explain, "last_error": ps.LastError}
 	}
 	if b, ok := s.cfg.Backends[t.Type]; !ok {
 		c.State = "unsupported"
+	} else if why := s.cfg.Controller.TargetState(t); why != "" {
+		c.State = why // the controller's calls found it silent: Describe would wait for it too
 	} else if d, ok := b.(backend.Describer); ok && detail {
 		if n, err := d.Describe(ctx, t); err == nil {
 			c.Node = n

@@ -22,6 +22,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 const adminToken = "admin-secret"
@@ -60,7 +61,7 @@ func newTestServer(t testing.TB) *testServer {
 	fake := backendtest.New()
 	backends := map[string]backend.Backend{compute.TypeLocal: fake}
 	ctrl := &controller.Controller{
-		Store: st, Blobs: blobs, Backends: backends, Tokens: controller.Tokens{Key: []byte("run key")}, Log: log,
+		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: []byte("run key")}, Log: log,
 	}
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs}

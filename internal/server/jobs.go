@@ -22,16 +22,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := s.cfg.Controller.Create(r.Context(), req)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	d, err := s.detail(r.Context(), run)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, d)
+	s.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
@@ -57,30 +48,21 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	d, err := s.detail(r.Context(), run)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	s.respondDetail(w, r, http.StatusOK, run, err)
 }
 
 func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Controller.Cancel(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
+	s.respondDetail(w, r, http.StatusOK, run, err)
+}
+
+// respondDetail answers a run as `job show` shows it (see detail), or err.
+func (s *Server) respondDetail(w http.ResponseWriter, r *http.Request, status int, run *job.Run, err error) {
+	var d *api.RunDetail
+	if err == nil {
+		d, err = s.detail(r.Context(), run)
 	}
-	d, err := s.detail(r.Context(), run)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	s.respond(w, status, d, err)
 }
 
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.

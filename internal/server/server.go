@@ -8,6 +8,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -19,6 +20,9 @@ type Config struct {
 	Blobs      *blob.Store
 	Controller *controller.Controller
 	Backends   map[string]backend.Backend
+	// Clusters runs managed clusters: its agents' routes and nodes (nil: none; the agent
+	// routes then answer 404).
+	Clusters *cluster.Backend
 	// AdminToken authenticates the CLI; empty disables authentication (tests only).
 	AdminToken string
 	// URL is the server's own address, given to runs as HANGAR_WORKSPACE_URL.
@@ -41,16 +45,10 @@ type Server struct {
 	log    *slog.Logger
 }
 
-// New returns a server; it hooks run changes into its waiters.
+// New returns a server; it subscribes its waiters to run changes.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
-	prev := cfg.Controller.Changed
-	cfg.Controller.Changed = func(id string) {
-		if prev != nil {
-			prev(id)
-		}
-		s.hub.notify(id)
-	}
+	cfg.Controller.OnChange(s.hub.notify)
 	return s
 }
 

@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// A pass looks only at the runs that need something; with a long queue on a full target and
+// nothing changing, it looks at none (the work of a pass follows what changed, not the queue).
+func TestSweep(t *testing.T) {
+	t0 := time.Date(2025, 3, 4, 20, 0, 0, 0, time.UTC)
+	full := fullReason("one", 1)
+	down := targetHealth{Failures: 4, Since: t0.Add(-90 * time.Minute), Until: t0.Add(time.Minute), Err: "connection refused"}
+	queued := func(id, target string, age time.Duration, reason string) runView {
+		return runView{ID: id, Compute: target, Status: job.Queued, Created: t0.Add(-age), Reason: reason}
+	}
+	running := func(id, target string, silent time.Duration) runView {
+		return runView{ID: id, Compute: target, Status: job.Running, Handled: true, Created: t0.Add(-time.Hour), Heartbeat: t0.Add(-silent)}
+	}
+	targets := map[string]targetPass{
+		"local": {Name: "local"},
+		"one":   {Name: "one", Max: 1},
+		"two":   {Name: "two", Max: 2},
+		"vm":    {Name: "vm", Calls: targetView{health: down}, Unreachable: "host vm unreachable"},
+		"probe": {Name: "probe", Calls: targetView{health: targetHealth{Failures: 1, Since: t0.Add(-time.Hour), Until: t0}}, Unreachable: "x"},
+		"slurm": {Name: "slurm", Pender: true},
+		"pool":  {Name: "pool", Placer: true},
+	}
+	many := map[string]runView{"hold": running("hold", "one", time.Second)}
+	for i := 0; i < 1000; i++ {
+		id := fmt.Sprintf("q%04d", i)
+		many[id] = queued(id, "one", time.Duration(1000-i)*time.Second, full)
+	}
+	tests := []struct {
+		name string
+		runs []runView
+		busy []string
+		want looks
+	}{
+		{"a long queue on a full target, nothing changing: nothing", nil, nil, looks{}},
+		{"new runs on a free target: oldest first",
+			[]runView{queued("b", "local", time.Second, ""), queued("a", "local", time.Minute, "")}, nil,
+			looks{Submit: []string{"a", "b"}}},
+		{"a call under way: left alone", []runView{queued("a", "local", time.Second, "")}, []string{"a"}, looks{}},
+		{"max_concurrent_runs: the oldest takes the free slot, the other learns why",
+			[]runView{running("r", "two", time.Second), queued("new", "two", time.Second, ""), queued("old", "two", time.Minute, "")}, nil,
+			looks{Submit: []string{"old"}, Wait: []string{"new"}}},
+		{"a submit under way holds its slot",
+			[]runView{queued("a", "one", time.Minute, ""), queued("b", "one", time.Second, full)}, []string{"a"}, looks{}},
+		{"down target: no call, the reason once, and the wait that ran out",
+			[]runView{queued("new", "vm", time.Second, ""), queued("shown", "vm", time.Second, "host vm unreachable"),
+				queued("old", "vm", 2*time.Hour, "host vm unreachable")}, nil,
+			looks{Wait: []string{"old", "new"}}},
+		{"backoff over: one probe, the oldest",
+			[]runView{queued("b", "probe", time.Second, "x"), queued("a", "probe", time.Minute, "x")}, nil,
+			looks{Submit: []string{"a"}}},
+		{"silent for StaleAfter: watched; heard recently: not",
+			[]runView{running("quiet", "local", time.Minute), running("fresh", "local", time.Second)}, nil,
+			looks{Watch: []string{"quiet"}}},
+		{"in an engine queue: asked every pass",
+			[]runView{{ID: "p", Compute: "slurm", Status: job.Queued, Handled: true, Heartbeat: t0}}, nil,
+			looks{Watch: []string{"p"}}},
+		{"cancel: until delivered",
+			[]runView{{ID: "c", Compute: "vm", Status: job.CancelRequested, Handled: true, Heartbeat: t0},
+				{ID: "sent", Compute: "vm", Status: job.CancelRequested, Handled: true, CancelSent: true, Heartbeat: t0},
+				{ID: "sent-silent", Compute: "vm", Status: job.CancelRequested, Handled: true, CancelSent: true}}, nil,
+			looks{Watch: []string{"sent-silent"}, Cancel: []string{"c"}}},
+		{"placed by its backend: not the sweep's", []runView{queued("a", "pool", time.Second, "")}, nil, looks{}},
+		{"target gone: submit fails it", []runView{queued("a", "gone", time.Second, "")}, nil, looks{Submit: []string{"a"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := map[string]runView{}
+			if tt.runs == nil {
+				runs = many
+			}
+			for _, r := range tt.runs {
+				runs[r.ID] = r
+			}
+			busy := map[string]bool{}
+			for _, id := range tt.busy {
+				busy[id] = true
+			}
+			tp := map[string]targetPass{}
+			for k, v := range targets {
+				if busy["a"] && k == "one" {
+					v.Calls.submits = 1
+				}
+				tp[k] = v
+			}
+			got := sweep(sweepInput{Now: t0, StaleAfter: 15 * time.Second, Limit: time.Hour, Runs: runs, Targets: tp, Busy: busy})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sweep (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,239 @@
+package controller
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// The loop keeps a small view of every active run (runView) so that a pass reads from the
+// store only what changed: the runs it was told about (Changed), and the runs the view says
+// need a look (sweep). A pass at start, and every Settings.Resync, rereads every active run.
+// The view is a hint: every action reads its run again and acts on what it reads.
+
+// runView is what the loop decides from without reading a run.
+type runView struct {
+	ID, Compute        string
+	Status             job.State
+	Handled            bool
+	CancelSent         bool
+	Reason             string
+	Created, Heartbeat time.Time
+}
+
+func viewOf(r *job.Run) runView {
+	return runView{ID: r.ID, Compute: r.Compute, Status: r.Status, Handled: len(r.Handle) > 0, CancelSent: r.CancelSent,
+		Reason: r.StatusReason, Created: r.CreatedAt, Heartbeat: r.LastHeartbeat}
+}
+
+// view is the loop's own (one goroutine): active runs by id, and the full runs of Placer
+// targets (a Placer decides from whole runs, and is called on every change of its targets).
+type view struct {
+	runs     map[string]runView
+	placed   map[string]*job.Run
+	resyncAt time.Time // zero: the next pass rereads everything
+}
+
+// put records a run as read; a terminal run leaves the view.
+func (v *view) put(r *job.Run, placer bool) {
+	if r.Status.Terminal() {
+		v.drop(r.ID)
+		return
+	}
+	v.runs[r.ID] = viewOf(r)
+	if placer {
+		v.placed[r.ID] = r
+	} else {
+		delete(v.placed, r.ID)
+	}
+}
+
+func (v *view) drop(id string) {
+	delete(v.runs, id)
+	delete(v.placed, id)
+}
+
+// heard raises a run's last heartbeat (supervisors' heartbeats write that column alone, and
+// tell the loop through beats, not Changed).
+func (v *view) heard(id string, at time.Time) {
+	if rv, ok := v.runs[id]; ok && at.After(rv.Heartbeat) {
+		rv.Heartbeat = at
+		v.runs[id] = rv
+	}
+}
+
+// placerRuns are the active runs of the given targets, oldest first.
+func (v *view) placerRuns(targets map[string]bool) []*job.Run {
+	var out []*job.Run
+	for _, r := range v.placed {
+		if targets[r.Compute] {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *job.Run) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// news collects, between passes, what the loop was told: the runs that changed, the
+// heartbeats heard, and whether something else changed for Placers (Kick).
+type news struct {
+	mu     sync.Mutex
+	runs   map[string]bool
+	beats  map[string]time.Time
+	kicked bool
+}
+
+func (c *news) run(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runs == nil {
+		c.runs = map[string]bool{}
+	}
+	c.runs[id] = true
+}
+
+func (c *news) beat(id string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.beats == nil {
+		c.beats = map[string]time.Time{}
+	}
+	c.beats[id] = at
+}
+
+func (c *news) kick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.kicked = true
+}
+
+// take returns what was collected and starts over.
+func (c *news) take() (runs map[string]bool, beats map[string]time.Time, kicked bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	runs, beats, kicked = c.runs, c.beats, c.kicked
+	c.runs, c.beats, c.kicked = nil, nil, false
+	return runs, beats, kicked
+}
+
+// targetPass is what the sweep knows of a target in one pass.
+type targetPass struct {
+	Name string
+	// Placer: its backend places its runs (the loop calls Place; the sweep leaves them).
+	Placer bool
+	// Pender: its backend keeps an engine queue (a submitted Queued run is asked about).
+	Pender bool
+	// Max is its max_concurrent_runs (0: no limit).
+	Max int
+	// Calls is its calls' state (health, calls in flight).
+	Calls targetView
+	// Unreachable is the reason runs waiting on it show while it is down.
+	Unreachable string
+}
+
+// looks are the runs a pass reads and acts on, by what is to be done.
+type looks struct {
+	Submit []string // queued, to hand to their backend (or to fail: target gone)
+	Wait   []string // queued, whose waiting reason is out of date (or whose wait expired)
+	Watch  []string // handed to a backend: silent for StaleAfter, or in an engine queue
+	Cancel []string // cancel requested and not yet delivered
+}
+
+// sweepInput is what sweep decides from.
+type sweepInput struct {
+	Now        time.Time
+	StaleAfter time.Duration
+	// Limit is Settings.UnreachableLimit.
+	Limit   time.Duration
+	Runs    map[string]runView
+	Targets map[string]targetPass
+	// Busy are the runs with a backend call under way: left alone.
+	Busy map[string]bool
+}
+
+// sweep decides which runs a pass looks at. It is pure: the same input gives the same looks,
+// each list sorted oldest run first.
+func sweep(in sweepInput) looks {
+	var out looks
+	queued, handled := map[string][]runView{}, map[string]int{}
+	for _, v := range in.Runs {
+		if v.Handled {
+			handled[v.Compute]++
+		}
+		if in.Busy[v.ID] {
+			continue
+		}
+		t, known := in.Targets[v.Compute]
+		switch {
+		case v.Status == job.CancelRequested && !v.CancelSent:
+			out.Cancel = append(out.Cancel, v.ID)
+		case v.Handled: // a delivered cancel too: its end is asked for once it is silent
+			if (v.Status == job.Queued && t.Pender) || in.Now.Sub(v.Heartbeat) >= in.StaleAfter {
+				out.Watch = append(out.Watch, v.ID)
+			}
+		case v.Status != job.Queued:
+		case !known:
+			out.Submit = append(out.Submit, v.ID) // its target is gone: submit fails it, saying so
+		case !t.Placer:
+			queued[v.Compute] = append(queued[v.Compute], v)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(queued)) {
+		submit, wait := sweepTarget(in, in.Targets[name], handled[name], queued[name])
+		out.Submit = append(out.Submit, submit...)
+		out.Wait = append(out.Wait, wait...)
+	}
+	for _, l := range []*[]string{&out.Submit, &out.Wait, &out.Watch, &out.Cancel} {
+		sortOldest(*l, in.Runs)
+	}
+	return out
+}
+
+// sweepTarget splits a target's queued runs into those to submit now and those whose waiting
+// reason must change.
+// handled counts its runs handed to the backend (each holds a slot of max_concurrent_runs).
+func sweepTarget(in sweepInput, t targetPass, handled int, runs []runView) (submit, wait []string) {
+	free, why := len(runs), ""
+	switch {
+	case t.Calls.health.Down():
+		free, why = 0, t.Unreachable
+		if t.Calls.health.allow(in.Now, t.Calls.inflight) {
+			free = 1 // a probe: the oldest run tries
+		}
+	case t.Max > 0:
+		free = max(t.Max-handled-t.Calls.submits, 0)
+		why = fullReason(t.Name, t.Max)
+	}
+	if free > 0 && free < len(runs) { // which runs go first matters: the oldest (a full target: none)
+		slices.SortFunc(runs, func(a, b runView) int {
+			return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	for i, v := range runs {
+		switch {
+		case i < free:
+			submit = append(submit, v.ID)
+		case v.Reason != why || (t.Calls.health.Down() && t.Calls.health.expired(v.Created, in.Now, in.Limit)):
+			wait = append(wait, v.ID)
+		}
+	}
+	return submit, wait
+}
+
+// fullReason is the waiting reason of a run whose target is at its max_concurrent_runs.
+func fullReason(target string, max int) string {
+	return fmt.Sprintf("waiting: %d/%d runs running on %s (max_concurrent_runs)", max, max, target)
+}
+
+func sortOldest(ids []string, runs map[string]runView) {
+	slices.SortFunc(ids, func(a, b string) int {
+		return cmp.Or(runs[a].Created.Compare(runs[b].Created), cmp.Compare(a, b))
+	})
+}
