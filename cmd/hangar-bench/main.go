@@ -32,6 +32,7 @@ func main() {
 	flag.DurationVar(&o.idle.Window, "window", 30*time.Second, "how long the idle group samples the server's CPU")
 	flag.DurationVar(&o.idle.Settle, "settle", 10*time.Second, "how long the idle group waits before sampling")
 	flag.IntVar(&o.idle.Requests, "requests", 300, "API requests per latency case of the idle group")
+	flag.BoolVar(&o.idle.Cluster, "idle-cluster", false, "queue the idle group's runs on a 1-node managed cluster instead of a local target")
 	flag.IntVar(&o.cluster.Jobs, "cluster-jobs", 200, "jobs per case of the cluster group")
 	flag.StringVar(&o.cluster.Before, "cluster-before", "", "an older hangar binary the cluster group also measures (e.g. the last release)")
 	flag.BoolVar(&o.clusterSlurm, "cluster-slurm", true, "measure Slurm's drain as the cluster group's baseline (scripts/setup/slurm.sh)")

@@ -99,7 +99,7 @@ func clusterRates(ctx context.Context, bin, dir string, o ClusterOptions) ([2]fl
 	if _, err := w.Run(ctx, "compute", "create", "-f", file); err != nil {
 		return rates, err
 	}
-	defer removeCluster(context.WithoutCancel(ctx), w)
+	defer removeCluster(context.WithoutCancel(ctx), w, "bench-pool")
 	if err := waitNodes(ctx, c, "bench-pool", 2); err != nil {
 		return rates, err
 	}
@@ -162,8 +162,8 @@ func waitNodes(ctx context.Context, c *api.Client, pool string, want int) error 
 
 // removeCluster deletes the benchmark's cluster and waits for its nodes to go: the server stops
 // their agents, which would otherwise outlive the benchmark.
-func removeCluster(ctx context.Context, w *Workspace) {
-	if _, err := w.Run(ctx, "compute", "delete", "-n", "bench-pool", "--force"); err != nil {
+func removeCluster(ctx context.Context, w *Workspace, name string) {
+	if _, err := w.Run(ctx, "compute", "delete", "-n", name, "--force"); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench: remove the cluster:", err)
 		return
 	}

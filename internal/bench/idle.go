@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,9 @@ type IdleOptions struct {
 	Window   time.Duration // how long the server's CPU is sampled
 	Settle   time.Duration // how long after the last submission before sampling
 	Requests int           // API requests per latency case
+	// Cluster queues the runs on a 1-node managed cluster whose node a long whole-node job holds
+	// (the controller's Placer is then what would grow with the queue), not on a local target.
+	Cluster bool
 }
 
 // Idle measures a server at rest while opts.Queued runs wait on a local target whose
@@ -34,13 +38,22 @@ func Idle(ctx context.Context, w *Workspace, opts IdleOptions) (cpu, latency []F
 		return nil, nil, err
 	}
 	target := compute.Spec{Name: "bench-one", Type: compute.TypeLocal, Local: &compute.LocalSpec{MaxConcurrentRuns: 1}}
-	if _, err := c.CreateCompute(ctx, target, false); err != nil {
+	held := "max_concurrent_runs reached"
+	if opts.Cluster {
+		held = "a 1-node cluster's node held"
+		if err := idleCluster(ctx, w, c, target.Name); err != nil {
+			return nil, nil, err
+		}
+		defer removeCluster(context.WithoutCancel(ctx), w, target.Name)
+	} else if _, err := c.CreateCompute(ctx, target, false); err != nil {
 		return nil, nil, err
 	}
 	hold := job.Spec{Command: "sleep 100000", Compute: target.Name, Name: "bench-hold"}
 	if _, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: hold}); err != nil {
 		return nil, nil, err
 	}
+	// The long job would outlive the benchmark's server (supervisors are detached).
+	defer func() { _, _ = c.CancelJob(context.WithoutCancel(ctx), hold.Name) }()
 	if err := waitStatus(ctx, c, hold.Name, job.Running); err != nil {
 		return nil, nil, err
 	}
@@ -72,7 +85,7 @@ func Idle(ctx context.Context, w *Workspace, opts IdleOptions) (cpu, latency []F
 		return nil, nil, err
 	}
 	b := Figure{Name: "server CPU, one run holding the target, nothing queued", Value: cpuBase, Unit: "% of a core"}
-	cpu = []Figure{b, against(b, fmt.Sprintf("server CPU, %d runs waiting (max_concurrent_runs reached), nothing changing", opts.Queued),
+	cpu = []Figure{b, against(b, fmt.Sprintf("server CPU, %d runs waiting (%s), nothing changing", opts.Queued, held),
 		cpuQueued, "% of a core", nil)}
 	bl := Figure{Name: fmt.Sprintf("`job list` (newest 50), %d queued: p99", first), Value: quantile(listBase, 0.99), Unit: "ms", Samples: p50p99(listBase)}
 	bs := Figure{Name: fmt.Sprintf("`job show` of a queued run, %d queued: p99", first), Value: quantile(showBase, 0.99), Unit: "ms", Samples: p50p99(showBase)}
@@ -172,4 +185,17 @@ func procTicks(pid int) (own, children int64, err error) {
 		}
 	}
 	return t[0] + t[1], t[2] + t[3], nil
+}
+
+// idleCluster creates the idle group's 1-node cluster and waits for its node.
+func idleCluster(ctx context.Context, w *Workspace, c *api.Client, name string) error {
+	file := filepath.Join(filepath.Dir(w.Home), "idle-cluster.yml")
+	spec := "name: " + name + "\ntype: amlcompute\nsize: local-quarter\nmin_instances: 1\nmax_instances: 1\nidle_time_before_scale_down: 3600\n"
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		return err
+	}
+	if _, err := w.Run(ctx, "compute", "create", "-f", file); err != nil {
+		return err
+	}
+	return waitNodes(ctx, c, name, 1)
 }
