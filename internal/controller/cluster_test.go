@@ -87,7 +87,7 @@ func newClusterFixture(t *testing.T) *clusterFixture {
 // attach gives a controller the fixture's cluster backend, as serve.go does: a fresh backend and
 // dispatcher over the controller's store (a restarted server has nothing else).
 func (f *clusterFixture) attach(c *Controller) {
-	f.d = &cluster.Dispatcher{Store: c.Store, Key: []byte("test key"), Now: f.clock.Now,
+	f.d = &cluster.Dispatcher{Store: c.Store, Key: []byte("test key"), Now: f.clock.Now, Changed: c.Kick,
 		RunToken: func(id string) string { return "token-" + id }}
 	f.cl = &cluster.Backend{Store: c.Store, Agents: f.d, JoinURL: func() string { return "http://127.0.0.1:1" },
 		Sizes:    func(context.Context) (*sizes.Catalog, error) { return sizes.NewCatalog([]sizes.Size{testSize}), nil },

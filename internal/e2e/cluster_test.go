@@ -212,10 +212,12 @@ provider:
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
 	waitFor(t, time.Minute, "the run to start", func() bool { return logHas(w, name, "started") })
-	nodes := w.cluster("spot").Nodes
-	if len(nodes) != 1 || nodes[0].ProviderID == "" {
-		t.Fatalf("nodes: %+v", nodes)
-	}
+	// The agent may join (and start the run) before the create hook returns the machine's id.
+	var nodes []api.Node
+	waitFor(t, time.Minute, "the node's machine id", func() bool {
+		nodes = w.cluster("spot").Nodes
+		return len(nodes) == 1 && nodes[0].ProviderID != ""
+	})
 	writeFiles(t, dir, map[string]string{"preempted": nodes[0].ProviderID + "\n"})
 	d := w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed, job.Canceled)
 	if d.Status != job.Completed || d.Attempt != 2 {

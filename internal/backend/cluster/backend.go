@@ -36,6 +36,12 @@ type Backend struct {
 	// SilentAfter is how long a joined node's agent may go unheard: then the node is unusable
 	// (no new work) and its runs' state is unknown. Zero means a minute.
 	SilentAfter time.Duration
+	// Recheck is how soon a pass that changed nothing asks to be called again (backend.Plan.Wake)
+	// when nothing else happens: what only time changes (a silent node, an idle node's release, a
+	// provisioning deadline or backoff, a provider's preemption poll) is seen that much later at
+	// most, while a long queue that cannot move costs a pass per Recheck, not per tick. Zero
+	// means 10 s. Joins, reports, run ends and node events call the controller at once anyway.
+	Recheck time.Duration
 	// Requeue puts a run back in the queue as a new attempt through the run state machine (the
 	// controller's Requeue), for DeleteNode.
 	Requeue func(ctx context.Context, runID, reason string) (bool, error)
@@ -97,6 +103,13 @@ func (b *Backend) now() time.Time {
 		return b.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+func (b *Backend) recheck() time.Duration {
+	if b.Recheck > 0 {
+		return b.Recheck
+	}
+	return 10 * time.Second
 }
 
 func (b *Backend) silentAfter() time.Duration {

@@ -185,6 +185,9 @@ func (d *Dispatcher) Delete(ctx context.Context, nodeID, reason string) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
+	if err == nil {
+		d.changed() // its cluster may replace it, and its waiting runs learn why
+	}
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/autoscaler"
 	"github.com/hangar-ml/hangar/internal/backend"
@@ -47,7 +48,17 @@ func (b *Backend) Place(ctx context.Context, in backend.PlaceInput) (backend.Pla
 	requeue, fail := b.applyDecision(ctx, autoscaler.Decide(ain), pools, in.Runs)
 	plan.Requeue = append(plan.Requeue, requeue...)
 	plan.Fail = append(plan.Fail, fail...)
+	plan.Wake = wake(plan, in.Now, b.recheck())
 	return plan, nil
+}
+
+// wake is when a plan asks to be called again without news: at the next pass when it moved
+// runs (to see them started, and what they freed), else after recheck.
+func wake(plan backend.Plan, now time.Time, recheck time.Duration) time.Time {
+	if len(plan.Placed)+len(plan.Requeue)+len(plan.Fail) > 0 {
+		return time.Time{}
+	}
+	return now.Add(recheck)
 }
 
 // planRuns turns the scheduler's plan into the runs to start (with GPUs picked on each node),

@@ -145,6 +145,7 @@ func (b *Backend) deleteNode(ctx context.Context, spec compute.Spec, n store.Nod
 		if prov, err := b.Provider(spec); err == nil && n.ProviderID != "" {
 			if err := prov.Delete(bctx, provider.DeleteRequest{Pool: n.Pool, NodeID: n.ID, ProviderID: n.ProviderID}); err != nil {
 				b.recordError(bctx, n.Pool, fmt.Sprintf("deleting node %s failed: %v", n.ID, err))
+				b.Agents.changed() // the waiting runs show it
 				return
 			}
 		}
