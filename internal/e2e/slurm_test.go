@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
 )
@@ -19,31 +20,8 @@ import (
 // hangar-n2 on this machine; partitions debug and one_node with MaxNodes=1; KillWait=5). They run
 // in parallel with each other: the time-limit test alone waits for Slurm (60–90 s).
 
-// slurmConf returns the test cluster's slurm.conf ($SLURM_CONF, else the setup script's default),
-// skipping the test when no cluster answers there; with CI set it fails instead.
-func slurmConf(t *testing.T) string {
-	t.Helper()
-	conf := os.Getenv("SLURM_CONF")
-	if conf == "" {
-		state := os.Getenv("HANGAR_TEST_STATE")
-		if state == "" {
-			state = "/var/tmp/hangar-test"
-		}
-		conf = filepath.Join(state, "slurm", "slurm.conf")
-	}
-	cmd := exec.Command("sinfo", "--noheader", "--format=%R")
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
-	out, err := cmd.CombinedOutput()
-	if err == nil && strings.Contains(string(out), "one_node") {
-		return conf
-	}
-	msg := fmt.Sprintf("Slurm integration test needs the test cluster (bash scripts/setup/slurm.sh; SLURM_CONF=%s): %v %s", conf, err, out)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: integration tests must not skip)")
-	}
-	t.Skip(msg)
-	return ""
-}
+// slurmConf returns the test cluster's slurm.conf, failing under CI when there is none.
+func slurmConf(t *testing.T) string { t.Helper(); return backendtest.SlurmConf(t) }
 
 // slurmCmd runs a Slurm command against the test cluster.
 func slurmCmd(t *testing.T, conf string, args ...string) string {

@@ -86,3 +86,19 @@ func PIDs() []int {
 	}
 	return out
 }
+
+// Ancestry is this process and its ancestors up to (not including) init, by pid: processes a
+// sweep that kills by marker or name must never kill (a supervisor started from inside a run's
+// shell inherits the run's marker; a test binary is the child of `go test`).
+func Ancestry() map[int]bool {
+	keep := map[int]bool{}
+	for pid := os.Getpid(); pid > 1 && !keep[pid]; {
+		keep[pid] = true
+		st, ok := Stat(pid)
+		if !ok {
+			break
+		}
+		pid = st.PPID
+	}
+	return keep
+}

@@ -1,6 +1,9 @@
 package node
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // ParseStat is the one reader of /proc/<pid>/stat text, for this machine and (through the remote
 // package) for hosts reached over SSH.
@@ -31,5 +34,16 @@ func TestParseStatText(t *testing.T) {
 		if ok && got.Running() != tt.running {
 			t.Errorf("%s: Running() = %v, want %v", tt.name, got.Running(), tt.running)
 		}
+	}
+}
+
+// Ancestry holds this process and its parent chain, and never init.
+func TestAncestry(t *testing.T) {
+	a := Ancestry()
+	if !a[os.Getpid()] || !a[os.Getppid()] && os.Getppid() > 1 {
+		t.Errorf("Ancestry() = %v, want this process %d and its parent %d", a, os.Getpid(), os.Getppid())
+	}
+	if a[1] || a[0] {
+		t.Errorf("Ancestry() holds init or 0: %v", a)
 	}
 }

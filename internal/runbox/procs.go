@@ -49,18 +49,10 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
-// ancestry is this process and its ancestors: never killed, whatever their environment says (a
-// supervisor started from inside a run's shell inherits the marker).
+// ancestry is this process and its ancestors, and init: never killed, whatever their
+// environment says (a supervisor started from inside a run's shell inherits the marker).
 func ancestry() map[int]bool {
-	keep := map[int]bool{}
-	for pid := os.Getpid(); pid > 1 && !keep[pid]; {
-		keep[pid] = true
-		st, ok := node.Stat(pid)
-		if !ok {
-			break
-		}
-		pid = st.PPID
-	}
+	keep := node.Ancestry()
 	keep[1] = true
 	return keep
 }

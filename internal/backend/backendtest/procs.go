@@ -60,7 +60,7 @@ func KillLocalSupervisor(t testing.TB, runID string) {
 // LocalProcesses lists the processes of this machine whose command line holds marker ("pid:
 // command line"), other than this test and its ancestors.
 func LocalProcesses(marker string) []string {
-	self := ancestry()
+	self := node.Ancestry()
 	var out []string
 	for _, pid := range node.PIDs() {
 		if self[pid] {
@@ -90,19 +90,6 @@ func cmdline(pid int) []string {
 		return nil
 	}
 	return strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
-}
-
-func ancestry() map[int]bool {
-	keep := map[int]bool{}
-	for pid := os.Getpid(); pid > 1 && !keep[pid]; {
-		keep[pid] = true
-		st, ok := node.Stat(pid)
-		if !ok {
-			break
-		}
-		pid = st.PPID
-	}
-	return keep
 }
 
 var binary struct {

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 // The Slurm backend passes the conformance suite on the test cluster of scripts/setup/slurm.sh
 // (two nodes on this machine): one batch job per run, the supervisor inside it.
 func TestConformance(t *testing.T) {
-	conf := slurmConf(t)
+	conf := backendtest.SlurmConf(t)
 	backendtest.Run(t, func(t *testing.T, ws *backendtest.Workspace) *backendtest.Engine {
 		target := backendtest.Target(t, compute.Spec{Name: "hpc", Type: compute.TypeSlurm,
 			Slurm: &compute.SlurmSpec{Partition: "debug", SlurmConf: conf}})
@@ -62,28 +61,4 @@ func command(conf string, argv ...string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
 	return cmd
-}
-
-// slurmConf returns the test cluster's slurm.conf ($SLURM_CONF, else the setup script's
-// default), skipping the test when no cluster answers there; with CI set it fails instead.
-func slurmConf(t *testing.T) string {
-	t.Helper()
-	conf := os.Getenv("SLURM_CONF")
-	if conf == "" {
-		state := os.Getenv("HANGAR_TEST_STATE")
-		if state == "" {
-			state = "/var/tmp/hangar-test"
-		}
-		conf = filepath.Join(state, "slurm", "slurm.conf")
-	}
-	out, err := command(conf, "sinfo", "--noheader", "--format=%R").CombinedOutput()
-	if err == nil && strings.Contains(string(out), "debug") {
-		return conf
-	}
-	msg := fmt.Sprintf("the Slurm conformance test needs the test cluster (bash scripts/setup/slurm.sh; SLURM_CONF=%s): %v %s", conf, err, out)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: integration tests must not skip)")
-	}
-	t.Skip(msg)
-	return ""
 }
