@@ -129,7 +129,9 @@ func TestStartDetachedAndStop(t *testing.T) {
 		t.Error("a Proc with another start time is alive: a reused pid would be mistaken for it")
 	}
 	waitFor(t, func() bool { b, _ := os.ReadFile(log.Name()); return strings.Contains(string(b), "ready") })
-	if err := Stop(t.Context(), p, 50*time.Millisecond); err != nil {
+	// The grace period must outlast bash's wait for its foreground sleep, after which it runs
+	// the trap: 50ms was shorter than that on a loaded CI machine, and the trap never ran.
+	if err := Stop(t.Context(), p, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if p.Alive() {
