@@ -38,10 +38,11 @@ Flags default to $HANGAR_JOIN_URL, $HANGAR_JOIN_TOKEN, $HANGAR_NODE_ID and $HANG
 which providers' create hooks receive.`
 
 type agentFlags struct {
-	server, token, workDir, nodeID, cores, memory, gpus, logLevel, address string
-	labels, hide                                                           []string
-	heartbeat, exitGrace                                                   time.Duration
-	killRuns                                                               bool
+	server, token, workDir, nodeID, cores, memory, gpus, address string
+	logs                                                         logFlags
+	labels, hide                                                 []string
+	heartbeat, exitGrace                                         time.Duration
+	killRuns                                                     bool
 }
 
 func newAgentCmd(env *Env) *cobra.Command {
@@ -84,7 +85,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeat, "how often to report")
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.logs.register(fl)
 	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
 		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
 	return cmd
@@ -93,11 +94,11 @@ func newAgentCmd(env *Env) *cobra.Command {
 // config turns the flags into an agent configuration; HANGAR_JOIN_TOKEN is removed from the
 // environment so that supervisors and runs do not inherit it.
 func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return agent.Config{}, nil, usageError("--log-level: %v", err)
+	log, err := f.logs.logger(os.Stderr)
+	if err != nil {
+		return agent.Config{}, nil, err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("component", "agent")
+	log = log.With("component", "agent")
 	os.Unsetenv("HANGAR_JOIN_TOKEN")
 	if f.server == "" {
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
@@ -105,7 +106,6 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
 		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, Version: Version, Labels: map[string]string{},
 		Hide: f.hide}
-	var err error
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()
 		if herr != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -12,7 +14,7 @@ import (
 
 func TestAgentFlags(t *testing.T) {
 	ok := agentFlags{server: "http://s", token: "hj1.t", workDir: "/w", gpus: "1,0", cores: "1500m", memory: "2Gi",
-		labels: []string{"zone=a", "disk=ssd"}, logLevel: "info", heartbeat: agent.DefaultHeartbeat}
+		labels: []string{"zone=a", "disk=ssd"}, logs: logFlags{level: "info", format: "text"}, heartbeat: agent.DefaultHeartbeat}
 	tests := []struct {
 		name   string
 		change func(f *agentFlags)
@@ -24,7 +26,8 @@ func TestAgentFlags(t *testing.T) {
 		{"bad memory", func(f *agentFlags) { f.memory = "2 bananas" }, true},
 		{"bad gpus", func(f *agentFlags) { f.gpus = "0,x" }, true},
 		{"bad label", func(f *agentFlags) { f.labels = []string{"novalue"} }, true},
-		{"bad log level", func(f *agentFlags) { f.logLevel = "loud" }, true},
+		{"bad log level", func(f *agentFlags) { f.logs.level = "loud" }, true},
+		{"bad log format", func(f *agentFlags) { f.logs.format = "xml" }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,5 +50,22 @@ func TestAgentFlags(t *testing.T) {
 				t.Errorf("config %+v", cfg)
 			}
 		})
+	}
+}
+
+// --log-format json writes one JSON object a line, which log collectors parse.
+func TestLogFormatJSON(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := (&logFlags{level: "info", format: "json"}).logger(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("run started", "run", "quiet_fox")
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("not JSON: %q: %v", buf.String(), err)
+	}
+	if rec["msg"] != "run started" || rec["run"] != "quiet_fox" || rec["level"] != "INFO" {
+		t.Errorf("record %v", rec)
 	}
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +11,7 @@ import (
 
 func newServerCmd(env *Env) *cobra.Command {
 	var o ServeOptions
-	var level string
+	var logs logFlags
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the workspace server in the foreground",
@@ -32,17 +30,17 @@ for the local workspace when needed, so you rarely run this yourself.`,
 				}
 				o.Home = h.Dir
 			}
-			var lv slog.Level
-			if err := lv.UnmarshalText([]byte(level)); err != nil {
-				return usageError("--log-level: %v", err)
+			log, err := logs.logger(env.Stderr)
+			if err != nil {
+				return err
 			}
-			o.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+			o.Log = log
 			return env.deps.Serve(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Home, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
 	cmd.Flags().StringVar(&o.Listen, "listen", "", "address to listen on (default: the last one used, else a free 127.0.0.1 port)")
-	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	logs.register(cmd.Flags())
 	cmd.Flags().DurationVar(&o.Controller.CancelGrace, "cancel-grace", 10*time.Second, "time a canceled run's processes get between SIGTERM and SIGKILL")
 	cmd.Flags().DurationVar(&o.Controller.Heartbeat, "heartbeat", 5*time.Second, "how often run supervisors report")
 	cmd.Flags().DurationVar(&o.Controller.StaleAfter, "stale-after", 15*time.Second, "silence after which a run's backend is asked about it")

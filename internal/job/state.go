@@ -47,6 +47,10 @@ var order = map[State]int{
 	NotStarted: 0, Queued: 1, Provisioning: 2, Preparing: 3, Starting: 4, Running: 5, Finalizing: 6,
 }
 
+// States lists every state a run can be in, in the order of a run's life.
+var States = []State{NotStarted, Queued, Provisioning, Preparing, Starting, Running, Finalizing,
+	CancelRequested, NotResponding, Completed, Failed, Canceled}
+
 // Valid reports whether s is a known state.
 func (s State) Valid() bool {
 	_, ok := order[s]

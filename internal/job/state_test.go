@@ -79,3 +79,24 @@ func TestTerminal(t *testing.T) {
 		}
 	}
 }
+
+// States is the list /metrics exports a series for: every state, each once.
+func TestStatesListsEveryState(t *testing.T) {
+	seen := map[State]bool{}
+	for _, s := range States {
+		if !s.Valid() || seen[s] {
+			t.Errorf("%s: valid %v, listed twice %v", s, s.Valid(), seen[s])
+		}
+		seen[s] = true
+	}
+	for s := range order {
+		if !seen[s] {
+			t.Errorf("%s missing from States", s)
+		}
+	}
+	for _, s := range []State{CancelRequested, NotResponding, Completed, Failed, Canceled} {
+		if !seen[s] {
+			t.Errorf("%s missing from States", s)
+		}
+	}
+}

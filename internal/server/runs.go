@@ -37,6 +37,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		s.tel.logLines.Add(float64(len(b.Lines)))
 		s.hub.notify(id)
 		return api.Ack{Acked: acked}, nil
 	})
@@ -49,6 +50,7 @@ func (s *Server) runMetrics(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		s.tel.metricPts.Add(float64(len(b.Metrics)))
 		s.hub.notify(id)
 		return api.Ack{Acked: acked}, nil
 	})

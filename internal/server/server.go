@@ -42,12 +42,14 @@ type Server struct {
 	hub    *hub
 	exec   *execRelay
 	budget *budget
+	tel    *telemetry
 	log    *slog.Logger
 }
 
 // New returns a server; it subscribes its waiters to run changes.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
+	s.tel = newTelemetry(cfg.Store, cfg.Log)
 	cfg.Controller.OnChange(s.hub.notify)
 	return s
 }
@@ -96,6 +98,8 @@ func (s *Server) Handler() http.Handler {
 	s.agentRoutes(api)
 	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))
+	// Prometheus scrapes with the workspace token (authorization.credentials_file).
+	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))
 	route := func(r *http.Request) string {
 		_, p := mux.Handler(r)
 		if p == "/api/" {
@@ -103,7 +107,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		return p
 	}
-	return s.logRequests(s.limitBodies(mux, route))
+	return s.logRequests(s.limitBodies(mux, route), route)
 }
 
 // HTTPServer returns the http.Server for a handler. Headers must arrive within 10 s and stay
@@ -119,12 +123,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.Health{OK: true, Version: api.Version, Workspace: s.cfg.Workspace, PID: os.Getpid()})
 }
 
-// logRequests logs each request at debug level, and failures at info.
-func (s *Server) logRequests(h http.Handler) http.Handler {
+// logRequests logs each request at debug level, and failures at info, and times it by route.
+func (s *Server) logRequests(h http.Handler, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, workspace: s.cfg.Workspace}
 		h.ServeHTTP(rec, r)
+		s.tel.observe(route(r), rec.status, time.Since(start))
 		level := slog.LevelDebug
 		if rec.status >= 500 {
 			level = slog.LevelWarn

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// /metrics is read the way Prometheus reads it: its own text parser over the scraped page.
+func TestPrometheusMetrics(t *testing.T) {
+	ts := newTestServer(t)
+	a := ts.createJob(t, "scraped")
+	ts.createJob(t, "waiting")
+	ts.shipLines(t, a.ID, 1, 7)
+
+	fams := scrape(t, ts, adminToken, http.StatusOK)
+	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Queued"}); got != 2 {
+		t.Errorf("hangar_runs{status=Queued} = %v, want 2", got)
+	}
+	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Running"}); got != 0 {
+		t.Errorf("hangar_runs{status=Running} = %v, want 0 (every state is exported, zeros included)", got)
+	}
+	if got := gauge(t, fams, "hangar_queue_length", nil); got != 2 {
+		t.Errorf("hangar_queue_length = %v, want 2", got)
+	}
+	if got := fams["hangar_log_lines_ingested_total"].GetMetric()[0].GetCounter().GetValue(); got != 7 {
+		t.Errorf("log lines ingested = %v, want 7", got)
+	}
+	var latency *dto.Metric
+	for _, m := range fams["hangar_http_request_duration_seconds"].GetMetric() {
+		if labels(m)["route"] == "POST /api/runs/{id}/logs" && labels(m)["code"] == "200" {
+			latency = m
+		}
+	}
+	if latency == nil || latency.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("no latency histogram with one sample for the log route: %v", latency)
+	}
+	for _, m := range fams["hangar_http_request_duration_seconds"].GetMetric() {
+		if r := labels(m)["route"]; r == "GET /api/jobs/scraped" {
+			t.Errorf("a route label holds a concrete path (%q): label values must be bounded by the routes", r)
+		}
+	}
+
+	scrape(t, ts, "", http.StatusUnauthorized)
+	scrape(t, ts, ts.ctrl.RunToken(a.ID), http.StatusForbidden)
+}
+
+func scrape(t *testing.T, ts *testServer, token string, want int) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.url+"/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Fatalf("GET /metrics with token %q: %d, want %d", token, resp.StatusCode, want)
+	}
+	if want != http.StatusOK {
+		return nil
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func gauge(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	t.Helper()
+	for _, m := range fams[name].GetMetric() {
+		l, match := labels(m), true
+		for k, v := range want {
+			match = match && l[k] == v
+		}
+		if match {
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s with labels %v", name, want)
+	return 0
+}
