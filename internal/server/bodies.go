@@ -75,7 +75,7 @@ var (
 // limitOf returns the limit of a route, by its registered pattern.
 func (s *Server) limitOf(pattern string) bodyLimit {
 	switch pattern {
-	case "PUT /api/blobs/{hash}":
+	case "PUT /api/blobs/{hash}", putArtifactRoute, mpuPartRoute:
 		return bodyLimit{bytes: s.maxBlob(), stream: true}
 	case "POST /api/blobs/bundle":
 		return bodyLimit{bytes: maxBundleBytes, stream: true}

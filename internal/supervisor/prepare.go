@@ -247,6 +247,14 @@ func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string)
 }
 
 // environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
+//
+// MLflow's variables point a script's MLflow client at this run, as Azure ML does: the tracking
+// URI is the address this supervisor reaches the server at (an SSH node's reverse tunnel, a
+// cluster agent's server address), the token is the run token (the same credential as
+// HANGAR_RUN_TOKEN, handed the same way: in the command's environment only, and it reaches this
+// run alone). A job's environment_variables win over them: a job logs to another MLflow server
+// by setting MLFLOW_TRACKING_URI, and then gets no run token in MLFLOW_TRACKING_TOKEN (only the
+// one it sets), so the workspace's credential never travels there.
 func (s *Supervisor) environment(w *workspace, extra map[string]string) map[string]string {
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
@@ -269,11 +277,21 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 		"AZUREML_ARM_PROJECT_NAME":              sp.Spec.ExperimentName,
 		"MLFLOW_EXPERIMENT_NAME":                sp.Spec.ExperimentName,
 		"AZUREML_CR_EXECUTION_WORKING_DIR_PATH": w.dir,
+		"MLFLOW_TRACKING_URI":                   s.conn.c.BaseURL(),
+		"MLFLOW_TRACKING_TOKEN":                 s.cfg.Token,
 	} {
 		vars[k] = v
 	}
+	if sp.Spec.ExperimentName == "" {
+		// An empty name is no experiment: the run's own (MLFLOW_RUN_ID) is the one it is in.
+		delete(vars, "MLFLOW_EXPERIMENT_NAME")
+	}
 	for k, v := range extra {
 		vars[k] = v
+	}
+	if _, own := sp.Spec.EnvironmentVariables["MLFLOW_TRACKING_URI"]; own {
+		// Another tracking server: the run token is for this workspace only, never sent there.
+		delete(vars, "MLFLOW_TRACKING_TOKEN")
 	}
 	for k, v := range sp.Spec.EnvironmentVariables {
 		vars[k] = v

@@ -1,0 +1,342 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// The mlflow-artifacts proxy: what MLflow's HttpArtifactRepository sends for a run whose
+// artifact_uri is mlflow-artifacts:/... (mlflow/server/handlers.py answers the same routes).
+// Uploaded files are content-addressed blobs named by the mlflow_artifacts table; a job's own
+// artifacts (its registered manifest) show beside them, read-only.
+const (
+	mlflowArtifactsPrefix = "/api/2.0/mlflow-artifacts/artifacts/"
+	// putArtifactRoute is the upload's pattern, which limitOf streams to disk like a blob.
+	putArtifactRoute = "PUT " + mlflowArtifactsPrefix + "{path...}"
+
+	mlflowNotImplemented = "NOT_IMPLEMENTED"
+	// mpuUnsupported must be MLflow's _UnsupportedMultipartUploadException.MESSAGE: a client
+	// falls back to a single PUT only when the error message starts with it. A server without a
+	// workspace folder for parts answers it.
+	mpuUnsupported = "Multipart upload is not supported for the current artifact repository"
+
+	// maxListEntries bounds a proxied listing, which has no paging in MLflow's protocol.
+	maxListEntries = 10000
+)
+
+// mlflowArtifactRoutes registers the proxy and MLflow REST's ListArtifacts.
+func (s *Server) mlflowArtifactRoutes(mux *http.ServeMux) {
+	mux.HandleFunc(putArtifactRoute, s.putMLflowArtifact)
+	mux.HandleFunc("GET "+mlflowArtifactsPrefix+"{path...}", s.getMLflowArtifact)
+	mux.HandleFunc("DELETE "+mlflowArtifactsPrefix+"{path...}", s.deleteMLflowArtifact)
+	mux.HandleFunc("GET /api/2.0/mlflow-artifacts/artifacts", s.listMLflowArtifacts)
+	s.mpuRoutes(mux)
+	mux.HandleFunc("GET /api/2.0/mlflow/artifacts/list", s.listRunArtifacts)
+}
+
+// artifactTarget is a parsed, authorized artifact path with its run and the run's job tree.
+type artifactTarget struct {
+	artifactPath
+	run *job.Run
+	job jobTree
+}
+
+// target checks an artifact path, the caller's right to its run (a run token reaches its own
+// run only), and that the run exists.
+func (s *Server) target(r *http.Request, p string) (*artifactTarget, error) {
+	a, err := parseArtifactPath(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := allowRun(r, a.run); err != nil {
+		return nil, err
+	}
+	return s.runTarget(r.Context(), a)
+}
+
+func (s *Server) runTarget(ctx context.Context, a artifactPath) (*artifactTarget, error) {
+	run, err := s.cfg.Store.Run(ctx, a.run)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: "run " + a.run + " does not exist"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &artifactTarget{artifactPath: a, run: run}
+	if run.ArtifactsHash != "" {
+		m, err := s.jobManifest(run.ArtifactsHash)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts of run %s: %w", run.ID, err)
+		}
+		t.job = jobTree{m: m}
+	}
+	return t, nil
+}
+
+// readOnly refuses a write or delete that would touch the job's own artifacts.
+func (t *artifactTarget) readOnly() error {
+	if owned, ok := t.job.owns(t.rel); ok {
+		return &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied,
+			Message: fmt.Sprintf("%s is an artifact of job %s (%s); a job's own artifacts are read-only", t.relOrRoot(), t.run.ID, owned)}
+	}
+	return nil
+}
+
+func (t *artifactTarget) relOrRoot() string {
+	if t.rel == "" {
+		return "the artifact root"
+	}
+	return t.rel
+}
+
+func (s *Server) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+	t, err := s.target(r, r.PathValue("path"))
+	if err == nil && t.rel == "" {
+		err = mlflowInvalid("an upload needs a file path below " + mlflowArtifactURI(t.experiment, t.run.ID))
+	}
+	if err == nil {
+		err = t.readOnly()
+	}
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	hash, size, err := s.cfg.Blobs.Put(r.Body, "")
+	if err != nil {
+		writeMLflowBodyError(w, s, err)
+		return
+	}
+	err = s.cfg.Store.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
+		Size: size, CreatedAt: time.Now().UTC()})
+	if errors.Is(err, store.ErrPathTaken) {
+		err = &mlflowError{Status: http.StatusBadRequest, Code: mlflowInvalidParameter, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error())}
+	}
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// writeMLflowBodyError answers a failed upload: a body over its limit, too slow or cut short
+// keeps its status; a full disk is 507 (as the blob routes answer it).
+func writeMLflowBodyError(w http.ResponseWriter, s *Server, err error) {
+	if blob.IsNoSpace(err) {
+		writeMLflowError(w, s.log, &mlflowError{Status: http.StatusInsufficientStorage, Code: mlflowInternal,
+			Message: "the workspace's disk is full: " + err.Error()})
+		return
+	}
+	writeMLflowError(w, s.log, err)
+}
+
+func (s *Server) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+	t, err := s.target(r, r.PathValue("path"))
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	hash, err := s.artifactBlob(r.Context(), t)
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	f, err := s.cfg.Blobs.Open(hash)
+	if err != nil {
+		writeMLflowError(w, s.log, fmt.Errorf("artifact %s of run %s: %w", t.rel, t.run.ID, err))
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	// Uploaded files are whatever a script wrote: served as data, never as a page of this
+	// origin (the studio's), whatever their name says.
+	w.Header().Set("Content-Type", artifactContentType(t.rel))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "sandbox")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(t.rel)}))
+	http.ServeContent(w, r, "", st.ModTime(), f)
+}
+
+// artifactBlob returns the blob of the file at the target: the job's, else the uploaded one.
+func (s *Server) artifactBlob(ctx context.Context, t *artifactTarget) (string, error) {
+	notFound := &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound,
+		Message: fmt.Sprintf("run %s has no artifact file %s", t.run.ID, t.relOrRoot())}
+	if t.rel == "" {
+		return "", notFound
+	}
+	if e, ok := t.job.entry(t.rel); ok {
+		if e.Type != snapshot.TypeFile {
+			return "", notFound
+		}
+		return e.Hash, nil
+	}
+	a, err := s.cfg.Store.MLflowArtifact(ctx, t.run.ID, t.rel)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", notFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return a.Hash, nil
+}
+
+// artifactContentType names the types a browser shows without running anything; the rest is
+// application/octet-stream.
+func artifactContentType(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".gif":
+		return "image/gif"
+	case ".txt", ".log", ".csv", ".yaml", ".yml", ".md":
+		return "text/plain; charset=utf-8"
+	case ".json":
+		return "application/json"
+	}
+	return "application/octet-stream"
+}
+
+func (s *Server) deleteMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+	t, err := s.target(r, r.PathValue("path"))
+	if err == nil {
+		err = t.readOnly()
+	}
+	if err == nil {
+		_, err = s.cfg.Store.DeleteMLflowArtifacts(r.Context(), t.run.ID, t.rel)
+	}
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	// Deleting what is not there succeeds, as MLflow's local artifact store does.
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// mlflowFileInfo is MLflow's FileInfo: file_size only for files.
+type mlflowFileInfo struct {
+	Path     string `json:"path"`
+	IsDir    bool   `json:"is_dir"`
+	FileSize *int64 `json:"file_size,omitempty"`
+}
+
+func fileInfo(p string, e store.ArtifactEntry) mlflowFileInfo {
+	fi := mlflowFileInfo{Path: p, IsDir: e.IsDir}
+	if !e.IsDir {
+		fi.FileSize = &e.Size
+	}
+	return fi
+}
+
+// children lists the target directory's children after the key after: the job's and the
+// uploaded ones, at most limit.
+func (s *Server) children(ctx context.Context, t *artifactTarget, after string, limit int) ([]store.ArtifactEntry, bool, error) {
+	if e, ok := t.job.entry(t.rel); ok && e.Type != snapshot.TypeDir {
+		return nil, false, nil // a file lists as nothing, as in MLflow
+	}
+	uploaded, err := s.cfg.Store.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	out, more := mergeChildren(t.job.children(t.rel), uploaded, after, limit)
+	return out, more, nil
+}
+
+// listMLflowArtifacts answers GET artifacts?path=<exp>/<run>/artifacts[/dir]: the directory's
+// children by their names ({} when there are none, as MLflow's JSON omits an empty list).
+func (s *Server) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
+	t, err := s.target(r, r.URL.Query().Get("path"))
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	es, more, err := s.children(r.Context(), t, "", maxListEntries)
+	if err == nil && more {
+		err = mlflowInvalid(fmt.Sprintf("%s of run %s holds more than %d entries: list its subdirectories, "+
+			"or page with GET /api/2.0/mlflow/artifacts/list", t.relOrRoot(), t.run.ID, maxListEntries))
+	}
+	if err != nil {
+		writeMLflowError(w, s.log, err)
+		return
+	}
+	var out struct {
+		Files []mlflowFileInfo `json:"files,omitempty"`
+	}
+	for _, e := range es {
+		out.Files = append(out.Files, fileInfo(e.Name, e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// maxJobManifest bounds a job manifest read to serve a request (the controller accepts 512
+// MiB when it assembles one; a tree that large is listed with `hangar job download`).
+const maxJobManifest = 64 << 20
+
+// manifestCache keeps the few job manifests being browsed decoded: a client downloading a
+// run's artifacts lists and fetches file after file of the same manifest. Manifests are
+// content-addressed, so an entry is never stale.
+var manifestCache = struct {
+	sync.Mutex
+	m map[string]*snapshot.Manifest
+}{m: map[string]*snapshot.Manifest{}}
+
+// manifestCacheSize is how many manifests the cache keeps, each of at most
+// manifestCacheEntries entries (about 200 bytes each decoded): a few MiB in all.
+const (
+	manifestCacheSize    = 8
+	manifestCacheEntries = 20000
+)
+
+func (s *Server) jobManifest(hash string) (*snapshot.Manifest, error) {
+	manifestCache.Lock()
+	m, ok := manifestCache.m[hash]
+	manifestCache.Unlock()
+	if ok {
+		return m, nil
+	}
+	f, err := s.cfg.Blobs.Open(hash)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJobManifest+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", hash, err)
+	}
+	if len(b) > maxJobManifest {
+		return nil, mlflowInvalid(fmt.Sprintf("the job's artifact manifest is over %d MiB: use `hangar job download`", maxJobManifest>>20))
+	}
+	if m, err = snapshot.Decode(b); err != nil {
+		return nil, err
+	}
+	if len(m.Entries) > manifestCacheEntries {
+		return m, nil
+	}
+	manifestCache.Lock()
+	defer manifestCache.Unlock()
+	if len(manifestCache.m) >= manifestCacheSize {
+		for k := range manifestCache.m { // any one: the cache is for the few being browsed
+			delete(manifestCache.m, k)
+			break
+		}
+	}
+	manifestCache.m[hash] = m
+	return m, nil
+}
