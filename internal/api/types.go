@@ -69,6 +69,13 @@ type RunDetail struct {
 	Phases       map[string]float64 `json:"phases,omitempty"`
 	Outputs      []string           `json:"named_outputs,omitempty"`
 	HasArtifacts bool               `json:"has_artifacts"`
+	// BoundCommand is the command as it ran: inputs and outputs replaced by their values and
+	// the node's paths (reported by the supervisor when the run starts; "" before).
+	BoundCommand string `json:"bound_command,omitempty"`
+	// Params are the run's logged parameters (MLflow log_param).
+	Params map[string]string `json:"params,omitempty"`
+	// Archived runs are left out of job list unless asked for (job archive / job restore).
+	Archived bool `json:"archived,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).
@@ -131,6 +138,9 @@ type StatusReport struct {
 	// phases and end; another node reports only its failure, which stops the run's other nodes
 	// and becomes the run's reason when node 0 reports the end.
 	Node int `json:"node_rank,omitempty"`
+	// Command, with Running, is the command bound to the run's inputs and outputs on this
+	// node: what job show prints as what ran.
+	Command string `json:"command,omitempty"`
 }
 
 // StatusReply tells the supervisor the run's state as the server sees it.

@@ -163,7 +163,7 @@ func waitNodes(ctx context.Context, c *api.Client, pool string, want int) error 
 // removeCluster deletes the benchmark's cluster and waits for its nodes to go: the server stops
 // their agents, which would otherwise outlive the benchmark.
 func removeCluster(ctx context.Context, w *Workspace, name string) {
-	if _, err := w.Run(ctx, "compute", "delete", "-n", name, "--force"); err != nil {
+	if _, err := w.Run(ctx, "compute", "delete", "-n", name, "--force", "--yes"); err != nil {
 		fmt.Fprintln(os.Stderr, "hangar-bench: remove the cluster:", err)
 		return
 	}

@@ -28,35 +28,35 @@ cluster with "deleted by the user" on its timeline, and the runs it held go back
 a new attempt, as after a preemption (cancel a run to stop it instead). This is not a
 provisioning failure: if runs wait, the cluster creates a replacement at once.
 
-It asks for confirmation unless --yes.`
+On a terminal it asks for confirmation; elsewhere (a script, CI) it refuses unless --yes is
+given, and never waits for an answer.`
 
 func newComputeNodeDeleteCmd(env *Env) *cobra.Command {
 	var id string
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "delete",
+		Use:   "delete NODE",
 		Short: "Delete a cluster node: the provider deletes its machine, its runs are requeued",
 		Long:  nodeDeleteHelp,
 		Example: `  hangar compute show -n gpu-pool                       # the NODE column
   hangar compute node delete -n gpu-pool-1a2b3c4d5e
   hangar compute node delete -n gpu-pool-1a2b3c4d5e --yes`,
-		Args: cobra.NoArgs,
+		Args: nameArgs(&id, "node"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			return deleteNode(cmd.Context(), env, c, cmd.InOrStdin(), id, yes)
+			return deleteNode(cmd.Context(), env, c, id, yes)
 		},
 	}
-	cmd.Flags().StringVarP(&id, "name", "n", "", "node id (the NODE column of compute show)")
+	cmd.Flags().StringVarP(&id, "name", "n", "", "node id (the NODE column of compute show; or give it as the first argument)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 
 // deleteNode asks (unless yes), deletes the node and says what became of it and its runs.
-func deleteNode(ctx context.Context, env *Env, c *api.Client, in io.Reader, id string, yes bool) error {
+func deleteNode(ctx context.Context, env *Env, c *api.Client, id string, yes bool) error {
 	n, err := c.GetNode(ctx, id)
 	if api.IsNotFound(err) {
 		return fmt.Errorf("node %s does not exist (hangar compute show -n <cluster> lists the nodes)", id)
@@ -64,12 +64,10 @@ func deleteNode(ctx context.Context, env *Env, c *api.Client, in io.Reader, id s
 	if err != nil {
 		return err
 	}
-	if !yes {
-		fmt.Fprintf(env.Stderr, "Delete node %s of cluster %s (%s, %s)? The provider deletes its machine%s. [y/N] ",
-			n.ID, n.Pool, n.State, countNoun(aliveRuns(n), "run"), requeueNote(n))
-		if !confirmed(in) {
-			return fmt.Errorf("node %s not deleted (answer y, or pass --yes)", id)
-		}
+	q := fmt.Sprintf("Delete node %s of cluster %s (%s, %s)? The provider deletes its machine%s.",
+		n.ID, n.Pool, n.State, countNoun(aliveRuns(n), "run"), requeueNote(n))
+	if err := env.confirm(yes, q, "delete node "+id); err != nil {
+		return err
 	}
 	d, err := c.DeleteNode(ctx, id)
 	if err != nil {

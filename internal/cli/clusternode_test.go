@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,23 +41,26 @@ func fakeNodes(t *testing.T) (*api.Client, *atomic.Int32) {
 func TestComputeNodeDeleteAsks(t *testing.T) {
 	tests := []struct {
 		name, id, answer string
-		yes              bool
+		terminal, yes    bool
 		wantErr          string // "" = deleted
 		wantPrompt       bool
 	}{
-		{"yes answered", "pool-1", "y\n", false, "", true},
-		{"YES answered", "pool-1", "  YES \n", false, "", true},
-		{"no answered", "pool-1", "n\n", false, "node pool-1 not deleted (answer y, or pass --yes)", true},
-		{"no answer at all", "pool-1", "", false, "node pool-1 not deleted (answer y, or pass --yes)", true},
-		{"--yes asks nothing", "pool-1", "", true, "", false},
-		{"unknown node", "pool-9", "y\n", true, "node pool-9 does not exist (hangar compute show -n <cluster> lists the nodes)", false},
+		{"yes answered", "pool-1", "y\n", true, false, "", true},
+		{"YES answered", "pool-1", "  YES \n", true, false, "", true},
+		{"no answered", "pool-1", "n\n", true, false, "did not delete node pool-1 (answer y, or pass --yes)", true},
+		{"no answer at all", "pool-1", "", true, false, "did not delete node pool-1 (answer y, or pass --yes)", true},
+		{"no terminal: refused unasked", "pool-1", "y\n", false, false,
+			"delete node pool-1 needs confirmation: stdin is not a terminal, so pass --yes (-y) to delete node pool-1 without being asked", false},
+		{"--yes asks nothing", "pool-1", "", false, true, "", false},
+		{"unknown node", "pool-9", "y\n", true, true, "node pool-9 does not exist (hangar compute show -n <cluster> lists the nodes)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, deletes := fakeNodes(t)
 			var out, errOut bytes.Buffer
-			env := &Env{Stdout: &out, Stderr: &errOut, Output: "table"}
-			err := deleteNode(t.Context(), env, c, strings.NewReader(tt.answer), tt.id, tt.yes)
+			env := &Env{Stdout: &out, Stderr: &errOut, Output: "table", Stdin: strings.NewReader(tt.answer),
+				terminal: func(io.Reader) bool { return tt.terminal }}
+			err := deleteNode(t.Context(), env, c, tt.id, tt.yes)
 			prompt := "Delete node pool-1 of cluster pool (running, 1 run)? The provider deletes its machine and its runs go back to the queue. [y/N] "
 			if got := errOut.String() == prompt; got != tt.wantPrompt {
 				t.Errorf("stderr %q; want the prompt: %v", errOut.String(), tt.wantPrompt)

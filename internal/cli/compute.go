@@ -71,10 +71,11 @@ func newComputeListCmd(env *Env) *cobra.Command {
 func newComputeShowCmd(env *Env) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:     "show",
-		Short:   "Show a compute target: its node, or a cluster's nodes and timeline",
-		Example: "  hangar compute show -n local\n  hangar compute show -n local -o yaml",
-		Args:    cobra.NoArgs,
+		Use:               "show NAME",
+		Short:             "Show a compute target: its node, or a cluster's nodes and timeline",
+		Example:           "  hangar compute show local\n  hangar compute show -n local -o yaml",
+		Args:              nameArgs(&name, "compute target"),
+		ValidArgsFunction: env.completer(computeNames),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := env.client(cmd.Context())
 			if err != nil {
@@ -94,8 +95,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 			return env.printData(view, func(w io.Writer) error { return showCluster(w, view) })
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name")
-	_ = cmd.MarkFlagRequired("name")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
 	return cmd
 }
 

@@ -58,15 +58,25 @@ func newComputePutCmd(env *Env, verb, short, example string, update bool) *cobra
 // newComputeDeleteCmd is compute delete and detach.
 func newComputeDeleteCmd(env *Env, verb, short string) *cobra.Command {
 	var name string
-	var force bool
+	var force, yes bool
 	cmd := &cobra.Command{
-		Use:     verb,
-		Short:   short,
-		Example: fmt.Sprintf("  hangar compute %s -n gpu-box\n  hangar compute %s -n gpu-box --force   # cancels its active runs", verb, verb),
-		Args:    cobra.NoArgs,
+		Use:   verb + " NAME",
+		Short: short,
+		Long: short + `. On a terminal it asks first; elsewhere (a script, CI) it refuses unless --yes is
+given, and never waits for an answer.`,
+		Example:           fmt.Sprintf("  hangar compute %s gpu-box\n  hangar compute %s -n gpu-box --force --yes   # cancels its active runs", verb, verb),
+		Args:              nameArgs(&name, "compute target"),
+		ValidArgsFunction: env.completer(computeNames),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := env.client(cmd.Context())
 			if err != nil {
+				return err
+			}
+			q := fmt.Sprintf("Remove compute target %s from the workspace?", name)
+			if force {
+				q = fmt.Sprintf("Remove compute target %s from the workspace, canceling its active runs?", name)
+			}
+			if err := env.confirm(yes, q, verb+" compute "+name); err != nil {
 				return err
 			}
 			if err := c.DeleteCompute(cmd.Context(), name, force); err != nil {
@@ -76,8 +86,8 @@ func newComputeDeleteCmd(env *Env, verb, short string) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
 	cmd.Flags().BoolVar(&force, "force", false, "also when runs are active: they are canceled")
-	_ = cmd.MarkFlagRequired("name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd
 }

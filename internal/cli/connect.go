@@ -38,3 +38,24 @@ func (e *Env) client(ctx context.Context) (*api.Client, error) {
 func (e *Env) isLocal() bool {
 	return e.Workspace == "" && os.Getenv("HANGAR_URL") == ""
 }
+
+// runningClient is client without starting anything: completion asks the workspace for names
+// only when its server already runs (a shell's Tab must not start a server).
+func (e *Env) runningClient(ctx context.Context) (*api.Client, error) {
+	if !e.isLocal() {
+		return e.client(ctx)
+	}
+	h, err := home.Default()
+	if err != nil {
+		return nil, err
+	}
+	si, err := h.Running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := h.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewClient(si.URL, tok), nil
+}

@@ -22,7 +22,7 @@ type downloadFlags struct {
 func newJobDownloadCmd(env *Env) *cobra.Command {
 	var f downloadFlags
 	cmd := &cobra.Command{
-		Use:   "download",
+		Use:   "download NAME",
 		Short: "Download a job's artifacts and named outputs",
 		Long: `Download a finished job's outputs. The layout follows az ml job download:
   DIR/<job>/artifacts/outputs/...             files the command wrote to ./outputs
@@ -34,16 +34,17 @@ multi-node run also has every other node's merged log as user_logs/std_log_node_
 system logs under system_logs/node_<n>/. The nodes' outputs/, logs/ and named outputs are merged:
 where two nodes wrote the same path differently, node 0's file is kept (job show warns).
 Without --all or --output-name, only the artifacts are downloaded.`,
-		Example: `  hangar job download -n plucky_otter_k3x9q2mz --all --download-path ./out
+		Example: `  hangar job download plucky_otter_k3x9q2mz --all --download-path ./out
   hangar job download -n plucky_otter_k3x9q2mz --output-name model`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return env.download(cmd.Context(), f) },
 	}
-	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name")
+	name := addNameArg(cmd, "job", jobNames, env)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		f.name = name.name
+		return env.download(cmd.Context(), f)
+	}
 	cmd.Flags().StringVarP(&f.path, "download-path", "p", ".", "folder to download into")
 	cmd.Flags().BoolVar(&f.all, "all", false, "download the artifacts and every named output")
 	cmd.Flags().StringVar(&f.output, "output-name", "", "download one named output (\"default\" = the artifacts)")
-	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 
@@ -90,7 +91,10 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		if err := os.MkdirAll(it.dest, 0o755); err != nil {
 			return err
 		}
-		if err := snapshot.Materialize(ctx, m, src, it.dest, snapshot.MaterializeOptions{}); err != nil {
+		b := e.newBar(ctx, "download "+filepath.Base(it.dest), m.TotalSize())
+		err = snapshot.Materialize(ctx, m, countingSource{src: src, bar: b}, it.dest, snapshot.MaterializeOptions{})
+		b.done()
+		if err != nil {
 			return fmt.Errorf("download into %s: %w", it.dest, err)
 		}
 		fmt.Fprintf(e.Stderr, "Downloaded %d files (%s) to %s\n", len(m.Files()), humanBytes(m.TotalSize()), it.dest)

@@ -102,10 +102,10 @@ func newEnvListCmd(env *Env) *cobra.Command {
 func newEnvShowCmd(env *Env) *cobra.Command {
 	var name, version string
 	cmd := &cobra.Command{
-		Use:     "show",
+		Use:     "show NAME",
 		Short:   "Show an environment version (default: the latest)",
-		Example: "  hangar environment show -n sklearn\n  hangar environment show -n sklearn --version 2 -o yaml",
-		Args:    cobra.NoArgs,
+		Example: "  hangar environment show sklearn\n  hangar environment show -n sklearn --version 2 -o yaml",
+		Args:    nameArgs(&name, "environment"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := env.client(cmd.Context())
 			if err != nil {
@@ -118,9 +118,8 @@ func newEnvShowCmd(env *Env) *cobra.Command {
 			return env.printData(ev, func(w io.Writer) error { return showEnvironment(w, ev) })
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name (or give it as the first argument)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: latest)")
-	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 

@@ -21,10 +21,11 @@ func newJobCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "job",
 		Short:   "Create, follow and inspect jobs",
-		Example: "  hangar job create -f job.yml --stream\n  hangar job list\n  hangar job show -n NAME",
+		Example: "  hangar job create -f job.yml --stream\n  hangar job list\n  hangar job show NAME",
 	}
 	cmd.AddCommand(newJobCreateCmd(env), newJobListCmd(env), newJobShowCmd(env), newJobStreamCmd(env),
-		newJobCancelCmd(env), newJobDownloadCmd(env))
+		newJobCancelCmd(env), newJobDownloadCmd(env), newJobMetricsCmd(env), newJobCompareCmd(env),
+		newJobArchiveCmd(env, true), newJobArchiveCmd(env, false), newJobDeleteCmd(env))
 	return groupCmd(cmd)
 }
 
@@ -117,7 +118,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 				fmt.Fprintf(e.Stderr, "warning: %s\n", warn)
 			}
 		}
-		fmt.Fprintf(w, "Follow it with: hangar job stream -n %s\n", d.ID)
+		fmt.Fprintf(w, "Follow it with: hangar job stream %s\n", d.ID)
 		return nil
 	})
 }

@@ -14,84 +14,57 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-func newJobListCmd(env *Env) *cobra.Command {
-	var limit int
-	cmd := &cobra.Command{
-		Use:     "list",
-		Short:   "List jobs, newest first",
-		Example: "  hangar job list\n  hangar job list --max-results 5 -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			runs, err := c.ListJobs(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			return env.printData(runs, func(w io.Writer) error {
-				rows := make([][]string, 0, len(runs))
-				for _, r := range runs {
-					rows = append(rows, []string{r.ID, r.DisplayName, string(r.Status), r.Compute,
-						fmtTime(&r.CreatedAt), runDuration(&r.Run), r.StatusReason})
-				}
-				return table(w, []string{"NAME", "DISPLAY NAME", "STATUS", "COMPUTE", "CREATED", "DURATION", "REASON"}, rows)
-			})
-		},
-	}
-	cmd.Flags().IntVarP(&limit, "max-results", "r", 50, "how many jobs to list")
-	return cmd
-}
-
 func newJobShowCmd(env *Env) *cobra.Command {
-	var name string
 	cmd := &cobra.Command{
-		Use:     "show",
-		Short:   "Show a job: status, events, metrics, warnings, outputs",
-		Example: "  hangar job show -n plucky_otter_k3x9q2mz\n  hangar job show -n plucky_otter_k3x9q2mz -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			d, err := c.GetJob(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			return env.printData(d, func(w io.Writer) error { return showJob(w, d) })
-		},
+		Use:   "show NAME",
+		Short: "Show a job: status, command as it ran, inputs, params, tags, events, metrics, outputs",
+		Example: `  hangar job show plucky_otter_k3x9q2mz
+  hangar job show -n plucky_otter_k3x9q2mz -o json
+  hangar job show plucky_otter_k3x9q2mz --query bound_command`,
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
-	_ = cmd.MarkFlagRequired("name")
+	name := addNameArg(cmd, "job", jobNames, env)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := env.client(cmd.Context())
+		if err != nil {
+			return err
+		}
+		d, err := c.GetJob(cmd.Context(), name.name)
+		if err != nil {
+			return err
+		}
+		return env.printData(d, func(w io.Writer) error { return showJob(w, d) })
+	}
 	return cmd
 }
 
 func newJobCancelCmd(env *Env) *cobra.Command {
-	var name string
+	var yes bool
 	cmd := &cobra.Command{
-		Use:     "cancel",
-		Short:   "Cancel a job (its processes get SIGTERM, then SIGKILL; outputs and logs are kept)",
-		Example: "  hangar job cancel -n plucky_otter_k3x9q2mz",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			d, err := c.CancelJob(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			return env.printData(d, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Job %s: %s\n", d.ID, d.Status)
-				return err
-			})
-		},
+		Use:   "cancel NAME",
+		Short: "Cancel a job (its processes get SIGTERM, then SIGKILL; outputs and logs are kept)",
+		Long: `Cancel a job. On a terminal it asks first; elsewhere (a script, CI) it refuses unless --yes is
+given, and never waits for an answer.`,
+		Example: "  hangar job cancel plucky_otter_k3x9q2mz\n  hangar job cancel -n plucky_otter_k3x9q2mz --yes",
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
-	_ = cmd.MarkFlagRequired("name")
+	name := addNameArg(cmd, "job", jobNames, env)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := env.client(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if err := env.confirm(yes, fmt.Sprintf("Cancel job %s?", name.name), "cancel job "+name.name); err != nil {
+			return err
+		}
+		d, err := c.CancelJob(cmd.Context(), name.name)
+		if err != nil {
+			return err
+		}
+		return env.printData(d, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "Job %s: %s\n", d.ID, d.Status)
+			return err
+		})
+	}
 	return cmd
 }
 
@@ -120,11 +93,15 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		{"Description", d.Description}, {"Status", status}, {"Compute", d.Compute},
 		{"Created", fmtTime(&d.CreatedAt)}, {"Started", fmtTime(d.StartedAt)}, {"Ended", fmtTime(d.EndedAt)},
 		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
-		{"Command", d.Spec.Command},
+		{"Archived", archivedText(d.Archived)},
 	}
+	pairs = append(pairs, commandPairs(d)...)
 	if err := kv(w, pairs); err != nil {
 		return err
 	}
+	section(w, "Inputs", fmtInputs(d.Spec.Inputs))
+	section(w, "Params", fmtStrings(d.Params, " = "))
+	section(w, "Tags", fmtStrings(d.Tags, ": "))
 	section(w, "Metrics (last value)", fmtMetrics(d.Metrics))
 	section(w, "Warnings", d.Warnings)
 	var evs []string
@@ -138,7 +115,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		for _, o := range d.Outputs {
 			outs = append(outs, "named output: "+o)
 		}
-		outs = append(outs, "download: hangar job download -n "+d.ID+" --all")
+		outs = append(outs, "download: hangar job download "+d.ID+" --all")
 		section(w, "Outputs", outs)
 	}
 	if d.Error != "" {

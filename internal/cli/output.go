@@ -12,17 +12,38 @@ import (
 )
 
 // printData writes v as JSON or YAML (same field names and order), or calls table for the table format.
+// With --query, v is first replaced by the expression's result (query.go).
 func (e *Env) printData(v any, table func(w io.Writer) error) error {
+	if e.Query != "" {
+		res, err := applyQuery(e.Query, v)
+		if err != nil {
+			return err
+		}
+		if e.Output == "table" && writeQueryLines(e.Stdout, res) {
+			return nil
+		}
+		v = res
+		if e.Output == "table" {
+			table = nil
+		}
+	}
 	switch e.Output {
 	case "json":
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(e.Stdout, v)
 	case "yaml":
 		return writeYAML(e.Stdout, v)
 	default:
+		if table == nil {
+			return writeJSON(e.Stdout, v)
+		}
 		return table(e.Stdout)
 	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // writeYAML converts through JSON so that YAML keys are the JSON names, in the same order.

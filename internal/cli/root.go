@@ -61,7 +61,13 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Output         string // table, json or yaml
 	Workspace      string // --workspace URL (else HANGAR_URL, else the local workspace)
-	deps           Deps
+	// Query is a JMESPath expression applied to the JSON of what a command prints (--query).
+	Query string
+	// Stdin is where a confirmation is read (default os.Stdin); terminal, when set, replaces
+	// the check that it is a terminal (tests).
+	Stdin    io.Reader
+	terminal func(io.Reader) bool
+	deps     Deps
 }
 
 const rootHelp = `Hangar runs machine-learning jobs on this machine, on VMs attached over SSH, on autoscaling
@@ -79,23 +85,30 @@ const rootExample = `  hangar job create -f job.yml --stream        # run a job 
 
 // NewRoot builds the command tree.
 func NewRoot(deps Deps) *cobra.Command {
-	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, deps: deps}
+	return newRoot(&Env{Stdout: os.Stdout, Stderr: os.Stderr, deps: deps})
+}
+
+func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hangar",
 		Short:         "Self-hosted ML compute: run training jobs on any compute target",
 		Long:          rootHelp,
 		Example:       rootExample,
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch env.Output {
 			case "table", "json", "yaml":
-				return nil
+			default:
+				return usageError("--output must be table, json or yaml, not %q", env.Output)
 			}
-			return usageError("--output must be table, json or yaml, not %q", env.Output)
+			return checkQuery(env.Query)
 		},
 	}
+	root.SetVersionTemplate("hangar {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&env.Output, "output", "o", "table", "output format: table, json or yaml")
+	root.PersistentFlags().StringVar(&env.Query, "query", "", "JMESPath expression applied to the JSON output (as az --query), e.g. \"[?status=='Failed'].name\"")
 	root.PersistentFlags().StringVar(&env.Workspace, "workspace", "", "workspace server URL (default $HANGAR_URL, else the local workspace)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}

@@ -109,20 +109,24 @@ against; its price is used for cost estimates only.`,
 
 func newComputeDeleteSizeCmd(env *Env) *cobra.Command {
 	var name string
+	var yes bool
 	cmd := &cobra.Command{
-		Use:     "delete-size",
+		Use:     "delete-size NAME",
 		Short:   "Remove a node size the workspace added",
-		Example: "  hangar compute delete-size -n onprem-a100",
-		Args:    cobra.NoArgs,
+		Example: "  hangar compute delete-size onprem-a100\n  hangar compute delete-size -n onprem-a100 --yes",
+		Args:    nameArgs(&name, "size"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
 			}
+			if err := env.confirm(yes, fmt.Sprintf("Remove node size %s?", name), "delete size "+name); err != nil {
+				return err
+			}
 			return c.DeleteSize(cmd.Context(), name)
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "size name")
-	_ = cmd.MarkFlagRequired("name")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "size name (or give it as the first argument)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd
 }

@@ -13,24 +13,22 @@ import (
 )
 
 func newJobStreamCmd(env *Env) *cobra.Command {
-	var name string
 	cmd := &cobra.Command{
-		Use:   "stream",
-		Short: "Follow a job's log until it ends",
+		Use:     "stream NAME",
+		Aliases: []string{"logs"},
+		Short:   "Follow a job's log until it ends",
 		Long: `Print the job's log (stdout and stderr of its command) as it is written, until the job ends.
 Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.`,
-		Example: "  hangar job stream -n plucky_otter_k3x9q2mz",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.stream(cmd.Context(), c, name)
-		},
+		Example: "  hangar job stream plucky_otter_k3x9q2mz\n  hangar job logs -n plucky_otter_k3x9q2mz",
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
-	_ = cmd.MarkFlagRequired("name")
+	name := addNameArg(cmd, "job", jobNames, env)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := env.client(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return env.stream(cmd.Context(), c, name.name)
+	}
 	return cmd
 }
 

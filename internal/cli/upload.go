@@ -65,10 +65,14 @@ func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, op
 		return "", err
 	}
 	var items []transfer.Item
+	total := int64(len(data))
 	for _, e := range m.Files() {
 		items = append(items, transfer.FileItem(e.Hash, e.Size, local[e.Hash]))
+		total += e.Size
 	}
-	ts, err := transfer.UploadTree(ctx, u.c, hash, data, items, nil)
+	b := u.env.newBar(ctx, "upload "+label, total)
+	ts, err := transfer.UploadTree(ctx, u.c, hash, data, items, b.set)
+	b.done()
 	if err != nil {
 		return "", fmt.Errorf("upload %s: %w", label, err)
 	}

@@ -485,7 +485,7 @@ func TestSizesCLI(t *testing.T) {
 			t.Errorf("add-size %v succeeded", args)
 		}
 	}
-	w.ok("compute", "delete-size", "-n", "onprem-a100")
+	w.ok("compute", "delete-size", "-n", "onprem-a100", "--yes")
 	if has(list(), "onprem-a100") != nil {
 		t.Error("deleted size still listed")
 	}

@@ -158,10 +158,10 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 	}
 	w.ok("settings", "set", "quota.family.local", "8")
 	waitFor(t, time.Minute, "the cluster job to start", func() bool { return logHas(w, name, "started") })
-	if r := w.run("compute", "delete", "-n", "pool"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
+	if r := w.run("compute", "delete", "-n", "pool", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("delete with an active run: exit %d %s", r.code, r.stderr)
 	}
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	if d := w.waitStatus(name, time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, name, "got TERM") {
 		t.Errorf("cancel on a cluster: %s, log %q", d.Status, w.logs(name))
 	}
@@ -172,7 +172,7 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 	if len(nodes) == 0 {
 		t.Fatal("the cluster has no node left to check its deletion with")
 	}
-	w.ok("compute", "delete", "-n", "pool")
+	w.ok("compute", "delete", "-n", "pool", "--yes")
 	waitFor(t, time.Minute, "the deleted cluster's nodes to go", func() bool {
 		for _, n := range nodes {
 			if _, err := w.client().GetNode(t.Context(), n.ID); !api.IsNotFound(err) {

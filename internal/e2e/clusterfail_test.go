@@ -95,8 +95,8 @@ provider:
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("the failures took %s to show", took)
 	}
-	w.ok("job", "cancel", "-n", nopath)
-	w.ok("job", "cancel", "-n", quiet)
+	w.ok("job", "cancel", "-n", nopath, "--yes")
+	w.ok("job", "cancel", "-n", quiet, "--yes")
 }
 
 // runStdin runs the CLI with stdin.
@@ -161,14 +161,15 @@ provider:
 		return stuck != ""
 	})
 
-	// Destructive: it asks, and anything but yes keeps the node.
-	r := w.runStdin("n\n", "compute", "node", "delete", "-n", stuck)
-	if r.code != 1 || !strings.Contains(r.stderr, "Delete node "+stuck+" of cluster pool (provisioning, 0 runs)? ") ||
-		!strings.Contains(r.stderr, "node "+stuck+" not deleted") {
-		t.Fatalf("answering n: exit %d\nstderr: %s", r.code, r.stderr)
+	// Destructive: without a terminal to ask on, it refuses unless --yes (even with a "y" on
+	// stdin, which it does not read), and keeps the node. (The question on a terminal:
+	// internal/cli TestConfirmOnARealTerminal.)
+	r := w.runStdin("y\n", "compute", "node", "delete", "-n", stuck)
+	if r.code != 2 || !strings.Contains(r.stderr, "delete node "+stuck+" needs confirmation: stdin is not a terminal, so pass --yes") {
+		t.Fatalf("without a terminal: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 	if ns := w.cluster("pool").Nodes; len(ns) != 1 || ns[0].ID != stuck {
-		t.Fatalf("after answering n: nodes %+v", ns)
+		t.Fatalf("after the refusal: nodes %+v", ns)
 	}
 
 	writeFiles(t, dir, map[string]string{"fixed": ""})

@@ -56,16 +56,16 @@ func TestLocalComputeTargets(t *testing.T) {
 	if !strings.Contains(d.StatusReason, "1/1 runs running on one-at-a-time") {
 		t.Errorf("waiting run's reason = %q", d.StatusReason)
 	}
-	if r := w.run("compute", "delete", "-n", "one-at-a-time"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
+	if r := w.run("compute", "delete", "-n", "one-at-a-time", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("delete with active runs: exit %d %s", r.code, r.stderr)
 	}
-	w.ok("compute", "delete", "-n", "one-at-a-time", "--force")
+	w.ok("compute", "delete", "-n", "one-at-a-time", "--force", "--yes")
 	for _, n := range []string{first, second} {
 		if d := w.waitStatus(n, 30*time.Second, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled {
 			t.Errorf("%s after delete --force: %s", n, d.Status)
 		}
 	}
-	if r := w.run("compute", "delete", "-n", "local"); r.code == 0 {
+	if r := w.run("compute", "delete", "-n", "local", "--yes"); r.code == 0 {
 		t.Errorf("deleting the built-in local target succeeded")
 	}
 }

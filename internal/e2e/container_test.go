@@ -76,7 +76,7 @@ environment:
 
 	name := w.create(filepath.Join(dir, "long.yml"))
 	waitFor(t, 30*time.Second, "the container to start", func() bool { return logHas(w, name, "started") })
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, time.Minute, job.Canceled, job.Failed, job.Completed)
 	if d.Status != job.Canceled || !logHas(w, name, "got TERM") {
 		t.Errorf("status %s; log %q", d.Status, w.logs(name))

@@ -24,7 +24,7 @@ func TestCancel(t *testing.T) {
 	waitFor(t, 30*time.Second, "the job to log", func() bool {
 		return logHas(w, name, "started")
 	})
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed, job.Completed)
 	if d.Status != job.Canceled {
 		t.Fatalf("status = %s (%s), want Canceled", d.Status, d.StatusReason)
@@ -56,7 +56,7 @@ func TestCancelKillsAfterGrace(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"job.yml": "command: trap '' TERM; echo started; while true; do sleep 0.1; done\n"})
 	name := w.create(filepath.Join(dir, "job.yml"))
 	waitFor(t, 30*time.Second, "the job to log", func() bool { return logHas(w, name, "started") })
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed)
 	if d.Status != job.Canceled || d.ExitCode == nil || *d.ExitCode != 137 {
 		t.Fatalf("status %s exit %v, want Canceled with 137 (SIGKILL)", d.Status, d.ExitCode)

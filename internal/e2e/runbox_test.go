@@ -201,7 +201,7 @@ echo probed`
 			if strings.Contains(log, "READ") || strings.Contains(log, other) || !strings.Contains(log, "RUNS: "+name+" \n") {
 				t.Errorf("the run on %s saw its node's Hangar files:\n%s", target, log)
 			}
-			w.ok("job", "cancel", "-n", other)
+			w.ok("job", "cancel", "-n", other, "--yes")
 		})
 	}
 }

@@ -156,7 +156,7 @@ func TestSlurmTarget(t *testing.T) {
 	// command, reports Canceled and ends the job.
 	name := w.create(filepath.Join(dir, "long.yml"))
 	waitFor(t, 30*time.Second, "the Slurm job to start", func() bool { return logHas(w, name, "started") })
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	if d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, name, "got TERM") {
 		t.Errorf("cancel: %s (%s), log %q", d.Status, d.StatusReason, w.logs(name))
 	}
@@ -179,7 +179,7 @@ func TestSlurmTarget(t *testing.T) {
 	if d := w.show(name); !strings.Contains(d.StatusReason, "more nodes than the partition allows") {
 		t.Errorf("pending reason: %q", d.StatusReason)
 	}
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed, job.Completed)
 	if d.Status != job.Canceled || !strings.Contains(d.StatusReason, "CANCELLED") {
 		t.Errorf("canceled while pending: %s (%s)", d.Status, d.StatusReason)

@@ -74,10 +74,10 @@ func TestSSHTarget(t *testing.T) {
 
 	name := w.create(filepath.Join(dir, "long.yml"))
 	waitFor(t, 30*time.Second, "the remote job to start", func() bool { return logHas(w, name, "started") })
-	if r := w.run("compute", "detach", "-n", "vm1"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
+	if r := w.run("compute", "detach", "-n", "vm1", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("detach with an active run: exit %d %s", r.code, r.stderr)
 	}
-	w.ok("job", "cancel", "-n", name)
+	w.ok("job", "cancel", "-n", name, "--yes")
 	if d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, name, "got TERM") {
 		t.Errorf("cancel on the VM: %s, log %q", d.Status, w.logs(name))
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // StdLog is the combined stdout/stderr log of a single-process run.
@@ -23,27 +22,6 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := s.cfg.Controller.Create(r.Context(), req)
 	s.respondDetail(w, r, http.StatusCreated, run, err)
-}
-
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 {
-		limit = 50
-	}
-	runs, err := s.cfg.Store.Runs(r.Context(), store.RunFilter{Limit: limit})
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.RunDetail, 0, len(runs))
-	for _, run := range runs {
-		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: map[string]float64{}}
-		if d.Warnings == nil {
-			d.Warnings = []string{}
-		}
-		out = append(out, d)
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
@@ -78,6 +56,11 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 	if d.Metrics, err = s.cfg.Store.LastMetrics(ctx, run.ID); err != nil {
 		return nil, err
 	}
+	l, err := s.cfg.Store.Listing(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	d.BoundCommand, d.Archived = l.BoundCommand, l.Archived
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
 		d.Phases[k] = v

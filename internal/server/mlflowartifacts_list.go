@@ -33,7 +33,7 @@ func (s *Server) listRunArtifacts(w http.ResponseWriter, r *http.Request) {
 		writeMLflowError(w, s.log, mlflowInvalid("missing value for required parameter 'run_id'"))
 		return
 	}
-	after, err := decodePageToken(q.Get("page_token"))
+	after, err := decodeArtifactPageToken(q.Get("page_token"))
 	if err != nil {
 		writeMLflowError(w, s.log, err)
 		return
@@ -73,7 +73,7 @@ func (s *Server) listRunArtifacts(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func decodePageToken(tok string) (string, error) {
+func decodeArtifactPageToken(tok string) (string, error) {
 	if tok == "" {
 		return "", nil
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 )
 
 // The handlers below serve a run's supervisor.
@@ -18,7 +19,11 @@ func (s *Server) runStatus(w http.ResponseWriter, r *http.Request) {
 		if !rep.State.Valid() {
 			return nil, badRequest("unknown state " + string(rep.State))
 		}
-		return s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
+		reply, err := s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
+		if err == nil && rep.State == job.Running && rep.Command != "" {
+			err = s.cfg.Store.SetBoundCommand(r.Context(), r.PathValue("id"), rep.Command)
+		}
+		return reply, err
 	})
 }
 

@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
 	s.agentRoutes(api)
 	s.mlflowArtifactRoutes(api)
+	s.jobListRoutes(api)
 	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -62,7 +63,7 @@ func getRun(ctx context.Context, q querier, id string) (*job.Run, error) {
 	return r, nil
 }
 
-// RunFilter selects runs for Runs.
+// RunFilter selects runs for Runs. Every field is bound as a parameter (runlist.go).
 type RunFilter struct {
 	// Active selects only runs that are not terminal.
 	Active bool
@@ -70,6 +71,23 @@ type RunFilter struct {
 	Compute string
 	// Limit caps the number of runs (0 = no cap); newest first.
 	Limit int
+
+	// Statuses selects runs in any of these states (none = all).
+	Statuses []job.State
+	// Experiment selects one experiment's runs ("" = all).
+	Experiment string
+	// Tags selects runs having every tag (by key alone where a TagFilter has no value).
+	Tags []TagFilter
+	// Since selects runs created at or after it (zero = all).
+	Since time.Time
+	// Query selects runs whose name or display name contains it, ignoring case.
+	Query string
+	// Archived says what to do with archived runs (zero: list them like any other).
+	Archived ArchivedFilter
+	// Order is one of RunOrders ("" = "-created", newest first).
+	Order string
+	// After continues a list after this run (a page's cursor); nil starts at the top.
+	After *RunCursor
 }
 
 // activeStates is the list of terminal states written out, as the partial index runs_active
@@ -107,11 +125,20 @@ func runsQuery(f RunFilter) (string, []any) {
 	if f.Active {
 		q += ` AND runs.status NOT IN (` + activeStates + `)`
 	}
-	if f.Compute != "" {
+	switch {
+	case f.Compute != "" && f.Active:
+		// The unary + keeps SQLite on runs_active: a target's active runs are few, its
+		// history (what runs_compute_created holds) is not.
+		q += ` AND +runs.compute = ?`
+		args = append(args, f.Compute)
+	case f.Compute != "":
 		q += ` AND runs.compute = ?`
 		args = append(args, f.Compute)
 	}
-	q += ` ORDER BY runs.created_at DESC, runs.id DESC`
+	where, wargs := listConditions(f)
+	q += where
+	args = append(args, wargs...)
+	q += ` ORDER BY ` + orderBy(f.Order)
 	if f.Limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)

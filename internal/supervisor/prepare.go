@@ -84,6 +84,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 		return w, fmt.Errorf("bind command: %w", err)
 	}
 	w.command = cmd
+	s.mu.Lock()
+	s.boundCommand = cmd
+	s.mu.Unlock()
 	shell, err := exec.LookPath("bash")
 	if err != nil {
 		return w, fmt.Errorf("bash not found on this node: %w", err)

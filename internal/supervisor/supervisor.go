@@ -61,6 +61,10 @@ type Supervisor struct {
 	warnings []string
 	warned   map[string]bool
 	timings  map[string]float64
+
+	// boundCommand (under mu) is the command bound to this node's inputs and outputs, reported
+	// with Running so that job show prints what ran.
+	boundCommand string
 }
 
 // New prepares a supervisor from its config file contents.
@@ -183,7 +187,13 @@ func (s *Supervisor) report(state job.State, reason string) {
 	if s.worker() {
 		return
 	}
-	s.reports <- api.StatusReport{State: state, Reason: reason, Time: time.Now().UTC()}
+	r := api.StatusReport{State: state, Reason: reason, Time: time.Now().UTC()}
+	if state == job.Running {
+		s.mu.Lock()
+		r.Command = s.boundCommand
+		s.mu.Unlock()
+	}
+	s.reports <- r
 }
 
 // worker reports whether this supervisor runs a non-leading node of a multi-node run: it runs its

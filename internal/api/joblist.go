@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// NextPageHeader carries, in a job list answer, the token of the next page (absent on the last
+// page). The body stays a plain list of runs, as before paging existed.
+const NextPageHeader = "X-Hangar-Next-Page-Token"
+
+// JobListQuery is what GET /api/jobs filters on (query parameters of the same names).
+type JobListQuery struct {
+	Statuses   []string  // status (repeatable)
+	Experiment string    // experiment
+	Compute    string    // compute
+	Tags       []string  // tag: "key" or "key=value" (repeatable)
+	Since      time.Time // since: RFC 3339
+	Query      string    // q: part of the name or display name
+	Limit      int       // limit: 1..1000 (default 50)
+	PageToken  string    // page_token: the NextPageHeader of the previous page
+	Order      string    // order: created, -created (default), name, -name, status, -status
+	Archived   string    // archived: "" (hide archived runs), "only" or "all"
+}
+
+// Values encodes the query as URL parameters.
+func (q JobListQuery) Values() url.Values {
+	v := url.Values{}
+	for _, s := range q.Statuses {
+		v.Add("status", s)
+	}
+	for _, t := range q.Tags {
+		v.Add("tag", t)
+	}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("experiment", q.Experiment)
+	set("compute", q.Compute)
+	set("q", q.Query)
+	set("page_token", q.PageToken)
+	set("order", q.Order)
+	set("archived", q.Archived)
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	return v
+}
+
+// JobPage is a page of runs and the token of the next one ("" on the last page).
+type JobPage struct {
+	Runs []RunDetail
+	Next string
+}
+
+// ListJobsPage lists one page of runs matching q.
+func (c *Client) ListJobsPage(ctx context.Context, q JobListQuery) (*JobPage, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/api/jobs?"+q.Values().Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, decodeError(resp)
+	}
+	p := &JobPage{Next: resp.Header.Get(NextPageHeader)}
+	if err := json.NewDecoder(resp.Body).Decode(&p.Runs); err != nil {
+		return nil, fmt.Errorf("decode job list: %w", err)
+	}
+	return p, nil
+}
+
+// ArchiveJob hides a run from job list (archive true) or shows it again.
+func (c *Client) ArchiveJob(ctx context.Context, name string, archive bool) (*RunDetail, error) {
+	verb := "/archive"
+	if !archive {
+		verb = "/restore"
+	}
+	var out RunDetail
+	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil, &out)
+}
+
+// DeleteJob removes an ended run with its events, logs and metrics.
+func (c *Client) DeleteJob(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/api/jobs/"+url.PathEscape(name), nil, nil)
+}

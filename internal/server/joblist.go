@@ -1,0 +1,185 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// job list's filters and pages, job archive / restore / delete.
+
+const (
+	defaultJobPage = 50
+	maxJobPage     = 1000
+	maxListFilters = 32 // statuses or tags in one query
+)
+
+// jobListRoutes registers job archive, restore and delete (job list is GET /api/jobs).
+func (s *Server) jobListRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/jobs/{name}/archive", adminOnly(s.archiveJob(true)))
+	mux.HandleFunc("POST /api/jobs/{name}/restore", adminOnly(s.archiveJob(false)))
+	mux.HandleFunc("DELETE /api/jobs/{name}", adminOnly(s.deleteJob))
+}
+
+// parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.
+func parseJobList(v url.Values) (store.RunFilter, error) {
+	f := store.RunFilter{Limit: defaultJobPage, Experiment: v.Get("experiment"), Compute: v.Get("compute"),
+		Query: v.Get("q"), Order: v.Get("order"), Archived: store.ArchivedHide}
+	if len(v["status"]) > maxListFilters || len(v["tag"]) > maxListFilters {
+		return f, badRequest(fmt.Sprintf("at most %d status and %d tag filters", maxListFilters, maxListFilters))
+	}
+	for _, st := range v["status"] {
+		s := job.State(st)
+		if !s.Valid() {
+			return f, badRequest(fmt.Sprintf("status: unknown status %q", st))
+		}
+		f.Statuses = append(f.Statuses, s)
+	}
+	for _, t := range v["tag"] {
+		k, val, has := strings.Cut(t, "=")
+		if k == "" {
+			return f, badRequest(fmt.Sprintf("tag: %q names no key (want key or key=value)", t))
+		}
+		f.Tags = append(f.Tags, store.TagFilter{Key: k, Value: val, HasValue: has})
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return f, badRequest(fmt.Sprintf("since: %q is not an RFC 3339 time", since))
+		}
+		f.Since = t
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return f, badRequest(fmt.Sprintf("limit: %q is not a positive number", l))
+		}
+		// A larger page is cut to the largest, with a next page's token like any other.
+		f.Limit = min(n, maxJobPage)
+	}
+	if !store.ValidRunOrder(f.Order) {
+		return f, badRequest(fmt.Sprintf("order: %q is not one of %s", f.Order, strings.Join(store.RunOrders(), ", ")))
+	}
+	switch v.Get("archived") {
+	case "":
+	case "only":
+		f.Archived = store.ArchivedOnly
+	case "all":
+		f.Archived = store.ArchivedAny
+	default:
+		return f, badRequest(fmt.Sprintf("archived: %q is not only or all", v.Get("archived")))
+	}
+	if tok := v.Get("page_token"); tok != "" {
+		c, err := decodePageToken(tok, f.Order)
+		if err != nil {
+			return f, err
+		}
+		f.After = c
+	}
+	return f, nil
+}
+
+// A page token is the cursor of the page's last run, opaque to clients: its values reach the
+// query only as bound parameters.
+func encodePageToken(c *store.RunCursor) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePageToken(tok, order string) (*store.RunCursor, error) {
+	bad := badRequest("page_token: not a token this server gave (start the list again without it)")
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || len(b) > 4096 {
+		return nil, bad
+	}
+	var c store.RunCursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, bad
+	}
+	if c.Order != order {
+		return nil, badRequest(fmt.Sprintf("page_token: the token continues a list in order %q, not %q", c.Order, order))
+	}
+	return &c, nil
+}
+
+// listJobs answers a page of runs with their last metrics (one query for the page); the next
+// page's token is in the NextPageHeader.
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	f, err := parseJobList(r.URL.Query())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	runs, next, err := s.cfg.Store.RunsPage(r.Context(), f)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
+	}
+	metrics, err := s.cfg.Store.LastMetricsOf(r.Context(), ids)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	archived := map[string]bool{}
+	if f.Archived != store.ArchivedHide { // else none is
+		if archived, err = s.cfg.Store.ArchivedOf(r.Context(), ids); err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+	}
+	out := make([]api.RunDetail, 0, len(runs))
+	for _, run := range runs {
+		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: metrics[run.ID], Archived: archived[run.ID]}
+		if d.Metrics == nil {
+			d.Metrics = map[string]float64{}
+		}
+		if d.Warnings == nil {
+			d.Warnings = []string{}
+		}
+		out = append(out, d)
+	}
+	if next != nil {
+		w.Header().Set(api.NextPageHeader, encodePageToken(next))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) archiveJob(archive bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("name")
+		if err := s.cfg.Store.SetArchived(r.Context(), id, archive); err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		run, err := s.cfg.Store.Run(r.Context(), id)
+		s.respondDetail(w, r, http.StatusOK, run, err)
+	}
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("name")
+	err := s.cfg.Store.DeleteRun(r.Context(), id)
+	if errors.Is(err, store.ErrNotEnded) {
+		err = &httpError{http.StatusConflict, api.CodeConflict,
+			fmt.Sprintf("job %s has not ended: only ended jobs can be deleted (cancel it first)", id)}
+	}
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
