@@ -41,6 +41,7 @@ var requestTypes = []struct {
 	{"POST /api/agents/join", func() any { return new(api.JoinRequest) }},
 	{"POST /api/agents/{id}/heartbeat", func() any { return new(api.AgentHeartbeat) }},
 	{"POST /api/sizes", func() any { return new(sizes.Size) }},
+	{"POST /studio/login", func() any { return new(api.StudioLogin) }},
 }
 
 // The list above is every type readJSON decodes: one entry per call in the package (a call of

@@ -43,6 +43,7 @@ type Server struct {
 	exec   *execRelay
 	budget *budget
 	log    *slog.Logger
+	studio *studioAuth // set by Handler
 }
 
 // New returns a server; it subscribes its waiters to run changes.
@@ -95,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
 	s.agentRoutes(api)
 	s.agentPublicRoutes(mux)
+	s.studioRoutes(mux, api)
 	mux.Handle("/api/", s.authenticate(api))
 	route := func(r *http.Request) string {
 		_, p := mux.Handler(r)
