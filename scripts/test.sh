@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup/deps.sh
 # bubblewrap, with which runs are sandboxed (the workspace's secrets hidden from them).
 bash scripts/setup/sandbox.sh
+# Debian's Chromium, for the web studio's browser tests (headless, driven by chromedp).
+bash scripts/setup/chromium.sh
 # OpenSSH's sshd, for the attached-VM tests (they start their own sshd in network namespaces).
 bash scripts/setup/sshd.sh --install
 # Debian's torch, Open MPI and mpi4py, for the distributed-training tests.

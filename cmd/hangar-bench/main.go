@@ -36,7 +36,8 @@ func main() {
 	flag.IntVar(&o.cluster.Jobs, "cluster-jobs", 200, "jobs per case of the cluster group")
 	flag.StringVar(&o.cluster.Before, "cluster-before", "", "an older hangar binary the cluster group also measures (e.g. the last release)")
 	flag.BoolVar(&o.clusterSlurm, "cluster-slurm", true, "measure Slurm's drain as the cluster group's baseline (scripts/setup/slurm.sh)")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle or cluster (default all)")
+	flag.IntVar(&o.studioLines, "studio-lines", 300, "log lines timed by the studio group")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster or studio (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -53,6 +54,7 @@ type options struct {
 	idle               bench.IdleOptions
 	cluster            bench.ClusterOptions
 	clusterSlurm       bool
+	studioLines        int
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -88,6 +90,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"throughput", "", func() ([]bench.Row, error) { return nil, throughputGroup(ctx, bin, dir, o) }},
 		{"idle", "", func() ([]bench.Row, error) { return nil, idleGroup(ctx, bin, dir, o.idle) }},
 		{"cluster", "", func() ([]bench.Row, error) { return nil, clusterGroup(ctx, bin, dir, o) }},
+		{"studio", "", func() ([]bench.Row, error) { return nil, studioGroup(ctx, bin, dir, o.studioLines) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -153,6 +156,22 @@ func idleGroup(ctx context.Context, bin, dir string, o bench.IdleOptions) error 
 	}
 	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("Server CPU while %d runs wait and nothing changes", o.Queued), cpu)
 	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("API latency with %d runs queued", o.Queued), lat)
+	return nil
+}
+
+// studioGroup times log lines from a running job to the web studio in headless Chromium, on a
+// fresh workspace of its own.
+func studioGroup(ctx context.Context, bin, dir string, lines int) error {
+	w, err := bench.Start(ctx, bin, mkdir(dir, "studio"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	figs, err := bench.StudioLatency(ctx, w, lines)
+	if err != nil {
+		return err
+	}
+	bench.FigureMarkdown(os.Stdout, "Log line → visible in the web studio (headless Chromium, a line every 0.1 s)", figs)
 	return nil
 }
 

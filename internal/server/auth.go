@@ -28,6 +28,14 @@ type principal struct {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if p, ok, err := s.studioPrincipal(r, tok); ok {
+			if err != nil {
+				writeError(w, s.log, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			return
+		}
 		var p principal
 		switch {
 		case s.cfg.AdminToken == "":

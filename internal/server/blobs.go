@@ -69,6 +69,8 @@ func (s *Server) getBlob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	// private: a browser (the studio) fetches blobs with a session cookie; a shared cache must
+	// not keep an authenticated answer for others.
+	w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }

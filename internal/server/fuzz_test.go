@@ -42,6 +42,7 @@ var requestTypes = []struct {
 	{"POST /api/agents/{id}/heartbeat", func() any { return new(api.AgentHeartbeat) }},
 	{"POST /api/sizes", func() any { return new(sizes.Size) }},
 	{"POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", func() any { return new(mpuRequest) }},
+	{"POST /studio/login", func() any { return new(api.StudioLogin) }},
 }
 
 // The list above is every type readJSON decodes: one entry per call in the package (a call of

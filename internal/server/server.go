@@ -44,6 +44,7 @@ type Server struct {
 	budget *budget
 	tel    *telemetry
 	log    *slog.Logger
+	studio *studioAuth // set by Handler
 }
 
 // New returns a server; it subscribes its waiters to run changes.
@@ -99,6 +100,7 @@ func (s *Server) Handler() http.Handler {
 	s.mlflowArtifactRoutes(api)
 	s.jobListRoutes(api)
 	s.agentPublicRoutes(mux)
+	s.studioRoutes(mux, api)
 	mux.Handle("/api/", s.authenticate(api))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
 	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))

@@ -1,0 +1,20 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// StudioLogin is a one-time login code for the web studio (POST /api/studio/login-codes), and
+// what the browser posts to /studio/login.
+type StudioLogin struct {
+	Code      string    `json:"code,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// StudioLoginCode asks the server for a one-time studio login code (workspace token only).
+func (c *Client) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
+	var out StudioLogin
+	return &out, c.do(ctx, http.MethodPost, "/api/studio/login-codes", nil, &out)
+}

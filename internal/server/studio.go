@@ -1,0 +1,56 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/studio"
+)
+
+// studioRoutes serves the web studio's pages at / and its login: the code route is the
+// workspace token's (the CLI's), the login and logout routes are the browser's.
+func (s *Server) studioRoutes(mux, apiMux *http.ServeMux) {
+	s.studio = newStudioAuth(s.cfg.AdminToken, apiMux)
+	pages := studio.Handler()
+	mux.Handle("GET /{$}", pages)
+	mux.Handle("GET /studio/", pages)
+	mux.HandleFunc("POST /studio/login", s.studioLogin)
+	mux.HandleFunc("POST /studio/logout", s.studioLogout)
+	apiMux.HandleFunc("POST /api/studio/login-codes", adminOnly(s.studioLoginCode))
+}
+
+func (s *Server) studioLoginCode(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.studio.newCode())
+}
+
+// studioLogin trades a login code for a session cookie.
+func (s *Server) studioLogin(w http.ResponseWriter, r *http.Request) {
+	if err := checkStudioRequest(r); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	var in api.StudioLogin
+	if err := readJSON(r, &in); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if in.Code == "" || !s.studio.useCode(in.Code) {
+		writeError(w, s.log, &httpError{http.StatusUnauthorized, api.CodeAuth,
+			"this login link was used already or expired: run `hangar studio` for a new one"})
+		return
+	}
+	value, exp := s.studio.session()
+	http.SetCookie(w, &http.Cookie{Name: studioCookie, Value: value, Path: "/", Expires: exp,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	writeJSON(w, http.StatusOK, api.StudioLogin{ExpiresAt: exp.UTC()})
+}
+
+func (s *Server) studioLogout(w http.ResponseWriter, r *http.Request) {
+	if err := checkStudioRequest(r); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: studioCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	w.WriteHeader(http.StatusNoContent)
+}
