@@ -183,6 +183,8 @@ func TestStudioBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	studioLiveJob(p)
+	// The command as it ran (inputs bound), not the spec's template.
+	p.wait("the bound command", `[...document.querySelectorAll('dl.facts dd')].some(d => d.textContent === 'python3 train.py 400')`)
 	p.shot("2-running-job")
 	studioLogPane(p)
 

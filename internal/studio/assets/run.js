@@ -238,7 +238,9 @@
       ["Display name", r.display_name], ["Experiment", r.experiment_name], ["Compute", r.compute],
       ["Created", H.when(r.created_at)], ["Started", H.when(r.started_at)], ["Ended", H.when(r.ended_at)],
       ["Duration", H.duration(H.runSeconds(r))], ["Exit code", r.exit_code], ["Why", r.status_reason],
-      ["Error", r.error], ["Command", r.command || (r.spec && r.spec.command)], ["Description", r.description],
+      ["Error", r.error], ["Command", r.bound_command || (r.spec && r.spec.command)],
+      ["Spec command", r.bound_command && r.spec && r.spec.command !== r.bound_command ? r.spec.command : ""],
+      ["Description", r.description],
       ["Warnings", (r.warnings || []).join("; ")],
     ]));
     showFacts(d);
