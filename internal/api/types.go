@@ -96,6 +96,16 @@ type MetricsResponse struct {
 type ArtifactsResponse struct {
 	Artifacts    string            `json:"artifacts,omitempty"`
 	NamedOutputs map[string]string `json:"named_outputs,omitempty"`
+	// Uploaded are the files logged through the MLflow API (mlflow.log_artifact), which
+	// `job download` puts beside the job's own under artifacts/.
+	Uploaded []UploadedArtifact `json:"uploaded,omitempty"`
+}
+
+// UploadedArtifact is one file logged through the MLflow artifacts API.
+type UploadedArtifact struct {
+	Path string `json:"path"`
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
 }
 
 // RunSpec is what a supervisor needs to execute a run (GET /api/runs/{id}/spec).

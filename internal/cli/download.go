@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 
@@ -33,6 +34,8 @@ A distributed run adds user_logs/std_log_process_<rank>.txt per process (by glob
 multi-node run also has every other node's merged log as user_logs/std_log_node_<n>.txt and its
 system logs under system_logs/node_<n>/. The nodes' outputs/, logs/ and named outputs are merged:
 where two nodes wrote the same path differently, node 0's file is kept (job show warns).
+Files logged through MLflow (mlflow.log_artifact) are downloaded beside them under
+DIR/<job>/artifacts/, also for a run that is not a job.
 Without --all or --output-name, only the artifacts are downloaded.`,
 		Example: `  hangar job download plucky_otter_k3x9q2mz --all --download-path ./out
   hangar job download -n plucky_otter_k3x9q2mz --output-name model`,
@@ -61,7 +64,8 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 	if err != nil {
 		return err
 	}
-	if arts.Artifacts == "" {
+	wantArtifacts := f.output == "" || f.output == "default"
+	if arts.Artifacts == "" && !(wantArtifacts && len(arts.Uploaded) > 0) {
 		return fmt.Errorf("job %s has no outputs yet (status %s)", f.name, d.Status)
 	}
 	type item struct{ hash, dest string }
@@ -74,6 +78,8 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 			return fmt.Errorf("job %s has no output %q (outputs: %v)", f.name, f.output, outputNames(arts))
 		}
 		items = append(items, item{h, filepath.Join(base, "named-outputs", f.output)})
+	case arts.Artifacts == "":
+		// A run that is not a job (or not finished) with files logged through MLflow only.
 	default:
 		items = append(items, item{arts.Artifacts, filepath.Join(base, "artifacts")})
 		if f.all {
@@ -99,7 +105,39 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		}
 		fmt.Fprintf(e.Stderr, "Downloaded %d files (%s) to %s\n", len(m.Files()), humanBytes(m.TotalSize()), it.dest)
 	}
+	if wantArtifacts && len(arts.Uploaded) > 0 {
+		return e.downloadUploaded(ctx, src, arts.Uploaded, filepath.Join(base, "artifacts"))
+	}
 	return nil
+}
+
+// downloadUploaded writes the files logged through MLflow beside the job's own artifacts. They
+// go through the same checked materialization as a manifest (paths that would leave dest, or
+// land below a file, are refused before anything is written).
+func (e *Env) downloadUploaded(ctx context.Context, src transfer.ClientSource, up []api.UploadedArtifact, dest string) error {
+	m := uploadedManifest(up)
+	b := e.newBar(ctx, "download mlflow artifacts", m.TotalSize())
+	err := snapshot.Materialize(ctx, m, countingSource{src: src, bar: b}, dest, snapshot.MaterializeOptions{})
+	b.done()
+	if err != nil {
+		return fmt.Errorf("download MLflow artifacts into %s: %w", dest, err)
+	}
+	fmt.Fprintf(e.Stderr, "Downloaded %d files logged through MLflow (%s) to %s\n", len(up), humanBytes(m.TotalSize()), dest)
+	return nil
+}
+
+// uploadedManifest is the tree of the uploaded files, with their parent directories.
+func uploadedManifest(up []api.UploadedArtifact) *snapshot.Manifest {
+	m := &snapshot.Manifest{}
+	dirs := map[string]bool{}
+	for _, a := range up {
+		for d := path.Dir(a.Path); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			m.Entries = append(m.Entries, snapshot.Entry{Path: d, Type: snapshot.TypeDir, Mode: 0o755})
+		}
+		m.Entries = append(m.Entries, snapshot.Entry{Path: a.Path, Type: snapshot.TypeFile, Hash: a.Hash, Size: a.Size, Mode: 0o644})
+	}
+	return m
 }
 
 func outputNames(a *api.ArtifactsResponse) []string {

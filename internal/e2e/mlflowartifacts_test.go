@@ -123,4 +123,8 @@ func TestMLflowArtifactsFromJob(t *testing.T) {
 	if got := readFile(t, filepath.Join(out, name, "artifacts", "outputs", "model.txt")); got != "weights" {
 		t.Errorf("job download: outputs/model.txt = %q", got)
 	}
+	// What the script logged through MLflow comes down beside the job's own files.
+	if got := readFile(t, filepath.Join(out, name, "artifacts", "plots", "loss.csv")); got != "step,loss\n1,0.5\n" {
+		t.Errorf("job download: the file logged through MLflow, plots/loss.csv = %q", got)
+	}
 }

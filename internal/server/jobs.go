@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // StdLog is the combined stdout/stderr log of a single-process run.
@@ -165,11 +167,27 @@ func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.MetricsResponse{Metrics: ms})
 }
 
+// maxUploadedListed bounds the files logged through MLflow that one artifacts answer lists
+// (about 15 MB of JSON).
+const maxUploadedListed = 100_000
+
 func (s *Server) jobArtifacts(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs})
+	up, err := s.cfg.Store.MLflowArtifactFiles(r.Context(), run.ID, maxUploadedListed)
+	if errors.Is(err, store.ErrTooMany) {
+		err = &httpError{http.StatusConflict, api.CodeConflict, err.Error() + "; list them with GET /api/2.0/mlflow/artifacts/list"}
+	}
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
+	for _, a := range up {
+		out.Uploaded = append(out.Uploaded, api.UploadedArtifact{Path: a.Path, Hash: a.Hash, Size: a.Size})
+	}
+	writeJSON(w, http.StatusOK, out)
 }

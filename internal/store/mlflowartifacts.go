@@ -223,3 +223,34 @@ func (s *Store) DeleteMLflowArtifacts(ctx context.Context, runID, p string) (int
 	}
 	return res.RowsAffected()
 }
+
+// ErrTooMany is a list longer than its caller can take whole.
+var ErrTooMany = errors.New("too many to list at once")
+
+// MLflowArtifactFiles returns a run's uploaded files in path order, at most limit of them; more
+// is ErrTooMany, so that a caller never silently gets part of a run's files.
+func (s *Store) MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]MLflowArtifact, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT path, hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? ORDER BY path LIMIT ?`, runID, limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []MLflowArtifact
+	for rows.Next() {
+		a := MLflowArtifact{RunID: runID}
+		var at int64
+		if err := rows.Scan(&a.Path, &a.Hash, &a.Size, &at); err != nil {
+			return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
+		}
+		a.CreatedAt = fromNanos(at)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
+	}
+	if len(out) > limit {
+		return nil, fmt.Errorf("run %s has more than %d uploaded artifacts: %w", runID, limit, ErrTooMany)
+	}
+	return out, nil
+}

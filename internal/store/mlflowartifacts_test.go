@@ -161,3 +161,32 @@ func TestMLflowArtifactsDeleteAndCascade(t *testing.T) {
 		t.Errorf("rows left after the run was deleted: %d, %v", left, err)
 	}
 }
+
+// The whole list of a run's uploaded files, in path order, or ErrTooMany: never part of it.
+func TestMLflowArtifactFiles(t *testing.T) {
+	s := open(t)
+	createArtifactRun(t, s, "r")
+	createArtifactRun(t, s, "other")
+	for _, p := range []string{"b/c.txt", "a.txt", "b/a.txt"} {
+		if err := putArtifact(t, s, "r", p, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := putArtifact(t, s, "other", "z.txt", 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MLflowArtifactFiles(t.Context(), "r", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, a := range got {
+		paths = append(paths, a.Path)
+	}
+	if strings.Join(paths, ",") != "a.txt,b/a.txt,b/c.txt" {
+		t.Errorf("files %v", paths)
+	}
+	if _, err := s.MLflowArtifactFiles(t.Context(), "r", 2); !errors.Is(err, ErrTooMany) {
+		t.Errorf("limit 2 of 3 files: %v, want ErrTooMany", err)
+	}
+}
