@@ -69,6 +69,10 @@ type RunDetail struct {
 	Phases       map[string]float64 `json:"phases,omitempty"`
 	Outputs      []string           `json:"named_outputs,omitempty"`
 	HasArtifacts bool               `json:"has_artifacts"`
+	// Params and Tags are what MLflow clients logged to the run (docs/mlflow.md); Tags holds the
+	// job's spec tags too (copied when the run was created) and replaces job.Run's in JSON.
+	Params map[string]string `json:"params,omitempty"`
+	Tags   map[string]string `json:"tags,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).

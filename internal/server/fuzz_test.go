@@ -41,6 +41,8 @@ var requestTypes = []struct {
 	{"POST /api/agents/join", func() any { return new(api.JoinRequest) }},
 	{"POST /api/agents/{id}/heartbeat", func() any { return new(api.AgentHeartbeat) }},
 	{"POST /api/sizes", func() any { return new(sizes.Size) }},
+	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
+	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},
 }
 
 // The list above is every type readJSON decodes: one entry per call in the package (a call of
@@ -167,6 +169,9 @@ func FuzzRequestBodies(f *testing.F) {
 		{"POST", "/api/runs/r/exec/e1/done"}, {"POST", "/api/computes"}, {"PUT", "/api/computes/fz"},
 		{"PUT", "/api/settings/user_max_runs"}, {"POST", "/api/environments"}, {"POST", "/api/sizes"},
 		{"POST", "/api/agents/join"}, {"POST", "/api/agents/n1/heartbeat"},
+		{"POST", "/api/2.0/mlflow/runs/log-batch"}, {"POST", "/api/2.0/mlflow/runs/create"},
+		{"POST", "/api/2.0/mlflow/runs/search"}, {"POST", "/api/2.0/mlflow/runs/update"},
+		{"POST", "/api/2.0/mlflow/runs/log-inputs"}, {"POST", "/api/2.0/mlflow/experiments/create"},
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, rt := range routes {

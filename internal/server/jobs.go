@@ -37,7 +37,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.RunDetail, 0, len(runs))
 	for _, run := range runs {
-		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: map[string]float64{}}
+		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: map[string]float64{}, Tags: run.Tags}
 		if d.Warnings == nil {
 			d.Warnings = []string{}
 		}
@@ -76,6 +76,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		return nil, err
 	}
 	if d.Metrics, err = s.cfg.Store.LastMetrics(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
 	d.Phases = phases(d.Events, time.Now().UTC())

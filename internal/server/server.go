@@ -94,6 +94,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("GET /api/runs/{id}/exec/{eid}", s.runOnly(s.execGet))
 	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
 	s.agentRoutes(api)
+	s.mlflowRoutes(mux, api)
 	s.agentPublicRoutes(mux)
 	mux.Handle("/api/", s.authenticate(api))
 	route := func(r *http.Request) string {
