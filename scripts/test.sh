@@ -19,6 +19,9 @@ export CONTAINERS_CONF
 # A two-node Slurm cluster on this machine (munged, slurmctld, two slurmd), for the Slurm target's tests.
 SLURM_CONF=$(bash scripts/setup/slurm.sh | tail -1)
 export SLURM_CONF
+# The npm package mlflow@2.0.7, a real MLflow client, for the MLflow API's client test.
+MLFLOW_JS_DIR=$(bash scripts/setup/mlflow-js.sh | tail -1)
+export MLFLOW_JS_DIR
 
 echo "== go vet"
 go vet ./...

@@ -37,7 +37,13 @@ func main() {
 	flag.StringVar(&o.cluster.Before, "cluster-before", "", "an older hangar binary the cluster group also measures (e.g. the last release)")
 	flag.BoolVar(&o.clusterSlurm, "cluster-slurm", true, "measure Slurm's drain as the cluster group's baseline (scripts/setup/slurm.sh)")
 	flag.IntVar(&o.studioLines, "studio-lines", 300, "log lines timed by the studio group")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster or studio (default all)")
+	flag.IntVar(&o.tracking.Writers, "writers", 50, "concurrent log-batch writers in the tracking group")
+	flag.IntVar(&o.tracking.Batches, "batches", 100, "log-batch requests per writer in the tracking group")
+	flag.DurationVar(&o.tracking.Interval, "batch-interval", 100*time.Millisecond, "how often each writer of the tracking group logs a batch")
+	flag.IntVar(&o.tracking.Runs, "search-runs", 30000, "runs searched over in the tracking group")
+	flag.IntVar(&o.tracking.BaseRuns, "search-base-runs", 1000, "runs of the tracking group's baseline search")
+	flag.IntVar(&o.tracking.Searches, "searches", 20, "timed searches per case of the tracking group")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking or studio (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -55,6 +61,7 @@ type options struct {
 	cluster            bench.ClusterOptions
 	clusterSlurm       bool
 	studioLines        int
+	tracking           bench.TrackingOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -91,6 +98,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"idle", "", func() ([]bench.Row, error) { return nil, idleGroup(ctx, bin, dir, o.idle) }},
 		{"cluster", "", func() ([]bench.Row, error) { return nil, clusterGroup(ctx, bin, dir, o) }},
 		{"studio", "", func() ([]bench.Row, error) { return nil, studioGroup(ctx, bin, dir, o.studioLines) }},
+		{"tracking", "", func() ([]bench.Row, error) { return nil, trackingGroup(ctx, bin, dir, o.tracking) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -172,6 +180,21 @@ func studioGroup(ctx context.Context, bin, dir string, lines int) error {
 		return err
 	}
 	bench.FigureMarkdown(os.Stdout, "Log line → visible in the web studio (headless Chromium, a line every 0.1 s)", figs)
+	return nil
+}
+
+// trackingGroup measures the MLflow tracking API on a fresh workspace of its own.
+func trackingGroup(ctx context.Context, bin, dir string, o bench.TrackingOptions) error {
+	w, err := bench.Start(ctx, bin, mkdir(dir, "tracking"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	figs, err := bench.Tracking(ctx, w, o)
+	if err != nil {
+		return err
+	}
+	bench.FigureMarkdown(os.Stdout, "MLflow tracking API: logging and search", figs)
 	return nil
 }
 

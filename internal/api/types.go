@@ -72,8 +72,10 @@ type RunDetail struct {
 	// BoundCommand is the command as it ran: inputs and outputs replaced by their values and
 	// the node's paths (reported by the supervisor when the run starts; "" before).
 	BoundCommand string `json:"bound_command,omitempty"`
-	// Params are the run's logged parameters (MLflow log_param).
+	// Params and Tags are what MLflow clients logged to the run (docs/mlflow.md); Tags holds the
+	// job's spec tags too (copied when the run was created) and replaces job.Run's in JSON.
 	Params map[string]string `json:"params,omitempty"`
+	Tags   map[string]string `json:"tags,omitempty"`
 	// Archived runs are left out of job list unless asked for (job archive / job restore).
 	Archived bool `json:"archived,omitempty"`
 }

@@ -85,6 +85,9 @@ func (s *Server) limitOf(pattern string) bodyLimit {
 		return batchLimit
 	case "POST /api/agents/join":
 		return joinLimit
+	case "POST " + mlflowPrefix + "runs/log-batch":
+		// 1000 metrics, or 100 params of 6000 bytes and 100 tags of 8000 (MLflow's limits).
+		return batchLimit
 	}
 	return jsonLimit
 }

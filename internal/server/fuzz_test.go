@@ -43,6 +43,8 @@ var requestTypes = []struct {
 	{"POST /api/sizes", func() any { return new(sizes.Size) }},
 	{"POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", func() any { return new(mpuRequest) }},
 	{"POST /studio/login", func() any { return new(api.StudioLogin) }},
+	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
+	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},
 }
 
 // The list above is every type readJSON decodes: one entry per call in the package (a call of
@@ -169,6 +171,9 @@ func FuzzRequestBodies(f *testing.F) {
 		{"POST", "/api/runs/r/exec/e1/done"}, {"POST", "/api/computes"}, {"PUT", "/api/computes/fz"},
 		{"PUT", "/api/settings/user_max_runs"}, {"POST", "/api/environments"}, {"POST", "/api/sizes"},
 		{"POST", "/api/agents/join"}, {"POST", "/api/agents/n1/heartbeat"},
+		{"POST", "/api/2.0/mlflow/runs/log-batch"}, {"POST", "/api/2.0/mlflow/runs/create"},
+		{"POST", "/api/2.0/mlflow/runs/search"}, {"POST", "/api/2.0/mlflow/runs/update"},
+		{"POST", "/api/2.0/mlflow/runs/log-inputs"}, {"POST", "/api/2.0/mlflow/experiments/create"},
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, rt := range routes {

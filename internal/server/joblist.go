@@ -134,6 +134,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	tags, err := s.cfg.Store.TagsOf(r.Context(), ids)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	archived := map[string]bool{}
 	if f.Archived != store.ArchivedHide { // else none is
 		if archived, err = s.cfg.Store.ArchivedOf(r.Context(), ids); err != nil {
@@ -143,7 +148,8 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.RunDetail, 0, len(runs))
 	for _, run := range runs {
-		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: metrics[run.ID], Archived: archived[run.ID]}
+		d := api.RunDetail{Run: *run, Events: []job.Event{}, Metrics: metrics[run.ID], Archived: archived[run.ID],
+			Tags: tags[run.ID]}
 		if d.Metrics == nil {
 			d.Metrics = map[string]float64{}
 		}

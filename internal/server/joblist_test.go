@@ -219,3 +219,28 @@ func TestBoundCommandReportedWithRunning(t *testing.T) {
 		t.Errorf("show: bound %q, spec command %q, %v", d.BoundCommand, d.Spec.Command, err)
 	}
 }
+
+// A tag set through MLflow is a tag like the job's own: job list filters on it and shows it.
+func TestJobListSeesTagsSetThroughMLflow(t *testing.T) {
+	ts := newTestServer(t)
+	createTagged(t, ts, "t1", "", map[string]string{"team": "x"})
+	createTagged(t, ts, "t2", "", nil)
+	if st, body := ts.mlflowCall(t, adminToken, http.MethodPost, "/runs/set-tag",
+		map[string]string{"run_id": "t2", "key": "stage", "value": "prod"}); st != http.StatusOK {
+		t.Fatalf("set-tag: %d %v", st, body)
+	}
+	p, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Tags: []string{"stage=prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(p.Runs); len(got) != 1 || got[0] != "t2" || p.Runs[0].Tags["stage"] != "prod" {
+		t.Errorf("tag stage=prod lists %v (tags %v), want t2 with its tag", got, p.Runs)
+	}
+	all, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Order: "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Runs) != 2 || all.Runs[0].Tags["team"] != "x" {
+		t.Errorf("the job's spec tag is missing from the list: %+v", all.Runs)
+	}
+}

@@ -63,6 +63,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		return nil, err
 	}
 	d.BoundCommand, d.Archived = l.BoundCommand, l.Archived
+	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
+		return nil, err
+	}
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
 		d.Phases[k] = v

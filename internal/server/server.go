@@ -99,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	s.agentRoutes(api)
 	s.mlflowArtifactRoutes(api)
 	s.jobListRoutes(api)
+	s.mlflowRoutes(mux, api)
 	s.agentPublicRoutes(mux)
 	s.studioRoutes(mux, api)
 	mux.Handle("/api/", s.authenticate(api))

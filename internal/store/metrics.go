@@ -16,15 +16,21 @@ func (s *Store) AppendMetrics(ctx context.Context, runID string, ms []job.Metric
 	}
 	defer tx.Rollback()
 	var have int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ?`, runID).Scan(&have); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ? AND src = 0`, runID).Scan(&have); err != nil {
 		return 0, fmt.Errorf("append metrics of %s: %w", runID, err)
 	}
 	for _, m := range ms {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO metrics (run_id, seq, name, value, step, time) VALUES (?, ?, ?, ?, ?, ?)
-			 ON CONFLICT (run_id, seq) DO NOTHING`,
-			runID, m.Seq, m.Name, m.Value, m.Step, nanos(m.Time)); err != nil {
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO metrics (run_id, src, seq, name, value, step, time) VALUES (?, 0, ?, ?, ?, ?, ?)
+			 ON CONFLICT (run_id, src, seq) DO NOTHING`,
+			runID, m.Seq, m.Name, m.Value, m.Step, nanos(m.Time))
+		if err != nil {
 			return 0, fmt.Errorf("append metrics of %s: %w", runID, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			if err := updateLatest(ctx, tx, runID, m.Name, m.Value, m.Step, nanos(m.Time)); err != nil {
+				return 0, fmt.Errorf("append metrics of %s: %w", runID, err)
+			}
 		}
 		have = max(have, m.Seq)
 	}
@@ -34,10 +40,11 @@ func (s *Store) AppendMetrics(ctx context.Context, runID string, ms []job.Metric
 	return have, nil
 }
 
-// Metrics returns a run's metric history in logging order.
+// Metrics returns a run's metric history in time order: the lines of its metrics file and
+// what MLflow clients logged (store.LogBatch), one history.
 func (s *Store) Metrics(ctx context.Context, runID string) ([]job.Metric, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, name, value, step, time FROM metrics WHERE run_id = ? ORDER BY seq`, runID)
+		`SELECT seq, name, value, step, time FROM metrics WHERE run_id = ? ORDER BY time, src, seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics of %s: %w", runID, err)
 	}
@@ -55,25 +62,16 @@ func (s *Store) Metrics(ctx context.Context, runID string) ([]job.Metric, error)
 	return out, rows.Err()
 }
 
-// LastMetrics returns each metric's most recently logged value.
+// LastMetrics returns each metric's final value (the point of the highest step, then the latest
+// time, then the one logged last; latest_metrics), the value search filters on:
+// job show, job list, compare and the MLflow API agree on what "the last value" is.
 func (s *Store) LastMetrics(ctx context.Context, runID string) (map[string]float64, error) {
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT m.name, m.value FROM metrics m
-		JOIN (SELECT name, MAX(seq) AS seq FROM metrics WHERE run_id = ? GROUP BY name) last
-		  ON last.name = m.name AND last.seq = m.seq
-		WHERE m.run_id = ?`, runID, runID)
+	all, err := s.LastMetricsOf(ctx, []string{runID})
 	if err != nil {
-		return nil, fmt.Errorf("read metrics of %s: %w", runID, err)
+		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]float64{}
-	for rows.Next() {
-		var name string
-		var v float64
-		if err := rows.Scan(&name, &v); err != nil {
-			return nil, fmt.Errorf("read metrics of %s: %w", runID, err)
-		}
-		out[name] = v
+	if all[runID] == nil {
+		return map[string]float64{}, nil
 	}
-	return out, rows.Err()
+	return all[runID], nil
 }

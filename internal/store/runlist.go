@@ -147,10 +147,10 @@ func listConditions(f RunFilter) (string, []any) {
 	}
 	for _, t := range f.Tags {
 		if t.HasValue {
-			q.WriteString(` AND EXISTS (SELECT 1 FROM json_each(runs.tags) t WHERE t.key = ? AND t.value = ?)`)
+			q.WriteString(` AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = runs.id AND t.key = ? AND t.value = ?)`)
 			args = append(args, t.Key, t.Value)
 		} else {
-			q.WriteString(` AND EXISTS (SELECT 1 FROM json_each(runs.tags) t WHERE t.key = ?)`)
+			q.WriteString(` AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = runs.id AND t.key = ?)`)
 			args = append(args, t.Key)
 		}
 	}
@@ -246,6 +246,7 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 	for _, q := range []string{
 		`DELETE FROM log_lines WHERE run_id = ?`,
 		`DELETE FROM metrics WHERE run_id = ?`,
+		`DELETE FROM latest_metrics WHERE run_id = ?`,
 		`DELETE FROM run_events WHERE run_id = ?`,
 		`DELETE FROM runs WHERE id = ?`,
 	} {
@@ -299,17 +300,11 @@ func (s *Store) LastMetricsOf(ctx context.Context, ids []string) (map[string]map
 		return out, nil
 	}
 	in := "?" + strings.Repeat(", ?", len(ids)-1)
-	args := make([]any, 0, 2*len(ids))
-	for range 2 {
-		for _, id := range ids {
-			args = append(args, id)
-		}
+	args := make([]any, 0, len(ids))
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT m.run_id, m.name, m.value FROM metrics m
-		JOIN (SELECT run_id, name, MAX(seq) AS seq FROM metrics WHERE run_id IN (`+in+`) GROUP BY run_id, name) last
-		  ON last.run_id = m.run_id AND last.seq = m.seq
-		WHERE m.run_id IN (`+in+`)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, name, value FROM latest_metrics WHERE run_id IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics of %d runs: %w", len(ids), err)
 	}
@@ -334,4 +329,34 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// TagsOf returns each run's tags (the job's spec tags and those set since, through MLflow), for
+// a page of runs in one query.
+func (s *Store) TagsOf(ctx context.Context, ids []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT run_id, key, value FROM run_tags WHERE run_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read tags of %d runs: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, k, v string
+		if err := rows.Scan(&id, &k, &v); err != nil {
+			return nil, fmt.Errorf("read tags of %d runs: %w", len(ids), err)
+		}
+		if out[id] == nil {
+			out[id] = map[string]string{}
+		}
+		out[id][k] = v
+	}
+	return out, rows.Err()
 }

@@ -31,6 +31,9 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 		}
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
+	if err := attachTracking(ctx, tx, r); err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
 	if err := appendEvents(ctx, tx, r.ID, events); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
@@ -123,7 +126,8 @@ func runsQuery(f RunFilter) (string, []any) {
 	q := selectRuns + ` WHERE 1 = 1`
 	var args []any
 	if f.Active {
-		q += ` AND runs.status NOT IN (` + activeStates + `)`
+		// Runs created through the MLflow API are not jobs: no backend runs them (migration 0008).
+		q += ` AND runs.status NOT IN (` + activeStates + `) AND runs.is_job = 1`
 	}
 	switch {
 	case f.Compute != "" && f.Active:

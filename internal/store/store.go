@@ -27,6 +27,8 @@ type Store struct {
 	// stop ends the checkpoint goroutine, which closes stopped.
 	stop, stopped chan struct{}
 	closeOnce     sync.Once
+	// logs commits the MLflow API's log-batches together (tracking_log.go).
+	logs logQueue
 }
 
 // Open opens (creating if needed) the SQLite database at path in WAL mode and applies migrations.

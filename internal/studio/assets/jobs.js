@@ -48,7 +48,8 @@
   function row(run, selected, onSelect) {
     const box = el("input", { type: "checkbox", "aria-label": "select " + run.name, checked: selected.has(run.name) });
     box.addEventListener("change", () => onSelect(run.name, box.checked));
-    const tags = Object.entries(run.tags || {}).map(([k, v]) => el("span", { class: "tag" }, v ? k + "=" + v : k));
+    // MLflow's own tags (mlflow.user, mlflow.source.name...) are shown on the run's page, not here.
+    const tags = Object.entries(run.tags || {}).filter(([k]) => !k.startsWith("mlflow.")).map(([k, v]) => el("span", { class: "tag" }, v ? k + "=" + v : k));
     return el("tr", { "data-run": run.name },
       el("td", {}, box),
       el("td", {}, H.link(run.name, "jobs", run.name),

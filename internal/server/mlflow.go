@@ -1,0 +1,194 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// The MLflow tracking REST API (docs/mlflow.md): MLflow 2.0 paths, JSON as MLflow's protos
+// define it, errors in MLflow's shape (mlflowauth.go), so that MLflow's clients log to Hangar
+// unchanged. An MLflow run is a Hangar run: run_id is the run's name.
+
+const mlflowPrefix = "/api/2.0/mlflow/"
+
+// mlflowRoutes registers the tracking API on api, and answers the MLflow UI's /ajax-api/ paths
+// with the same handlers (authenticated as /api/ is).
+func (s *Server) mlflowRoutes(mux, api *http.ServeMux) {
+	get := func(path string, h http.HandlerFunc) { api.HandleFunc("GET "+mlflowPrefix+path, h) }
+	post := func(path string, h http.HandlerFunc) { api.HandleFunc("POST "+mlflowPrefix+path, h) }
+
+	post("experiments/create", s.mlflowCreateExperiment)
+	get("experiments/get", s.mlflowGetExperiment)
+	get("experiments/get-by-name", s.mlflowGetExperimentByName)
+	get("experiments/search", s.mlflowSearchExperiments)
+	post("experiments/search", s.mlflowSearchExperiments)
+	get("experiments/list", s.mlflowSearchExperiments) // MLflow 1.x, still used by old clients
+	post("experiments/update", s.mlflowUpdateExperiment)
+	post("experiments/delete", s.mlflowExperimentStage("deleted"))
+	post("experiments/restore", s.mlflowExperimentStage("active"))
+	post("experiments/set-experiment-tag", s.mlflowSetExperimentTag)
+
+	post("runs/create", s.mlflowCreateRun)
+	get("runs/get", s.mlflowGetRun)
+	post("runs/update", s.mlflowUpdateRun)
+	post("runs/delete", s.mlflowRunStage("deleted"))
+	post("runs/restore", s.mlflowRunStage("active"))
+	post("runs/search", s.mlflowSearchRuns)
+	post("runs/log-metric", s.mlflowLogMetric)
+	post("runs/log-parameter", s.mlflowLogParam)
+	post("runs/set-tag", s.mlflowSetTag)
+	post("runs/delete-tag", s.mlflowDeleteTag)
+	post("runs/log-batch", s.mlflowLogBatch)
+	post("runs/log-inputs", s.mlflowLogInputs)
+	post("runs/log-model", s.mlflowLogModel)
+	get("metrics/get-history", s.mlflowMetricHistory)
+
+	mux.Handle("/ajax-api/2.0/mlflow/", s.authenticate(ajaxAPI(api)))
+}
+
+// ajaxAPI serves /ajax-api/2.0/mlflow/... as /api/2.0/mlflow/....
+func ajaxAPI(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/api" + strings.TrimPrefix(r.URL.Path, "/ajax-api")
+		r2.URL.RawPath = ""
+		api.ServeHTTP(w, r2)
+	})
+}
+
+// mlflowHandler decodes an In (from the query of a GET, the JSON body of a POST), lets fn
+// answer it, and writes the answer or the error in MLflow's shape.
+func mlflowHandler[In any](s *Server, fn func(r *http.Request, in *In) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		out, err := any(nil), decodeMLflow(r, &in)
+		if err == nil {
+			out, err = fn(r, &in)
+		}
+		if err != nil {
+			writeMLflowError(w, s.log, mlflowErr(err))
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// repeatedFields are the fields of MLflow's GET requests that may be given more than once.
+var repeatedFields = map[string]bool{"order_by": true, "experiment_ids": true}
+
+func decodeMLflow(r *http.Request, v any) error {
+	if r.Method == http.MethodGet {
+		m := map[string]any{}
+		for k, vs := range r.URL.Query() {
+			if repeatedFields[k] {
+				m[k] = vs
+			} else {
+				m[k] = vs[0]
+			}
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		return mlflowUnmarshal(b, v)
+	}
+	if r.ContentLength == 0 && r.Body == http.NoBody {
+		return nil
+	}
+	var raw json.RawMessage
+	if err := readJSON(r, &raw); err != nil {
+		return err
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	return mlflowUnmarshal(raw, v)
+}
+
+func mlflowUnmarshal(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return mlflowInvalid(fmt.Sprintf("Invalid value for parameter '%s': expected %s, got %s", te.Field, te.Type, te.Value))
+		}
+		return mlflowInvalid("malformed JSON body: " + err.Error())
+	}
+	return nil
+}
+
+// mlflowErr turns the errors of the store and of the tracking model into MLflow's: the
+// store's messages are MLflow's own, without the Go error's suffix.
+func mlflowErr(err error) error {
+	var te *tracking.Error
+	var he *httpError
+	switch {
+	case errors.As(err, &te):
+		return mlflowInvalid(te.Message)
+	case errors.Is(err, store.ErrNotFound):
+		return &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())}
+	case errors.Is(err, store.ErrExists):
+		return &mlflowError{Status: http.StatusBadRequest, Code: mlflowAlreadyExists, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error())}
+	case errors.As(err, &he) && he.status < 500:
+		return &mlflowError{Status: he.status, Code: mlflowBadRequest, Message: he.msg}
+	}
+	return err
+}
+
+func required(field, v string) error {
+	if v == "" {
+		return mlflowInvalid(fmt.Sprintf("Missing value for required parameter '%s'. See the API docs for more information about request parameters.", field))
+	}
+	return nil
+}
+
+// jsonInt is an int64 as MLflow's JSON carries it: a number, or a string (protobuf's JSON form
+// of int64, and every value of a GET's query).
+type jsonInt int64
+
+func (n *jsonInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return mlflowInvalid(fmt.Sprintf("Invalid value %s: expected an integer", b))
+		}
+		v = int64(f)
+	}
+	*n = jsonInt(v)
+	return nil
+}
+
+// jsonFloat is a double as MLflow's JSON carries it: a number or a string.
+type jsonFloat float64
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return mlflowInvalid(fmt.Sprintf("Invalid value %s: expected a number", b))
+	}
+	*f = jsonFloat(v)
+	return nil
+}
+
+// viewType is a ViewType given as its name or its number.
+type viewType string
+
+func (v *viewType) UnmarshalJSON(b []byte) error {
+	*v = viewType(strings.Trim(string(b), `"`))
+	return nil
+}
+
+// empty is MLflow's answer to a request that returns nothing.
+type empty struct{}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// MLflow's experiments: create, get, get-by-name, search (and 1.x list), update (rename),
+// delete/restore (soft), set-experiment-tag. A run token may read an experiment (a job's
+// script calls set_experiment), never change or list them.
+
+type experimentRef struct {
+	ExperimentID string `json:"experiment_id"`
+}
+
+func (s *Server) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		Name             string        `json:"name"`
+		ArtifactLocation string        `json:"artifact_location"`
+		Tags             []tracking.KV `json:"tags"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		if err := workspaceOnly(r); err != nil {
+			return nil, err
+		}
+		if err := required("name", in.Name); err != nil {
+			return nil, err
+		}
+		if err := tracking.CheckExperimentName(in.Name); err != nil {
+			return nil, err
+		}
+		if len(in.Tags) > tracking.MaxParamsTagsPerBatch {
+			return nil, mlflowInvalid("an experiment is created with at most 100 tags")
+		}
+		for _, t := range in.Tags {
+			if err := tracking.CheckExperimentTag(t.Key, t.Value); err != nil {
+				return nil, err
+			}
+		}
+		id, err := s.cfg.Store.CreateExperiment(r.Context(), in.Name, in.ArtifactLocation, in.Tags)
+		return experimentRef{ExperimentID: id}, err
+	})(w, r)
+}
+
+type experimentAnswer struct {
+	Experiment *tracking.Experiment `json:"experiment"`
+}
+
+func (s *Server) mlflowGetExperiment(w http.ResponseWriter, r *http.Request) {
+	mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
+		if err := required("experiment_id", in.ExperimentID); err != nil {
+			return nil, err
+		}
+		e, err := s.cfg.Store.Experiment(r.Context(), in.ExperimentID)
+		return experimentAnswer{Experiment: e}, err
+	})(w, r)
+}
+
+func (s *Server) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		Name string `json:"experiment_name"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		if err := required("experiment_name", in.Name); err != nil {
+			return nil, err
+		}
+		e, err := s.cfg.Store.ExperimentByName(r.Context(), in.Name)
+		return experimentAnswer{Experiment: e}, err
+	})(w, r)
+}
+
+func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		MaxResults jsonInt  `json:"max_results"`
+		PageToken  string   `json:"page_token"`
+		Filter     string   `json:"filter"`
+		OrderBy    []string `json:"order_by"`
+		ViewType   viewType `json:"view_type"`
+	}
+	type out struct {
+		Experiments   []*tracking.Experiment `json:"experiments"`
+		NextPageToken string                 `json:"next_page_token,omitempty"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		if err := workspaceOnly(r); err != nil {
+			return nil, err
+		}
+		q, err := experimentQuery(in.MaxResults, in.PageToken, in.Filter, in.OrderBy, string(in.ViewType))
+		if err != nil {
+			return nil, err
+		}
+		es, more, err := s.cfg.Store.SearchExperiments(r.Context(), q)
+		o := out{Experiments: es}
+		if o.Experiments == nil {
+			o.Experiments = []*tracking.Experiment{}
+		}
+		if more {
+			o.NextPageToken = tracking.PageToken(q.Offset + q.Limit)
+		}
+		return o, err
+	})(w, r)
+}
+
+func experimentQuery(maxResults jsonInt, token, filter string, orderBy []string, view string) (store.ExperimentQuery, error) {
+	var q store.ExperimentQuery
+	var err error
+	if q.Limit, err = tracking.CheckMaxResults(int(maxResults), tracking.MaxSearchExperiments); err != nil {
+		return q, err
+	}
+	if q.Offset, err = tracking.ParseToken(token); err != nil {
+		return q, err
+	}
+	if q.Stages, err = tracking.RunViewType(view); err != nil {
+		return q, err
+	}
+	f, err := tracking.ParseExperimentFilter(filter)
+	if err != nil {
+		return q, err
+	}
+	q.Where, q.Args = f.ExperimentSQL()
+	o, err := tracking.ParseExperimentOrder(orderBy)
+	q.Order = o
+	return q, err
+}
+
+func (s *Server) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		ExperimentID string `json:"experiment_id"`
+		NewName      string `json:"new_name"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		if err := workspaceOnly(r); err != nil {
+			return nil, err
+		}
+		if err := required("experiment_id", in.ExperimentID); err != nil {
+			return nil, err
+		}
+		if in.NewName == "" {
+			return empty{}, nil // MLflow changes nothing without a new name
+		}
+		if err := tracking.CheckExperimentName(in.NewName); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.RenameExperiment(r.Context(), in.ExperimentID, in.NewName)
+	})(w, r)
+}
+
+func (s *Server) mlflowExperimentStage(stage string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
+			if err := workspaceOnly(r); err != nil {
+				return nil, err
+			}
+			if err := required("experiment_id", in.ExperimentID); err != nil {
+				return nil, err
+			}
+			if in.ExperimentID == "0" && stage == "deleted" {
+				return nil, mlflowInvalid("Cannot delete the default experiment '0'. This is an internally reserved experiment.")
+			}
+			return empty{}, s.cfg.Store.SetExperimentStage(r.Context(), in.ExperimentID, stage)
+		})(w, r)
+	}
+}
+
+func (s *Server) mlflowSetExperimentTag(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		ExperimentID string `json:"experiment_id"`
+		Key          string `json:"key"`
+		Value        string `json:"value"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		if err := workspaceOnly(r); err != nil {
+			return nil, err
+		}
+		if err := required("experiment_id", in.ExperimentID); err != nil {
+			return nil, err
+		}
+		if err := tracking.CheckExperimentTag(in.Key, in.Value); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.SetExperimentTag(r.Context(), in.ExperimentID, tracking.KV{Key: in.Key, Value: in.Value})
+	})(w, r)
+}

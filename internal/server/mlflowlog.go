@@ -1,0 +1,258 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// What MLflow clients log to a run: metrics, params, tags, batches of them, dataset inputs,
+// logged models; and the metric history they read back.
+
+type metricIn struct {
+	Key       string    `json:"key"`
+	Value     jsonFloat `json:"value"`
+	Timestamp jsonInt   `json:"timestamp"`
+	Step      jsonInt   `json:"step"`
+}
+
+// point validates a metric as MLflow does. NaN and infinities are refused: JSON cannot carry
+// them back (docs/mlflow.md).
+func (m metricIn) point() (tracking.MetricPoint, error) {
+	v := float64(m.Value)
+	if err := tracking.CheckMetric(m.Key, v, int64(m.Timestamp)); err != nil {
+		return tracking.MetricPoint{}, err
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return tracking.MetricPoint{}, mlflowInvalid(fmt.Sprintf("Got invalid value %v for metric '%s': Hangar stores finite values only", v, m.Key))
+	}
+	ts := int64(m.Timestamp)
+	if ts == 0 {
+		ts = time.Now().UnixMilli()
+	}
+	return tracking.MetricPoint{Key: m.Key, Value: v, Timestamp: ts, Step: int64(m.Step)}, nil
+}
+
+func (s *Server) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		runRef
+		metricIn
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		p, err := in.point()
+		if err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{p}})
+	})(w, r)
+}
+
+type kvIn struct {
+	runRef
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+func (s *Server) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
+	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := tracking.CheckParam(in.Key, in.Value); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+	})(w, r)
+}
+
+func (s *Server) mlflowSetTag(w http.ResponseWriter, r *http.Request) {
+	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := tracking.CheckTag(in.Key, in.Value); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+	})(w, r)
+}
+
+func (s *Server) mlflowDeleteTag(w http.ResponseWriter, r *http.Request) {
+	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := required("key", in.Key); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.DeleteRunTag(r.Context(), id, in.Key)
+	})(w, r)
+}
+
+func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		runRef
+		Metrics []metricIn    `json:"metrics"`
+		Params  []tracking.KV `json:"params"`
+		Tags    []tracking.KV `json:"tags"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		b, err := batchOf(in.Metrics, in.Params, in.Tags)
+		if err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, b)
+	})(w, r)
+}
+
+// batchOf validates a log-batch: MLflow's limits, then each entry. The same param twice in
+// one batch with two values is refused, as MLflow refuses it.
+func batchOf(metrics []metricIn, params, tags []tracking.KV) (store.Batch, error) {
+	var b store.Batch
+	if err := tracking.CheckBatch(len(metrics), len(params), len(tags)); err != nil {
+		return b, err
+	}
+	for _, m := range metrics {
+		p, err := m.point()
+		if err != nil {
+			return b, err
+		}
+		b.Metrics = append(b.Metrics, p)
+	}
+	seen := map[string]string{}
+	for _, p := range params {
+		if err := tracking.CheckParam(p.Key, p.Value); err != nil {
+			return b, err
+		}
+		if v, ok := seen[p.Key]; ok && v != p.Value {
+			return b, mlflowInvalid(fmt.Sprintf("Duplicate parameter keys have been submitted: ['%s']. Please ensure the request contains only one param value per param key.", p.Key))
+		} else if ok {
+			continue
+		}
+		seen[p.Key] = p.Value
+		b.Params = append(b.Params, p)
+	}
+	for _, t := range tags {
+		if err := tracking.CheckTag(t.Key, t.Value); err != nil {
+			return b, err
+		}
+	}
+	b.Tags = tags
+	return b, nil
+}
+
+func (s *Server) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		runRef
+		Datasets []tracking.DatasetInput `json:"datasets"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Datasets) > tracking.MaxDatasetsPerInputs {
+			return nil, mlflowInvalid(fmt.Sprintf("A request may log at most %d datasets, got %d", tracking.MaxDatasetsPerInputs, len(in.Datasets)))
+		}
+		for i, d := range in.Datasets {
+			if err := tracking.CheckDataset(d); err != nil {
+				return nil, mlflowInvalid(fmt.Sprintf("datasets[%d]: %v", i, err))
+			}
+		}
+		return empty{}, s.cfg.Store.LogInputs(r.Context(), id, in.Datasets)
+	})(w, r)
+}
+
+// mlflowLogModel records a logged model as MLflow's SQL store does: appended to the run's
+// mlflow.log-model.history tag, a JSON list.
+func (s *Server) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		runRef
+		ModelJSON string `json:"model_json"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		var model map[string]any
+		if err := json.Unmarshal([]byte(in.ModelJSON), &model); err != nil {
+			return nil, mlflowInvalid("Malformed model info. model_json is not a JSON object: " + err.Error())
+		}
+		run, err := s.cfg.Store.TrackingRun(r.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		var history []any
+		for _, t := range run.Data.Tags {
+			if t.Key == tracking.TagLoggedModel {
+				_ = json.Unmarshal([]byte(t.Value), &history) // a damaged history starts anew
+			}
+		}
+		b, err := json.Marshal(append(history, model))
+		if err != nil {
+			return nil, err
+		}
+		if err := tracking.CheckTag(tracking.TagLoggedModel, string(b)); err != nil {
+			return nil, err
+		}
+		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: tracking.TagLoggedModel, Value: string(b)}}})
+	})(w, r)
+}
+
+func (s *Server) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
+	type in struct {
+		runRef
+		MetricKey  string  `json:"metric_key"`
+		PageToken  string  `json:"page_token"`
+		MaxResults jsonInt `json:"max_results"`
+	}
+	type out struct {
+		Metrics       []tracking.MetricPoint `json:"metrics"`
+		NextPageToken string                 `json:"next_page_token,omitempty"`
+	}
+	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
+		id, err := in.id(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := required("metric_key", in.MetricKey); err != nil {
+			return nil, err
+		}
+		limit := tracking.MaxHistoryPage
+		if in.MaxResults != 0 {
+			if limit, err = tracking.CheckMaxResults(int(in.MaxResults), tracking.MaxHistoryPage); err != nil {
+				return nil, err
+			}
+		}
+		offset, err := tracking.ParseToken(in.PageToken)
+		if err != nil {
+			return nil, err
+		}
+		ms, more, err := s.cfg.Store.MetricHistory(r.Context(), id, in.MetricKey, offset, limit)
+		o := out{Metrics: ms}
+		if o.Metrics == nil {
+			o.Metrics = []tracking.MetricPoint{}
+		}
+		if more {
+			o.NextPageToken = tracking.PageToken(offset + limit)
+		}
+		return o, err
+	})(w, r)
+}

@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// MLflow's view of runs (docs/mlflow.md). A job is inserted by CreateRun; a run that is not a
+// job (a notebook logging through the MLflow API) by CreateTrackingRun, with is_job = 0, which
+// keeps it out of the controller's lists (RunFilter.Active).
+
+// attachTracking files a new job under its experiment (created when it is the first run of
+// that name) and copies its spec's tags to its MLflow tags.
+func attachTracking(ctx context.Context, tx *sql.Tx, r *job.Run) error {
+	exp, err := experimentOf(ctx, tx, r.ExperimentName)
+	if err != nil {
+		return fmt.Errorf("experiment %q: %w", r.ExperimentName, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET experiment_id = ? WHERE id = ?`, exp, r.ID); err != nil {
+		return err
+	}
+	for k, v := range r.Tags {
+		if err := setRunTag(ctx, tx, r.ID, tracking.KV{Key: k, Value: v}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateTrackingRun inserts a run that is not a job into experiment expID (which must be
+// active), with its user and tags.
+func (s *Store) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
+	exp, err := s.Experiment(ctx, expID)
+	if err != nil {
+		return err
+	}
+	if exp.LifecycleStage != "active" {
+		return &tracking.Error{Message: fmt.Sprintf("The experiment %s must be in the 'active' state. Current state is %s.", expID, exp.LifecycleStage)}
+	}
+	r.ExperimentName = exp.Name
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	defer tx.Rollback()
+	args, err := runValues(r)
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	q := `INSERT INTO runs (` + runColumns + `, is_job, experiment_id, user_id) VALUES (?` +
+		strings.Repeat(", ?", len(runTable)-1) + `, 0, ?, ?)`
+	if _, err := tx.ExecContext(ctx, q, append(args, exp.ID, userID)...); err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+		}
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	for _, t := range tags {
+		if err := setRunTag(ctx, tx, r.ID, t); err != nil {
+			return fmt.Errorf("create run %s: %w", r.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	return s.wal.sync()
+}
+
+// TrackingRun returns a run as MLflow shows it: info, latest metrics, params, tags, inputs.
+func (s *Store) TrackingRun(ctx context.Context, id string) (*tracking.Run, error) {
+	runs, err := s.trackingRuns(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// trackingRuns reads runs by id, in the order of ids (missing ones left out): five statements
+// whatever the number of runs.
+func (s *Store) trackingRuns(ctx context.Context, ids []string) ([]*tracking.Run, error) {
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	byID, err := s.runInfos(ctx, string(idList))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.runData(ctx, string(idList), byID); err != nil {
+		return nil, err
+	}
+	out := make([]*tracking.Run, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) runInfos(ctx context.Context, idList string) (map[string]*tracking.Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, display_name, description, status, created_at, started_at,
+		ended_at, experiment_id, user_id, lifecycle_stage, is_job FROM runs WHERE id IN (SELECT value FROM json_each(?))`, idList)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]*tracking.Run{}
+	for rows.Next() {
+		var r tracking.Run
+		var desc, status string
+		var created, exp int64
+		var started, ended sql.NullInt64
+		i := &r.Info
+		if err := rows.Scan(&i.RunID, &i.RunName, &desc, &status, &created, &started, &ended, &exp, &i.UserID,
+			&i.LifecycleStage, &r.IsJob); err != nil {
+			return nil, fmt.Errorf("read runs: %w", err)
+		}
+		i.RunUUID, i.ExperimentID = i.RunID, strconv.FormatInt(exp, 10)
+		i.Status = tracking.StatusOf(job.State(status))
+		i.StartTime = ms(created)
+		if started.Valid {
+			i.StartTime = ms(started.Int64)
+		}
+		if ended.Valid {
+			e := ms(ended.Int64)
+			i.EndTime = &e
+		}
+		i.ArtifactURI = tracking.ArtifactURI(i.ExperimentID, i.RunID)
+		if i.RunName != "" {
+			r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagRunName, Value: i.RunName})
+		}
+		if desc != "" {
+			r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagNote, Value: desc})
+		}
+		out[i.RunID] = &r
+	}
+	return out, rows.Err()
+}
+
+// runData fills the metrics, params, tags and inputs of runs.
+func (s *Store) runData(ctx context.Context, idList string, runs map[string]*tracking.Run) error {
+	in := ` WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, `
+	kvs := []struct {
+		table string
+		add   func(r *tracking.Run, kv tracking.KV)
+	}{
+		{"run_params", func(r *tracking.Run, kv tracking.KV) { r.Data.Params = append(r.Data.Params, kv) }},
+		{"run_tags", func(r *tracking.Run, kv tracking.KV) { r.Data.Tags = append(r.Data.Tags, kv) }},
+	}
+	for _, t := range kvs {
+		rows, err := s.db.QueryContext(ctx, `SELECT run_id, key, value FROM `+t.table+in+`key`, idList)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", t.table, err)
+		}
+		err = eachRow(rows, func() error {
+			var id string
+			var kv tracking.KV
+			if err := rows.Scan(&id, &kv.Key, &kv.Value); err != nil {
+				return err
+			}
+			t.add(runs[id], kv)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read %s: %w", t.table, err)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, name, value, step, time FROM latest_metrics`+in+`name`, idList)
+	if err != nil {
+		return fmt.Errorf("read latest metrics: %w", err)
+	}
+	err = eachRow(rows, func() error {
+		var id string
+		var m tracking.MetricPoint
+		if err := rows.Scan(&id, &m.Key, &m.Value, &m.Step, &m.Timestamp); err != nil {
+			return err
+		}
+		m.Timestamp = ms(m.Timestamp)
+		runs[id].Data.Metrics = append(runs[id].Data.Metrics, m)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read latest metrics: %w", err)
+	}
+	return s.runInputs(ctx, idList, in, runs)
+}
+
+func (s *Store) runInputs(ctx context.Context, idList, in string, runs map[string]*tracking.Run) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, dataset, tags FROM run_inputs`+in+`name, digest`, idList)
+	if err != nil {
+		return fmt.Errorf("read inputs: %w", err)
+	}
+	err = eachRow(rows, func() error {
+		var id, ds, tags string
+		if err := rows.Scan(&id, &ds, &tags); err != nil {
+			return err
+		}
+		var d tracking.DatasetInput
+		if err := json.Unmarshal([]byte(ds), &d.Dataset); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(tags), &d.Tags); err != nil {
+			return err
+		}
+		runs[id].Inputs.DatasetInputs = append(runs[id].Inputs.DatasetInputs, d)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read inputs: %w", err)
+	}
+	return nil
+}
+
+func eachRow(rows *sql.Rows, fn func() error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// RunUpdate is what MLflow's runs/update may change (nil: unchanged).
+type RunUpdate struct {
+	Status  *job.State
+	EndTime *int64 // milliseconds
+	RunName *string
+}
+
+// UpdateTrackingRun applies runs/update. A job's state and end have one writer, the
+// controller: for a job only the name changes.
+func (s *Store) UpdateTrackingRun(ctx context.Context, id string, u RunUpdate) error {
+	var isJob bool
+	if err := s.db.QueryRowContext(ctx, `SELECT is_job FROM runs WHERE id = ?`, id).Scan(&isJob); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
+		}
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	_, err := s.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		if u.RunName != nil {
+			r.DisplayName = *u.RunName
+		}
+		if isJob {
+			return nil, nil
+		}
+		var events []job.Event
+		if u.Status != nil && *u.Status != r.Status {
+			events = append(events, job.Event{Time: timeNow(), From: r.Status, To: *u.Status, Reason: "MLflow runs/update"})
+			r.Status = *u.Status
+		}
+		if u.EndTime != nil {
+			t := fromNanos(*u.EndTime * 1e6)
+			r.EndedAt = &t
+		}
+		return events, nil
+	})
+	return err
+}
+
+// SetRunStage soft-deletes ("deleted") or restores ("active") a run.
+func (s *Store) SetRunStage(ctx context.Context, id, stage string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET lifecycle_stage = ? WHERE id = ?`, stage, id)
+	if err != nil {
+		return fmt.Errorf("set stage of run %s: %w", id, err)
+	}
+	return affected(res, "Run with id="+id+" not found")
+}
