@@ -194,6 +194,15 @@ func (c *Controller) Cancel(ctx context.Context, id string) (*job.Run, error) {
 	if r.Status.Terminal() {
 		return nil, conflictf("job %s already ended: %s", id, r.Status)
 	}
+	isJob, err := c.Store.RunIsJob(ctx, id)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	if !isJob {
+		// A run logged through the MLflow API (a notebook) has no process to stop: nothing
+		// would ever take it out of CancelRequested, so it ends here.
+		return c.transition(ctx, id, job.Canceled, "canceled by the user", nil, nil)
+	}
 	r, err = c.transition(ctx, id, job.CancelRequested, "cancel requested by the user", nil, nil)
 	if err != nil {
 		return nil, err

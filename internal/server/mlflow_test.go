@@ -443,3 +443,24 @@ func TestMLflowJobExperiment(t *testing.T) {
 	}
 	_ = store.DefaultExperiment
 }
+
+// Canceling a run that is not a job ends it: no process would ever take it out of
+// CancelRequested. A job's cancel still waits for its supervisor.
+func TestCancelRunThatIsNotAJob(t *testing.T) {
+	ts := newTestServer(t)
+	id := at(ts.ok(t, http.MethodPost, "runs/create", map[string]any{"experiment_id": "0"}), "run.info.run_id").(string)
+	d, err := ts.admin.CancelJob(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != job.Canceled {
+		t.Errorf("canceled notebook run is %s, want Canceled", d.Status)
+	}
+	if got := at(ts.ok(t, http.MethodGet, "runs/get", url.Values{"run_id": {id}}), "run.info.status"); got != "KILLED" {
+		t.Errorf("runs/get status %v, want KILLED", got)
+	}
+	j := ts.createJob(t, "a-job").ID
+	if d, err := ts.admin.CancelJob(t.Context(), j); err != nil || d.Status != job.CancelRequested {
+		t.Errorf("a job's cancel: %v, %v; want CancelRequested", d, err)
+	}
+}

@@ -279,3 +279,13 @@ func (s *Store) SetRunStage(ctx context.Context, id, stage string) error {
 	}
 	return affected(res, "Run with id="+id+" not found")
 }
+
+// RunIsJob reports whether run id is a job (false: a run created through the MLflow API, which
+// no backend executes).
+func (s *Store) RunIsJob(ctx context.Context, id string) (bool, error) {
+	var isJob bool
+	if err := s.db.QueryRowContext(ctx, `SELECT is_job FROM runs WHERE id = ?`, id).Scan(&isJob); err != nil {
+		return false, fmt.Errorf("run %s: %w", id, notFound(err))
+	}
+	return isJob, nil
+}
