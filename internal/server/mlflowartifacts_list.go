@@ -84,7 +84,12 @@ func decodeArtifactPageToken(tok string) (string, error) {
 	return string(b), nil
 }
 
-// mlflowExperimentOf is the experiment id of a run, for its root_uri. Experiments belong to the
-// tracking store (runs.experiment_id); until that lands here every run is in MLflow's Default
-// experiment, "0". The proxy itself stores artifacts by run and does not need it.
-func (s *Server) mlflowExperimentOf(_ context.Context, _ *job.Run) string { return "0" }
+// mlflowExperimentOf is the experiment id of a run, for its root_uri ("0", MLflow's Default
+// experiment, if it cannot be read: the proxy stores artifacts by run and does not need it).
+func (s *Server) mlflowExperimentOf(ctx context.Context, run *job.Run) string {
+	tr, err := s.cfg.Store.TrackingRun(ctx, run.ID)
+	if err != nil || tr.Info.ExperimentID == "" {
+		return "0"
+	}
+	return tr.Info.ExperimentID
+}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
 // mlflowArtifactURI is the artifact_uri of a run (what runs/get answers): MLflow clients
 // resolve it against the tracking URI to <server>/api/2.0/mlflow-artifacts/artifacts/<experiment
 // id>/<run id>/artifacts and send uploads, listings and downloads there.
 func mlflowArtifactURI(experimentID, runID string) string {
-	return "mlflow-artifacts:/" + experimentID + "/" + runID + "/artifacts"
+	return tracking.ArtifactURI(experimentID, runID)
 }
 
 // maxArtifactPath bounds an artifact path (MLflow sets no limit; file systems take 4096 bytes).

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -471,4 +472,24 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func storeArtifact(run, p string) store.MLflowArtifact {
 	return store.MLflowArtifact{RunID: run, Path: p, Hash: strings.Repeat("ab", 32), Size: 1, CreatedAt: time.Now()}
+}
+
+// The old list's root_uri is the run's artifact_uri as runs/get answers it, experiment included.
+func TestMLflowListArtifactsRootIsTheRunsArtifactURI(t *testing.T) {
+	ts := newTestServer(t)
+	if _, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "e", ExperimentName: "cifar", Command: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	uri := at(ts.ok(t, http.MethodGet, "runs/get", url.Values{"run_id": {"e"}}), "run.info.artifact_uri").(string)
+	if uri == "mlflow-artifacts:/0/e/artifacts" {
+		t.Fatalf("the job's experiment is Default: %s", uri)
+	}
+	r := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow/artifacts/list?run_id=e", nil)
+	var got runArtifactsList
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatalf("%d %s: %v", r.status, r.body, err)
+	}
+	if got.RootURI != uri {
+		t.Errorf("root_uri %q, runs/get's artifact_uri %q", got.RootURI, uri)
+	}
 }
