@@ -20,16 +20,8 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	defer tx.Rollback()
-	args, err := runValues(r)
-	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	q := `INSERT INTO runs (` + runColumns + `) VALUES (?` + strings.Repeat(", ?", len(runTable)-1) + `)`
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
-		}
-		return fmt.Errorf("create run %s: %w", r.ID, err)
+	if err := insertRun(ctx, tx, r, ""); err != nil {
+		return err
 	}
 	if err := attachTracking(ctx, tx, r); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -41,6 +33,24 @@ func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) 
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	return s.wal.sync()
+}
+
+// insertRun inserts r's row; extraCols names more columns (", a, b") whose values are extra.
+// A run of that id already there is ErrExists.
+func insertRun(ctx context.Context, tx *sql.Tx, r *job.Run, extraCols string, extra ...any) error {
+	args, err := runValues(r)
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	q := `INSERT INTO runs (` + runColumns + extraCols + `) VALUES (?` +
+		strings.Repeat(", ?", len(runTable)-1+len(extra)) + `)`
+	if _, err := tx.ExecContext(ctx, q, append(args, extra...)...); err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+		}
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	return nil
 }
 
 // Run returns one run.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/tracking"
@@ -51,17 +50,8 @@ func (s *Store) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	defer tx.Rollback()
-	args, err := runValues(r)
-	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	q := `INSERT INTO runs (` + runColumns + `, is_job, experiment_id, user_id) VALUES (?` +
-		strings.Repeat(", ?", len(runTable)-1) + `, 0, ?, ?)`
-	if _, err := tx.ExecContext(ctx, q, append(args, exp.ID, userID)...); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
-		}
-		return fmt.Errorf("create run %s: %w", r.ID, err)
+	if err := insertRun(ctx, tx, r, ", is_job, experiment_id, user_id", false, exp.ID, userID); err != nil {
+		return err
 	}
 	for _, t := range tags {
 		if err := setRunTag(ctx, tx, r.ID, t); err != nil {
