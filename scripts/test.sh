@@ -23,6 +23,10 @@ export SLURM_CONF
 MLFLOW_JS_DIR=$(bash scripts/setup/mlflow-js.sh | tail -1)
 export MLFLOW_JS_DIR
 
+# Screenshots of the studio's browser tests (and other files tests leave for people to look at).
+export HANGAR_TEST_ARTIFACTS=${HANGAR_TEST_ARTIFACTS:-$PWD/test-artifacts}
+mkdir -p "$HANGAR_TEST_ARTIFACTS"
+
 echo "== go vet"
 go vet ./...
 echo "== go test"
