@@ -27,7 +27,7 @@ type principal struct {
 // one, and reading one takes its hash.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok := bearerOrBasic(r)
 		if p, ok, err := s.studioPrincipal(r, tok); ok {
 			if err != nil {
 				writeError(w, s.log, err)
@@ -52,6 +52,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
+}
+
+// bearerOrBasic is the request's token: a bearer token (MLFLOW_TRACKING_TOKEN, the CLI), or the
+// password of HTTP Basic credentials, which is how MLflow clients configured with
+// MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD send it (the user name is not checked).
+func bearerOrBasic(r *http.Request) string {
+	if _, pass, ok := r.BasicAuth(); ok {
+		return pass
+	}
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
 
 func who(r *http.Request) principal {

@@ -464,3 +464,34 @@ func TestCancelRunThatIsNotAJob(t *testing.T) {
 		t.Errorf("a job's cancel: %v, %v; want CancelRequested", d, err)
 	}
 }
+
+// MLflow clients configured with MLFLOW_TRACKING_USERNAME/PASSWORD send HTTP Basic credentials:
+// the password is the token, with the same scope as a bearer token.
+func TestMLflowBasicAuth(t *testing.T) {
+	ts := newTestServer(t)
+	mine := ts.createJob(t, "mine").ID
+	other := ts.createJob(t, "other").ID
+	get := func(user, pass, run string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.url+mlflowPrefix+"/runs/get?run_id="+run, nil)
+		req.SetBasicAuth(user, pass)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		name, pass, run string
+		want            int
+	}{
+		{"workspace token", adminToken, other, http.StatusOK},
+		{"run token, own run", ts.ctrl.RunToken(mine), mine, http.StatusOK},
+		{"run token, another run", ts.ctrl.RunToken(mine), other, http.StatusForbidden},
+		{"wrong password", "nope", mine, http.StatusUnauthorized},
+	} {
+		if got := get("anyone", c.pass, c.run); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
