@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,10 @@ func (h Home) Running(ctx context.Context) (*ServerInfo, error) {
 // when none runs. Concurrent callers start at most one server.
 func (h Home) Connect(ctx context.Context, exe string, log io.Writer) (url, token string, err error) {
 	if si, err := h.Running(ctx); err == nil {
+		if log != nil && replacedSince(si.PID, exe) {
+			fmt.Fprintf(log, "Note: the workspace server (pid %d) runs an older build of %s, replaced since it started; "+
+				"`hangar server stop` restarts it with this one on the next command (runs keep going).\n", si.PID, exe)
+		}
 		tok, err := h.ReadToken()
 		return si.URL, tok, err
 	}
@@ -196,4 +201,27 @@ func lockFile(path string) (func(), error) {
 		return nil, errors.Join(errors.New("lock "+path), err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// replacedSince reports whether the server process pid runs an earlier file at the path exe: a
+// rebuilt or reinstalled binary (a new file renamed over the old one) while the server kept the
+// old one open, so that commands of the new build would meet routes it does not serve. Linux
+// only (/proc); false where it cannot tell.
+func replacedSince(pid int, exe string) bool {
+	if pid <= 0 || exe == "" {
+		return false
+	}
+	proc := fmt.Sprintf("/proc/%d/exe", pid)
+	target, err := os.Readlink(proc)
+	if err != nil {
+		return false
+	}
+	target = strings.TrimSuffix(target, " (deleted)")
+	abs, err := filepath.Abs(exe)
+	if err != nil || target != abs {
+		return false // another installation: not a rebuild of this one
+	}
+	running, err1 := os.Stat(proc)
+	mine, err2 := os.Stat(abs)
+	return err1 == nil && err2 == nil && !os.SameFile(running, mine)
 }
