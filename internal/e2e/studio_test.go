@@ -193,6 +193,17 @@ func TestStudioBrowser(t *testing.T) {
 	p.wait("the filtered list", fmt.Sprintf(
 		`!!document.querySelector('#jobs tr[data-run=%q]') && !document.querySelector('#jobs tr[data-run=%q]')`, long, short))
 
+	// A window of time and a page size are in the link too; "Show more" widens the page.
+	p.open("#/jobs?since=1h")
+	p.wait("the jobs of the last hour", fmt.Sprintf(
+		`!!document.querySelector('#jobs tr[data-run=%q]') && !!document.querySelector('#jobs tr[data-run=%q]')`, long, short))
+	p.open("#/jobs?limit=1")
+	p.wait("one job and a Show more button", `document.querySelectorAll('#jobs tr[data-run]').length === 1 && !document.querySelector('button.more').hidden`)
+	if err := chromedp.Run(ctx, chromedp.Click(`button.more`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("both jobs after Show more", `document.querySelectorAll('#jobs tr[data-run]').length === 2 && document.querySelector('button.more').hidden`)
+
 	studioCompare(p, short, long)
 	p.shot("3-compare")
 	studioOutputs(p, short)

@@ -61,6 +61,8 @@ H.api = async function (path, opts = {}) {
     throw new APIError(r.status, msg);
   }
   if (r.status === 204) return null;
+  // opts.page: also the token of the next page, from the job list's header.
+  if (opts.page) return { body: await r.json(), next: r.headers.get("X-Hangar-Next-Page-Token") || "" };
   return r.json();
 };
 

@@ -4,7 +4,11 @@
 "use strict";
 (function () {
   const { el, api } = H;
-  const FILTERS = ["status", "experiment", "compute", "tag", "q"];
+  const FILTERS = ["status", "experiment", "compute", "tag", "q", "since"];
+  // since choices: the link keeps the window ("24h"); the server is sent the time it starts.
+  const SINCE = { "1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400 };
+  const PAGE = 200, MAX_LIMIT = 1000; // the server's largest page
+  const sinceTime = (w) => (SINCE[w] ? new Date(Date.now() - SINCE[w] * 1000) : null);
 
   // matches applies the list filters to one run (the server may have applied them already).
   H.matches = function (run, f) {
@@ -16,6 +20,8 @@
       const tags = run.tags || {};
       if (!(k in tags) || (v !== undefined && tags[k] !== v)) return false;
     }
+    const from = sinceTime(f.since);
+    if (from && new Date(run.created_at) < from) return false;
     if (f.q) {
       const q = f.q.toLowerCase();
       if (!run.name.toLowerCase().includes(q) && !(run.display_name || "").toLowerCase().includes(q)) return false;
@@ -28,7 +34,10 @@
       el("option", { value: "" }, "any status"),
       H.STATES.map((s) => el("option", { value: s, selected: f.status === s }, s)));
     const input = (name, ph) => el("input", { name, placeholder: ph, value: f[name] || "", "aria-label": ph, type: "search" });
-    const form = el("form", { class: "filters" }, status,
+    const since = el("select", { name: "since", "aria-label": "created since" },
+      el("option", { value: "" }, "any time"),
+      Object.keys(SINCE).map((w) => el("option", { value: w, selected: f.since === w }, "last " + w)));
+    const form = el("form", { class: "filters" }, status, since,
       input("experiment", "experiment"), input("compute", "compute"), input("tag", "tag k or k=v"),
       input("q", "search names"), el("button", { type: "submit" }, "Filter"));
     const submit = (e) => {
@@ -42,6 +51,7 @@
     };
     form.addEventListener("submit", submit);
     status.addEventListener("change", submit);
+    since.addEventListener("change", submit);
     return form;
   }
 
@@ -80,12 +90,25 @@
       el("div", { class: "scroll-x" }, el("table", { class: "list", id: "jobs" },
         el("thead", {}, el("tr", {}, el("th"), ["Name", "Status", "Experiment", "Compute", "Created", "Duration", "Tags"]
           .map((h) => el("th", {}, h)))), body)));
+    const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(+route.query.get("limit")) || PAGE));
     const q = new URLSearchParams(route.query);
-    q.set("limit", "500");
+    q.set("limit", String(limit));
+    q.delete("since");
+    if (sinceTime(f.since)) q.set("since", sinceTime(f.since).toISOString());
+    const more = el("button", { type: "button", class: "more", hidden: true }, "Show more");
+    more.addEventListener("click", () => {
+      const next = new URLSearchParams(route.query);
+      next.set("limit", String(Math.min(MAX_LIMIT, limit + PAGE)));
+      H.go("jobs", [], next);
+    });
+    root.append(more);
     for (let first = true; !signal.aborted; first = false) {
-      let runs;
+      let runs, hasMore = false;
       try {
-        runs = (await api("/api/jobs?" + q.toString(), { signal })).filter((r) => H.matches(r, f));
+        if (sinceTime(f.since)) q.set("since", sinceTime(f.since).toISOString()); // the window moves
+        const page = await api("/api/jobs?" + q.toString(), { signal, page: true });
+        runs = page.body.filter((r) => H.matches(r, f));
+        hasMore = page.next !== "";
       } catch (e) {
         // The first answer's error is the page's; later ones (a restarting server) are retried.
         if (first || signal.aborted || e.status === 401) throw e;
@@ -94,7 +117,9 @@
       }
       H.clear(body).append(...runs.map((r) => row(r, selected, onSelect)));
       if (!runs.length) body.append(el("tr", {}, el("td", { colspan: 8, class: "muted" }, "No jobs match.")));
-      count.textContent = runs.length + (runs.length === 1 ? " job" : " jobs");
+      count.textContent = runs.length + (runs.length === 1 ? " job" : " jobs") + (hasMore ? " shown; more match" : "");
+      // Past the server's largest page, the filters narrow the list instead.
+      more.hidden = !hasMore || limit >= MAX_LIMIT;
       await H.sleep(3000, signal);
     }
   };
