@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -52,7 +53,7 @@ func (s *Server) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{p}})
+		return empty{}, s.logMetrics(r.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{p}})
 	})(w, r)
 }
 
@@ -60,6 +61,15 @@ type kvIn struct {
 	runRef
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+// logMetrics stores a batch that may carry metric points, counting the points for /metrics.
+func (s *Server) logMetrics(ctx context.Context, id string, b store.Batch) error {
+	if err := s.cfg.Store.LogBatch(ctx, id, b); err != nil {
+		return err
+	}
+	s.tel.metricPts.Add(float64(len(b.Metrics)))
+	return nil
 }
 
 func (s *Server) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +127,7 @@ func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, b)
+		return empty{}, s.logMetrics(r.Context(), id, b)
 	})(w, r)
 }
 

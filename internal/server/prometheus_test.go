@@ -3,7 +3,10 @@ package server
 import (
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -16,15 +19,27 @@ func TestPrometheusMetrics(t *testing.T) {
 	ts.createJob(t, "waiting")
 	ts.shipLines(t, a.ID, 1, 7)
 
+	ts.report(t, a.ID, job.Running, nil)
+	if _, err := ts.runClient(a.ID).ShipMetrics(t.Context(), a.ID, api.MetricBatch{Metrics: []job.Metric{
+		{Seq: 1, Name: "loss", Value: 1, Time: time.Now()}, {Seq: 2, Name: "loss", Value: 0.5, Time: time.Now()}}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, body := ts.mlflowCall(t, adminToken, http.MethodPost, "/runs/log-batch", map[string]any{"run_id": a.ID,
+		"metrics": []map[string]any{{"key": "acc", "value": 0.9, "timestamp": 1, "step": 1}}}); st != http.StatusOK {
+		t.Fatalf("log-batch: %d %v", st, body)
+	}
 	fams := scrape(t, ts, adminToken, http.StatusOK)
-	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Queued"}); got != 2 {
-		t.Errorf("hangar_runs{status=Queued} = %v, want 2", got)
+	if got := fams["hangar_metric_points_ingested_total"].GetMetric()[0].GetCounter().GetValue(); got != 3 {
+		t.Errorf("metric points ingested = %v, want 3 (2 from the metrics file, 1 through MLflow)", got)
 	}
-	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Running"}); got != 0 {
-		t.Errorf("hangar_runs{status=Running} = %v, want 0 (every state is exported, zeros included)", got)
+	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Queued"}); got != 1 {
+		t.Errorf("hangar_runs{status=Queued} = %v, want 1", got)
 	}
-	if got := gauge(t, fams, "hangar_queue_length", nil); got != 2 {
-		t.Errorf("hangar_queue_length = %v, want 2", got)
+	if got := gauge(t, fams, "hangar_runs", map[string]string{"status": "Completed"}); got != 0 {
+		t.Errorf("hangar_runs{status=Completed} = %v, want 0 (every state is exported, zeros included)", got)
+	}
+	if got := gauge(t, fams, "hangar_queue_length", nil); got != 1 {
+		t.Errorf("hangar_queue_length = %v, want 1", got)
 	}
 	if got := fams["hangar_log_lines_ingested_total"].GetMetric()[0].GetCounter().GetValue(); got != 7 {
 		t.Errorf("log lines ingested = %v, want 7", got)
