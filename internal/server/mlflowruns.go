@@ -117,7 +117,7 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		var u store.RunUpdate
+		var u tracking.Update
 		if in.Status != nil {
 			st, err := tracking.StateOf(*in.Status)
 			if err != nil {

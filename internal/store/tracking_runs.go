@@ -223,40 +223,17 @@ func eachRow(rows *sql.Rows, fn func() error) error {
 	return rows.Err()
 }
 
-// RunUpdate is what MLflow's runs/update may change (nil: unchanged).
-type RunUpdate struct {
-	Status  *job.State
-	EndTime *int64 // milliseconds
-	RunName *string
-}
-
-// UpdateTrackingRun applies runs/update. A job's state and end have one writer, the
-// controller: for a job only the name changes.
-func (s *Store) UpdateTrackingRun(ctx context.Context, id string, u RunUpdate) error {
-	var isJob bool
-	if err := s.db.QueryRowContext(ctx, `SELECT is_job FROM runs WHERE id = ?`, id).Scan(&isJob); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
-		}
+// UpdateTrackingRun applies runs/update (tracking.Update.Apply decides what changes).
+func (s *Store) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
+	isJob, err := s.RunIsJob(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
+	}
+	if err != nil {
 		return fmt.Errorf("update run %s: %w", id, err)
 	}
-	_, err := s.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
-		if u.RunName != nil {
-			r.DisplayName = *u.RunName
-		}
-		if isJob {
-			return nil, nil
-		}
-		var events []job.Event
-		if u.Status != nil && *u.Status != r.Status {
-			events = append(events, job.Event{Time: timeNow(), From: r.Status, To: *u.Status, Reason: "MLflow runs/update"})
-			r.Status = *u.Status
-		}
-		if u.EndTime != nil {
-			t := fromNanos(*u.EndTime * 1e6)
-			r.EndedAt = &t
-		}
-		return events, nil
+	_, err = s.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		return u.Apply(r, isJob, timeNow()), nil
 	})
 	return err
 }
