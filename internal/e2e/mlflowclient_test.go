@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tracking/trackingtest"
 )
 
 // mlflowClient is a job's script that logs with a real MLflow client nobody here wrote (npm
@@ -36,19 +35,7 @@ const c = new MLflow({ endpoint: env.MLFLOW_TRACKING_URI, headers: { Authorizati
 // A job's script logs through a real MLflow client, and the user sees it where they look:
 // job show (params, tags, metrics), job metrics (the history), the run's MLflow status.
 func TestMLflowClientInsideJob(t *testing.T) {
-	dir := os.Getenv("MLFLOW_JS_DIR")
-	if dir == "" {
-		if cache, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(cache, "hangar", "mlflow-js-2.0.7")
-		}
-	}
-	_, err := os.Stat(filepath.Join(dir, "node_modules", "mlflow", "package.json"))
-	if _, nerr := exec.LookPath("node"); err != nil || nerr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the MLflow Node client is not installed in %s (scripts/setup/mlflow-js.sh)", dir)
-		}
-		t.Skip("the MLflow Node client is not installed (bash scripts/setup/mlflow-js.sh)")
-	}
+	dir := trackingtest.NodeClientDir(t)
 	w := newWS(t)
 	src := t.TempDir()
 	writeFiles(t, src, map[string]string{

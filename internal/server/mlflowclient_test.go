@@ -11,36 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tracking/trackingtest"
 )
-
-// mlflowJSDir is where scripts/setup/mlflow-js.sh installed the npm package mlflow@2.0.7
-// ($MLFLOW_JS_DIR, else its default cache directory). Without it the test skips, except
-// under CI, where a missing client is a failure.
-func mlflowJSDir(t *testing.T) string {
-	dir := os.Getenv("MLFLOW_JS_DIR")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err == nil {
-			dir = filepath.Join(cache, "hangar", "mlflow-js-2.0.7")
-		}
-	}
-	_, err := os.Stat(filepath.Join(dir, "node_modules", "mlflow", "package.json"))
-	_, nodeErr := exec.LookPath("node")
-	if err != nil || nodeErr != nil {
-		msg := "the MLflow Node client is not installed (run bash scripts/setup/mlflow-js.sh): " + dir
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
 
 // A real MLflow client that nobody here wrote (npm mlflow@2.0.7) logs to Hangar: an experiment,
 // a run with metrics at steps, params, tags and a batch; it reads the history back and
 // searches. The answers it got, job show and the store agree.
 func TestMLflowNodeClient(t *testing.T) {
-	dir := mlflowJSDir(t)
+	dir := trackingtest.NodeClientDir(t)
 	ts := newTestServer(t)
 	jobID := ts.createJob(t, "scripted").ID
 	out := filepath.Join(t.TempDir(), "out.json")
