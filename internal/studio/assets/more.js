@@ -88,6 +88,8 @@
       if (gone.has(e.to)) live.delete(e.node); else live.add(e.node);
       pts.push([new Date(e.time).getTime() / 1000, live.size]);
     }
+    // The count holds until now: the chart runs to the present, not to the last change.
+    if (pts.length) pts.push([Date.now() / 1000, live.size]);
     return pts;
   }
 
