@@ -339,12 +339,20 @@ func TestMLflowRunTokenScope(t *testing.T) {
 		{post, "runs/delete", map[string]any{"run_id": other}},
 		{post, "runs/create", map[string]any{"experiment_id": "0"}},
 		{post, "runs/search", map[string]any{"experiment_ids": []string{"0"}}},
-		{post, "experiments/create", map[string]any{"name": "x"}},
 		{post, "experiments/search", nil},
+		{post, "experiments/update", map[string]any{"experiment_id": "0", "new_name": "renamed"}},
+		{post, "experiments/delete", map[string]any{"experiment_id": "0"}},
 	}
 	for _, f := range forbidden {
 		st, out := ts.mlflowCall(t, tok, f.method, f.path, f.in)
 		wantMLflowError(t, f.path, st, out, 403, mlflowPermissionDenied, "")
+	}
+	// mlflow.set_experiment("x") in a job's script: get-by-name, then create when it is not
+	// there. Scripts do this routinely; a run token may create an experiment (not change one).
+	st, out := ts.mlflowCall(t, tok, http.MethodGet, "experiments/get-by-name", q("experiment_name", "from-a-script"))
+	wantMLflowError(t, "get-by-name", st, out, 404, mlflowNotFound, "")
+	if st, out := ts.mlflowCall(t, tok, post, "experiments/create", map[string]any{"name": "from-a-script"}); st != 200 || at(out, "experiment_id") == nil {
+		t.Errorf("experiments/create with a run token = %d %v", st, out)
 	}
 	// MLflow's start_run with MLFLOW_RUN_ID set: runs/update RUNNING; end_run: FINISHED. The
 	// job stays in the controller's hands; the answer says its state.
