@@ -30,7 +30,7 @@ func occupancy(from compute.NodeState, runs []api.AgentRun, pendingAssign int, l
 	}
 	to, why := compute.NodeIdle, "no runs"
 	if alive+pendingAssign > 0 {
-		to, why = compute.NodeRunning, fmt.Sprintf("%d runs", alive+pendingAssign)
+		to, why = compute.NodeRunning, plural(alive+pendingAssign, "run")
 	}
 	switch from {
 	case compute.NodeProvisioning:
@@ -62,3 +62,11 @@ func transition(n *store.Node, to compute.NodeState, reason string, now time.Tim
 }
 
 func occupied(s compute.NodeState) bool { return s == compute.NodeIdle || s == compute.NodeRunning }
+
+// plural is "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -22,10 +22,10 @@ func TestOccupancy(t *testing.T) {
 		why     string
 	}{
 		{"joins idle", compute.NodeProvisioning, nil, 0, false, compute.NodeIdle, "the agent joined; no runs"},
-		{"joins busy", compute.NodeProvisioning, alive, 0, false, compute.NodeRunning, "the agent joined; 1 runs"},
+		{"joins busy", compute.NodeProvisioning, alive, 0, false, compute.NodeRunning, "the agent joined; 1 run"},
 		{"ended runs do not count", compute.NodeRunning, ended, 0, false, compute.NodeIdle, "no runs"},
 		{"waiting assignment counts", compute.NodeIdle, nil, 2, false, compute.NodeRunning, "2 runs"},
-		{"back from unusable", compute.NodeUnusable, alive, 0, false, compute.NodeRunning, "the agent is back; 1 runs"},
+		{"back from unusable", compute.NodeUnusable, alive, 0, false, compute.NodeRunning, "the agent is back; 1 run"},
 		{"leaving", compute.NodeRunning, alive, 0, true, compute.NodeUnusable, "the agent stopped"},
 		{"releasing stays", compute.NodeReleasing, alive, 0, true, compute.NodeReleasing, ""},
 		{"preempted stays", compute.NodePreempted, nil, 0, false, compute.NodePreempted, ""},
