@@ -89,8 +89,10 @@ func Alive(ctx context.Context, r Runner, p Proc) (bool, error) {
 		return false, fmt.Errorf("alive: invalid pid %d", p.PID)
 	}
 	pid := strconv.Itoa(p.PID)
-	out, err := Output(ctx, r, "if [ -r /proc/"+pid+"/stat ]; then cat /proc/"+pid+"/stat; "+
-		"elif kill -0 "+pid+" 2>/dev/null; then echo alive; else echo gone; fi")
+	// One read of /proc, not a test and then a read: a process that ends between the two made
+	// cat fail and the call an error instead of "gone" (seen in CI).
+	out, err := Output(ctx, r, "cat /proc/"+pid+"/stat 2>/dev/null || "+
+		"{ if kill -0 "+pid+" 2>/dev/null; then echo alive; else echo gone; fi; }")
 	if err != nil {
 		return false, fmt.Errorf("alive %d: %w", p.PID, err)
 	}

@@ -129,13 +129,24 @@ func (s *suite) checkDelivered(r run, lines ...string) {
 // cancels are idempotent while the run runs and nil after it ended Canceled; the canceled run
 // still delivers its outputs.
 func testIdempotentReattachCancel(s *suite) {
-	r := s.launch(`echo "started-{{nonce}}"; echo "partial-{{nonce}}" > outputs/partial.txt; exec -a {{marker}} sleep 300`)
+	r := s.launch(`echo "partial-{{nonce}}" > outputs/partial.txt; echo "started-{{nonce}}"; exec -a {{marker}} sleep 300`)
 	b := s.e.New()
 	h := s.submit(b, r.Launch)
 	if again := s.submit(b, r.Launch); !sameHandle(h, again) {
 		s.t.Fatalf("a second Submit returned %s, want the same handle %s", again, h)
 	}
 	s.waitDelivered(r.RunID, "the run to run", func(d Delivered) bool { return slices.Contains(d.States, job.Running) })
+	// Running is reported as the command starts: the cancel below must come after the command
+	// wrote its partial output, which every node's "started" line, printed after it, says.
+	s.waitDelivered(r.RunID, "every node's started line", func(d Delivered) bool {
+		n := 0
+		for _, l := range d.Logs {
+			if logHas(l, "started-"+r.nonce) {
+				n++
+			}
+		}
+		return n >= s.e.Nodes
+	})
 	fresh := s.e.New()
 	if again := s.submit(fresh, r.Launch); !sameHandle(h, again) {
 		s.t.Fatalf("Submit from a fresh instance returned %s, want the same handle %s", again, h)
