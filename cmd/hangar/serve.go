@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/autoscaler"
 	"github.com/hangar-ml/hangar/internal/backend"
 	clusterbackend "github.com/hangar-ml/hangar/internal/backend/cluster"
+	kubebackend "github.com/hangar-ml/hangar/internal/backend/kubernetes"
 	"github.com/hangar-ml/hangar/internal/backend/local"
 	slurmbackend "github.com/hangar-ml/hangar/internal/backend/slurm"
 	sshbackend "github.com/hangar-ml/hangar/internal/backend/ssh"
@@ -104,6 +105,9 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
 			BlobDir: h.Blobs(), Blobs: blobs, Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/slurm"),
 			Targets: targets.Resolve,
+		},
+		compute.TypeKubernetes: &kubebackend.Backend{
+			ServerURL: urlFn, Targets: targets.Resolve, Log: o.Log.With("component", "backend/kubernetes"),
 		},
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),

@@ -232,6 +232,17 @@ type SupervisorConfig struct {
 	// Hide are directories of the node the run's processes must not see (the workspace's home,
 	// the node's work directory): its secrets, tokens and other runs. See internal/runbox.
 	Hide []string `json:"hide,omitempty"`
+	// Nodes, when set, are the run's node addresses in rank order as the engine that started the
+	// supervisors names them (Kubernetes: the DNS names of an Indexed Job's pods); they replace
+	// the server's, and NodeRank is this supervisor's node among them.
+	Nodes    []string `json:"nodes,omitempty"`
+	NodeRank int      `json:"node_rank,omitempty"`
+	// InImage is the image the supervisor already runs in (a Kubernetes pod): a job whose
+	// environment names it runs here, without a container runtime.
+	InImage string `json:"in_image,omitempty"`
+	// Pod is set when the supervisor runs in a Kubernetes pod: the pod is the run's sandbox and
+	// cgroup, so the supervisor makes neither.
+	Pod bool `json:"pod,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

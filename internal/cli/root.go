@@ -114,7 +114,7 @@ func newRoot(env *Env) *cobra.Command {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.AddCommand(newMPIRshCmd(env), newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newSuperviseCmd(env), newVersionCmd(env))
-	root.AddCommand(newAgentCmd(env), newReapCmd(env))
+	root.AddCommand(newAgentCmd(env), newReapCmd(env), newPodEntryCmd(env))
 	root.AddCommand(newWorkspaceCmd(env))
 	root.AddCommand(newStudioCmd(env))
 	return root

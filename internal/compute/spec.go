@@ -205,15 +205,38 @@ type SlurmPriority struct {
 	QOS  string `json:"qos,omitempty"`
 }
 
-// KubernetesSpec is an attached Kubernetes cluster (SPEC.md §1.3).
+// KubernetesSpec is an attached Kubernetes cluster (SPEC.md §1.3) and Hangar's settings for
+// the Jobs it creates there.
 type KubernetesSpec struct {
 	Namespace string `json:"namespace"`
 	// Kubeconfig is an absolute path; "" uses the in-cluster or default configuration.
 	Kubeconfig    string                  `json:"kubeconfig,omitempty"`
 	Context       string                  `json:"context,omitempty"`
 	InstanceTypes map[string]InstanceType `json:"instance_types,omitempty"`
+	// DefaultInstanceType is the instance type of jobs that name none ("" = no requests).
+	DefaultInstanceType string `json:"default_instance_type,omitempty"`
+	// DefaultImage is the pod image of jobs whose environment names no image.
+	DefaultImage string `json:"default_image,omitempty"`
+	// Supervisor says how the hangar binary reaches the pods: copied by an init container
+	// from an image, or mounted from a directory of every node.
+	Supervisor KubeSupervisor `json:"supervisor"`
+	// ServerURL is the workspace server's address as the pods reach it ("" = the server's own).
+	ServerURL string `json:"server_url,omitempty"`
+	// HostNetwork runs pods in their node's network namespace (single-node clusters, servers
+	// on the node's loopback).
+	HostNetwork bool `json:"host_network,omitempty"`
+	// QueueName is the Kueue LocalQueue jobs are submitted to ("" = no Kueue label).
+	QueueName string `json:"queue_name,omitempty"`
 	// Properties is Azure's pass-through map, kept verbatim.
 	Properties map[string]any `json:"properties,omitempty"`
+}
+
+// KubeSupervisor is where the supervisor binary comes from: exactly one of Image (an image
+// holding a static hangar binary at /usr/local/bin/hangar) and HostPath (a node directory
+// holding a hangar binary).
+type KubeSupervisor struct {
+	Image    string `json:"image,omitempty"`
+	HostPath string `json:"host_path,omitempty"`
 }
 
 // InstanceType is a named pod shape (Azure's InstanceType CRD spec).
@@ -221,6 +244,15 @@ type InstanceType struct {
 	NodeSelector map[string]string `json:"node_selector,omitempty"`
 	Requests     ResourceList      `json:"requests,omitzero"`
 	Limits       ResourceList      `json:"limits,omitzero"`
+	Tolerations  []Toleration      `json:"tolerations,omitempty"`
+}
+
+// Toleration is a Kubernetes pod toleration.
+type Toleration struct {
+	Key      string `json:"key,omitempty"`
+	Operator string `json:"operator,omitempty"` // Equal | Exists
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect,omitempty"` // NoSchedule | PreferNoSchedule | NoExecute | ""
 }
 
 // ResourceList holds Kubernetes quantities as written ("500m", "2Gi").

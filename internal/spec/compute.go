@@ -53,7 +53,8 @@ var computeKeys = append(append([]string{
 	"size_map.*.cpus_per_task", "size_map.*.mem", "size_map.*.gres",
 	"priority_map.*.nice", "priority_map.*.qos",
 	// kubernetes
-	"namespace", "kubeconfig", "context",
+	"namespace", "kubeconfig", "context", "default_instance_type", "default_image", "server_url",
+	"host_network", "queue_name", "supervisor.image", "supervisor.host_path",
 	"instance_types.*.node_selector.*", "instance_types.*.requests.cpu", "instance_types.*.requests.memory",
 	"instance_types.*.limits.cpu", "instance_types.*.limits.memory",
 }, sshHostKeys...), prefixed("login.", append([]string{"resource_id"}, sshHostKeys...))...)
@@ -122,6 +123,7 @@ func (d *decoder) computeSpec(root *yaml.Node) *compute.Spec {
 		s.Slurm, check = d.slurmFields(fs)
 	case compute.TypeKubernetes:
 		s.Kubernetes = d.kubernetesFields(fs, s)
+		check = d.checkKubernetes(s.Kubernetes)
 	}
 	got := d.mapping(root, "", fs)
 	d.checkTargetName(got["name"], s)

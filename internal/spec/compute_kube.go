@@ -1,12 +1,15 @@
 package spec
 
 import (
-	"github.com/hangar-ml/hangar/internal/pattern"
+	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
@@ -29,7 +32,54 @@ func (d *decoder) kubernetesFields(fs fields, s *compute.Spec) *compute.Kubernet
 	fs["instance_types"] = func(n *yaml.Node, p string) { k.InstanceTypes = d.instanceTypes(n, p) }
 	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
 	fs["properties"] = func(n *yaml.Node, p string) { k.Properties = d.anyMap(n, p) }
+	fs["default_instance_type"] = func(n *yaml.Node, p string) { k.DefaultInstanceType = strings.TrimSpace(d.str(n, p)) }
+	fs["default_image"] = func(n *yaml.Node, p string) { k.DefaultImage = strings.TrimSpace(d.str(n, p)) }
+	fs["supervisor"] = func(n *yaml.Node, p string) { k.Supervisor = d.kubeSupervisor(n, p) }
+	fs["server_url"] = func(n *yaml.Node, p string) {
+		k.ServerURL = strings.TrimSpace(d.str(n, p))
+		if u, err := url.Parse(k.ServerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			d.expected(n, p, "an http:// or https:// URL the pods reach the server at")
+		}
+	}
+	fs["host_network"] = func(n *yaml.Node, p string) { k.HostNetwork, _ = d.boolean(n, p) }
+	fs["queue_name"] = func(n *yaml.Node, p string) {
+		if k.QueueName = strings.TrimSpace(d.str(n, p)); !labelValue.MatchString(k.QueueName) {
+			d.expected(n, p, "a Kueue LocalQueue name (letters, digits, -, _ and ., at most 63)")
+		}
+	}
 	return k
+}
+
+var labelValue = pattern.New(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+
+// checkKubernetes applies the rules across a kubernetes file's fields: the default instance
+// type is one of instance_types. (A file without supervisor: parses, as Azure's attach files
+// do; attaching it says what to add.)
+func (d *decoder) checkKubernetes(k *compute.KubernetesSpec) func(got map[string]*yaml.Node) {
+	return func(got map[string]*yaml.Node) {
+		if n := got["default_instance_type"]; n != nil && k.DefaultInstanceType != "" {
+			if _, ok := k.InstanceTypes[k.DefaultInstanceType]; !ok {
+				d.errorf(n, "default_instance_type", "%q is not one of instance_types", k.DefaultInstanceType)
+			}
+		}
+	}
+}
+
+// kubeSupervisor decodes supervisor: {image | host_path}.
+func (d *decoder) kubeSupervisor(n *yaml.Node, path string) compute.KubeSupervisor {
+	var sup compute.KubeSupervisor
+	got := d.mapping(n, path, fields{
+		"image": func(v *yaml.Node, p string) { sup.Image = strings.TrimSpace(d.str(v, p)) },
+		"host_path": func(v *yaml.Node, p string) {
+			if sup.HostPath = strings.TrimSpace(d.str(v, p)); !filepath.IsAbs(sup.HostPath) {
+				d.expected(v, p, "an absolute directory path on the nodes")
+			}
+		},
+	})
+	if got["image"] != nil && got["host_path"] != nil {
+		d.errorf(got["host_path"], join(path, "host_path"), "give image or host_path, not both")
+	}
+	return sup
 }
 
 // instanceTypes decodes instance_types: name → {node_selector, requests, limits}, as in
@@ -52,6 +102,7 @@ func (d *decoder) instanceTypes(n *yaml.Node, path string) map[string]compute.In
 			"node_selector": func(v *yaml.Node, p string) { it.NodeSelector = d.stringMap(v, p) },
 			"requests":      func(v *yaml.Node, p string) { it.Requests = d.resourceList(v, p) },
 			"limits":        func(v *yaml.Node, p string) { it.Limits = d.resourceList(v, p) },
+			"tolerations":   func(v *yaml.Node, p string) { it.Tolerations = d.tolerations(v, p) },
 		})
 		d.checkRequestsLimits(got, ip, it)
 		out[name] = it
@@ -107,4 +158,29 @@ func (d *decoder) checkRequestsLimits(got map[string]*yaml.Node, path string, it
 	if rq.GPU != 0 && lm.GPU != 0 && rq.GPU != lm.GPU {
 		d.errorf(lookup(req, "nvidia.com/gpu"), join(path, "requests.nvidia.com/gpu"), "%d differs from limits.nvidia.com/gpu (%d); GPU requests must equal limits", rq.GPU, lm.GPU)
 	}
+}
+
+// tolerations decodes a list of Kubernetes tolerations.
+func (d *decoder) tolerations(n *yaml.Node, path string) []compute.Toleration {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		d.expected(n, path, "a list of tolerations ({key, operator, value, effect})")
+		return nil
+	}
+	var out []compute.Toleration
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		var t compute.Toleration
+		got := d.mapping(item, ip, fields{
+			"key":      func(v *yaml.Node, p string) { t.Key = strings.TrimSpace(d.str(v, p)) },
+			"operator": func(v *yaml.Node, p string) { t.Operator = d.enum(v, p, "Equal", "Exists") },
+			"value":    func(v *yaml.Node, p string) { t.Value = d.str(v, p) },
+			"effect":   func(v *yaml.Node, p string) { t.Effect = d.enum(v, p, "NoSchedule", "PreferNoSchedule", "NoExecute") },
+		})
+		if t.Operator == "Exists" && got["value"] != nil && t.Value != "" {
+			d.errorf(got["value"], join(ip, "value"), "must be empty when operator is Exists")
+		}
+		out = append(out, t)
+	}
+	return out
 }

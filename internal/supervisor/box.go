@@ -25,8 +25,12 @@ func (s *Supervisor) openBox(ctx context.Context, w *workspace) error {
 	o := runbox.Options{
 		RunID: s.cfg.RunID, Dir: s.cfg.Dir, Hide: s.cfg.Hide, Sandbox: mode,
 		Share: []string{s.cfg.Dir, s.envDir()},
-		// Under Slurm the job's processes stay where Slurm tracks them (it ends them with the job).
-		NoCgroup: os.Getenv("SLURM_JOB_ID") != "",
+		// Under Slurm the job's processes stay where Slurm tracks them (it ends them with the job);
+		// in a Kubernetes pod, the pod's cgroup holds them and the pod is their sandbox.
+		NoCgroup: os.Getenv("SLURM_JOB_ID") != "" || s.cfg.Pod,
+	}
+	if s.cfg.Pod {
+		o.Sandbox = runbox.SandboxOff
 	}
 	if exe, err := os.Executable(); err == nil {
 		o.ReadOnly = []string{exe} // `hangar mpi-rsh` and the CLI inside runs

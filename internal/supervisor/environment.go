@@ -21,6 +21,9 @@ func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra m
 	if err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
+	if spec.Image != "" && spec.Image == s.cfg.InImage {
+		spec.Image = "" // this supervisor already runs in it (a Kubernetes pod)
+	}
 	if spec.Image != "" {
 		rt := node.ContainerRuntime()
 		if rt == "" {

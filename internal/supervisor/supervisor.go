@@ -156,6 +156,9 @@ func (s *Supervisor) fetchSpec(ctx context.Context) error {
 	return s.conn.retry(ctx, "fetch spec", func(ctx context.Context) error {
 		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID, s.cfg.NodeID)
 		if err == nil {
+			if len(s.cfg.Nodes) > 0 { // the engine placed the nodes and named them
+				spec.Nodes, spec.NodeRank = s.cfg.Nodes, s.cfg.NodeRank
+			}
 			s.spec = spec
 			s.conn.c.SetAttempt(spec.Attempt)
 			s.renew(spec.Token)

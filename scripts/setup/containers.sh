@@ -39,8 +39,13 @@ if ! podman image exists localhost/hangar-busybox:latest; then
   rm -rf "$root" "$root.tar"
 fi
 # A Python image made of Debian's own python3 files (interpreter, standard library, the wheels
-# venv needs, the shared libraries they link) on top of busybox: enough to build and run a
-# managed environment inside an image.
+# venv needs, the shared libraries they link) and bash (job commands run in bash, as in Azure's
+# images) on top of busybox: enough to build and run a managed environment inside an image. An
+# image from before bash was added is rebuilt.
+if podman image exists localhost/hangar-python:latest &&
+  ! podman run --rm localhost/hangar-python:latest /bin/bash -c 'exec -a x sleep 0' >/dev/null 2>&1; then
+  podman rmi -f localhost/hangar-python:latest >/dev/null
+fi
 if ! podman image exists localhost/hangar-python:latest; then
   py=$(readlink -f /usr/bin/python3); ver=$(basename "$py")        # python3.11
   root=$(mktemp -d)
@@ -50,7 +55,10 @@ if ! podman image exists localhost/hangar-python:latest; then
   cp "$py" "$root/usr/bin/$ver"; ln -s "$ver" "$root/usr/bin/python3"
   cp -a "/usr/lib/$ver" "$root/usr/lib/"; rm -rf "$root/usr/lib/$ver/test"
   [[ -d /usr/share/python-wheels ]] && cp -a /usr/share/python-wheels "$root/usr/share/"
-  for f in $(ldd "$py" /usr/lib/"$ver"/lib-dynload/*.so 2>/dev/null | awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u); do
+  # Debian's own sleep too: busybox picks its applet by argv[0], which `exec -a NAME sleep`
+  # (how tests mark a run's processes) changes.
+  rm -f "$root/bin/bash" "$root/bin/sleep"; cp /bin/bash /bin/sleep "$root/bin/"
+  for f in $(ldd "$py" /bin/bash /usr/lib/"$ver"/lib-dynload/*.so 2>/dev/null | awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u); do
     mkdir -p "$root$(dirname "$f")"; cp -L "$f" "$root$f"
   done
   echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
@@ -59,4 +67,5 @@ if ! podman image exists localhost/hangar-python:latest; then
 fi
 podman run --rm localhost/hangar-busybox:latest true
 podman run --rm localhost/hangar-python:latest python3 -c 'import venv'
+podman run --rm localhost/hangar-python:latest bash -c 'exec -a x sleep 0'
 echo "$conf"

@@ -30,6 +30,7 @@ var foreignHandles = []struct {
 	{"local's, outside the backend", backend.Handle(`{"pid":1,"start_time":1,"dir":"/"}`), false},
 	{"ssh's, unknown target", backend.Handle(`{"target":"no-such-target","proc":{"pid":1},"dir":"/tmp/runs/x","tunnel_port":"1"}`), false},
 	{"slurm's, unknown target", backend.Handle(`{"target":"no-such-target","job_id":"1","dir":"/tmp/runs/x"}`), false},
+	{"kubernetes's, unknown target", backend.Handle(`{"target":"no-such-target","namespace":"x","job":"hangar-x","uid":"x"}`), false},
 	{"a cluster's, unknown nodes", backend.Handle(`{"run":"x","pool":"no-such-pool","nodes":["no-such-node"]}`), false},
 }
 

@@ -101,8 +101,10 @@ var binary struct {
 // Main runs a harness package's tests (call it from TestMain) and removes the binary Binary built.
 func Main(m *testing.M) int {
 	code := m.Run()
-	if binary.dir != "" {
-		os.RemoveAll(binary.dir)
+	for _, dir := range []string{binary.dir, static.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	return code
 }

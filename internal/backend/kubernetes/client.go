@@ -1,0 +1,111 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+)
+
+// specTTL is how long a target's client is used before its stored spec is read again (so that
+// `compute update` takes effect without a restart).
+const specTTL = 30 * time.Second
+
+// client is one target's API client.
+type client struct {
+	cs     k8s.Interface
+	host   string // the API server, for messages
+	key    string // the spec's connection fields, to notice an update
+	loaded time.Time
+}
+
+type clients struct {
+	mu sync.Mutex
+	m  map[string]*client
+}
+
+// target returns the named target's spec and client, connecting the first time.
+func (b *Backend) target(ctx context.Context, name string) (*client, *compute.Stored, error) {
+	st, err := b.Targets(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Spec.Kubernetes == nil {
+		return nil, nil, fmt.Errorf("compute %s is not a kubernetes target", name)
+	}
+	k := st.Spec.Kubernetes
+	key := k.Kubeconfig + "\x00" + k.Context
+	b.clients.mu.Lock()
+	defer b.clients.mu.Unlock()
+	if c := b.clients.m[name]; c != nil && c.key == key && time.Since(c.loaded) < specTTL {
+		return c, st, nil
+	}
+	c, err := connect(*k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compute %s: %w", name, err)
+	}
+	c.key, c.loaded = key, time.Now()
+	if b.clients.m == nil {
+		b.clients.m = map[string]*client{}
+	}
+	b.clients.m[name] = c
+	return c, st, nil
+}
+
+// connect builds a client from the target's kubeconfig and context (the default loading rules
+// when it names no file: $KUBECONFIG, ~/.kube/config, or in-cluster).
+func connect(k compute.KubernetesSpec) (*client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.Kubeconfig != "" {
+		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: k.Kubeconfig}
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: k.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.Timeout = 30 * time.Second
+	cfg.UserAgent = "hangar"
+	cs, err := k8s.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &client{cs: cs, host: cfg.Host}, nil
+}
+
+// job reads the handle's Job; nil when it is gone or is another Job of the same name.
+func (c *client) job(ctx context.Context, hd handle) (*batchv1.Job, error) {
+	j, err := c.cs.BatchV1().Jobs(hd.Namespace).Get(ctx, hd.Job, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the Job %s/%s from %s: %w", hd.Namespace, hd.Job, c.host, err)
+	case string(j.UID) != hd.UID:
+		return nil, nil
+	}
+	return j, nil
+}
+
+// release removes Hangar's finalizer from a canceled run's Job, so Kubernetes finishes deleting it.
+func (c *client) release(ctx context.Context, j *batchv1.Job) error {
+	rest := slices.DeleteFunc(slices.Clone(j.Finalizers), func(f string) bool { return f == FinalizerResult })
+	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": j.ResourceVersion, "finalizers": rest}})
+	_, err := c.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, data, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,60 @@
+// Package kubetest reaches the project's Kubernetes test cluster (scripts/setup/kubernetes.sh)
+// for the Kubernetes backend's integration tests.
+package kubetest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Namespace is the namespace of the project's test cluster that tests use.
+const Namespace = "hangar-test"
+
+// Config returns the admin kubeconfig of the project's test cluster
+// (scripts/setup/kubernetes.sh: an API server, controller manager and scheduler built from
+// Kubernetes' modules, kwok nodes kwok-node-1 and kwok-node-2, and a real kubelet node
+// hangar-kubelet): $HANGAR_KUBECONFIG, else the setup script's default. It skips the test when
+// no such cluster answers; with CI set it fails instead.
+func Config(t testing.TB) string {
+	t.Helper()
+	path := os.Getenv("HANGAR_KUBECONFIG")
+	if path == "" {
+		state := os.Getenv("HANGAR_TEST_STATE")
+		if state == "" {
+			state = "/var/tmp/hangar-test"
+		}
+		path = filepath.Join(state, "k8s", "admin.kubeconfig")
+	}
+	cs, err := Client(path)
+	if err == nil {
+		_, err = cs.Discovery().ServerVersion()
+	}
+	if err == nil {
+		return path
+	}
+	msg := fmt.Sprintf("this test needs the Kubernetes test cluster (bash scripts/setup/kubernetes.sh; HANGAR_KUBECONFIG=%s): %v", path, err)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + " (CI is set: integration tests must not skip)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Interface is the API client tests use.
+type Interface = k8s.Interface
+
+// Client is an API client from a kubeconfig file.
+func Client(path string) (*k8s.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 20 * time.Second
+	return k8s.NewForConfig(cfg)
+}
