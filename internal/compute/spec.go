@@ -227,6 +227,9 @@ type KubernetesSpec struct {
 	HostNetwork bool `json:"host_network,omitempty"`
 	// QueueName is the Kueue LocalQueue jobs are submitted to ("" = no Kueue label).
 	QueueName string `json:"queue_name,omitempty"`
+	// PodLabels and PodAnnotations are added to every pod (Hangar's own labels win).
+	PodLabels      map[string]string `json:"pod_labels,omitempty"`
+	PodAnnotations map[string]string `json:"pod_annotations,omitempty"`
 	// Properties is Azure's pass-through map, kept verbatim.
 	Properties map[string]any `json:"properties,omitempty"`
 }

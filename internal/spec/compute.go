@@ -54,7 +54,7 @@ var computeKeys = append(append([]string{
 	"priority_map.*.nice", "priority_map.*.qos",
 	// kubernetes
 	"namespace", "kubeconfig", "context", "default_instance_type", "default_image", "server_url",
-	"host_network", "queue_name", "supervisor.image", "supervisor.host_path",
+	"host_network", "queue_name", "supervisor.image", "supervisor.host_path", "pod_labels.*", "pod_annotations.*",
 	"instance_types.*.node_selector.*", "instance_types.*.requests.cpu", "instance_types.*.requests.memory",
 	"instance_types.*.limits.cpu", "instance_types.*.limits.memory",
 }, sshHostKeys...), prefixed("login.", append([]string{"resource_id"}, sshHostKeys...))...)

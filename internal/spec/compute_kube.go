@@ -41,6 +41,15 @@ func (d *decoder) kubernetesFields(fs fields, s *compute.Spec) *compute.Kubernet
 			d.expected(n, p, "an http:// or https:// URL the pods reach the server at")
 		}
 	}
+	fs["pod_labels"] = func(n *yaml.Node, p string) {
+		k.PodLabels = d.stringMap(n, p)
+		for key, v := range k.PodLabels {
+			if !labelKey.MatchString(key) || (v != "" && !labelValue.MatchString(v)) {
+				d.errorf(lookup(n, key), join(p, key), "expected a Kubernetes label (a key like example.com/name, a value of letters, digits, -, _ and ., at most 63)")
+			}
+		}
+	}
+	fs["pod_annotations"] = func(n *yaml.Node, p string) { k.PodAnnotations = d.stringMap(n, p) }
 	fs["host_network"] = func(n *yaml.Node, p string) { k.HostNetwork, _ = d.boolean(n, p) }
 	fs["queue_name"] = func(n *yaml.Node, p string) {
 		if k.QueueName = strings.TrimSpace(d.str(n, p)); !labelValue.MatchString(k.QueueName) {
@@ -49,6 +58,8 @@ func (d *decoder) kubernetesFields(fs fields, s *compute.Spec) *compute.Kubernet
 	}
 	return k
 }
+
+var labelKey = pattern.New(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 
 var labelValue = pattern.New(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 

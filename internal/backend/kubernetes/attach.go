@@ -18,8 +18,9 @@ const attachTimeout = 15 * time.Second
 
 // access is what Hangar does in a target's namespace: the verbs it must be allowed.
 var access = []struct{ group, resource, verb string }{
-	{"batch", "jobs", "create"}, {"batch", "jobs", "get"}, {"batch", "jobs", "patch"}, {"batch", "jobs", "delete"},
-	{"", "pods", "list"}, {"", "secrets", "create"}, {"", "services", "create"},
+	{"batch", "jobs", "create"}, {"batch", "jobs", "get"}, {"batch", "jobs", "list"}, {"batch", "jobs", "watch"},
+	{"batch", "jobs", "patch"}, {"batch", "jobs", "delete"}, {"", "pods", "list"}, {"", "pods", "watch"},
+	{"", "secrets", "create"}, {"", "services", "create"},
 }
 
 // Attach checks a kubernetes target before it is stored: where the supervisor comes from, that

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,18 +113,9 @@ func (b *Backend) judge(ctx context.Context, hb backend.Handle) (Verdict, error)
 	if err != nil {
 		return Verdict{}, err
 	}
-	j, err := c.job(ctx, hd)
+	j, pods, err := c.observe(ctx, hd)
 	if err != nil {
 		return Verdict{}, err
-	}
-	var pods []corev1.Pod
-	if j != nil {
-		list, err := c.cs.CoreV1().Pods(hd.Namespace).List(ctx, metav1.ListOptions{
-			LabelSelector: "batch.kubernetes.io/controller-uid=" + hd.UID})
-		if err != nil {
-			return Verdict{}, fmt.Errorf("list the pods of Job %s: %w", hd.Job, err)
-		}
-		pods = list.Items
 	}
 	v := Judge(j, pods, b.now())
 	if v.Release {

@@ -18,16 +18,13 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 )
 
-// specTTL is how long a target's client is used before its stored spec is read again (so that
-// `compute update` takes effect without a restart).
-const specTTL = 30 * time.Second
-
 // client is one target's API client.
 type client struct {
-	cs     k8s.Interface
-	host   string // the API server, for messages
-	key    string // the spec's connection fields, to notice an update
-	loaded time.Time
+	cs      k8s.Interface
+	host    string // the API server, for messages
+	key     string // the spec's connection fields, to notice an update
+	loaded  time.Time
+	watches watches
 }
 
 type clients struct {
@@ -48,8 +45,12 @@ func (b *Backend) target(ctx context.Context, name string) (*client, *compute.St
 	key := k.Kubeconfig + "\x00" + k.Context
 	b.clients.mu.Lock()
 	defer b.clients.mu.Unlock()
-	if c := b.clients.m[name]; c != nil && c.key == key && time.Since(c.loaded) < specTTL {
-		return c, st, nil
+	old := b.clients.m[name]
+	if old != nil && old.key == key {
+		return old, st, nil
+	}
+	if old != nil {
+		old.stopAll()
 	}
 	c, err := connect(*k)
 	if err != nil {

@@ -76,7 +76,7 @@ func Build(r Run) (Objects, error) {
 	if err != nil {
 		return Objects{}, err
 	}
-	meta := metav1.ObjectMeta{Name: name, Namespace: r.Target.Namespace, Labels: labels(r),
+	meta := metav1.ObjectMeta{Name: name, Namespace: r.Target.Namespace, Labels: runLabels(r),
 		Annotations: map[string]string{AnnotationRunID: r.RunID, AnnotationAttempt: strconv.Itoa(max(r.Attempt, 1))}}
 	o := Objects{
 		Job: &batchv1.Job{ObjectMeta: meta, Spec: jobSpec(r, name, nodes, image, it)},
@@ -105,7 +105,21 @@ func (o Objects) SetOwner(j *batchv1.Job) {
 	}
 }
 
-func labels(r Run) map[string]string {
+// podMeta is the pods' labels and annotations: the target's, then Hangar's (which win).
+func podMeta(r Run) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Labels: maps.Clone(r.Target.PodLabels), Annotations: maps.Clone(r.Target.PodAnnotations)}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	maps.Copy(m.Labels, runLabels(r))
+	m.Annotations[AnnotationRunID] = r.RunID
+	return m
+}
+
+func runLabels(r Run) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelRun: RunLabel(r.RunID)}
 }
 
@@ -127,8 +141,7 @@ func jobSpec(r Run, name string, nodes int, image string, it compute.InstanceTyp
 			{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 				ContainerName: new(containerName), Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}}},
 		}},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels(r),
-			Annotations: map[string]string{AnnotationRunID: r.RunID}}, Spec: pod},
+		Template: corev1.PodTemplateSpec{ObjectMeta: podMeta(r), Spec: pod},
 	}
 }
 

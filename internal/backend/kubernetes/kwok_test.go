@@ -1,0 +1,244 @@
+package kubernetes_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend"
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
+	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// These tests place runs on the test cluster's kwok nodes: Kubernetes' own API server,
+// controllers and scheduler decide, kwok plays the kubelets (it never executes a command, so
+// these tests read what Kubernetes did with the run's objects; TestConformance runs commands
+// on the real kubelet).
+
+// kwokCluster is a kubernetes target on the kwok nodes and a backend for it.
+type kwokCluster struct {
+	t  *testing.T
+	cs kubetest.Interface
+	b  *kube.Backend
+}
+
+// newKwok makes a target whose pods kwok "runs" for podTime (then completes them), with the
+// extra pod labels given.
+func newKwok(t *testing.T, podTime string, podLabels map[string]string) *kwokCluster {
+	t.Parallel() // a cancel waits for kwok to delete the pods, which takes up to their grace period
+	kc := kubetest.Config(t)
+	cs, err := kubetest.Client(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kwok := map[string]string{"hangar.test/kind": "kwok"}
+	target := backendtest.Target(t, compute.Spec{Name: "kwok", Type: compute.TypeKubernetes, Kubernetes: &compute.KubernetesSpec{
+		Namespace: kubetest.Namespace, Kubeconfig: kc, DefaultImage: "localhost/hangar-busybox:latest",
+		Supervisor:          compute.KubeSupervisor{Image: "localhost/hangar-supervisor:never-pulled"},
+		DefaultInstanceType: "cpu",
+		InstanceTypes: map[string]compute.InstanceType{
+			"cpu": {NodeSelector: kwok, Requests: compute.ResourceList{CPU: "1", Memory: "1Gi"}},
+			"gpu": {NodeSelector: kwok, Requests: compute.ResourceList{GPU: 1}, Limits: compute.ResourceList{GPU: 1}},
+		},
+		PodAnnotations: map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": podTime},
+		PodLabels:      podLabels,
+	}})
+	b := &kube.Backend{ServerURL: func() string { return "http://127.0.0.1:1" }, Targets: backendtest.Resolver(target),
+		Log: slog.New(slog.DiscardHandler)}
+	return &kwokCluster{t: t, cs: cs, b: b}
+}
+
+func (k *kwokCluster) submit(spec job.Spec) (backend.Launch, backend.Handle) {
+	k.t.Helper()
+	id := "kwok-" + strings.ToLower(k.t.Name()[len("TestKwok"):min(len(k.t.Name()), 30)]) + "-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	spec.Compute = "kwok"
+	l := backend.Launch{RunID: id, Token: id + ".secret", Attempt: 1, Spec: spec,
+		Target: compute.Target{Name: "kwok", Type: compute.TypeKubernetes}}
+	h, err := k.b.Submit(k.t.Context(), l)
+	if err != nil {
+		k.t.Fatalf("Submit: %v", err)
+	}
+	k.t.Cleanup(func() { k.deleteRun(id) })
+	return l, h
+}
+
+func (k *kwokCluster) deleteRun(runID string) {
+	bg := metav1.DeletePropagationBackground
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = k.cs.BatchV1().Jobs(kubetest.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
+		metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(runID)})
+}
+
+// until polls Status (and Pending) until cond holds.
+func (k *kwokCluster) until(h backend.Handle, what string, cond func(st backend.Status, reason string, pending bool) bool) backend.Status {
+	k.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var st backend.Status
+	var reason string
+	var pending bool
+	for {
+		var err error
+		if st, err = k.b.Status(k.t.Context(), h); err != nil {
+			k.t.Fatalf("Status: %v", err)
+		}
+		if reason, pending, err = k.b.Pending(k.t.Context(), h); err != nil {
+			k.t.Fatalf("Pending: %v", err)
+		}
+		if cond(st, reason, pending) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("timed out waiting for %s; last status %+v (final %+v), pending %v %q", what, st, st.Final, pending, reason)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (k *kwokCluster) objects(runID string) (jobs []batchv1.Job, pods []corev1.Pod, secrets []corev1.Secret, svcs []corev1.Service) {
+	k.t.Helper()
+	ctx := k.t.Context()
+	o := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(runID)}
+	ns := kubetest.Namespace
+	jl, err1 := k.cs.BatchV1().Jobs(ns).List(ctx, o)
+	pl, err2 := k.cs.CoreV1().Pods(ns).List(ctx, o)
+	sl, err3 := k.cs.CoreV1().Secrets(ns).List(ctx, o)
+	vl, err4 := k.cs.CoreV1().Services(ns).List(ctx, o)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			k.t.Fatal(err)
+		}
+	}
+	return jl.Items, pl.Items, sl.Items, vl.Items
+}
+
+// A submitted run becomes one Job whose pod Kubernetes schedules and runs; its Secret is owned by
+// the Job; the run is alive while the pod runs. A pod that ends without the supervisor's result
+// (kwok never ran it) ends the run Failed, saying so.
+func TestKwokSubmitRunsAndEnds(t *testing.T) {
+	k := newKwok(t, "4s", nil)
+	l, h := k.submit(job.Spec{Command: "python train.py"})
+	st := k.until(h, "the pod to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
+	if !strings.Contains(st.Reason, "running on Kubernetes node(s) kwok-node-") {
+		t.Errorf("running reason %q", st.Reason)
+	}
+	jobs, pods, secrets, _ := k.objects(l.RunID)
+	if len(jobs) != 1 || len(pods) != 1 || len(secrets) != 1 {
+		t.Fatalf("%d jobs, %d pods, %d secrets; want one of each", len(jobs), len(pods), len(secrets))
+	}
+	j, p, s := jobs[0], pods[0], secrets[0]
+	if j.Labels[kube.LabelManagedBy] != "hangar" || j.Annotations[kube.AnnotationRunID] != l.RunID {
+		t.Errorf("job labels %v annotations %v", j.Labels, j.Annotations)
+	}
+	if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != j.UID {
+		t.Errorf("secret owners %+v, want the Job %s", s.OwnerReferences, j.UID)
+	}
+	var cfg api.SupervisorConfig
+	if err := json.Unmarshal(s.Data["supervisor.json"], &cfg); err != nil || cfg.RunID != l.RunID || cfg.Token != l.Token {
+		t.Errorf("supervisor config %+v: %v", cfg, err)
+	}
+	if c := p.Spec.Containers[0]; c.Image != "localhost/hangar-busybox:latest" || c.Resources.Requests.Cpu().String() != "1" ||
+		*p.Spec.AutomountServiceAccountToken || !strings.HasPrefix(p.Spec.NodeName, "kwok-node-") {
+		t.Errorf("pod: image %s requests %v token %v node %s", c.Image, c.Resources.Requests, *p.Spec.AutomountServiceAccountToken, p.Spec.NodeName)
+	}
+	if again, err := k.b.Submit(t.Context(), l); err != nil || string(again) != string(h) {
+		t.Errorf("Submit again: %s, %v; want the same handle %s", again, err, h)
+	}
+	st = k.until(h, "the end", func(st backend.Status, _ string, _ bool) bool { return st.Final != nil })
+	if st.Alive || st.Final.State != job.Failed || !strings.Contains(st.Final.Reason, "the supervisor ended without a result") {
+		t.Errorf("final %+v", st.Final)
+	}
+}
+
+// Two instances: an Indexed Job of two pods (indexes 0 and 1) running at once, each the host
+// <job>-<index> under a headless Service of the Job's name, so that node 0's name, which the
+// supervisors get as MASTER_ADDR, resolves in the cluster.
+func TestKwokTwoInstancesIndexedJob(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	l, h := k.submit(job.Spec{Command: "torchrun train.py", Resources: job.Resources{InstanceCount: 2},
+		Distribution: &job.Distribution{Type: "pytorch", ProcessCountPerInstance: 1}})
+	k.until(h, "both pods to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
+	jobs, pods, secrets, svcs := k.objects(l.RunID)
+	name := kube.JobName(l.RunID, 1)
+	if len(jobs) != 1 || *jobs[0].Spec.CompletionMode != batchv1.IndexedCompletion || *jobs[0].Spec.Completions != 2 {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	var idx []string
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning && p.Spec.Subdomain == name && p.Spec.Hostname == name+"-"+p.Labels[kube.LabelCompletionIndex] {
+			idx = append(idx, p.Labels[kube.LabelCompletionIndex])
+		}
+	}
+	if slices.Sort(idx); strings.Join(idx, ",") != "0,1" {
+		t.Errorf("running pods with their host names by index: %v (pods %d)", idx, len(pods))
+	}
+	if len(svcs) != 1 || svcs[0].Spec.ClusterIP != corev1.ClusterIPNone || svcs[0].Name != name || svcs[0].OwnerReferences[0].UID != jobs[0].UID {
+		t.Errorf("services %+v", svcs)
+	}
+	var cfg api.SupervisorConfig
+	_ = json.Unmarshal(secrets[0].Data["supervisor.json"], &cfg)
+	if len(cfg.Nodes) != 2 || cfg.Nodes[0] != name+"-0."+name {
+		t.Errorf("the supervisors' nodes %v, want %s-0.%s first", cfg.Nodes, name, name)
+	}
+}
+
+// A GPU request no node can give waits, with the scheduler's own words as the reason.
+func TestKwokGPURequestPendsWithTheSchedulersReason(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	_, h := k.submit(job.Spec{Command: "python train.py", Resources: job.Resources{InstanceType: "gpu"}})
+	k.until(h, "the scheduler's reason", func(st backend.Status, reason string, pending bool) bool {
+		return pending && st.Alive && strings.Contains(reason, "0/3 nodes are available") && strings.Contains(reason, "Insufficient nvidia.com/gpu")
+	})
+}
+
+// A pod Kubernetes fails (kwok's chaos stage: its container fails while running) fails the run
+// with Kubernetes' reason.
+func TestKwokPodFailureFailsTheRunWithTheReason(t *testing.T) {
+	k := newKwok(t, "600s", map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"})
+	_, h := k.submit(job.Spec{Command: "python train.py"})
+	st := k.until(h, "the failure", func(st backend.Status, _ string, _ bool) bool { return st.Final != nil })
+	if st.Final.State != job.Failed || !strings.Contains(st.Final.Reason, "Kubernetes failed the Job: PodFailurePolicy") {
+		t.Errorf("final %+v, want Failed with Kubernetes' reason", st.Final)
+	}
+}
+
+// Cancel deletes the Job: the run ends Canceled once its pods are gone, and nothing of it is left
+// in the cluster (Job, pods, Secret, Service).
+func TestKwokCancelCleansUp(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	l, h := k.submit(job.Spec{Command: "sleep 600", Resources: job.Resources{InstanceCount: 2}})
+	k.until(h, "the pods to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
+	if err := k.b.Cancel(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	st := k.until(h, "the cancel's end", func(st backend.Status, _ string, _ bool) bool { return st.Final != nil })
+	if st.Final.State != job.Canceled || !strings.Contains(st.Final.Reason, "canceled") {
+		t.Errorf("final %+v, want Canceled", st.Final)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		jobs, pods, secrets, svcs := k.objects(l.RunID)
+		if len(jobs)+len(pods)+len(secrets)+len(svcs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left after the cancel: %d jobs, %d pods, %d secrets, %d services", len(jobs), len(pods), len(secrets), len(svcs))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := k.b.Cancel(t.Context(), h); err != nil {
+		t.Errorf("cancel after the end: %v", err)
+	}
+}
