@@ -19,6 +19,11 @@ export CONTAINERS_CONF
 # A two-node Slurm cluster on this machine (munged, slurmctld, two slurmd), for the Slurm target's tests.
 SLURM_CONF=$(bash scripts/setup/slurm.sh | tail -1)
 export SLURM_CONF
+# A private Kubernetes cluster (etcd, kube-apiserver, controller-manager, scheduler, two kwok nodes
+# and a real kubelet on containerd), built from Go modules once (~11 minutes on 2 cores, cached
+# outside the clone), for the kubernetes target's tests.
+HANGAR_KUBECONFIG=$(HANGAR_K8S_BUILD=1 bash scripts/setup/kubernetes.sh | tail -1)
+export HANGAR_KUBECONFIG
 # The npm package mlflow@2.0.7, a real MLflow client, for the MLflow API's client test.
 MLFLOW_JS_DIR=$(bash scripts/setup/mlflow-js.sh | tail -1)
 export MLFLOW_JS_DIR

@@ -43,7 +43,11 @@ func main() {
 	flag.IntVar(&o.tracking.Runs, "search-runs", 30000, "runs searched over in the tracking group")
 	flag.IntVar(&o.tracking.BaseRuns, "search-base-runs", 1000, "runs of the tracking group's baseline search")
 	flag.IntVar(&o.tracking.Searches, "searches", 20, "timed searches per case of the tracking group")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking or studio (default all)")
+	flag.IntVar(&o.kube.Queued, "kube-queued", 1000, "jobs left Pending in Kubernetes in the kubernetes group")
+	flag.IntVar(&o.kube.Requests, "kube-requests", 300, "API requests per latency case of the kubernetes group")
+	flag.DurationVar(&o.kube.Window, "kube-window", 10*time.Second, "how long the kubernetes group samples CPU at each queue length")
+	flag.StringVar(&o.kube.Supervisor, "kube-supervisor", "", "a directory holding a static hangar for the kubernetes group's pods (default: -hangar's when static, else built)")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio or kubernetes (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -62,6 +66,7 @@ type options struct {
 	clusterSlurm       bool
 	studioLines        int
 	tracking           bench.TrackingOptions
+	kube               bench.KubeOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -99,6 +104,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"cluster", "", func() ([]bench.Row, error) { return nil, clusterGroup(ctx, bin, dir, o) }},
 		{"studio", "", func() ([]bench.Row, error) { return nil, studioGroup(ctx, bin, dir, o.studioLines) }},
 		{"tracking", "", func() ([]bench.Row, error) { return nil, trackingGroup(ctx, bin, dir, o.tracking) }},
+		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -234,4 +240,47 @@ func slurmGroup(ctx context.Context, w *bench.Workspace, dir string, n, many int
 		return nil, err
 	}
 	return bench.Slurm(ctx, w, sc, dir, n, many)
+}
+
+// kubeGroup runs the Kubernetes benchmarks against the test cluster of
+// scripts/setup/kubernetes.sh, each part on a fresh workspace of its own.
+func kubeGroup(ctx context.Context, bin, dir string, n int, o bench.KubeOptions) error {
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	kc, err := bench.StartKube(ctx, repo)
+	if err != nil {
+		return err
+	}
+	o.N = n
+	if o.Supervisor == "" {
+		if o.Supervisor, err = bench.SupervisorDir(ctx, bin, repo, dir); err != nil {
+			return err
+		}
+	}
+	w, err := bench.Start(ctx, bin, mkdir(dir, "kube-latency"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	figs, steps, err := bench.KubeLatency(ctx, w, kc, mkdir(dir, "kube-latency"), o)
+	if err != nil {
+		return err
+	}
+	bench.FigureMarkdown(os.Stdout, "Kubernetes target: a one-pod job (`sleep 2`) on the real kubelet, through hangar vs. `kubectl create -f`", figs)
+	bench.FigureMarkdown(os.Stdout, "… where the time goes: milestones since the submission", steps)
+	wq, err := bench.Start(ctx, bin, mkdir(dir, "kube-queue"))
+	if err != nil {
+		return err
+	}
+	defer wq.Stop()
+	q, err := bench.KubeQueue(ctx, wq, kc, mkdir(dir, "kube-queue"), o)
+	if err != nil {
+		return err
+	}
+	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("Kubernetes target: %d jobs Pending (a GPU each, no node has one)", o.Queued), q.Queue)
+	bench.FigureMarkdown(os.Stdout, "… the server's API latency by queue length", q.Latency)
+	bench.FigureMarkdown(os.Stdout, "… CPU by queue length, nothing changing", q.CPU)
+	return nil
 }

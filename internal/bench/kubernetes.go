@@ -54,16 +54,16 @@ type KubeCluster struct {
 // StartKube runs the project's setup script, which starts the cluster when needed and prints its
 // admin kubeconfig, and finds kubectl.
 func StartKube(ctx context.Context, repo string) (*KubeCluster, error) {
-	out, err := script(ctx, filepath.Join(repo, "scripts/setup/kubernetes.sh"))
+	out, msgs, err := script(ctx, filepath.Join(repo, "scripts/setup/kubernetes.sh"))
 	if err != nil {
 		return nil, fmt.Errorf("start kubernetes: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	kc := &KubeCluster{Kubeconfig: lines[len(lines)-1]}
 	if kc.Kubeconfig == "" {
-		return nil, fmt.Errorf("scripts/setup/kubernetes.sh started no cluster (run it to see why; HANGAR_K8S_BUILD=1 builds what is missing)")
+		return nil, fmt.Errorf("scripts/setup/kubernetes.sh started no cluster: %s", msgs)
 	}
-	bin, err := script(ctx, filepath.Join(repo, "scripts/setup/k8s-build.sh"), "--check")
+	bin, _, err := script(ctx, filepath.Join(repo, "scripts/setup/k8s-build.sh"), "--check")
 	if err != nil {
 		return nil, fmt.Errorf("find kubectl: %w", err)
 	}
@@ -80,16 +80,17 @@ func StartKube(ctx context.Context, repo string) (*KubeCluster, error) {
 	return kc, nil
 }
 
-// script runs a bash script and returns its stdout; its stderr comes with an error.
-func script(ctx context.Context, path string, args ...string) (string, error) {
+// script runs a bash script and returns its stdout and its messages (stderr).
+func script(ctx context.Context, path string, args ...string) (out, msgs string, err error) {
 	var errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", append([]string{path}, args...)...)
 	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	b, err := cmd.Output()
+	msgs = strings.TrimSpace(errb.String())
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", path, err, strings.TrimSpace(errb.String()))
+		return "", msgs, fmt.Errorf("%s: %w: %s", path, err, msgs)
 	}
-	return string(out), nil
+	return string(b), msgs, nil
 }
 
 // SupervisorDir is a directory holding a statically linked hangar for the pods (mounted from

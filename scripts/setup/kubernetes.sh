@@ -22,6 +22,8 @@
 # Usage: kubernetes.sh [STATE_DIR]        (default $HANGAR_TEST_STATE/k8s, else /var/tmp/hangar-test/k8s)
 #        kubernetes.sh --stop [STATE_DIR] stop everything started from STATE_DIR, the pods'
 #                                         containers too, and unmount what they left
+#        kubernetes.sh --import IMAGE [STATE_DIR]  copy a podman image into the running
+#                                         cluster's containerd (tests build images there)
 # Environment: HANGAR_K8S_ETCD_PORT (default 23790; peer +1), HANGAR_K8S_API_PORT (default 64430;
 # controller-manager +1, scheduler +2, kwok +3, kubelet +4, kubelet healthz +5),
 # HANGAR_K8S_BUILD=1 to build missing binaries without CI (~11-20 minutes, once).
@@ -34,8 +36,9 @@
 # the shim sockets in /run/containerd/s.
 set -euo pipefail
 
-stop=0
+stop=0 import=
 if [[ ${1:-} == --stop ]]; then stop=1; shift; fi
+if [[ ${1:-} == --import ]]; then import=${2:?--import needs an image}; shift 2; fi
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
 here=$(cd "$(dirname "$0")" && pwd)
 state=${1:-${HANGAR_TEST_STATE:-/var/tmp/hangar-test}/k8s}
@@ -189,6 +192,11 @@ fi
 
 # shellcheck source-path=SCRIPTDIR source=kubernetes/steps.sh
 source "$here/kubernetes/steps.sh"
+if [[ -n $import ]]; then
+  pid_alive containerd || die "the cluster of $state is not running (run kubernetes.sh first)"
+  import_image "$import"
+  exit 0
+fi
 
 t0=$SECONDS
 need_deps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,11 @@ func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 // localhost/hangar-python (imported into containerd), in the node's network so that it reaches
 // the test's workspace on 127.0.0.1, with the hangar binary mounted from this machine.
 func realTarget(t *testing.T, kubeconfig string) compute.Target {
-	return backendtest.Target(t, compute.Spec{Name: "kube", Type: compute.TypeKubernetes, Kubernetes: &compute.KubernetesSpec{
+	return backendtest.Target(t, realSpec(t, kubeconfig))
+}
+
+func realSpec(t *testing.T, kubeconfig string) compute.Spec {
+	return compute.Spec{Name: "kube", Type: compute.TypeKubernetes, Kubernetes: &compute.KubernetesSpec{
 		Namespace: kubetest.Namespace, Kubeconfig: kubeconfig, DefaultImage: "localhost/hangar-python:latest",
 		Supervisor: compute.KubeSupervisor{HostPath: backendtest.StaticBinary(t)}, HostNetwork: true,
 		DefaultInstanceType: "real",
@@ -32,7 +37,7 @@ func realTarget(t *testing.T, kubeconfig string) compute.Target {
 			NodeSelector: map[string]string{"hangar.test/kind": "real"},
 			Tolerations:  []compute.Toleration{{Key: "hangar.test/real", Operator: "Exists", Effect: "NoSchedule"}},
 		}},
-	}})
+	}}
 }
 
 // The Kubernetes backend passes the conformance suite on the test cluster's real kubelet: one
@@ -53,13 +58,7 @@ func TestConformance(t *testing.T) {
 			},
 			// A second Job (or a pod started twice) would show here: count the run's pods that run.
 			Supervisors: func(runID string) int { return len(livePods(t, cs, runID)) },
-			Cleanup: func(runID, _ string) {
-				bg := metav1.DeletePropagationBackground
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = cs.BatchV1().Jobs(kubetest.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
-					metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(runID)})
-			},
+			Cleanup: func(runID, _ string) { cleanupRun(cs, runID) },
 		}
 	})
 }
@@ -79,4 +78,33 @@ func livePods(t testing.TB, cs kubetest.Interface, runID string) []corev1.Pod {
 		}
 	}
 	return out
+}
+
+// cleanupRun deletes what a test's run left in the cluster.
+func cleanupRun(cs kubetest.Interface, runID string) {
+	bg := metav1.DeletePropagationBackground
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = cs.BatchV1().Jobs(kubetest.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
+		metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(runID)})
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func logHasLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
 }
