@@ -219,7 +219,7 @@ type KubernetesSpec struct {
 	DefaultImage string `json:"default_image,omitempty"`
 	// Supervisor says how the hangar binary reaches the pods: copied by an init container
 	// from an image, or mounted from a directory of every node.
-	Supervisor KubeSupervisor `json:"supervisor"`
+	Supervisor KubeSupervisor `json:"supervisor,omitzero"`
 	// ServerURL is the workspace server's address as the pods reach it ("" = the server's own).
 	ServerURL string `json:"server_url,omitempty"`
 	// HostNetwork runs pods in their node's network namespace (single-node clusters, servers

@@ -328,6 +328,39 @@ instance_types:
 			}},
 		},
 		{
+			name: "kubernetes with Hangar's settings for its Jobs",
+			yml: `name: k8s
+type: kubernetes
+namespace: ml
+default_image: python:3.12-slim
+default_instance_type: gpu
+supervisor: {image: registry.example/hangar:1.4}
+server_url: https://hangar.example:8443
+host_network: false
+queue_name: team-a
+pod_labels: {cost-center: ml-42}
+pod_annotations: {sidecar.istio.io/inject: "false"}
+instance_types:
+  gpu:
+    requests: {nvidia.com/gpu: 1}
+    limits: {nvidia.com/gpu: 1}
+    tolerations:
+    - {key: nvidia.com/gpu, operator: exists, effect: NoSchedule}
+    - {key: pool, operator: Equal, value: a100}
+`,
+			want: compute.Spec{Name: "k8s", Type: "kubernetes", Kubernetes: &compute.KubernetesSpec{
+				Namespace: "ml", DefaultImage: "python:3.12-slim", DefaultInstanceType: "gpu",
+				Supervisor: compute.KubeSupervisor{Image: "registry.example/hangar:1.4"}, ServerURL: "https://hangar.example:8443",
+				QueueName: "team-a", PodLabels: map[string]string{"cost-center": "ml-42"},
+				PodAnnotations: map[string]string{"sidecar.istio.io/inject": "false"},
+				InstanceTypes: map[string]compute.InstanceType{"gpu": {
+					Requests: compute.ResourceList{GPU: 1}, Limits: compute.ResourceList{GPU: 1},
+					Tolerations: []compute.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"},
+						{Key: "pool", Operator: "Equal", Value: "a100"}},
+				}},
+			}},
+		},
+		{
 			name: "the built-in local target reconfigured",
 			yml:  "name: local\ntype: Local\nrequire_container: true\nmax_concurrent_runs: 2\ncontainer_runtime: Podman\n",
 			want: compute.Spec{Name: "local", Type: "local", Local: &compute.LocalSpec{RequireContainer: true, MaxConcurrentRuns: 2, ContainerRuntime: "podman"}},
