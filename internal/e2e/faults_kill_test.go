@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
 )
@@ -33,6 +35,14 @@ func everyTarget(t *testing.T, w *ws, dir string) []string {
 	return []string{"local", "vm", "pool", "hpc"}
 }
 
+// attachKube attaches the Kubernetes test cluster as target kube (jobs run on its real kubelet).
+func attachKube(t *testing.T, w *ws, dir string) string {
+	t.Helper()
+	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kubetest.Config(t), backendtest.StaticBinary(t), "")})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
+	return "kube"
+}
+
 // kill -9 of the workspace server, twice, while chatty runs go on on every kind of target: every
 // run completes, with every log line and metric point, in the stored log and the downloaded one.
 func TestFaultServerKill(t *testing.T) {
@@ -40,7 +50,7 @@ func TestFaultServerKill(t *testing.T) {
 	dir := t.TempDir()
 	const n = 150
 	names := map[string][]string{}
-	for _, target := range everyTarget(t, w, dir) {
+	for _, target := range append(everyTarget(t, w, dir), attachKube(t, w, dir)) {
 		runs := 2
 		if target == "local" {
 			runs = 8
@@ -51,7 +61,7 @@ func TestFaultServerKill(t *testing.T) {
 			names[target] = append(names[target], w.create(file))
 		}
 	}
-	for _, target := range []string{"local", "vm", "pool", "hpc"} {
+	for _, target := range []string{"local", "vm", "pool", "hpc", "kube"} {
 		for _, name := range names[target] {
 			waitFor(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 3") })
 		}
