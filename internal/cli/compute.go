@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,15 +22,15 @@ func newComputeCmd(env *Env) *cobra.Command {
 		Short: "Create, attach, list and inspect compute targets",
 		Long: `Compute targets are the named places a workspace runs jobs. Every workspace has local (this
 machine); compute create adds more local targets (type: local) and managed clusters of Hangar
-agents (type: amlcompute); compute attach adds VMs reached over SSH (type: virtualmachine) and
-Slurm clusters (type: slurm).`,
+agents (type: amlcompute); compute attach adds VMs reached over SSH (type: virtualmachine),
+Slurm clusters (type: slurm) and Kubernetes clusters (type: kubernetes: each job a batch/v1 Job).`,
 		Example: "  hangar compute list\n  hangar compute show -n local\n  hangar compute create -f cluster.yml",
 	}
 	cmd.AddCommand(newComputeListCmd(env), newComputeShowCmd(env),
 		newComputePutCmd(env, "create", "Create a compute target from a YAML file (verified first)",
 			"  hangar compute create -f cluster.yml\n  hangar compute create -f local-containers.yml", false),
-		newComputePutCmd(env, "attach", "Attach an existing machine or cluster (virtualmachine/ssh, slurm)",
-			"  hangar compute attach -f vm.yml\n  hangar compute attach -f slurm.yml --set partition=gpu", false),
+		newComputePutCmd(env, "attach", "Attach an existing machine or cluster (virtualmachine/ssh, slurm, kubernetes)",
+			"  hangar compute attach -f vm.yml\n  hangar compute attach -f slurm.yml --set partition=gpu\n  hangar compute attach -f k8s.yml --set namespace=ml-jobs", false),
 		newComputePutCmd(env, "update", "Change a compute target from a YAML file",
 			"  hangar compute update -f cluster.yml --set max_instances=8", true),
 		newComputeDeleteCmd(env, "delete", "Delete a compute target (refused while runs are active, unless --force)"),
@@ -148,6 +150,8 @@ func specPairs(c *api.Compute) [][2]string {
 			[2]string{"Work dir", s.SSH.WorkDir}, [2]string{"Host key", s.SSH.HostKey})
 	case s.Slurm != nil:
 		out = append(out, slurmPairs(s.Slurm)...)
+	case s.Kubernetes != nil:
+		out = append(out, kubePairs(s.Kubernetes)...)
 	case s.Cluster != nil:
 		cl := s.Cluster
 		out = append(out, [2]string{"Size", cl.Size}, [2]string{"Tier", cl.Tier},
@@ -159,6 +163,58 @@ func specPairs(c *api.Compute) [][2]string {
 		out = append(out, [2]string{"Attached", fmtTime(c.AttachedAt)})
 	}
 	return out
+}
+
+// kubePairs shows a Kubernetes target's settings: where its Jobs go and what their pods look like.
+func kubePairs(k *compute.KubernetesSpec) [][2]string {
+	kubeconfig := k.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = "default ($KUBECONFIG, ~/.kube/config or in-cluster)"
+	}
+	sup := "image " + k.Supervisor.Image
+	if k.Supervisor.HostPath != "" {
+		sup = "host path " + k.Supervisor.HostPath
+	}
+	out := [][2]string{{"Kubeconfig", kubeconfig}, {"Context", k.Context}, {"Namespace", k.Namespace},
+		{"Supervisor", sup}, {"Default image", k.DefaultImage}, {"Server URL for pods", k.ServerURL},
+		{"Kueue queue", k.QueueName}}
+	var types []string
+	for _, name := range slices.Sorted(maps.Keys(k.InstanceTypes)) {
+		it := k.InstanceTypes[name]
+		desc := name
+		if name == k.DefaultInstanceType {
+			desc += " (default)"
+		}
+		var parts []string
+		for _, r := range []struct {
+			what, cpu, mem string
+			gpu            int
+		}{
+			{"requests", it.Requests.CPU, it.Requests.Memory, it.Requests.GPU},
+			{"limits", it.Limits.CPU, it.Limits.Memory, it.Limits.GPU}} {
+			var q []string
+			if r.cpu != "" {
+				q = append(q, "cpu "+r.cpu)
+			}
+			if r.mem != "" {
+				q = append(q, "memory "+r.mem)
+			}
+			if r.gpu > 0 {
+				q = append(q, fmt.Sprintf("nvidia.com/gpu %d", r.gpu))
+			}
+			if len(q) > 0 {
+				parts = append(parts, r.what+" "+strings.Join(q, ", "))
+			}
+		}
+		if len(it.NodeSelector) > 0 {
+			parts = append(parts, fmt.Sprintf("nodes %v", it.NodeSelector))
+		}
+		if len(parts) > 0 {
+			desc += ": " + strings.Join(parts, "; ")
+		}
+		types = append(types, desc)
+	}
+	return append(out, [2]string{"Instance types", strings.Join(types, " | ")})
 }
 
 // slurmPairs shows a Slurm target's settings: where its commands run and how jobs become sbatch options.

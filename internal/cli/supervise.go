@@ -61,7 +61,7 @@ func RunSupervisor(ctx context.Context, path string, log *slog.Logger) error {
 				continue // the session went away; the run goes on
 			}
 			log.Info("cancel signal", "signal", sig.String())
-			s.Cancel(supervisor.SignalReason(context.Background()))
+			s.OnSignal(context.Background())
 		}
 	}()
 	return s.Run(context.WithoutCancel(ctx))

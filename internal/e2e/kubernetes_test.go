@@ -43,7 +43,7 @@ instance_types:
 // does not answer, a namespace that does not exist, credentials that may not create Jobs and a
 // file that says nothing of the supervisor, each saying which; a job runs on the real kubelet
 // (code, input, logs, outputs) and completes although the server is killed (-9) and restarted
-// in the middle of it; a GPU job waits with the scheduler's reason, also after that restart,
+// in the middle of it; a running job is canceled (the command gets SIGTERM); a GPU job waits with the scheduler's reason, also after that restart,
 // until a cancel deletes its Job.
 func TestKubernetesTarget(t *testing.T) {
 	t.Parallel()
@@ -77,6 +77,7 @@ open("outputs/model.txt", "w").write("trained\n")
 		"data/in.txt": "input data\n",
 		"job.yml":     "command: python3 train.py ${{inputs.data}}\ncode: src\ncompute: azureml:kube\nenvironment: {image: localhost/hangar-python:latest}\ninputs:\n  data: {type: uri_file, path: data/in.txt}\n",
 		"gpu.yml":     "command: echo never runs\ncompute: kube\nresources: {instance_type: gpu}\n",
+		"long.yml":    "command: trap 'echo got TERM; exit 143' TERM; echo started; while true; do sleep 0.1; done\ncompute: kube\n",
 	})
 	for file, want := range map[string]string{
 		"down.yml":  "does not answer",
@@ -90,6 +91,13 @@ open("outputs/model.txt", "w").write("trained\n")
 		}
 	}
 	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
+	show := w.ok("compute", "show", "-n", "kube").stdout
+	for _, want := range []string{"kubernetes", kubetest.Namespace, "host path " + bin, "real (default): nodes map[hangar.test/kind:real]",
+		"gpu: requests nvidia.com/gpu 1; limits nvidia.com/gpu 1"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("compute show lacks %q:\n%s", want, show)
+		}
+	}
 
 	name := w.create(filepath.Join(dir, "job.yml"))
 	waitFor(t, 2*time.Minute, "the job to run on the kubelet", func() bool { return logHas(w, name, "step 2") })
@@ -110,6 +118,15 @@ open("outputs/model.txt", "w").write("trained\n")
 		if !strings.Contains(log, want) {
 			t.Errorf("the downloaded log lacks %q:\n%s", want, log)
 		}
+	}
+
+	// A cancel while it runs: the Job is deleted, the supervisor (told by the server that this is
+	// a cancel) stops the command, which sees SIGTERM, and the run ends Canceled.
+	long := w.create(filepath.Join(dir, "long.yml"))
+	waitFor(t, 2*time.Minute, "the long job to start", func() bool { return logHas(w, long, "started") })
+	w.ok("job", "cancel", "-n", long, "--yes")
+	if d := w.waitStatus(long, 2*time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, long, "got TERM") {
+		t.Errorf("cancel while running: %s (%s), log %q", d.Status, d.StatusReason, w.logs(long))
 	}
 
 	pending := func() bool {

@@ -27,13 +27,13 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 	w, err := s.prepare(ctx, p)
 	switch {
 	case err != nil && s.isCanceled():
-		res = job.Result{State: job.Canceled, Reason: s.cancelWhy}
+		res = job.Result{State: s.stopState(s.cancelWhy), Reason: s.cancelWhy}
 	case err != nil:
 		s.log.Error("prepare", "err", err)
 		fmt.Fprintf(p.capt, "hangar: preparing the run failed: %v\n", err)
 		res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
 	case s.isCanceled():
-		res = job.Result{State: job.Canceled, Reason: s.cancelWhy}
+		res = job.Result{State: s.stopState(s.cancelWhy), Reason: s.cancelWhy}
 	default:
 		if err := s.openBox(ctx, w); err != nil {
 			fmt.Fprintf(p.capt, "hangar: %v\n", err)
@@ -179,7 +179,7 @@ func (s *Supervisor) wait(w *workspace, cmd *exec.Cmd, ctr *container) job.Resul
 	}
 	now := time.Now().UTC()
 	if stopReason != "" {
-		return job.Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
+		return job.Result{State: s.stopState(stopReason), ExitCode: &code, Reason: stopReason, Time: now}
 	}
 	if code != 0 {
 		return job.Result{State: job.Failed, ExitCode: &code, Reason: fmt.Sprintf("the command exited with code %d", code), Time: now}

@@ -132,7 +132,7 @@ func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExi
 			Reason: fmt.Sprintf("rank %d exited with code %d first; the other ranks were stopped", first.rank, code)}
 	case stopReason != "":
 		code := 143
-		return job.Result{State: job.Canceled, ExitCode: &code, Reason: stopReason, Time: now}
+		return job.Result{State: s.stopState(stopReason), ExitCode: &code, Reason: stopReason, Time: now}
 	}
 	zero := 0
 	return job.Result{State: job.Completed, ExitCode: &zero, Time: now}

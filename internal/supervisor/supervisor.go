@@ -46,6 +46,8 @@ type Supervisor struct {
 	cancelOnce sync.Once
 	canceled   chan struct{}
 	cancelWhy  string
+	// interrupted marks a stop that was no cancel (see Interrupt).
+	interrupted bool
 
 	// diskFull is the first write the node's full disk refused (the log, outputs): the run
 	// fails with it (failIfDiskFull).
@@ -97,6 +99,41 @@ func (s *Supervisor) Cancel(reason string) {
 		s.cancelWhy = reason
 		close(s.canceled)
 	})
+}
+
+// Interrupt stops the run as Cancel does, for a stop nobody asked Hangar for (Kubernetes
+// deleting or evicting the pod): the run ends Failed with the reason, not Canceled.
+func (s *Supervisor) Interrupt(reason string) {
+	s.cancelOnce.Do(func() {
+		s.cancelWhy, s.interrupted = reason, true
+		close(s.canceled)
+	})
+}
+
+// stopState is how a run stopped for reason ends: Failed when it was interrupted, else Canceled.
+func (s *Supervisor) stopState(reason string) job.State {
+	if s.interrupted && reason == s.cancelWhy {
+		return job.Failed
+	}
+	return job.Canceled
+}
+
+// OnSignal is the supervisor's answer to SIGTERM or SIGINT. In a Kubernetes pod the signal says
+// only that the pod is stopping: the server says whether that is a cancel (Hangar deletes the
+// Job after the cancel is recorded); otherwise Kubernetes stopped it by itself. Elsewhere the
+// signal is a cancel (or, under Slurm, its time limit).
+func (s *Supervisor) OnSignal(ctx context.Context) {
+	if !s.cfg.Pod {
+		s.Cancel(SignalReason(ctx))
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if reply, err := s.conn.c.Heartbeat(ctx, s.cfg.RunID); err == nil && reply.Cancel {
+		s.Cancel(stopReason(reply))
+		return
+	}
+	s.Interrupt("Kubernetes stopped the pod (its Job was deleted, or the pod was evicted, preempted or its node drained), not a cancel from Hangar")
 }
 
 func (s *Supervisor) isCanceled() bool {

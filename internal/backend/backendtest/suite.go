@@ -90,7 +90,7 @@ func Run(t *testing.T, start func(t *testing.T, ws *Workspace) *Engine) {
 			ws := NewWorkspace(t)
 			e := start(t, ws)
 			e.defaults()
-			c.test(&suite{t: t, ws: ws, e: e})
+			c.test(&suite{t: t, ws: ws, e: e, runOf: map[string]string{}})
 		})
 	}
 }
@@ -100,6 +100,8 @@ type suite struct {
 	t  *testing.T
 	ws *Workspace
 	e  *Engine
+	// runOf is the run of each handle Submit returned.
+	runOf map[string]string
 }
 
 // run is a launch of the suite with the marker its command's processes carry.
@@ -140,6 +142,7 @@ func (s *suite) submit(b backend.Backend, l backend.Launch) backend.Handle {
 	if err != nil {
 		s.t.Fatalf("Submit %s: %v", l.RunID, err)
 	}
+	s.runOf[string(h)] = l.RunID
 	return h
 }
 
@@ -156,9 +159,11 @@ func (s *suite) status(b backend.Backend, h backend.Handle) backend.Status {
 }
 
 // cancel cancels through b, failing the test on an error: a cancel is idempotent and nil after
-// the end.
+// the end. As the controller does, the workspace records the cancel first (its heartbeat
+// replies then ask the supervisors to stop), then the backend is asked.
 func (s *suite) cancel(b backend.Backend, h backend.Handle, when string) {
 	s.t.Helper()
+	s.ws.RequestCancel(s.runOf[string(h)])
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if err := noPanic("Cancel", func() error { return b.Cancel(ctx, h) }); err != nil {
