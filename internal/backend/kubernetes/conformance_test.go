@@ -58,7 +58,7 @@ func TestConformance(t *testing.T) {
 			},
 			// A second Job (or a pod started twice) would show here: count the run's pods that run.
 			Supervisors: func(runID string) int { return len(livePods(t, cs, runID)) },
-			Cleanup: func(runID, _ string) { cleanupRun(cs, runID) },
+			Cleanup:     func(runID, _ string) { cleanupRun(cs, runID) },
 		}
 	})
 }
