@@ -264,10 +264,12 @@ func kubeGroup(ctx context.Context, bin, dir string, n int, o bench.KubeOptions)
 		return err
 	}
 	defer w.Stop()
+	load := bench.LoadAverage()
 	figs, steps, err := bench.KubeLatency(ctx, w, kc, mkdir(dir, "kube-latency"), o)
 	if err != nil {
 		return err
 	}
+	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
 	bench.FigureMarkdown(os.Stdout, "Kubernetes target: a one-pod job (`sleep 2`) on the real kubelet, through hangar vs. `kubectl create -f`", figs)
 	bench.FigureMarkdown(os.Stdout, "… where the time goes: milestones since the submission", steps)
 	wq, err := bench.Start(ctx, bin, mkdir(dir, "kube-queue"))
@@ -275,10 +277,12 @@ func kubeGroup(ctx context.Context, bin, dir string, n int, o bench.KubeOptions)
 		return err
 	}
 	defer wq.Stop()
+	load = bench.LoadAverage()
 	q, err := bench.KubeQueue(ctx, wq, kc, mkdir(dir, "kube-queue"), o)
 	if err != nil {
 		return err
 	}
+	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
 	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("Kubernetes target: %d jobs Pending (a GPU each, no node has one)", o.Queued), q.Queue)
 	bench.FigureMarkdown(os.Stdout, "… the server's API latency by queue length", q.Latency)
 	bench.FigureMarkdown(os.Stdout, "… CPU by queue length, nothing changing", q.CPU)

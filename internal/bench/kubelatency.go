@@ -178,11 +178,10 @@ func KubeLatency(ctx context.Context, w *Workspace, k *KubeCluster, dir string, 
 			return k.plainOne(ctx, seen, dir, j)
 		}
 	}
-	const pl = "`kubectl create -f` of the plain Job"
 	sides := []*kubeSide{
-		{label: pl, running: "pod Running", done: "pod Succeeded", one: plain(func(*batchv1.Job) {})},
-		{label: pl + " without volumes", running: "pod Running", done: "pod Succeeded", one: plain(withoutVolumes)},
-		{label: pl + " with Hangar's four volumes instead", running: "pod Running", done: "pod Succeeded",
+		{label: "`kubectl create -f`, plain Job", running: "pod Running", done: "pod Succeeded", one: plain(func(*batchv1.Job) {})},
+		{label: "`kubectl create -f`, plain Job, no volume", running: "pod Running", done: "pod Succeeded", one: plain(withoutVolumes)},
+		{label: "`kubectl create -f`, plain Job, Hangar's 4 volumes", running: "pod Running", done: "pod Succeeded",
 			one: plain(func(j *batchv1.Job) { withHangarVolumes(j, secret, o.Supervisor) })},
 		{label: "`hangar job create`", running: "Running", done: "Completed", one: func(name string) (time.Duration, time.Duration, marks, error) {
 			return kubeHangarOne(ctx, w, c, seen, jobFile, name)

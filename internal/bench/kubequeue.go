@@ -86,8 +86,8 @@ func KubeQueue(ctx context.Context, w *Workspace, k *KubeCluster, dir string, o 
 	if err != nil {
 		return res, err
 	}
-	res.Queue = append(res.Queue, Figure{Name: "`hangar job show` of each queued run names the scheduler's reason (" + gpuReason + ")",
-		Value: float64(shown), Unit: fmt.Sprintf("of %d runs", len(names))})
+	res.Queue = append(res.Queue, Figure{Name: fmt.Sprintf("`hangar job show` of each queued run names the scheduler's reason (%s): %d of %d",
+		gpuReason, shown, len(names)), Value: 100 * float64(shown) / float64(len(names)), Unit: "%"})
 	cancels, err := cancelKube(ctx, c, k, names, prefix)
 	res.Queue = append(res.Queue, cancels...)
 	return res, err

@@ -254,3 +254,13 @@ func (k *KubeCluster) sweep(ctx context.Context, tag string) {
 		_ = jobs.Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
 	}
 }
+
+// LoadAverage is the machine's 1, 5 and 15-minute load averages (from /proc/loadavg), for the
+// machine state a table is taken in.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}

@@ -83,8 +83,9 @@ func Build(r Run) (Objects, error) {
 		Secret: &corev1.Secret{ObjectMeta: *meta.DeepCopy(), Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{"supervisor.json": cfgJSON}},
 	}
-	if r.Target.QueueName != "" {
+	if r.Target.QueueName != "" { // Kueue admits it by unsuspending it, as Kueue's own examples create Jobs
 		o.Job.Labels[LabelKueueQueue] = r.Target.QueueName
+		o.Job.Spec.Suspend = new(true)
 	}
 	if nodes > 1 {
 		o.Service = &corev1.Service{ObjectMeta: *meta.DeepCopy(), Spec: corev1.ServiceSpec{

@@ -107,7 +107,7 @@ func TestBuildTwoNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := o.Job
-	if j.Name != "hangar-r2-2" || *j.Spec.Completions != 2 || *j.Spec.Parallelism != 2 || j.Labels[LabelKueueQueue] != "team-a" {
+	if j.Name != "hangar-r2-2" || *j.Spec.Completions != 2 || *j.Spec.Parallelism != 2 || j.Labels[LabelKueueQueue] != "team-a" || !*j.Spec.Suspend {
 		t.Errorf("job %s completions %d parallelism %d labels %v", j.Name, *j.Spec.Completions, *j.Spec.Parallelism, j.Labels)
 	}
 	if o.Service == nil || o.Service.Spec.ClusterIP != corev1.ClusterIPNone || o.Service.Name != j.Name ||
