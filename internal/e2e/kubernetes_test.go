@@ -77,6 +77,7 @@ open("outputs/model.txt", "w").write("trained\n")
 		"data/in.txt": "input data\n",
 		"job.yml":     "command: python3 train.py ${{inputs.data}}\ncode: src\ncompute: azureml:kube\nenvironment: {image: localhost/hangar-python:latest}\ninputs:\n  data: {type: uri_file, path: data/in.txt}\n",
 		"gpu.yml":     "command: echo never runs\ncompute: kube\nresources: {instance_type: gpu}\n",
+		"noimage.yml": "command: echo never runs\ncompute: kube\nenvironment: {image: localhost/no-such-image:1}\n",
 		"long.yml":    "command: trap 'echo got TERM; exit 143' TERM; echo started; while true; do sleep 0.1; done\ncompute: kube\n",
 	})
 	for file, want := range map[string]string{
@@ -134,6 +135,17 @@ open("outputs/model.txt", "w").write("trained\n")
 		return d.Status == job.Queued && strings.Contains(d.StatusReason, "Insufficient nvidia.com/gpu")
 	}
 	waitFor(t, time.Minute, "the scheduler's reason on the GPU job", pending)
+	// An image the node cannot pull: the kubelet's reason, in its words.
+	noimg := w.create(filepath.Join(dir, "noimage.yml"))
+	waitFor(t, 2*time.Minute, "the kubelet's image pull reason", func() bool {
+		d := w.show(noimg)
+		return d.Status == job.Queued && (strings.Contains(d.StatusReason, "ErrImagePull") || strings.Contains(d.StatusReason, "ImagePullBackOff")) &&
+			strings.Contains(d.StatusReason, "localhost/no-such-image:1")
+	})
+	w.ok("job", "cancel", "-n", noimg, "--yes")
+	if d := w.waitStatus(noimg, 2*time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled {
+		t.Errorf("the job without its image, canceled: %s (%s)", d.Status, d.StatusReason)
+	}
 	w.ok("job", "cancel", "-n", gpu, "--yes")
 	if d := w.waitStatus(gpu, 2*time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled {
 		t.Errorf("the GPU job canceled while pending: %s (%s)", d.Status, d.StatusReason)
