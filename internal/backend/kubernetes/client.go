@@ -18,6 +18,12 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 )
 
+// The client's own rate limit: a controller's, well above client-go's default of 5/s.
+const (
+	clientQPS   = 100
+	clientBurst = 200
+)
+
 // client is one target's API client.
 type client struct {
 	cs      k8s.Interface
@@ -78,6 +84,10 @@ func connect(k compute.KubernetesSpec) (*client, error) {
 	}
 	cfg.Timeout = 30 * time.Second
 	cfg.UserAgent = "hangar"
+	// client-go's default (5 requests a second, bursts of 10) made a thousand submissions (a Job
+	// and a Secret each) take 400 s, and their cancels as long; the API server's own priority
+	// and fairness is the right limit for a controller's writes.
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cs, err := k8s.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
