@@ -16,27 +16,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// kubeYAML is a kubernetes compute file for the test cluster: jobs go to its real kubelet node
-// (instance type real, the default) or ask for a GPU on the kwok nodes, which have none.
+// kubeYAML is the test cluster's compute file (kubetest.ComputeYAML).
 func kubeYAML(name, kubeconfig, bin, extra string) string {
-	return fmt.Sprintf(`name: %s
-type: kubernetes
-kubeconfig: %s
-namespace: %s
-default_image: localhost/hangar-python:latest
-host_network: true
-supervisor:
-  host_path: %s
-default_instance_type: real
-instance_types:
-  real:
-    node_selector: {hangar.test/kind: real}
-    tolerations: [{key: hangar.test/real, operator: Exists, effect: NoSchedule}]
-  gpu:
-    node_selector: {hangar.test/kind: kwok}
-    requests: {nvidia.com/gpu: 1}
-    limits: {nvidia.com/gpu: 1}
-%s`, name, kubeconfig, kubetest.Namespace, bin, extra)
+	return kubetest.ComputeYAML(name, kubeconfig, bin, extra)
 }
 
 // Attach a Kubernetes cluster and run jobs there through the CLI: attach refuses a cluster that

@@ -3,6 +3,7 @@
 package kubetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,4 +58,39 @@ func Client(path string) (*k8s.Clientset, error) {
 	}
 	cfg.Timeout = 20 * time.Second
 	return k8s.NewForConfig(cfg)
+}
+
+// ComputeYAML is a kubernetes compute file for the test cluster, as a user would write it: jobs
+// go to the real kubelet node (instance type real, the default; pods in the node's network, so
+// they reach a server on 127.0.0.1; the hangar binary mounted from supervisorDir), or ask for a
+// GPU on the kwok nodes, which have none (instance type gpu: pending with the scheduler's reason).
+// extra is appended (more top-level fields).
+func ComputeYAML(name, kubeconfig, supervisorDir, extra string) string {
+	return fmt.Sprintf(`name: %s
+type: kubernetes
+kubeconfig: %s
+namespace: %s
+default_image: %s
+host_network: true
+supervisor:
+  host_path: %s
+default_instance_type: real
+instance_types:
+  real:
+    node_selector: {hangar.test/kind: real}
+    tolerations: [{key: hangar.test/real, operator: Exists, effect: NoSchedule}]
+  gpu:
+    node_selector: {hangar.test/kind: kwok}
+    requests: {nvidia.com/gpu: 1}
+    limits: {nvidia.com/gpu: 1}
+%s`, name, yamlString(kubeconfig), Namespace, Image, yamlString(supervisorDir), extra)
+}
+
+// Image is the image the test cluster's real kubelet has (Debian's python3, bash, busybox).
+const Image = "localhost/hangar-python:latest"
+
+// yamlString quotes s for YAML (a JSON string is one), so a path with odd characters stays a path.
+func yamlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
