@@ -72,6 +72,10 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	wsID, err := workspaceID(ctx, st)
+	if err != nil {
+		return err
+	}
 	key, err := secrets.LoadOrCreateKey(filepath.Join(h.Dir, "secret.key"))
 	if err != nil {
 		return err
@@ -107,7 +111,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 			Targets: targets.Resolve,
 		},
 		compute.TypeKubernetes: &kubebackend.Backend{
-			ServerURL: urlFn, Targets: targets.Resolve, Log: o.Log.With("component", "backend/kubernetes"),
+			ServerURL: urlFn, Targets: targets.Resolve, Workspace: wsID, Log: o.Log.With("component", "backend/kubernetes"),
 		},
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
@@ -173,6 +177,20 @@ func listen(h home.Home, addr string) (net.Listener, error) {
 		}
 	}
 	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// workspaceID names this workspace where others may see its objects (the Kubernetes Jobs of two
+// workspaces in one namespace): random, made on first start.
+func workspaceID(ctx context.Context, st *store.Store) (string, error) {
+	v, ok, err := st.Setting(ctx, "workspace_id")
+	if err != nil || ok {
+		return v, err
+	}
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), st.SetSetting(ctx, "workspace_id", hex.EncodeToString(b))
 }
 
 // runTokenKey is the workspace secret that run tokens derive from, made on first start.

@@ -26,6 +26,9 @@ type Backend struct {
 	// Targets returns a target's spec with its secrets unsealed.
 	Targets func(ctx context.Context, name string) (*compute.Stored, error)
 	Log     *slog.Logger
+	// Workspace is this workspace's id, on every object it creates: a Job of the same name made
+	// by another workspace (run ids repeat) is never taken for this run's.
+	Workspace string
 	// Now stamps results Kubernetes gives no time for (default time.Now).
 	Now func() time.Time
 
@@ -64,8 +67,9 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	j, err := jobs.Create(ctx, objs.Job, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		j, err = jobs.Get(ctx, objs.Job.Name, metav1.GetOptions{})
-		if err == nil && j.Annotations[AnnotationRunID] != l.RunID {
-			return nil, fmt.Errorf("a Job named %s in namespace %s belongs to run %q, not %s", j.Name, j.Namespace, j.Annotations[AnnotationRunID], l.RunID)
+		if err == nil && (j.Annotations[AnnotationRunID] != l.RunID || j.Labels[LabelWorkspace] != b.Workspace) {
+			return nil, fmt.Errorf("a Job named %s in namespace %s belongs to run %q of workspace %q, not to run %s of this workspace (%q)",
+				j.Name, j.Namespace, j.Annotations[AnnotationRunID], j.Labels[LabelWorkspace], l.RunID, b.Workspace)
 		}
 		if err == nil && j.DeletionTimestamp != nil {
 			return nil, fmt.Errorf("the Job %s of run %s is being deleted", j.Name, l.RunID)
@@ -92,7 +96,8 @@ func (b *Backend) runOf(l backend.Launch, st *compute.Stored) Run {
 	if st.Spec.Kubernetes.ServerURL != "" {
 		url = st.Spec.Kubernetes.ServerURL
 	}
-	return Run{RunID: l.RunID, Token: l.Token, Attempt: l.Attempt, Spec: l.Spec, Target: *st.Spec.Kubernetes, ServerURL: url}
+	return Run{RunID: l.RunID, Token: l.Token, Attempt: l.Attempt, Spec: l.Spec, Target: *st.Spec.Kubernetes, ServerURL: url,
+		Workspace: b.Workspace}
 }
 
 // Status judges the run's Job and pods. A Job deleted by a cancel is kept by Hangar's finalizer

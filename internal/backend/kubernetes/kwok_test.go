@@ -278,3 +278,19 @@ func TestKwokKueueQueueLabelAndSuspension(t *testing.T) {
 		return st.Alive && !pending && strings.Contains(st.Reason, "running on Kubernetes node(s)")
 	})
 }
+
+// Run ids repeat across workspaces: a second workspace submitting a run of the same id into the
+// same namespace is refused, instead of taking the first one's Job (and its result) for its own.
+func TestKwokAnotherWorkspacesJobIsNotThisRuns(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	k.b.Workspace = "ws-one"
+	l, _ := k.submit(job.Spec{Command: "python train.py"})
+	other := &kube.Backend{ServerURL: k.b.ServerURL, Targets: k.b.Targets, Log: k.b.Log, Workspace: "ws-two"}
+	_, err := other.Submit(t.Context(), l)
+	if err == nil || !strings.Contains(err.Error(), `of workspace "ws-one", not to run`) {
+		t.Errorf("Submit from another workspace: %v; want a refusal naming the Job's workspace", err)
+	}
+	if again, err := k.b.Submit(t.Context(), l); err != nil {
+		t.Errorf("Submit again from the same workspace: %s, %v", again, err)
+	}
+}

@@ -43,6 +43,8 @@ type Run struct {
 	Target       compute.KubernetesSpec
 	// ServerURL is where the supervisors reach the workspace server.
 	ServerURL string
+	// Workspace is the workspace's id ("" in tests of one workspace).
+	Workspace string
 }
 
 // Objects are a run's objects in the cluster. The Secret and the Service are owned by the Job
@@ -121,7 +123,11 @@ func podMeta(r Run) metav1.ObjectMeta {
 }
 
 func runLabels(r Run) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelRun: RunLabel(r.RunID)}
+	l := map[string]string{LabelManagedBy: ManagedBy, LabelRun: RunLabel(r.RunID)}
+	if r.Workspace != "" {
+		l[LabelWorkspace] = r.Workspace
+	}
+	return l
 }
 
 // jobSpec is an Indexed Job of one pod per node. A pod replaced after a disruption (preemption,

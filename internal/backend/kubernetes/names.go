@@ -9,9 +9,11 @@ import (
 
 // Labels and annotations on everything Hangar creates in a cluster.
 const (
-	LabelManagedBy    = "app.kubernetes.io/managed-by"
-	ManagedBy         = "hangar"
-	LabelRun          = "hangar.dev/run"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "hangar"
+	LabelRun       = "hangar.dev/run"
+	// LabelWorkspace names the workspace whose run it is: run ids repeat across workspaces.
+	LabelWorkspace    = "hangar.dev/workspace"
 	AnnotationRunID   = "hangar.dev/run-id"
 	AnnotationAttempt = "hangar.dev/attempt"
 	// AnnotationCanceled marks a Job Hangar deleted to cancel its run; FinalizerResult keeps the

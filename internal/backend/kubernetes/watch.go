@@ -10,12 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
+
+// jobUIDLabel is the label Kubernetes puts on a Job's pods with the Job's UID.
+const jobUIDLabel = "batch.kubernetes.io/controller-uid"
 
 // syncTimeout bounds the first list of a namespace's watch; until it is synced, reads go to the
 // API server directly.
@@ -24,11 +25,16 @@ const syncTimeout = 30 * time.Second
 // watch is a namespace's Hangar Jobs and pods, kept current by one watch each (client-go
 // informers), so that the status of a thousand queued runs costs no API call per run.
 type watch struct {
-	jobs   batchlisters.JobLister
-	pods   corelisters.PodLister
+	jobs batchlisters.JobLister
+	// pods indexes the pods by their Job's UID: a run's check reads its own pods, not every pod
+	// of the namespace (a thousand waiting runs made that scan most of the server's time).
+	pods   cache.Indexer
 	synced func() bool
 	stop   chan struct{}
 }
+
+// byJobUID is the pod index of a watch.
+const byJobUID = "job-uid"
 
 type watches struct {
 	mu sync.Mutex
@@ -45,7 +51,16 @@ func (c *client) watch(ns string) *watch {
 	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + ManagedBy }))
 	ji, pi := f.Batch().V1().Jobs(), f.Core().V1().Pods()
-	w := &watch{jobs: ji.Lister(), pods: pi.Lister(), stop: make(chan struct{})}
+	err := pi.Informer().AddIndexers(cache.Indexers{byJobUID: func(obj any) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Labels[jobUIDLabel] != "" {
+			return []string{p.Labels[jobUIDLabel]}, nil
+		}
+		return nil, nil
+	}})
+	if err != nil { // only when the informer runs already: a programming error
+		panic(fmt.Sprintf("index the pods: %v", err))
+	}
+	w := &watch{jobs: ji.Lister(), pods: pi.Informer().GetIndexer(), stop: make(chan struct{})}
 	jh, ph := ji.Informer().HasSynced, pi.Informer().HasSynced
 	w.synced = func() bool { return jh() && ph() }
 	f.Start(w.stop)
@@ -79,12 +94,13 @@ func (c *client) observe(ctx context.Context, hd handle) (*batchv1.Job, []corev1
 	if w.synced() {
 		j, err := w.jobs.Jobs(hd.Namespace).Get(hd.Job)
 		if err == nil && string(j.UID) == hd.UID {
-			sel := labels.SelectorFromSet(labels.Set{"batch.kubernetes.io/controller-uid": hd.UID})
-			ps, err := w.pods.Pods(hd.Namespace).List(sel)
+			objs, err := w.pods.ByIndex(byJobUID, hd.UID)
 			if err == nil {
-				out := make([]corev1.Pod, len(ps))
-				for i, p := range ps {
-					out[i] = *p.DeepCopy()
+				out := make([]corev1.Pod, 0, len(objs))
+				for _, o := range objs {
+					if p, ok := o.(*corev1.Pod); ok {
+						out = append(out, *p.DeepCopy())
+					}
 				}
 				return j.DeepCopy(), out, nil
 			}
@@ -102,7 +118,7 @@ func (c *client) read(ctx context.Context, hd handle) (*batchv1.Job, []corev1.Po
 		return nil, nil, err
 	}
 	list, err := c.cs.CoreV1().Pods(hd.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "batch.kubernetes.io/controller-uid=" + hd.UID})
+		LabelSelector: jobUIDLabel + "=" + hd.UID})
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the pods of Job %s: %w", hd.Job, err)
 	}
