@@ -88,17 +88,19 @@ func KubeQueue(ctx context.Context, w *Workspace, k *KubeCluster, dir string, o 
 	}
 	res.Queue = append(res.Queue, Figure{Name: fmt.Sprintf("`hangar job show` of each queued run names the scheduler's reason (%s): %d of %d",
 		gpuReason, shown, len(names)), Value: 100 * float64(shown) / float64(len(names)), Unit: "%"})
-	cancels, err := cancelKube(ctx, c, k, names, prefix)
+	cancels, err := cancelKube(ctx, c, k, names, prefix, base.deleted)
 	res.Queue = append(res.Queue, cancels...)
 	return res, err
 }
 
-// queueBase is the baseline of the queued-jobs benchmark: rates of plain Jobs.
-type queueBase struct{ created, pending Figure }
+// queueBase is the baseline of the queued-jobs benchmark: rates of plain Jobs, and how long
+// the cluster takes to remove them.
+type queueBase struct{ created, pending, deleted Figure }
 
 // plainQueue creates n plain Jobs that fit no node (a GPU each) through the Kubernetes API, 8 at
 // a time, times until all are created and until every pod is Unschedulable, then deletes them
-// and waits until they are gone, so that the scheduler's queue is Hangar's alone afterwards.
+// (one DeleteCollection, background propagation) and times until they and their pods are gone,
+// so that the scheduler's queue is Hangar's alone afterwards.
 func (k *KubeCluster) plainQueue(ctx context.Context, tag string, n int) (queueBase, error) {
 	jobs, pods := k.cs.BatchV1().Jobs(kubeNamespace), k.cs.CoreV1().Pods(kubeNamespace)
 	sel := metav1.ListOptions{LabelSelector: labelPlain + "=" + tag}
@@ -130,10 +132,11 @@ func (k *KubeCluster) plainQueue(ctx context.Context, tag string, n int) (queueB
 		return queueBase{}, err
 	}
 	bg := metav1.DeletePropagationBackground
+	start = time.Now()
 	if err := jobs.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, sel); err != nil {
 		return queueBase{}, fmt.Errorf("delete the plain Jobs: %w", err)
 	}
-	if _, err := waitUntil(ctx, time.Now(), "the plain Jobs and pods are gone", func() (int, bool, error) {
+	gone, err := waitUntil(ctx, start, "the plain Jobs and pods are gone", func() (int, bool, error) {
 		j, err := jobs.List(ctx, sel)
 		if err != nil {
 			return 0, false, err
@@ -144,12 +147,14 @@ func (k *KubeCluster) plainQueue(ctx context.Context, tag string, n int) (queueB
 		}
 		left := len(j.Items) + len(p.Items)
 		return left, left == 0, nil
-	}); err != nil {
+	})
+	if err != nil {
 		return queueBase{}, err
 	}
 	what := fmt.Sprintf("%d plain Jobs through the Kubernetes API, 8 clients", n)
 	return queueBase{created: rate(Figure{}, what+": all created", n, created),
-		pending: rate(Figure{}, what+": all pods Unschedulable", n, pending)}, nil
+		pending: rate(Figure{}, what+": all pods Unschedulable", n, pending),
+		deleted: Figure{Name: fmt.Sprintf("%d plain Jobs deleted (one DeleteCollection): no Job or pod left", n), Value: gone.Seconds(), Unit: "s"}}, nil
 }
 
 // rate is n jobs in d as a figure in jobs/s (against base, unless it has no name).
@@ -162,10 +167,12 @@ func rate(base Figure, name string, n int, d time.Duration) Figure {
 	return against(base, name, v, "jobs/s", nil)
 }
 
-// waitUntil polls check every 250 ms for up to 30 minutes and returns the time since start when
-// it said done; every 30 s it says on stderr how far it got.
+// waitUntil polls check every 250 ms and returns the time since start when it said done; every
+// 30 s it says on stderr how far it got. It gives up after 30 minutes, or after 5 minutes in
+// which the count did not move (another user of the shared cluster may have removed what it
+// waits for).
 func waitUntil(ctx context.Context, start time.Time, what string, check func() (n int, done bool, err error)) (time.Duration, error) {
-	said := time.Now()
+	said, moved, last := time.Now(), time.Now(), -1
 	for deadline := time.Now().Add(30 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 		n, done, err := check()
 		if err != nil {
@@ -173,6 +180,11 @@ func waitUntil(ctx context.Context, start time.Time, what string, check func() (
 		}
 		if done {
 			return time.Since(start), nil
+		}
+		if n != last {
+			moved, last = time.Now(), n
+		} else if time.Since(moved) > 5*time.Minute {
+			return 0, fmt.Errorf("wait until %s: stuck at %d for 5 minutes", what, n)
 		}
 		if time.Since(said) > 30*time.Second {
 			fmt.Fprintf(os.Stderr, "kubernetes: waiting until %s: %d so far, %.0f s\n", what, n, time.Since(start).Seconds())
@@ -343,8 +355,9 @@ func checkShown(ctx context.Context, w *Workspace, names []string) (int, error) 
 }
 
 // cancelKube cancels every run through the API, 8 at a time, and times until all calls were
-// answered, until all runs are Canceled and until the cluster holds nothing of theirs.
-func cancelKube(ctx context.Context, c *api.Client, k *KubeCluster, names []string, prefix string) ([]Figure, error) {
+// answered, until all runs are Canceled and until the cluster holds nothing of theirs (against
+// the plain Jobs' deletion, deleted).
+func cancelKube(ctx context.Context, c *api.Client, k *KubeCluster, names []string, prefix string, deleted Figure) ([]Figure, error) {
 	start := time.Now()
 	if err := parallel(len(names), 8, func(i int) error { _, err := c.CancelJob(ctx, names[i]); return err }); err != nil {
 		return nil, err
@@ -373,7 +386,8 @@ func cancelKube(ctx context.Context, c *api.Client, k *KubeCluster, names []stri
 	return []Figure{
 		{Name: what + ": every call answered", Value: answered.Seconds(), Unit: "s"},
 		{Name: what + ": every run Canceled", Value: canceled.Seconds(), Unit: "s"},
-		{Name: what + ": no Job, Secret or pod of theirs left (label " + labelManagedBy + "=hangar)", Value: clean.Seconds(), Unit: "s"},
+		deleted,
+		against(deleted, what+": no Job, Secret or pod of theirs left (label "+labelManagedBy+"=hangar)", clean.Seconds(), "s", nil),
 	}, nil
 }
 
