@@ -106,8 +106,18 @@ type Attacher interface {
 
 // Pender is an optional capability of backends whose engine keeps its own queue (Slurm): a
 // submitted run may wait there before its supervisor starts. Pending reports whether it still
-// waits and why, in the engine's words. The controller asks every tick while such a run is Queued,
+// waits and why, in the engine's words. The controller asks every tick while such a run is Queued (a Notifier: when told),
 // shows the reason as the run's status reason, and expects no heartbeat while it waits.
 type Pender interface {
 	Pending(ctx context.Context, h Handle) (reason string, pending bool, err error)
+}
+
+// Notifier is an optional capability of a Pender whose engine says when a run's state there
+// changed (Kubernetes' watches): the controller then asks about a waiting or canceled run when
+// told, and on its periodic full pass, instead of every tick. Notify is called once, before the
+// controller's loop starts; the backend calls fn with a run's id (from any goroutine, never
+// blocking on it) whenever that run's objects in the engine change.
+type Notifier interface {
+	Pender
+	Notify(fn func(runID string))
 }

@@ -58,6 +58,10 @@ type Controller struct {
 	view  view
 	calls *calls
 	wake  map[string]time.Time
+	// exits are when Queued runs left their engine's queue; notifying are the compute types
+	// whose backend.Notifier was given the loop's nudge.
+	exits     queueExits
+	notifying map[string]bool
 }
 
 // Init fills defaults; call before use.
@@ -71,6 +75,7 @@ func (c *Controller) Init() {
 	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}}
 	c.calls = newCalls(c.Now, c.Kick)
 	c.wake = map[string]time.Time{}
+	c.notifying = map[string]bool{}
 	c.OnChange(c.news.run)
 }
 
@@ -224,22 +229,23 @@ func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
 }
 
 // watch asks the backend about a run whose supervisor has been silent too long (or that waits
-// in its engine's queue), on the target's calls. While the target is known not to answer, no
-// call is made: the silence is judged with the target's last error.
-func (c *Controller) watch(ctx context.Context, r *job.Run) error {
+// in its engine's queue, or whose engine said it changed: nudged), on the target's calls. While
+// the target is known not to answer, no call is made: the silence is judged with the target's
+// last error.
+func (c *Controller) watch(ctx context.Context, r *job.Run, nudged bool) error {
 	b, t, err := c.backendFor(ctx, r)
 	if err != nil {
 		return err
 	}
 	_, pender := b.(backend.Pender)
-	if r.Status != job.Queued || !pender {
+	if (r.Status != job.Queued || !pender) && !nudged {
 		silent := c.silence(r)
 		if silent < c.Settings.StaleAfter {
 			return nil
 		}
 	}
 	started := c.calls.start(t.Name, &call{run: r.ID, fn: func() {
-		if err := c.watchCall(ctx, b, t, r); err != nil && ctx.Err() == nil {
+		if err := c.watchCall(ctx, b, t, r, nudged); err != nil && ctx.Err() == nil {
 			c.Log.Error("watch", "run", r.ID, "err", err)
 		}
 	}})
@@ -251,17 +257,21 @@ func (c *Controller) watch(ctx context.Context, r *job.Run) error {
 
 // silence is how long a run's supervisor has not been heard from, counting from the
 // controller's start at the earliest (the server itself was away: supervisors get time to
-// reconnect).
+// reconnect), and from when its engine let it out of its queue (its supervisor is starting).
 func (c *Controller) silence(r *job.Run) time.Duration {
 	last := r.LastHeartbeat
 	if last.Before(c.started) {
 		last = c.started
 	}
+	if left := c.exits.at(r.ID); r.Status == job.Queued && left.After(last) {
+		last = left
+	}
 	return c.Now().Sub(last)
 }
 
-// watchCall asks the run's engine queue (Pender), then, when the run is silent, its status.
-func (c *Controller) watchCall(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) error {
+// watchCall asks the run's engine queue (Pender), then, when the run is silent (or canceled and
+// nudged: its engine says its objects changed), its status.
+func (c *Controller) watchCall(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run, nudged bool) error {
 	if r.Status == job.Queued {
 		waiting, err := c.pending(ctx, b, t, r)
 		if waiting {
@@ -272,7 +282,7 @@ func (c *Controller) watchCall(ctx context.Context, b backend.Backend, t *comput
 		}
 	}
 	silent := c.silence(r)
-	if silent < c.Settings.StaleAfter {
+	if silent < c.Settings.StaleAfter && !(nudged && r.Status == job.CancelRequested) {
 		return nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
@@ -295,7 +305,8 @@ func (c *Controller) watchCall(ctx context.Context, b backend.Backend, t *comput
 
 // pending asks a backend whose engine keeps its own queue (backend.Pender) whether a submitted,
 // Queued run still waits there. While it does, the engine's reason is the run's status reason and
-// the silence clock is held (no supervisor runs yet to heartbeat).
+// the silence clock is held (no supervisor runs yet to heartbeat); once it does not, its silence
+// counts from then (exits).
 func (c *Controller) pending(ctx context.Context, b backend.Backend, t *compute.Target, r *job.Run) (bool, error) {
 	p, ok := b.(backend.Pender)
 	if !ok {
@@ -305,15 +316,19 @@ func (c *Controller) pending(ctx context.Context, b backend.Backend, t *compute.
 	defer cancel()
 	why, waiting, err := p.Pending(pctx, r.Handle)
 	c.calls.record(t.Name, err)
-	if err != nil || !waiting {
+	if err != nil {
 		return false, err
 	}
-	if why == r.StatusReason && c.Now().Sub(r.LastHeartbeat) < c.Settings.StaleAfter/2 {
+	if !waiting {
+		c.exits.mark(r.ID, c.Now())
+		return false, nil
+	}
+	if why == r.StatusReason {
 		return true, nil
 	}
 	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 		if r.Status == job.Queued {
-			r.StatusReason, r.LastHeartbeat = why, c.Now()
+			r.StatusReason = why
 		}
 		return nil, nil
 	})

@@ -29,6 +29,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 		return err
 	}
 	changed, beats, kicked := c.news.take()
+	nudged := c.news.takeNudged()
 	full := c.view.resyncAt.IsZero() || !now.Before(c.view.resyncAt)
 	loaded, err := c.refresh(ctx, targets, changed, full)
 	if err != nil {
@@ -43,14 +44,20 @@ func (c *Controller) reconcile(ctx context.Context) error {
 	c.placeDue(ctx, now, targets, changed, kicked || full)
 	tv, busy := c.calls.snapshot(now)
 	in := sweepInput{Now: now, StaleAfter: c.Settings.StaleAfter, Limit: c.Settings.UnreachableLimit,
-		Runs: c.view.runs, Targets: map[string]targetPass{}, Busy: busy}
+		Runs: c.view.runs, Targets: map[string]targetPass{}, Busy: busy, Nudged: nudged, Full: full,
+		Left: c.exits.snapshot(c.view.runs)}
 	for name, pt := range targets {
 		p := pt.pass
 		p.Calls = tv[name]
 		p.Unreachable = p.Calls.health.reason(*pt.target)
 		in.Targets[name] = p
 	}
-	c.act(ctx, sweep(in), loaded, targets)
+	for id := range nudged {
+		if busy[id] { // the call under way may have read the engine before the change
+			c.news.nudge(id)
+		}
+	}
+	c.act(ctx, sweep(in), loaded, targets, nudged)
 	return nil
 }
 
@@ -69,7 +76,12 @@ func (c *Controller) passTargets(ctx context.Context) (map[string]passTarget, er
 		}
 		_, placer := b.(backend.Placer)
 		_, pender := b.(backend.Pender)
-		p := targetPass{Name: t.Name, Placer: placer, Pender: pender}
+		n, notifies := b.(backend.Notifier)
+		if notifies && !c.notifying[t.Type] {
+			n.Notify(c.news.nudge)
+			c.notifying[t.Type] = true
+		}
+		p := targetPass{Name: t.Name, Placer: placer, Pender: pender, Notifies: notifies}
 		if st, err := compute.Load(*t); err == nil && st.Spec.Local != nil {
 			p.Max = st.Spec.Local.MaxConcurrentRuns
 		}
@@ -140,7 +152,7 @@ func (c *Controller) placeDue(ctx context.Context, now time.Time, targets map[st
 
 // act reads each picked run again (unless this pass read it) and does what the sweep picked it
 // for, if the run still needs it.
-func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.Run, targets map[string]passTarget) {
+func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.Run, targets map[string]passTarget, nudged map[string]bool) {
 	do := func(ids []string, fn func(*job.Run) error) {
 		for _, id := range ids {
 			r := loaded[id]
@@ -190,7 +202,7 @@ func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.R
 		if len(r.Handle) == 0 || r.Status.Terminal() {
 			return nil
 		}
-		return c.watch(ctx, r)
+		return c.watch(ctx, r, nudged[r.ID])
 	})
 }
 

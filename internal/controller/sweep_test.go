@@ -30,48 +30,75 @@ func TestSweep(t *testing.T) {
 		"probe": {Name: "probe", Calls: targetView{health: targetHealth{Failures: 1, Since: t0.Add(-time.Hour), Until: t0}}, Unreachable: "x"},
 		"slurm": {Name: "slurm", Pender: true},
 		"pool":  {Name: "pool", Placer: true},
+		"kube":  {Name: "kube", Pender: true, Notifies: true},
 	}
 	many := map[string]runView{"hold": running("hold", "one", time.Second)}
 	for i := 0; i < 1000; i++ {
 		id := fmt.Sprintf("q%04d", i)
 		many[id] = queued(id, "one", time.Duration(1000-i)*time.Second, full)
 	}
+	waitingKube := func(id string, silent time.Duration) runView {
+		return runView{ID: id, Compute: "kube", Status: job.Queued, Handled: true, Heartbeat: t0.Add(-silent)}
+	}
 	tests := []struct {
-		name string
-		runs []runView
-		busy []string
-		want looks
+		name   string
+		runs   []runView
+		busy   []string
+		nudged []string
+		left   map[string]time.Time
+		full   bool
+		want   looks
 	}{
-		{"a long queue on a full target, nothing changing: nothing", nil, nil, looks{}},
+		{"a long queue on a full target, nothing changing: nothing", nil, nil, nil, nil, false, looks{}},
 		{"new runs on a free target: oldest first",
-			[]runView{queued("b", "local", time.Second, ""), queued("a", "local", time.Minute, "")}, nil,
+			[]runView{queued("b", "local", time.Second, ""), queued("a", "local", time.Minute, "")}, nil, nil, nil, false,
 			looks{Submit: []string{"a", "b"}}},
-		{"a call under way: left alone", []runView{queued("a", "local", time.Second, "")}, []string{"a"}, looks{}},
+		{"a call under way: left alone", []runView{queued("a", "local", time.Second, "")}, []string{"a"}, nil, nil, false, looks{}},
 		{"max_concurrent_runs: the oldest takes the free slot, the other learns why",
-			[]runView{running("r", "two", time.Second), queued("new", "two", time.Second, ""), queued("old", "two", time.Minute, "")}, nil,
+			[]runView{running("r", "two", time.Second), queued("new", "two", time.Second, ""), queued("old", "two", time.Minute, "")}, nil, nil, nil, false,
 			looks{Submit: []string{"old"}, Wait: []string{"new"}}},
 		{"a submit under way holds its slot",
-			[]runView{queued("a", "one", time.Minute, ""), queued("b", "one", time.Second, full)}, []string{"a"}, looks{}},
+			[]runView{queued("a", "one", time.Minute, ""), queued("b", "one", time.Second, full)}, []string{"a"}, nil, nil, false, looks{}},
 		{"down target: no call, the reason once, and the wait that ran out",
 			[]runView{queued("new", "vm", time.Second, ""), queued("shown", "vm", time.Second, "host vm unreachable"),
-				queued("old", "vm", 2*time.Hour, "host vm unreachable")}, nil,
+				queued("old", "vm", 2*time.Hour, "host vm unreachable")}, nil, nil, nil, false,
 			looks{Wait: []string{"old", "new"}}},
 		{"backoff over: one probe, the oldest",
-			[]runView{queued("b", "probe", time.Second, "x"), queued("a", "probe", time.Minute, "x")}, nil,
+			[]runView{queued("b", "probe", time.Second, "x"), queued("a", "probe", time.Minute, "x")}, nil, nil, nil, false,
 			looks{Submit: []string{"a"}}},
 		{"silent for StaleAfter: watched; heard recently: not",
-			[]runView{running("quiet", "local", time.Minute), running("fresh", "local", time.Second)}, nil,
+			[]runView{running("quiet", "local", time.Minute), running("fresh", "local", time.Second)}, nil, nil, nil, false,
 			looks{Watch: []string{"quiet"}}},
 		{"in an engine queue: asked every pass",
-			[]runView{{ID: "p", Compute: "slurm", Status: job.Queued, Handled: true, Heartbeat: t0}}, nil,
+			[]runView{{ID: "p", Compute: "slurm", Status: job.Queued, Handled: true, Heartbeat: t0}}, nil, nil, nil, false,
 			looks{Watch: []string{"p"}}},
 		{"cancel: until delivered",
 			[]runView{{ID: "c", Compute: "vm", Status: job.CancelRequested, Handled: true, Heartbeat: t0},
 				{ID: "sent", Compute: "vm", Status: job.CancelRequested, Handled: true, CancelSent: true, Heartbeat: t0},
-				{ID: "sent-silent", Compute: "vm", Status: job.CancelRequested, Handled: true, CancelSent: true}}, nil,
+				{ID: "sent-silent", Compute: "vm", Status: job.CancelRequested, Handled: true, CancelSent: true}}, nil, nil, nil, false,
 			looks{Watch: []string{"sent-silent"}, Cancel: []string{"c"}}},
-		{"placed by its backend: not the sweep's", []runView{queued("a", "pool", time.Second, "")}, nil, looks{}},
-		{"target gone: submit fails it", []runView{queued("a", "gone", time.Second, "")}, nil, looks{Submit: []string{"a"}}},
+		{"a Notifier's queue: only the runs it said changed, however long they waited",
+			[]runView{waitingKube("told", time.Hour), waitingKube("quiet", time.Hour), waitingKube("new", 0)}, nil,
+			[]string{"told", "running-elsewhere"}, nil, false, looks{Watch: []string{"told"}}},
+		{"a Notifier's queue on a full pass: every run (the safety net)",
+			[]runView{waitingKube("a", time.Hour), waitingKube("b", 0)}, nil, nil, nil, true, looks{Watch: []string{"a", "b"}}},
+		{"out of a Notifier's queue: silence counts from when it left",
+			[]runView{waitingKube("left-long-ago", time.Hour), waitingKube("just-left", time.Hour)}, nil, nil,
+			map[string]time.Time{"left-long-ago": t0.Add(-time.Minute), "just-left": t0.Add(-time.Second)}, false,
+			looks{Watch: []string{"left-long-ago"}}},
+		{"out of Slurm's queue: no longer asked every pass",
+			[]runView{{ID: "p", Compute: "slurm", Status: job.Queued, Handled: true, Heartbeat: t0.Add(-time.Hour)}}, nil, nil,
+			map[string]time.Time{"p": t0.Add(-time.Second)}, false, looks{}},
+		{"a Notifier's canceled run: asked as soon as told, else once silent",
+			[]runView{{ID: "told", Compute: "kube", Status: job.CancelRequested, Handled: true, CancelSent: true, Heartbeat: t0},
+				{ID: "quiet", Compute: "kube", Status: job.CancelRequested, Handled: true, CancelSent: true, Heartbeat: t0},
+				{ID: "silent", Compute: "kube", Status: job.CancelRequested, Handled: true, CancelSent: true, Heartbeat: t0.Add(-time.Minute)}},
+			nil, []string{"told"}, nil, false, looks{Watch: []string{"silent", "told"}}},
+		{"a Notifier's running run: silence, not changes",
+			[]runView{running("told", "kube", time.Second), running("silent", "kube", time.Minute)}, nil, []string{"told"}, nil, false,
+			looks{Watch: []string{"silent"}}},
+		{"placed by its backend: not the sweep's", []runView{queued("a", "pool", time.Second, "")}, nil, nil, nil, false, looks{}},
+		{"target gone: submit fails it", []runView{queued("a", "gone", time.Second, "")}, nil, nil, nil, false, looks{Submit: []string{"a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +120,12 @@ func TestSweep(t *testing.T) {
 				}
 				tp[k] = v
 			}
-			got := sweep(sweepInput{Now: t0, StaleAfter: 15 * time.Second, Limit: time.Hour, Runs: runs, Targets: tp, Busy: busy})
+			nudged := map[string]bool{}
+			for _, id := range tt.nudged {
+				nudged[id] = true
+			}
+			got := sweep(sweepInput{Now: t0, StaleAfter: 15 * time.Second, Limit: time.Hour, Runs: runs, Targets: tp, Busy: busy,
+				Nudged: nudged, Full: tt.full, Left: tt.left})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("sweep (-want +got):\n%s", diff)
 			}

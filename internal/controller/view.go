@@ -88,6 +88,8 @@ type news struct {
 	runs   map[string]bool
 	beats  map[string]time.Time
 	kicked bool
+	// nudged are the runs whose objects in their engine changed (a backend.Notifier said so).
+	nudged map[string]bool
 }
 
 func (c *news) run(id string) {
@@ -106,6 +108,25 @@ func (c *news) beat(id string, at time.Time) {
 		c.beats = map[string]time.Time{}
 	}
 	c.beats[id] = at
+}
+
+// nudge records that a run's state in its engine changed (backend.Notifier's callback).
+func (c *news) nudge(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nudged == nil {
+		c.nudged = map[string]bool{}
+	}
+	c.nudged[id] = true
+}
+
+// takeNudged returns the runs nudged since the last call and starts over.
+func (c *news) takeNudged() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nudged
+	c.nudged = nil
+	return n
 }
 
 func (c *news) kick() {
@@ -130,6 +151,9 @@ type targetPass struct {
 	Placer bool
 	// Pender: its backend keeps an engine queue (a submitted Queued run is asked about).
 	Pender bool
+	// Notifies: its backend says when a run changed in its engine (backend.Notifier), so its
+	// queued and canceled runs are looked at when nudged, and on full passes, not every pass.
+	Notifies bool
 	// Max is its max_concurrent_runs (0: no limit).
 	Max int
 	// Calls is its calls' state (health, calls in flight).
@@ -156,6 +180,12 @@ type sweepInput struct {
 	Targets map[string]targetPass
 	// Busy are the runs with a backend call under way: left alone.
 	Busy map[string]bool
+	// Nudged are the runs a Notifier said changed since the last pass; Full says this pass
+	// rereads everything (the safety net for what a Notifier did not say).
+	Nudged map[string]bool
+	Full   bool
+	// Left are the Queued runs seen out of their engine's queue, since when (queueExits).
+	Left map[string]time.Time
 }
 
 // sweep decides which runs a pass looks at. It is pure: the same input gives the same looks,
@@ -174,8 +204,8 @@ func sweep(in sweepInput) looks {
 		switch {
 		case v.Status == job.CancelRequested && !v.CancelSent:
 			out.Cancel = append(out.Cancel, v.ID)
-		case v.Handled: // a delivered cancel too: its end is asked for once it is silent
-			if (v.Status == job.Queued && t.Pender) || in.Now.Sub(v.Heartbeat) >= in.StaleAfter {
+		case v.Handled: // a delivered cancel too
+			if watched(in, t, v) {
 				out.Watch = append(out.Watch, v.ID)
 			}
 		case v.Status != job.Queued:
@@ -194,6 +224,29 @@ func sweep(in sweepInput) looks {
 		sortOldest(*l, in.Runs)
 	}
 	return out
+}
+
+// watched says whether a run handed to its backend is asked about this pass. While it waits in
+// an engine queue: every pass, or, for a Notifier's runs, when nudged and on full passes. A
+// Notifier's canceled run: when nudged too (its end is seen as soon as its engine says so).
+// Otherwise once its supervisor has been silent StaleAfter, counting from when it left its
+// engine's queue at the earliest.
+func watched(in sweepInput, t targetPass, v runView) bool {
+	heard := v.Heartbeat
+	left, out := in.Left[v.ID]
+	if out && left.After(heard) {
+		heard = left
+	}
+	waiting := v.Status == job.Queued && t.Pender && !out
+	switch {
+	case waiting && !t.Notifies:
+		return true
+	case waiting:
+		return in.Nudged[v.ID] || in.Full
+	case t.Notifies && v.Status == job.CancelRequested && in.Nudged[v.ID]:
+		return true
+	}
+	return in.Now.Sub(heard) >= in.StaleAfter
 }
 
 // sweepTarget splits a target's queued runs into those to submit now and those whose waiting
@@ -236,4 +289,47 @@ func sortOldest(ids []string, runs map[string]runView) {
 	slices.SortFunc(ids, func(a, b string) int {
 		return cmp.Or(runs[a].Created.Compare(runs[b].Created), cmp.Compare(a, b))
 	})
+}
+
+// queueExits remembers when each Queued run was first seen out of its engine's queue (its
+// supervisor is starting): its silence counts from then, not from when it was submitted. It is
+// written by backend calls and read by the loop. In memory only: after a restart, silences count
+// from the loop's start at the earliest anyway.
+type queueExits struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// mark records that a run left its engine's queue, unless it was seen out before.
+func (q *queueExits) mark(id string, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.m == nil {
+		q.m = map[string]time.Time{}
+	}
+	if _, ok := q.m[id]; !ok {
+		q.m[id] = at
+	}
+}
+
+// at is when a run was seen out of its queue (zero: never).
+func (q *queueExits) at(id string) time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.m[id]
+}
+
+// snapshot returns the exits of the Queued runs among active, forgetting the others.
+func (q *queueExits) snapshot(active map[string]runView) map[string]time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make(map[string]time.Time, len(q.m))
+	for id, at := range q.m {
+		if v, ok := active[id]; !ok || v.Status != job.Queued {
+			delete(q.m, id)
+			continue
+		}
+		out[id] = at
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -33,11 +34,13 @@ type Backend struct {
 	Now func() time.Time
 
 	clients clients
+	notify  atomic.Pointer[func(runID string)]
 }
 
 var (
 	_ backend.Backend     = (*Backend)(nil)
 	_ backend.Pender      = (*Backend)(nil)
+	_ backend.Notifier    = (*Backend)(nil)
 	_ backend.Attacher    = (*Backend)(nil)
 	_ backend.SpecChecker = (*Backend)(nil)
 )
@@ -87,6 +90,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 			return nil, fmt.Errorf("create the Service of run %s: %w", l.RunID, err)
 		}
 	}
+	c.watch(j.Namespace) // from now on, a change of the run's Job or pods is told (Notify)
 	b.Log.Info("submitted to kubernetes", "run", l.RunID, "target", l.Target.Name, "namespace", j.Namespace, "job", j.Name)
 	return json.Marshal(handle{Target: l.Target.Name, Namespace: j.Namespace, Job: j.Name, UID: string(j.UID)})
 }
@@ -98,6 +102,17 @@ func (b *Backend) runOf(l backend.Launch, st *compute.Stored) Run {
 	}
 	return Run{RunID: l.RunID, Token: l.Token, Attempt: l.Attempt, Spec: l.Spec, Target: *st.Spec.Kubernetes, ServerURL: url,
 		Workspace: b.Workspace}
+}
+
+// Notify makes the namespaces' watches tell fn about this workspace's runs whose Job or pods
+// changed (backend.Notifier): the controller then asks Pending and a canceled run's Status only
+// then, not every pass.
+func (b *Backend) Notify(fn func(runID string)) { b.notify.Store(&fn) }
+
+func (b *Backend) tell(runID string) {
+	if fn := b.notify.Load(); fn != nil {
+		(*fn)(runID)
+	}
 }
 
 // Status judges the run's Job and pods. A Job deleted by a cancel is kept by Hangar's finalizer

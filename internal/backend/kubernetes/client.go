@@ -31,6 +31,9 @@ type client struct {
 	key     string // the spec's connection fields, to notice an update
 	loaded  time.Time
 	watches watches
+	// tell and workspace: the watches tell tell about this workspace's runs that changed.
+	tell      func(runID string)
+	workspace string
 }
 
 type clients struct {
@@ -63,6 +66,7 @@ func (b *Backend) target(ctx context.Context, name string) (*client, *compute.St
 		return nil, nil, fmt.Errorf("compute %s: %w", name, err)
 	}
 	c.key, c.loaded = key, time.Now()
+	c.tell, c.workspace = b.tell, b.Workspace
 	if b.clients.m == nil {
 		b.clients.m = map[string]*client{}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,11 +64,17 @@ func newKwok(t *testing.T, podTime string, podLabels map[string]string) *kwokClu
 
 func (k *kwokCluster) submit(spec job.Spec) (backend.Launch, backend.Handle) {
 	k.t.Helper()
+	return k.submitWith(k.b, spec)
+}
+
+// submitWith submits a run through the given backend (another workspace's, say).
+func (k *kwokCluster) submitWith(b *kube.Backend, spec job.Spec) (backend.Launch, backend.Handle) {
+	k.t.Helper()
 	id := "kwok-" + strings.ToLower(k.t.Name()[len("TestKwok"):min(len(k.t.Name()), 30)]) + "-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	spec.Compute = "kwok"
 	l := backend.Launch{RunID: id, Token: id + ".secret", Attempt: 1, Spec: spec,
 		Target: compute.Target{Name: "kwok", Type: compute.TypeKubernetes}}
-	h, err := k.b.Submit(k.t.Context(), l)
+	h, err := b.Submit(k.t.Context(), l)
 	if err != nil {
 		k.t.Fatalf("Submit: %v", err)
 	}
@@ -292,5 +299,62 @@ func TestKwokAnotherWorkspacesJobIsNotThisRuns(t *testing.T) {
 	}
 	if again, err := k.b.Submit(t.Context(), l); err != nil {
 		t.Errorf("Submit again from the same workspace: %s, %v", again, err)
+	}
+}
+
+// told collects the run ids a Backend's watches tell (backend.Notifier).
+type told struct {
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func (w *told) tell(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ids[id]++
+}
+
+func (w *told) count(id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ids[id]
+}
+
+// The backend tells the controller which run changed (its Job or pods), so that a thousand
+// waiting runs are asked about when Kubernetes changes them, not every pass; another
+// workspace's watches sharing the namespace hear nothing of this workspace's runs.
+func TestKwokTellsWhichRunChanged(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	k.b.Workspace = "ws-tell"
+	mine, theirs := &told{ids: map[string]int{}}, &told{ids: map[string]int{}}
+	k.b.Notify(mine.tell)
+	other := &kube.Backend{ServerURL: k.b.ServerURL, Targets: k.b.Targets, Log: k.b.Log, Workspace: "ws-other"}
+	other.Notify(theirs.tell)
+	_, oh := k.submitWith(other, job.Spec{Command: "true"})
+	if _, _, err := other.Pending(t.Context(), oh); err != nil { // its watch of the namespace runs
+		t.Fatal(err)
+	}
+	l, h := k.submit(job.Spec{Command: "python train.py", Resources: job.Resources{InstanceType: "gpu"}})
+	k.until(h, "the scheduler's reason", func(_ backend.Status, reason string, pending bool) bool {
+		return pending && strings.Contains(reason, "Insufficient nvidia.com/gpu")
+	})
+	waitTold := func(what string, cond func() bool) {
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: told %d times", what, mine.count(l.RunID))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// The Job and its pod (their creation and changes may reach the watch as one state each).
+	waitTold("the Job and its unschedulable pod", func() bool { return mine.count(l.RunID) >= 2 })
+	before := mine.count(l.RunID)
+	if err := k.b.Cancel(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	waitTold("the cancel", func() bool { return mine.count(l.RunID) > before })
+	if n := theirs.count(l.RunID); n != 0 {
+		t.Errorf("another workspace's backend was told %d times of this workspace's run", n)
 	}
 }

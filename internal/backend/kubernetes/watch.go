@@ -60,6 +60,15 @@ func (c *client) watch(ns string) *watch {
 	if err != nil { // only when the informer runs already: a programming error
 		panic(fmt.Sprintf("index the pods: %v", err))
 	}
+	if c.tell != nil {
+		h := changeHandler(c.tell, c.workspace)
+		if _, err := ji.Informer().AddEventHandler(h); err != nil {
+			panic(fmt.Sprintf("watch the Jobs: %v", err))
+		}
+		if _, err := pi.Informer().AddEventHandler(h); err != nil {
+			panic(fmt.Sprintf("watch the pods: %v", err))
+		}
+	}
 	w := &watch{jobs: ji.Lister(), pods: pi.Informer().GetIndexer(), stop: make(chan struct{})}
 	jh, ph := ji.Informer().HasSynced, pi.Informer().HasSynced
 	w.synced = func() bool { return jh() && ph() }
@@ -123,4 +132,26 @@ func (c *client) read(ctx context.Context, hd handle) (*batchv1.Job, []corev1.Po
 		return nil, nil, fmt.Errorf("list the pods of Job %s: %w", hd.Job, err)
 	}
 	return j, list.Items, nil
+}
+
+// changeHandler tells fn the run whose Job or pod was added, changed or removed (this workspace's
+// objects only: run ids repeat across workspaces sharing a namespace).
+func changeHandler(fn func(runID string), workspace string) cache.ResourceEventHandlerFuncs {
+	tell := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		m, ok := obj.(metav1.Object)
+		if !ok || m.GetLabels()[LabelWorkspace] != workspace {
+			return
+		}
+		if id := m.GetAnnotations()[AnnotationRunID]; id != "" {
+			fn(id)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    tell,
+		UpdateFunc: func(_, obj any) { tell(obj) },
+		DeleteFunc: tell,
+	}
 }
