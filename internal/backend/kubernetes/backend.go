@@ -32,6 +32,10 @@ type Backend struct {
 	Workspace string
 	// Now stamps results Kubernetes gives no time for (default time.Now).
 	Now func() time.Time
+	// LeftoverAfter is how long a canceled run's Job whose pods are gone keeps Hangar's
+	// finalizer when Status does not release it (nobody asks: the run ended otherwise);
+	// default a minute.
+	LeftoverAfter time.Duration
 
 	clients clients
 	notify  atomic.Pointer[func(runID string)]
@@ -139,8 +143,9 @@ func (b *Backend) judge(ctx context.Context, hb backend.Handle) (Verdict, error)
 	}
 	v := Judge(j, pods, b.now())
 	if v.Release {
+		// The run is not reported Canceled before its Job can go: asked again, Status retries.
 		if err := c.release(ctx, j); err != nil {
-			b.Log.Warn("remove the finalizer of a canceled run's Job", "job", hd.Job, "err", err)
+			return Verdict{}, fmt.Errorf("remove the finalizer %s of the canceled run's Job %s: %w", FinalizerResult, hd.Job, err)
 		}
 	}
 	return v, nil

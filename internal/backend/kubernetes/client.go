@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/hangar-ml/hangar/internal/compute"
 )
@@ -34,6 +35,8 @@ type client struct {
 	// tell and workspace: the watches tell tell about this workspace's runs that changed.
 	tell      func(runID string)
 	workspace string
+	// leftoverAfter is Backend.LeftoverAfter.
+	leftoverAfter time.Duration
 }
 
 type clients struct {
@@ -66,7 +69,7 @@ func (b *Backend) target(ctx context.Context, name string) (*client, *compute.St
 		return nil, nil, fmt.Errorf("compute %s: %w", name, err)
 	}
 	c.key, c.loaded = key, time.Now()
-	c.tell, c.workspace = b.tell, b.Workspace
+	c.tell, c.workspace, c.leftoverAfter = b.tell, b.Workspace, b.LeftoverAfter
 	if b.clients.m == nil {
 		b.clients.m = map[string]*client{}
 	}
@@ -113,14 +116,33 @@ func (c *client) job(ctx context.Context, hd handle) (*batchv1.Job, error) {
 	return j, nil
 }
 
-// release removes Hangar's finalizer from a canceled run's Job, so Kubernetes finishes deleting it.
+// release removes Hangar's finalizer from a canceled run's Job, so Kubernetes finishes deleting
+// it. The Job changes under it while it is deleted (the garbage collector's own finalizer, the
+// Job controller's status): a conflict is retried on the Job as it is now.
 func (c *client) release(ctx context.Context, j *batchv1.Job) error {
-	rest := slices.DeleteFunc(slices.Clone(j.Finalizers), func(f string) bool { return f == FinalizerResult })
-	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": j.ResourceVersion, "finalizers": rest}})
-	_, err := c.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, data, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rest := slices.DeleteFunc(slices.Clone(j.Finalizers), func(f string) bool { return f == FinalizerResult })
+		if len(rest) == len(j.Finalizers) {
+			return nil
+		}
+		data, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": j.ResourceVersion, "finalizers": rest}})
+		_, err := c.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, data, metav1.PatchOptions{})
+		if apierrors.IsConflict(err) {
+			cur, gerr := c.cs.BatchV1().Jobs(j.Namespace).Get(ctx, j.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(gerr):
+				return nil
+			case gerr != nil:
+				return gerr
+			case cur.UID != j.UID:
+				return nil
+			}
+			j = cur
+		}
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }

@@ -354,7 +354,41 @@ func TestKwokTellsWhichRunChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTold("the cancel", func() bool { return mine.count(l.RunID) > before })
+	k.until(h, "the cancel's end", func(st backend.Status, _ string, _ bool) bool { return st.Final != nil })
 	if n := theirs.count(l.RunID); n != 0 {
 		t.Errorf("another workspace's backend was told %d times of this workspace's run", n)
 	}
+}
+
+// A canceled run's Job is let go even when nobody asks its Status again (the supervisor reported
+// the run's end itself, or the server went away and the run was deleted): once its pods have
+// been gone for LeftoverAfter, nothing of the run stays in the cluster.
+func TestKwokCanceledJobNobodyAsksAboutIsLetGo(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	k.b.LeftoverAfter = 2 * time.Second
+	l, h := k.submit(job.Spec{Command: "sleep 600"})
+	k.until(h, "the pod to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
+	if err := k.b.Cancel(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		jobs, pods, secrets, _ := k.objects(l.RunID)
+		if len(jobs)+len(pods)+len(secrets) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left a minute after the cancel, Status never asked: %d jobs (finalizers %v), %d pods, %d secrets",
+				len(jobs), finalizers(jobs), len(pods), len(secrets))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func finalizers(jobs []batchv1.Job) [][]string {
+	var out [][]string
+	for _, j := range jobs {
+		out = append(out, j.Finalizers)
+	}
+	return out
 }

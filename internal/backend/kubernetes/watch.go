@@ -1,8 +1,10 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
@@ -73,6 +76,7 @@ func (c *client) watch(ns string) *watch {
 	jh, ph := ji.Informer().HasSynced, pi.Informer().HasSynced
 	w.synced = func() bool { return jh() && ph() }
 	f.Start(w.stop)
+	go c.releaseLeftovers(w, ns)
 	if c.watches.m == nil {
 		c.watches.m = map[string]*watch{}
 	}
@@ -132,6 +136,51 @@ func (c *client) read(ctx context.Context, hd handle) (*batchv1.Job, []corev1.Po
 		return nil, nil, fmt.Errorf("list the pods of Job %s: %w", hd.Job, err)
 	}
 	return j, list.Items, nil
+}
+
+// Leftover canceled Jobs: a canceled run's Job keeps Hangar's finalizer until Status has seen its
+// pods gone (the tombstone says "canceled"). When nobody asks any more (the supervisor reported
+// the run's end itself, or the run was deleted), the watch lets such a Job go once its pods have
+// been gone for Backend.LeftoverAfter (default a minute).
+const defaultLeftoverAfter = time.Minute
+
+// releaseLeftovers removes Hangar's finalizer from this namespace's deleted Jobs whose pods are
+// gone and that were deleted more than c.leftoverAfter ago, until the watch stops.
+func (c *client) releaseLeftovers(w *watch, ns string) {
+	after := cmp.Or(c.leftoverAfter, defaultLeftoverAfter)
+	t := time.NewTicker(min(after/2, 15*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		if !w.synced() {
+			continue
+		}
+		jobs, err := w.jobs.Jobs(ns).List(labels.Everything())
+		if err != nil {
+			continue
+		}
+		for _, j := range jobs {
+			if !leftover(j, time.Now(), after) {
+				continue
+			}
+			if pods, err := w.pods.ByIndex(byJobUID, string(j.UID)); err != nil || len(pods) > 0 {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = c.release(ctx, j.DeepCopy())
+			cancel()
+		}
+	}
+}
+
+// leftover says whether a Job is a canceled run's tombstone deleted more than after ago.
+func leftover(j *batchv1.Job, now time.Time, after time.Duration) bool {
+	return j.DeletionTimestamp != nil && now.Sub(j.DeletionTimestamp.Time) > after &&
+		slices.Contains(j.Finalizers, FinalizerResult)
 }
 
 // changeHandler tells fn the run whose Job or pod was added, changed or removed (this workspace's
