@@ -47,7 +47,11 @@ func main() {
 	flag.IntVar(&o.kube.Requests, "kube-requests", 300, "API requests per latency case of the kubernetes group")
 	flag.DurationVar(&o.kube.Window, "kube-window", 10*time.Second, "how long the kubernetes group samples CPU at each queue length")
 	flag.StringVar(&o.kube.Supervisor, "kube-supervisor", "", "a directory holding a static hangar for the kubernetes group's pods (default: -hangar's when static, else built)")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio or kubernetes (default all)")
+	flag.IntVar(&o.router.Requests, "router-requests", 5000, "sequential requests per latency round of the router group, each side")
+	flag.IntVar(&o.router.Rounds, "router-rounds", 3, "latency rounds of the router group")
+	flag.IntVar(&o.router.Conc, "router-conc", 32, "concurrent callers in the router group's throughput case")
+	flag.DurationVar(&o.router.Window, "router-window", 5*time.Second, "how long each throughput case of the router group runs")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes or router (default all)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -67,6 +71,7 @@ type options struct {
 	studioLines        int
 	tracking           bench.TrackingOptions
 	kube               bench.KubeOptions
+	router             bench.RouterOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -105,6 +110,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"studio", "", func() ([]bench.Row, error) { return nil, studioGroup(ctx, bin, dir, o.studioLines) }},
 		{"tracking", "", func() ([]bench.Row, error) { return nil, trackingGroup(ctx, bin, dir, o.tracking) }},
 		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
+		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -286,5 +292,18 @@ func kubeGroup(ctx context.Context, bin, dir string, n int, o bench.KubeOptions)
 	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("Kubernetes target: %d jobs Pending (a GPU each, no node has one)", o.Queued), q.Queue)
 	bench.FigureMarkdown(os.Stdout, "… the server's API latency by queue length", q.Latency)
 	bench.FigureMarkdown(os.Stdout, "… CPU by queue length, nothing changing", q.CPU)
+	return nil
+}
+
+// routerGroup measures the endpoint router against calling a no-op replica directly, noting
+// the machine's load around it.
+func routerGroup(ctx context.Context, o bench.RouterOptions) error {
+	load := bench.LoadAverage()
+	figs, err := bench.Router(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
+	bench.FigureMarkdown(os.Stdout, "Endpoint router: a no-op deployment through the router vs. the replica called directly (callers, router and replica on the same cores)", figs)
 	return nil
 }

@@ -31,6 +31,26 @@ type Spec struct {
 	// Services and Identity are accepted for compatibility and kept verbatim.
 	Services map[string]any `json:"services,omitempty"`
 	Identity map[string]any `json:"identity,omitempty"`
+	// Serve marks an online deployment's replica (set by Hangar, never by a job file).
+	Serve *Serve `json:"serve,omitempty"`
+}
+
+// Serve is what makes a run an online deployment's replica (design 0014): its supervisor gives
+// the command a free port ($PORT) and, for a scoring script, Hangar's scoring server
+// ($HANGAR_SCORING_SERVER), and reports the address it answers at once Probe answers 200.
+type Serve struct {
+	Endpoint   string `json:"endpoint"`
+	Deployment string `json:"deployment"`
+	// ScoringScript is code_configuration.scoring_script, relative to the code folder.
+	ScoringScript string `json:"scoring_script,omitempty"`
+	// Probe is the path whose 200 answer means the replica is ready ("/" by default).
+	Probe string `json:"probe,omitempty"`
+	// Port is a fixed port (an image's inference_config); 0 lets the supervisor pick a free one.
+	Port int `json:"port,omitempty"`
+	// ModelInput names the input holding the model and ModelFolder the folder name its files
+	// sit under in AZUREML_MODEL_DIR ("" : directly), as Azure lays a model out.
+	ModelInput  string `json:"model_input,omitempty"`
+	ModelFolder string `json:"model_folder,omitempty"`
 }
 
 // Environment says how the code's dependencies are provided. Exactly one of Ref, or the

@@ -1,0 +1,96 @@
+package model
+
+import (
+	"fmt"
+	"github.com/hangar-ml/hangar/internal/pattern"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Model types, as the Azure ML model schema names them.
+const (
+	CustomModel = "custom_model"
+	MLflowModel = "mlflow_model"
+	TritonModel = "triton_model"
+)
+
+// Types lists the model types, the default first.
+var Types = []string{CustomModel, MLflowModel, TritonModel}
+
+// SourceLocal is a Version's Source when its files were uploaded from the client.
+const SourceLocal = "local"
+
+// Spec is what a model file (or `model create`'s flags) asks to register. Path is a local path
+// (absolute, on the client) or an azureml://jobs/<job>/outputs/<output>[/paths/<p>] URI.
+type Spec struct {
+	Name        string            `json:"name"`
+	Version     string            `json:"version,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Path        string            `json:"path"`
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+	Stage       string            `json:"stage,omitempty"`
+}
+
+// Version is one registered version of a model. Manifest is the hash of its files' manifest in
+// the workspace's blob store; Source is the job output it was registered from, or "local".
+type Version struct {
+	Name        string            `json:"name"`
+	Version     string            `json:"version"`
+	Type        string            `json:"type"`
+	Manifest    string            `json:"manifest"`
+	Source      string            `json:"source"`
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+	Stage       string            `json:"stage,omitempty"`
+	// Folder is the name of the registered folder ("" for a model that is one file): a
+	// deployment finds the model's files under $AZUREML_MODEL_DIR/<Folder>, as on Azure.
+	Folder string `json:"folder,omitempty"`
+	// Files and Size describe the manifest (how many files, how many bytes), for show and list.
+	Files     int       `json:"files"`
+	Size      int64     `json:"size"`
+	CreatedAt time.Time `json:"created_at"`
+	Archived  bool      `json:"archived"`
+}
+
+// ID is the reference that names this version: azureml:<name>:<version>.
+func (v Version) ID() string { return "azureml:" + v.Name + ":" + v.Version }
+
+var nameRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+
+// CheckName says what is wrong with a model name, or returns nil.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%q is not a model name (letters, digits, _, . and -, starting with a letter or digit, at most 255)", name)
+	}
+	return nil
+}
+
+// maxVersion keeps versions within what every store's integer column holds, with room for +1.
+const maxVersion = 1<<53 - 1
+
+// ParseVersion reads a model version: a positive integer, returned in its canonical form
+// ("007" is "7"). Models are numbered so that "the next version" and "@latest" mean one thing.
+func ParseVersion(s string) (string, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 1 || n > maxVersion {
+		return "", fmt.Errorf("version %q: expected a positive integer (model versions are numbered 1, 2, 3...)", s)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// CheckType returns the type's canonical spelling ("" is custom_model), or an error.
+func CheckType(t string) (string, error) {
+	if t == "" {
+		return CustomModel, nil
+	}
+	for _, known := range Types {
+		if strings.EqualFold(strings.ReplaceAll(t, "-", "_"), known) {
+			return known, nil
+		}
+	}
+	return "", fmt.Errorf("type %q: expected one of %s", t, strings.Join(Types, ", "))
+}

@@ -1,0 +1,57 @@
+package serving
+
+import (
+	"maps"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// ReplicaCommand is the command of a code_configuration replica: Hangar's scoring server (the
+// supervisor writes it and names it in $HANGAR_SCORING_SERVER) with the model's folder.
+const ReplicaCommand = `exec python3 "$HANGAR_SCORING_SERVER"`
+
+// ModelInput is the name of a replica's model input (AZUREML_MODEL_DIR points at it).
+const ModelInput = "model"
+
+// ReplicaSpec is the run that serves one replica of a deployment: its code, environment and
+// variables, its model as a uri_folder input (manifest given: fetched and cached per node like
+// any input), on compute (the deployment's target, resolved by the caller).
+func ReplicaSpec(d Deployment, compute, modelManifest string) job.Spec {
+	sp := job.Spec{
+		Type:                 "command",
+		DisplayName:          d.Endpoint + "/" + d.Name,
+		ExperimentName:       "endpoint-" + d.Endpoint,
+		Description:          "replica of deployment " + d.Name + " of online endpoint " + d.Endpoint,
+		Tags:                 map[string]string{"hangar.endpoint": d.Endpoint, "hangar.deployment": d.Name},
+		CodeSnapshot:         d.CodeSnapshot,
+		Environment:          d.Environment,
+		Compute:              compute,
+		Resources:            job.Resources{InstanceType: d.InstanceType, InstanceCount: 1},
+		EnvironmentVariables: maps.Clone(d.EnvironmentVariables),
+		Serve: &job.Serve{Endpoint: d.Endpoint, Deployment: d.Name, ScoringScript: d.ScoringScript,
+			Probe: d.Readiness.Path},
+	}
+	if sp.EnvironmentVariables == nil {
+		sp.EnvironmentVariables = map[string]string{}
+	}
+	cmd := ReplicaCommand
+	if d.ScoringScript == "" {
+		cmd = d.Command
+	}
+	if d.Inference != nil {
+		sp.Serve.Port = d.Inference.Port
+		if d.Inference.ReadinessPath != "" {
+			sp.Serve.Probe = d.Inference.ReadinessPath
+		}
+	}
+	if modelManifest != "" {
+		sp.Inputs = map[string]job.Input{ModelInput: {Type: job.URIFolder, Manifest: modelManifest}}
+		// The supervisor sets AZUREML_MODEL_DIR so that the files sit where Azure puts them.
+		sp.Serve.ModelInput, sp.Serve.ModelFolder = ModelInput, d.Model.Folder
+	}
+	sp.Command = cmd
+	if sp.Serve.Probe == "" {
+		sp.Serve.Probe = "/"
+	}
+	return sp
+}

@@ -1,0 +1,344 @@
+"""Hangar's scoring server for code_configuration deployments (Python standard library only).
+
+It follows the contract of the Azure ML inference server (azureml-inference-server-http) as
+users' scoring scripts expect it:
+
+- AML_APP_ROOT is the code folder (added to sys.path) and AZUREML_ENTRY_SCRIPT the scoring
+  script, relative to it (main.py when unset); AZUREML_MODEL_DIR is the model's folder.
+- The script is imported and its init() called once, before the port is opened. A script that
+  fails to import, lacks init() or run(), or whose init() raises, prints the traceback on
+  stderr and exits with status 3, as Azure's server does, so that the replica's log says why.
+- GET / answers "Healthy" (Azure's liveness and readiness route; there is no other).
+- POST /score calls run(raw_data) with the body as text. GET /score passes the query
+  parameters as a JSON object (text), as Azure does; OPTIONS answers 200.
+  run() may take a `request_headers` argument (the request's headers, a dict). A run()
+  decorated with inference_schema's @input_schema gets the JSON body's fields as keyword
+  arguments, as Azure does. @rawhttp (a Flask request object) is not supported: the server
+  refuses to start with such a script.
+- The result is JSON-encoded, as Azure does (a returned str is JSON-quoted, None is {}), except
+  bytes, which are sent as they are (application/octet-stream). An exception in run() answers
+  500 {"message": "run() failed: <type>: <message>"}, the traceback on stderr.
+- Requests are served on threads; run() calls are serialised unless WORKER_COUNT (Azure's
+  variable: its number of worker processes) allows that many at once, in this one process
+  (so sharing what init() loaded: the script must then be thread-safe).
+- One line per request on stdout: method, path, status, milliseconds, response bytes.
+
+PORT is the port to listen on (0.0.0.0; 0 picks a free one); the line "Listening on
+0.0.0.0:<port>" is printed once the server accepts requests.
+"""
+
+import http.server
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+import uuid
+
+HEADER_LIMIT = 100  # Azure's bound on request id headers
+INIT_FAILED = 3  # Azure's exit status when the script cannot be loaded or initialised
+
+
+class ScriptError(Exception):
+    """The scoring script cannot be served; the message says why."""
+
+
+class Script:
+    """The user's scoring script: its init() and how its run() is called."""
+
+    def __init__(self, app_root, entry):
+        self.path = os.path.join(app_root, entry.replace("/", os.sep))
+        spec = importlib.util.spec_from_file_location("entry_module", self.path)
+        if spec is None:
+            raise ScriptError(f"cannot load {self.path}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        # Registered so that pickle and dataclasses find classes the script defines.
+        sys.modules["entry_module"] = module
+        spec.loader.exec_module(module)
+        for name in ("init", "run"):
+            if not callable(getattr(module, name, None)):
+                raise ScriptError(f"{self.path} does not define a {name}() function")
+        if getattr(sys.modules.get("azureml.contrib.services.aml_request"), "_rawHttpRequested", False):
+            raise ScriptError("run() is decorated with @rawhttp, which Hangar's scoring server does not support")
+        self.init = module.init
+        self.run = module.run
+        self._analyse()
+
+    def _analyse(self):
+        params = list(inspect.signature(self.run).parameters.values())
+        if any(p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+            raise ScriptError("run() cannot accept positional-only arguments, *args, or **kwargs")
+        self.wants_headers = any(p.name == "request_headers" for p in params)
+        self.params = [p for p in params if p.name != "request_headers"]
+        if not self.params:
+            raise ScriptError("run() needs an argument for the input data")
+        self.schema = is_schema_decorated(self.run)
+
+    def arguments(self, method, body, query):
+        """Returns run()'s keyword arguments, or raises BadInput."""
+        if self.schema:
+            return self._schema_arguments(method, body, query)
+        if method == "GET":
+            return {self.params[0].name: json.dumps(query_values(query))}
+        try:
+            return {self.params[0].name: body.decode("utf-8")}
+        except UnicodeDecodeError as e:
+            raise BadInput(400, f"Input cannot be decoded as UTF-8: {e}") from None
+
+    def _schema_arguments(self, method, body, query):
+        if method == "GET":
+            values = query_values(query)
+        else:
+            try:
+                values = json.loads(body)
+            except ValueError as e:
+                msg = f"POST body could not be decoded as JSON: {e}" if body else "POST body is empty. Expecting a JSON dictionary."
+                raise BadInput(400, msg) from None
+            if not isinstance(values, dict):
+                raise BadInput(400, "POST body should be a JSON dictionary.")
+        args = {}
+        for p in self.params:
+            v = values.get(p.name, p.default)
+            if v is inspect.Parameter.empty:
+                raise BadInput(400, f"A value is not provided for the {p.name!r} parameter.")
+            args[p.name] = v
+        return args
+
+
+class BadInput(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def is_schema_decorated(fn):
+    # A script decorated with @input_schema imported inference_schema; without it, it is not.
+    if "inference_schema" not in sys.modules:
+        return False
+    try:
+        from inference_schema.schema_util import is_schema_decorated as check
+    except ImportError:
+        return False
+    return check(fn)
+
+
+def query_values(query):
+    """Azure's reading of GET parameters: each value parsed as JSON when it is JSON, a list
+    when the parameter repeats."""
+    out = {}
+    for key, values in urllib.parse.parse_qs(query, keep_blank_values=True).items():
+        parsed = [json_or_text(v) for v in values]
+        out[key] = parsed[0] if len(parsed) == 1 else parsed
+    return out
+
+
+def json_or_text(s):
+    try:
+        return json.loads(s)
+    except ValueError:
+        return s
+
+
+def encode_result(result):
+    """The response body and content type of run()'s result, as Azure's server encodes it."""
+    if isinstance(result, (bytes, bytearray, memoryview)):
+        return bytes(result), "application/octet-stream"
+    if result is None:
+        result = {}
+    return json.dumps(result).encode("utf-8"), "application/json"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the router reuses its connections
+    server_version = "hangar-scoring"
+    script = None  # set by serve()
+    slots = None
+
+    def do_GET(self):
+        self.route("GET")
+
+    def do_POST(self):
+        self.route("POST")
+
+    def do_OPTIONS(self):
+        self.route("OPTIONS")
+
+    def do_PUT(self):
+        self.route("PUT")
+
+    def do_DELETE(self):
+        self.route("DELETE")
+
+    def do_PATCH(self):
+        self.route("PATCH")
+
+    def route(self, method):
+        start = time.perf_counter()
+        self.extra_headers = {}
+        url = urllib.parse.urlsplit(self.path)
+        try:
+            body = self.read_body()
+            status, payload, ctype = self.dispatch(method, url, body)
+        except BadInput as e:
+            status, payload, ctype = error(e.status, str(e))
+        except Exception as e:  # a bug here must not drop the connection without an answer
+            traceback.print_exc(file=sys.stderr)
+            status, payload, ctype = error(500, f"scoring server: {type(e).__name__}: {e}")
+        self.answer(status, payload, ctype)
+        ms = (time.perf_counter() - start) * 1e3
+        print(f"{method} {self.path} {status} {ms:.3f}ms {len(payload)}", flush=True)
+
+    def dispatch(self, method, url, body):
+        if not self.request_ids():
+            return error(431, f"request id headers must not exceed {HEADER_LIMIT} characters")
+        if url.path == "/":
+            if method != "GET":
+                return error(405, "Method not allowed")
+            return 200, b"Healthy", "text/plain; charset=utf-8"
+        if url.path != "/score":
+            return error(404, "Not found: " + url.path)
+        if method == "OPTIONS":
+            return 200, b"", "text/plain; charset=utf-8"
+        if method not in ("GET", "POST"):
+            return error(405, "Method not allowed")
+        return self.score(method, body, url.query)
+
+    def score(self, method, body, query):
+        args = self.script.arguments(method, body, query)
+        if self.script.wants_headers:
+            args["request_headers"] = dict(self.headers.items())
+        start = time.perf_counter()
+        with self.slots:
+            try:
+                result = self.script.run(**args)
+            except BaseException as e:  # SystemExit too: one request's failure, not the server's
+                traceback.print_exc(file=sys.stderr)
+                sys.stderr.flush()
+                self.extra_headers["x-ms-run-function-failed"] = "True"
+                return error(500, f"run() failed: {type(e).__name__}: {e}")
+        self.extra_headers["x-ms-run-fn-exec-ms"] = f"{(time.perf_counter() - start) * 1e3:.3f}"
+        try:
+            payload, ctype = encode_result(result)
+        except (TypeError, ValueError) as e:
+            traceback.print_exc(file=sys.stderr)
+            sys.stderr.flush()
+            return error(500, f"run() returned a value that cannot be encoded as JSON: {type(e).__name__}: {e}")
+        return 200, payload, ctype
+
+    def request_ids(self):
+        """Echoes Azure's request id headers; False when one is too long."""
+        rid = self.headers.get("x-request-id") or str(uuid.uuid4())
+        client = self.headers.get("x-ms-client-request-id", "")
+        legacy = self.headers.get("x-ms-request-id", "") or client or rid
+        if max(len(rid), len(client), len(legacy)) > HEADER_LIMIT:
+            return False
+        self.extra_headers["x-request-id"] = rid
+        self.extra_headers["x-ms-request-id"] = legacy
+        if client:
+            self.extra_headers["x-ms-client-request-id"] = client
+        return True
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self.read_chunked()
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise BadInput(400, "invalid Content-Length") from None
+        return self.rfile.read(n) if n > 0 else b""
+
+    def read_chunked(self):
+        parts = []
+        while True:
+            line = self.rfile.readline(65537)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                self.close_connection = True
+                raise BadInput(400, "invalid chunked body") from None
+            if size == 0:
+                while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline(65537)
+
+    def answer(self, status, payload, ctype):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("x-ms-run-function-failed", self.extra_headers.pop("x-ms-run-function-failed", "False"))
+        for k, v in self.extra_headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def log_message(self, format, *args):
+        pass  # route() logs one line per request on stdout
+
+
+def error(status, message):
+    return status, json.dumps({"message": message}).encode("utf-8"), "application/json"
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+
+def serve(script, port, workers):
+    Handler.script = script
+    Handler.slots = threading.BoundedSemaphore(workers)
+    server = Server(("0.0.0.0", port), Handler)
+    print(f"Listening on 0.0.0.0:{server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+def fail(message):
+    print(message, file=sys.stderr, flush=True)
+    sys.exit(INIT_FAILED)
+
+
+def main():
+    # The user's prints reach the replica's log as they happen.
+    sys.stdout.reconfigure(line_buffering=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and os.path.abspath(sys.path[0] or ".") == here:
+        del sys.path[0]  # this file's folder is Hangar's, not the user's
+    app_root = os.path.abspath(os.environ.get("AML_APP_ROOT") or os.getcwd())
+    entry = os.environ.get("AZUREML_ENTRY_SCRIPT") or "main.py"
+    try:
+        port = int(os.environ.get("PORT", "5001"))
+        workers = max(1, int(os.environ.get("WORKER_COUNT") or 1))
+    except ValueError as e:
+        fail(f"scoring server: bad PORT or WORKER_COUNT: {e}")
+    sys.path.append(app_root)
+    print(f"Hangar scoring server: script {os.path.join(app_root, entry)}, model dir "
+          f"{os.environ.get('AZUREML_MODEL_DIR', '(unset)')}, {workers} concurrent run() call(s)", flush=True)
+    try:
+        script = Script(app_root, entry)
+    except ScriptError as e:
+        fail(f"scoring server: {e}")
+    except BaseException:
+        traceback.print_exc()
+        fail(f"scoring server: importing {os.path.join(app_root, entry)} failed (traceback above)")
+    try:
+        script.init()
+    except BaseException:
+        traceback.print_exc()
+        fail("scoring server: init() failed (traceback above)")
+    print("init() done", flush=True)
+    try:
+        serve(script, port, workers)
+    except OSError as e:
+        fail(f"scoring server: listen on port {port}: {e}")
+
+
+if __name__ == "__main__":
+    main()
