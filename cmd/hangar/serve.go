@@ -32,6 +32,7 @@ import (
 	localprovider "github.com/hangar-ml/hangar/internal/provider/local"
 	"github.com/hangar-ml/hangar/internal/secrets"
 	"github.com/hangar-ml/hangar/internal/server"
+	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
@@ -137,9 +138,10 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	backends[compute.TypeCluster] = clusters
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
+	endpoints := server.NewServing(ctrl, router.Config{Log: o.Log.With("component", "router")})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,
-		URL: urlFn, Workspace: h.Dir, Log: log,
+		URL: urlFn, Workspace: h.Dir, Log: log, Serving: endpoints,
 	})
 	hs := server.HTTPServer(srv.Handler())
 	if err := h.WriteServerInfo(home.ServerInfo{URL: urlFn(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
@@ -147,6 +149,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	}
 	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir)
 	go ctrl.Run(ctx)
+	go endpoints.Run(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

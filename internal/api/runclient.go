@@ -27,6 +27,11 @@ func (c *Client) Heartbeat(ctx context.Context, runID string) (*StatusReply, err
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/heartbeat", struct{}{}, &out)
 }
 
+// ReportServing tells the server where a replica run answers (design 0014).
+func (c *Client) ReportServing(ctx context.Context, runID, address string) error {
+	return c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/serving", ServingReport{Address: address}, nil)
+}
+
 // ShipLogs sends consecutive log lines; the answer says what the server holds.
 func (c *Client) ShipLogs(ctx context.Context, runID string, b LogBatch) (*Ack, error) {
 	var out Ack

@@ -117,6 +117,8 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newAgentCmd(env), newReapCmd(env), newPodEntryCmd(env))
 	root.AddCommand(newWorkspaceCmd(env))
 	root.AddCommand(newStudioCmd(env))
+	root.AddCommand(newModelCmd(env))
+	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
 	return root
 }
 

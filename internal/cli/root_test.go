@@ -59,7 +59,8 @@ var notBuilt = map[string]string{
 	"computeinstance": "there is no compute instance backend: a type: computeinstance target is refused",
 	"sweep job":       "only command jobs run; sweep jobs are refused",
 	"pipeline job":    "only command jobs run; pipeline jobs are refused",
-	"endpoint":        "there are no endpoints yet",
+	"batch-endpoint":  "there are no batch endpoints yet (online endpoints only)",
+	"batch endpoint":  "there are no batch endpoints yet (online endpoints only)",
 }
 
 // TestHelpPromisesOnlyWhatExists reads every command's help for things Hangar does not do.

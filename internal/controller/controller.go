@@ -62,6 +62,8 @@ type Controller struct {
 	// whose backend.Notifier was given the loop's nudge.
 	exits     queueExits
 	notifying map[string]bool
+	// serving is the serving loop's memory (serving.go).
+	serving servingMemo
 }
 
 // Init fills defaults; call before use.

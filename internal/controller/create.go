@@ -31,6 +31,15 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	if sp.Type != "command" {
 		return nil, invalidf("job type %q is not supported yet (only command jobs)", sp.Type)
 	}
+	if sp.Serve != nil {
+		return nil, invalidf("serve: set by Hangar for online deployments' replicas only (use online-deployment create)")
+	}
+	return c.queue(ctx, sp, warnings)
+}
+
+// queue validates a command job against the workspace and queues its run (a user's job, or a
+// deployment's replica).
+func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
 	if strings.TrimSpace(sp.Command) == "" {
 		return nil, invalidf("command: required")
 	}
@@ -185,7 +194,7 @@ func (c *Controller) resolveURI(ctx context.Context, name string, in job.Input) 
 	case strings.HasPrefix(p, "azureml://datastores/"):
 		return in, invalidf("inputs.%s.path: datastores are not supported by this workspace yet (%s)", name, p)
 	case strings.HasPrefix(p, "azureml:"):
-		return in, invalidf("inputs.%s.path: data assets are not supported by this workspace yet (%s)", name, p)
+		return c.resolveAssetInput(ctx, name, in) // a registered model (models.go)
 	default:
 		return in, invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
 	}

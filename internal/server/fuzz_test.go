@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/sizes"
 )
 
@@ -43,6 +44,15 @@ var requestTypes = []struct {
 	{"POST /api/sizes", func() any { return new(sizes.Size) }},
 	{"POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", func() any { return new(mpuRequest) }},
 	{"POST /studio/login", func() any { return new(api.StudioLogin) }},
+	{"POST /api/models", func() any { return new(api.CreateModelRequest) }},
+	{"POST /api/models/{name}/archive", func() any { return new(api.ArchiveModelRequest) }},
+	{"POST /api/online-endpoints", func() any { return new(serving.Endpoint) }},
+	{"PUT /api/online-endpoints/{name}", func() any { return new(serving.Endpoint) }},
+	{"PATCH /api/online-endpoints/{name}/traffic", func() any { return new(api.TrafficUpdate) }},
+	{"POST /api/online-endpoints/{name}/regenerate-keys", func() any { return new(struct{ KeyType string }) }},
+	{"POST /api/online-endpoints/{name}/deployments", func() any { return new(serving.Deployment) }},
+	{"PUT /api/online-endpoints/{name}/deployments/{dep}", func() any { return new(serving.Deployment) }},
+	{"POST /api/runs/{id}/serving", func() any { return new(api.ServingReport) }},
 	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
 	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},
 }

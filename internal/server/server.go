@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -34,6 +35,8 @@ type Config struct {
 	// BodyTimeout is how long a JSON body may take to arrive and an upload may stall; zero
 	// means a minute.
 	BodyTimeout time.Duration
+	// Serving routes requests to online endpoints (/endpoints/...); nil: none are served.
+	Serving *Serving
 }
 
 // Server serves the workspace API.
@@ -51,6 +54,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
 	s.tel = newTelemetry(cfg.Store, cfg.Log)
+	if cfg.Serving != nil {
+		s.tel.reg.MustRegister(cfg.Serving.Router)
+	}
 	cfg.Controller.OnChange(s.hub.notify)
 	return s
 }
@@ -77,6 +83,11 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/environments", adminOnly(s.createEnvironment))
 	api.HandleFunc("GET /api/environments", adminOnly(s.listEnvironments))
 	api.HandleFunc("GET /api/environments/{name}/versions/{version}", adminOnly(s.getEnvironment))
+	api.HandleFunc("POST /api/models", adminOnly(s.createModel))
+	api.HandleFunc("GET /api/models", adminOnly(s.listModels))
+	api.HandleFunc("GET /api/models/{name}/versions/{version}", adminOnly(s.getModel))
+	api.HandleFunc("POST /api/models/{name}/archive", adminOnly(s.archiveModel))
+	api.HandleFunc("POST /api/models/{name}/restore", adminOnly(s.restoreModel))
 
 	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
 	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))
@@ -102,6 +113,7 @@ func (s *Server) Handler() http.Handler {
 	s.mlflowRoutes(mux, api)
 	s.agentPublicRoutes(mux)
 	s.studioRoutes(mux, api)
+	s.endpointRoutes(api)
 	mux.Handle("/api/", s.authenticate(api))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
 	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))
@@ -112,7 +124,19 @@ func (s *Server) Handler() http.Handler {
 		}
 		return p
 	}
-	return s.logRequests(s.limitBodies(mux, route), route)
+	logged := s.logRequests(s.limitBodies(mux, route), route)
+	if s.cfg.Serving == nil {
+		return logged
+	}
+	// Requests to endpoints go to the router, which bounds their bodies, authenticates them with
+	// the endpoint's key and counts them itself (per deployment, in /metrics).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/endpoints/") {
+			s.cfg.Serving.ServeHTTP(w, r)
+			return
+		}
+		logged.ServeHTTP(w, r)
+	})
 }
 
 // HTTPServer returns the http.Server for a handler. Headers must arrive within 10 s and stay

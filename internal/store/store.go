@@ -146,3 +146,8 @@ func optTime(n sql.NullInt64) *time.Time {
 	t := fromNanos(n.Int64)
 	return &t
 }
+
+// isUniqueViolation reports whether err is SQLite refusing a duplicate key.
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -138,6 +138,11 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 		s.warn(err.Error())
 	}
 	s.report(job.Running, "")
+	if w.servePort != 0 { // a replica: tell the server where it answers once it does
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go s.announceServe(sctx, w.servePort)
+	}
 	captured := make(chan struct{})
 	go func() { p.capt.copyFrom(pr); close(captured) }()
 	res := s.wait(w, cmd, w.container)

@@ -40,6 +40,8 @@ type workspace struct {
 	containerVars map[string]string
 	// box is where the command's processes start, and how they all end (see runbox).
 	box *runbox.Box
+	// servePort is the port a replica's command serves on (0: not a replica).
+	servePort int
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready
@@ -77,6 +79,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 		return w, err
 	}
 	if err := s.prepareOutputs(w, values, extraEnv); err != nil {
+		return w, err
+	}
+	if err := s.prepareServe(w, values, extraEnv); err != nil {
 		return w, err
 	}
 	cmd, err := spec.Bind(sp.Command, values)

@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/spec"
+)
+
+func newOnlineDeploymentCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "online-deployment",
+		Short: "Deploy a model behind an online endpoint (replicas that run as runs on a compute target)",
+		Long: `A deployment is a model, an environment and a scoring script (code_configuration: init() and
+run(raw_data), served by Hangar's scoring server) or a command that serves on $PORT. Each replica
+is a run on the deployment's compute target (compute: in the file, else the endpoint's, else the
+workspace default): its logs are get-logs, and a replica that crashes is replaced with backoff.`,
+		Example: `  hangar online-deployment create -f blue.yml --all-traffic
+  hangar online-deployment show -n blue -e my-endpoint
+  hangar online-deployment get-logs -n blue -e my-endpoint --lines 50`,
+	}
+	cmd.AddCommand(newDeploymentCreateCmd(env, false), newDeploymentCreateCmd(env, true), newDeploymentShowCmd(env),
+		newDeploymentListCmd(env), newDeploymentDeleteCmd(env), newDeploymentLogsCmd(env))
+	return groupCmd(cmd)
+}
+
+func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
+	var file, name, endpoint string
+	var sets []string
+	var allTraffic, noWait bool
+	var timeout time.Duration
+	use, short := "create", "Create a deployment from a YAML file and wait until a replica answers"
+	if update {
+		use, short = "update", "Update a deployment from a YAML file: new replicas replace the old ones once ready"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, warnings, err := spec.ParseDeploymentFile(file, sets)
+			if err != nil {
+				return specError(err)
+			}
+			env.warn(warnings)
+			if name != "" {
+				d.Name = name
+			}
+			if endpoint != "" {
+				d.Endpoint = endpoint
+			}
+			if d.Endpoint == "" {
+				return usageError("%s: endpoint_name: required (or --endpoint-name)", file)
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := uploadDeployment(cmd.Context(), env, c, d); err != nil {
+				return err
+			}
+			var v *api.DeploymentView
+			if update {
+				v, err = c.UpdateDeployment(cmd.Context(), *d)
+			} else {
+				v, err = c.CreateDeployment(cmd.Context(), *d, allTraffic)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if !noWait {
+				if v, err = waitDeployment(cmd.Context(), env, c, d.Endpoint, d.Name, v.Generation, timeout); err != nil {
+					return err
+				}
+			}
+			return env.printData(v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Deployment %s of endpoint %s: %s (%s)\n", v.Name, v.Endpoint, v.ProvisioningState, v.Reason)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "online deployment YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once stored, without waiting for a replica")
+	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for a replica to answer")
+	if !update {
+		cmd.Flags().BoolVar(&allTraffic, "all-traffic", false, "send every request of the endpoint to this deployment")
+	}
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+// uploadDeployment uploads the deployment's code folder and its inline model's files.
+func uploadDeployment(ctx context.Context, env *Env, c *api.Client, d *serving.Deployment) error {
+	if d.Code == "" && d.Model.Path == "" {
+		return nil
+	}
+	u := env.newUploader(c)
+	defer u.close()
+	if d.Code != "" {
+		h, err := u.code(ctx, d.Code)
+		if err != nil {
+			return err
+		}
+		d.CodeSnapshot = h
+	}
+	if d.Model.Path != "" {
+		st, err := os.Stat(d.Model.Path)
+		if err != nil {
+			return usageError("model.path: %v", err)
+		}
+		h, err := u.data(ctx, "model", d.Model.Path, !st.IsDir())
+		if err != nil {
+			return err
+		}
+		d.Model.Manifest = h
+		if st.IsDir() {
+			d.Model.Folder = filepath.Base(d.Model.Path)
+		}
+	}
+	return nil
+}
+
+// waitDeployment polls a deployment until its generation has a ready replica or it failed.
+func waitDeployment(ctx context.Context, env *Env, c *api.Client, endpoint, name string, gen int, timeout time.Duration) (*api.DeploymentView, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := ""
+	for {
+		v, err := c.Deployment(ctx, endpoint, name)
+		if err != nil {
+			return nil, err
+		}
+		if line := v.ProvisioningState + ": " + v.Reason; line != last {
+			fmt.Fprintf(env.Stderr, "%s\n", line)
+			last = line
+		}
+		switch {
+		case v.Generation != gen:
+			return v, fmt.Errorf("deployment %s was updated again meanwhile (generation %d)", name, v.Generation)
+		case v.ProvisioningState == "Succeeded":
+			return v, nil
+		case v.ProvisioningState == "Failed":
+			return v, fmt.Errorf("deployment %s of %s failed: %s (its replicas' logs: hangar online-deployment get-logs -n %s -e %s)",
+				name, endpoint, v.Reason, name, endpoint)
+		}
+		select {
+		case <-ctx.Done():
+			return v, fmt.Errorf("deployment %s of %s is still %s after %s: %s", name, endpoint, v.ProvisioningState, timeout, v.Reason)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func newDeploymentShowCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show a deployment: its state, replicas (runs) and settings",
+		Example: "  hangar online-deployment show -n blue -e my-endpoint",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.Deployment(cmd.Context(), endpoint, name)
+			if err != nil {
+				return err
+			}
+			return env.printData(v, func(w io.Writer) error {
+				fmt.Fprintf(w, "Name:        %s\nEndpoint:    %s\nState:       %s (%s)\nCompute:     %s\nInstances:   %d (scale %s)\nModel:       %s\n",
+					v.Name, v.Endpoint, v.ProvisioningState, v.Reason, v.Compute, v.InstanceCount, v.Scale.Type, modelText(v.Model))
+				fmt.Fprintln(w, "Replicas:")
+				for _, r := range v.Replicas {
+					fmt.Fprintf(w, "  %s  %s  %s  generation %d  %s\n", r.Run, r.Status, r.Address, r.Generation, r.Reason)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}
+
+func modelText(m serving.ModelRef) string {
+	switch {
+	case m.Ref != "":
+		return "azureml:" + m.Ref
+	case m.Manifest != "":
+		return "inline (" + m.Manifest[:min(12, len(m.Manifest))] + ")"
+	}
+	return "none"
+}
+
+func newDeploymentListCmd(env *Env) *cobra.Command {
+	var endpoint string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List an endpoint's deployments",
+		Example: "  hangar online-deployment list -e my-endpoint",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			deps, err := c.Deployments(cmd.Context(), endpoint)
+			if err != nil {
+				return err
+			}
+			return env.printData(deps, func(w io.Writer) error { return printDeployments(w, deps) })
+		},
+	}
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}
+
+func newDeploymentDeleteCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "delete",
+		Short:   "Delete a deployment that takes no traffic (its replicas stop)",
+		Example: "  hangar online-deployment delete -n blue -e my-endpoint --yes",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := env.confirm(yes, fmt.Sprintf("Delete deployment %s of %s?", name, endpoint), "delete deployment "+name); err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteDeployment(cmd.Context(), endpoint, name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "Deleted deployment %s of %s\n", name, endpoint)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}
+
+func newDeploymentLogsCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	var lines int
+	cmd := &cobra.Command{
+		Use:     "get-logs",
+		Short:   "Print the output of a deployment's newest replica (its run's std_log.txt)",
+		Example: "  hangar online-deployment get-logs -n blue -e my-endpoint --lines 100",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.Deployment(cmd.Context(), endpoint, name)
+			if err != nil {
+				return err
+			}
+			if len(v.Replicas) == 0 {
+				return fmt.Errorf("deployment %s of %s has no replica now (%s: %s)", name, endpoint, v.ProvisioningState, v.Reason)
+			}
+			run := v.Replicas[len(v.Replicas)-1].Run
+			var all []string
+			for after := int64(0); ; {
+				r, err := c.Logs(cmd.Context(), run, "", after, 0)
+				if err != nil {
+					return err
+				}
+				for _, l := range r.Lines {
+					all = append(all, l.Text)
+				}
+				if len(r.Lines) == 0 || r.Next == after {
+					break
+				}
+				after = r.Next
+			}
+			if lines > 0 && len(all) > lines {
+				all = all[len(all)-lines:]
+			}
+			fmt.Fprintf(env.Stderr, "replica %s (hangar job logs %s):\n", run, run)
+			for _, l := range all {
+				fmt.Fprintln(env.Stdout, l)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
+	cmd.Flags().IntVarP(&lines, "lines", "l", 0, "only the last N lines")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}

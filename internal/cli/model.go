@@ -1,0 +1,397 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/transfer"
+)
+
+func newModelCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Register, list, show and download models",
+		Long: `A model is a registered set of files with a name and integer versions (1, 2, 3...): from a
+local file or folder (uploaded content-addressed, like a job's inputs) or from a job's output
+(azureml://jobs/<job>/outputs/<output>, reused without copying). Deployments and jobs name a
+version as azureml:NAME:VERSION or azureml:NAME@latest (the highest version not archived).`,
+		Example: `  hangar model create -f model.yml
+  hangar model create --name mnist --path azureml://jobs/plucky_otter_k3x9q2mz/outputs/model
+  hangar model list
+  hangar model show mnist@latest`,
+	}
+	cmd.AddCommand(newModelCreateCmd(env), newModelListCmd(env), newModelShowCmd(env), newModelDownloadCmd(env),
+		newModelArchiveCmd(env, true), newModelArchiveCmd(env, false))
+	return groupCmd(cmd)
+}
+
+type modelCreateFlags struct {
+	file, name, version, path, typ, description, stage string
+	sets                                               []string
+}
+
+func newModelCreateCmd(env *Env) *cobra.Command {
+	var f modelCreateFlags
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Register a model version from a local path or a job output",
+		Long: `Register a model version, from a model YAML file (-f) or from flags; flags override the file.
+--path is a local file or folder, or a job's output:
+  azureml://jobs/<job>/outputs/<output>              a named output
+  azureml://jobs/<job>/outputs/artifacts/paths/<p>   a path in what the job wrote to ./outputs, ./logs
+                                                     or logged through MLflow
+Without --version the next integer is taken; registering a version that exists is refused.`,
+		Example: `  hangar model create -f model.yml
+  hangar model create --name mnist --path ./model --type mlflow_model
+  hangar model create -n mnist -p azureml://jobs/plucky_otter_k3x9q2mz/outputs/artifacts/paths/outputs/model`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return env.createModel(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "model YAML file")
+	fl.StringVarP(&f.name, "name", "n", "", "model name (default: from the file)")
+	fl.StringVarP(&f.version, "version", "v", "", "version, an integer (default: the next one)")
+	fl.StringVarP(&f.path, "path", "p", "", "local file or folder, or azureml://jobs/<job>/outputs/<output>[/paths/<path>]")
+	fl.StringVarP(&f.typ, "type", "t", "", "custom_model (default), mlflow_model or triton_model")
+	fl.StringVarP(&f.description, "description", "d", "", "description")
+	fl.StringVar(&f.stage, "stage", "", "stage (kept and shown)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
+	return cmd
+}
+
+// modelSpec builds what to register from the file and the flags, checked as far as the client can.
+func modelSpec(f modelCreateFlags, warn io.Writer) (*model.Spec, error) {
+	sp := &model.Spec{}
+	if f.file != "" {
+		parsed, warnings, err := spec.ParseModelFile(f.file, f.sets)
+		if err != nil {
+			return nil, specError(err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(warn, "warning: %s\n", w)
+		}
+		sp = parsed
+	} else if len(f.sets) > 0 {
+		return nil, usageError("--set changes a model file: give one with -f")
+	}
+	for _, o := range []struct {
+		dst *string
+		v   string
+	}{{&sp.Name, f.name}, {&sp.Version, f.version}, {&sp.Type, f.typ},
+		{&sp.Description, f.description}, {&sp.Stage, f.stage}} {
+		if o.v != "" {
+			*o.dst = o.v
+		}
+	}
+	if f.path != "" {
+		sp.Path = f.path
+		if !strings.HasPrefix(strings.ToLower(f.path), "azureml:") {
+			abs, err := filepath.Abs(f.path)
+			if err != nil {
+				return nil, err
+			}
+			sp.Path = abs
+		}
+	}
+	switch {
+	case sp.Name == "":
+		return nil, usageError("which model? give --name (or a file with name:)")
+	case sp.Path == "":
+		return nil, usageError("where are the model's files? give --path (a local file or folder, or azureml://jobs/<job>/outputs/<output>)")
+	}
+	if err := model.CheckName(sp.Name); err != nil {
+		return nil, usageError("--name: %v", err)
+	}
+	var err error
+	if sp.Type, err = model.CheckType(sp.Type); err != nil {
+		return nil, usageError("--type: %v", err)
+	}
+	if sp.Version != "" {
+		if sp.Version, err = model.ParseVersion(sp.Version); err != nil {
+			return nil, usageError("--version: %v", err)
+		}
+	}
+	return sp, nil
+}
+
+func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
+	sp, err := modelSpec(f, e.Stderr)
+	if err != nil {
+		return err
+	}
+	c, err := e.client(ctx)
+	if err != nil {
+		return err
+	}
+	req := api.CreateModelRequest{Spec: *sp}
+	if !strings.HasPrefix(strings.ToLower(sp.Path), "azureml:") {
+		st, err := os.Stat(sp.Path)
+		if err != nil {
+			return fmt.Errorf("model %s: path: %w", sp.Name, err)
+		}
+		u := e.newUploader(c)
+		opts := snapshot.ScanOptions{IgnoreFiles: []string{}, DefaultIgnores: []string{}, Cache: u.cache}
+		req.Manifest, err = u.tree(ctx, "model "+sp.Name, sp.Path, !st.IsDir(), opts)
+		u.close()
+		if err != nil {
+			return err
+		}
+	}
+	v, err := c.CreateModel(ctx, req)
+	if err != nil {
+		if f.file != "" {
+			return fmt.Errorf("%s: %w", f.file, err)
+		}
+		return err
+	}
+	return e.printData(v, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "Created model %s version %s: %d files (%s) (use it as %s)\n",
+			v.Name, v.Version, v.Files, humanBytes(v.Size), v.ID())
+		return err
+	})
+}
+
+func newModelListCmd(env *Env) *cobra.Command {
+	var name string
+	var archived bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List models (the latest version of each), or the versions of one",
+		Example: `  hangar model list
+  hangar model list --name mnist --include-archived -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			vs, err := c.ListModels(cmd.Context(), name, archived)
+			if err != nil {
+				return err
+			}
+			return env.printData(vs, func(w io.Writer) error { return modelTable(w, vs, archived) })
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "list this model's versions")
+	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")
+	return cmd
+}
+
+func modelTable(w io.Writer, vs []model.Version, archived bool) error {
+	header := []string{"NAME", "VERSION", "TYPE", "FILES", "SIZE", "SOURCE", "CREATED"}
+	if archived {
+		header = append(header, "ARCHIVED")
+	}
+	rows := make([][]string, 0, len(vs))
+	for _, v := range vs {
+		row := []string{v.Name, v.Version, v.Type, fmt.Sprint(v.Files), humanBytes(v.Size), v.Source, fmtTime(&v.CreatedAt)}
+		if archived {
+			row = append(row, fmt.Sprint(v.Archived))
+		}
+		rows = append(rows, row)
+	}
+	return table(w, header, rows)
+}
+
+// modelTarget is the version a show or download names: NAME, NAME:VERSION or NAME@latest as the
+// argument, or --name with --version or --label latest. A bare name is the latest version.
+type modelTarget struct{ name, version, label string }
+
+func (m *modelTarget) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&m.name, "name", "n", "", "model name (or NAME[:VERSION|@latest] as the argument)")
+	cmd.Flags().StringVarP(&m.version, "version", "v", "", "version (default: the latest)")
+	cmd.Flags().StringVarP(&m.label, "label", "l", "", "label: latest")
+	cmd.Args = nameArgs(&m.name, "model")
+}
+
+// resolve returns the name and version to ask for ("latest" for the label).
+func (m *modelTarget) resolve() (string, string, error) {
+	if m.version != "" && m.label != "" {
+		return "", "", usageError("give --version or --label, not both")
+	}
+	if m.label != "" && m.label != "latest" {
+		return "", "", usageError("--label: the only label is latest, got %q", m.label)
+	}
+	r, err := model.ParseRef(m.name, true)
+	if err != nil {
+		return "", "", usageError("%v", err)
+	}
+	if !r.Latest && (m.version != "" || m.label != "") {
+		return "", "", usageError("%s names a version already; leave out --version and --label", m.name)
+	}
+	version := r.Version
+	if r.Latest {
+		version = "latest"
+	}
+	if m.version != "" {
+		if version, err = model.ParseVersion(m.version); err != nil {
+			return "", "", usageError("--version: %v", err)
+		}
+	}
+	return r.Name, version, nil
+}
+
+func newModelShowCmd(env *Env) *cobra.Command {
+	var m modelTarget
+	cmd := &cobra.Command{
+		Use:   "show NAME[:VERSION|@latest]",
+		Short: "Show a model version (default: the latest)",
+		Example: `  hangar model show mnist
+  hangar model show mnist:2 -o yaml
+  hangar model show --name mnist --version 2`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, version, err := m.resolve()
+			if err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.GetModel(cmd.Context(), name, version)
+			if err != nil {
+				return err
+			}
+			return env.printData(v, func(w io.Writer) error { return showModel(w, v) })
+		},
+	}
+	m.flags(cmd)
+	return cmd
+}
+
+func showModel(w io.Writer, v *model.Version) error {
+	archived := ""
+	if v.Archived {
+		archived = "yes (still usable by its version; not @latest)"
+	}
+	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
+		{"Files", fmt.Sprintf("%d (%s)", v.Files, humanBytes(v.Size))}, {"Source", v.Source},
+		{"Description", v.Description}, {"Stage", v.Stage}, {"Archived", archived},
+		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
+		return err
+	}
+	section(w, "Tags", sortedPairs(v.Tags))
+	section(w, "Properties", sortedPairs(v.Properties))
+	return nil
+}
+
+func sortedPairs(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+": "+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func newModelDownloadCmd(env *Env) *cobra.Command {
+	var m modelTarget
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "download NAME[:VERSION|@latest]",
+		Short: "Download a model version's files",
+		Long: `Download a model version's files as they were registered into DIR/<name>/ (a folder model's
+contents, or a file model's one file). Every file is checked against its hash.`,
+		Example: `  hangar model download --name mnist --version 2 --download-path ./models
+  hangar model download mnist@latest`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, version, err := m.resolve()
+			if err != nil {
+				return err
+			}
+			return env.downloadModel(cmd.Context(), name, version, dir)
+		},
+	}
+	m.flags(cmd)
+	cmd.Flags().StringVarP(&dir, "download-path", "p", ".", "folder to download into")
+	return cmd
+}
+
+func (e *Env) downloadModel(ctx context.Context, name, version, dir string) error {
+	c, err := e.client(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := c.GetModel(ctx, name, version)
+	if err != nil {
+		return err
+	}
+	// The name becomes a folder: never trust a server's answer to stay inside dir.
+	if err := model.CheckName(v.Name); err != nil {
+		return fmt.Errorf("the workspace answered a bad model name: %w", err)
+	}
+	src := transfer.ClientSource{C: c}
+	m, err := transfer.FetchManifest(ctx, src, v.Manifest)
+	if err != nil {
+		return err
+	}
+	dest := filepath.Join(dir, v.Name)
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	b := e.newBar(ctx, "download "+v.Name, m.TotalSize())
+	err = snapshot.Materialize(ctx, m, countingSource{src: src, bar: b}, dest, snapshot.MaterializeOptions{})
+	b.done()
+	if err != nil {
+		return fmt.Errorf("download model %s version %s into %s: %w", v.Name, v.Version, dest, err)
+	}
+	fmt.Fprintf(e.Stderr, "Downloaded model %s version %s: %d files (%s) to %s\n", v.Name, v.Version, len(m.Files()), humanBytes(m.TotalSize()), dest)
+	return nil
+}
+
+func newModelArchiveCmd(env *Env, archive bool) *cobra.Command {
+	var name, version string
+	verb, short, done := "archive", "Archive a model version, or every version of a model", "Archived"
+	long := `An archived version is left out of model list and of @latest, and still resolves when named by
+its version (deployments that use it keep working). Without --version every version is archived.`
+	if !archive {
+		verb, short, done = "restore", "Restore an archived model version, or every version of a model", "Restored"
+		long = "Undo model archive: the version is listed again and counts for @latest."
+	}
+	cmd := &cobra.Command{
+		Use:     verb + " NAME",
+		Short:   short,
+		Long:    long,
+		Example: fmt.Sprintf("  hangar model %s --name mnist --version 1\n  hangar model %s mnist", verb, verb),
+		Args:    nameArgs(&name, "model"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if version != "" {
+				v, err := model.ParseVersion(version)
+				if err != nil {
+					return usageError("--version: %v", err)
+				}
+				version = v
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			vs, err := c.ArchiveModel(cmd.Context(), name, version, archive)
+			if err != nil {
+				return err
+			}
+			which := "every version of model " + name
+			if version != "" {
+				which = "model " + name + " version " + version
+			}
+			return env.printData(vs, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "%s %s\n", done, which)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "model name (or give it as the first argument)")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "one version (default: every version)")
+	return cmd
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What show and download ask the workspace for, from the argument and the flags.
+func TestModelTargetResolve(t *testing.T) {
+	tests := []struct {
+		m             modelTarget
+		name, version string
+		usage         string
+	}{
+		{m: modelTarget{name: "mnist"}, name: "mnist", version: "latest"},
+		{m: modelTarget{name: "azureml:mnist:3"}, name: "mnist", version: "3"},
+		{m: modelTarget{name: "mnist@latest"}, name: "mnist", version: "latest"},
+		{m: modelTarget{name: "mnist", version: "02"}, name: "mnist", version: "2"},
+		{m: modelTarget{name: "mnist", label: "latest"}, name: "mnist", version: "latest"},
+		{m: modelTarget{name: "mnist", version: "2", label: "latest"}, usage: "not both"},
+		{m: modelTarget{name: "mnist", label: "prod"}, usage: "the only label is latest"},
+		{m: modelTarget{name: "mnist:1", version: "2"}, usage: "names a version already"},
+		{m: modelTarget{name: "mnist", version: "x"}, usage: "positive integer"},
+	}
+	for _, tt := range tests {
+		name, version, err := tt.m.resolve()
+		var ee *ExitError
+		switch {
+		case tt.usage != "" && (!errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), tt.usage)):
+			t.Errorf("%+v: err %v, want a usage error with %q", tt.m, err, tt.usage)
+		case tt.usage == "" && (err != nil || name != tt.name || version != tt.version):
+			t.Errorf("%+v = %s, %s, %v; want %s, %s", tt.m, name, version, err, tt.name, tt.version)
+		}
+	}
+}
+
+// Flags override the model file; a relative --path is made absolute; bad flags are usage errors.
+func TestModelSpecFromFileAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "w"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "model.yml")
+	if err := os.WriteFile(file, []byte("name: a\nversion: 3\npath: w\ntype: mlflow_model\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := modelSpec(modelCreateFlags{file: file, name: "b", sets: []string{"description=d"}}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Name != "b" || sp.Version != "3" || sp.Type != "mlflow_model" || sp.Description != "d" || sp.Path != filepath.Join(dir, "w") {
+		t.Errorf("spec = %+v", sp)
+	}
+	t.Chdir(dir)
+	sp, err = modelSpec(modelCreateFlags{name: "c", path: "w"}, io.Discard)
+	if err != nil || sp.Path != filepath.Join(dir, "w") || sp.Type != "custom_model" {
+		t.Errorf("flags only = %+v, %v", sp, err)
+	}
+	for _, f := range []modelCreateFlags{
+		{path: "w"}, {name: "c"}, {name: "c", path: "w", typ: "onnx"}, {name: "c", path: "w", version: "1.0"},
+		{name: "c", path: "w", sets: []string{"x=1"}}, {name: "a b", path: "w"},
+	} {
+		var ee *ExitError
+		if _, err := modelSpec(f, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
+			t.Errorf("%+v: %v, want a usage error", f, err)
+		}
+	}
+}

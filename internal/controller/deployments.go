@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Provisioning states of a deployment, in Azure's words.
+const (
+	DeploymentCreating  = "Creating"
+	DeploymentUpdating  = "Updating"
+	DeploymentSucceeded = "Succeeded"
+	DeploymentFailed    = "Failed"
+)
+
+// CreateDeployment stores a new deployment of an endpoint; the serving loop starts its replicas.
+// With allTraffic the endpoint sends it every request once it is stored.
+func (c *Controller) CreateDeployment(ctx context.Context, d serving.Deployment, allTraffic bool) (*store.DeploymentRecord, error) {
+	return c.putDeployment(ctx, d, true, allTraffic)
+}
+
+// UpdateDeployment replaces a deployment's definition: its replicas are replaced by new ones,
+// the old ones stopping once the new ones are ready.
+func (c *Controller) UpdateDeployment(ctx context.Context, d serving.Deployment) (*store.DeploymentRecord, error) {
+	return c.putDeployment(ctx, d, false, false)
+}
+
+func (c *Controller) putDeployment(ctx context.Context, d serving.Deployment, create, allTraffic bool) (*store.DeploymentRecord, error) {
+	if !endpointName.MatchString(d.Name) {
+		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", d.Name)
+	}
+	e, err := c.endpoint(ctx, d.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	d.Normalize()
+	if err := c.checkDeployment(ctx, &d, e.Spec); err != nil {
+		return nil, err
+	}
+	now := c.Now()
+	state := DeploymentCreating
+	if !create {
+		state = DeploymentUpdating
+	}
+	rec, err := c.Store.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
+		CreatedAt: now, UpdatedAt: now}, create)
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return nil, conflictf("deployment %s of endpoint %s already exists; use online-deployment update", d.Name, d.Endpoint)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, notFoundf("endpoint %s has no deployment %s", d.Endpoint, d.Name)
+	case err != nil:
+		return nil, err
+	}
+	c.Log.Info("deployment stored", "endpoint", d.Endpoint, "deployment", d.Name, "generation", rec.Generation)
+	if allTraffic {
+		e.Spec.Traffic = map[string]int{d.Name: 100}
+		if _, err := c.UpdateEndpoint(ctx, e.Spec); err != nil {
+			return nil, err
+		}
+	}
+	c.ServingChanged()
+	return rec, nil
+}
+
+// checkDeployment resolves what a deployment names (its model, environment and target) and
+// refuses what its replicas could not run, before anything is stored.
+func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment, e serving.Endpoint) error {
+	if d.ScoringScript != "" && d.CodeSnapshot == "" {
+		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar online-deployment create -f FILE)")
+	}
+	if d.ScoringScript == "" && d.Command == "" {
+		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT")
+	}
+	if d.Model.Ref != "" {
+		mv, err := c.ResolveModel(ctx, d.Model.Ref)
+		if err != nil {
+			return err
+		}
+		d.Model.Manifest, d.Model.Folder = mv.Manifest, mv.Folder
+	}
+	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
+		return invalidf("model.folder: %q is not a folder name", f)
+	}
+	if d.Model.Path != "" && d.Model.Manifest == "" {
+		return invalidf("model.path: the model's files were not uploaded (use hangar online-deployment create -f FILE)")
+	}
+	if d.Compute == "" {
+		d.Compute = e.Compute
+	}
+	target, err := c.resolveCompute(ctx, d.Compute)
+	if err != nil {
+		return err
+	}
+	d.Compute = target.Name
+	sp := serving.ReplicaSpec(*d, target.Name, d.Model.Manifest)
+	if _, err := c.resolveEnvironment(ctx, &sp); err != nil {
+		return err
+	}
+	d.Environment = sp.Environment
+	if _, err := c.checkForTarget(sp, target); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DeleteDeployment removes a deployment that takes no traffic; its replicas stop.
+func (c *Controller) DeleteDeployment(ctx context.Context, endpoint, name string) error {
+	e, err := c.endpoint(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	if e.Spec.Traffic[name] > 0 || e.Spec.MirrorTraffic[name] > 0 {
+		return conflictf("deployment %s takes %d%% of endpoint %s's traffic (%d%% mirrored); move its traffic first (online-endpoint update --traffic)",
+			name, e.Spec.Traffic[name], endpoint, e.Spec.MirrorTraffic[name])
+	}
+	if err := c.Store.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+		return notFoundf("endpoint %s has no deployment %s", endpoint, name)
+	} else if err != nil {
+		return err
+	}
+	c.Log.Info("deployment deleted", "endpoint", endpoint, "deployment", name)
+	c.ServingChanged()
+	return nil
+}
+
+// Deployment reads one deployment.
+func (c *Controller) Deployment(ctx context.Context, endpoint, name string) (*store.DeploymentRecord, error) {
+	d, err := c.Store.Deployment(ctx, endpoint, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("endpoint %s has no deployment %s", endpoint, name)
+	}
+	return d, err
+}
+
+// ReplicaRuns are a deployment's replicas with their runs, oldest first.
+func (c *Controller) ReplicaRuns(ctx context.Context, endpoint, name string) ([]store.Replica, []*job.Run, error) {
+	all, err := c.Store.Replicas(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var reps []store.Replica
+	var runs []*job.Run
+	for _, r := range all {
+		if r.Endpoint != endpoint || r.Deployment != name {
+			continue
+		}
+		run, err := c.Store.Run(ctx, r.RunID)
+		if err != nil {
+			continue
+		}
+		reps, runs = append(reps, r), append(runs, run)
+	}
+	return reps, runs, nil
+}

@@ -1,0 +1,229 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/pattern"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
+)
+
+// endpointName is Azure's rule for endpoint and deployment names (they become URL parts).
+var endpointName = pattern.New(`^[a-zA-Z][a-zA-Z0-9-]{1,30}[a-zA-Z0-9]$`)
+
+// EndpointTokenTTL is how long an aml_token from get-credentials opens its endpoint.
+const EndpointTokenTTL = time.Hour
+
+// endpointKeys are an endpoint's two keys (either opens it; regenerate one while the other works).
+type endpointKeys struct {
+	Primary   string `json:"primary"`
+	Secondary string `json:"secondary"`
+}
+
+func newKey() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// CreateEndpoint stores a new online endpoint with two fresh keys, sealed.
+func (c *Controller) CreateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
+	if !endpointName.MatchString(e.Name) {
+		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", e.Name)
+	}
+	if err := checkAuthMode(&e); err != nil {
+		return nil, err
+	}
+	if len(e.Traffic)+len(e.MirrorTraffic) > 0 {
+		return nil, invalidf("traffic: a new endpoint has no deployments yet; create them, then set traffic with online-endpoint update --traffic or online-deployment create --all-traffic")
+	}
+	sealed, err := c.sealKeys(endpointKeys{Primary: newKey(), Secondary: newKey()})
+	if err != nil {
+		return nil, err
+	}
+	now := c.Now()
+	rec := store.EndpointRecord{Spec: e, Keys: sealed, CreatedAt: now, UpdatedAt: now}
+	if err := c.Store.PutEndpoint(ctx, rec, true); errors.Is(err, store.ErrExists) {
+		return nil, conflictf("online endpoint %s already exists; use online-endpoint update", e.Name)
+	} else if err != nil {
+		return nil, err
+	}
+	c.Log.Info("online endpoint created", "endpoint", e.Name)
+	c.ServingChanged()
+	return &rec, nil
+}
+
+// UpdateEndpoint replaces an endpoint's description, tags and traffic (its name, auth mode and
+// keys stay). Traffic must name its deployments.
+func (c *Controller) UpdateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
+	cur, err := c.endpoint(ctx, e.Name)
+	if err != nil {
+		return nil, err
+	}
+	if e.AuthMode != "" && e.AuthMode != cur.Spec.AuthMode {
+		return nil, invalidf("auth_mode: an endpoint's auth mode cannot change (%s); create another endpoint", cur.Spec.AuthMode)
+	}
+	e.AuthMode = cur.Spec.AuthMode
+	if err := c.checkTraffic(ctx, e.Name, e.Traffic, e.MirrorTraffic); err != nil {
+		return nil, err
+	}
+	rec := store.EndpointRecord{Spec: e, CreatedAt: cur.CreatedAt, UpdatedAt: c.Now()}
+	if err := c.Store.PutEndpoint(ctx, rec, false); err != nil {
+		return nil, err
+	}
+	c.ServingChanged()
+	return c.endpoint(ctx, e.Name)
+}
+
+// SetTraffic changes an endpoint's traffic and/or mirror traffic.
+func (c *Controller) SetTraffic(ctx context.Context, name string, u api.TrafficUpdate) (*store.EndpointRecord, error) {
+	cur, err := c.endpoint(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	e := cur.Spec
+	if u.Traffic != nil {
+		e.Traffic = u.Traffic
+	}
+	if u.MirrorTraffic != nil {
+		e.MirrorTraffic = u.MirrorTraffic
+	}
+	return c.UpdateEndpoint(ctx, e)
+}
+
+// Endpoint reads an online endpoint.
+func (c *Controller) Endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
+	return c.endpoint(ctx, name)
+}
+
+func (c *Controller) endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
+	e, err := c.Store.Endpoint(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("no online endpoint named %s", name)
+	}
+	return e, err
+}
+
+// DeleteEndpoint removes an endpoint and its deployments; their replicas stop.
+func (c *Controller) DeleteEndpoint(ctx context.Context, name string) error {
+	if err := c.Store.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+		return notFoundf("no online endpoint named %s", name)
+	} else if err != nil {
+		return err
+	}
+	c.Log.Info("online endpoint deleted", "endpoint", name)
+	c.ServingChanged()
+	return nil
+}
+
+// EndpointCredentials are get-credentials' answer: the keys, or a fresh token.
+func (c *Controller) EndpointCredentials(ctx context.Context, name string) (*api.EndpointKeys, error) {
+	e, err := c.endpoint(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if e.Spec.AuthMode == serving.AuthAMLToken {
+		exp := c.Now().Add(EndpointTokenTTL)
+		return &api.EndpointKeys{AccessToken: c.endpointTokens().Mint(name, exp), ExpiryTime: exp, TokenType: "Bearer"}, nil
+	}
+	k, err := c.unsealKeys(e.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s: %w", name, err)
+	}
+	return &api.EndpointKeys{PrimaryKey: k.Primary, SecondaryKey: k.Secondary}, nil
+}
+
+// RegenerateKey replaces an endpoint's primary or secondary key.
+func (c *Controller) RegenerateKey(ctx context.Context, name, which string) error {
+	e, err := c.endpoint(ctx, name)
+	if err != nil {
+		return err
+	}
+	if e.Spec.AuthMode != serving.AuthKey {
+		return invalidf("endpoint %s uses auth_mode %s: it has no keys to regenerate", name, e.Spec.AuthMode)
+	}
+	k, err := c.unsealKeys(e.Keys)
+	if err != nil {
+		return err
+	}
+	switch which {
+	case "primary":
+		k.Primary = newKey()
+	case "secondary":
+		k.Secondary = newKey()
+	default:
+		return invalidf("key-type: %q; use primary or secondary", which)
+	}
+	if e.Keys, err = c.sealKeys(*k); err != nil {
+		return err
+	}
+	e.UpdatedAt = c.Now()
+	if err := c.Store.PutEndpoint(ctx, *e, false); err != nil {
+		return err
+	}
+	c.ServingChanged()
+	return nil
+}
+
+func (c *Controller) endpointTokens() tokens.Endpoint { return tokens.Endpoint{Key: c.Tokens.Key} }
+
+func checkAuthMode(e *serving.Endpoint) error {
+	switch e.AuthMode {
+	case "":
+		e.AuthMode = serving.AuthKey
+	case serving.AuthKey, serving.AuthAMLToken:
+	case "aad_token":
+		return invalidf("auth_mode: aad_token needs Microsoft Entra ID, which a self-hosted workspace does not have; use key or aml_token")
+	default:
+		return invalidf("auth_mode: %q; use key or aml_token", e.AuthMode)
+	}
+	return nil
+}
+
+// checkTraffic refuses traffic that names a deployment the endpoint does not have, does not add
+// up to 100 (or 0), or mirrors a deployment that takes live traffic.
+func (c *Controller) checkTraffic(ctx context.Context, endpoint string, traffic, mirror map[string]int) error {
+	deps, err := c.Store.Deployments(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	var have []string
+	for _, d := range deps {
+		have = append(have, d.Spec.Name)
+	}
+	if err := serving.CheckTraffic(traffic, mirror, have); err != nil {
+		return invalidf("%v", err)
+	}
+	return nil
+}
+
+func (c *Controller) sealKeys(k endpointKeys) (string, error) {
+	b, _ := json.Marshal(k)
+	if c.Secrets == nil {
+		return "", errors.New("no secret box to seal the endpoint's keys")
+	}
+	return c.Secrets.Encrypt(b)
+}
+
+func (c *Controller) unsealKeys(sealed string) (*endpointKeys, error) {
+	if c.Secrets == nil {
+		return nil, errors.New("no secret box to unseal the endpoint's keys")
+	}
+	b, err := c.Secrets.Decrypt(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("unseal the keys: %w", err)
+	}
+	var k endpointKeys
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("unseal the keys: %w", err)
+	}
+	return &k, nil
+}

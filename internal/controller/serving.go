@@ -1,0 +1,321 @@
+package controller
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// servingTick is the serving loop's period (also woken by ServingChanged).
+const servingTick = time.Second
+
+// failedBeforeReady is how many replicas in a row may fail before their deployment is Failed
+// (it keeps trying, with backoff).
+const failedBeforeReady = 3
+
+// ServingState is what the router needs: every endpoint with its keys (unsealed, in memory only)
+// and its deployments with their ready replicas.
+type ServingState struct {
+	Endpoints []EndpointState
+}
+
+// EndpointState is one endpoint as the router sees it.
+type EndpointState struct {
+	Spec        serving.Endpoint
+	Keys        []string // key auth: the keys that open it
+	Deployments []DeploymentState
+}
+
+// DeploymentState is one deployment as the router sees it.
+type DeploymentState struct {
+	Spec     serving.Deployment
+	Replicas []ReadyReplica
+}
+
+// ReadyReplica is a replica that answers at Address.
+type ReadyReplica struct {
+	RunID, Address string
+}
+
+// Serving is the serving loop's wiring: Load tells the autoscaler a deployment's load (the
+// router's samples); Publish receives the state after every pass.
+type Serving struct {
+	Load    func(serving.Key, time.Time) ([]serving.LoadSample, time.Time)
+	Publish func(ServingState)
+}
+
+// servingMemo is what the serving loop keeps between passes (in memory: after a restart the
+// backoff starts over).
+type servingMemo struct {
+	mu       sync.Mutex
+	failures map[serving.Key]failureStreak
+	kick     chan struct{}
+}
+
+type failureStreak struct {
+	n      int
+	last   time.Time
+	reason string
+}
+
+// ServingChanged wakes the serving loop (an endpoint, a deployment or a replica changed).
+func (c *Controller) ServingChanged() {
+	c.serving.mu.Lock()
+	if c.serving.kick == nil {
+		c.serving.kick = make(chan struct{}, 1)
+	}
+	k := c.serving.kick
+	c.serving.mu.Unlock()
+	select {
+	case k <- struct{}{}:
+	default:
+	}
+}
+
+// RunServing keeps every deployment's replicas as its plan says, until ctx ends.
+func (c *Controller) RunServing(ctx context.Context, s Serving) {
+	c.ServingChanged() // makes the kick channel
+	t := time.NewTicker(servingTick)
+	defer t.Stop()
+	for {
+		if err := c.ServingPass(ctx, s); err != nil && ctx.Err() == nil {
+			c.Log.Error("serving pass", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.serving.kick:
+		}
+	}
+}
+
+// ServingPass is one pass of the serving loop: it reads the deployments and their replicas,
+// asks serving.PlanReplicas what to do, does it, and publishes what the router needs.
+func (c *Controller) ServingPass(ctx context.Context, s Serving) error {
+	now := c.Now()
+	deps, err := c.Store.Deployments(ctx, "")
+	if err != nil {
+		return err
+	}
+	reps, err := c.Store.Replicas(ctx)
+	if err != nil {
+		return err
+	}
+	runs := map[string]*job.Run{}
+	views := make([]serving.ReplicaView, 0, len(reps))
+	for _, r := range reps {
+		run, err := c.Store.Run(ctx, r.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			run = &job.Run{ID: r.RunID, Status: job.Canceled, StatusReason: "its run was deleted"}
+		} else if err != nil {
+			return err
+		}
+		runs[r.RunID] = run
+		views = append(views, serving.ReplicaView{RunID: r.RunID, Key: serving.Key{Endpoint: r.Endpoint, Deployment: r.Deployment},
+			Generation: r.Generation, Created: r.CreatedAt, Ended: run.Status.Terminal(),
+			Ready:    r.Address != "" && run.Status == job.Running,
+			Stopping: run.Status == job.CancelRequested})
+	}
+	c.noteFailures(views, runs)
+	wants := c.wants(deps, views, s, now)
+	plan := serving.PlanReplicas(wants, views, now)
+	c.applyPlan(ctx, plan, deps, now)
+	c.updateStates(ctx, deps, views)
+	if s.Publish != nil {
+		st, err := c.servingState(ctx, deps, reps, runs)
+		if err != nil {
+			return err
+		}
+		s.Publish(st)
+	}
+	return nil
+}
+
+// noteFailures counts replicas that ended on their own (not stopped by Hangar) per deployment,
+// and resets a deployment's count once one of its replicas is ready.
+func (c *Controller) noteFailures(views []serving.ReplicaView, runs map[string]*job.Run) {
+	c.serving.mu.Lock()
+	defer c.serving.mu.Unlock()
+	if c.serving.failures == nil {
+		c.serving.failures = map[serving.Key]failureStreak{}
+	}
+	for _, v := range views {
+		r := runs[v.RunID]
+		switch {
+		case v.Ready:
+			delete(c.serving.failures, v.Key)
+		case v.Ended && r.Status != job.Canceled:
+			f := c.serving.failures[v.Key]
+			at := c.Now()
+			if r.EndedAt != nil {
+				at = *r.EndedAt
+			}
+			c.serving.failures[v.Key] = failureStreak{n: f.n + 1, last: at,
+				reason: fmt.Sprintf("replica %s %s: %s", r.ID, r.Status, r.StatusReason)}
+		}
+	}
+}
+
+// wants asks the autoscaler how many replicas each deployment should have now.
+func (c *Controller) wants(deps []store.DeploymentRecord, views []serving.ReplicaView, s Serving, now time.Time) []serving.Want {
+	c.serving.mu.Lock()
+	defer c.serving.mu.Unlock()
+	var out []serving.Want
+	for _, d := range deps {
+		k := serving.Key{Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name}
+		in := serving.ScaleInput{Scale: d.Spec.Scale, Request: d.Spec.Request, InstanceCount: d.Spec.InstanceCount, Now: now}
+		for _, v := range views {
+			if v.Key == k && !v.Ended && !v.Stopping && v.Generation == d.Generation {
+				if v.Ready {
+					in.Ready++
+				} else {
+					in.Starting++
+				}
+			}
+		}
+		if s.Load != nil {
+			in.Samples, in.LastRequest = s.Load(k, now)
+		}
+		f := c.serving.failures[k]
+		out = append(out, serving.Want{Key: k, Generation: d.Generation, Replicas: serving.DecideScale(in).Replicas,
+			Failures: f.n, LastFailure: f.last})
+	}
+	return out
+}
+
+// applyPlan starts and stops replica runs and forgets the ended ones.
+func (c *Controller) applyPlan(ctx context.Context, plan serving.ReplicaPlan, deps []store.DeploymentRecord, now time.Time) {
+	for _, id := range plan.Forget {
+		if err := c.Store.DeleteReplica(ctx, id); err != nil {
+			c.Log.Warn("forget replica", "run", id, "err", err)
+		}
+	}
+	for _, st := range plan.Stop {
+		if _, err := c.Cancel(ctx, st.RunID); err != nil {
+			c.Log.Warn("stop replica", "run", st.RunID, "err", err)
+			continue
+		}
+		c.Log.Info("replica stopping", "run", st.RunID, "why", st.Reason)
+	}
+	for _, d := range deps {
+		k := serving.Key{Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name}
+		for range plan.Start[k] {
+			if err := c.startReplica(ctx, d, now); err != nil {
+				c.Log.Error("start replica", "deployment", k.String(), "err", err)
+				_ = c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, DeploymentFailed, "start a replica: "+err.Error())
+				break
+			}
+		}
+	}
+}
+
+// startReplica queues a run serving the deployment and records it as a replica.
+func (c *Controller) startReplica(ctx context.Context, d store.DeploymentRecord, now time.Time) error {
+	sp := serving.ReplicaSpec(d.Spec, d.Spec.Compute, d.Spec.Model.Manifest)
+	r, err := c.queue(ctx, sp, nil)
+	if err != nil {
+		return err
+	}
+	c.Log.Info("replica started", "endpoint", d.Spec.Endpoint, "deployment", d.Spec.Name, "run", r.ID)
+	return c.Store.AddReplica(ctx, store.Replica{RunID: r.ID, Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name,
+		Generation: d.Generation, CreatedAt: now})
+}
+
+// updateStates moves a deployment to Succeeded once a replica of its generation is ready (or
+// it wants none), and to Failed while its replicas keep failing before any is ready.
+func (c *Controller) updateStates(ctx context.Context, deps []store.DeploymentRecord, views []serving.ReplicaView) {
+	c.serving.mu.Lock()
+	failures := c.serving.failures
+	c.serving.mu.Unlock()
+	for _, d := range deps {
+		k := serving.Key{Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name}
+		ready := 0
+		for _, v := range views {
+			if v.Key == k && v.Ready && v.Generation == d.Generation {
+				ready++
+			}
+		}
+		state, reason := d.State, d.Reason
+		switch f := failures[k]; {
+		case ready > 0 || (d.Spec.Scale.Type == serving.ScaleTargetUtilization && d.Spec.Scale.MinInstances == 0 && f.n == 0):
+			state, reason = DeploymentSucceeded, fmt.Sprintf("%d replica(s) ready", ready)
+		case f.n >= failedBeforeReady:
+			state, reason = DeploymentFailed, fmt.Sprintf("%d replicas failed in a row; the last: %s", f.n, f.reason)
+		}
+		if state != d.State || reason != d.Reason {
+			if err := c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason); err != nil {
+				c.Log.Warn("deployment state", "deployment", k.String(), "err", err)
+			}
+		}
+	}
+}
+
+// servingState is what the router gets: endpoints, their keys, deployments and ready replicas.
+func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRecord, reps []store.Replica, runs map[string]*job.Run) (ServingState, error) {
+	eps, err := c.Store.Endpoints(ctx)
+	if err != nil {
+		return ServingState{}, err
+	}
+	var st ServingState
+	for _, e := range eps {
+		es := EndpointState{Spec: e.Spec}
+		if e.Spec.AuthMode == serving.AuthKey {
+			k, err := c.unsealKeys(e.Keys)
+			if err != nil {
+				c.Log.Error("endpoint keys", "endpoint", e.Spec.Name, "err", err)
+			} else {
+				es.Keys = []string{k.Primary, k.Secondary}
+			}
+		}
+		for _, d := range deps {
+			if d.Spec.Endpoint != e.Spec.Name {
+				continue
+			}
+			ds := DeploymentState{Spec: d.Spec}
+			for _, r := range reps {
+				if r.Endpoint == e.Spec.Name && r.Deployment == d.Spec.Name && r.Address != "" && runs[r.RunID].Status == job.Running {
+					ds.Replicas = append(ds.Replicas, ReadyReplica{RunID: r.RunID, Address: r.Address})
+				}
+			}
+			es.Deployments = append(es.Deployments, ds)
+		}
+		st.Endpoints = append(st.Endpoints, es)
+	}
+	return st, nil
+}
+
+// ReportServing records where a replica run answers (its supervisor's report).
+func (c *Controller) ReportServing(ctx context.Context, runID, address string) error {
+	if address == "" || len(address) > 300 {
+		return invalidf("address: a host:port of at most 300 characters")
+	}
+	if err := c.Store.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
+		return notFoundf("run %s is not a replica of a deployment", runID)
+	} else if err != nil {
+		return err
+	}
+	c.Log.Info("replica serving", "run", runID, "address", address)
+	c.ServingChanged()
+	return nil
+}
+
+// AuthorizeEndpoint says whether bearer opens endpoint e (one of its keys, or an aml_token minted
+// for it and not expired).
+func (c *Controller) AuthorizeEndpoint(e EndpointState, bearer string) bool {
+	if e.Spec.AuthMode == serving.AuthAMLToken {
+		return c.endpointTokens().Verify(bearer, e.Spec.Name, c.Now())
+	}
+	ok := false
+	for _, k := range e.Keys {
+		ok = ok || (k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(bearer)) == 1)
+	}
+	return ok
+}

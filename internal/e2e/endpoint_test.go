@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// scoreScript is a deployment's scoring script in Azure's shape: init() loads the model from
+// AZUREML_MODEL_DIR (the registered folder, "model", under it, as Azure lays it out), run(raw_data)
+// answers with the model's weight times x and who answered.
+const scoreScript = `import json, os
+
+def init():
+    global W
+    with open(os.path.join(os.environ["AZUREML_MODEL_DIR"], "model", "weights.json")) as f:
+        W = json.load(f)["w"]
+    print("init: loaded w =", W, flush=True)
+
+def run(raw_data):
+    x = json.loads(raw_data)["x"]
+    return {"y": W * x, "deployment": os.environ["DEPLOYMENT_COLOR"]}
+`
+
+// endpointWS is a workspace with a trained model registered as m:1 and the files of an endpoint
+// and two deployments of it (blue and green; green answers with its own color).
+func endpointWS(t *testing.T) (*ws, string) {
+	t.Helper()
+	requireTool(t, "python3")
+	w := newWS(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"train.yml": "command: >-\n  mkdir -p ${{outputs.model}} && echo '{\"w\": 3}' > ${{outputs.model}}/weights.json\n" +
+			"outputs:\n  model: {type: custom_model}\n",
+		"endpoint.yml": "$schema: https://azuremlschemas.azureedge.net/latest/managedOnlineEndpoint.schema.json\n" +
+			"name: my-endpoint\nauth_mode: key\n",
+		"score/score.py": scoreScript,
+		"blue.yml":       deploymentYAML("blue"),
+		"green.yml":      deploymentYAML("green"),
+		"request.json":   `{"x": 7}`,
+	})
+	train := w.create(filepath.Join(dir, "train.yml"))
+	if r := w.run("job", "stream", "-n", train); r.code != 0 {
+		t.Fatalf("training job: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	w.ok("model", "create", "--name", "m", "--path", "azureml://jobs/"+train+"/outputs/model")
+	w.ok("online-endpoint", "create", "-f", filepath.Join(dir, "endpoint.yml"))
+	return w, dir
+}
+
+func deploymentYAML(color string) string {
+	return "$schema: https://azuremlschemas.azureedge.net/latest/managedOnlineDeployment.schema.json\n" +
+		"name: " + color + "\nendpoint_name: my-endpoint\nmodel: azureml:m:1\n" +
+		"code_configuration:\n  code: score\n  scoring_script: score.py\n" +
+		"environment_variables:\n  DEPLOYMENT_COLOR: " + color + "\n" +
+		"instance_type: Standard_DS3_v2\ninstance_count: 1\n" +
+		"request_settings:\n  max_concurrent_requests_per_instance: 32\n  request_timeout_ms: 10000\n"
+}
+
+// scorer calls an endpoint's scoring URI the way a client application does.
+type scorer struct {
+	uri, key string
+	client   *http.Client
+}
+
+func (w *ws) scorer(endpoint string) *scorer {
+	w.t.Helper()
+	c := w.client()
+	ctx := w.t.Context()
+	v, err := c.Endpoint(ctx, endpoint)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	k, err := c.EndpointCredentials(ctx, endpoint)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return &scorer{uri: v.ScoringURI, key: k.PrimaryKey,
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+type scoreAnswer struct {
+	Y          int    `json:"y"`
+	Deployment string `json:"deployment"`
+}
+
+// score sends {"x": x} (to deployment, when given) and returns the status and answer.
+func (s *scorer) score(x int, deployment string) (int, scoreAnswer, string) {
+	req, _ := http.NewRequest(http.MethodPost, s.uri, strings.NewReader(fmt.Sprintf(`{"x": %d}`, x)))
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Content-Type", "application/json")
+	if deployment != "" {
+		req.Header.Set("azureml-model-deployment", deployment)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, scoreAnswer{}, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var a scoreAnswer
+	_ = json.Unmarshal(b, &a)
+	return resp.StatusCode, a, string(b)
+}
+
+// Online endpoints end to end, as a user runs them from the CLI: a model from a training job
+// deployed twice (blue, green) behind one endpoint; invoke; a 90/10 split measured over 10,000
+// requests; a blue/green switch under continuous load with no failed request; mirror traffic
+// that reaches green without changing any answer; keys and errors.
+func TestOnlineEndpoint(t *testing.T) {
+	w, dir := endpointWS(t)
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "blue.yml"), "--all-traffic")
+	r := w.ok("online-endpoint", "invoke", "-n", "my-endpoint", "--request-file", filepath.Join(dir, "request.json"))
+	if !strings.Contains(r.stdout, `"y": 21`) && !strings.Contains(r.stdout, `"y":21`) {
+		t.Fatalf("invoke answered %q; want y = 3 × 7 from the trained model", r.stdout)
+	}
+	s := w.scorer("my-endpoint")
+
+	// Without the key, or with a wrong one: refused, and nothing about the endpoint is told.
+	for _, key := range []string{"", "wrong"} {
+		bad := *s
+		bad.key = key
+		if code, _, body := bad.score(1, ""); code != http.StatusUnauthorized && code != http.StatusForbidden {
+			t.Errorf("key %q: %d %s; want 401/403", key, code, body)
+		}
+	}
+
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "green.yml"))
+	if code, a, body := s.score(2, "green"); code != 200 || a.Deployment != "green" || a.Y != 6 {
+		t.Fatalf("to green by header: %d %s", code, body)
+	}
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "blue=90 green=10")
+	counts := s.burst(10000, 16)
+	if counts["failed"] > 0 {
+		t.Fatalf("failed requests during the split: %v", counts)
+	}
+	if share := float64(counts["green"]) / 10000; share < 0.08 || share > 0.12 {
+		t.Errorf("green got %.1f%% of 10,000 requests; want 10 ± 2%% (%v)", 100*share, counts)
+	}
+
+	// Blue/green switch under continuous load: every request answered.
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	var failed, served atomic.Int64
+	var firstFailure atomic.Value
+	for range 4 {
+		load.Add(1)
+		go func() {
+			defer load.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if code, _, body := s.score(1, ""); code != 200 {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
+				} else {
+					served.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "blue=0 green=100")
+	time.Sleep(time.Second)
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "blue=100 green=0")
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	load.Wait()
+	if failed.Load() > 0 || served.Load() == 0 {
+		t.Errorf("switch under load: %d failed (first: %v), %d served", failed.Load(), firstFailure.Load(), served.Load())
+	}
+
+	// Mirror 50% to green: every answer is blue's, and green's replica sees the copies.
+	before := strings.Count(w.deploymentLogs("green"), "POST /score")
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--mirror-traffic", "green=50")
+	mirrored := s.burst(200, 4)
+	if mirrored["blue"] != 200 {
+		t.Errorf("with green mirrored, answers = %v; want all 200 from blue", mirrored)
+	}
+	waitFor(t, 30*time.Second, "green's replica to log the mirrored requests", func() bool {
+		return strings.Count(w.deploymentLogs("green"), "POST /score")-before >= 50
+	})
+
+	// A deployment that takes traffic cannot be deleted; traffic moved, it can.
+	if r := w.run("online-deployment", "delete", "-n", "blue", "-e", "my-endpoint", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "traffic") {
+		t.Errorf("delete of a deployment with traffic: exit %d %s", r.code, r.stderr)
+	}
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+	if dv.ProvisioningState != "Succeeded" || len(dv.Replicas) != 1 || dv.Replicas[0].Status != "Running" {
+		t.Errorf("blue shows %+v", dv)
+	}
+}
+
+// burst sends n requests over conc connections and counts the answers by deployment ("failed":
+// any that was not a 200).
+func (s *scorer) burst(n, conc int) map[string]int {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				code, a, body := s.score(1, "")
+				mu.Lock()
+				if code == 200 {
+					counts[a.Deployment]++
+				} else {
+					counts["failed"]++
+					counts[fmt.Sprintf("failed: %d %s", code, strings.TrimSpace(body))]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return counts
+}
+
+func (w *ws) deploymentLogs(name string) string {
+	w.t.Helper()
+	return w.ok("online-deployment", "get-logs", "-n", name, "-e", "my-endpoint").stdout
+}
+
+// jsonOut runs a command with -o json and decodes its answer.
+func (w *ws) jsonOut(out any, args ...string) {
+	w.t.Helper()
+	r := w.ok(append(args, "-o", "json")...)
+	if err := json.Unmarshal(bytes.TrimSpace([]byte(r.stdout)), out); err != nil {
+		w.t.Fatalf("hangar %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+	}
+}

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// endpointRoutes are the online endpoints' management routes (the workspace token) and the
+// replicas' address report (the run token). Requests to endpoints go to the router (serving.go).
+func (s *Server) endpointRoutes(api *http.ServeMux) {
+	api.HandleFunc("POST /api/online-endpoints", adminOnly(s.createEndpoint))
+	api.HandleFunc("GET /api/online-endpoints", adminOnly(s.listEndpoints))
+	api.HandleFunc("GET /api/online-endpoints/{name}", adminOnly(s.getEndpoint))
+	api.HandleFunc("PUT /api/online-endpoints/{name}", adminOnly(s.updateEndpoint))
+	api.HandleFunc("PATCH /api/online-endpoints/{name}/traffic", adminOnly(s.setTraffic))
+	api.HandleFunc("DELETE /api/online-endpoints/{name}", adminOnly(s.deleteEndpoint))
+	api.HandleFunc("POST /api/online-endpoints/{name}/credentials", adminOnly(s.endpointCredentials))
+	api.HandleFunc("POST /api/online-endpoints/{name}/regenerate-keys", adminOnly(s.regenerateKeys))
+	api.HandleFunc("POST /api/online-endpoints/{name}/deployments", adminOnly(s.createDeployment))
+	api.HandleFunc("GET /api/online-endpoints/{name}/deployments", adminOnly(s.listDeployments))
+	api.HandleFunc("GET /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.getDeployment))
+	api.HandleFunc("PUT /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.updateDeployment))
+	api.HandleFunc("DELETE /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.deleteDeployment))
+	api.HandleFunc("POST /api/runs/{id}/serving", s.runOnly(s.runServing))
+}
+
+func (s *Server) endpointView(e store.EndpointRecord) api.EndpointView {
+	base := ""
+	if s.cfg.URL != nil {
+		base = s.cfg.URL()
+	}
+	return api.EndpointView{Endpoint: e.Spec, ScoringURI: base + "/endpoints/" + e.Spec.Name + "/score",
+		ProvisioningState: "Succeeded", CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+}
+
+func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
+	var e serving.Endpoint
+	if err := readJSON(r, &e); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	rec, err := s.cfg.Controller.CreateEndpoint(r.Context(), e)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.endpointView(*rec))
+}
+
+func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request) {
+	var e serving.Endpoint
+	if err := readJSON(r, &e); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	e.Name = r.PathValue("name")
+	rec, err := s.cfg.Controller.UpdateEndpoint(r.Context(), e)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+}
+
+func (s *Server) setTraffic(w http.ResponseWriter, r *http.Request) {
+	var u api.TrafficUpdate
+	if err := readJSON(r, &u); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	rec, err := s.cfg.Controller.SetTraffic(r.Context(), r.PathValue("name"), u)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+}
+
+func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
+	eps, err := s.cfg.Store.Endpoints(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.EndpointView, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, s.endpointView(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.cfg.Controller.Endpoint(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+}
+
+func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Controller.DeleteEndpoint(r.Context(), r.PathValue("name")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) endpointCredentials(w http.ResponseWriter, r *http.Request) {
+	k, err := s.cfg.Controller.EndpointCredentials(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, k)
+}
+
+func (s *Server) regenerateKeys(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		KeyType string `json:"key_type"`
+	}
+	if err := readJSON(r, &body); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if err := s.cfg.Controller.RegenerateKey(r.Context(), r.PathValue("name"), body.KeyType); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
+	var d serving.Deployment
+	if err := readJSON(r, &d); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	d.Endpoint = r.PathValue("name")
+	all, _ := strconv.ParseBool(r.URL.Query().Get("all_traffic"))
+	rec, err := s.cfg.Controller.CreateDeployment(r.Context(), d, all)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.deploymentView(r, *rec))
+}
+
+func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
+	var d serving.Deployment
+	if err := readJSON(r, &d); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	d.Endpoint, d.Name = r.PathValue("name"), r.PathValue("dep")
+	rec, err := s.cfg.Controller.UpdateDeployment(r.Context(), d)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.deploymentView(r, *rec))
+}
+
+func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
+	v := api.DeploymentView{Deployment: d.Spec, Generation: d.Generation, ProvisioningState: d.State, Reason: d.Reason,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
+	reps, runs, err := s.cfg.Controller.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
+	if err != nil {
+		s.log.Warn("deployment replicas", "err", err)
+	}
+	for i, rep := range reps {
+		v.Replicas = append(v.Replicas, api.ReplicaView{Run: rep.RunID, Status: string(runs[i].Status), Reason: runs[i].StatusReason,
+			Address: rep.Address, Generation: rep.Generation})
+	}
+	return v
+}
+
+func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.cfg.Controller.Endpoint(r.Context(), r.PathValue("name")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	deps, err := s.cfg.Store.Deployments(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.DeploymentView, 0, len(deps))
+	for _, d := range deps {
+		out = append(out, s.deploymentView(r, d))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
+	d, err := s.cfg.Controller.Deployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.deploymentView(r, *d))
+}
+
+func (s *Server) deleteDeployment(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Controller.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
+	var rep api.ServingReport
+	if err := readJSON(r, &rep); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if err := s.cfg.Controller.ReportServing(r.Context(), r.PathValue("id"), rep.Address); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// PutDeployment creates a deployment (generation 1) or replaces its definition, raising its
+// generation so that its replicas are replaced. Its endpoint must exist.
+func (s *Store) PutDeployment(ctx context.Context, d DeploymentRecord, create bool) (*DeploymentRecord, error) {
+	spec, err := json.Marshal(d.Spec)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM endpoints WHERE name = ?`, d.Spec.Endpoint).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("endpoint %s: %w", d.Spec.Endpoint, ErrNotFound)
+	}
+	if create {
+		d.Generation = 1
+		_, err = tx.ExecContext(ctx, `INSERT INTO deployments (endpoint, name, spec, generation, state, reason, created_at, updated_at)
+			VALUES (?, ?, ?, 1, ?, ?, ?, ?)`, d.Spec.Endpoint, d.Spec.Name, string(spec), d.State, d.Reason, nanos(d.CreatedAt), nanos(d.UpdatedAt))
+		if isUniqueViolation(err) {
+			return nil, fmt.Errorf("deployment %s of endpoint %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrExists)
+		}
+	} else {
+		var res sql.Result
+		res, err = tx.ExecContext(ctx, `UPDATE deployments SET spec = ?, generation = generation + 1, state = ?, reason = ?, updated_at = ?
+			WHERE endpoint = ? AND name = ?`, string(spec), d.State, d.Reason, nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name)
+		if err == nil {
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil, fmt.Errorf("deployment %s of endpoint %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrNotFound)
+			}
+			err = tx.QueryRowContext(ctx, `SELECT generation, created_at FROM deployments WHERE endpoint = ? AND name = ?`,
+				d.Spec.Endpoint, d.Spec.Name).Scan(&d.Generation, new(int64))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &d, tx.Commit()
+}
+
+// SetDeploymentState records a deployment's provisioning state and why.
+func (s *Store) SetDeploymentState(ctx context.Context, endpoint, name, state, reason string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE deployments SET state = ?, reason = ? WHERE endpoint = ? AND name = ?`,
+		state, reason, endpoint, name)
+	return err
+}
+
+// Deployment reads one deployment.
+func (s *Store) Deployment(ctx context.Context, endpoint, name string) (*DeploymentRecord, error) {
+	d, err := scanDeployment(s.db.QueryRowContext(ctx, `SELECT spec, generation, state, reason, created_at, updated_at
+		FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("deployment %s of endpoint %s: %w", name, endpoint, ErrNotFound)
+	}
+	return d, err
+}
+
+// Deployments lists an endpoint's deployments ("": every endpoint's), by endpoint and name.
+func (s *Store) Deployments(ctx context.Context, endpoint string) ([]DeploymentRecord, error) {
+	q, args := `SELECT spec, generation, state, reason, created_at, updated_at FROM deployments ORDER BY endpoint, name`, []any{}
+	if endpoint != "" {
+		q, args = `SELECT spec, generation, state, reason, created_at, updated_at FROM deployments WHERE endpoint = ? ORDER BY name`, []any{endpoint}
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []DeploymentRecord
+	for rows.Next() {
+		d, err := scanDeployment(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteDeployment removes a deployment (its replicas' rows stay until their runs end).
+func (s *Store) DeleteDeployment(ctx context.Context, endpoint, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("deployment %s of endpoint %s: %w", name, endpoint, ErrNotFound)
+	}
+	return nil
+}
+
+func scanDeployment(sc scanner) (*DeploymentRecord, error) {
+	var d DeploymentRecord
+	var spec string
+	var created, updated int64
+	if err := sc.Scan(&spec, &d.Generation, &d.State, &d.Reason, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(spec), &d.Spec); err != nil {
+		return nil, fmt.Errorf("deployment spec: %w", err)
+	}
+	d.CreatedAt, d.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &d, nil
+}
+
+// AddReplica records a run as a deployment's replica.
+func (s *Store) AddReplica(ctx context.Context, r Replica) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO replicas (run_id, endpoint, deployment, generation, address, created_at)
+		VALUES (?, ?, ?, ?, '', ?)`, r.RunID, r.Endpoint, r.Deployment, r.Generation, nanos(r.CreatedAt))
+	return err
+}
+
+// SetReplicaAddress records where a replica answers.
+func (s *Store) SetReplicaAddress(ctx context.Context, runID, address string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE replicas SET address = ? WHERE run_id = ?`, address, runID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("replica %s: %w", runID, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteReplica forgets a replica (its run ended).
+func (s *Store) DeleteReplica(ctx context.Context, runID string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM replicas WHERE run_id = ?`, runID)
+	return err
+}
+
+// Replicas lists every replica, oldest first.
+func (s *Store) Replicas(ctx context.Context) ([]Replica, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, endpoint, deployment, generation, address, created_at
+		FROM replicas ORDER BY created_at, run_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Replica
+	for rows.Next() {
+		var r Replica
+		var created int64
+		if err := rows.Scan(&r.RunID, &r.Endpoint, &r.Deployment, &r.Generation, &r.Address, &created); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromNanos(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

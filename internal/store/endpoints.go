@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/serving"
+)
+
+// EndpointRecord is an online endpoint as stored: its definition and its keys, sealed.
+type EndpointRecord struct {
+	Spec serving.Endpoint
+	// Keys is the sealed JSON of its keys (the controller seals and unseals it).
+	Keys      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// DeploymentRecord is a deployment as stored. Generation counts its updates: a replica of an
+// older generation is replaced. State and Reason are its provisioning state (Creating, Updating,
+// Succeeded, Failed, Deleting) and why.
+type DeploymentRecord struct {
+	Spec       serving.Deployment
+	Generation int
+	State      string
+	Reason     string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Replica is a run serving a deployment; Address is where it answers ("" until its supervisor
+// reported it).
+type Replica struct {
+	RunID      string
+	Endpoint   string
+	Deployment string
+	Generation int
+	Address    string
+	CreatedAt  time.Time
+}
+
+// PutEndpoint creates an endpoint (create) or replaces its definition (update, keeping its keys
+// unless Keys is given). Creating one that exists is ErrExists; updating one that does not
+// is ErrNotFound.
+func (s *Store) PutEndpoint(ctx context.Context, e EndpointRecord, create bool) error {
+	spec, err := json.Marshal(e.Spec)
+	if err != nil {
+		return err
+	}
+	if create {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO endpoints (name, spec, keys, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			e.Spec.Name, string(spec), e.Keys, nanos(e.CreatedAt), nanos(e.UpdatedAt))
+		if isUniqueViolation(err) {
+			return fmt.Errorf("endpoint %s: %w", e.Spec.Name, ErrExists)
+		}
+		return err
+	}
+	q, args := `UPDATE endpoints SET spec = ?, updated_at = ? WHERE name = ?`, []any{string(spec), nanos(e.UpdatedAt), e.Spec.Name}
+	if e.Keys != "" {
+		q, args = `UPDATE endpoints SET spec = ?, updated_at = ?, keys = ? WHERE name = ?`,
+			[]any{string(spec), nanos(e.UpdatedAt), e.Keys, e.Spec.Name}
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("endpoint %s: %w", e.Spec.Name, ErrNotFound)
+	}
+	return nil
+}
+
+// Endpoint reads one endpoint.
+func (s *Store) Endpoint(ctx context.Context, name string) (*EndpointRecord, error) {
+	e, err := scanEndpoint(s.db.QueryRowContext(ctx,
+		`SELECT spec, keys, created_at, updated_at FROM endpoints WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("endpoint %s: %w", name, ErrNotFound)
+	}
+	return e, err
+}
+
+// Endpoints lists the endpoints by name.
+func (s *Store) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT spec, keys, created_at, updated_at FROM endpoints ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []EndpointRecord
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// DeleteEndpoint removes an endpoint and its deployments (their replicas' rows stay until their
+// runs end: see DeleteReplica).
+func (s *Store) DeleteEndpoint(ctx context.Context, name string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM deployments WHERE endpoint = ?`, name); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM endpoints WHERE name = ?`, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("endpoint %s: %w", name, ErrNotFound)
+	}
+	return tx.Commit()
+}
+
+func scanEndpoint(sc scanner) (*EndpointRecord, error) {
+	var e EndpointRecord
+	var spec string
+	var created, updated int64
+	if err := sc.Scan(&spec, &e.Keys, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(spec), &e.Spec); err != nil {
+		return nil, fmt.Errorf("endpoint spec: %w", err)
+	}
+	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &e, nil
+}

@@ -1,0 +1,166 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
+)
+
+// A replica (job.Spec.Serve, design 0014) is a run whose command serves HTTP: the supervisor
+// gives it a port, the scoring server for a scoring script, and tells the server where it
+// answers once its probe does.
+
+// serveProbeEvery is how often a starting replica's probe is tried.
+const serveProbeEvery = 100 * time.Millisecond
+
+// prepareServe sets a replica's variables: PORT, AZUREML_MODEL_DIR, and for a scoring script
+// the scoring server written beside the run (HANGAR_SCORING_SERVER), AML_APP_ROOT (the code
+// folder) and AZUREML_ENTRY_SCRIPT.
+func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) error {
+	sv := s.spec.Spec.Serve
+	if sv == nil {
+		return nil
+	}
+	if sv.ModelInput != "" {
+		dir, err := s.modelDir(values["inputs."+sv.ModelInput], sv.ModelFolder)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		env["AZUREML_MODEL_DIR"] = dir
+	}
+	port := sv.Port
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return fmt.Errorf("serve: pick a port: %w", err)
+		}
+		port = p
+	}
+	w.servePort = port
+	env["PORT"] = strconv.Itoa(port)
+	if sv.ScoringScript != "" {
+		path := filepath.Join(s.cfg.Dir, "hangar", scoring.FileName)
+		if err := os.WriteFile(path, scoring.Script(), 0o644); err != nil {
+			return fmt.Errorf("serve: write the scoring server: %w", err)
+		}
+		env["HANGAR_SCORING_SERVER"] = path
+		env["AML_APP_ROOT"] = w.dir
+		env["AZUREML_ENTRY_SCRIPT"] = sv.ScoringScript
+	}
+	return nil
+}
+
+// modelDir lays the model out as Azure does: its files under AZUREML_MODEL_DIR/<folder> (a link
+// to the materialized input), or directly in AZUREML_MODEL_DIR for a one-file model.
+func (s *Supervisor) modelDir(input, folder string) (string, error) {
+	if input == "" {
+		return "", fmt.Errorf("the model input was not materialized")
+	}
+	if folder == "" {
+		return input, nil
+	}
+	if folder != filepath.Base(folder) || folder == "." || folder == ".." {
+		return "", fmt.Errorf("model folder %q is not a folder name", folder)
+	}
+	root := filepath.Join(s.cfg.Dir, "hangar", "azureml-models")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	link := filepath.Join(root, folder)
+	_ = os.Remove(link)
+	if err := os.Symlink(input, link); err != nil {
+		return "", fmt.Errorf("lay out the model: %w", err)
+	}
+	return root, nil
+}
+
+// freePort asks the kernel for a port nobody listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// announceServe waits until the replica's probe answers 200, then reports the address the
+// server reaches it at: this node's address on its own route to the server, and the port. It
+// gives up when ctx ends (the command ended).
+func (s *Supervisor) announceServe(ctx context.Context, port int) {
+	sv := s.spec.Spec.Serve
+	probe := "http://127.0.0.1:" + strconv.Itoa(port) + sv.Probe
+	client := &http.Client{Timeout: 2 * time.Second}
+	t := time.NewTicker(serveProbeEvery)
+	defer t.Stop()
+	for {
+		if ok := probeOK(ctx, client, probe); ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	host, err := s.localAddress(ctx)
+	if err != nil {
+		s.warn("serve: cannot tell the server where this replica answers: " + err.Error())
+		return
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	err = s.conn.retry(ctx, "report the replica's address", func(ctx context.Context) error {
+		return s.conn.c.ReportServing(ctx, s.cfg.RunID, addr)
+	})
+	if err != nil && ctx.Err() == nil {
+		s.warn("serve: report the replica's address: " + err.Error())
+		return
+	}
+	s.log.Info("serving", "address", addr)
+}
+
+func probeOK(ctx context.Context, client *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// localAddress is this node's address on its route to the server: the address the server can
+// reach a replica at (a loopback server gets loopback; a pod, its pod IP).
+func (s *Supervisor) localAddress(ctx context.Context) (string, error) {
+	u, err := url.Parse(s.conn.c.BaseURL())
+	if err != nil {
+		return "", err
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	hostport := net.JoinHostPort(u.Hostname(), port)
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", hostport)
+	if err != nil {
+		return "", fmt.Errorf("reach the server at %s: %w", hostport, err)
+	}
+	defer c.Close()
+	host, _, err := net.SplitHostPort(c.LocalAddr().String())
+	return host, err
+}
