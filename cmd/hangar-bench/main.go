@@ -79,7 +79,13 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if os.Getenv("HANGAR_BENCH_KEEP") == "" {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintln(os.Stderr, "kept", dir)
+		}
+	}()
 	pip, err := bench.Wheelhouse(dir + "/wheels")
 	if err != nil {
 		return err
@@ -111,6 +117,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"tracking", "", func() ([]bench.Row, error) { return nil, trackingGroup(ctx, bin, dir, o.tracking) }},
 		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
+		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -297,6 +304,23 @@ func kubeGroup(ctx context.Context, bin, dir string, n int, o bench.KubeOptions)
 
 // routerGroup measures the endpoint router against calling a no-op replica directly, noting
 // the machine's load around it.
+// coldStartGroup measures a deployment's first answer from zero replicas (internal/bench/coldstart.go).
+func coldStartGroup(ctx context.Context, bin, dir string, rounds int) error {
+	w, err := bench.Start(ctx, bin, mkdir(dir, "coldstart"))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	load := bench.LoadAverage()
+	figs, err := bench.ColdStart(ctx, w, mkdir(dir, "coldstart-files"), rounds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
+	bench.FigureMarkdown(os.Stdout, "Online endpoint: first answer after scale from zero vs. the next answer (local target, host python)", figs)
+	return nil
+}
+
 func routerGroup(ctx context.Context, o bench.RouterOptions) error {
 	load := bench.LoadAverage()
 	figs, err := bench.Router(ctx, o)

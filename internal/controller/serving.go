@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -57,6 +59,8 @@ type servingMemo struct {
 	mu       sync.Mutex
 	failures map[serving.Key]failureStreak
 	kick     chan struct{}
+	// replicas are the replicas' run ids as of the last pass.
+	replicas map[string]bool
 }
 
 type failureStreak struct {
@@ -82,6 +86,7 @@ func (c *Controller) ServingChanged() {
 // RunServing keeps every deployment's replicas as its plan says, until ctx ends.
 func (c *Controller) RunServing(ctx context.Context, s Serving) {
 	c.ServingChanged() // makes the kick channel
+	c.OnChange(c.replicaChanged)
 	t := time.NewTicker(servingTick)
 	defer t.Stop()
 	for {
@@ -125,18 +130,46 @@ func (c *Controller) ServingPass(ctx context.Context, s Serving) error {
 			Stopping: run.Status == job.CancelRequested})
 	}
 	c.noteFailures(views, runs)
+	c.rememberReplicas(reps)
 	wants := c.wants(deps, views, s, now)
 	plan := serving.PlanReplicas(wants, views, now)
-	c.applyPlan(ctx, plan, deps, now)
-	c.updateStates(ctx, deps, views)
+	// The router stops sending to the replicas about to stop before they are told to stop.
+	stopping := map[string]bool{}
+	for _, st := range plan.Stop {
+		stopping[st.RunID] = true
+	}
 	if s.Publish != nil {
-		st, err := c.servingState(ctx, deps, reps, runs)
+		st, err := c.servingState(ctx, deps, reps, runs, stopping)
 		if err != nil {
 			return err
 		}
 		s.Publish(st)
 	}
+	c.applyPlan(ctx, plan, deps, now)
+	c.updateStates(ctx, deps, views)
 	return nil
+}
+
+// rememberReplicas keeps the replicas' run ids, so that a change of one of their runs (it ended,
+// its cancel was asked) wakes the serving loop at once (replicaChanged).
+func (c *Controller) rememberReplicas(reps []store.Replica) {
+	ids := make(map[string]bool, len(reps))
+	for _, r := range reps {
+		ids[r.RunID] = true
+	}
+	c.serving.mu.Lock()
+	c.serving.replicas = ids
+	c.serving.mu.Unlock()
+}
+
+// replicaChanged wakes the serving loop when a replica's run changed (an OnChange subscriber).
+func (c *Controller) replicaChanged(runID string) {
+	c.serving.mu.Lock()
+	is := c.serving.replicas[runID]
+	c.serving.mu.Unlock()
+	if is {
+		c.ServingChanged()
+	}
 }
 
 // noteFailures counts replicas that ended on their own (not stopped by Hangar) per deployment,
@@ -259,7 +292,8 @@ func (c *Controller) updateStates(ctx context.Context, deps []store.DeploymentRe
 }
 
 // servingState is what the router gets: endpoints, their keys, deployments and ready replicas.
-func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRecord, reps []store.Replica, runs map[string]*job.Run) (ServingState, error) {
+func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRecord, reps []store.Replica, runs map[string]*job.Run,
+	stopping map[string]bool) (ServingState, error) {
 	eps, err := c.Store.Endpoints(ctx)
 	if err != nil {
 		return ServingState{}, err
@@ -281,7 +315,8 @@ func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRe
 			}
 			ds := DeploymentState{Spec: d.Spec}
 			for _, r := range reps {
-				if r.Endpoint == e.Spec.Name && r.Deployment == d.Spec.Name && r.Address != "" && runs[r.RunID].Status == job.Running {
+				if r.Endpoint == e.Spec.Name && r.Deployment == d.Spec.Name && r.Address != "" && runs[r.RunID].Status == job.Running &&
+					!stopping[r.RunID] {
 					ds.Replicas = append(ds.Replicas, ReadyReplica{RunID: r.RunID, Address: r.Address})
 				}
 			}
@@ -294,8 +329,9 @@ func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRe
 
 // ReportServing records where a replica run answers (its supervisor's report).
 func (c *Controller) ReportServing(ctx context.Context, runID, address string) error {
-	if address == "" || len(address) > 300 {
-		return invalidf("address: a host:port of at most 300 characters")
+	host, port, err := net.SplitHostPort(address)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || host == "" || n < 1 || n > 65535 || len(address) > 300 {
+		return invalidf("address: %q is not a host:port", address)
 	}
 	if err := c.Store.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("run %s is not a replica of a deployment", runID)

@@ -246,3 +246,69 @@ func (w *ws) jsonOut(out any, args ...string) {
 		w.t.Fatalf("hangar %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 	}
 }
+
+// crashyScript is scoreScript whose process dies on x = 666 (a crash, not an exception).
+const crashyScript = scoreScript + `
+_run = run
+def run(raw_data):
+    if json.loads(raw_data)["x"] == 666:
+        os._exit(1)
+    return _run(raw_data)
+`
+
+// A deployment that scales to zero holds the first request while a replica starts, then goes
+// back to zero when idle; a replica that crashes is replaced, and the endpoint answers again.
+func TestOnlineEndpointScaleFromZeroAndCrash(t *testing.T) {
+	w, dir := endpointWS(t)
+	writeFiles(t, dir, map[string]string{
+		"crash/score.py": crashyScript,
+		"zero.yml": strings.Replace(deploymentYAML("zero"), "instance_count: 1\n",
+			"scale_settings:\n  type: target_utilization\n  min_instances: 0\n  max_instances: 2\n  scale_down_delay: 3\n", 1),
+		"crashy.yml": strings.Replace(deploymentYAML("crashy"), "code: score\n", "code: crash\n", 1),
+	})
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "zero.yml"), "--all-traffic")
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "zero", "-e", "my-endpoint")
+	if len(dv.Replicas) != 0 {
+		t.Fatalf("min_instances 0 and no request: %d replicas; want none", len(dv.Replicas))
+	}
+	s := w.scorer("my-endpoint")
+	start := time.Now()
+	if code, a, body := s.score(5, ""); code != 200 || a.Y != 15 || a.Deployment != "zero" {
+		t.Fatalf("first request to a deployment at zero: %d %s", code, body)
+	}
+	t.Logf("first answer from zero replicas after %s", time.Since(start).Round(time.Millisecond))
+	waitFor(t, 60*time.Second, "the idle deployment to go back to zero replicas", func() bool {
+		var v api.DeploymentView
+		w.jsonOut(&v, "online-deployment", "show", "-n", "zero", "-e", "my-endpoint")
+		for _, r := range v.Replicas {
+			if r.Status == "Running" || r.Status == "Queued" || r.Status == "Preparing" {
+				return false
+			}
+		}
+		return true
+	})
+
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "crashy.yml"))
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "crashy", "-e", "my-endpoint")
+	first := dv.Replicas[0].Run
+	if code, _, _ := s.score(666, "crashy"); code == 200 {
+		t.Fatalf("the request that kills the replica was answered 200")
+	}
+	waitFor(t, 60*time.Second, "a new replica to replace the crashed one", func() bool {
+		w.jsonOut(&dv, "online-deployment", "show", "-n", "crashy", "-e", "my-endpoint")
+		for _, r := range dv.Replicas {
+			if r.Run != first && r.Status == "Running" && r.Address != "" {
+				return true
+			}
+		}
+		return false
+	})
+	if st := w.show(first).Status; st != "Failed" {
+		t.Errorf("the crashed replica's run is %s; want Failed", st)
+	}
+	waitFor(t, 30*time.Second, "the endpoint to answer through the new replica", func() bool {
+		code, a, _ := s.score(2, "crashy")
+		return code == 200 && a.Y == 6
+	})
+}

@@ -155,6 +155,10 @@ def encode_result(result):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the router reuses its connections
     server_version = "hangar-scoring"
+    # Headers and body leave in one write: unbuffered, they went as two segments and the second
+    # waited for the router's delayed ACK (Nagle), 40 ms an answer.
+    wbufsize = -1
+    disable_nagle_algorithm = True
     script = None  # set by serve()
     slots = None
 
