@@ -28,6 +28,8 @@ type DeploymentView struct {
 	ProvisioningState string        `json:"provisioning_state"`
 	Reason            string        `json:"reason,omitempty"`
 	Replicas          []ReplicaView `json:"replicas"`
+	// LastFailedReplica is the last replica run that ended on its own (its logs say why).
+	LastFailedReplica string `json:"last_failed_replica,omitempty"`
 	CreatedAt         time.Time     `json:"created_at"`
 	UpdatedAt         time.Time     `json:"updated_at"`
 }

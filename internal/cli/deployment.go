@@ -279,10 +279,10 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(v.Replicas) == 0 {
+			run, what := logsReplica(v)
+			if run == "" {
 				return fmt.Errorf("deployment %s of %s has no replica now (%s: %s)", name, endpoint, v.ProvisioningState, v.Reason)
 			}
-			run := v.Replicas[len(v.Replicas)-1].Run
 			var all []string
 			for after := int64(0); ; {
 				r, err := c.Logs(cmd.Context(), run, "", after, 0)
@@ -300,7 +300,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 			if lines > 0 && len(all) > lines {
 				all = all[len(all)-lines:]
 			}
-			fmt.Fprintf(env.Stderr, "replica %s (hangar job logs %s):\n", run, run)
+			fmt.Fprintf(env.Stderr, "%s %s (all of it: hangar job stream -n %s):\n", what, run, run)
 			for _, l := range all {
 				fmt.Fprintln(env.Stdout, l)
 			}
@@ -313,4 +313,21 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.MarkFlagRequired("endpoint-name")
 	return cmd
+}
+
+// logsReplica is the replica whose output get-logs shows: the newest one serving, else the last
+// one that failed (why the deployment does not answer), else the newest one starting.
+func logsReplica(v *api.DeploymentView) (run, what string) {
+	for i := len(v.Replicas) - 1; i >= 0; i-- {
+		if r := v.Replicas[i]; r.Status == "Running" && r.Address != "" {
+			return r.Run, "replica"
+		}
+	}
+	if v.LastFailedReplica != "" {
+		return v.LastFailedReplica, "last failed replica"
+	}
+	if n := len(v.Replicas); n > 0 {
+		return v.Replicas[n-1].Run, "replica (starting)"
+	}
+	return "", ""
 }

@@ -67,6 +67,7 @@ type failureStreak struct {
 	n      int
 	last   time.Time
 	reason string
+	run    string
 }
 
 // ServingChanged wakes the serving loop (an endpoint, a deployment or a replica changed).
@@ -191,7 +192,7 @@ func (c *Controller) noteFailures(views []serving.ReplicaView, runs map[string]*
 			if r.EndedAt != nil {
 				at = *r.EndedAt
 			}
-			c.serving.failures[v.Key] = failureStreak{n: f.n + 1, last: at,
+			c.serving.failures[v.Key] = failureStreak{n: f.n + 1, last: at, run: r.ID,
 				reason: fmt.Sprintf("replica %s %s: %s", r.ID, r.Status, r.StatusReason)}
 		}
 	}
@@ -243,7 +244,7 @@ func (c *Controller) applyPlan(ctx context.Context, plan serving.ReplicaPlan, de
 		for range plan.Start[k] {
 			if err := c.startReplica(ctx, d, now); err != nil {
 				c.Log.Error("start replica", "deployment", k.String(), "err", err)
-				_ = c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, DeploymentFailed, "start a replica: "+err.Error())
+				_ = c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, DeploymentFailed, "start a replica: "+err.Error(), "")
 				break
 			}
 		}
@@ -277,14 +278,15 @@ func (c *Controller) updateStates(ctx context.Context, deps []store.DeploymentRe
 			}
 		}
 		state, reason := d.State, d.Reason
-		switch f := failures[k]; {
+		f := failures[k]
+		switch {
 		case ready > 0 || (d.Spec.Scale.Type == serving.ScaleTargetUtilization && d.Spec.Scale.MinInstances == 0 && f.n == 0):
 			state, reason = DeploymentSucceeded, fmt.Sprintf("%d replica(s) ready", ready)
 		case f.n >= failedBeforeReady:
 			state, reason = DeploymentFailed, fmt.Sprintf("%d replicas failed in a row; the last: %s", f.n, f.reason)
 		}
-		if state != d.State || reason != d.Reason {
-			if err := c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason); err != nil {
+		if state != d.State || reason != d.Reason || (f.run != "" && f.run != d.LastFailed) {
+			if err := c.Store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason, f.run); err != nil {
 				c.Log.Warn("deployment state", "deployment", k.String(), "err", err)
 			}
 		}

@@ -312,3 +312,45 @@ func TestOnlineEndpointScaleFromZeroAndCrash(t *testing.T) {
 		return code == 200 && a.Y == 6
 	})
 }
+
+// An endpoint outlives a kill -9 of the server: its replicas are runs, which go on; the restarted
+// server finds them and their addresses in the store and answers through them at once, with the
+// same keys. A deployment whose scoring script cannot start fails with the reason, and its
+// replica's log shows the traceback.
+func TestOnlineEndpointSurvivesServerKillAndReportsInitFailure(t *testing.T) {
+	w, dir := endpointWS(t)
+	writeFiles(t, dir, map[string]string{
+		"broken/score.py": "def init():\n    raise RuntimeError('the model file is corrupt')\n\ndef run(raw_data):\n    return raw_data\n",
+		"broken.yml":      strings.Replace(deploymentYAML("broken"), "code: score\n", "code: broken\n", 1),
+	})
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "blue.yml"), "--all-traffic")
+	var before api.DeploymentView
+	w.jsonOut(&before, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+	s := w.scorer("my-endpoint")
+	if code, a, body := s.score(4, ""); code != 200 || a.Y != 12 {
+		t.Fatalf("before the kill: %d %s", code, body)
+	}
+
+	w.killServer()
+	w.startServer()
+	waitFor(t, 20*time.Second, "the restarted server to answer through the same replica", func() bool {
+		code, a, _ := s.score(5, "")
+		return code == 200 && a.Y == 15
+	})
+	var after api.DeploymentView
+	w.jsonOut(&after, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+	if len(after.Replicas) != 1 || after.Replicas[0].Run != before.Replicas[0].Run {
+		t.Errorf("replicas after the restart: %+v; want the same run %s", after.Replicas, before.Replicas[0].Run)
+	}
+
+	r := w.run("online-deployment", "create", "-f", filepath.Join(dir, "broken.yml"), "--timeout", "2m")
+	if r.code == 0 || !strings.Contains(r.stderr, "failed") || !strings.Contains(r.stderr, "exited with code 3") {
+		t.Errorf("a deployment whose init() raises: exit %d\n%s", r.code, r.stderr)
+	}
+	if logs := w.deploymentLogs("broken"); !strings.Contains(logs, "RuntimeError: the model file is corrupt") {
+		t.Errorf("get-logs of the failed deployment lacks the traceback:\n%s", logs)
+	}
+	if code, a, _ := s.score(1, ""); code != 200 || a.Deployment != "blue" {
+		t.Errorf("the endpoint stopped answering while another deployment failed: %d", code)
+	}
+}

@@ -168,7 +168,7 @@ func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
 	v := api.DeploymentView{Deployment: d.Spec, Generation: d.Generation, ProvisioningState: d.State, Reason: d.Reason,
-		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
+		LastFailedReplica: d.LastFailed, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
 	reps, runs, err := s.cfg.Controller.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
 	if err != nil {
 		s.log.Warn("deployment replicas", "err", err)

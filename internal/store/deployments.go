@@ -52,16 +52,18 @@ func (s *Store) PutDeployment(ctx context.Context, d DeploymentRecord, create bo
 	return &d, tx.Commit()
 }
 
-// SetDeploymentState records a deployment's provisioning state and why.
-func (s *Store) SetDeploymentState(ctx context.Context, endpoint, name, state, reason string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE deployments SET state = ?, reason = ? WHERE endpoint = ? AND name = ?`,
-		state, reason, endpoint, name)
+// SetDeploymentState records a deployment's provisioning state and why, and (unless "") the
+// last replica run that ended on its own.
+func (s *Store) SetDeploymentState(ctx context.Context, endpoint, name, state, reason, lastFailed string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE deployments SET state = ?, reason = ?,
+		last_failed = CASE WHEN ? = '' THEN last_failed ELSE ? END WHERE endpoint = ? AND name = ?`,
+		state, reason, lastFailed, lastFailed, endpoint, name)
 	return err
 }
 
 // Deployment reads one deployment.
 func (s *Store) Deployment(ctx context.Context, endpoint, name string) (*DeploymentRecord, error) {
-	d, err := scanDeployment(s.db.QueryRowContext(ctx, `SELECT spec, generation, state, reason, created_at, updated_at
+	d, err := scanDeployment(s.db.QueryRowContext(ctx, `SELECT spec, generation, state, reason, last_failed, created_at, updated_at
 		FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("deployment %s of endpoint %s: %w", name, endpoint, ErrNotFound)
@@ -71,9 +73,10 @@ func (s *Store) Deployment(ctx context.Context, endpoint, name string) (*Deploym
 
 // Deployments lists an endpoint's deployments ("": every endpoint's), by endpoint and name.
 func (s *Store) Deployments(ctx context.Context, endpoint string) ([]DeploymentRecord, error) {
-	q, args := `SELECT spec, generation, state, reason, created_at, updated_at FROM deployments ORDER BY endpoint, name`, []any{}
+	const cols = `SELECT spec, generation, state, reason, last_failed, created_at, updated_at FROM deployments`
+	q, args := cols+` ORDER BY endpoint, name`, []any{}
 	if endpoint != "" {
-		q, args = `SELECT spec, generation, state, reason, created_at, updated_at FROM deployments WHERE endpoint = ? ORDER BY name`, []any{endpoint}
+		q, args = cols+` WHERE endpoint = ? ORDER BY name`, []any{endpoint}
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -107,7 +110,7 @@ func scanDeployment(sc scanner) (*DeploymentRecord, error) {
 	var d DeploymentRecord
 	var spec string
 	var created, updated int64
-	if err := sc.Scan(&spec, &d.Generation, &d.State, &d.Reason, &created, &updated); err != nil {
+	if err := sc.Scan(&spec, &d.Generation, &d.State, &d.Reason, &d.LastFailed, &created, &updated); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(spec), &d.Spec); err != nil {

@@ -28,6 +28,8 @@ type DeploymentRecord struct {
 	Generation int
 	State      string
 	Reason     string
+	// LastFailed is the last replica run that ended on its own ("" : none).
+	LastFailed string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }

@@ -4,6 +4,7 @@
 set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import torch' 2>/dev/null || missing+=(python3-torch)
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)  # the scoring server's test runs Azure's score.py
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || missing+=(python3-mpi4py)
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
 if ((${#missing[@]})); then

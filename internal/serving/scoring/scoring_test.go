@@ -105,7 +105,8 @@ func (l *lines) wait(prefix string, count int) string {
 		l.mu.Lock()
 		n := 0
 		for _, s := range l.all {
-			if strings.HasPrefix(s, prefix) {
+			// Two threads' prints may share a line ("startedstarted"): count each one.
+			for rest := s; strings.HasPrefix(rest, prefix); rest = rest[len(prefix):] {
 				if n++; n == count {
 					l.mu.Unlock()
 					return s
@@ -372,7 +373,7 @@ func TestRunResultsAndErrors(t *testing.T) {
 	}
 }
 
-const concurrencyScript = `import os, threading, time
+const concurrencyScript = `import os, sys, threading, time
 
 lock = threading.Lock()
 active = 0
@@ -388,7 +389,8 @@ def run(raw_data):
     with lock:
         active += 1
         most = max(most, active)
-    print("started", flush=True)
+    sys.stdout.write("started\n")  # one write: two threads' lines stay apart
+    sys.stdout.flush()
     try:
         if raw_data == "block":
             # Waits for the test to create the release file (the workload, not a test wait).

@@ -17,6 +17,8 @@ CREATE TABLE deployments (
     -- state: Creating, Updating, Succeeded, Failed, Deleting (Azure's provisioning states), and why.
     state       TEXT NOT NULL,
     reason      TEXT NOT NULL DEFAULT '',
+    -- the last replica run that ended on its own (get-logs shows it when none is running)
+    last_failed TEXT NOT NULL DEFAULT '',
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
     PRIMARY KEY (endpoint, name)
