@@ -29,9 +29,9 @@ type DeploymentView struct {
 	Reason            string        `json:"reason,omitempty"`
 	Replicas          []ReplicaView `json:"replicas"`
 	// LastFailedReplica is the last replica run that ended on its own (its logs say why).
-	LastFailedReplica string `json:"last_failed_replica,omitempty"`
-	CreatedAt         time.Time     `json:"created_at"`
-	UpdatedAt         time.Time     `json:"updated_at"`
+	LastFailedReplica string    `json:"last_failed_replica,omitempty"`
+	CreatedAt         time.Time `json:"created_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
 }
 
 // ReplicaView is one replica: its run, the run's status and where it answers.
