@@ -6,6 +6,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -25,6 +26,7 @@ func (s *Server) endpointRoutes(api *http.ServeMux) {
 	api.HandleFunc("GET /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.getDeployment))
 	api.HandleFunc("PUT /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.updateDeployment))
 	api.HandleFunc("DELETE /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.deleteDeployment))
+	api.HandleFunc("GET /api/online-endpoints/{name}/stats", adminOnly(s.endpointStats))
 	api.HandleFunc("POST /api/runs/{id}/serving", s.runOnly(s.runServing))
 }
 
@@ -225,4 +227,23 @@ func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// endpointStats is what the router counted for an endpoint's deployments since the server
+// started (requests by status class, latency, in flight, held, mirrored), for the studio.
+func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, err := s.cfg.Controller.Endpoint(r.Context(), name); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := []router.DeploymentStats{}
+	if s.cfg.Serving != nil {
+		for _, st := range s.cfg.Serving.Router.Snapshot() {
+			if st.Endpoint == name {
+				out = append(out, st)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -44,6 +44,13 @@ var studioAllowed = map[string]bool{
 	"GET /api/computes/{name}/node-events":            true,
 	"GET /api/environments":                           true,
 	"GET /api/environments/{name}/versions/{version}": true,
+	// Online endpoints: definitions, deployments, replicas and the router's figures; never
+	// their keys (get-credentials is a POST, not here).
+	"GET /api/online-endpoints":                          true,
+	"GET /api/online-endpoints/{name}":                   true,
+	"GET /api/online-endpoints/{name}/deployments":       true,
+	"GET /api/online-endpoints/{name}/deployments/{dep}": true,
+	"GET /api/online-endpoints/{name}/stats":             true,
 }
 
 // studioAuth holds the login codes not yet used, by their SHA-256 (a memory dump or a timing
