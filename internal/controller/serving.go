@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -335,6 +336,7 @@ func (c *Controller) ReportServing(ctx context.Context, runID, address string) e
 	if n, perr := strconv.Atoi(port); err != nil || perr != nil || host == "" || n < 1 || n > 65535 || len(address) > 300 {
 		return invalidf("address: %q is not a host:port", address)
 	}
+	address = c.reachableAddress(ctx, runID, host, port)
 	if err := c.Store.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("run %s is not a replica of a deployment", runID)
 	} else if err != nil {
@@ -356,4 +358,22 @@ func (c *Controller) AuthorizeEndpoint(e EndpointState, bearer string) bool {
 		ok = ok || (k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(bearer)) == 1)
 	}
 	return ok
+}
+
+// reachableAddress is where the server reaches a replica that reported host:port. A supervisor
+// on an attached VM reaches the server through a reverse tunnel on the VM's loopback, so the
+// address it sees is the VM's loopback: the server reaches the replica at the VM's own host.
+func (c *Controller) reachableAddress(ctx context.Context, runID, host, port string) string {
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return net.JoinHostPort(host, port)
+	}
+	if r, err := c.Store.Run(ctx, runID); err == nil {
+		if t, err := c.Store.Compute(ctx, r.Compute); err == nil {
+			if st, err := compute.Load(*t); err == nil && st.Spec.SSH != nil && st.Spec.SSH.Host != "" {
+				return net.JoinHostPort(st.Spec.SSH.Host, port)
+			}
+		}
+	}
+	return net.JoinHostPort(host, port)
 }

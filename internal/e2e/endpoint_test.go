@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
+	"github.com/hangar-ml/hangar/internal/remote/sshtest"
 )
 
 // scoreScript is a deployment's scoring script in Azure's shape: init() loads the model from
@@ -352,5 +355,60 @@ func TestOnlineEndpointSurvivesServerKillAndReportsInitFailure(t *testing.T) {
 	}
 	if code, a, _ := s.score(1, ""); code != 200 || a.Deployment != "blue" {
 		t.Errorf("the endpoint stopped answering while another deployment failed: %d", code)
+	}
+}
+
+// A deployment on an attached VM (a real sshd in its own network namespace): its replica is a
+// run there, and the server reaches it at the VM's address (its supervisor talks to the server
+// through the SSH tunnel, so it only sees the VM's loopback).
+func TestOnlineEndpointOnSSHTarget(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.Options{NetNS: true})
+	w, dir := endpointWS(t)
+	work := filepath.Join(t.TempDir(), "vm-work")
+	t.Cleanup(func() { stopSupervisors(filepath.Join(work, "runs")) })
+	writeFiles(t, dir, map[string]string{
+		"vm.yml":     vmYAML("vm1", srv, srv.KeyFile, work),
+		"onvm.yml":   deploymentYAML("onvm") + "compute: azureml:vm1\n",
+	})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "vm.yml"))
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "onvm.yml"), "--all-traffic")
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "onvm", "-e", "my-endpoint")
+	if len(dv.Replicas) != 1 || !strings.HasPrefix(dv.Replicas[0].Address, srv.Host+":") {
+		t.Fatalf("the replica on the VM: %+v; want it reached at %s", dv.Replicas, srv.Host)
+	}
+	if d := w.show(dv.Replicas[0].Run); d.Compute != "vm1" {
+		t.Errorf("the replica's run is on %s, want vm1", d.Compute)
+	}
+	s := w.scorer("my-endpoint")
+	if code, a, body := s.score(3, ""); code != 200 || a.Y != 9 || a.Deployment != "onvm" {
+		t.Fatalf("scoring through the VM's replica: %d %s", code, body)
+	}
+}
+
+// A deployment on a Kubernetes target (the project's test cluster, the real kubelet): its replica
+// is a one-pod Job whose supervisor serves the scoring script in the image and reports the pod's
+// address; the endpoint answers through it.
+func TestOnlineEndpointOnKubernetes(t *testing.T) {
+	kc := kubetest.Config(t)
+	bin := backendtest.StaticBinary(t)
+	w, dir := endpointWS(t)
+	dep := strings.Replace(deploymentYAML("inpod"), "instance_type: Standard_DS3_v2\n", "", 1) +
+		"compute: azureml:kube\nenvironment: {image: " + kubetest.Image + "}\n"
+	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kc, bin, ""), "inpod.yml": dep})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "inpod.yml"), "--all-traffic", "--timeout", "3m")
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "inpod", "-e", "my-endpoint")
+	if len(dv.Replicas) != 1 || dv.Replicas[0].Address == "" {
+		t.Fatalf("the replica on Kubernetes: %+v", dv.Replicas)
+	}
+	t.Cleanup(func() { w.run("job", "cancel", dv.Replicas[0].Run, "--yes") })
+	if d := w.show(dv.Replicas[0].Run); d.Compute != "kube" {
+		t.Errorf("the replica's run is on %s, want kube", d.Compute)
+	}
+	s := w.scorer("my-endpoint")
+	if code, a, body := s.score(4, ""); code != 200 || a.Y != 12 || a.Deployment != "inpod" {
+		t.Fatalf("scoring through the pod: %d %s", code, body)
 	}
 }
