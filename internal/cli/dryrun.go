@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/launch"
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/parallel"
 )
 
 // dryRunNode is what one node would start.
@@ -26,6 +27,13 @@ type dryRunNode struct {
 // without creating anything. Addresses of cluster nodes and the rendezvous port are only known
 // when the run is placed: placeholders stand for them.
 func (e *Env) dryRun(ctx context.Context, sp *job.Spec) error {
+	if sp.Type == "parallel" { // what runs is Hangar's parallel driver: show its command
+		cmd, err := parallel.ToCommand(*sp)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		sp = &cmd
+	}
 	n := max(sp.Resources.InstanceCount, 1)
 	gpus, where := e.dryRunGPUs(ctx, sp)
 	addrs := make([]string, n)

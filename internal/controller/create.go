@@ -12,6 +12,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/parallel"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -27,6 +28,12 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	warnings := append([]string(nil), req.Warnings...)
 	if sp.Type == "" {
 		sp.Type = "command"
+	}
+	if sp.Type == "parallel" || sp.Parallel != nil { // a parallel job runs as a command: Hangar's driver
+		var err error
+		if sp, err = parallel.ToCommand(sp); err != nil {
+			return nil, invalidf("%v", err)
+		}
 	}
 	if sp.Type != "command" {
 		return nil, invalidf("job type %q is not supported yet (only command jobs)", sp.Type)

@@ -367,8 +367,8 @@ func TestOnlineEndpointOnSSHTarget(t *testing.T) {
 	work := filepath.Join(t.TempDir(), "vm-work")
 	t.Cleanup(func() { stopSupervisors(filepath.Join(work, "runs")) })
 	writeFiles(t, dir, map[string]string{
-		"vm.yml":     vmYAML("vm1", srv, srv.KeyFile, work),
-		"onvm.yml":   deploymentYAML("onvm") + "compute: azureml:vm1\n",
+		"vm.yml":   vmYAML("vm1", srv, srv.KeyFile, work),
+		"onvm.yml": deploymentYAML("onvm") + "compute: azureml:vm1\n",
 	})
 	w.ok("compute", "attach", "-f", filepath.Join(dir, "vm.yml"))
 	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "onvm.yml"), "--all-traffic")

@@ -33,6 +33,8 @@ type Spec struct {
 	Identity map[string]any `json:"identity,omitempty"`
 	// Serve marks an online deployment's replica (set by Hangar, never by a job file).
 	Serve *Serve `json:"serve,omitempty"`
+	// Parallel holds a parallel job's settings (Type "parallel", or a command job made from one).
+	Parallel *ParallelRun `json:"parallel,omitempty"`
 }
 
 // Serve is what makes a run an online deployment's replica (design 0014): its supervisor gives

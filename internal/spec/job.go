@@ -31,7 +31,7 @@ func ParseJobFile(file string, sets []string) (*job.Spec, []string, error) {
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative
 // paths resolve against ("" means the current directory).
 func ParseJob(file string, data []byte, baseDir string, sets []string) (*job.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, jobKeys)
+	d, root := begin(file, data, baseDir, sets, append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...))
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
@@ -133,6 +133,8 @@ func (d *decoder) job(root *yaml.Node) *job.Spec {
 	if t := lookup(root, "type"); t != nil && !isNull(t) {
 		switch typ := d.enum(t, "type", jobTypes...); typ {
 		case "command":
+		case "parallel":
+			return d.parallelJob(root)
 		case "":
 			return s
 		default:

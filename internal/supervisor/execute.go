@@ -41,7 +41,7 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 			break
 		}
 		s.report(job.Starting, "starting the command")
-		res = s.runCommand(ctx, w, p)
+		res = s.parallelResult(s.runCommand(ctx, w, p))
 		s.endBox(ctx, w, p)
 	}
 	p.close()

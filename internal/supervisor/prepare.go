@@ -84,6 +84,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.prepareServe(w, values, extraEnv); err != nil {
 		return w, err
 	}
+	if err := s.prepareParallel(extraEnv); err != nil {
+		return w, err
+	}
 	cmd, err := spec.Bind(sp.Command, values)
 	if err != nil {
 		return w, fmt.Errorf("bind command: %w", err)

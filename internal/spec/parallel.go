@@ -1,0 +1,208 @@
+package spec
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pattern"
+)
+
+// Defaults of a parallel job (Azure's parallelJob schema).
+const (
+	DefaultMiniBatchSize   = 10
+	DefaultMaxRetries      = 3
+	DefaultParallelTimeout = 60
+	DefaultLoggingLevel    = "INFO"
+)
+
+// parallelKeys are the keys --set may create in a parallel job.
+var parallelKeys = []string{
+	"input_data", "mini_batch_size", "max_concurrency_per_instance", "mini_batch_error_threshold",
+	"error_threshold", "logging_level", "retry_settings.max_retries", "retry_settings.timeout",
+	"task.type", "task.code", "task.entry_script", "task.program_arguments", "task.append_row_to",
+}
+
+var (
+	// A binding is the whole of input_data or append_row_to: ${{inputs.x}} / ${{outputs.y}}.
+	inputBinding  = pattern.New(`^\$\{\{\s*inputs\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+	outputBinding = pattern.New(`^\$\{\{\s*outputs\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+	sizeBatch     = pattern.New(`^(?i)\s*\d+(\.\d+)?\s*(b|kb|mb|gb|k|m|g)\s*$`)
+)
+
+// parallelJob decodes a `type: parallel` job: the settings of Hangar's parallel driver in
+// s.Parallel, task.code and task.environment as a command job's code and environment. The
+// server turns it into a command job (internal/parallel).
+func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
+	s := &job.Spec{Type: "parallel"}
+	p := &job.ParallelRun{MiniBatchSize: DefaultMiniBatchSize, MaxConcurrencyPerInstance: 1,
+		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, MaxRetries: DefaultMaxRetries,
+		TimeoutSeconds: DefaultParallelTimeout, LoggingLevel: DefaultLoggingLevel}
+	s.Parallel = p
+	common := d.jobFields(s)
+	fs := fields{
+		"mini_batch_size":              func(n *yaml.Node, path string) { p.MiniBatchSize = d.miniBatchSize(n, path) },
+		"max_concurrency_per_instance": func(n *yaml.Node, path string) { p.MaxConcurrencyPerInstance = d.smallInt(n, path, 1) },
+		"mini_batch_error_threshold":   func(n *yaml.Node, path string) { p.MiniBatchErrorThreshold = d.smallInt(n, path, -1) },
+		"error_threshold":              func(n *yaml.Node, path string) { p.ErrorThreshold = d.smallInt(n, path, -1) },
+		"logging_level": func(n *yaml.Node, path string) {
+			p.LoggingLevel = strings.ToUpper(d.enum(n, path, "debug", "info", "warning", "error", "critical"))
+		},
+		"retry_settings": func(n *yaml.Node, path string) { d.retrySettings(n, path, p) },
+		"partition_keys": func(n *yaml.Node, path string) {
+			d.errorf(n, path, "partitioned (mltable) parallel jobs are not supported yet; split a uri_folder input by files")
+		},
+		"input_data": nil,
+		"task":       nil,
+	}
+	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
+		"tags", "properties", "compute", "inputs", "outputs", "resources", "environment_variables",
+		"identity", "queue_settings"} {
+		fs[k] = common[k]
+	}
+	got := d.mapping(root, "", fs)
+	d.parallelTask(got["task"], s)
+	d.checkParallel(got, s)
+	return s
+}
+
+// miniBatchSize reads a number of files; Azure's size form ("10kb", for tabular inputs) is
+// refused with what to write instead.
+func (d *decoder) miniBatchSize(n *yaml.Node, path string) int {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		v := strings.TrimSpace(n.Value)
+		if sizeBatch.MatchString(v) {
+			d.errorf(n, path, "mini-batches by size (%s) are not supported yet; give a number of files per mini-batch", quote(v))
+			return 0
+		}
+		if i, err := strconv.Atoi(v); err == nil && i >= 1 {
+			return i
+		}
+		d.expected(n, path, "a number of files >= 1")
+		return 0
+	}
+	return d.smallInt(n, path, 1)
+}
+
+func (d *decoder) retrySettings(n *yaml.Node, path string, p *job.ParallelRun) {
+	d.mapping(n, path, fields{
+		"max_retries": func(v *yaml.Node, vp string) { p.MaxRetries = d.smallInt(v, vp, 0) },
+		"timeout":     func(v *yaml.Node, vp string) { p.TimeoutSeconds = int(d.timeout(v, vp)) },
+	})
+}
+
+// parallelTask decodes `task:` (only run_function).
+func (d *decoder) parallelTask(n *yaml.Node, s *job.Spec) {
+	if n == nil {
+		d.required(nil, "task")
+		return
+	}
+	p := s.Parallel
+	got := d.mapping(n, "task", fields{
+		"type":              func(v *yaml.Node, path string) { d.enum(v, path, "run_function") },
+		"code":              func(v *yaml.Node, path string) { s.Code = d.code(v, path) },
+		"entry_script":      func(v *yaml.Node, path string) { p.EntryScript = d.str(v, path) },
+		"environment":       func(v *yaml.Node, path string) { s.Environment = d.jobEnvironment(v, path) },
+		"program_arguments": func(v *yaml.Node, path string) { p.ProgramArguments = d.str(v, path) },
+		"append_row_to":     nil,
+	})
+	switch e := got["entry_script"]; {
+	case e == nil:
+		d.required(n, "task.entry_script")
+	case !safeRelative(p.EntryScript):
+		d.expected(e, "task.entry_script", "a path relative to task.code, without ..")
+	}
+	if got["code"] == nil {
+		d.required(n, "task.code")
+	}
+	if a := got["append_row_to"]; a != nil {
+		m := outputBinding.FindStringSubmatch(d.str(a, "task.append_row_to"))
+		if m == nil {
+			d.expected(a, "task.append_row_to", "${{outputs.<name>}}")
+		} else if _, ok := s.Outputs[m[1]]; !ok {
+			d.errorf(a, "task.append_row_to", "unknown output %s; known: %s", quote(m[1]), listOrNone(keys(s.Outputs)))
+		} else {
+			p.AppendRowTo = m[1]
+		}
+	}
+	if a := got["program_arguments"]; a != nil {
+		d.checkArguments(a, s)
+	}
+}
+
+// checkParallel checks input_data and the rules that span fields, and applies the defaults.
+func (d *decoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) {
+	switch n := got["input_data"]; {
+	case n == nil:
+		d.required(nil, "input_data")
+	default:
+		m := inputBinding.FindStringSubmatch(d.str(n, "input_data"))
+		if m == nil {
+			d.expected(n, "input_data", "${{inputs.<name>}}")
+			break
+		}
+		in, ok := s.Inputs[m[1]]
+		switch {
+		case !ok:
+			d.errorf(n, "input_data", "unknown input %s; known: %s", quote(m[1]), listOrNone(keys(s.Inputs)))
+		case in.Type != job.URIFolder && in.Type != job.URIFile:
+			d.errorf(n, "input_data", "input %s is %s; a parallel job splits a uri_folder (or one uri_file) into mini-batches of files", quote(m[1]), in.Type)
+		default:
+			s.Parallel.InputData = m[1]
+		}
+	}
+	for name := range s.Outputs {
+		if _, dup := s.Inputs[name]; dup {
+			d.errorf(keyNode(got["outputs"], name), "outputs."+name, "name %s is also used by an input", quote(name))
+		}
+	}
+	if s.ExperimentName == "" {
+		s.ExperimentName = defaultExperiment(d.baseDir)
+	}
+	if s.Resources.InstanceCount == 0 {
+		s.Resources.InstanceCount = 1
+	}
+}
+
+// checkArguments checks task.program_arguments' references as a command's are checked.
+func (d *decoder) checkArguments(n *yaml.Node, s *job.Spec) {
+	const path = "task.program_arguments"
+	uses, err := refUses(s.Parallel.ProgramArguments)
+	if err != nil {
+		d.errorf(n, path, "%v", err)
+		return
+	}
+	for _, u := range uses {
+		ctx, name, _ := strings.Cut(u.expr, ".")
+		switch {
+		case ctx == "inputs" && s.Inputs != nil && hasKey(s.Inputs, name):
+		case ctx == "outputs" && s.Outputs != nil && hasKey(s.Outputs, name):
+		default:
+			d.errorf(n, path, "unknown reference ${{%s}}; expected inputs.<name> or outputs.<name> declared by the job", u.expr)
+		}
+	}
+	if _, err := Bind(s.Parallel.ProgramArguments, BindValues(s)); err != nil && !errors.Is(err, errNoValue) {
+		d.errorf(n, path, "%v", err)
+	}
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// safeRelative reports whether p is a relative path that stays inside its folder.
+func safeRelative(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return false
+		}
+	}
+	return true
+}

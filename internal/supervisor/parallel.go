@@ -1,0 +1,64 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/parallel"
+)
+
+// A parallel job (job.Spec.Parallel) is a command that runs Hangar's parallel driver: the
+// supervisor writes the driver beside the run, hands it the job's settings and this node's place
+// among the run's nodes, and takes the run's reason from the driver when it fails.
+
+// parallelReasonFile is where the driver writes why the job failed, under the run's hangar/.
+const parallelReasonFile = "parallel_reason.txt"
+
+// prepareParallel writes the driver (HANGAR_PARALLEL_DRIVER) and sets its variables.
+func (s *Supervisor) prepareParallel(env map[string]string) error {
+	p := s.spec.Spec.Parallel
+	if p == nil {
+		return nil
+	}
+	dir := filepath.Join(s.cfg.Dir, "hangar")
+	path := filepath.Join(dir, parallel.FileName)
+	if err := os.WriteFile(path, parallel.Driver(), 0o644); err != nil {
+		return fmt.Errorf("parallel: write the driver: %w", err)
+	}
+	settings, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("parallel: %w", err)
+	}
+	reason := filepath.Join(dir, parallelReasonFile)
+	if err := os.Remove(reason); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("parallel: %w", err)
+	}
+	env["HANGAR_PARALLEL_DRIVER"] = path
+	env["HANGAR_PARALLEL_SETTINGS"] = string(settings)
+	env["HANGAR_PARALLEL_REASON_FILE"] = reason
+	env["HANGAR_PARALLEL_NODE_RANK"] = strconv.Itoa(s.spec.NodeRank)
+	env["HANGAR_PARALLEL_NODE_COUNT"] = strconv.Itoa(max(len(s.spec.Nodes), 1))
+	return nil
+}
+
+// parallelResult gives a failed parallel job the driver's reason (the threshold exceeded and the
+// last error) instead of the command's exit code.
+func (s *Supervisor) parallelResult(res job.Result) job.Result {
+	if s.spec.Spec.Parallel == nil || res.State != job.Failed {
+		return res
+	}
+	b, err := os.ReadFile(filepath.Join(s.cfg.Dir, "hangar", parallelReasonFile))
+	if why := strings.TrimSpace(string(b)); err == nil && why != "" {
+		const most = 2000
+		if len(why) > most {
+			why = why[:most] + "…"
+		}
+		res.Reason = why
+	}
+	return res
+}
