@@ -119,6 +119,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newStudioCmd(env))
 	root.AddCommand(newModelCmd(env))
 	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
+	root.AddCommand(newBatchEndpointCmd(env), newBatchDeploymentCmd(env))
 	return root
 }
 

@@ -59,8 +59,6 @@ var notBuilt = map[string]string{
 	"computeinstance": "there is no compute instance backend: a type: computeinstance target is refused",
 	"sweep job":       "only command jobs run; sweep jobs are refused",
 	"pipeline job":    "only command jobs run; pipeline jobs are refused",
-	"batch-endpoint":  "there are no batch endpoints yet (online endpoints only)",
-	"batch endpoint":  "there are no batch endpoints yet (online endpoints only)",
 }
 
 // TestHelpPromisesOnlyWhatExists reads every command's help for things Hangar does not do.

@@ -26,4 +26,14 @@ type ParallelRun struct {
 	MaxRetries     int    `json:"max_retries"`
 	TimeoutSeconds int    `json:"timeout"`
 	LoggingLevel   string `json:"logging_level"`
+	// OutputFileName is the row file's name in a folder AppendRowTo (a batch deployment's
+	// output_file_name; "" : parallel_run_step.txt).
+	OutputFileName string `json:"output_file_name,omitempty"`
+	// ModelInput names the input holding a batch deployment's model and ModelFolder the folder
+	// its files sit under in AZUREML_MODEL_DIR, as for an online deployment's replica.
+	ModelInput  string `json:"model_input,omitempty"`
+	ModelFolder string `json:"model_folder,omitempty"`
+	// BIOutput names the output whose folder $AZUREML_BI_OUTPUT_PATH gives the script (a batch
+	// deployment's `score`, where a summary_only script writes its own files).
+	BIOutput string `json:"bi_output,omitempty"`
 }

@@ -93,6 +93,15 @@ func check(s job.Spec, p job.ParallelRun) error {
 	if _, ok := s.Outputs[p.AppendRowTo]; p.AppendRowTo != "" && !ok {
 		return fmt.Errorf("task.append_row_to: no output named %q", p.AppendRowTo)
 	}
+	if f := p.OutputFileName; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "\\\x00")) {
+		return fmt.Errorf("output_file_name: %q is not a file name", f)
+	}
+	if _, ok := s.Inputs[p.ModelInput]; p.ModelInput != "" && !ok {
+		return fmt.Errorf("model_input: no input named %q", p.ModelInput)
+	}
+	if _, ok := s.Outputs[p.BIOutput]; p.BIOutput != "" && !ok {
+		return fmt.Errorf("bi_output: no output named %q", p.BIOutput)
+	}
 	if !safeRelative(p.EntryScript) {
 		return fmt.Errorf("task.entry_script: %q is not a path relative to task.code", p.EntryScript)
 	}

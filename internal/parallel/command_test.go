@@ -106,6 +106,9 @@ func TestToCommandRefuses(t *testing.T) {
 		{"threshold below -1", func(s *job.Spec) { s.Parallel.MiniBatchErrorThreshold = -5 }, "mini_batch_error_threshold: expected an integer >= -1"},
 		{"negative retries", func(s *job.Spec) { s.Parallel.MaxRetries = -1 }, "retry_settings.max_retries: expected an integer >= 0"},
 		{"bad logging level", func(s *job.Spec) { s.Parallel.LoggingLevel = "loud" }, `logging_level: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got "LOUD"`},
+		{"output file in another folder", func(s *job.Spec) { s.Parallel.OutputFileName = "../x.csv" }, `output_file_name: "../x.csv" is not a file name`},
+		{"unknown model input", func(s *job.Spec) { s.Parallel.ModelInput = "ghost" }, `model_input: no input named "ghost"`},
+		{"unknown bi output", func(s *job.Spec) { s.Parallel.BIOutput = "ghost" }, `bi_output: no output named "ghost"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

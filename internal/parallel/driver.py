@@ -303,8 +303,8 @@ def last_line(text):
     return lines[-1].strip() if lines else "unknown error"
 
 
-def row_file(append_to, rank, nodes):
-    path = os.path.join(append_to, ROW_FILE) if os.path.isdir(append_to) else append_to
+def row_file(append_to, rank, nodes, name=None):
+    path = os.path.join(append_to, name or ROW_FILE) if os.path.isdir(append_to) else append_to
     if nodes > 1:
         stem, ext = os.path.splitext(path)
         path = "%s_%d%s" % (stem, rank, ext)
@@ -343,24 +343,24 @@ def main(argv):
         driver.run()
     except Abort as e:
         reason = str(e)
-        finish(driver, append_to, rank, nodes)
+        finish(driver, append_to, rank, nodes, settings.get("output_file_name"))
         log.error("%s", reason)
         path = os.environ.get("HANGAR_PARALLEL_REASON_FILE")
         if path:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(reason)
         return 1
-    finish(driver, append_to, rank, nodes)
+    finish(driver, append_to, rank, nodes, settings.get("output_file_name"))
     return 0
 
 
-def finish(driver, append_to, rank, nodes):
+def finish(driver, append_to, rank, nodes, name=None):
     if driver is None:
         return
     summary = "node %d: %d mini-batches: %d succeeded, %d failed (%d files), %d retried" % (
         rank, driver.total, driver.done, driver.failed, driver.failed_files, driver.retried)
     if append_to:
-        path = row_file(append_to, rank, nodes)
+        path = row_file(append_to, rank, nodes, name)
         summary += "; %d rows written to %s" % (write_rows(path, driver.rows), os.path.basename(path))
     log.info("%s", summary)
 

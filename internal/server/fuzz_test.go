@@ -53,6 +53,9 @@ var requestTypes = []struct {
 	{"POST /api/online-endpoints/{name}/deployments", func() any { return new(serving.Deployment) }},
 	{"PUT /api/online-endpoints/{name}/deployments/{dep}", func() any { return new(serving.Deployment) }},
 	{"POST /api/runs/{id}/serving", func() any { return new(api.ServingReport) }},
+	{"POST /api/batch-endpoints", func() any { return new(serving.BatchEndpoint) }},
+	{"POST /api/batch-endpoints/{name}/invoke", func() any { return new(api.BatchInvokeRequest) }},
+	{"POST /api/batch-endpoints/{name}/deployments", func() any { return new(serving.BatchDeployment) }},
 	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
 	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},
 }

@@ -114,6 +114,7 @@ func (s *Server) Handler() http.Handler {
 	s.agentPublicRoutes(mux)
 	s.studioRoutes(mux, api)
 	s.endpointRoutes(api)
+	s.batchRoutes(api)
 	mux.Handle("/api/", s.authenticate(api))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
 	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))

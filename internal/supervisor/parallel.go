@@ -19,11 +19,23 @@ import (
 // parallelReasonFile is where the driver writes why the job failed, under the run's hangar/.
 const parallelReasonFile = "parallel_reason.txt"
 
-// prepareParallel writes the driver (HANGAR_PARALLEL_DRIVER) and sets its variables.
-func (s *Supervisor) prepareParallel(env map[string]string) error {
+// prepareParallel writes the driver (HANGAR_PARALLEL_DRIVER) and sets its variables; a batch
+// deployment's job also gets AZUREML_MODEL_DIR (laid out as for a replica) and
+// AZUREML_BI_OUTPUT_PATH.
+func (s *Supervisor) prepareParallel(values, env map[string]string) error {
 	p := s.spec.Spec.Parallel
 	if p == nil {
 		return nil
+	}
+	if p.ModelInput != "" {
+		dir, err := s.modelDir(values["inputs."+p.ModelInput], p.ModelFolder)
+		if err != nil {
+			return fmt.Errorf("parallel: %w", err)
+		}
+		env["AZUREML_MODEL_DIR"] = dir
+	}
+	if p.BIOutput != "" {
+		env["AZUREML_BI_OUTPUT_PATH"] = values["outputs."+p.BIOutput]
 	}
 	dir := filepath.Join(s.cfg.Dir, "hangar")
 	path := filepath.Join(dir, parallel.FileName)

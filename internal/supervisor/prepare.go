@@ -84,7 +84,7 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.prepareServe(w, values, extraEnv); err != nil {
 		return w, err
 	}
-	if err := s.prepareParallel(extraEnv); err != nil {
+	if err := s.prepareParallel(values, extraEnv); err != nil {
 		return w, err
 	}
 	cmd, err := spec.Bind(sp.Command, values)

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/spec"
+)
+
+func newBatchEndpointCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "batch-endpoint",
+		Short: "Score files in batch: an endpoint whose invoke runs a parallel job of one of its deployments",
+		Long: `A batch endpoint names a set of batch deployments. invoke runs one of them (its default unless
+--deployment-name) as a parallel job over a folder or file: the deployment's scoring script's
+run(mini_batch) is called on mini-batches of files on its compute cluster, and the rows it
+returns are the job's output "score" (hangar job download -n JOB --output-name score).
+The workspace token opens batch endpoints (Azure's aad_token).`,
+		Example: `  hangar batch-endpoint create -f endpoint.yml
+  hangar batch-deployment create -f deployment.yml --set-default
+  hangar batch-endpoint invoke -n mnist-batch --input ./images
+  hangar batch-endpoint list-jobs -n mnist-batch`,
+	}
+	cmd.AddCommand(newBatchEndpointPutCmd(env, false), newBatchEndpointPutCmd(env, true), newBatchEndpointShowCmd(env),
+		newBatchEndpointListCmd(env), newBatchEndpointDeleteCmd(env), newBatchInvokeCmd(env), newBatchListJobsCmd(env))
+	return groupCmd(cmd)
+}
+
+func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
+	var file, name string
+	var sets []string
+	use, short := "create", "Create a batch endpoint from a YAML file"
+	if update {
+		use, short = "update", "Update a batch endpoint from a YAML file"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: fmt.Sprintf("  hangar batch-endpoint %s -f endpoint.yml", use),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, warnings, err := spec.ParseBatchEndpointFile(file, sets)
+			if err != nil {
+				return specError(err)
+			}
+			env.warn(warnings)
+			if name != "" {
+				e.Name = name
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var v *api.BatchEndpointView
+			if update {
+				v, err = c.UpdateBatchEndpoint(cmd.Context(), *e)
+			} else {
+				v, err = c.CreateBatchEndpoint(cmd.Context(), *e)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			return env.printData(v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Batch endpoint %s: %s\n", v.Name, v.ProvisioningState)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "batch endpoint YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func newBatchEndpointShowCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show a batch endpoint and its deployments",
+		Example: "  hangar batch-endpoint show -n mnist-batch -o yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.BatchEndpoint(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			deps, err := c.BatchDeployments(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			return env.printData(v, func(w io.Writer) error {
+				fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nAuth:         %s (the workspace token)\nDefault:      %s\nDeployments:\n",
+					v.Name, v.Description, v.AuthMode, noneIfEmpty(v.DefaultDeployment))
+				for _, d := range deps {
+					fmt.Fprintf(w, "  %s  compute %s  %d instance(s)  %s\n", d.Name, d.Compute, d.InstanceCount, modelText(d.Model))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func newBatchEndpointListCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the batch endpoints",
+		Example: "  hangar batch-endpoint list -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			eps, err := c.BatchEndpoints(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return env.printData(eps, func(w io.Writer) error {
+				rows := make([][]string, 0, len(eps))
+				for _, e := range eps {
+					rows = append(rows, []string{e.Name, noneIfEmpty(e.DefaultDeployment), e.Description})
+				}
+				return table(w, []string{"NAME", "DEFAULT DEPLOYMENT", "DESCRIPTION"}, rows)
+			})
+		},
+	}
+}
+
+func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {
+	var name string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "delete",
+		Short:   "Delete a batch endpoint and its deployments (their jobs stay)",
+		Example: "  hangar batch-endpoint delete -n mnist-batch --yes",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := env.confirm(yes, fmt.Sprintf("Delete batch endpoint %s and its deployments?", name), "delete batch endpoint "+name); err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteBatchEndpoint(cmd.Context(), name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "Deleted batch endpoint %s\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newBatchInvokeCmd(env *Env) *cobra.Command {
+	var name, deployment, input, inputType, outputPath string
+	cmd := &cobra.Command{
+		Use:   "invoke",
+		Short: "Score a folder or file: queue a batch scoring job and print its name",
+		Long: `invoke queues a parallel job of the deployment (the endpoint's default unless --deployment-name)
+over --input: a local folder or file (uploaded like a job input), azureml://jobs/<job>/outputs/<name>,
+or another URI a job's input accepts. Follow it with hangar job stream -n JOB;
+its rows are the output "score" (hangar job download -n JOB --output-name score).`,
+		Example: `  hangar batch-endpoint invoke -n mnist-batch --input ./images
+  hangar batch-endpoint invoke -n mnist-batch -d mnist-torch --input azureml://jobs/prep-1/outputs/images
+  hangar batch-endpoint invoke -n mnist-batch --input ./table.csv --input-type uri_file`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if outputPath != "" {
+				return usageError("--output-path: not supported yet; the rows are the job's output score (hangar job download)")
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			in, err := batchInput(cmd, env, c, input, inputType)
+			if err != nil {
+				return err
+			}
+			run, err := c.InvokeBatch(cmd.Context(), name, api.BatchInvokeRequest{Deployment: deployment, Input: in})
+			if err != nil {
+				return err
+			}
+			return env.printData(run, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Batch job %s queued (deployment %s); follow it with: hangar job stream -n %s\n",
+					run.ID, run.Tags[serving.TagBatchDeployment], run.ID)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
+	cmd.Flags().StringVarP(&deployment, "deployment-name", "d", "", "deployment (default: the endpoint's default)")
+	cmd.Flags().StringVar(&input, "input", "", "folder or file to score: a local path or an azureml: URI")
+	cmd.Flags().StringVar(&inputType, "input-type", "", "uri_folder or uri_file (default: from the local path, else uri_folder)")
+	cmd.Flags().StringVar(&outputPath, "output-path", "", "not supported yet")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("input")
+	return cmd
+}
+
+// batchInput turns --input into the job's input: a URI as given, a local path uploaded.
+func batchInput(cmd *cobra.Command, env *Env, c *api.Client, input, inputType string) (job.Input, error) {
+	switch inputType {
+	case "", job.URIFolder, job.URIFile:
+	default:
+		return job.Input{}, usageError("--input-type: %q; expected uri_folder or uri_file", inputType)
+	}
+	if strings.Contains(input, "://") || strings.HasPrefix(strings.ToLower(input), "azureml:") {
+		if inputType == "" {
+			inputType = job.URIFolder
+		}
+		return job.Input{Type: inputType, Path: input}, nil
+	}
+	st, err := os.Stat(input)
+	if err != nil {
+		return job.Input{}, usageError("--input: %v", err)
+	}
+	switch {
+	case inputType == "" && st.IsDir():
+		inputType = job.URIFolder
+	case inputType == "":
+		inputType = job.URIFile
+	case (inputType == job.URIFolder) != st.IsDir():
+		return job.Input{}, usageError("--input %s is %s, not a %s", input, map[bool]string{true: "a folder", false: "a file"}[st.IsDir()], inputType)
+	}
+	u := env.newUploader(c)
+	defer u.close()
+	h, err := u.data(cmd.Context(), serving.BatchInput, input, !st.IsDir())
+	if err != nil {
+		return job.Input{}, err
+	}
+	return job.Input{Type: inputType, Manifest: h}, nil
+}
+
+func newBatchListJobsCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:     "list-jobs",
+		Short:   "List a batch endpoint's scoring jobs, newest first",
+		Example: "  hangar batch-endpoint list-jobs -n mnist-batch",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if _, err := c.BatchEndpoint(cmd.Context(), name); err != nil {
+				return err
+			}
+			f := listFlags{all: true}
+			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + name}
+			f.q.Limit = 50
+			return env.listJobs(cmd, f)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}

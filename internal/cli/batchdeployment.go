@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/spec"
+)
+
+func newBatchDeploymentCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "batch-deployment",
+		Short: "Deploy a model for batch scoring behind a batch endpoint (parallel jobs on a cluster)",
+		Long: `A batch deployment is a model, a scoring script (code_configuration: init() and run(mini_batch),
+mini_batch a list of file paths), an environment, a compute cluster and the parallel settings
+(mini_batch_size, max_concurrency_per_instance, retry_settings, error_threshold, output_action).
+Nothing runs until batch-endpoint invoke.`,
+		Example: `  hangar batch-deployment create -f deployment.yml --set-default
+  hangar batch-deployment show -n mnist-torch -e mnist-batch
+  hangar batch-deployment list -e mnist-batch`,
+	}
+	cmd.AddCommand(newBatchDeploymentPutCmd(env, false), newBatchDeploymentPutCmd(env, true), newBatchDeploymentShowCmd(env),
+		newBatchDeploymentListCmd(env), newBatchDeploymentDeleteCmd(env))
+	return groupCmd(cmd)
+}
+
+func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
+	var file, name, endpoint string
+	var sets []string
+	var setDefault bool
+	use, short := "create", "Create a batch deployment from a YAML file (the endpoint's first becomes its default)"
+	if update {
+		use, short = "update", "Update a batch deployment from a YAML file (jobs already queued keep the old one)"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, warnings, err := spec.ParseBatchDeploymentFile(file, sets)
+			if err != nil {
+				return specError(err)
+			}
+			env.warn(warnings)
+			if name != "" {
+				d.Name = name
+			}
+			if endpoint != "" {
+				d.Endpoint = endpoint
+			}
+			if d.Endpoint == "" {
+				return usageError("%s: endpoint_name: required (or --endpoint-name)", file)
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := uploadBatchDeployment(cmd.Context(), env, c, d); err != nil {
+				return err
+			}
+			v, err := c.PutBatchDeployment(cmd.Context(), *d, !update, setDefault)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			return env.printData(v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "batch deployment YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	cmd.Flags().BoolVar(&setDefault, "set-default", false, "make it the endpoint's default deployment")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+// uploadBatchDeployment uploads the code folder and an inline model's files, as for an online
+// deployment.
+func uploadBatchDeployment(ctx context.Context, env *Env, c *api.Client, d *serving.BatchDeployment) error {
+	online := serving.Deployment{Code: d.Code, Model: d.Model}
+	if err := uploadDeployment(ctx, env, c, &online); err != nil {
+		return err
+	}
+	d.CodeSnapshot, d.Model = online.CodeSnapshot, online.Model
+	return nil
+}
+
+func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show a batch deployment and its settings",
+		Example: "  hangar batch-deployment show -n mnist-torch -e mnist-batch -o yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := c.BatchDeployment(cmd.Context(), endpoint, name)
+			if err != nil {
+				return err
+			}
+			st := v.Settings
+			return env.printData(v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Name:         %s\nEndpoint:     %s\nModel:        %s\nScript:       %s\nCompute:      %s (%d instance(s))\n"+
+					"Mini-batches: %d files, %d per instance at once, %d retries, %ds timeout, error threshold %d\nOutput:       %s %s\n",
+					v.Name, v.Endpoint, modelText(v.Model), v.ScoringScript, v.Compute, v.InstanceCount,
+					st.MiniBatchSize, st.MaxConcurrencyPerInstance, st.MaxRetries, st.Timeout, st.ErrorThreshold, st.OutputAction, st.OutputFileName)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}
+
+func newBatchDeploymentListCmd(env *Env) *cobra.Command {
+	var endpoint string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List a batch endpoint's deployments",
+		Example: "  hangar batch-deployment list -e mnist-batch",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			deps, err := c.BatchDeployments(cmd.Context(), endpoint)
+			if err != nil {
+				return err
+			}
+			return env.printData(deps, func(w io.Writer) error {
+				rows := make([][]string, 0, len(deps))
+				for _, d := range deps {
+					rows = append(rows, []string{d.Name, d.Compute, fmt.Sprint(d.InstanceCount), modelText(d.Model), d.Settings.OutputAction})
+				}
+				return table(w, []string{"NAME", "COMPUTE", "INSTANCES", "MODEL", "OUTPUT"}, rows)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}
+
+func newBatchDeploymentDeleteCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "delete",
+		Short:   "Delete a batch deployment that is not its endpoint's default (its jobs stay)",
+		Example: "  hangar batch-deployment delete -n old -e mnist-batch --yes",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := env.confirm(yes, fmt.Sprintf("Delete batch deployment %s of %s?", name, endpoint), "delete batch deployment "+name); err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteBatchDeployment(cmd.Context(), endpoint, name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "Deleted batch deployment %s of %s\n", name, endpoint)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
+}

@@ -1,0 +1,229 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Batch endpoints (issue 14) are definitions only: invoking one queues a parallel job through
+// the normal Create path, tagged with the endpoint and deployment.
+
+// PutBatchEndpoint creates (create) or replaces a batch endpoint.
+func (c *Controller) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint, create bool) (*store.BatchEndpointRecord, error) {
+	if !endpointName.MatchString(e.Name) {
+		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", e.Name)
+	}
+	switch e.AuthMode {
+	case "", serving.AuthAADToken:
+		e.AuthMode = serving.AuthAADToken
+	default:
+		return nil, invalidf("auth_mode: %q; a batch endpoint takes aad_token (the workspace token opens it)", e.AuthMode)
+	}
+	now := c.Now()
+	rec := store.BatchEndpointRecord{Spec: e, CreatedAt: now, UpdatedAt: now}
+	if !create {
+		old, err := c.BatchEndpoint(ctx, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		rec.CreatedAt = old.CreatedAt
+		if e.DefaultDeployment == "" { // a file without defaults keeps the one deployments set
+			e.DefaultDeployment = old.Spec.DefaultDeployment
+			rec.Spec = e
+		}
+	}
+	if e.DefaultDeployment != "" {
+		if _, err := c.BatchDeployment(ctx, e.Name, e.DefaultDeployment); err != nil {
+			return nil, invalidf("defaults.deployment_name: %v", err)
+		}
+	}
+	err := c.Store.PutBatchEndpoint(ctx, rec, create)
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return nil, conflictf("batch endpoint %s already exists", e.Name)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, notFoundf("no batch endpoint %s", e.Name)
+	case err != nil:
+		return nil, err
+	}
+	c.Log.Info("batch endpoint stored", "endpoint", e.Name)
+	return &rec, nil
+}
+
+// BatchEndpoint reads one batch endpoint.
+func (c *Controller) BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error) {
+	e, err := c.Store.BatchEndpoint(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("no batch endpoint %s", name)
+	}
+	return e, err
+}
+
+// DeleteBatchEndpoint removes a batch endpoint and its deployments; their jobs stay.
+func (c *Controller) DeleteBatchEndpoint(ctx context.Context, name string) error {
+	if err := c.Store.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+		return notFoundf("no batch endpoint %s", name)
+	} else if err != nil {
+		return err
+	}
+	c.Log.Info("batch endpoint deleted", "endpoint", name)
+	return nil
+}
+
+// PutBatchDeployment checks and stores a batch deployment (create, or replace). The first
+// deployment of an endpoint, or one given setDefault, becomes its default, as on Azure.
+func (c *Controller) PutBatchDeployment(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*store.BatchDeploymentRecord, error) {
+	if !endpointName.MatchString(d.Name) {
+		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", d.Name)
+	}
+	e, err := c.BatchEndpoint(ctx, d.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkBatchDeployment(ctx, &d); err != nil {
+		return nil, err
+	}
+	now := c.Now()
+	rec := store.BatchDeploymentRecord{Spec: d, CreatedAt: now, UpdatedAt: now}
+	err = c.Store.PutBatchDeployment(ctx, rec, create)
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return nil, conflictf("batch deployment %s of %s already exists", d.Name, d.Endpoint)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, notFoundf("batch endpoint %s has no deployment %s", d.Endpoint, d.Name)
+	case err != nil:
+		return nil, err
+	}
+	if setDefault || e.Spec.DefaultDeployment == "" {
+		e.Spec.DefaultDeployment = d.Name
+		e.UpdatedAt = now
+		if err := c.Store.PutBatchEndpoint(ctx, *e, false); err != nil {
+			return nil, err
+		}
+	}
+	c.Log.Info("batch deployment stored", "endpoint", d.Endpoint, "deployment", d.Name)
+	return &rec, nil
+}
+
+// checkBatchDeployment resolves what a batch deployment names (model, compute, environment)
+// and refuses what its jobs could not run, before anything is stored.
+func (c *Controller) checkBatchDeployment(ctx context.Context, d *serving.BatchDeployment) error {
+	switch {
+	case d.ScoringScript == "":
+		return invalidf("code_configuration.scoring_script: required (a script with init() and run(mini_batch))")
+	case d.CodeSnapshot == "":
+		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar batch-deployment create -f FILE)")
+	case d.Compute == "":
+		return invalidf("compute: required (azureml:<cluster>)")
+	}
+	if d.Model.Ref != "" {
+		mv, err := c.ResolveModel(ctx, d.Model.Ref)
+		if err != nil {
+			return err
+		}
+		d.Model.Manifest, d.Model.Folder = mv.Manifest, mv.Folder
+	}
+	if d.Model.Manifest == "" {
+		return invalidf("model: required (azureml:<name>:<version>, or a path uploaded by hangar batch-deployment create -f FILE)")
+	}
+	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
+		return invalidf("model.folder: %q is not a folder name", f)
+	}
+	target, err := c.resolveCompute(ctx, d.Compute)
+	if err != nil {
+		return err
+	}
+	d.Compute = target.Name
+	if d.InstanceCount < 1 {
+		d.InstanceCount = 1
+	}
+	// Checked as the job an invoke makes, with a stand-in input.
+	sp := serving.BatchJobSpec(*d, d.Model.Manifest, job.Input{Type: job.URIFolder, Path: "azureml://datastores/workspaceblobstore/paths/x"})
+	if _, err := c.resolveEnvironment(ctx, &sp); err != nil {
+		return err
+	}
+	d.Environment = sp.Environment
+	if _, err := c.checkForTarget(sp, target); err != nil {
+		return err
+	}
+	return nil
+}
+
+// BatchDeployment reads one batch deployment.
+func (c *Controller) BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error) {
+	d, err := c.Store.BatchDeployment(ctx, endpoint, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
+	}
+	return d, err
+}
+
+// BatchDeployments lists a batch endpoint's deployments.
+func (c *Controller) BatchDeployments(ctx context.Context, endpoint string) ([]store.BatchDeploymentRecord, error) {
+	if _, err := c.BatchEndpoint(ctx, endpoint); err != nil {
+		return nil, err
+	}
+	return c.Store.BatchDeployments(ctx, endpoint)
+}
+
+// DeleteBatchDeployment removes a batch deployment that is not its endpoint's default.
+func (c *Controller) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
+	e, err := c.BatchEndpoint(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	if e.Spec.DefaultDeployment == name {
+		return conflictf("deployment %s is batch endpoint %s's default; make another the default first (batch-deployment create --set-default) or delete the endpoint", name, endpoint)
+	}
+	if err := c.Store.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+		return notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
+	} else if err != nil {
+		return err
+	}
+	c.Log.Info("batch deployment deleted", "endpoint", endpoint, "deployment", name)
+	return nil
+}
+
+// InvokeBatch queues a batch scoring job: deployment (its endpoint's default when "") run as a
+// parallel job over input, its rows going to the output `score`.
+func (c *Controller) InvokeBatch(ctx context.Context, endpoint, deployment string, input job.Input) (*job.Run, error) {
+	e, err := c.BatchEndpoint(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if deployment == "" {
+		if deployment = e.Spec.DefaultDeployment; deployment == "" {
+			return nil, invalidf("batch endpoint %s has no deployment yet (batch-deployment create)", endpoint)
+		}
+	}
+	d, err := c.BatchDeployment(ctx, endpoint, deployment)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case input.Type == "":
+		input.Type = job.URIFolder
+	case input.Type != job.URIFolder && input.Type != job.URIFile:
+		return nil, invalidf("input: type %q; expected uri_folder or uri_file", input.Type)
+	}
+	if input.Manifest == "" && input.Path == "" {
+		return nil, invalidf("input: required (a folder or file, uploaded, or an azureml:// path)")
+	}
+	if input.Manifest == "" && strings.HasPrefix(input.Path, "/") {
+		return nil, invalidf("input: %s is a path on the client; upload it (hangar batch-endpoint invoke --input PATH)", input.Path)
+	}
+	sp := serving.BatchJobSpec(d.Spec, d.Spec.Model.Manifest, input)
+	run, err := c.Create(ctx, api.CreateJobRequest{Spec: sp})
+	if err != nil {
+		return nil, err
+	}
+	c.Log.Info("batch job queued", "endpoint", endpoint, "deployment", deployment, "run", run.ID)
+	return run, nil
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// batchRoutes are the batch endpoints' routes. Azure opens them with a Microsoft Entra token
+// (aad_token); a workspace has none, so the workspace token opens them, like the rest of /api.
+// A batch endpoint's jobs are listed by GET /api/jobs?tag=hangar.batch_endpoint=NAME.
+func (s *Server) batchRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/batch-endpoints", adminOnly(s.createBatchEndpoint))
+	mux.HandleFunc("GET /api/batch-endpoints", adminOnly(s.listBatchEndpoints))
+	mux.HandleFunc("GET /api/batch-endpoints/{name}", adminOnly(s.getBatchEndpoint))
+	mux.HandleFunc("PUT /api/batch-endpoints/{name}", adminOnly(s.updateBatchEndpoint))
+	mux.HandleFunc("DELETE /api/batch-endpoints/{name}", adminOnly(s.deleteBatchEndpoint))
+	mux.HandleFunc("POST /api/batch-endpoints/{name}/invoke", adminOnly(s.invokeBatch))
+	mux.HandleFunc("POST /api/batch-endpoints/{name}/deployments", adminOnly(s.putBatchDeployment))
+	mux.HandleFunc("GET /api/batch-endpoints/{name}/deployments", adminOnly(s.listBatchDeployments))
+	mux.HandleFunc("GET /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.getBatchDeployment))
+	mux.HandleFunc("PUT /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.putBatchDeployment))
+	mux.HandleFunc("DELETE /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.deleteBatchDeployment))
+}
+
+func batchEndpointView(e store.BatchEndpointRecord) api.BatchEndpointView {
+	return api.BatchEndpointView{BatchEndpoint: e.Spec, ProvisioningState: "Succeeded", CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+}
+
+func batchDeploymentView(d store.BatchDeploymentRecord) api.BatchDeploymentView {
+	return api.BatchDeploymentView{BatchDeployment: d.Spec, ProvisioningState: "Succeeded", CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+func (s *Server) createBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.putBatchEndpoint(w, r, true)
+}
+
+func (s *Server) updateBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.putBatchEndpoint(w, r, false)
+}
+
+func (s *Server) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create bool) {
+	var e serving.BatchEndpoint
+	if err := readJSON(r, &e); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	status := http.StatusCreated
+	if !create {
+		e.Name, status = r.PathValue("name"), http.StatusOK
+	}
+	rec, err := s.cfg.Controller.PutBatchEndpoint(r.Context(), e, create)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, status, batchEndpointView(*rec))
+}
+
+func (s *Server) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
+	eps, err := s.cfg.Store.BatchEndpoints(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.BatchEndpointView, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, batchEndpointView(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.cfg.Controller.BatchEndpoint(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, batchEndpointView(*rec))
+}
+
+func (s *Server) deleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Controller.DeleteBatchEndpoint(r.Context(), r.PathValue("name")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) invokeBatch(w http.ResponseWriter, r *http.Request) {
+	var req api.BatchInvokeRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	run, err := s.cfg.Controller.InvokeBatch(r.Context(), r.PathValue("name"), req.Deployment, req.Input)
+	s.respondDetail(w, r, http.StatusCreated, run, err)
+}
+
+// putBatchDeployment is POST .../deployments (create) and PUT .../deployments/{dep} (update).
+func (s *Server) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
+	var d serving.BatchDeployment
+	if err := readJSON(r, &d); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	create := r.Method == http.MethodPost
+	d.Endpoint = r.PathValue("name")
+	status := http.StatusCreated
+	if !create {
+		d.Name, status = r.PathValue("dep"), http.StatusOK
+	}
+	rec, err := s.cfg.Controller.PutBatchDeployment(r.Context(), d, create, r.URL.Query().Get("set_default") == "true")
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, status, batchDeploymentView(*rec))
+}
+
+func (s *Server) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
+	ds, err := s.cfg.Controller.BatchDeployments(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.BatchDeploymentView, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, batchDeploymentView(d))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.cfg.Controller.BatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, batchDeploymentView(*rec))
+}
+
+func (s *Server) deleteBatchDeployment(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Controller.DeleteBatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,159 @@
+package spec
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// batchGolden holds what every file under testdata/batch decodes to.
+const batchGolden = "testdata/batch.golden.json"
+
+// TestBatchExamplesGolden decodes batch endpoint and deployment files of
+// github.com/Azure/azureml-examples (cli/endpoints/batch, copied unchanged under
+// testdata/batch; the code, conda and model files they name are placeholders) and compares each
+// result and its warnings with testdata/batch.golden.json (-update rewrites it).
+func TestBatchExamplesGolden(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("testdata", "batch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".yml") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		var result any
+		var warnings []string
+		switch s := string(data); {
+		case strings.Contains(s, "batchEndpoint.schema.json"):
+			result, warnings, err = ParseBatchEndpointFile(p, nil)
+		case strings.Contains(s, "batchDeployment.schema.json"):
+			result, warnings, err = ParseBatchDeploymentFile(p, nil)
+		default:
+			return nil // a conda file
+		}
+		if err != nil {
+			t.Errorf("%s does not decode:\n%v", rel, err)
+			return nil
+		}
+		got[rel] = map[string]any{"result": result, "warnings": warnings}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 7 {
+		t.Fatalf("only %d example files decoded", len(got))
+	}
+	out, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(out), root, "$DIR") + "\n"
+	if *update {
+		if err := os.WriteFile(batchGolden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(batchGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, text, string(want))
+}
+
+// TestBatchDeploymentErrors checks that bad batch files are refused with the file, the field
+// path and what was expected.
+func TestBatchDeploymentErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "score.py"), []byte("def init(): pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const base = "name: dep1\nendpoint_name: ep1\ntype: model\nmodel: azureml:m:1\ncompute: azureml:c1\n" +
+		"environment: {image: python:3.12}\ncode_configuration: {code: ., scoring_script: score.py}\n"
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"pipeline", "name: dep1\nendpoint_name: ep1\ntype: pipeline\ncomponent: azureml:hello@latest\n",
+			[]string{"dep.yml", "type", "pipeline batch deployments are not supported"}},
+		{"no compute", strings.Replace(base, "compute: azureml:c1\n", "", 1), []string{"compute", "required"}},
+		{"bad output action", base + "settings: {output_action: append_file}\n",
+			[]string{"settings.output_action", "append_row", "summary_only"}},
+		{"output file with a folder", base + "settings: {output_file_name: ../x.csv}\n",
+			[]string{"settings.output_file_name", "a file name"}},
+		{"unknown setting", base + "settings: {mini_batch: 3}\n", []string{"settings.mini_batch"}},
+		{"bad retries", base + "settings: {retry_settings: {max_retries: -2}}\n", []string{"settings.retry_settings.max_retries"}},
+		{"mini-batch by size", base + "settings: {mini_batch_size: 10kb}\n", []string{"settings.mini_batch_size", "by size"}},
+		{"no script", strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
+			[]string{"code_configuration", "required"}},
+		{"settings at the root with a type", base + "mini_batch_size: 3\n", []string{"mini_batch_size"}},
+		{"short name", strings.Replace(base, "name: dep1", "name: d1", 1), []string{"name", "3 to 32"}},
+		{"missing script file", strings.Replace(base, "score.py}", "nope.py}", 1), []string{"code_configuration.scoring_script", "does not exist"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(tt.yaml), dir, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	if _, _, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(base), dir, nil); err != nil {
+		t.Fatalf("the base file is refused: %v", err)
+	}
+}
+
+func TestBatchEndpointErrors(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"name: ep1\nauth_mode: key\n", "auth_mode"},
+		{"name: 1ep\n", "name"},
+		{"description: x\n", "name"},
+		{"name: ep1\ndefaults: {deployment_name: 'a b'}\n", "defaults.deployment_name"},
+		{"name: ep1\nscoring_uri: x\nextra: 1\n", "extra"},
+		{"name: ep1\ntraffic: {a: 100}\n", "traffic"},
+	}
+	for _, tt := range tests {
+		_, _, err := ParseBatchEndpoint("ep.yml", []byte(tt.yaml), ".", nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "ep.yml") {
+			t.Errorf("%q: error %v does not name ep.yml and %s", tt.yaml, err, tt.want)
+		}
+	}
+	e, _, err := ParseBatchEndpoint("ep.yml", []byte("name: ep1\ndefaults: {deployment_name: blue}\n"), ".", nil)
+	if err != nil || e.DefaultDeployment != "blue" || e.AuthMode != "aad_token" {
+		t.Fatalf("got %+v, %v", e, err)
+	}
+}
+
+// TestSchemaDocNamesEveryBatchField checks that docs/schema.md names every batch field.
+func TestSchemaDocNamesEveryBatchField(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "schema.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range append(append([]string{}, batchEndpointKeys...), batchDeploymentKeys...) {
+		segs := strings.Split(key, ".")
+		field := segs[len(segs)-1]
+		if field == "*" {
+			field = segs[len(segs)-2]
+		}
+		if !strings.Contains(string(data), "`"+field+"`") && !strings.Contains(string(data), "."+field+"`") {
+			t.Errorf("docs/schema.md does not name %s (from %s)", field, key)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/serving"
+)
+
+// BatchEndpointRecord is a batch endpoint as stored.
+type BatchEndpointRecord struct {
+	Spec      serving.BatchEndpoint
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// BatchDeploymentRecord is a batch deployment as stored.
+type BatchDeploymentRecord struct {
+	Spec      serving.BatchDeployment
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// PutBatchEndpoint creates a batch endpoint (create: ErrExists if it exists) or replaces its
+// definition (ErrNotFound if it does not).
+func (s *Store) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, create bool) error {
+	spec, err := json.Marshal(e.Spec)
+	if err != nil {
+		return err
+	}
+	if create {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO batch_endpoints (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+			e.Spec.Name, string(spec), nanos(e.CreatedAt), nanos(e.UpdatedAt))
+		if isUniqueViolation(err) {
+			return fmt.Errorf("batch endpoint %s: %w", e.Spec.Name, ErrExists)
+		}
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE batch_endpoints SET spec = ?, updated_at = ? WHERE name = ?`,
+		string(spec), nanos(e.UpdatedAt), e.Spec.Name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("batch endpoint %s: %w", e.Spec.Name, ErrNotFound)
+	}
+	return nil
+}
+
+// BatchEndpoint reads one batch endpoint.
+func (s *Store) BatchEndpoint(ctx context.Context, name string) (*BatchEndpointRecord, error) {
+	var e BatchEndpointRecord
+	err := scanSpec(s.db.QueryRowContext(ctx, `SELECT spec, created_at, updated_at FROM batch_endpoints WHERE name = ?`, name),
+		&e.Spec, &e.CreatedAt, &e.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("batch endpoint %s: %w", name, ErrNotFound)
+	}
+	return &e, err
+}
+
+// BatchEndpoints lists the batch endpoints by name.
+func (s *Store) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_endpoints ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []BatchEndpointRecord
+	for rows.Next() {
+		var e BatchEndpointRecord
+		if err := scanSpec(rows, &e.Spec, &e.CreatedAt, &e.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// DeleteBatchEndpoint removes a batch endpoint and its deployments (its jobs stay).
+func (s *Store) DeleteBatchEndpoint(ctx context.Context, name string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM batch_deployments WHERE endpoint = ?`, name); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM batch_endpoints WHERE name = ?`, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("batch endpoint %s: %w", name, ErrNotFound)
+	}
+	return tx.Commit()
+}
+
+// PutBatchDeployment creates a batch deployment (create) or replaces its definition; its
+// endpoint must exist (ErrNotFound).
+func (s *Store) PutBatchDeployment(ctx context.Context, d BatchDeploymentRecord, create bool) error {
+	spec, err := json.Marshal(d.Spec)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM batch_endpoints WHERE name = ?`, d.Spec.Endpoint).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("batch endpoint %s: %w", d.Spec.Endpoint, ErrNotFound)
+	}
+	if create {
+		_, err = tx.ExecContext(ctx, `INSERT INTO batch_deployments (endpoint, name, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			d.Spec.Endpoint, d.Spec.Name, string(spec), nanos(d.CreatedAt), nanos(d.UpdatedAt))
+		if isUniqueViolation(err) {
+			return fmt.Errorf("batch deployment %s of %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrExists)
+		}
+	} else {
+		var res sql.Result
+		res, err = tx.ExecContext(ctx, `UPDATE batch_deployments SET spec = ?, updated_at = ? WHERE endpoint = ? AND name = ?`,
+			string(spec), nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name)
+		if err == nil {
+			if n, _ := res.RowsAffected(); n == 0 {
+				return fmt.Errorf("batch deployment %s of %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrNotFound)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// BatchDeployment reads one batch deployment.
+func (s *Store) BatchDeployment(ctx context.Context, endpoint, name string) (*BatchDeploymentRecord, error) {
+	var d BatchDeploymentRecord
+	err := scanSpec(s.db.QueryRowContext(ctx, `SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? AND name = ?`,
+		endpoint, name), &d.Spec, &d.CreatedAt, &d.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("batch deployment %s of %s: %w", name, endpoint, ErrNotFound)
+	}
+	return &d, err
+}
+
+// BatchDeployments lists a batch endpoint's deployments by name.
+func (s *Store) BatchDeployments(ctx context.Context, endpoint string) ([]BatchDeploymentRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? ORDER BY name`, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []BatchDeploymentRecord
+	for rows.Next() {
+		var d BatchDeploymentRecord
+		if err := scanSpec(rows, &d.Spec, &d.CreatedAt, &d.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteBatchDeployment removes a batch deployment (its jobs stay).
+func (s *Store) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM batch_deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("batch deployment %s of %s: %w", name, endpoint, ErrNotFound)
+	}
+	return nil
+}
+
+// scanSpec reads a (spec JSON, created, updated) row.
+func scanSpec(sc scanner, spec any, created, updated *time.Time) error {
+	var text string
+	var c, u int64
+	if err := sc.Scan(&text, &c, &u); err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(text), spec); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	*created, *updated = fromNanos(c), fromNanos(u)
+	return nil
+}
