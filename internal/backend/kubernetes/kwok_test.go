@@ -177,19 +177,30 @@ func TestKwokTwoInstancesIndexedJob(t *testing.T) {
 	k := newKwok(t, "600s", nil)
 	l, h := k.submit(job.Spec{Command: "torchrun train.py", Resources: job.Resources{InstanceCount: 2},
 		Distribution: &job.Distribution{Type: "pytorch", ProcessCountPerInstance: 1}})
-	k.until(h, "both pods to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
-	jobs, pods, secrets, svcs := k.objects(l.RunID)
+	k.until(h, "the pods to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
 	name := kube.JobName(l.RunID, 1)
+	var jobs []batchv1.Job
+	var pods []corev1.Pod
+	var secrets []corev1.Secret
+	var svcs []corev1.Service
+	var idx []string
+	// kwok marks the two pods running one after the other: wait for both.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		jobs, pods, secrets, svcs = k.objects(l.RunID)
+		idx = idx[:0]
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning && p.Spec.Subdomain == name && p.Spec.Hostname == name+"-"+p.Labels[kube.LabelCompletionIndex] {
+				idx = append(idx, p.Labels[kube.LabelCompletionIndex])
+			}
+		}
+		if slices.Sort(idx); strings.Join(idx, ",") == "0,1" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(jobs) != 1 || *jobs[0].Spec.CompletionMode != batchv1.IndexedCompletion || *jobs[0].Spec.Completions != 2 {
 		t.Fatalf("jobs %+v", jobs)
 	}
-	var idx []string
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning && p.Spec.Subdomain == name && p.Spec.Hostname == name+"-"+p.Labels[kube.LabelCompletionIndex] {
-			idx = append(idx, p.Labels[kube.LabelCompletionIndex])
-		}
-	}
-	if slices.Sort(idx); strings.Join(idx, ",") != "0,1" {
+	if strings.Join(idx, ",") != "0,1" {
 		t.Errorf("running pods with their host names by index: %v (pods %d)", idx, len(pods))
 	}
 	if len(svcs) != 1 || svcs[0].Spec.ClusterIP != corev1.ClusterIPNone || svcs[0].Name != name || svcs[0].OwnerReferences[0].UID != jobs[0].UID {
