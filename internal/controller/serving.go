@@ -62,6 +62,9 @@ type servingMemo struct {
 	kick     chan struct{}
 	// replicas are the replicas' run ids as of the last pass.
 	replicas map[string]bool
+	// draining are the replicas the plan stops, out of the router's table, and when they may be
+	// told to stop (their requests in flight have had their request_timeout_ms).
+	draining map[string]time.Time
 }
 
 type failureStreak struct {
@@ -135,11 +138,9 @@ func (c *Controller) ServingPass(ctx context.Context, s Serving) error {
 	c.rememberReplicas(reps)
 	wants := c.wants(deps, views, s, now)
 	plan := serving.PlanReplicas(wants, views, now)
-	// The router stops sending to the replicas about to stop before they are told to stop.
-	stopping := map[string]bool{}
-	for _, st := range plan.Stop {
-		stopping[st.RunID] = true
-	}
+	// The router stops sending to a replica about to stop first; it is told to stop once the
+	// requests it was sent have had their time (drain).
+	stopping := c.drain(plan, deps, reps, now)
 	if s.Publish != nil {
 		st, err := c.servingState(ctx, deps, reps, runs, stopping)
 		if err != nil {
@@ -234,6 +235,9 @@ func (c *Controller) applyPlan(ctx context.Context, plan serving.ReplicaPlan, de
 		}
 	}
 	for _, st := range plan.Stop {
+		if !c.drained(st.RunID, now) {
+			continue
+		}
 		if _, err := c.Cancel(ctx, st.RunID); err != nil {
 			c.Log.Warn("stop replica", "run", st.RunID, "err", err)
 			continue
@@ -376,4 +380,49 @@ func (c *Controller) reachableAddress(ctx context.Context, runID, host, port str
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// drain records the replicas the plan stops (when first seen: they may be stopped once their
+// deployment's request_timeout_ms has passed, the longest a request sent to them can last),
+// forgets those the plan no longer stops (they serve again), and returns every draining replica:
+// none of them is in the router's table.
+func (c *Controller) drain(plan serving.ReplicaPlan, deps []store.DeploymentRecord, reps []store.Replica, now time.Time) map[string]bool {
+	timeout := map[serving.Key]time.Duration{}
+	for _, d := range deps {
+		timeout[serving.Key{Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name}] = time.Duration(d.Spec.Request.RequestTimeoutMS) * time.Millisecond
+	}
+	keyOf := make(map[string]serving.Key, len(reps))
+	for _, r := range reps {
+		keyOf[r.RunID] = serving.Key{Endpoint: r.Endpoint, Deployment: r.Deployment}
+	}
+	c.serving.mu.Lock()
+	defer c.serving.mu.Unlock()
+	if c.serving.draining == nil {
+		c.serving.draining = map[string]time.Time{}
+	}
+	out := make(map[string]bool, len(plan.Stop))
+	for _, st := range plan.Stop {
+		out[st.RunID] = true
+		if _, ok := c.serving.draining[st.RunID]; !ok {
+			wait := timeout[keyOf[st.RunID]]
+			if wait <= 0 {
+				wait = time.Duration(serving.DefaultRequest.RequestTimeoutMS) * time.Millisecond
+			}
+			c.serving.draining[st.RunID] = now.Add(wait)
+		}
+	}
+	for id := range c.serving.draining {
+		if !out[id] {
+			delete(c.serving.draining, id)
+		}
+	}
+	return out
+}
+
+// drained says whether a draining replica may be told to stop now.
+func (c *Controller) drained(runID string, now time.Time) bool {
+	c.serving.mu.Lock()
+	defer c.serving.mu.Unlock()
+	at, ok := c.serving.draining[runID]
+	return ok && !now.Before(at)
 }

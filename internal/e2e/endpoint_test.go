@@ -151,7 +151,7 @@ func TestOnlineEndpoint(t *testing.T) {
 		t.Errorf("green got %.1f%% of 10,000 requests; want 10 ± 2%% (%v)", 100*share, counts)
 	}
 
-	// Blue/green switch under continuous load: every request answered.
+	// Blue/green switches and an update of blue under continuous load: every request answered.
 	stop := make(chan struct{})
 	var load sync.WaitGroup
 	var failed, served atomic.Int64
@@ -179,11 +179,24 @@ func TestOnlineEndpoint(t *testing.T) {
 	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "blue=0 green=100")
 	time.Sleep(time.Second)
 	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "blue=100 green=0")
-	time.Sleep(500 * time.Millisecond)
+	// An update of the deployment taking all the traffic: its new replica replaces the old one.
+	var beforeUpdate api.DeploymentView
+	w.jsonOut(&beforeUpdate, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+	w.ok("online-deployment", "update", "-f", filepath.Join(dir, "blue.yml"), "--set", "environment_variables.VERSION=2")
+	waitFor(t, time.Minute, "the old replica of blue to stop after its drain", func() bool {
+		var v api.DeploymentView
+		w.jsonOut(&v, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+		for _, r := range v.Replicas {
+			if r.Run == beforeUpdate.Replicas[0].Run && r.Status == "Running" {
+				return false
+			}
+		}
+		return true
+	})
 	close(stop)
 	load.Wait()
 	if failed.Load() > 0 || served.Load() == 0 {
-		t.Errorf("switch under load: %d failed (first: %v), %d served", failed.Load(), firstFailure.Load(), served.Load())
+		t.Errorf("traffic switches and an update under load: %d failed (first: %v), %d served", failed.Load(), firstFailure.Load(), served.Load())
 	}
 
 	// Mirror 50% to green: every answer is blue's, and green's replica sees the copies.
