@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -149,32 +150,14 @@ func newBatchEndpointListCmd(env *Env) *cobra.Command {
 }
 
 func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {
-	var name string
-	var yes bool
-	cmd := &cobra.Command{
-		Use:     "delete",
-		Short:   "Delete a batch endpoint and its deployments (their jobs stay)",
-		Example: "  hangar batch-endpoint delete -n mnist-batch --yes",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := env.confirm(yes, fmt.Sprintf("Delete batch endpoint %s and its deployments?", name), "delete batch endpoint "+name); err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteBatchEndpoint(cmd.Context(), name); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "Deleted batch endpoint %s\n", name)
-			return nil
+	return newServingDeleteCmd(env, servingDelete{
+		short:   "Delete a batch endpoint and its deployments (their jobs stay)",
+		example: "  hangar batch-endpoint delete -n mnist-batch --yes",
+		what:    "batch endpoint", also: " and its deployments", nameHelp: "batch endpoint name",
+		del: func(ctx context.Context, c *api.Client, name, _ string) error {
+			return c.DeleteBatchEndpoint(ctx, name)
 		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("name")
-	return cmd
+	})
 }
 
 func newBatchInvokeCmd(env *Env) *cobra.Command {

@@ -158,32 +158,12 @@ func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 }
 
 func newBatchDeploymentDeleteCmd(env *Env) *cobra.Command {
-	var name, endpoint string
-	var yes bool
-	cmd := &cobra.Command{
-		Use:     "delete",
-		Short:   "Delete a batch deployment that is not its endpoint's default (its jobs stay)",
-		Example: "  hangar batch-deployment delete -n old -e mnist-batch --yes",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := env.confirm(yes, fmt.Sprintf("Delete batch deployment %s of %s?", name, endpoint), "delete batch deployment "+name); err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteBatchDeployment(cmd.Context(), endpoint, name); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "Deleted batch deployment %s of %s\n", name, endpoint)
-			return nil
+	return newServingDeleteCmd(env, servingDelete{
+		short:   "Delete a batch deployment that is not its endpoint's default (its jobs stay)",
+		example: "  hangar batch-deployment delete -n old -e mnist-batch --yes",
+		what:    "batch deployment", nameHelp: "deployment name", endpointHelp: "batch endpoint name",
+		del: func(ctx context.Context, c *api.Client, name, endpoint string) error {
+			return c.DeleteBatchDeployment(ctx, endpoint, name)
 		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
-	return cmd
+	})
 }

@@ -232,34 +232,14 @@ func newDeploymentListCmd(env *Env) *cobra.Command {
 }
 
 func newDeploymentDeleteCmd(env *Env) *cobra.Command {
-	var name, endpoint string
-	var yes bool
-	cmd := &cobra.Command{
-		Use:     "delete",
-		Short:   "Delete a deployment that takes no traffic (its replicas stop)",
-		Example: "  hangar online-deployment delete -n blue -e my-endpoint --yes",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := env.confirm(yes, fmt.Sprintf("Delete deployment %s of %s?", name, endpoint), "delete deployment "+name); err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteDeployment(cmd.Context(), endpoint, name); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "Deleted deployment %s of %s\n", name, endpoint)
-			return nil
+	return newServingDeleteCmd(env, servingDelete{
+		short:   "Delete a deployment that takes no traffic (its replicas stop)",
+		example: "  hangar online-deployment delete -n blue -e my-endpoint --yes",
+		what:    "deployment", nameHelp: "deployment name", endpointHelp: "endpoint name",
+		del: func(ctx context.Context, c *api.Client, name, endpoint string) error {
+			return c.DeleteDeployment(ctx, endpoint, name)
 		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
-	return cmd
+	})
 }
 
 func newDeploymentLogsCmd(env *Env) *cobra.Command {

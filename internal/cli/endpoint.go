@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -260,32 +261,12 @@ func newEndpointListCmd(env *Env) *cobra.Command {
 }
 
 func newEndpointDeleteCmd(env *Env) *cobra.Command {
-	var name string
-	var yes bool
-	cmd := &cobra.Command{
-		Use:     "delete",
-		Short:   "Delete an endpoint and its deployments (their replicas stop)",
-		Example: "  hangar online-endpoint delete -n my-endpoint --yes",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := env.confirm(yes, fmt.Sprintf("Delete online endpoint %s and all its deployments?", name), "delete online endpoint "+name); err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteEndpoint(cmd.Context(), name); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "Deleted online endpoint %s\n", name)
-			return nil
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	_ = cmd.MarkFlagRequired("name")
-	return cmd
+	return newServingDeleteCmd(env, servingDelete{
+		short:   "Delete an endpoint and its deployments (their replicas stop)",
+		example: "  hangar online-endpoint delete -n my-endpoint --yes",
+		what:    "online endpoint", also: " and all its deployments", nameHelp: "endpoint name",
+		del: func(ctx context.Context, c *api.Client, name, _ string) error { return c.DeleteEndpoint(ctx, name) },
+	})
 }
 
 func newEndpointCredentialsCmd(env *Env) *cobra.Command {

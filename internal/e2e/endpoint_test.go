@@ -219,6 +219,17 @@ func TestOnlineEndpoint(t *testing.T) {
 	if dv.ProvisioningState != "Succeeded" || len(dv.Replicas) != 1 || dv.Replicas[0].Status != "Running" {
 		t.Errorf("blue shows %+v", dv)
 	}
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--mirror-traffic", "green=0")
+	if r := w.run("online-deployment", "delete", "-n", "green", "-e", "my-endpoint"); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("delete without --yes and no terminal: exit %d %s", r.code, r.stderr)
+	}
+	if r := w.ok("online-deployment", "delete", "-n", "green", "-e", "my-endpoint", "--yes"); !strings.Contains(r.stdout, "Deleted deployment green of my-endpoint") {
+		t.Errorf("delete said %q", r.stdout)
+	}
+	waitFor(t, 10*time.Second, "requests to the deleted deployment to get 404", func() bool {
+		code, _, _ := s.score(1, "green")
+		return code == http.StatusNotFound
+	})
 }
 
 // burst sends n requests over conc connections and counts the answers by deployment ("failed":
