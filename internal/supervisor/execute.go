@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,6 +62,7 @@ type pipeline struct {
 	capt          *capture
 	logs, metrics *shipper
 	stop          context.CancelFunc
+	shipping      sync.WaitGroup
 }
 
 func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
@@ -84,9 +86,9 @@ func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
 	p.capt = capt
 	shipCtx, stop := context.WithCancel(ctx)
 	p.stop = stop
-	go p.logs.run(shipCtx)
+	p.shipping.Go(func() { p.logs.run(shipCtx) })
 	if !s.worker() { // node 0's processes log the run's metrics
-		go p.metrics.run(shipCtx)
+		p.shipping.Go(func() { p.metrics.run(shipCtx) })
 	}
 	return p, nil
 }
@@ -94,6 +96,7 @@ func (s *Supervisor) startPipeline(ctx context.Context) (*pipeline, error) {
 // close stops the background shipping and closes the log; finalize ships what is left.
 func (p *pipeline) close() {
 	p.stop()
+	p.shipping.Wait()
 	p.capt.close()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -12,7 +13,10 @@ import (
 )
 
 // shipper sends the lines appended to a file to the server, in order, until acknowledged.
+// One shipment at a time: mu keeps the background loop and the final shipment from reading
+// the same lines and then each judging the other's acknowledgement.
 type shipper struct {
+	mu       sync.Mutex
 	t        *tail
 	send     func(ctx context.Context, lines []tailLine) (acked int64, err error)
 	kick     chan struct{}
@@ -53,6 +57,8 @@ func (s *shipper) run(ctx context.Context) {
 
 // shipAll sends everything available now; with final set, a trailing partial line too.
 func (s *shipper) shipAll(ctx context.Context, final bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for {
 		lines, err := s.t.read(2000, 1<<20, final)
 		if err != nil {

@@ -191,6 +191,46 @@ func TestShipAllErrorsWhenNothingIsAcknowledged(t *testing.T) {
 	}
 }
 
+// The background loop may still be sending when the final shipment starts (the case CI met:
+// "server acknowledged 35, expected more than 35"). The two take turns, and neither reports
+// an error for lines the other had shipped.
+func TestShipAllConcurrentShipmentsTakeTurns(t *testing.T) {
+	path := writeLog(t, "a\nb\nc\n")
+	inFirst, release := make(chan struct{}), make(chan struct{})
+	var held int64
+	var sends int
+	s := newShipper(path, func(_ context.Context, lines []tailLine) (int64, error) {
+		sends++
+		if sends == 1 {
+			close(inFirst)
+			<-release
+		}
+		for _, l := range lines {
+			if l.seq == held+1 {
+				held = l.seq
+			}
+		}
+		return held, nil
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	first := make(chan error, 1)
+	go func() { first <- s.shipAll(t.Context(), false) }()
+	<-inFirst
+	second := make(chan error, 1)
+	go func() { second <- s.shipAll(t.Context(), true) }()
+	// Give the second shipment time to reach the file while the first is sending. The pause
+	// only makes the test sensitive: it passes whatever the timing when shipments take turns.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Errorf("shipAll = %v, want nil", err)
+		}
+	}
+	if held != 3 || sends != 1 {
+		t.Errorf("held %d lines in %d sends, want 3 in 1 (the second shipment had nothing left)", held, sends)
+	}
+}
+
 func TestShipAllReturnsSendError(t *testing.T) {
 	path := writeLog(t, "a\n")
 	boom := errors.New("boom")
