@@ -51,7 +51,11 @@ func main() {
 	flag.IntVar(&o.router.Rounds, "router-rounds", 3, "latency rounds of the router group")
 	flag.IntVar(&o.router.Conc, "router-conc", 32, "concurrent callers in the router group's throughput case")
 	flag.DurationVar(&o.router.Window, "router-window", 5*time.Second, "how long each throughput case of the router group runs")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes or router (default all)")
+	flag.IntVar(&o.sweep.Trials, "sweep-trials", 64, "max_total_trials of every simulated sweep in the sweep group")
+	flag.IntVar(&o.sweep.Seeds, "sweep-seeds", 10, "seeds per method and objective in the sweep group")
+	flag.IntVar(&o.sweep.Workers, "sweep-workers", 4, "max_concurrent_trials of the sweep group's sweeps")
+	flag.IntVar(&o.sweep.Reports, "sweep-reports", 27, "metric reports in a full trial of the sweep group (asha's max_resource)")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router or sweep (default all; sweep needs no server)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -72,9 +76,13 @@ type options struct {
 	tracking           bench.TrackingOptions
 	kube               bench.KubeOptions
 	router             bench.RouterOptions
+	sweep              bench.SweepOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
+	if only == "sweep" { // a simulation of its own: no workspace to start
+		return sweepGroup(o.sweep)
+	}
 	dir, err := os.MkdirTemp("", "hangar-bench")
 	if err != nil {
 		return err
@@ -118,6 +126,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
+		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
@@ -319,6 +328,12 @@ func coldStartGroup(ctx context.Context, bin, dir string, rounds int) error {
 	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
 	bench.FigureMarkdown(os.Stdout, "Online endpoint: first answer after scale from zero vs. the next answer (local target, host python)", figs)
 	return nil
+}
+
+// sweepGroup simulates sweeps on synthetic objectives, driving the sweep engine directly.
+func sweepGroup(o bench.SweepOptions) error {
+	fmt.Printf("\nmachine: %s/%s, %d CPUs, load average %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), bench.LoadAverage())
+	return bench.Sweeps(os.Stdout, o)
 }
 
 func routerGroup(ctx context.Context, o bench.RouterOptions) error {
