@@ -238,6 +238,11 @@ func (c *Controller) assemble(ctx context.Context, id string, final bool) ([]int
 		if err != nil {
 			return nil, err
 		}
+		named, rowWarnings, err := c.mergeParallelRows(r, named)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, rowWarnings...)
 		_, err = c.Store.SetRunArtifacts(ctx, id, plan.from, arts, named, warnings)
 		if errors.Is(err, store.ErrStale) {
 			continue

@@ -14,9 +14,14 @@ type ParallelRun struct {
 	// task.program_arguments (shell text with ${{ }} references, bound like a command).
 	EntryScript      string `json:"entry_script"`
 	ProgramArguments string `json:"program_arguments,omitempty"`
-	// MiniBatchSize is the number of files per run() call.
-	MiniBatchSize             int `json:"mini_batch_size"`
-	MaxConcurrencyPerInstance int `json:"max_concurrency_per_instance"`
+	// MiniBatchSize is the number of files per run() call; MiniBatchBytes, when set, replaces
+	// it: mini_batch_size given as a size ("10kb"), the bytes of files, lines or rows per call.
+	MiniBatchSize  int   `json:"mini_batch_size"`
+	MiniBatchBytes int64 `json:"mini_batch_bytes,omitempty"`
+	// PartitionKeys (an mltable InputData only) makes one mini-batch of the rows that share
+	// the values of these columns.
+	PartitionKeys             []string `json:"partition_keys,omitempty"`
+	MaxConcurrencyPerInstance int      `json:"max_concurrency_per_instance"`
 	// MiniBatchErrorThreshold is the number of failed mini-batches the job tolerates and
 	// ErrorThreshold the number of failed files (-1: any), as in Azure.
 	MiniBatchErrorThreshold int `json:"mini_batch_error_threshold"`

@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
@@ -59,7 +60,7 @@ func ToCommand(s job.Spec) (job.Spec, error) {
 }
 
 func applyDefaults(p *job.ParallelRun) {
-	if p.MiniBatchSize == 0 {
+	if p.MiniBatchSize == 0 && p.MiniBatchBytes == 0 {
 		p.MiniBatchSize = DefaultMiniBatchSize
 	}
 	if p.MaxConcurrencyPerInstance == 0 {
@@ -84,8 +85,15 @@ func check(s job.Spec, p job.ParallelRun) error {
 		return fmt.Errorf("input_data: %q is not an input name", p.InputData)
 	case !ok:
 		return fmt.Errorf("input_data: no input named %q", p.InputData)
-	case in.Type != job.URIFolder && in.Type != job.URIFile:
-		return fmt.Errorf("input_data: input %s is %s; expected a uri_folder or uri_file", p.InputData, in.Type)
+	case in.Type != job.URIFolder && in.Type != job.URIFile && in.Type != job.MLTable:
+		return fmt.Errorf("input_data: input %s is %s; expected a uri_folder, uri_file or mltable", p.InputData, in.Type)
+	case len(p.PartitionKeys) > 0 && in.Type != job.MLTable:
+		return fmt.Errorf("partition_keys: input %s is %s; partitions are of an mltable's rows", p.InputData, in.Type)
+	}
+	for i, k := range p.PartitionKeys {
+		if strings.TrimSpace(k) == "" || slices.Contains(p.PartitionKeys[:i], k) {
+			return fmt.Errorf("partition_keys[%d]: %q is empty or repeated", i, k)
+		}
 	}
 	if p.AppendRowTo != "" && !bindingName.MatchString(p.AppendRowTo) {
 		return fmt.Errorf("task.append_row_to: %q is not an output name", p.AppendRowTo)
@@ -105,11 +113,14 @@ func check(s job.Spec, p job.ParallelRun) error {
 	if !safeRelative(p.EntryScript) {
 		return fmt.Errorf("task.entry_script: %q is not a path relative to task.code", p.EntryScript)
 	}
+	if p.MiniBatchBytes < 0 || p.MiniBatchBytes > 0 && p.MiniBatchSize != 0 {
+		return fmt.Errorf("mini_batch_size: a count of files or a size, not both (%d and %d bytes)", p.MiniBatchSize, p.MiniBatchBytes)
+	}
 	for _, c := range []struct {
 		field  string
 		v, min int
 	}{
-		{"mini_batch_size", p.MiniBatchSize, 1},
+		{"mini_batch_size", countOrSize(p), 1},
 		{"max_concurrency_per_instance", p.MaxConcurrencyPerInstance, 1},
 		{"mini_batch_error_threshold", p.MiniBatchErrorThreshold, -1},
 		{"error_threshold", p.ErrorThreshold, -1},
@@ -126,6 +137,14 @@ func check(s job.Spec, p job.ParallelRun) error {
 		}
 	}
 	return fmt.Errorf("logging_level: expected one of %s, got %q", strings.Join(loggingLevels, ", "), p.LoggingLevel)
+}
+
+// countOrSize is the mini-batch count to check: any size counts as one.
+func countOrSize(p job.ParallelRun) int {
+	if p.MiniBatchBytes > 0 {
+		return 1
+	}
+	return p.MiniBatchSize
 }
 
 // safeRelative reports whether p names a file inside the code folder.

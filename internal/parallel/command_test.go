@@ -56,6 +56,16 @@ func TestToCommand(t *testing.T) {
 			want: job.ParallelRun{InputData: "data", EntryScript: "sub/score.py", MiniBatchSize: 10, MaxConcurrencyPerInstance: 1,
 				TimeoutSeconds: 60, LoggingLevel: "DEBUG"},
 		},
+		{
+			name: "mini-batches by size over an mltable, partitioned: no count is added",
+			edit: func(s *job.Spec) {
+				s.Inputs["data"] = job.Input{Type: job.MLTable, Path: "/table"}
+				s.Parallel = &job.ParallelRun{InputData: "data", EntryScript: "score.py", MiniBatchBytes: 10 << 10, PartitionKeys: []string{"store"}}
+			},
+			command: `exec python3 "$HANGAR_PARALLEL_DRIVER" --input-data ${{inputs.data}} --`,
+			want: job.ParallelRun{InputData: "data", EntryScript: "score.py", MiniBatchBytes: 10 << 10, PartitionKeys: []string{"store"},
+				MaxConcurrencyPerInstance: 1, TimeoutSeconds: 60, LoggingLevel: "INFO"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,13 +106,19 @@ func TestToCommandRefuses(t *testing.T) {
 		{"literal input", func(s *job.Spec) {
 			s.Inputs["n"] = job.Input{Type: job.InputInteger, Value: "3"}
 			s.Parallel.InputData = "n"
-		}, "input_data: input n is integer; expected a uri_folder or uri_file"},
+		}, "input_data: input n is integer; expected a uri_folder, uri_file or mltable"},
 		{"unknown output", func(s *job.Spec) { s.Parallel.AppendRowTo = "other" }, `task.append_row_to: no output named "other"`},
 		{"output name that is shell text", func(s *job.Spec) { s.Parallel.AppendRowTo = "a;b" }, "is not an output name"},
 		{"absolute entry script", func(s *job.Spec) { s.Parallel.EntryScript = "/etc/x.py" }, "task.entry_script:"},
 		{"entry script out of the code", func(s *job.Spec) { s.Parallel.EntryScript = "a/../../x.py" }, "task.entry_script:"},
 		{"no entry script", func(s *job.Spec) { s.Parallel.EntryScript = "" }, "task.entry_script:"},
 		{"negative batch", func(s *job.Spec) { s.Parallel.MiniBatchSize = -2 }, "mini_batch_size: expected an integer >= 1, got -2"},
+		{"a count and a size", func(s *job.Spec) { s.Parallel.MiniBatchBytes = 100 }, "mini_batch_size: a count of files or a size, not both (4 and 100 bytes)"},
+		{"partitions of files", func(s *job.Spec) { s.Parallel.PartitionKeys = []string{"store"} }, "partition_keys: input data is uri_folder; partitions are of an mltable's rows"},
+		{"a repeated partition key", func(s *job.Spec) {
+			s.Inputs["data"] = job.Input{Type: job.MLTable, Path: "/table"}
+			s.Parallel.PartitionKeys = []string{"store", "store"}
+		}, `partition_keys[1]: "store" is empty or repeated`},
 		{"threshold below -1", func(s *job.Spec) { s.Parallel.MiniBatchErrorThreshold = -5 }, "mini_batch_error_threshold: expected an integer >= -1"},
 		{"negative retries", func(s *job.Spec) { s.Parallel.MaxRetries = -1 }, "retry_settings.max_retries: expected an integer >= 0"},
 		{"bad logging level", func(s *job.Spec) { s.Parallel.LoggingLevel = "loud" }, `logging_level: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got "LOUD"`},

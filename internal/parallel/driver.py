@@ -9,22 +9,28 @@ with the job's settings in $HANGAR_PARALLEL_SETTINGS (JSON), this node's place a
 nodes in $HANGAR_PARALLEL_NODE_RANK and $HANGAR_PARALLEL_NODE_COUNT, and the file the reason of
 a failure is written to (the run's reason) in $HANGAR_PARALLEL_REASON_FILE.
 
-The contract is Azure ML's parallel run step: the input's files (a folder's, walked in sorted
-order, or one file) are cut into mini-batches of mini_batch_size files; node r of n takes the
-mini-batches whose index % n == r; max_concurrency_per_instance worker processes each import
-the entry script (sys.argv = [entry_script] + ARGS) and call its init() once, then run(mini_batch)
-with a list of file paths, and shutdown() at the end if it has one. Every element run() returns
-(a list, or a pandas DataFrame's rows written space-separated) is one line of the append_row_to
-output (parallel_run_step.txt in a folder output; parallel_run_step_<rank>.txt on each node of a
-multi-node run), in mini-batch order. A mini-batch that raises, kills its worker or runs past
-retry_settings.timeout is tried again up to max_retries times (a timed-out worker is killed and
-replaced); once it has failed that often its files count as failed, and the job fails when the
-failed mini-batches exceed mini_batch_error_threshold or the failed files exceed
-error_threshold (-1: no limit).
+The contract is Azure ML's parallel run step: the input is cut into mini-batches (see
+split_input): a folder's files (walked in sorted order) by count or by size, one file's lines by
+size, an mltable's rows (its MLTable file read by the supervisor into $HANGAR_PARALLEL_TABLE) by
+size, count or partition_keys. Node r of n takes the mini-batches whose index % n == r;
+max_concurrency_per_instance worker processes each import the entry script (sys.argv =
+[entry_script] + ARGS) and call its init() once, then run(mini_batch) (with a second argument,
+the mini_batch_context, when run() takes one), and shutdown() at the end if it has one. Every
+element run() returns (a list, or a pandas DataFrame's rows written space-separated) is one line
+of the append_row_to output (parallel_run_step.txt in a folder output), in mini-batch order. On
+a multi-node run each node writes parallel_run_step_<rank>.txt and, beside it, an index of its
+mini-batches (their indexes and byte counts, in <file>.hangar-index.json); the server merges the
+nodes' files into parallel_run_step.txt in mini-batch order once it has them all. A mini-batch
+that raises, kills its worker or runs past retry_settings.timeout is tried again up to
+max_retries times (a timed-out worker is killed and replaced); once it has failed that often its
+files (lines, rows) count as failed, and the job fails when the failed mini-batches exceed
+mini_batch_error_threshold or the failed files exceed error_threshold (-1: no limit).
 """
 
 import collections
+import csv
 import importlib.util
+import inspect
 import json
 import logging
 import multiprocessing
@@ -35,6 +41,7 @@ import traceback
 from multiprocessing.connection import wait
 
 ROW_FILE = "parallel_run_step.txt"
+INDEX_SUFFIX = ".hangar-index.json"
 log = logging.getLogger("hangar-parallel")
 
 
@@ -76,10 +83,223 @@ def list_files(path):
     return files
 
 
-def mini_batches(files, size, rank, nodes):
-    """This node's (index, files) mini-batches."""
-    batches = [files[i:i + size] for i in range(0, len(files), size)]
-    return [(i, b) for i, b in enumerate(batches) if i % nodes == rank]
+class Split:
+    """The input cut into mini-batches: each a (payload, count, label) whose payload the worker
+    turns into run()'s argument (see materialize), count is how many items (files, lines or
+    rows) it holds and label names it in errors; unit names the items and how the cut was made."""
+
+    def __init__(self, unit, how):
+        self.unit, self.how, self.items, self.batches = unit, how, 0, []
+
+    def add(self, payload, count, label):
+        self.batches.append((payload, count, label))
+        self.items += count
+
+    def mine(self, rank, nodes):
+        """This node's (index, batch) mini-batches: those whose index % nodes == rank."""
+        return [(i, b) for i, b in enumerate(self.batches) if i % nodes == rank]
+
+
+def split_input(path, settings):
+    """Cuts input_data into mini-batches: a table (an mltable input, described by the
+    supervisor in $HANGAR_PARALLEL_TABLE) into rows, one file by size into lines, files by
+    count or by size."""
+    size, limit = settings.get("mini_batch_size") or 0, settings.get("mini_batch_bytes") or 0
+    table = os.environ.get("HANGAR_PARALLEL_TABLE")
+    if table:
+        return split_table(json.loads(table), size, limit, settings.get("partition_keys") or [])
+    files = list_files(path)
+    if limit and os.path.isfile(path):
+        return split_lines(path, limit)
+    if limit:
+        out = Split("files", "of up to %d bytes" % limit)
+        group, used = [], 0
+        for f in files:
+            n = os.path.getsize(f)
+            if group and used + n > limit:
+                out.add(("files", group), len(group), os.path.basename(group[0]))
+                group, used = [], 0
+            group.append(f)
+            used += n
+        if group:
+            out.add(("files", group), len(group), os.path.basename(group[0]))
+        return out
+    out = Split("files", "of up to %d" % size)
+    for i in range(0, len(files), size):
+        out.add(("files", files[i:i + size]), len(files[i:i + size]), os.path.basename(files[i]))
+    return out
+
+
+def line_spans(path, skip_first=False):
+    """(offset, length) of each line of a file, a header line left out."""
+    spans, offset = [], 0
+    with open(path, "rb") as f:
+        for n, line in enumerate(f):
+            if line.strip() and not (skip_first and n == 0):
+                spans.append((offset, len(line)))
+            offset += len(line)
+    return spans
+
+
+def split_lines(path, limit):
+    """One file's lines, consecutive ones grouped up to limit bytes (a longer line alone)."""
+    out = Split("lines", "of up to %d bytes" % limit)
+    for group in group_spans([(path, o, n) for o, n in line_spans(path)], limit):
+        (_, start, length), = merge_spans(group)
+        out.add(("lines", path, start, length), len(group), "%s at byte %d" % (os.path.basename(path), start))
+    return out
+
+
+def merge_spans(spans):
+    """Spans (path, offset, length) that follow each other in one file made one (path, start,
+    length); the lines between them are blank ones, left out when read."""
+    out = []
+    for path, offset, length in spans:
+        if out and out[-1][0] == path and offset >= out[-1][1] + out[-1][2]:
+            out[-1][2] = offset + length - out[-1][1]
+        else:
+            out.append([path, offset, length])
+    return [tuple(s) for s in out]
+
+
+def split_table(t, size, limit, keys):
+    """An mltable's rows: consecutive ones grouped up to limit bytes or size rows, or one
+    mini-batch per distinct value of the partition keys, in the order they first appear."""
+    delimited = t["format"] == "delimited"
+    spans = []
+    for i, f in enumerate(t["files"]):
+        skip = delimited and (t["header"] == "all_files_same_headers" or (t["header"] == "from_first_file" and i == 0))
+        spans.extend((f, o, n) for o, n in line_spans(f, skip))
+    cols = table_columns(t)
+    if keys:
+        return split_partitions(t, cols, spans, keys)
+    if limit:
+        out, groups = Split("rows", "of up to %d bytes" % limit), group_spans(spans, limit)
+    else:
+        out, groups = Split("rows", "of up to %d rows" % size), (spans[i:i + size] for i in range(0, len(spans), size))
+    for g in groups:
+        out.add(("table", t, cols, merge_spans(g)), len(g), "%s at byte %d" % (os.path.basename(g[0][0]), g[0][1]))
+    return out
+
+
+def split_partitions(t, cols, spans, keys):
+    """One mini-batch per distinct combination of the keys' values, in order of appearance."""
+    records = read_records(t, merge_spans(spans))
+    if t["format"] == "delimited":
+        missing = [k for k in keys if k not in cols]
+        if missing:
+            raise Abort("partition_keys: no column %s in the table (its columns: %s)" % (", ".join(missing), ", ".join(cols)))
+        at = [cols.index(k) for k in keys]
+        key_of = lambda r: tuple(r[i] if i < len(r) else None for i in at)
+    else:
+        key_of = lambda r: tuple(r.get(k) if isinstance(r, dict) else None for k in keys)
+    groups = collections.OrderedDict()
+    for r in records:
+        value = key_of(r)  # JSON values may be lists or objects: grouped by their JSON text
+        groups.setdefault(json.dumps(value, sort_keys=True, default=str), (value, []))[1].append(r)
+    out = Split("rows", "by partition_keys %s" % ", ".join(keys))
+    for value, rows in groups.values():
+        label = ", ".join("%s=%s" % kv for kv in zip(keys, value))
+        out.add(("rows", t, cols, rows, dict(zip(keys, value))), len(rows), label)
+    return out
+
+
+def table_columns(t):
+    """A delimited table's column names: its header, or Column1, Column2, ... (None: JSON lines)."""
+    if t["format"] != "delimited" or not t["files"]:
+        return None
+    with open(t["files"][0], encoding=t.get("encoding") or "utf-8", newline="") as f:
+        first = next(csv.reader(f, delimiter=t.get("delimiter") or ","), [])
+    if t["header"] == "no_header":
+        return ["Column%d" % (i + 1) for i in range(len(first))]
+    return first
+
+
+def read_records(t, segments):
+    """The rows of a table's segments: lists of strings (delimited) or JSON values."""
+    out = []
+    for path, offset, length in segments:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            text = f.read(length).decode(t.get("encoding") or "utf-8")
+        lines = [l.rstrip("\r") for l in text.split("\n") if l.strip()]
+        if t["format"] == "json_lines":
+            out.extend(json.loads(l) for l in lines)
+        else:
+            rows = csv.reader(lines, delimiter=t.get("delimiter") or ",")
+            if t.get("empty_as_string"):
+                out.extend(rows)
+            else:  # as Azure reads them: an empty value is no value
+                out.extend([v if v != "" else None for v in r] for r in rows)
+    return out
+
+
+def to_frame(t, cols, records):
+    """What run() gets of a table's rows: a pandas DataFrame when pandas imports, else a list of
+    dicts (a delimited row's values are strings)."""
+    if cols is not None:
+        records = [dict(zip(cols, r)) for r in records]
+    try:
+        import pandas
+    except ImportError:
+        return records
+    frame = pandas.DataFrame.from_records(records, columns=cols)
+    if cols is not None:  # as read_csv would: numbers become numbers
+        for c in frame.columns:
+            try:
+                frame[c] = pandas.to_numeric(frame[c])
+            except (ValueError, TypeError):
+                pass
+    return frame
+
+
+class Context:
+    """run()'s second argument, when it takes one (Azure's mini_batch_context)."""
+
+    def __init__(self, index, partition):
+        self.minibatch_index = index
+        self.partition_key_value = partition
+
+
+def materialize(payload):
+    """run()'s argument for a mini-batch's payload, and the partition it holds (a dict)."""
+    kind = payload[0]
+    if kind == "files":
+        return list(payload[1]), {}
+    if kind == "lines":
+        _, path, offset, length = payload
+        with open(path, "rb") as f:
+            f.seek(offset)
+            text = f.read(length).decode("utf-8", "replace")
+        return [l.rstrip("\r") for l in text.split("\n") if l.strip()], {}
+    if kind == "table":
+        _, t, cols, segments = payload
+        return to_frame(t, cols, read_records(t, segments)), {}
+    _, t, cols, rows, partition = payload
+    return to_frame(t, cols, rows), partition
+
+
+def takes_context(fn):
+    """Whether run() takes a second argument (Azure's run(mini_batch, mini_batch_context))."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
+def group_spans(spans, limit):
+    """Consecutive spans (path, offset, length) grouped up to limit bytes."""
+    group, used = [], 0
+    for span in spans:
+        if group and used + span[2] > limit:
+            yield group
+            group, used = [], 0
+        group.append(span)
+        used += span[2]
+    if group:
+        yield group
 
 
 def to_rows(result):
@@ -120,6 +340,7 @@ def worker_main(conn, entry, args):
         conn.send(("init-failed", traceback.format_exc()))
         return
     conn.send(("ready",))
+    with_context = takes_context(mod.run)
     while True:
         try:
             msg = conn.recv()
@@ -127,9 +348,13 @@ def worker_main(conn, entry, args):
             break
         if msg is None:
             break
-        index, files = msg
+        index, payload = msg
         try:
-            rows = to_rows(mod.run(list(files)))
+            batch, partition = materialize(payload)
+            if with_context:
+                rows = to_rows(mod.run(batch, Context(index, partition)))
+            else:
+                rows = to_rows(mod.run(batch))
             msg = ("done", index, rows)
         except BaseException:
             msg = ("failed", index, traceback.format_exc())
@@ -148,14 +373,14 @@ class Worker:
         self.proc.start()
         child.close()
         self.ready = False
-        self.task = None  # [index, files, attempt]
+        self.task = None  # [index, (payload, count, label), attempt]
         self.deadline = None
 
     def send(self, task, timeout):
         self.task = task
         self.deadline = time.monotonic() + timeout
         try:
-            self.conn.send((task[0], task[1]))
+            self.conn.send((task[0], task[1][0]))
         except OSError:
             pass  # the worker died: its sentinel tells, and the mini-batch counts as an attempt
 
@@ -167,11 +392,12 @@ class Worker:
 
 
 class Driver:
-    def __init__(self, settings, batches, entry, args, rank):
+    def __init__(self, settings, batches, entry, args, rank, unit="files"):
         self.s = settings
+        self.unit = unit
         self.rank = rank
         self.entry, self.args = entry, args
-        self.pending = collections.deque([i, files, 0] for i, files in batches)
+        self.pending = collections.deque([i, batch, 0] for i, batch in batches)
         self.total = len(batches)
         self.rows = {}
         self.done = self.failed = self.retried = self.failed_files = 0
@@ -202,7 +428,7 @@ class Driver:
         for w in self.workers:
             if w.ready and w.task is None and self.pending:
                 task = self.pending.popleft()
-                log.debug("mini-batch %d (%d files) to worker %d", task[0], len(task[1]), w.number)
+                log.debug("mini-batch %d (%d %s) to worker %d", task[0], task[1][1], self.unit, w.number)
                 w.send(task, self.s["timeout"])
 
     def step(self):
@@ -256,25 +482,26 @@ class Driver:
             self.attempt_failed(task, why)
 
     def attempt_failed(self, task, why):
-        index, files, attempt = task
+        index, batch, attempt = task
         if attempt < self.s["max_retries"]:
             self.retried += 1
             log.warning("mini-batch %d: attempt %d of %d failed (%s); retrying", index, attempt + 1,
                         self.s["max_retries"] + 1, why)
-            self.pending.append([index, files, attempt + 1])
+            self.pending.append([index, batch, attempt + 1])
             return
+        _, count, label = batch
         self.failed += 1
-        self.failed_files += len(files)
-        self.last_error = "mini-batch %d (%s): %s" % (index, os.path.basename(files[0]) if files else "", why)
-        log.error("mini-batch %d failed %d times; giving up on its %d files: %s", index, attempt + 1, len(files), why)
+        self.failed_files += count
+        self.last_error = "mini-batch %d (%s): %s" % (index, label, why)
+        log.error("mini-batch %d failed %d times; giving up on its %d %s: %s", index, attempt + 1, count, self.unit, why)
         self.progress()
         mb, files_limit = self.s["mini_batch_error_threshold"], self.s["error_threshold"]
         if mb >= 0 and self.failed > mb:
             raise Abort("%d failed mini-batches exceed mini_batch_error_threshold %d; last error: %s"
                         % (self.failed, mb, self.last_error))
         if files_limit >= 0 and self.failed_files > files_limit:
-            raise Abort("%d failed files exceed error_threshold %d; last error: %s"
-                        % (self.failed_files, files_limit, self.last_error))
+            raise Abort("%d failed %s exceed error_threshold %d; last error: %s"
+                        % (self.failed_files, self.unit, files_limit, self.last_error))
 
     def progress(self):
         finished = self.done + self.failed
@@ -311,15 +538,28 @@ def row_file(append_to, rank, nodes, name=None):
     return path
 
 
-def write_rows(path, rows):
+def index_file(part):
+    """The index beside a node's rows file: the server merges the nodes' files by it."""
+    return part + INDEX_SUFFIX
+
+
+def write_rows(path, rows, nodes=1):
+    """Writes the rows in mini-batch order. On a multi-node run it also writes the index of the
+    file, each mini-batch's index and byte count, which the server merges the nodes' files by
+    (the rows of mini-batch i follow those of i-1 whichever node ran them); the index is written
+    last, so a file without one was not finished."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    count = 0
-    with open(path, "w", encoding="utf-8") as f:
+    count, spans = 0, []
+    with open(path, "wb") as f:
         for index in sorted(rows):
-            for row in rows[index]:
-                f.write(row)
-                f.write("\n")
-                count += 1
+            data = b"".join(row.encode("utf-8", "surrogateescape") + b"\n" for row in rows[index])
+            f.write(data)
+            count += len(rows[index])
+            if data:
+                spans.append([index, len(data)])
+    if nodes > 1:
+        with open(index_file(path), "w", encoding="utf-8") as f:
+            json.dump({"mini_batches": spans}, f)
     return count
 
 
@@ -333,13 +573,15 @@ def main(argv):
     driver, append_to = None, None
     try:
         input_data, append_to, args = parse_args(argv)
-        files = list_files(input_data)
-        batches = mini_batches(files, settings["mini_batch_size"], rank, nodes)
-        log.info("node %d of %d: %d files in %d mini-batches of up to %d, this node takes %d; %d workers",
-                 rank, nodes, len(files), -(-len(files) // settings["mini_batch_size"]),
-                 settings["mini_batch_size"], len(batches),
+        try:
+            split = split_input(input_data, settings)
+        except (OSError, ValueError) as e:  # unreadable files, bad JSON lines, bad encodings
+            raise Abort("input_data: cannot split %s into mini-batches: %s" % (input_data, e))
+        batches = split.mine(rank, nodes)
+        log.info("node %d of %d: %d %s in %d mini-batches %s, this node takes %d; %d workers",
+                 rank, nodes, split.items, split.unit, len(split.batches), split.how, len(batches),
                  min(settings["max_concurrency_per_instance"], max(len(batches), 1)))
-        driver = Driver(settings, batches, settings["entry_script"], args, rank)
+        driver = Driver(settings, batches, settings["entry_script"], args, rank, split.unit)
         driver.run()
     except Abort as e:
         reason = str(e)
@@ -357,11 +599,11 @@ def main(argv):
 def finish(driver, append_to, rank, nodes, name=None):
     if driver is None:
         return
-    summary = "node %d: %d mini-batches: %d succeeded, %d failed (%d files), %d retried" % (
-        rank, driver.total, driver.done, driver.failed, driver.failed_files, driver.retried)
+    summary = "node %d: %d mini-batches: %d succeeded, %d failed (%d %s), %d retried" % (
+        rank, driver.total, driver.done, driver.failed, driver.failed_files, driver.unit, driver.retried)
     if append_to:
         path = row_file(append_to, rank, nodes, name)
-        summary += "; %d rows written to %s" % (write_rows(path, driver.rows), os.path.basename(path))
+        summary += "; %d rows written to %s" % (write_rows(path, driver.rows, nodes), os.path.basename(path))
     log.info("%s", summary)
 
 

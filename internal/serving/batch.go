@@ -67,6 +67,7 @@ type BatchDeployment struct {
 type BatchSettings struct {
 	MaxConcurrencyPerInstance int               `json:"max_concurrency_per_instance"`
 	MiniBatchSize             int               `json:"mini_batch_size"`
+	MiniBatchBytes            int64             `json:"mini_batch_bytes,omitempty"` // a size ("10kb") instead of a count
 	OutputAction              string            `json:"output_action"`
 	OutputFileName            string            `json:"output_file_name"`
 	ErrorThreshold            int               `json:"error_threshold"`
@@ -90,7 +91,7 @@ func DefaultBatchSettings() BatchSettings {
 func BatchJobSpec(d BatchDeployment, modelManifest string, input job.Input) job.Spec {
 	st := d.Settings
 	p := &job.ParallelRun{
-		InputData: BatchInput, EntryScript: d.ScoringScript, MiniBatchSize: st.MiniBatchSize,
+		InputData: BatchInput, EntryScript: d.ScoringScript, MiniBatchSize: st.MiniBatchSize, MiniBatchBytes: st.MiniBatchBytes,
 		MaxConcurrencyPerInstance: st.MaxConcurrencyPerInstance, MiniBatchErrorThreshold: -1,
 		ErrorThreshold: st.ErrorThreshold, MaxRetries: st.MaxRetries, TimeoutSeconds: st.Timeout,
 		LoggingLevel: st.LoggingLevel,

@@ -158,7 +158,11 @@ func (d *decoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {
 func (d *decoder) batchSettingFields(s *serving.BatchSettings) fields {
 	return fields{
 		"max_concurrency_per_instance": func(n *yaml.Node, p string) { s.MaxConcurrencyPerInstance = d.smallInt(n, p, 1) },
-		"mini_batch_size":              func(n *yaml.Node, p string) { s.MiniBatchSize = d.miniBatchSize(n, p) },
+		"mini_batch_size": func(n *yaml.Node, p string) {
+			if count, bytes := d.miniBatchSize(n, p); count > 0 || bytes > 0 {
+				s.MiniBatchSize, s.MiniBatchBytes = count, bytes
+			}
+		},
 		"output_action": func(n *yaml.Node, p string) {
 			s.OutputAction = d.enum(n, p, serving.OutputAppendRow, serving.OutputSummaryOnly)
 		},

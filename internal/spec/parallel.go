@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,14 +24,14 @@ const (
 var parallelKeys = []string{
 	"input_data", "mini_batch_size", "max_concurrency_per_instance", "mini_batch_error_threshold",
 	"error_threshold", "logging_level", "retry_settings.max_retries", "retry_settings.timeout",
-	"task.type", "task.code", "task.entry_script", "task.program_arguments", "task.append_row_to",
+	"partition_keys", "task.type", "task.code", "task.entry_script", "task.program_arguments", "task.append_row_to",
 }
 
 var (
 	// A binding is the whole of input_data or append_row_to: ${{inputs.x}} / ${{outputs.y}}.
 	inputBinding  = pattern.New(`^\$\{\{\s*inputs\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
 	outputBinding = pattern.New(`^\$\{\{\s*outputs\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
-	sizeBatch     = pattern.New(`^(?i)\s*\d+(\.\d+)?\s*(b|kb|mb|gb|k|m|g)\s*$`)
+	sizeBatch     = pattern.New(`^(?i)\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|k|m|g)\s*$`)
 )
 
 // parallelJob decodes a `type: parallel` job: the settings of Hangar's parallel driver in
@@ -44,7 +45,11 @@ func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
 	s.Parallel = p
 	common := d.jobFields(s)
 	fs := fields{
-		"mini_batch_size":              func(n *yaml.Node, path string) { p.MiniBatchSize = d.miniBatchSize(n, path) },
+		"mini_batch_size": func(n *yaml.Node, path string) {
+			if count, bytes := d.miniBatchSize(n, path); count > 0 || bytes > 0 {
+				p.MiniBatchSize, p.MiniBatchBytes = count, bytes
+			}
+		},
 		"max_concurrency_per_instance": func(n *yaml.Node, path string) { p.MaxConcurrencyPerInstance = d.smallInt(n, path, 1) },
 		"mini_batch_error_threshold":   func(n *yaml.Node, path string) { p.MiniBatchErrorThreshold = d.smallInt(n, path, -1) },
 		"error_threshold":              func(n *yaml.Node, path string) { p.ErrorThreshold = d.smallInt(n, path, -1) },
@@ -52,11 +57,9 @@ func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
 			p.LoggingLevel = strings.ToUpper(d.enum(n, path, "debug", "info", "warning", "error", "critical"))
 		},
 		"retry_settings": func(n *yaml.Node, path string) { d.retrySettings(n, path, p) },
-		"partition_keys": func(n *yaml.Node, path string) {
-			d.errorf(n, path, "partitioned (mltable) parallel jobs are not supported yet; split a uri_folder input by files")
-		},
-		"input_data": nil,
-		"task":       nil,
+		"partition_keys": func(n *yaml.Node, path string) { p.PartitionKeys = d.partitionKeys(n, path) },
+		"input_data":     nil,
+		"task":           nil,
 	}
 	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
 		"tags", "properties", "compute", "inputs", "outputs", "resources", "environment_variables",
@@ -69,22 +72,56 @@ func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
 	return s
 }
 
-// miniBatchSize reads a number of files; Azure's size form ("10kb", for tabular inputs) is
-// refused with what to write instead.
-func (d *decoder) miniBatchSize(n *yaml.Node, path string) int {
+// miniBatchSize reads a number of files per mini-batch, or Azure's size form ("10kb", "1mb",
+// "100MB": bytes per mini-batch, 1kb = 1024 bytes), which it returns as bytes with count 0.
+func (d *decoder) miniBatchSize(n *yaml.Node, path string) (count int, bytes int64) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		v := strings.TrimSpace(n.Value)
-		if sizeBatch.MatchString(v) {
-			d.errorf(n, path, "mini-batches by size (%s) are not supported yet; give a number of files per mini-batch", quote(v))
-			return 0
-		}
 		if i, err := strconv.Atoi(v); err == nil && i >= 1 {
-			return i
+			return i, 0
 		}
-		d.expected(n, path, "a number of files >= 1")
-		return 0
+		if b, ok := parseBatchBytes(v); ok {
+			return 0, b
+		}
+		d.errorf(n, path, "%s is not a count or a size like \"10kb\"", quote(v))
+		return 0, 0
 	}
-	return d.smallInt(n, path, 1)
+	return d.smallInt(n, path, 1), 0
+}
+
+// batchUnits are the multipliers of a mini-batch size's units.
+var batchUnits = map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+
+// parseBatchBytes reads a size like "10kb" or "1.5 MB" (at least one byte, at most 1 TiB).
+func parseBatchBytes(v string) (int64, bool) {
+	m := sizeBatch.FindStringSubmatch(v)
+	if m == nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	b := f * batchUnits[strings.ToLower(m[2])]
+	if err != nil || b < 1 || b > 1<<40 {
+		return 0, false
+	}
+	return int64(b), true
+}
+
+// partitionKeys reads partition_keys: column names, each once.
+func (d *decoder) partitionKeys(n *yaml.Node, path string) []string {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.expected(n, path, "a list of column names")
+		return nil
+	}
+	var out []string
+	for i, c := range n.Content {
+		k := strings.TrimSpace(d.str(c, path+"["+strconv.Itoa(i)+"]"))
+		if k == "" || slices.Contains(out, k) {
+			d.expected(c, path+"["+strconv.Itoa(i)+"]", "a column name, each once")
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 func (d *decoder) retrySettings(n *yaml.Node, path string, p *job.ParallelRun) {
@@ -148,8 +185,10 @@ func (d *decoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) {
 		switch {
 		case !ok:
 			d.errorf(n, "input_data", "unknown input %s; known: %s", quote(m[1]), listOrNone(keys(s.Inputs)))
-		case in.Type != job.URIFolder && in.Type != job.URIFile:
-			d.errorf(n, "input_data", "input %s is %s; a parallel job splits a uri_folder (or one uri_file) into mini-batches of files", quote(m[1]), in.Type)
+		case in.Type != job.URIFolder && in.Type != job.URIFile && in.Type != job.MLTable:
+			d.errorf(n, "input_data", "input %s is %s; a parallel job splits a uri_folder, a uri_file or an mltable into mini-batches", quote(m[1]), in.Type)
+		case len(s.Parallel.PartitionKeys) > 0 && in.Type != job.MLTable:
+			d.errorf(got["partition_keys"], "partition_keys", "input %s is %s; partitions are of an mltable's rows", quote(m[1]), in.Type)
 		default:
 			s.Parallel.InputData = m[1]
 		}

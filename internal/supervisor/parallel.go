@@ -19,7 +19,8 @@ import (
 // parallelReasonFile is where the driver writes why the job failed, under the run's hangar/.
 const parallelReasonFile = "parallel_reason.txt"
 
-// prepareParallel writes the driver (HANGAR_PARALLEL_DRIVER) and sets its variables; a batch
+// prepareParallel writes the driver (HANGAR_PARALLEL_DRIVER) and sets its variables (an mltable
+// input's MLTable file read into HANGAR_PARALLEL_TABLE, so that the driver needs no YAML); a batch
 // deployment's job also gets AZUREML_MODEL_DIR (laid out as for a replica) and
 // AZUREML_BI_OUTPUT_PATH.
 func (s *Supervisor) prepareParallel(values, env map[string]string) error {
@@ -49,6 +50,17 @@ func (s *Supervisor) prepareParallel(values, env map[string]string) error {
 	reason := filepath.Join(dir, parallelReasonFile)
 	if err := os.Remove(reason); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("parallel: %w", err)
+	}
+	if in := s.spec.Spec.Inputs[p.InputData]; in.Type == job.MLTable {
+		t, err := parallel.ReadMLTable(values["inputs."+p.InputData])
+		if err != nil {
+			return fmt.Errorf("parallel: input_data: %w", err)
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("parallel: %w", err)
+		}
+		env["HANGAR_PARALLEL_TABLE"] = string(b)
 	}
 	env["HANGAR_PARALLEL_DRIVER"] = path
 	env["HANGAR_PARALLEL_SETTINGS"] = string(settings)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Debian's Python ML packages for the distributed-training tests, idempotently: torch (gloo on
+# Debian's Python ML packages for the distributed-training and parallel-job tests, idempotently: torch (gloo on
 # CPU), Open MPI and mpi4py. They live under /usr/bin/python3 (not the python3 first on PATH).
 set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import torch' 2>/dev/null || missing+=(python3-torch)
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)  # the scoring server's test runs Azure's score.py
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || missing+=(python3-mpi4py)
+/usr/bin/python3 -c 'import pandas' 2>/dev/null || missing+=(python3-pandas)  # parallel jobs hand an mltable's rows to run() as DataFrames
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
 if ((${#missing[@]})); then
   if [[ $(id -u) != 0 ]]; then echo "python.sh: need root to install ${missing[*]}" >&2; exit 1; fi
