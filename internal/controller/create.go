@@ -47,7 +47,8 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 // queue validates a command job against the workspace and queues its run (a user's job, or a
 // deployment's replica).
 func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
-	if strings.TrimSpace(sp.Command) == "" {
+	// A replica whose image serves by its own entrypoint has no command (design 0014).
+	if strings.TrimSpace(sp.Command) == "" && (sp.Serve == nil || !sp.Serve.Entrypoint) {
 		return nil, invalidf("command: required")
 	}
 	// The CLI checks this too; a job sent straight to the API is refused here rather than failing

@@ -75,8 +75,8 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 	if d.ScoringScript != "" && d.CodeSnapshot == "" {
 		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar online-deployment create -f FILE)")
 	}
-	if d.ScoringScript == "" && d.Command == "" {
-		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT")
+	if d.ScoringScript == "" && d.Command == "" && d.Inference == nil {
+		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT or an environment image with an inference_config whose entrypoint serves")
 	}
 	if d.Model.Ref != "" {
 		mv, err := c.ResolveModel(ctx, d.Model.Ref)
@@ -84,6 +84,8 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 			return err
 		}
 		d.Model.Manifest, d.Model.Folder = mv.Manifest, mv.Folder
+		// Where an image that serves by its entrypoint finds it, as on Azure.
+		d.Model.Name, d.Model.Version = mv.Name, mv.Version
 	}
 	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
 		return invalidf("model.folder: %q is not a folder name", f)
@@ -104,6 +106,9 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 		return err
 	}
 	d.Environment = sp.Environment
+	if d.ServesByEntrypoint() && d.Environment.Image == "" {
+		return invalidf("environment.image: required for a deployment that serves by its image's entrypoint (inference_config, no code_configuration, no command)")
+	}
 	if _, err := c.checkForTarget(sp, target); err != nil {
 		return err
 	}

@@ -53,6 +53,12 @@ type Serve struct {
 	// sit under in AZUREML_MODEL_DIR ("" : directly), as Azure lays a model out.
 	ModelInput  string `json:"model_input,omitempty"`
 	ModelFolder string `json:"model_folder,omitempty"`
+	// Entrypoint says the image serves by its own ENTRYPOINT/CMD (an inference_config with no
+	// command and no scoring script): the supervisor runs the image without a command, in a
+	// network of its own with Port published on a free port of the node, the model mounted at
+	// ModelMount (AZUREML_MODEL_DIR inside the container).
+	Entrypoint bool   `json:"entrypoint,omitempty"`
+	ModelMount string `json:"model_mount,omitempty"`
 }
 
 // Environment says how the code's dependencies are provided. Exactly one of Ref, or the

@@ -2,6 +2,7 @@ package serving
 
 import (
 	"maps"
+	"path"
 
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -49,9 +50,35 @@ func ReplicaSpec(d Deployment, compute, modelManifest string) job.Spec {
 		// The supervisor sets AZUREML_MODEL_DIR so that the files sit where Azure puts them.
 		sp.Serve.ModelInput, sp.Serve.ModelFolder = ModelInput, d.Model.Folder
 	}
+	if d.ServesByEntrypoint() {
+		sp.Serve.Entrypoint = true
+		if modelManifest != "" {
+			sp.Serve.ModelMount = ModelMountPath(d)
+		}
+	}
 	sp.Command = cmd
 	if sp.Serve.Probe == "" {
 		sp.Serve.Probe = "/"
 	}
 	return sp
+}
+
+// AzureModelRoot is where Azure mounts a deployment's models inside its container.
+const AzureModelRoot = "/var/azureml-app/azureml-models"
+
+// ModelMountPath is AZUREML_MODEL_DIR inside the container of an image that serves by its own
+// entrypoint: model_mount_path, else Azure's /var/azureml-app/azureml-models/<name>/<version>
+// (an inline model without a name takes the deployment's, and version 1).
+func ModelMountPath(d Deployment) string {
+	if d.ModelMountPath != "" {
+		return d.ModelMountPath
+	}
+	name, version := d.Model.Name, d.Model.Version
+	if name == "" {
+		name = d.Name
+	}
+	if version == "" {
+		version = "1"
+	}
+	return path.Join(AzureModelRoot, name, version)
 }

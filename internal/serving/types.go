@@ -61,6 +61,10 @@ type Deployment struct {
 	// out of the rotation until it passes SuccessThreshold times.
 	Liveness  Probe `json:"liveness_probe"`
 	Readiness Probe `json:"readiness_probe"`
+	// ModelMountPath is `model_mount_path`: where an image that serves by its own entrypoint
+	// finds the model (AZUREML_MODEL_DIR); "" is Azure's
+	// /var/azureml-app/azureml-models/<name>/<version>.
+	ModelMountPath string `json:"model_mount_path,omitempty"`
 	// Kept as given: app_insights_enabled, egress_public_network_access, data_collector, ...
 	Extra map[string]any `json:"extra,omitempty"`
 }
@@ -78,6 +82,12 @@ type ModelRef struct {
 	// Folder is the model folder's name ("" for one file): its files are at
 	// $AZUREML_MODEL_DIR/<Folder>, as on Azure (the registered version's, or an inline folder's).
 	Folder string `json:"folder,omitempty"`
+}
+
+// ServesByEntrypoint says the deployment's image serves by its own ENTRYPOINT/CMD: it has an
+// inference_config and neither a scoring script nor a command (Azure's custom containers).
+func (d Deployment) ServesByEntrypoint() bool {
+	return d.Inference != nil && d.ScoringScript == "" && d.Command == ""
 }
 
 // InferenceConfig is an environment's `inference_config` for images that serve themselves.

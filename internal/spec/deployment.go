@@ -140,9 +140,11 @@ func (d *decoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deploy
 	d.checkServes(got, dep)
 }
 
-// checkServes checks that the deployment has something that serves: a scoring script, or an
-// environment whose image (or command) listens on $PORT.
+// checkServes checks that the deployment has something that serves: a scoring script, a
+// command that listens on $PORT, or an image that serves by its own entrypoint where its
+// inference_config says.
 func (d *decoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment) {
+	d.checkModelMount(got, dep)
 	if dep.ScoringScript != "" || got["code_configuration"] != nil || dep.Command != "" {
 		return
 	}
@@ -156,10 +158,39 @@ func (d *decoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment
 			d.warnf(got["model"], "model.type", "a %s without code_configuration is a no-code deployment, which Hangar does not serve yet; the workspace refuses it", dep.Model.Type)
 		}
 	case got["environment"] == nil:
-		d.errorf(nil, "environment", "required without code_configuration: its image serves the model (or give code_configuration)")
-	case env.Ref == "" && env.Image == "":
-		d.errorf(got["environment"], "environment", "without code_configuration, the environment needs an image that serves on $PORT (or give command)")
+		d.errorf(nil, "environment", "required without code_configuration or command: an image with an inference_config that serves the model (or give code_configuration)")
+	case env.Ref != "":
+		// A registered environment (a model package's) is the workspace's to judge.
+	case env.Image == "":
+		d.errorf(got["environment"], "environment.image", "required without code_configuration or command: the image whose entrypoint serves the model, with its inference_config (or give code_configuration or command)")
+	case dep.Inference == nil:
+		d.errorf(got["environment"], "environment.inference_config", "required for an image that serves by its own entrypoint (no code_configuration, no command): its liveness_route, readiness_route and scoring_route")
 	}
+}
+
+// checkModelMount keeps model_mount_path where it takes effect (an image that serves by its own
+// entrypoint finds the model there), else keeps it aside with a warning.
+func (d *decoder) checkModelMount(got map[string]*yaml.Node, dep *serving.Deployment) {
+	if dep.ModelMountPath == "" || dep.ServesByEntrypoint() {
+		return
+	}
+	keep(&dep.Extra, "model_mount_path", dep.ModelMountPath)
+	dep.ModelMountPath = ""
+	d.warnf(got["model_mount_path"], "model_mount_path", "kept, no effect: the model is at $AZUREML_MODEL_DIR, not at this path (only an image that serves by its own entrypoint gets it mounted there)")
+}
+
+// mountPath decodes an absolute path inside a container: clean, not "/", no control characters.
+func (d *decoder) mountPath(n *yaml.Node, path string) string {
+	s := d.str(n, path)
+	if s == "" {
+		return ""
+	}
+	if !strings.HasPrefix(s, "/") || s == "/" || filepath.ToSlash(filepath.Clean(s)) != s ||
+		strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f || r == ':' || r == ',' }) {
+		d.expected(n, path, "an absolute, clean path inside the container other than / (no .., no : or ,)")
+		return ""
+	}
+	return s
 }
 
 // deploymentEnvironment decodes `environment:` as a job's, with the inline environment's

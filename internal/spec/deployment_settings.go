@@ -152,10 +152,7 @@ func (d *decoder) unusedDeploymentFields(fs fields, dep *serving.Deployment) {
 			d.warnf(n, p, "kept, no effect: replicas reach the network their node reaches")
 		}
 	}
-	fs["model_mount_path"] = func(n *yaml.Node, p string) {
-		keep(&dep.Extra, "model_mount_path", d.str(n, p))
-		d.warnf(n, p, "kept, no effect: the model is at $AZUREML_MODEL_DIR, not at this path")
-	}
+	fs["model_mount_path"] = func(n *yaml.Node, p string) { dep.ModelMountPath = d.mountPath(n, p) }
 	fs["data_collector"] = func(n *yaml.Node, p string) {
 		keep(&dep.Extra, "data_collector", d.anyMap(n, p))
 		d.warnf(n, p, "kept, no effect: no inference data is collected")

@@ -113,7 +113,21 @@ func TestDeploymentErrors(t *testing.T) {
 		{"route path", "name: tfs\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: live, port: 80}\n" +
 			"    readiness_route: {path: /, port: 80}\n    scoring_route: {path: /s, port: 80}\n",
 			[]string{"environment.inference_config.liveness_route.path: expected an HTTP path starting with /"}},
-		{"nothing serves", "name: blue\nenvironment:\n  conda_file: {dependencies: [python]}\n", []string{"environment: without code_configuration, the environment needs an image"}},
+		{"nothing serves", "name: blue\nenvironment:\n  conda_file: {dependencies: [python]}\n", []string{"dep.yml: environment.image: required without code_configuration or command: the image whose entrypoint serves the model, with its inference_config (or give code_configuration or command) (line 3)"}},
+		{"image without inference_config", "name: blue\nenvironment:\n  image: x\n", []string{"dep.yml: environment.inference_config: required for an image that serves by its own entrypoint (no code_configuration, no command): its liveness_route, readiness_route and scoring_route (line 3)"}},
+		{"route missing", "name: tfs\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: /, port: 80}\n" +
+			"    scoring_route: {path: /s, port: 80}\n",
+			[]string{"dep.yml: environment.inference_config.readiness_route: required (line 5)"}},
+		{"port range", "name: tfs\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: /, port: 0}\n" +
+			"    readiness_route: {path: /, port: 70000}\n    scoring_route: {path: /s, port: 80}\n",
+			[]string{"dep.yml: environment.inference_config.liveness_route.port: expected integer >= 1, got 0 (line 5)",
+				"dep.yml: environment.inference_config.readiness_route.port: expected integer <= 65535, got 70000 (line 6)"}},
+		{"route port missing", "name: tfs\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: /}\n" +
+			"    readiness_route: {path: /, port: 80}\n    scoring_route: {path: /s, port: 80}\n",
+			[]string{"dep.yml: environment.inference_config.liveness_route.port: required (line 5)"}},
+		{"mount path", "name: tfs\nmodel_mount_path: models/../x\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: /, port: 80}\n" +
+			"    readiness_route: {path: /, port: 80}\n    scoring_route: {path: /s, port: 80}\n",
+			[]string{"dep.yml: model_mount_path: expected an absolute, clean path inside the container other than / (no .., no : or ,), got \"models/../x\" (line 2)"}},
 		{"no environment", "name: blue\nmodel:\n  path: model\n", []string{"environment: required without code_configuration"}},
 		{"command with script", minimalDeployment + "command: python serve.py\n", []string{"command: not with code_configuration"}},
 		{"percent scale", minimalDeployment + "scale_settings:\n  type: target_utilization\n  target_utilization_percentage: 120\n", []string{"scale_settings.target_utilization_percentage: expected integer <= 100, got 120 (line 10)"}},

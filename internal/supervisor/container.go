@@ -61,15 +61,22 @@ func (s *Supervisor) containerCommand(w *workspace) (*exec.Cmd, error) {
 	if shm == "" {
 		shm = "2g"
 	}
-	args := []string{"run", "--rm", "--name", c.name, "--network", "host", "--shm-size", shm,
-		"-v", s.cfg.Dir + ":" + s.cfg.Dir, "-w", w.dir, "--env-file", envFile}
+	place := []string{"--network", "host", "-w", w.dir}
+	tail := []string{"/bin/sh", "-c", containerShell, w.command}
+	if w.imageServe != nil { // the image's own entrypoint, workdir and network (serveimage.go)
+		place, tail = w.imageServe.runArgs(), nil
+	}
+	args := []string{"run", "--rm", "--name", c.name, "--shm-size", shm,
+		"-v", s.cfg.Dir + ":" + s.cfg.Dir, "--env-file", envFile}
+	args = append(args, place...)
 	args = append(args, long...)
 	if w.env != nil { // a managed environment built for this image
 		args = append(args, "-v", w.env.Dir+":"+w.env.Dir+":ro")
 	}
 	args = append(args, gpuArgs(c.rt)...)
 	args = append(args, strings.Fields(s.spec.Spec.Resources.DockerArgs)...)
-	args = append(args, c.image, "/bin/sh", "-c", containerShell, w.command)
+	args = append(args, c.image)
+	args = append(args, tail...)
 	if err := w.box.AddContainer(c.rt, c.name); err != nil {
 		return nil, err
 	}
@@ -104,6 +111,9 @@ func (s *Supervisor) containerVars(host map[string]string) map[string]string {
 			if strings.HasPrefix(k, p) {
 				return true
 			}
+		}
+		if k == "PORT" && s.spec.Spec.Serve != nil { // where a replica's server listens
+			return true
 		}
 		_, user := s.spec.Spec.EnvironmentVariables[k]
 		return user

@@ -42,6 +42,8 @@ type workspace struct {
 	box *runbox.Box
 	// servePort is the port a replica's command serves on (0: not a replica).
 	servePort int
+	// imageServe is set for a replica whose image serves by its own entrypoint.
+	imageServe *imageServe
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready
@@ -101,6 +103,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	}
 	w.shell = shell
 	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
+		return w, err
+	}
+	if err := s.checkImageServe(w, p.capt); err != nil {
 		return w, err
 	}
 	if w.plan, err = s.launchPlan(); err != nil {

@@ -29,6 +29,9 @@ func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) e
 	if sv == nil {
 		return nil
 	}
+	if sv.Entrypoint {
+		return s.prepareImageServe(w, values, env)
+	}
 	if sv.ModelInput != "" {
 		dir, err := s.modelDir(values["inputs."+sv.ModelInput], sv.ModelFolder)
 		if err != nil {

@@ -205,6 +205,11 @@ func binVolume(s compute.KubeSupervisor) corev1.Volume {
 
 // podImage is the run's environment image, else the target's default image.
 func podImage(r Run) (string, error) {
+	if sv := r.Spec.Serve; sv != nil && sv.Entrypoint {
+		// The pod's container runs the supervisor as its entrypoint; an image that must keep
+		// its own has no place in it yet (a sidecar pod would be needed).
+		return "", fmt.Errorf("environment.inference_config: a deployment whose image serves by its own entrypoint (no code_configuration, no command) cannot run on a Kubernetes target yet; give command: (what the entrypoint runs, serving on $PORT) or deploy it to a local, SSH or cluster target")
+	}
 	if img := r.Spec.Environment.Image; img != "" {
 		return img, nil
 	}

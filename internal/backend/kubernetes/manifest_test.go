@@ -133,6 +133,8 @@ func TestBuildRefuses(t *testing.T) {
 		want string
 	}{
 		{job.Spec{}, "environment.image: required"},
+		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true, Port: 8501}},
+			"environment.inference_config: a deployment whose image serves by its own entrypoint (no code_configuration, no command) cannot run on a Kubernetes target yet"},
 		{job.Spec{Environment: job.Environment{Image: "x"}, Resources: job.Resources{InstanceType: "huge"}}, `resources.instance_type: "huge" is not an instance type of this Kubernetes target (it has gpu)`},
 	} {
 		if _, err := Build(Run{RunID: "r", Target: tg, Spec: tc.spec}); err == nil || !strings.Contains(err.Error(), tc.want) {
