@@ -204,46 +204,8 @@ func modelTable(w io.Writer, vs []model.Version, archived bool) error {
 	return table(w, header, rows)
 }
 
-// modelTarget is the version a show or download names: NAME, NAME:VERSION or NAME@latest as the
-// argument, or --name with --version or --label latest. A bare name is the latest version.
-type modelTarget struct{ name, version, label string }
-
-func (m *modelTarget) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&m.name, "name", "n", "", "model name (or NAME[:VERSION|@latest] as the argument)")
-	cmd.Flags().StringVarP(&m.version, "version", "v", "", "version (default: the latest)")
-	cmd.Flags().StringVarP(&m.label, "label", "l", "", "label: latest")
-	cmd.Args = nameArgs(&m.name, "model")
-}
-
-// resolve returns the name and version to ask for ("latest" for the label).
-func (m *modelTarget) resolve() (string, string, error) {
-	if m.version != "" && m.label != "" {
-		return "", "", usageError("give --version or --label, not both")
-	}
-	if m.label != "" && m.label != "latest" {
-		return "", "", usageError("--label: the only label is latest, got %q", m.label)
-	}
-	r, err := model.ParseRef(m.name, true)
-	if err != nil {
-		return "", "", usageError("%v", err)
-	}
-	if !r.Latest && (m.version != "" || m.label != "") {
-		return "", "", usageError("%s names a version already; leave out --version and --label", m.name)
-	}
-	version := r.Version
-	if r.Latest {
-		version = "latest"
-	}
-	if m.version != "" {
-		if version, err = model.ParseVersion(m.version); err != nil {
-			return "", "", usageError("--version: %v", err)
-		}
-	}
-	return r.Name, version, nil
-}
-
 func newModelShowCmd(env *Env) *cobra.Command {
-	var m modelTarget
+	m := assetTarget{kind: model.Kind}
 	cmd := &cobra.Command{
 		Use:   "show NAME[:VERSION|@latest]",
 		Short: "Show a model version (default: the latest)",
@@ -296,7 +258,7 @@ func sortedPairs(m map[string]string) []string {
 }
 
 func newModelDownloadCmd(env *Env) *cobra.Command {
-	var m modelTarget
+	m := assetTarget{kind: model.Kind}
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "download NAME[:VERSION|@latest]",

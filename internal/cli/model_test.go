@@ -7,24 +7,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hangar-ml/hangar/internal/model"
 )
 
 // What show and download ask the workspace for, from the argument and the flags.
 func TestModelTargetResolve(t *testing.T) {
 	tests := []struct {
-		m             modelTarget
+		m             assetTarget
 		name, version string
 		usage         string
 	}{
-		{m: modelTarget{name: "mnist"}, name: "mnist", version: "latest"},
-		{m: modelTarget{name: "azureml:mnist:3"}, name: "mnist", version: "3"},
-		{m: modelTarget{name: "mnist@latest"}, name: "mnist", version: "latest"},
-		{m: modelTarget{name: "mnist", version: "02"}, name: "mnist", version: "2"},
-		{m: modelTarget{name: "mnist", label: "latest"}, name: "mnist", version: "latest"},
-		{m: modelTarget{name: "mnist", version: "2", label: "latest"}, usage: "not both"},
-		{m: modelTarget{name: "mnist", label: "prod"}, usage: "the only label is latest"},
-		{m: modelTarget{name: "mnist:1", version: "2"}, usage: "names a version already"},
-		{m: modelTarget{name: "mnist", version: "x"}, usage: "positive integer"},
+		{m: assetTarget{kind: model.Kind, name: "mnist"}, name: "mnist", version: "latest"},
+		{m: assetTarget{kind: model.Kind, name: "azureml:mnist:3"}, name: "mnist", version: "3"},
+		{m: assetTarget{kind: model.Kind, name: "mnist@latest"}, name: "mnist", version: "latest"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", version: "02"}, name: "mnist", version: "2"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", label: "latest"}, name: "mnist", version: "latest"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", version: "2", label: "latest"}, usage: "not both"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", label: "prod"}, usage: "the only label is latest"},
+		{m: assetTarget{kind: model.Kind, name: "mnist:1", version: "2"}, usage: "names a version already"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", version: "x"}, usage: "positive integer"},
 	}
 	for _, tt := range tests {
 		name, version, err := tt.m.resolve()

@@ -103,6 +103,9 @@ func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) 
 	} else if err != nil {
 		return nil, err
 	}
+	if err := c.recordOutputPaths(ctx, r); err != nil {
+		return nil, err
+	}
 	c.Log.Info("job created", "run", name, "compute", target.Name)
 	c.Changed(name)
 	c.Kick()
@@ -157,7 +160,7 @@ func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, e
 		}
 	}
 	for name, o := range sp.Outputs {
-		if o.Path != "" {
+		if _, written := outputDatastorePath("", name, o); o.Path != "" && !written {
 			warnings = append(warnings, fmt.Sprintf("outputs.%s.path is ignored: outputs are kept in the workspace under the job", name))
 		}
 	}
@@ -180,7 +183,7 @@ func (c *Controller) resolveData(ctx context.Context, sp *job.Spec) error {
 			}
 			continue
 		}
-		resolved, err := c.resolveURI(ctx, name, in)
+		resolved, err := c.resolveURI(ctx, name, in, sp.Compute)
 		if err != nil {
 			return err
 		}
@@ -190,19 +193,19 @@ func (c *Controller) resolveData(ctx context.Context, sp *job.Spec) error {
 }
 
 // resolveURI handles a data input given as a URI.
-func (c *Controller) resolveURI(ctx context.Context, name string, in job.Input) (job.Input, error) {
+func (c *Controller) resolveURI(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
 	p := in.Path
 	switch {
 	case strings.HasPrefix(p, "http://"), strings.HasPrefix(p, "https://"):
 		return in, nil
 	case strings.HasPrefix(p, "azureml://jobs/"):
 		return c.resolveJobOutput(ctx, name, in)
+	case strings.HasPrefix(p, "azureml://datastores/"):
+		return c.resolveDatastoreInput(ctx, name, in, target) // datastores.go
 	case in.Mode == "direct":
 		return in, nil // the user's code handles the URI itself
-	case strings.HasPrefix(p, "azureml://datastores/"):
-		return in, invalidf("inputs.%s.path: datastores are not supported by this workspace yet (%s)", name, p)
 	case strings.HasPrefix(p, "azureml:"):
-		return c.resolveAssetInput(ctx, name, in) // a registered model (models.go)
+		return c.resolveAssetRef(ctx, name, in, target) // a data asset or a registered model (data.go)
 	default:
 		return in, invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
 	}

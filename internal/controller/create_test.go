@@ -89,12 +89,12 @@ func TestCreateValidation(t *testing.T) {
 		{
 			name: "datastore input",
 			spec: job.Spec{Inputs: map[string]job.Input{"data": {Type: job.URIFolder, Path: "azureml://datastores/blobstore/paths/data/"}}},
-			kind: Invalid, parts: []string{"inputs.data.path: datastores are not supported"},
+			kind: Invalid, parts: []string{"inputs.data.path: no datastore named blobstore in this workspace (known: workspaceblobstore)"},
 		},
 		{
 			name: "data asset input",
 			spec: job.Spec{Inputs: map[string]job.Input{"data": {Type: job.URIFolder, Path: "azureml:my-data:1"}}},
-			kind: Invalid, parts: []string{"inputs.data.path: data assets are not supported"},
+			kind: Invalid, parts: []string{"inputs.data.path: no data asset my-data:1 in this workspace (see hangar data list)"},
 		},
 		{
 			name: "unsupported URI scheme",

@@ -129,17 +129,14 @@ var modelInputTypes = map[string]bool{
 }
 
 // resolveAssetInput resolves an input given as azureml:<name>:<version> or azureml:<name>@latest:
-// a registered model's files. Other asset references (data assets) are not supported.
+// a registered model's files. Data asset references are resolved first (resolveAssetRef).
 func (c *Controller) resolveAssetInput(ctx context.Context, name string, in job.Input) (job.Input, error) {
 	if !modelInputTypes[in.Type] {
-		return in, invalidf("inputs.%s.path: data assets are not supported by this workspace yet (%s)", name, in.Path)
+		return in, invalidf("inputs.%s.path: a %s input cannot name a model (%s)", name, in.Type, in.Path)
 	}
 	v, err := c.ResolveModel(ctx, in.Path)
 	var ce *Error
 	if errors.As(err, &ce) {
-		if in.Type == job.URIFolder || in.Type == job.URIFile {
-			return in, invalidf("inputs.%s.path: data assets are not supported by this workspace yet (%s), and it names no registered model: %s", name, in.Path, ce.Msg)
-		}
 		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)
 	}
 	if err != nil {

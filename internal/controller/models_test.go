@@ -243,8 +243,8 @@ func TestJobInputNamesAModel(t *testing.T) {
 		msg string
 	}{
 		{job.Input{Type: job.CustomModel, Path: "azureml:nope:1"}, "inputs.model.path: no model nope:1 in this workspace"},
-		{job.Input{Type: job.URIFolder, Path: "azureml:mydata:1"}, "data assets are not supported by this workspace yet (azureml:mydata:1), and it names no registered model: no model mydata:1"},
-		{job.Input{Type: job.MLTable, Path: "azureml:clf:1"}, "data assets are not supported by this workspace yet (azureml:clf:1)"},
+		{job.Input{Type: job.URIFolder, Path: "azureml:mydata:1"}, "inputs.model.path: no data asset mydata:1 in this workspace (see hangar data list)"},
+		{job.Input{Type: job.MLTable, Path: "azureml:clf:1"}, "inputs.model.path: no data asset clf:1 in this workspace"},
 		{job.Input{Type: job.CustomModel, Path: "azureml:clf"}, "give a version (clf:1) or clf@latest"},
 	} {
 		_, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{"model": tt.in}}})

@@ -2,10 +2,10 @@ package model
 
 import (
 	"fmt"
-	"github.com/hangar-ml/hangar/internal/pattern"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/asset"
 )
 
 // Model types, as the Azure ML model schema names them.
@@ -59,28 +59,15 @@ type Version struct {
 // ID is the reference that names this version: azureml:<name>:<version>.
 func (v Version) ID() string { return "azureml:" + v.Name + ":" + v.Version }
 
-var nameRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+// Kind is how models are named in messages and Azure ids.
+var Kind = asset.Kind{Noun: "model", Collection: "models", Command: "model"}
 
 // CheckName says what is wrong with a model name, or returns nil.
-func CheckName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%q is not a model name (letters, digits, _, . and -, starting with a letter or digit, at most 255)", name)
-	}
-	return nil
-}
-
-// maxVersion keeps versions within what every store's integer column holds, with room for +1.
-const maxVersion = 1<<53 - 1
+func CheckName(name string) error { return Kind.CheckName(name) }
 
 // ParseVersion reads a model version: a positive integer, returned in its canonical form
 // ("007" is "7"). Models are numbered so that "the next version" and "@latest" mean one thing.
-func ParseVersion(s string) (string, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 1 || n > maxVersion {
-		return "", fmt.Errorf("version %q: expected a positive integer (model versions are numbered 1, 2, 3...)", s)
-	}
-	return strconv.FormatInt(n, 10), nil
-}
+func ParseVersion(s string) (string, error) { return Kind.ParseVersion(s) }
 
 // CheckType returns the type's canonical spelling ("" is custom_model), or an error.
 func CheckType(t string) (string, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/sizes"
@@ -46,6 +47,9 @@ var requestTypes = []struct {
 	{"POST /studio/login", func() any { return new(api.StudioLogin) }},
 	{"POST /api/models", func() any { return new(api.CreateModelRequest) }},
 	{"POST /api/models/{name}/archive", func() any { return new(api.ArchiveModelRequest) }},
+	{"POST /api/data", func() any { return new(api.CreateDataRequest) }},
+	{"POST /api/data/{name}/archive", func() any { return new(api.ArchiveDataRequest) }},
+	{"PUT /api/datastores/{name}", func() any { return new(datastore.Datastore) }},
 	{"POST /api/online-endpoints", func() any { return new(serving.Endpoint) }},
 	{"PUT /api/online-endpoints/{name}", func() any { return new(serving.Endpoint) }},
 	{"PATCH /api/online-endpoints/{name}/traffic", func() any { return new(api.TrafficUpdate) }},

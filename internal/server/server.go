@@ -88,6 +88,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("GET /api/models/{name}/versions/{version}", adminOnly(s.getModel))
 	api.HandleFunc("POST /api/models/{name}/archive", adminOnly(s.archiveModel))
 	api.HandleFunc("POST /api/models/{name}/restore", adminOnly(s.restoreModel))
+	s.dataRoutes(api)
 
 	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
 	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))

@@ -1,0 +1,213 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/dataset"
+	"github.com/hangar-ml/hangar/internal/datastore"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// CreateData registers a data asset version (issue 15): from files the client uploaded
+// (req.Manifest, also written at LocalUpload/<id>/<name> in workspaceblobstore), a job's output
+// (its manifest reused), a workspaceblobstore path (what is there now, content-addressed), or
+// data read where it is (a local_folder datastore path, an http(s) URL). Without a version it
+// takes the next integer.
+func (c *Controller) CreateData(ctx context.Context, req api.CreateDataRequest) (*dataset.Version, error) {
+	sp := req.Spec
+	if err := dataset.Kind.CheckName(sp.Name); err != nil {
+		return nil, invalidf("name: %v", err)
+	}
+	v := dataset.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties, CreatedAt: c.Now()}
+	var err error
+	if v.Type, err = dataset.CheckType(sp.Type); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	if sp.Version != "" {
+		if v.Version, err = dataset.Kind.ParseVersion(sp.Version); err != nil {
+			return nil, invalidf("%v", err)
+		}
+	}
+	if sp.Datastore != "" && sp.Datastore != datastore.WorkspaceBlobStore {
+		return nil, invalidf("datastore: uploads go to %s, the workspace's own datastore", datastore.WorkspaceBlobStore)
+	}
+	if err := c.dataSource(ctx, &v, sp.Path, req.Manifest); err != nil {
+		return nil, err
+	}
+	if v.Manifest != "" {
+		m, err := c.readManifest(v.Manifest)
+		if err != nil {
+			return nil, invalidf("path: the data's files (%s) were not uploaded: %v", v.Manifest, err)
+		}
+		var files []string
+		for _, f := range m.Files() {
+			files = append(files, f.Path)
+		}
+		if err := dataset.CheckFiles(v.Type, sp.Path, files); err != nil {
+			return nil, invalidf("path: %v", err)
+		}
+		v.Files, v.Size = len(files), m.TotalSize()
+	}
+	created, err := c.Store.CreateData(ctx, v)
+	if errors.Is(err, store.ErrExists) {
+		return nil, conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Manifest != "" {
+		if err := c.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: datastore.WorkspaceBlobStore,
+			Path: datastore.UploadPath(req.Manifest, sp.Path), Manifest: req.Manifest, CreatedAt: v.CreatedAt}); err != nil {
+			return nil, err
+		}
+	}
+	c.Log.Info("data asset created", "data", created.Name, "version", created.Version, "source", created.Source)
+	return created, nil
+}
+
+// dataSource sets where a new data version's files are: Manifest (kept in the workspace) or Path
+// (read where they are), and Source.
+func (c *Controller) dataSource(ctx context.Context, v *dataset.Version, p, uploaded string) error {
+	p = strings.TrimSpace(p)
+	lower := strings.ToLower(p)
+	var err error
+	switch {
+	case uploaded != "":
+		v.Manifest, v.Source = uploaded, dataset.SourceLocal
+		v.Path = datastore.URI{Datastore: datastore.WorkspaceBlobStore, Path: datastore.UploadPath(uploaded, p)}.String()
+	case strings.HasPrefix(lower, "azureml://jobs/"):
+		v.Manifest, err = c.jobOutputManifest(ctx, p)
+		v.Source = p
+	case datastore.IsURI(p):
+		v.Source = p
+		return c.datastoreSource(ctx, v, p)
+	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
+		if v.Type != dataset.URIFile {
+			return invalidf("path: %s is read as one file over http(s): use type uri_file, or upload a folder", p)
+		}
+		v.Path, v.Source = p, p
+	case p == "":
+		return invalidf("path: required (a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL)")
+	default:
+		return invalidf("path: %s is not supported by this workspace: give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL", p)
+	}
+	return err
+}
+
+// datastoreSource registers a datastore path: what workspaceblobstore holds there now (its
+// manifest), or a local_folder path read in place by jobs.
+func (c *Controller) datastoreSource(ctx context.Context, v *dataset.Version, p string) error {
+	u, err := datastore.ParseURI(p)
+	if err != nil {
+		return invalidf("path: %v", err)
+	}
+	ds, err := c.datastore(ctx, u.Datastore)
+	if err != nil {
+		return invalidf("path: %v", err)
+	}
+	if ds.Type == datastore.TypeLocalFolder {
+		v.Path = u.String()
+		return nil
+	}
+	if v.Manifest, err = c.blobStorePath(ctx, u); err != nil {
+		return invalidf("path: %v", err)
+	}
+	return nil
+}
+
+// ResolveData finds the version a reference names: name:version or name@latest, with or without
+// azureml:. An archived version still resolves by its number; @latest skips archived versions.
+func (c *Controller) ResolveData(ctx context.Context, ref string) (*dataset.Version, error) {
+	r, err := dataset.Kind.ParseRef(ref, false)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	v, err := c.Store.Data(ctx, r.Name, r.StoreVersion())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("no data asset %s in this workspace%s", r, c.dataHint(ctx, r.Name))
+	}
+	return v, err
+}
+
+// dataHint says what the workspace has instead of the data asset a reference named.
+func (c *Controller) dataHint(ctx context.Context, name string) string {
+	vs, err := c.Store.DataVersions(ctx, name)
+	if err != nil || len(vs) == 0 {
+		return " (see hangar data list)"
+	}
+	if latest, ok := asset.Latest(vs); ok {
+		return fmt.Sprintf(" (its latest version is %s)", latest.Version)
+	}
+	return " (every version of it is archived: hangar data restore)"
+}
+
+// SetDataArchived archives or restores a version, or every version of a data asset when version is "".
+func (c *Controller) SetDataArchived(ctx context.Context, name, version string, archived bool) error {
+	if version != "" {
+		v, err := dataset.Kind.ParseVersion(version)
+		if err != nil {
+			return invalidf("%v", err)
+		}
+		version = v
+	}
+	_, err := c.Store.SetDataArchived(ctx, name, version, archived)
+	if errors.Is(err, store.ErrNotFound) {
+		if version == "" {
+			return notFoundf("no data asset %s in this workspace", name)
+		}
+		return notFoundf("no data asset %s version %s in this workspace", name, version)
+	}
+	return err
+}
+
+// dataInputTypes are the input types whose azureml:<name>:<version> path names a data asset
+// first; uri_folder and uri_file fall back to a registered model of that name.
+var dataInputTypes = map[string]bool{job.URIFolder: true, job.URIFile: true, job.MLTable: true}
+
+// resolveAssetRef resolves an input given as azureml:<name>:<version> or azureml:<name>@latest:
+// a data asset, or a registered model (resolveAssetInput).
+func (c *Controller) resolveAssetRef(ctx context.Context, name string, in job.Input, compute string) (job.Input, error) {
+	if !dataInputTypes[in.Type] {
+		return c.resolveAssetInput(ctx, name, in)
+	}
+	v, err := c.ResolveData(ctx, in.Path)
+	var ce *Error
+	if errors.As(err, &ce) && ce.Kind == NotFound && in.Type != job.MLTable {
+		if _, merr := c.ResolveModel(ctx, in.Path); merr == nil {
+			return c.resolveAssetInput(ctx, name, in)
+		}
+	}
+	if errors.As(err, &ce) {
+		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)
+	}
+	if err != nil {
+		return in, err
+	}
+	if v.Manifest == "" {
+		// Data read where it is: resolved as if the job named its path.
+		ref := in.Path
+		in.Path = v.Path
+		if datastore.IsURI(v.Path) {
+			out, err := c.resolveDatastoreInput(ctx, name, in, compute)
+			if errors.As(err, &ce) {
+				return in, invalidf("%s (data asset %s)", ce.Msg, ref)
+			}
+			return out, err
+		}
+		if in.Type != job.URIFile {
+			return in, invalidf("inputs.%s.path: data asset %s is the file %s, read over http(s): use type uri_file", name, ref, v.Path)
+		}
+		return in, nil
+	}
+	if in.Type == job.URIFile && v.Files != 1 {
+		return in, invalidf("inputs.%s.path: data asset %s holds %d files; a uri_file input needs one (use uri_folder)", name, in.Path, v.Files)
+	}
+	in.Manifest = v.Manifest
+	return in, nil
+}

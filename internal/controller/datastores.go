@@ -1,0 +1,187 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/datastore"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Datastores lists the workspace's datastores: workspaceblobstore first, then those created.
+func (c *Controller) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
+	made, err := c.Store.Datastores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append([]datastore.Datastore{datastore.Workspace()}, made...), nil
+}
+
+// Datastore returns one datastore, as a NotFound error naming what exists when there is none.
+func (c *Controller) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+	ds, err := c.datastore(ctx, name)
+	if err != nil {
+		return nil, notFoundf("%v", err)
+	}
+	return ds, nil
+}
+
+// datastore finds a datastore; a missing one is a plain error naming those that exist.
+func (c *Controller) datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+	if name == datastore.WorkspaceBlobStore {
+		ws := datastore.Workspace()
+		return &ws, nil
+	}
+	ds, err := c.Store.Datastore(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		all, _ := c.Datastores(ctx)
+		var names []string
+		for _, d := range all {
+			names = append(names, d.Name)
+		}
+		return nil, fmt.Errorf("no datastore named %s in this workspace (known: %s)", name, strings.Join(names, ", "))
+	}
+	return ds, err
+}
+
+// CreateDatastore creates or replaces a local_folder datastore; Azure storage types are refused.
+func (c *Controller) CreateDatastore(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
+	if err := datastore.Check(d); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	if old, err := c.Store.Datastore(ctx, d.Name); err == nil {
+		d.CreatedAt = old.CreatedAt
+	} else {
+		d.CreatedAt = c.Now()
+	}
+	d.Builtin = false
+	if err := c.Store.PutDatastore(ctx, d); err != nil {
+		return nil, err
+	}
+	c.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
+	return &d, nil
+}
+
+// resolveDatastoreInput resolves an input at azureml://datastores/<datastore>/paths/<path>: in
+// workspaceblobstore, the manifest written there (fetched and cached on the node like any
+// input); in a local_folder datastore, the folder on the node's shared filesystem, read in
+// place, when the job's compute target is one whose nodes mount it.
+func (c *Controller) resolveDatastoreInput(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
+	u, err := datastore.ParseURI(in.Path)
+	if err != nil {
+		return in, invalidf("inputs.%s.path: %v", name, err)
+	}
+	ds, err := c.datastore(ctx, u.Datastore)
+	if err != nil {
+		return in, invalidf("inputs.%s.path: %v", name, err)
+	}
+	if ds.Type != datastore.TypeLocalFolder {
+		if in.Manifest, err = c.blobStorePath(ctx, u); err != nil {
+			return in, invalidf("inputs.%s.path: %v", name, err)
+		}
+		return in, nil
+	}
+	if !ds.Mounts(target) {
+		return in, invalidf("inputs.%s.path: datastore %s (%s) is not mounted on the nodes of compute %s (its computes: %s); run the job there or add %s to the datastore's computes",
+			name, ds.Name, ds.Path, target, strings.Join(mountedOn(*ds), ", "), target)
+	}
+	local := ds.LocalPath(u.Path)
+	if target == compute.LocalName {
+		if _, err := os.Stat(local); err != nil {
+			return in, invalidf("inputs.%s.path: %s is %s on datastore %s, which does not exist here", name, in.Path, local, ds.Name)
+		}
+	}
+	in.Path, in.Mode = local, "direct"
+	return in, nil
+}
+
+func mountedOn(d datastore.Datastore) []string {
+	if len(d.Computes) == 0 {
+		return datastore.DefaultComputes
+	}
+	return d.Computes
+}
+
+// blobStorePath returns the manifest of what workspaceblobstore holds at u.Path: a job's output at
+// Azure's default place (azureml/<job>/<output>/...), or what an upload or a job output with that
+// path wrote there. A path inside what was written gets a manifest of its own over the same blobs.
+func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string, error) {
+	if run, out, sub, ok := datastore.JobOutputPath(u.Path); ok {
+		uri := "azureml://jobs/" + run + "/outputs/" + out
+		if sub != "" {
+			uri += "/paths/" + sub
+		}
+		h, err := c.jobOutputManifest(ctx, uri)
+		var ce *Error
+		if errors.As(err, &ce) {
+			return "", errors.New(strings.TrimPrefix(ce.Msg, "path: "))
+		}
+		return h, err
+	}
+	entries, err := c.Store.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
+	if err != nil {
+		return "", err
+	}
+	e, sub, ok := datastore.Find(entries, u.Path)
+	if !ok {
+		return "", fmt.Errorf("nothing was written at %s (uploads with hangar data create --path, and job outputs with that path, write there)", u)
+	}
+	h := e.Manifest
+	if e.Run != "" {
+		at := datastore.URI{Datastore: e.Datastore, Path: e.Path}
+		r, err := c.Store.Run(ctx, e.Run)
+		if err != nil {
+			return "", fmt.Errorf("%s is written by job %s: %w", at, e.Run, err)
+		}
+		if h = r.NamedOutputs[e.Output]; h == "" {
+			return "", fmt.Errorf("%s is written by job %s (output %s), which has not written it (status %s)", at, e.Run, e.Output, r.Status)
+		}
+	}
+	if sub == "" {
+		return h, nil
+	}
+	m, err := c.readManifest(h)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", u, err)
+	}
+	if m, err = subtree(m, sub); err != nil {
+		return "", fmt.Errorf("%s: %v", u, err)
+	}
+	return c.putManifest(m)
+}
+
+// recordOutputPaths notes, for each output whose path is in workspaceblobstore, that the run
+// writes it there: inputs naming that path read the output once the run has finished.
+func (c *Controller) recordOutputPaths(ctx context.Context, r *job.Run) error {
+	for name, o := range r.Spec.Outputs {
+		u, ok := outputDatastorePath(r.ID, name, o)
+		if !ok {
+			continue
+		}
+		if err := c.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: u.Datastore, Path: u.Path,
+			Run: r.ID, Output: name, CreatedAt: r.CreatedAt}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outputDatastorePath is the workspaceblobstore path an output writes, with its expressions
+// expanded, if it names one.
+func outputDatastorePath(run, name string, o job.Output) (datastore.URI, bool) {
+	if o.Path == "" {
+		return datastore.URI{}, false
+	}
+	p := strings.NewReplacer("${{name}}", run, "${{ name }}", run, "${{output_name}}", name, "${{ output_name }}", name,
+		"${{default_datastore}}", datastore.WorkspaceBlobStore, "${{ default_datastore }}", datastore.WorkspaceBlobStore).Replace(o.Path)
+	u, err := datastore.ParseURI(p)
+	if err != nil || u.Datastore != datastore.WorkspaceBlobStore || u.Path == "" {
+		return datastore.URI{}, false
+	}
+	return u, true
+}

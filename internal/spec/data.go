@@ -1,0 +1,150 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/dataset"
+	"github.com/hangar-ml/hangar/internal/datastore"
+)
+
+// dataKeys are the keys --set may create in a data file.
+var dataKeys = []string{"name", "version", "path", "type", "description", "tags.*", "properties.*", "datastore"}
+
+// dataReadOnly are fields `az ml data show -o yaml` prints and a data file may carry back.
+var dataReadOnly = []string{"id", "creation_context", "latest_version", "auto_delete_setting"}
+
+// ParseDataFile reads a data asset YAML (the Azure ML data schema, data.schema.json) with the
+// same rules as ParseJobFile: strict, every problem with its field path, --set applied first.
+func ParseDataFile(file string, sets []string) (*dataset.Spec, []string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
+	}
+	return ParseData(file, data, filepath.Dir(file), sets)
+}
+
+// ParseData is ParseDataFile for YAML already read; local paths resolve against baseDir.
+func ParseData(file string, data []byte, baseDir string, sets []string) (*dataset.Spec, []string, error) {
+	d, root := begin(file, data, baseDir, sets, dataKeys)
+	if root == nil {
+		return nil, d.warnings, d.errs.err()
+	}
+	var s dataset.Spec
+	var pathNode *yaml.Node
+	str := func(dst *string) func(*yaml.Node, string) {
+		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
+	}
+	fs := fields{
+		"$schema":     nil,
+		"name":        str(&s.Name),
+		"version":     func(n *yaml.Node, p string) { s.Version = d.assetVersion(n, p, dataset.Kind.ParseVersion) },
+		"type":        func(n *yaml.Node, p string) { s.Type = d.enum(n, p, dataset.Types...) },
+		"path":        func(n *yaml.Node, p string) { pathNode = n },
+		"description": str(&s.Description),
+		"tags":        func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
+		"properties":  func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
+		"datastore":   func(n *yaml.Node, p string) { s.Datastore = d.uploadDatastore(n, p) },
+	}
+	for _, f := range dataReadOnly {
+		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
+	}
+	got := d.mapping(root, "", fs)
+	switch {
+	case got["name"] == nil:
+		d.required(nil, "name")
+	case dataset.Kind.CheckName(s.Name) != nil:
+		d.expected(got["name"], "name", "a name of letters, digits, _, . and - (at most 255)")
+	}
+	if s.Type == "" && got["type"] == nil {
+		s.Type = dataset.URIFolder
+	}
+	if pathNode == nil {
+		d.required(nil, "path")
+	} else {
+		s.Path = d.dataAssetPath(pathNode, "path", s.Type)
+	}
+	if err := d.errs.err(); err != nil {
+		return nil, d.warnings, err
+	}
+	return &s, d.warnings, nil
+}
+
+// assetVersion decodes a versioned asset's version, a positive integer (quoted or not).
+func (d *decoder) assetVersion(n *yaml.Node, path string, parse func(string) (string, error)) string {
+	s, ok := d.scalar(n, path, "a positive integer")
+	if !ok {
+		return ""
+	}
+	v, err := parse(s.Value)
+	if err != nil {
+		d.expected(s, path, "a positive integer (versions are numbered 1, 2, 3...)")
+		return ""
+	}
+	return v
+}
+
+// uploadDatastore decodes `datastore:`, where a local path is uploaded: workspaceblobstore
+// (with or without azureml:), the only datastore that takes uploads.
+func (d *decoder) uploadDatastore(n *yaml.Node, path string) string {
+	s := strings.TrimSpace(d.str(n, path))
+	name := s
+	if len(name) > len("azureml:") && strings.EqualFold(name[:len("azureml:")], "azureml:") {
+		name = name[len("azureml:"):]
+	}
+	if name != datastore.WorkspaceBlobStore {
+		d.errorf(n, path, "%s: uploads go to %s, the workspace's own datastore", quote(s), datastore.WorkspaceBlobStore)
+		return ""
+	}
+	return name
+}
+
+// dataAssetPath decodes a data asset's path: a local file or folder (made absolute; it must exist;
+// an mltable folder must hold its MLTable file), a job output, a datastore path or an http(s)
+// URL. Azure storage URLs (wasbs://, abfss://, ...) cannot be reached from here.
+func (d *decoder) dataAssetPath(n *yaml.Node, path, typ string) string {
+	s := strings.TrimSpace(d.str(n, path))
+	lower := strings.ToLower(s)
+	switch {
+	case s == "":
+		d.expected(n, path, "a local path, azureml://jobs/<job>/outputs/<output>, azureml://datastores/<datastore>/paths/<path> or an http(s) URL")
+		return ""
+	case strings.HasPrefix(lower, "azureml://jobs/"), strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
+		return s
+	case datastore.IsURI(s):
+		if _, err := datastore.ParseURI(s); err != nil {
+			d.errorf(n, path, "%v", err)
+			return ""
+		}
+		return s
+	case isURI(s):
+		d.errorf(n, path, "%s is not supported by this workspace (Azure storage cannot be reached from it): give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL", quote(s))
+		return ""
+	}
+	p, info, ok := d.stat(n, path, s)
+	if !ok {
+		return ""
+	}
+	if typ == dataset.MLTable {
+		if !info.IsDir() {
+			d.errorf(n, path, "type mltable: %s is a file; an mltable is a folder holding an %s file", s, dataset.MLTableFile)
+			return ""
+		}
+		if _, err := os.Stat(filepath.Join(p, dataset.MLTableFile)); err != nil {
+			d.errorf(n, path, "type mltable: %s has no %s file (an mltable folder holds an MLTable file describing how to read its data)", s, dataset.MLTableFile)
+			return ""
+		}
+	}
+	if typ == dataset.URIFile && info.IsDir() {
+		d.errorf(n, path, "type uri_file: %s is a folder (use type: uri_folder)", s)
+		return ""
+	}
+	if typ == dataset.URIFolder && !info.IsDir() {
+		d.errorf(n, path, "type uri_folder: %s is a file (use type: uri_file)", s)
+		return ""
+	}
+	return p
+}

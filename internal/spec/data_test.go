@@ -1,0 +1,157 @@
+package spec
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDataGolden runs each testdata/data/*.txtar scenario: data.yml and the files beside it,
+// --set overrides one per line in "args", and the expected result in want.json (the decoded spec
+// and warnings) or want.err. Scenarios copied from Azure/azureml-examples say so in their
+// comment. Run with -update to rewrite the want sections.
+func TestDataGolden(t *testing.T) {
+	paths, err := filepath.Glob("testdata/data/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := parseArchive(string(data))
+			gotName, got := runDataScenario(t, a)
+			if *update {
+				var kept []archiveFile
+				for _, f := range a.files {
+					if f.name != "want.json" && f.name != "want.err" {
+						kept = append(kept, f)
+					}
+				}
+				a.files = append(kept, archiveFile{gotName, got})
+				if err := os.WriteFile(path, []byte(a.format()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, ok := a.get(gotName)
+			if !ok {
+				t.Fatalf("got %s, but the scenario has no %s section:\n%s", gotName, gotName, got)
+			}
+			diff(t, got, want)
+		})
+	}
+}
+
+func runDataScenario(t *testing.T, a archive) (string, string) {
+	files := map[string]string{}
+	for _, f := range a.files {
+		if f.name != "args" && !strings.HasPrefix(f.name, "want.") {
+			files[f.name] = f.data
+		}
+	}
+	dir := writeTree(t, files)
+	var sets []string
+	if args, ok := a.get("args"); ok {
+		sets = strings.Split(strings.TrimRight(args, "\n"), "\n")
+	}
+	yml, _ := a.get("data.yml")
+	d, warnings, err := ParseData("data.yml", []byte(yml), dir, sets)
+	clean := strings.NewReplacer(dir, "$DIR").Replace
+	if err != nil {
+		return "want.err", clean(err.Error()) + "\n"
+	}
+	out, jerr := json.MarshalIndent(map[string]any{"result": d, "warnings": warnings}, "", "  ")
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	return "want.json", clean(string(out)) + "\n"
+}
+
+// ParseDataFile resolves paths against the file's folder; a missing file is named.
+func TestParseDataFile(t *testing.T) {
+	dir := writeTree(t, map[string]string{"d/data.yml": "name: a\npath: ./x\n", "d/x/f.csv": "1"})
+	got, _, err := ParseDataFile(filepath.Join(dir, "d", "data.yml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "d", "x"); got.Path != want || got.Type != "uri_folder" {
+		t.Errorf("ParseDataFile = %+v, want path %s and type uri_folder", got, want)
+	}
+	if _, _, err := ParseDataFile(filepath.Join(dir, "nope.yml"), nil); err == nil || !strings.Contains(err.Error(), "nope.yml: read:") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestParseDatastore(t *testing.T) {
+	tests := []struct {
+		name, yml, errHas string
+	}{
+		{name: "local folder", yml: "name: nfs\ntype: local_folder\npath: /shared/data\ncomputes: [local, gpu]\ndescription: d\n"},
+		{name: "azure blob", yml: "$schema: https://azuremlschemas.azureedge.net/latest/azureBlob.schema.json\nname: blob_example\ntype: azure_blob\naccount_name: acct\ncontainer_name: c\n",
+			errHas: "ds.yml: type: type azure_blob: Azure storage cannot be reached from a self-hosted workspace; use type: local_folder"},
+		{name: "adls", yml: "name: x\ntype: azure_data_lake_gen2\n", errHas: "type azure_data_lake_gen2: Azure storage cannot be reached"},
+		{name: "relative path", yml: "name: nfs\ntype: local_folder\npath: data\n", errHas: "ds.yml: path: expected a clean absolute folder path"},
+		{name: "unknown type", yml: "name: nfs\ntype: s3\npath: /a\n", errHas: "ds.yml: type: expected local_folder"},
+		{name: "builtin", yml: "name: workspaceblobstore\ntype: local_folder\npath: /a\n", errHas: "workspaceblobstore is the workspace's own datastore"},
+		{name: "missing", yml: "description: x\n", errHas: "ds.yml: name: required"},
+		{name: "unknown field", yml: "name: nfs\ntype: local_folder\npath: /a\nmount: yes\n", errHas: "mount"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _, err := ParseDatastore("ds.yml", []byte(tt.yml), nil)
+			if tt.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("ParseDatastore = %+v, %v; want an error with %q", d, err, tt.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Name != "nfs" || d.Type != "local_folder" || d.Path != "/shared/data" || strings.Join(d.Computes, ",") != "local,gpu" {
+				t.Errorf("ParseDatastore = %+v", d)
+			}
+		})
+	}
+}
+
+// Every field of a data file and a datastore file is named in docs/schema.md.
+func TestSchemaDocNamesDataFields(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "schema.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for heading, keys := range map[string][]string{"## Data assets": append(dataKeys, dataReadOnly...), "## Datastores": datastoreKeys} {
+		i := strings.Index(doc, heading)
+		if i < 0 {
+			t.Fatalf("docs/schema.md has no %s section", heading)
+		}
+		section := doc[i:]
+		if j := strings.Index(section[3:], "\n## "); j >= 0 {
+			section = section[:j+3]
+		}
+		for _, k := range keys {
+			if f := strings.TrimSuffix(k, ".*"); !strings.Contains(section, "`"+f+"`") {
+				t.Errorf("the %s section of docs/schema.md does not name %s", heading, f)
+			}
+		}
+	}
+}
+
+func FuzzParseData(f *testing.F) {
+	f.Add([]byte("name: d\npath: azureml://datastores/workspaceblobstore/paths/a/\nversion: 2\ntags: {a: b}\n"), "version=3")
+	f.Add([]byte("name: d\ntype: mltable\npath: https://x/y\n"), "")
+	f.Fuzz(func(t *testing.T, data []byte, set string) {
+		var sets []string
+		if set != "" {
+			sets = []string{set}
+		}
+		_, _, _ = ParseData("data.yml", data, t.TempDir(), sets)
+	})
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/datastore"
+)
+
+// PutDatastore creates or replaces a datastore.
+func (s *Store) PutDatastore(ctx context.Context, d datastore.Datastore) error {
+	spec, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastores (name, spec, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`, d.Name, string(spec), nanos(d.CreatedAt)); err != nil {
+		return fmt.Errorf("put datastore %s: %w", d.Name, err)
+	}
+	return nil
+}
+
+// Datastore returns a created datastore (not the built-in workspaceblobstore), or ErrNotFound.
+func (s *Store) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+	var spec string
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT spec, created_at FROM datastores WHERE name = ?`, name).Scan(&spec, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("datastore %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read datastore %s: %w", name, err)
+	}
+	return decodeDatastore(name, spec, created)
+}
+
+// Datastores lists the created datastores by name.
+func (s *Store) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, spec, created_at FROM datastores ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list datastores: %w", err)
+	}
+	defer rows.Close()
+	var out []datastore.Datastore
+	for rows.Next() {
+		var name, spec string
+		var created int64
+		if err := rows.Scan(&name, &spec, &created); err != nil {
+			return nil, err
+		}
+		d, err := decodeDatastore(name, spec, created)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+func decodeDatastore(name, spec string, created int64) (*datastore.Datastore, error) {
+	var d datastore.Datastore
+	if err := json.Unmarshal([]byte(spec), &d); err != nil {
+		return nil, fmt.Errorf("decode datastore %s: %w", name, err)
+	}
+	d.Name, d.CreatedAt = name, fromNanos(created)
+	return &d, nil
+}
+
+// PutDatastorePath records what was written at a path of a datastore; a later write at the same
+// path replaces it (as a blob overwritten on Azure).
+func (s *Store) PutDatastorePath(ctx context.Context, e datastore.Entry) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastore_paths (datastore, path, manifest, run_id, output, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (datastore, path) DO UPDATE SET manifest = excluded.manifest,
+		run_id = excluded.run_id, output = excluded.output, created_at = excluded.created_at`,
+		e.Datastore, e.Path, e.Manifest, e.Run, e.Output, nanos(e.CreatedAt)); err != nil {
+		return fmt.Errorf("record datastore path %s/%s: %w", e.Datastore, e.Path, err)
+	}
+	return nil
+}
+
+// DatastorePaths returns the entries of a datastore written at any of paths.
+func (s *Store) DatastorePaths(ctx context.Context, ds string, paths []string) ([]datastore.Entry, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	args := []any{ds}
+	for _, p := range paths {
+		args = append(args, p)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT datastore, path, manifest, run_id, output, created_at FROM datastore_paths
+		WHERE datastore = ? AND path IN (?`+strings.Repeat(", ?", len(paths)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read datastore %s paths: %w", ds, err)
+	}
+	defer rows.Close()
+	var out []datastore.Entry
+	for rows.Next() {
+		var e datastore.Entry
+		var created int64
+		if err := rows.Scan(&e.Datastore, &e.Path, &e.Manifest, &e.Run, &e.Output, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = fromNanos(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
