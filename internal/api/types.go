@@ -78,6 +78,11 @@ type RunDetail struct {
 	Tags   map[string]string `json:"tags,omitempty"`
 	// Archived runs are left out of job list unless asked for (job archive / job restore).
 	Archived bool `json:"archived,omitempty"`
+	// Sweep is a sweep's trials and best trial; TrialOf says which sweep a trial belongs to.
+	// Properties holds Azure's best_child_run_id for a sweep.
+	Sweep      *SweepDetail      `json:"sweep,omitempty"`
+	TrialOf    *TrialOf          `json:"trial_of,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).

@@ -42,10 +42,12 @@ func newJobCreateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Submit a job from a YAML spec",
-		Long: `Submit a command job described by an Azure ML CLI v2 compatible YAML file (sweep, pipeline and
-other job types are refused). The code folder and local inputs are uploaded first; only files
-the workspace does not have yet are sent.`,
+		Long: `Submit a command, parallel or sweep job described by an Azure ML CLI v2 compatible YAML file
+(pipeline and other job types are refused). The code folder and local inputs are uploaded first;
+only files the workspace does not have yet are sent. A sweep job runs its trials as command jobs
+of their own; job show lists them with their parameters and metric, and the best one.`,
 		Example: `  hangar job create -f job.yml
+  hangar job create -f sweep.yml --set limits.max_total_trials=40
   hangar job create -f job.yml --stream
   hangar job create -f job.yml --set inputs.epochs=20 --set compute=local --name my-run -o json`,
 		Args: cobra.NoArgs,

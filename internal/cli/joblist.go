@@ -97,7 +97,11 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 			if r.Archived {
 				status += " (archived)"
 			}
-			rows = append(rows, []string{r.ID, r.DisplayName, status, r.Compute,
+			name := r.ID
+			if r.TrialOf != nil { // a sweep's trial: marked, its sweep in its name
+				name = "└ " + name
+			}
+			rows = append(rows, []string{name, r.DisplayName, status, r.Compute,
 				fmtTime(&r.CreatedAt), runDuration(&r.Run), r.StatusReason})
 		}
 		return table(w, []string{"NAME", "DISPLAY NAME", "STATUS", "COMPUTE", "CREATED", "DURATION", "REASON"}, rows)

@@ -95,6 +95,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
 		{"Archived", archivedText(d.Archived)},
 	}
+	pairs = append(pairs, sweepPairs(d)...)
 	pairs = append(pairs, commandPairs(d)...)
 	if err := kv(w, pairs); err != nil {
 		return err
@@ -103,6 +104,9 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 	section(w, "Params", fmtStrings(d.Params, " = "))
 	section(w, "Tags", fmtStrings(d.Tags, ": "))
 	section(w, "Metrics (last value)", fmtMetrics(d.Metrics))
+	if err := showTrials(w, d); err != nil {
+		return err
+	}
 	section(w, "Warnings", d.Warnings)
 	var evs []string
 	for _, e := range d.Events {

@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	hpo "github.com/hangar-ml/hangar/internal/sweep"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -64,6 +65,9 @@ type Controller struct {
 	notifying map[string]bool
 	// serving is the serving loop's memory (serving.go).
 	serving servingMemo
+	// SweepDecide replaces sweep.Decide (tests); sweeps is the sweep loop's wake-up (sweeploop.go).
+	SweepDecide func(hpo.Config, hpo.State) hpo.Decision
+	sweeps      sweepsMemo
 }
 
 // Init fills defaults; call before use.
@@ -93,6 +97,7 @@ func (c *Controller) Kick() {
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
+	go c.RunSweeps(ctx)
 	t := time.NewTicker(c.Settings.Tick)
 	defer t.Stop()
 	for {

@@ -35,6 +35,9 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 			return nil, invalidf("%v", err)
 		}
 	}
+	if sp.Type == "sweep" || sp.Sweep != nil {
+		return c.createSweep(ctx, sp, warnings)
+	}
 	if sp.Type != "command" {
 		return nil, invalidf("job type %q is not supported yet (only command jobs)", sp.Type)
 	}

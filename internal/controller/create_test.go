@@ -49,8 +49,13 @@ func TestCreateValidation(t *testing.T) {
 		},
 		{
 			name: "not a command job",
+			spec: job.Spec{Type: "pipeline"},
+			kind: Invalid, parts: []string{`job type "pipeline"`},
+		},
+		{
+			name: "a sweep without its settings",
 			spec: job.Spec{Type: "sweep"},
-			kind: Invalid, parts: []string{`job type "sweep"`},
+			kind: Invalid, parts: []string{"sweep: the sweep's settings are missing"},
 		},
 		{
 			name: "blank command",

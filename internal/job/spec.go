@@ -35,6 +35,8 @@ type Spec struct {
 	Serve *Serve `json:"serve,omitempty"`
 	// Parallel holds a parallel job's settings (Type "parallel", or a command job made from one).
 	Parallel *ParallelRun `json:"parallel,omitempty"`
+	// Sweep holds a sweep job's settings (Type "sweep": the run is the sweep's parent).
+	Sweep *SweepRun `json:"sweep,omitempty"`
 }
 
 // Serve is what makes a run an online deployment's replica (design 0014): its supervisor gives

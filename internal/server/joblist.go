@@ -139,6 +139,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	trials, err := s.cfg.Store.ParentsOf(r.Context(), ids)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	archived := map[string]bool{}
 	if f.Archived != store.ArchivedHide { // else none is
 		if archived, err = s.cfg.Store.ArchivedOf(r.Context(), ids); err != nil {
@@ -152,6 +157,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 			Tags: tags[run.ID]}
 		if d.Metrics == nil {
 			d.Metrics = map[string]float64{}
+		}
+		if t, ok := trials[run.ID]; ok {
+			d.TrialOf = &api.TrialOf{Sweep: t.Parent, Index: t.Index}
 		}
 		if d.Warnings == nil {
 			d.Warnings = []string{}

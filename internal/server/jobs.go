@@ -74,6 +74,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		d.Outputs = append(d.Outputs, name)
 	}
 	sort.Strings(d.Outputs)
+	if err := s.sweepDetail(ctx, run, d); err != nil {
+		return nil, err
+	}
 	if run.Status == job.Failed {
 		d.Error = run.StatusReason
 		tail, err := s.cfg.Store.LogTail(ctx, run.ID, StdLog, 20)

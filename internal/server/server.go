@@ -96,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/jobs/{name}/cancel", adminOnly(s.cancelJob))
 	api.HandleFunc("GET /api/jobs/{name}/logs", adminOnly(s.jobLogs))
 	api.HandleFunc("GET /api/jobs/{name}/metrics", adminOnly(s.jobMetrics))
+	api.HandleFunc("GET /api/jobs/{name}/trials", adminOnly(s.jobTrials))
 	api.HandleFunc("GET /api/jobs/{name}/artifacts", adminOnly(s.jobArtifacts))
 
 	api.HandleFunc("GET /api/runs/{id}/spec", s.runOnly(s.runSpec))

@@ -31,7 +31,7 @@ func ParseJobFile(file string, sets []string) (*job.Spec, []string, error) {
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative
 // paths resolve against ("" means the current directory).
 func ParseJob(file string, data []byte, baseDir string, sets []string) (*job.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...))
+	d, root := begin(file, data, baseDir, sets, append(append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...), sweepKeys...))
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
@@ -135,6 +135,8 @@ func (d *decoder) job(root *yaml.Node) *job.Spec {
 		case "command":
 		case "parallel":
 			return d.parallelJob(root)
+		case "sweep":
+			return d.sweepJob(root)
 		case "":
 			return s
 		default:
@@ -278,6 +280,9 @@ func BindValues(s *job.Spec) map[string]string {
 	}
 	for name := range s.Outputs {
 		values["outputs."+name] = "<path of outputs." + name + ">"
+	}
+	if s.Sweep != nil {
+		sweepValues(s.Sweep, values)
 	}
 	return values
 }

@@ -35,7 +35,7 @@ var jobErrorTests = []struct {
 	{"command required", "name: x\n", "job.yml: command: required"},
 	{"command empty", "command: '  '\n", "job.yml: command: must not be empty (line 1)"},
 	{"command list", "command: [a]\n", "job.yml: command: expected a string, got a list (line 1)"},
-	{"unsupported type", "type: sweep\ncommand: x\n", "job.yml: type: job type sweep is not supported yet (line 1)"},
+	{"unsupported type", "type: pipeline\ncommand: x\n", "job.yml: type: job type pipeline is not supported yet (line 1)"},
 	{"unsupported type pipeline", "type: Pipeline\n", "job.yml: type: job type pipeline is not supported yet (line 1)"},
 	{"unknown type", "type: foo\ncommand: x\n", `job.yml: type: expected one of command, sweep, pipeline, parallel, automl, spark, got "foo" (line 1)`},
 	{"bad job name", "name: -x\ncommand: x\n", `job.yml: name: expected a name of letters, digits, _ and - starting with a letter or digit (at most 255), got "-x" (line 1)`},

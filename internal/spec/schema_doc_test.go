@@ -18,7 +18,7 @@ func TestSchemaDocNamesEveryField(t *testing.T) {
 	for _, table := range []struct {
 		name string
 		keys []string
-	}{{"jobKeys", jobKeys}, {"computeKeys", computeKeys}, {"envKeys", envKeys}, {"parallelKeys", parallelKeys}} {
+	}{{"jobKeys", jobKeys}, {"computeKeys", computeKeys}, {"envKeys", envKeys}, {"parallelKeys", parallelKeys}, {"sweepKeys", sweepKeys}} {
 		for _, key := range table.keys {
 			segs := strings.Split(key, ".")
 			field := segs[len(segs)-1]

@@ -1,0 +1,208 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pattern"
+	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/store"
+	hpo "github.com/hangar-ml/hangar/internal/sweep"
+)
+
+// paramName is a search-space parameter's name: it becomes the name of an input of each trial.
+var paramName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// createSweep validates a sweep job against the workspace and creates its parent run. The
+// parent is never handed to a backend: the sweep loop (sweeploop.go) creates its trials. What a
+// trial needs (target, environment, uploaded data) is resolved here, once, on the template.
+func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
+	if sp.Sweep == nil {
+		return nil, invalidf("sweep: the sweep's settings are missing")
+	}
+	sp.Type = "sweep"
+	cfg := &sp.Sweep.Config
+	switch {
+	case len(cfg.Space) == 0:
+		return nil, invalidf("search_space: required")
+	case cfg.Objective.Metric == "":
+		return nil, invalidf("objective.primary_metric: required")
+	case cfg.Limits.MaxTotalTrials < 1 || cfg.Limits.MaxTotalTrials > spec.MaxSweepTrials:
+		return nil, invalidf("limits.max_total_trials: expected 1..%d, got %d", spec.MaxSweepTrials, cfg.Limits.MaxTotalTrials)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	for name := range cfg.Space {
+		if !paramName.MatchString(name) {
+			return nil, invalidf("search_space.%s: a parameter name holds only letters, digits and _ and starts with a letter or _", name)
+		}
+	}
+	if cfg.Sampling.Seed == 0 && cfg.Sampling.Type != "grid" {
+		// Stored with the run: a restart draws the same values.
+		cfg.Sampling.Seed = rand.Int64N(1<<62) + 1
+	}
+	sample, err := spec.TrialSpec(sp, spec.SampleParams(cfg.Space))
+	if err != nil {
+		return nil, invalidf("trial: %v", err)
+	}
+	if _, err := spec.Bind(sample.Command, spec.BindValues(&sample)); err != nil {
+		return nil, invalidf("trial.command: %v", err)
+	}
+	target, err := c.resolveCompute(ctx, sp.Compute)
+	if err != nil {
+		return nil, err
+	}
+	sp.Compute = target.Name
+	w, err := c.resolveEnvironment(ctx, &sp)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	if w, err = c.checkForTarget(sample, target); err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	if err := c.resolveData(ctx, &sp); err != nil {
+		return nil, err
+	}
+	name, display := newRunName()
+	if sp.Name != "" {
+		if !runNameRE.MatchString(sp.Name) {
+			return nil, invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
+		}
+		name = sp.Name
+	}
+	if sp.DisplayName != "" {
+		display = sp.DisplayName
+	}
+	if sp.ExperimentName == "" {
+		sp.ExperimentName = "Default"
+	}
+	now := c.Now()
+	r := &job.Run{ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
+		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "sweep: starting its first trials",
+		CreatedAt: now, Warnings: warnings, Spec: sp, Attempt: 1}
+	r.Spec.Name = name
+	events := []job.Event{
+		{Time: now, To: job.NotStarted, Reason: "created"},
+		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
+	}
+	if err := c.Store.CreateSweep(ctx, r, events...); errors.Is(err, store.ErrExists) {
+		return nil, conflictf("name: a job named %s already exists", name)
+	} else if err != nil {
+		return nil, err
+	}
+	c.Log.Info("sweep created", "run", name, "compute", target.Name, "trials", cfg.Limits.MaxTotalTrials)
+	c.Changed(name)
+	c.KickSweeps()
+	return r, nil
+}
+
+// createTrial creates trial index of sweep p as a command run named <sweep>_<index>; a trial
+// already created (by a pass before a restart) is left as it is.
+func (c *Controller) createTrial(ctx context.Context, p *job.Run, index int, params hpo.Params) error {
+	sp, err := spec.TrialSpec(p.Spec, params)
+	if err != nil {
+		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
+	}
+	name := fmt.Sprintf("%s_%d", p.ID, index)
+	// MLflow's clients and UI show a run with this tag as the child of that run.
+	tags := maps.Clone(p.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags["mlflow.parentRunId"] = p.ID
+	for attempt := 0; ; attempt++ {
+		now := c.Now()
+		sp.Name, sp.DisplayName = name, fmt.Sprintf("%s trial %d", p.DisplayName, index)
+		r := &job.Run{ID: name, DisplayName: sp.DisplayName, ExperimentName: p.ExperimentName,
+			Description: p.Description, Tags: tags, Compute: p.Compute, Status: job.Queued,
+			StatusReason: "waiting for compute " + p.Compute, CreatedAt: now, Spec: sp, Attempt: 1}
+		events := []job.Event{
+			{Time: now, To: job.NotStarted, Reason: fmt.Sprintf("created by sweep %s (trial %d)", p.ID, index)},
+			{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
+		}
+		err = c.Store.CreateTrial(ctx, p.ID, index, raw, r, events...)
+		switch {
+		case errors.Is(err, store.ErrTrialExists):
+			return nil
+		case errors.Is(err, store.ErrExists) && attempt < 3:
+			// A job of that name exists already: the trial takes another.
+			n, _ := newRunName()
+			name = fmt.Sprintf("%s_%d_%s", p.ID, index, n[strings.LastIndexByte(n, '_')+1:])
+			continue
+		case err != nil:
+			return err
+		}
+		break
+	}
+	c.Log.Info("trial created", "sweep", p.ID, "trial", index, "run", name)
+	if r, err := c.Store.Run(ctx, name); err != nil {
+		return err
+	} else if err := c.recordOutputPaths(ctx, r); err != nil { // as queue does for a job's outputs
+		return err
+	}
+	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
+		_, terr := c.transition(ctx, name, job.Failed, "command: "+err.Error(), nil, nil)
+		return terr
+	}
+	c.Changed(name)
+	c.Kick()
+	return nil
+}
+
+// SweepDetail is what job show and the studio show of a sweep: its trials and its best one.
+func (c *Controller) SweepDetail(ctx context.Context, r *job.Run) (*api.SweepDetail, error) {
+	if r.Spec.Sweep == nil {
+		return nil, nil
+	}
+	cfg := r.Spec.Sweep.Config
+	trials, err := c.Store.Trials(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Store.SweepOutcome(ctx, r.ID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	d := &api.SweepDetail{Metric: cfg.Objective.Metric, Goal: cfg.Objective.Goal, Sampling: cfg.Sampling.Type,
+		MaxTotalTrials: cfg.Limits.MaxTotalTrials, MaxConcurrentTrials: cfg.Limits.MaxConcurrentTrials,
+		BestChildRunID: out.BestRunID, BestMetric: out.BestMetric, DoneReason: out.DoneReason}
+	if out.BestRunID != "" {
+		d.BestParams = out.BestParams
+	}
+	if cfg.Termination != nil {
+		d.EarlyTermination = cfg.Termination.Type
+	}
+	for _, t := range trials {
+		at := api.SweepTrial{Index: t.Index, RunID: t.RunID, Params: t.Params, Stopped: t.Stopped, Status: "Deleted"}
+		if t.Run != nil {
+			at.Status, at.DisplayName = t.Run.Status, t.Run.DisplayName
+			series, err := c.Store.MetricSeries(ctx, t.RunID, cfg.Objective.Metric)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range series {
+				at.Series = append(at.Series, api.SweepPoint{Step: m.Step, Value: m.Value, Time: m.Time})
+			}
+			if n := len(series); n > 0 {
+				v := series[n-1].Value
+				at.Metric = &v
+			}
+		}
+		d.Trials = append(d.Trials, at)
+	}
+	return d, nil
+}

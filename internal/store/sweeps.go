@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// Trial is one trial of a sweep as stored: its index, its run (nil once the run was deleted),
+// its parameters (JSON) and why the sweep stopped it ("" if it did not).
+type Trial struct {
+	Parent  string
+	Index   int
+	RunID   string
+	Params  json.RawMessage
+	Stopped string
+	Run     *job.Run
+}
+
+// SweepOutcome is a sweep's best trial so far and why it ended.
+type SweepOutcome struct {
+	BestRunID  string
+	BestIndex  int // -1: none yet
+	BestParams json.RawMessage
+	BestMetric *float64
+	DoneReason string
+}
+
+// ErrTrialExists is CreateTrial's answer when the sweep already has a trial of that index.
+var ErrTrialExists = errors.New("trial exists")
+
+// CreateSweep creates a sweep's parent run and its outcome row, in one transaction.
+func (s *Store) CreateSweep(ctx context.Context, r *job.Run, events ...job.Event) error {
+	return s.inTx(ctx, "create sweep "+r.ID, func(tx *sql.Tx) error {
+		if err := insertRun(ctx, tx, r, ""); err != nil {
+			return err
+		}
+		if err := attachTracking(ctx, tx, r); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (run_id) VALUES (?)`, r.ID); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, r.ID, events)
+	})
+}
+
+// CreateTrial creates a trial's run and its row in one transaction. A trial of that index
+// already there is ErrTrialExists (and nothing is written), so a trial is created once; a run
+// of that name is ErrExists.
+func (s *Store) CreateTrial(ctx context.Context, parent string, index int, params json.RawMessage, r *job.Run, events ...job.Event) error {
+	return s.inTx(ctx, fmt.Sprintf("create trial %d of %s", index, parent), func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sweep_trials WHERE parent = ? AND idx = ?`, parent, index).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
+		}
+		if err := insertRun(ctx, tx, r, ""); err != nil {
+			return err
+		}
+		// The key is checked again by the insert: two writers cannot both create the trial.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sweep_trials (parent, idx, run_id, params) VALUES (?, ?, ?, ?)`,
+			parent, index, r.ID, string(params)); err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
+			}
+			return err
+		}
+		if err := attachTracking(ctx, tx, r); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, r.ID, events)
+	})
+}
+
+func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		if errors.Is(err, ErrExists) || errors.Is(err, ErrTrialExists) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return s.wal.sync()
+}
+
+// Trials returns a sweep's trials in index order, each with its run.
+func (s *Store) Trials(ctx context.Context, parent string) ([]Trial, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT idx, run_id, params, stopped FROM sweep_trials WHERE parent = ? ORDER BY idx`, parent)
+	if err != nil {
+		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
+	}
+	var out []Trial
+	for rows.Next() {
+		t := Trial{Parent: parent}
+		var params string
+		if err := rows.Scan(&t.Index, &t.RunID, &params, &t.Stopped); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read trials of %s: %w", parent, err)
+		}
+		t.Params = json.RawMessage(params)
+		out = append(out, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
+	}
+	for i := range out {
+		r, err := s.Run(ctx, out[i].RunID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		out[i].Run = r
+	}
+	return out, nil
+}
+
+// ActiveSweeps lists the sweeps that have not ended, oldest first.
+func (s *Store) ActiveSweeps(ctx context.Context) ([]*job.Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT sweeps.run_id FROM sweeps JOIN runs ON runs.id = sweeps.run_id
+		WHERE runs.status NOT IN ('Completed', 'Failed', 'Canceled') ORDER BY runs.created_at, runs.id`)
+	if err != nil {
+		return nil, fmt.Errorf("read active sweeps: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read active sweeps: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read active sweeps: %w", err)
+	}
+	var out []*job.Run
+	for _, id := range ids {
+		r, err := s.Run(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// TrialOf returns the trial a run is, if it is one.
+func (s *Store) TrialOf(ctx context.Context, runID string) (Trial, bool, error) {
+	t := Trial{RunID: runID}
+	var params string
+	err := s.db.QueryRowContext(ctx, `SELECT parent, idx, params, stopped FROM sweep_trials WHERE run_id = ?`, runID).
+		Scan(&t.Parent, &t.Index, &params, &t.Stopped)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("read trial %s: %w", runID, err)
+	}
+	t.Params = json.RawMessage(params)
+	return t, true, nil
+}
+
+// ParentsOf maps each of ids that is a trial to its sweep and index (job list).
+func (s *Store) ParentsOf(ctx context.Context, ids []string) (map[string]Trial, error) {
+	out := map[string]Trial{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, parent, idx FROM sweep_trials WHERE run_id IN (?`+
+		strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read trials' parents: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Trial
+		if err := rows.Scan(&t.RunID, &t.Parent, &t.Index); err != nil {
+			return nil, fmt.Errorf("read trials' parents: %w", err)
+		}
+		out[t.RunID] = t
+	}
+	return out, rows.Err()
+}
+
+// StopTrial records why the sweep stopped a trial (the first reason stays).
+func (s *Store) StopTrial(ctx context.Context, parent string, index int, reason string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sweep_trials SET stopped = ? WHERE parent = ? AND idx = ? AND stopped = ''`,
+		reason, parent, index)
+	if err != nil {
+		return fmt.Errorf("stop trial %d of %s: %w", index, parent, err)
+	}
+	return s.wal.sync()
+}
+
+// SweepOutcome reads a sweep's outcome; ErrNotFound when id is not a sweep.
+func (s *Store) SweepOutcome(ctx context.Context, id string) (SweepOutcome, error) {
+	var o SweepOutcome
+	var params string
+	var metric sql.NullFloat64
+	err := s.db.QueryRowContext(ctx, `SELECT best_run_id, best_index, best_params, best_metric, done_reason FROM sweeps WHERE run_id = ?`, id).
+		Scan(&o.BestRunID, &o.BestIndex, &params, &metric, &o.DoneReason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, fmt.Errorf("sweep %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return o, fmt.Errorf("read sweep %s: %w", id, err)
+	}
+	o.BestParams = json.RawMessage(params)
+	if metric.Valid {
+		o.BestMetric = &metric.Float64
+	}
+	return o, nil
+}
+
+// SetSweepOutcome records a sweep's best trial and why it ended (DoneReason "" while not).
+func (s *Store) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome) error {
+	params := string(o.BestParams)
+	if params == "" {
+		params = "{}"
+	}
+	var metric any
+	if o.BestMetric != nil {
+		metric = *o.BestMetric
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE sweeps SET best_run_id = ?, best_index = ?, best_params = ?, best_metric = ?, done_reason = ? WHERE run_id = ?`,
+		o.BestRunID, o.BestIndex, params, metric, o.DoneReason, id)
+	if err != nil {
+		return fmt.Errorf("record sweep %s: %w", id, err)
+	}
+	return nil
+}
+
+// MetricSeries returns one metric's points of a run in report order (step, then time): both
+// writers' (the metrics file and MLflow).
+func (s *Store) MetricSeries(ctx context.Context, runID, name string) ([]job.Metric, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT seq, value, step, time FROM metrics WHERE run_id = ? AND name = ? ORDER BY step, time, src, seq`, runID, name)
+	if err != nil {
+		return nil, fmt.Errorf("read metric %s of %s: %w", name, runID, err)
+	}
+	defer rows.Close()
+	var out []job.Metric
+	for rows.Next() {
+		m := job.Metric{Name: name}
+		var t int64
+		if err := rows.Scan(&m.Seq, &m.Value, &m.Step, &t); err != nil {
+			return nil, fmt.Errorf("read metric %s of %s: %w", name, runID, err)
+		}
+		m.Time = fromNanos(t)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
