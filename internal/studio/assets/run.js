@@ -240,15 +240,20 @@
       ["Duration", H.duration(H.runSeconds(r))], ["Exit code", r.exit_code], ["Why", r.status_reason],
       ["Error", r.error], ["Command", r.bound_command || (r.spec && r.spec.command)],
       ["Spec command", r.bound_command && r.spec && r.spec.command !== r.bound_command ? r.spec.command : ""],
+      ["Sweep", r.trial_of ? H.sweepLink(r.trial_of) : ""], ["Stopped by sweep", r.trial_of && r.trial_of.stopped],
       ["Description", r.description],
       ["Warnings", (r.warnings || []).join("; ")],
     ]));
     showFacts(d);
     const tl = el("div");
     H.clear(tl).append(timeline(d));
-    let outputs = outputsSection(d, signal);
+    // A sweep's parent runs nothing itself: its page shows its trials instead of logs, metrics
+    // and outputs.
+    const sweep = d.spec && d.spec.sweep;
+    let outputs = sweep ? el("div") : outputsSection(d, signal);
     root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl,
-      logsSection(d, route, signal), metricsSection(d, route, signal), paramsSection(d), outputs);
+      ...(sweep ? [H.sweepSection(d, route, signal)] : [logsSection(d, route, signal), metricsSection(d, route, signal)]),
+      paramsSection(d), outputs);
     // Keep status, facts and timeline current while the run is active.
     let last = d;
     while (!signal.aborted && H.active(last)) {
@@ -265,6 +270,7 @@
       H.clear(tl).append(timeline(last));
       if (!H.active(last)) {
         cancel?.remove();
+        if (sweep) continue;
         const o = outputsSection(last, signal);
         outputs.replaceWith(o);
         outputs = o;
