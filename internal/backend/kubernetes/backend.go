@@ -122,17 +122,21 @@ func (b *Backend) tell(runID string) {
 // Status judges the run's Job and pods. A Job deleted by a cancel is kept by Hangar's finalizer
 // until its pods are gone; Status then reports the cancel and lets the Job go.
 func (b *Backend) Status(ctx context.Context, h backend.Handle) (backend.Status, error) {
-	v, err := b.judge(ctx, h)
+	v, err := b.judge(ctx, h, true)
 	return v.Status, err
 }
 
 // Pending reports whether the run still waits for Kubernetes, in Kubernetes' words.
+// It never lets a canceled run's Job go: only Status, which reports the cancel, may (else the
+// cancel's end would be lost with the Job, and Status would find nothing).
 func (b *Backend) Pending(ctx context.Context, h backend.Handle) (string, bool, error) {
-	v, err := b.judge(ctx, h)
+	v, err := b.judge(ctx, h, false)
 	return v.Status.Reason, v.Pending, err
 }
 
-func (b *Backend) judge(ctx context.Context, hb backend.Handle) (Verdict, error) {
+// judge reads and judges the run's Job and pods; with release, it removes the finalizer of a
+// canceled run's Job whose end it now reports.
+func (b *Backend) judge(ctx context.Context, hb backend.Handle, release bool) (Verdict, error) {
 	hd, c, err := b.resolve(ctx, hb)
 	if err != nil {
 		return Verdict{}, err
@@ -142,7 +146,7 @@ func (b *Backend) judge(ctx context.Context, hb backend.Handle) (Verdict, error)
 		return Verdict{}, err
 	}
 	v := Judge(j, pods, b.now())
-	if v.Release {
+	if v.Release && release {
 		// The run is not reported Canceled before its Job can go: asked again, Status retries.
 		if err := c.release(ctx, j); err != nil {
 			return Verdict{}, fmt.Errorf("remove the finalizer %s of the canceled run's Job %s: %w", FinalizerResult, hd.Job, err)

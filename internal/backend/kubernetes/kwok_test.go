@@ -233,6 +233,41 @@ func TestKwokPodFailureFailsTheRunWithTheReason(t *testing.T) {
 	}
 }
 
+// Pending never lets a canceled run's Job go: asked while the pods stop and after they are gone
+// (the controller asks it of runs waiting in Kubernetes), it leaves the cancel's end for Status
+// to report. Before, Pending removed the finalizer, the Job vanished, and Status found nothing.
+func TestKwokPendingKeepsTheCancelForStatus(t *testing.T) {
+	k := newKwok(t, "600s", nil)
+	l, h := k.submit(job.Spec{Command: "sleep 600"})
+	k.until(h, "the pod to run", func(st backend.Status, _ string, pending bool) bool { return st.Alive && !pending })
+	if err := k.b.Cancel(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	// Ask Pending until the watch has seen the pods gone (it no longer says they stop), then
+	// once more: without the fix, either call let the Job go.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		reason, _, err := k.b.Pending(t.Context(), h)
+		if err != nil {
+			t.Fatalf("Pending: %v", err)
+		}
+		if _, pods, _, _ := k.objects(l.RunID); len(pods) == 0 && !strings.Contains(reason, "stopping") && !strings.Contains(reason, "running") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the canceled run's pod did not go; Pending says %q", reason)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, _, err := k.b.Pending(t.Context(), h); err != nil {
+		t.Fatalf("Pending: %v", err)
+	}
+	st := k.until(h, "the cancel's end", func(st backend.Status, _ string, _ bool) bool { return st.Final != nil })
+	if st.Final.State != job.Canceled {
+		t.Errorf("final %+v, want Canceled", st.Final)
+	}
+}
+
 // Cancel deletes the Job: the run ends Canceled once its pods are gone, and nothing of it is left
 // in the cluster (Job, pods, Secret, Service).
 func TestKwokCancelCleansUp(t *testing.T) {
