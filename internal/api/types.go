@@ -83,6 +83,9 @@ type RunDetail struct {
 	Sweep      *SweepDetail      `json:"sweep,omitempty"`
 	TrialOf    *TrialOf          `json:"trial_of,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
+	// Pipeline is a pipeline's steps; PipelineOf says which pipeline a step's run belongs to.
+	Pipeline   *PipelineDetail `json:"pipeline,omitempty"`
+	PipelineOf *PipelineOf     `json:"pipeline_of,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).

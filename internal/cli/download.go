@@ -65,7 +65,9 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		return err
 	}
 	wantArtifacts := f.output == "" || f.output == "default"
-	if arts.Artifacts == "" && !(wantArtifacts && len(arts.Uploaded) > 0) {
+	// A pipeline has no artifacts of its own, only the named outputs its steps produced.
+	named := len(arts.NamedOutputs) > 0 && (f.all || !wantArtifacts)
+	if arts.Artifacts == "" && !(wantArtifacts && len(arts.Uploaded) > 0) && !named {
 		return fmt.Errorf("job %s has no outputs yet (status %s)", f.name, d.Status)
 	}
 	type item struct{ hash, dest string }
@@ -79,7 +81,13 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		}
 		items = append(items, item{h, filepath.Join(base, "named-outputs", f.output)})
 	case arts.Artifacts == "":
-		// A run that is not a job (or not finished) with files logged through MLflow only.
+		// A run that is not a job (or not finished) with files logged through MLflow only, or a
+		// pipeline's outputs.
+		if f.all {
+			for _, n := range outputNames(arts) {
+				items = append(items, item{arts.NamedOutputs[n], filepath.Join(base, "named-outputs", n)})
+			}
+		}
 	default:
 		items = append(items, item{arts.Artifacts, filepath.Join(base, "artifacts")})
 		if f.all {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,9 +44,9 @@ func newJobCreateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Submit a job from a YAML spec",
-		Long: `Submit a command, parallel or sweep job described by an Azure ML CLI v2 compatible YAML file
-(pipeline and other job types are refused). The code folder and local inputs are uploaded first;
-only files the workspace does not have yet are sent. A sweep job runs its trials as command jobs
+		Long: `Submit a command, parallel, sweep or pipeline job described by an Azure ML CLI v2 compatible
+YAML file (automl and spark jobs are refused). The code folder and local inputs are uploaded
+first, every pipeline step's too; only files the workspace does not have yet are sent. A sweep job runs its trials as command jobs
 of their own; job show lists them with their parameters and metric, and the best one.`,
 		Example: `  hangar job create -f job.yml
   hangar job create -f sweep.yml --set limits.max_total_trials=40
@@ -78,6 +80,9 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if f.dryRun && sp.Pipeline != nil {
+		return e.dryRunPipeline(sp.Pipeline)
 	}
 	if f.dryRun {
 		return e.dryRun(ctx, sp)
@@ -125,10 +130,31 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	})
 }
 
-// uploadJob uploads the code folder and local data inputs, recording their manifests in the spec.
+// uploadJob uploads the code folder and local data inputs, recording their manifests in the
+// spec; for a pipeline, every step's too (one uploader: a folder two steps share is scanned and
+// sent once, and only the blobs the workspace lacks are sent).
 func (e *Env) uploadJob(ctx context.Context, c *api.Client, sp *job.Spec) error {
 	u := e.newUploader(c)
 	defer u.close()
+	if err := uploadSpec(ctx, u, sp); err != nil {
+		return err
+	}
+	if sp.Pipeline == nil {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(sp.Pipeline.Steps)) {
+		st := sp.Pipeline.Steps[name]
+		st.Spec.Inputs = maps.Clone(st.Spec.Inputs)
+		if err := uploadSpec(ctx, u, &st.Spec); err != nil {
+			return fmt.Errorf("jobs.%s: %w", name, err)
+		}
+		sp.Pipeline.Steps[name] = st
+	}
+	return nil
+}
+
+// uploadSpec uploads one job's (or step's) code folder and local data inputs.
+func uploadSpec(ctx context.Context, u *uploader, sp *job.Spec) error {
 	if sp.Code != "" {
 		h, err := u.code(ctx, sp.Code)
 		if err != nil {

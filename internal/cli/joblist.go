@@ -98,7 +98,7 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 				status += " (archived)"
 			}
 			name := r.ID
-			if r.TrialOf != nil { // a sweep's trial: marked, its sweep in its name
+			if r.TrialOf != nil || r.PipelineOf != nil { // a sweep's trial or a pipeline's step: marked, its parent in its name
 				name = "└ " + name
 			}
 			rows = append(rows, []string{name, r.DisplayName, status, r.Compute,

@@ -96,6 +96,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		{"Archived", archivedText(d.Archived)},
 	}
 	pairs = append(pairs, sweepPairs(d)...)
+	pairs = append(pairs, pipelinePairs(d)...)
 	pairs = append(pairs, commandPairs(d)...)
 	if err := kv(w, pairs); err != nil {
 		return err
@@ -107,6 +108,9 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 	if err := showTrials(w, d); err != nil {
 		return err
 	}
+	if err := showSteps(w, d); err != nil {
+		return err
+	}
 	section(w, "Warnings", d.Warnings)
 	var evs []string
 	for _, e := range d.Events {
@@ -114,7 +118,10 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 	}
 	section(w, "Events", evs)
 	if d.HasArtifacts || len(d.Outputs) > 0 {
-		outs := []string{"artifacts: outputs/, logs/, user_logs/std_log.txt"}
+		var outs []string
+		if d.HasArtifacts {
+			outs = append(outs, "artifacts: outputs/, logs/, user_logs/std_log.txt")
+		}
 		sort.Strings(d.Outputs)
 		for _, o := range d.Outputs {
 			outs = append(outs, "named output: "+o)

@@ -57,7 +57,6 @@ func TestEveryCommandHasExample(t *testing.T) {
 // entry in the change that builds it.
 var notBuilt = map[string]string{
 	"computeinstance": "there is no compute instance backend: a type: computeinstance target is refused",
-	"pipeline job":    "only command jobs run; pipeline jobs are refused",
 }
 
 // TestHelpPromisesOnlyWhatExists reads every command's help for things Hangar does not do.

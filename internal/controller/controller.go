@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pipeline"
 	"github.com/hangar-ml/hangar/internal/store"
 	hpo "github.com/hangar-ml/hangar/internal/sweep"
 	"github.com/hangar-ml/hangar/internal/tokens"
@@ -68,6 +69,8 @@ type Controller struct {
 	// SweepDecide replaces sweep.Decide (tests); sweeps is the sweep loop's wake-up (sweeploop.go).
 	SweepDecide func(hpo.Config, hpo.State) hpo.Decision
 	sweeps      sweepsMemo
+	// PipelineDecide replaces pipeline.Decide (tests).
+	PipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
 }
 
 // Init fills defaults; call before use.

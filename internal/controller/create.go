@@ -38,8 +38,11 @@ func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job
 	if sp.Type == "sweep" || sp.Sweep != nil {
 		return c.createSweep(ctx, sp, warnings)
 	}
+	if sp.Type == "pipeline" || sp.Pipeline != nil {
+		return c.createPipeline(ctx, sp, warnings)
+	}
 	if sp.Type != "command" {
-		return nil, invalidf("job type %q is not supported yet (only command jobs)", sp.Type)
+		return nil, invalidf("job type %q is not supported (command, parallel, sweep and pipeline jobs are)", sp.Type)
 	}
 	if sp.Serve != nil {
 		return nil, invalidf("serve: set by Hangar for online deployments' replicas only (use online-deployment create)")

@@ -49,8 +49,8 @@ func TestCreateValidation(t *testing.T) {
 		},
 		{
 			name: "not a command job",
-			spec: job.Spec{Type: "pipeline"},
-			kind: Invalid, parts: []string{`job type "pipeline"`},
+			spec: job.Spec{Type: "automl"},
+			kind: Invalid, parts: []string{`job type "automl"`},
 		},
 		{
 			name: "a sweep without its settings",

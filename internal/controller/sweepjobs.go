@@ -24,37 +24,9 @@ var paramName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // parent is never handed to a backend: the sweep loop (sweeploop.go) creates its trials. What a
 // trial needs (target, environment, uploaded data) is resolved here, once, on the template.
 func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
-	if sp.Sweep == nil {
-		return nil, invalidf("sweep: the sweep's settings are missing")
-	}
-	sp.Type = "sweep"
-	cfg := &sp.Sweep.Config
-	switch {
-	case len(cfg.Space) == 0:
-		return nil, invalidf("search_space: required")
-	case cfg.Objective.Metric == "":
-		return nil, invalidf("objective.primary_metric: required")
-	case cfg.Limits.MaxTotalTrials < 1 || cfg.Limits.MaxTotalTrials > spec.MaxSweepTrials:
-		return nil, invalidf("limits.max_total_trials: expected 1..%d, got %d", spec.MaxSweepTrials, cfg.Limits.MaxTotalTrials)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, invalidf("%v", err)
-	}
-	for name := range cfg.Space {
-		if !paramName.MatchString(name) {
-			return nil, invalidf("search_space.%s: a parameter name holds only letters, digits and _ and starts with a letter or _", name)
-		}
-	}
-	if cfg.Sampling.Seed == 0 && cfg.Sampling.Type != "grid" {
-		// Stored with the run: a restart draws the same values.
-		cfg.Sampling.Seed = rand.Int64N(1<<62) + 1
-	}
-	sample, err := spec.TrialSpec(sp, spec.SampleParams(cfg.Space))
+	sample, err := checkSweep(&sp)
 	if err != nil {
-		return nil, invalidf("trial: %v", err)
-	}
-	if _, err := spec.Bind(sample.Command, spec.BindValues(&sample)); err != nil {
-		return nil, invalidf("trial.command: %v", err)
+		return nil, err
 	}
 	target, err := c.resolveCompute(ctx, sp.Compute)
 	if err != nil {
@@ -100,10 +72,48 @@ func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []st
 	} else if err != nil {
 		return nil, err
 	}
-	c.Log.Info("sweep created", "run", name, "compute", target.Name, "trials", cfg.Limits.MaxTotalTrials)
+	c.Log.Info("sweep created", "run", name, "compute", target.Name, "trials", sp.Sweep.Config.Limits.MaxTotalTrials)
 	c.Changed(name)
 	c.KickSweeps()
 	return r, nil
+}
+
+// checkSweep validates a sweep job's settings, chooses its seed (stored with the run, so that a
+// restart draws the same values) and returns a sample trial whose command bound.
+func checkSweep(sp *job.Spec) (job.Spec, error) {
+	if sp.Sweep == nil {
+		return job.Spec{}, invalidf("sweep: the sweep's settings are missing")
+	}
+	sp.Type = "sweep"
+	cfg := &sp.Sweep.Config
+	switch {
+	case len(cfg.Space) == 0:
+		return job.Spec{}, invalidf("search_space: required")
+	case cfg.Objective.Metric == "":
+		return job.Spec{}, invalidf("objective.primary_metric: required")
+	case cfg.Limits.MaxTotalTrials < 1 || cfg.Limits.MaxTotalTrials > spec.MaxSweepTrials:
+		return job.Spec{}, invalidf("limits.max_total_trials: expected 1..%d, got %d", spec.MaxSweepTrials, cfg.Limits.MaxTotalTrials)
+	}
+	if err := cfg.Validate(); err != nil {
+		return job.Spec{}, invalidf("%v", err)
+	}
+	for name := range cfg.Space {
+		if !paramName.MatchString(name) {
+			return job.Spec{}, invalidf("search_space.%s: a parameter name holds only letters, digits and _ and starts with a letter or _", name)
+		}
+	}
+	if cfg.Sampling.Seed == 0 && cfg.Sampling.Type != "grid" {
+		// Stored with the run: a restart draws the same values.
+		cfg.Sampling.Seed = rand.Int64N(1<<62) + 1
+	}
+	sample, err := spec.TrialSpec(*sp, spec.SampleParams(cfg.Space))
+	if err != nil {
+		return job.Spec{}, invalidf("trial: %v", err)
+	}
+	if _, err := spec.Bind(sample.Command, spec.BindValues(&sample)); err != nil {
+		return job.Spec{}, invalidf("trial.command: %v", err)
+	}
+	return sample, nil
 }
 
 // createTrial creates trial index of sweep p as a command run named <sweep>_<index>; a trial

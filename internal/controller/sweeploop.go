@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -39,14 +41,14 @@ func (c *Controller) KickSweeps() {
 	}
 }
 
-// RunSweeps drives every active sweep until ctx ends.
+// RunSweeps drives every active sweep and pipeline (parentPass) until ctx ends.
 func (c *Controller) RunSweeps(ctx context.Context) {
-	c.OnChange(func(string) { c.KickSweeps() }) // a trial ended, a sweep was canceled
+	c.OnChange(func(string) { c.KickSweeps() }) // a child ended, a parent was canceled
 	t := time.NewTicker(sweepTick)
 	defer t.Stop()
 	for {
-		if err := c.SweepPass(ctx); err != nil && ctx.Err() == nil {
-			c.Log.Error("sweep pass", "err", err)
+		if err := c.parentPass(ctx); err != nil && ctx.Err() == nil {
+			c.Log.Error("parent pass", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -313,6 +315,28 @@ func (c *Controller) endSweep(ctx context.Context, p *job.Run, trials []hpo.Tria
 	if completed == 0 {
 		to = job.Failed
 	}
+	if err := c.takeBestOutputs(ctx, p.ID, out.BestRunID); err != nil {
+		return err
+	}
 	_, err = c.transition(ctx, p.ID, to, msg, nil, nil)
+	return err
+}
+
+// takeBestOutputs makes the best trial's named outputs the sweep's, as Azure's sweep job's
+// outputs are its best trial's (a pipeline step reading a sweep step's output reads them).
+func (c *Controller) takeBestOutputs(ctx context.Context, sweep, best string) error {
+	if best == "" {
+		return nil
+	}
+	r, err := c.Store.Run(ctx, best)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && len(r.NamedOutputs) == 0) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	_, err = c.Store.UpdateRun(ctx, sweep, func(s *job.Run) ([]job.Event, error) {
+		s.NamedOutputs = maps.Clone(r.NamedOutputs)
+		return nil, nil
+	})
 	return err
 }

@@ -41,7 +41,7 @@ type view struct {
 
 // put records a run as read; a terminal run leaves the view.
 func (v *view) put(r *job.Run, placer bool) {
-	if r.Status.Terminal() || r.Spec.Sweep != nil { // a sweep's parent is the sweep loop's, never a backend's
+	if r.Status.Terminal() || r.Spec.IsParent() { // a sweep or pipeline parent is its loop's, never a backend's
 		v.drop(r.ID)
 		return
 	}

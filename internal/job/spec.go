@@ -37,6 +37,8 @@ type Spec struct {
 	Parallel *ParallelRun `json:"parallel,omitempty"`
 	// Sweep holds a sweep job's settings (Type "sweep": the run is the sweep's parent).
 	Sweep *SweepRun `json:"sweep,omitempty"`
+	// Pipeline holds a pipeline job's steps (Type "pipeline": the run is the pipeline's parent).
+	Pipeline *PipelineRun `json:"pipeline,omitempty"`
 }
 
 // Serve is what makes a run an online deployment's replica (design 0014): its supervisor gives

@@ -49,6 +49,8 @@ var requestTypes = []struct {
 	{"POST /api/models/{name}/archive", func() any { return new(api.ArchiveModelRequest) }},
 	{"POST /api/data", func() any { return new(api.CreateDataRequest) }},
 	{"POST /api/data/{name}/archive", func() any { return new(api.ArchiveDataRequest) }},
+	{"POST /api/components", func() any { return new(api.CreateComponentRequest) }},
+	{"POST /api/components/{name}/archive", func() any { return new(api.ArchiveComponentRequest) }},
 	{"PUT /api/datastores/{name}", func() any { return new(datastore.Datastore) }},
 	{"POST /api/online-endpoints", func() any { return new(serving.Endpoint) }},
 	{"PUT /api/online-endpoints/{name}", func() any { return new(serving.Endpoint) }},

@@ -144,6 +144,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	steps, err := s.cfg.Store.StepsOf(r.Context(), ids)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	archived := map[string]bool{}
 	if f.Archived != store.ArchivedHide { // else none is
 		if archived, err = s.cfg.Store.ArchivedOf(r.Context(), ids); err != nil {
@@ -160,6 +165,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		}
 		if t, ok := trials[run.ID]; ok {
 			d.TrialOf = &api.TrialOf{Sweep: t.Parent, Index: t.Index}
+		}
+		if st, ok := steps[run.ID]; ok {
+			d.PipelineOf = &api.PipelineOf{Pipeline: st.Pipeline, Step: st.Name}
 		}
 		if d.Warnings == nil {
 			d.Warnings = []string{}

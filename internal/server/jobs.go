@@ -77,6 +77,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 	if err := s.sweepDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
+	if err := s.pipelineDetail(ctx, run, d); err != nil {
+		return nil, err
+	}
 	if run.Status == job.Failed {
 		d.Error = run.StatusReason
 		tail, err := s.cfg.Store.LogTail(ctx, run.ID, StdLog, 20)

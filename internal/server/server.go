@@ -89,6 +89,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/models/{name}/archive", adminOnly(s.archiveModel))
 	api.HandleFunc("POST /api/models/{name}/restore", adminOnly(s.restoreModel))
 	s.dataRoutes(api)
+	s.componentRoutes(api)
 
 	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
 	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))
@@ -97,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("GET /api/jobs/{name}/logs", adminOnly(s.jobLogs))
 	api.HandleFunc("GET /api/jobs/{name}/metrics", adminOnly(s.jobMetrics))
 	api.HandleFunc("GET /api/jobs/{name}/trials", adminOnly(s.jobTrials))
+	api.HandleFunc("GET /api/jobs/{name}/steps", adminOnly(s.jobSteps))
 	api.HandleFunc("GET /api/jobs/{name}/artifacts", adminOnly(s.jobArtifacts))
 
 	api.HandleFunc("GET /api/runs/{id}/spec", s.runOnly(s.runSpec))

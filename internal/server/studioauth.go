@@ -36,6 +36,7 @@ var studioAllowed = map[string]bool{
 	"GET /api/jobs/{name}/logs":                       true,
 	"GET /api/jobs/{name}/metrics":                    true,
 	"GET /api/jobs/{name}/trials":                     true,
+	"GET /api/jobs/{name}/steps":                      true,
 	"GET /api/jobs/{name}/artifacts":                  true,
 	"POST /api/jobs/{name}/cancel":                    true,
 	"GET /api/blobs/{hash}":                           true,

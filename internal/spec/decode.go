@@ -22,6 +22,10 @@ type decoder struct {
 	// instead of a line number.
 	fromSet map[*yaml.Node]bool
 	budget  int // nodes anyValue may still visit (alias expansion guard)
+	// prefix is prepended to every field path: a pipeline step is decoded by the decoders
+	// of a whole job, its problems named jobs.<step>.<field>.
+	prefix string
+	depth  int // how many component files deep this decoder reads
 }
 
 func newDecoder(file, baseDir string) *decoder {
@@ -36,7 +40,11 @@ type pair struct{ key, value *yaml.Node }
 
 // problem builds an Error located at n (no location when n is nil).
 func (d *decoder) problem(n *yaml.Node, path, msg string) *Error {
-	e := &Error{File: d.file, Path: path, Msg: msg}
+	full := d.prefix
+	if path != "" {
+		full = join(d.prefix, path)
+	}
+	e := &Error{File: d.file, Path: full, Msg: msg}
 	switch {
 	case n == nil:
 	case d.fromSet[n]:

@@ -31,7 +31,7 @@ func ParseJobFile(file string, sets []string) (*job.Spec, []string, error) {
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative
 // paths resolve against ("" means the current directory).
 func ParseJob(file string, data []byte, baseDir string, sets []string) (*job.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, append(append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...), sweepKeys...))
+	d, root := begin(file, data, baseDir, sets, append(append(append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...), sweepKeys...), pipelineKeys...))
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
@@ -137,6 +137,8 @@ func (d *decoder) job(root *yaml.Node) *job.Spec {
 			return d.parallelJob(root)
 		case "sweep":
 			return d.sweepJob(root)
+		case "pipeline":
+			return d.pipelineJob(root)
 		case "":
 			return s
 		default:

@@ -2,10 +2,10 @@ package spec
 
 import (
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/component"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -16,62 +16,23 @@ type componentSpec struct {
 	cmd      *yaml.Node
 }
 
-// component decodes a `type: command` component file (commandComponent.schema.json).
-func (d *decoder) component(root *yaml.Node) componentSpec {
-	c := componentSpec{declared: map[string]bool{}}
-	s := &c.job
-	common := d.jobFields(s)
-	fs := fields{
-		"type":             func(v *yaml.Node, p string) { d.enum(v, p, "command") },
-		"version":          func(v *yaml.Node, p string) { d.str(v, p) },
-		"is_deterministic": func(v *yaml.Node, p string) { d.boolean(v, p) },
-		"inputs":           func(v *yaml.Node, p string) { s.Inputs = d.componentInputs(v, p, c.declared) },
-		"additional_includes": func(v *yaml.Node, p string) {
-			d.errorf(v, p, "additional_includes is not supported yet; put the files in the code folder")
-		},
+// trialComponent is a command component (component.go) as a sweep's trial uses it.
+func (d *decoder) trialComponent(c component.Spec, cmd, at *yaml.Node) componentSpec {
+	out := componentSpec{declared: map[string]bool{}, cmd: cmd}
+	if c.Type != component.Command {
+		d.errorf(at, "trial", "a sweep's trial must be a command component, got a %s component", c.Type)
+		return out
 	}
-	for _, k := range []string{"$schema", "name", "display_name", "description", "tags", "command", "code",
-		"environment", "environment_variables", "outputs", "resources", "distribution", "services"} {
-		fs[k] = common[k]
+	if c.Job != nil {
+		out.job = *c.Job
 	}
-	got := d.mapping(root, "", fs)
-	switch c.cmd = got["command"]; {
-	case c.cmd == nil:
-		d.required(nil, "command")
-	case strings.TrimSpace(s.Command) == "":
-		d.errorf(c.cmd, "command", "must not be empty")
-	}
-	return c
-}
-
-// componentInputs decodes a component's inputs: like a job's, except that an input may leave
-// its value to whoever uses the component (no default, no path).
-func (d *decoder) componentInputs(n *yaml.Node, path string, declared map[string]bool) map[string]job.Input {
-	out := map[string]job.Input{}
-	for _, p := range d.entries(n, path) {
-		ip := join(path, p.key.Value)
-		d.checkName(p.key, ip)
-		v := resolve(p.value)
-		if v != nil && v.Kind == yaml.MappingNode && lookup(v, "default") == nil && lookup(v, "value") == nil && lookup(v, "path") == nil {
-			typ := job.URIFolder
-			if t := lookup(v, "type"); t != nil && !isNull(t) {
-				typ = d.enum(t, join(ip, "type"), inputTypes...)
-			}
-			in := job.Input{Type: typ}
-			if !isLiteralType(typ) {
-				in.Mode = "ro_mount"
-			}
-			d.mapping(v, ip, fields{"type": nil, "min": nil, "max": nil, "enum": nil,
-				"optional":    func(x *yaml.Node, xp string) { in.Optional, _ = d.boolean(x, xp) },
-				"description": func(x *yaml.Node, xp string) { in.Description = d.str(x, xp) },
-				"mode":        func(x *yaml.Node, xp string) { in.Mode = d.mode(x, xp, typ, "input", inputModes, modelModes) },
-			})
-			out[p.key.Value], declared[p.key.Value] = in, true
-			continue
+	out.job.Inputs = map[string]job.Input{}
+	out.job.Outputs = c.Outputs
+	for name, in := range c.Inputs {
+		if !in.IsLiteral() && in.Mode == "" {
+			in.Mode = "ro_mount"
 		}
-		if in, ok := d.input(v, ip); ok {
-			out[p.key.Value] = in
-		}
+		out.job.Inputs[name], out.declared[name] = in.Input, !in.HasDefault
 	}
 	return out
 }

@@ -73,7 +73,7 @@ func TestSweepErrors(t *testing.T) {
 // A trial of a component file names the component's file in its problems.
 func TestSweepComponentErrors(t *testing.T) {
 	dir := t.TempDir()
-	comp := "type: command\ninputs:\n  lr: {type: number}\n  data: {type: uri_folder}\ncommand: python t.py --lr ${{inputs.lr}} --x ${{inputs.nope}}\n"
+	comp := "type: command\ninputs:\n  lr: {type: number}\n  data: {type: uri_folder}\ncommand: python t.py --lr ${{inputs.lr}}\n"
 	if err := os.WriteFile(filepath.Join(dir, "c.yml"), []byte(comp), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +83,9 @@ func TestSweepComponentErrors(t *testing.T) {
 		t.Errorf("err = %v, want the missing input named", err)
 	}
 	yml += "inputs: {data: {type: uri_folder, path: https://example.com/d/}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "c.yml"), []byte(comp[:len(comp)-1]+" --x ${{inputs.nope}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, _, err = ParseJob("sweep.yml", []byte(yml), dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "c.yml: command: unknown reference ${{inputs.nope}}") {
 		t.Errorf("err = %v, want the component's command problem named by its file", err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,31 +233,13 @@ func (d *decoder) componentTrial(n *yaml.Node, path string, got map[string]*yaml
 		d.errorf(n, path, "registered components (%s) are not supported yet; give a component file (trial: ./train.yml)", ref)
 		return
 	}
-	if ref == "" || isURI(ref) {
-		d.expected(n, path, "a component file (trial: ./train.yml)")
-		return
-	}
-	abs, info, ok := d.stat(n, path, ref)
+	c, cmd, file, ok := d.componentFile(n, path, "a component file (trial: ./train.yml)")
 	if !ok {
 		return
 	}
-	if info.IsDir() {
-		d.errorf(n, path, "%s is a directory; expected a component file", ref)
-		return
-	}
-	data, err := readSmall(abs)
-	if err != nil {
-		d.errorf(n, path, "read %s: %v", ref, unwrapPathError(err))
-		return
-	}
-	file := filepath.Join(filepath.Dir(d.file), ref)
-	cd, root := begin(file, data, filepath.Dir(abs), nil, nil)
-	var comp componentSpec
-	if root != nil {
-		comp = cd.component(root)
-	}
-	d.errs, d.warnings = append(d.errs, cd.errs...), append(d.warnings, cd.warnings...)
-	if len(cd.errs) > 0 {
+	errs := len(d.errs)
+	comp := d.trialComponent(c, cmd, n)
+	if len(d.errs) > errs {
 		return
 	}
 	s.Sweep.Trial = ref

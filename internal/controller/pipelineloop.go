@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pipeline"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Step states stored for a step with no run of its own.
+const (
+	stepReused  = string(pipeline.Completed)
+	stepSkipped = string(pipeline.Skipped)
+	stepFailed  = string(pipeline.Failed) // its inputs could not be bound
+)
+
+// parentPass is one pass of the parent-run loop (RunSweeps): sweeps and pipelines are both
+// parents whose children are runs the loop creates from what the store says, so one loop, one
+// wake-up and one period drive both.
+func (c *Controller) parentPass(ctx context.Context) error {
+	return errors.Join(c.SweepPass(ctx), c.PipelinePass(ctx))
+}
+
+// PipelinePass is one pass over the active pipelines: each reads its steps from the store,
+// asks pipeline.Decide what to do and does it.
+func (c *Controller) PipelinePass(ctx context.Context) error {
+	ps, err := c.Store.ActivePipelines(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if err := c.drivePipeline(ctx, p.ID); err != nil && ctx.Err() == nil {
+			c.Log.Error("pipeline", "run", p.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+// pipelineDecide is the planner (a field so that tests can replace it).
+func (c *Controller) pipelineDecide(p job.PipelineRun, st pipeline.State) pipeline.Decision {
+	if c.PipelineDecide != nil {
+		return c.PipelineDecide(p, st)
+	}
+	return pipeline.Decide(p, st)
+}
+
+// drivePipeline decides and applies until a decision changes nothing more at once: a step
+// reused from the cache or skipped lets the next steps start in the same pass, so that a fully
+// cached pipeline completes in one pass.
+func (c *Controller) drivePipeline(ctx context.Context, id string) error {
+	for range 1000 {
+		p, err := c.Store.Run(ctx, id)
+		if err != nil || p.Status.Terminal() || p.Spec.Pipeline == nil {
+			return err
+		}
+		again, err := c.pipelineStep(ctx, p)
+		if err != nil || !again {
+			return err
+		}
+	}
+	return fmt.Errorf("pipeline %s: no end to its decisions", id)
+}
+
+// pipelineStep does one decision: skip, cancel, start (or reuse), and end the pipeline when
+// the planner says it is done. again says a step changed state at once (reused, skipped,
+// failed binding), so deciding again may do more.
+func (c *Controller) pipelineStep(ctx context.Context, p *job.Run) (again bool, err error) {
+	pl := *p.Spec.Pipeline
+	stored, err := c.Store.PipelineSteps(ctx, p.ID)
+	if err != nil {
+		return false, err
+	}
+	rows := map[string]store.Step{}
+	st := pipeline.State{Steps: map[string]pipeline.StepState{}, Canceling: p.Status == job.CancelRequested}
+	for _, s := range stored {
+		rows[s.Name] = s
+		st.Steps[s.Name] = stepState(s)
+	}
+	d := c.pipelineDecide(pl, st)
+	for _, s := range d.Skip {
+		err := c.Store.PutStep(ctx, store.Step{Pipeline: p.ID, Name: s.Step, State: stepSkipped, Reason: s.Reason, CreatedAt: c.Now()})
+		if err != nil && !errors.Is(err, store.ErrStepExists) {
+			return false, err
+		}
+		again = true
+	}
+	for _, name := range d.Cancel {
+		if err := c.cancelStep(ctx, p, rows[name], st); err != nil {
+			return false, err
+		}
+	}
+	for _, name := range d.Start {
+		reused, err := c.startStep(ctx, p, rows, name)
+		if err != nil {
+			return false, err
+		}
+		again = again || reused
+	}
+	// Running from its first step on (a restart between a step's creation and this finds
+	// the step stored and the pipeline still Queued).
+	if (again || len(d.Start) > 0 || len(stored) > 0) && p.Status == job.Queued {
+		if p, err = c.transition(ctx, p.ID, job.Running, "pipeline: running its steps", nil, nil); err != nil {
+			return false, err
+		}
+	}
+	if again || len(d.Start) > 0 || len(d.Skip) > 0 {
+		c.Changed(p.ID)
+	}
+	if d.Done {
+		return false, c.endPipeline(ctx, p, rows, d)
+	}
+	return again, nil
+}
+
+// stepState is a stored step's state as the planner sees it.
+func stepState(s store.Step) pipeline.StepState {
+	if s.RunID == "" {
+		return pipeline.StepState(s.State)
+	}
+	if s.Run == nil { // its run was deleted: it will never complete
+		return pipeline.Canceled
+	}
+	switch s.Run.Status {
+	case job.Completed:
+		return pipeline.Completed
+	case job.Failed:
+		return pipeline.Failed
+	case job.Canceled:
+		return pipeline.Canceled
+	case job.NotStarted, job.Queued:
+		return pipeline.Queued
+	}
+	return pipeline.Running
+}
+
+// producerRun is the run whose outputs a completed step offers: its own, or the one it reused.
+func producerRun(s store.Step) string {
+	if s.ReusedFrom != "" {
+		return s.ReusedFrom
+	}
+	return s.RunID
+}
+
+// startStep binds a step's inputs to its producers' outputs, then reuses an earlier run of the
+// same step from the step cache (unless force_rerun) or creates the step's run. reused says
+// the step completed at once (from the cache) or could not start (an output it reads is missing).
+func (c *Controller) startStep(ctx context.Context, p *job.Run, rows map[string]store.Step, name string) (bool, error) {
+	pl := *p.Spec.Pipeline
+	step := pl.Steps[name]
+	sp := step.Spec
+	sp.Inputs = maps.Clone(sp.Inputs)
+	if sp.Inputs == nil && len(step.From) > 0 {
+		sp.Inputs = map[string]job.Input{}
+	}
+	for in, ref := range step.From {
+		src := producerRun(rows[ref.Step])
+		decl := fromInput(step.Spec.Inputs[in], pl, ref, "azureml://jobs/"+src+"/outputs/"+ref.Output, "")
+		bound, err := c.resolveJobOutput(ctx, in, decl)
+		if err != nil {
+			reason := fmt.Sprintf("input %s: step %s's output %s: %v", in, ref.Step, ref.Output, err)
+			return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: reason})
+		}
+		sp.Inputs[in] = bound
+	}
+	bound := step
+	bound.Spec = sp
+	key, ok := pipeline.CacheKey(bound, sp.Inputs)
+	if !ok {
+		key = ""
+	}
+	if key != "" && !pl.Settings.ForceRerun {
+		hit, err := c.Store.CachedStep(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		if hit != "" {
+			c.Log.Info("step reused", "pipeline", p.ID, "step", name, "from", hit)
+			return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepReused,
+				ReusedFrom: hit, CacheKey: key, Reason: "reused the outputs of " + hit})
+		}
+	}
+	return false, c.createStepRun(ctx, p, name, key, sp)
+}
+
+// recordStep stores a step that has no run; one stored already (a pass before a restart) stays.
+func (c *Controller) recordStep(ctx context.Context, s store.Step) error {
+	s.CreatedAt = c.Now()
+	if err := c.Store.PutStep(ctx, s); err != nil && !errors.Is(err, store.ErrStepExists) {
+		return err
+	}
+	return nil
+}
+
+// cancelStep cancels a queued or running step's run, saying why: the pipeline was canceled, or
+// a step failed and continue_on_step_failure is off.
+func (c *Controller) cancelStep(ctx context.Context, p *job.Run, s store.Step, st pipeline.State) error {
+	if s.Run == nil || s.Run.Status.Terminal() || s.Run.Status == job.CancelRequested {
+		return nil
+	}
+	reason := "its pipeline " + p.ID + " was canceled"
+	if !st.Canceling {
+		var failed []string
+		for name, state := range st.Steps {
+			if state == pipeline.Failed || state == pipeline.Canceled {
+				failed = append(failed, name)
+			}
+		}
+		slices.Sort(failed)
+		reason = fmt.Sprintf("canceled by pipeline %s: step %s did not complete and continue_on_step_failure is false",
+			p.ID, strings.Join(failed, ", "))
+	}
+	if err := c.Store.SetStepReason(ctx, p.ID, s.Name, reason); err != nil {
+		return err
+	}
+	c.Log.Info("step canceled", "pipeline", p.ID, "step", s.Name, "reason", reason)
+	_, err := c.transition(ctx, s.RunID, job.CancelRequested, reason, nil, nil)
+	c.Kick()
+	return err
+}
+
+// endPipeline binds the pipeline's own outputs to the steps that produced them (so that
+// `job download <pipeline> --output-name y` gets them), records why it ended and ends it.
+func (c *Controller) endPipeline(ctx context.Context, p *job.Run, rows map[string]store.Step, d pipeline.Decision) error {
+	named := map[string]string{}
+	for out, ref := range p.Spec.Pipeline.Outputs {
+		id := producerRun(rows[ref.Step])
+		if id == "" {
+			continue
+		}
+		r, err := c.Store.Run(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if h := r.NamedOutputs[ref.Output]; h != "" {
+			named[out] = h
+		}
+	}
+	if len(named) > 0 {
+		if _, err := c.Store.UpdateRun(ctx, p.ID, func(r *job.Run) ([]job.Event, error) {
+			r.NamedOutputs = named
+			return nil, nil
+		}); err != nil {
+			return fmt.Errorf("bind the outputs of pipeline %s: %w", p.ID, err)
+		}
+	}
+	if err := c.Store.SetPipelineReason(ctx, p.ID, d.Reason); err != nil {
+		return err
+	}
+	to := map[string]job.State{pipeline.StatusCompleted: job.Completed, pipeline.StatusFailed: job.Failed,
+		pipeline.StatusCanceled: job.Canceled}[d.Status]
+	if to == "" {
+		return fmt.Errorf("pipeline %s: the planner ended it with status %q", p.ID, d.Status)
+	}
+	if p.Status == job.Queued && to != job.Canceled {
+		if _, err := c.transition(ctx, p.ID, job.Running, "pipeline: running its steps", nil, nil); err != nil {
+			return err
+		}
+	}
+	msg := "pipeline done: every step completed"
+	if d.Reason != "" {
+		msg = "pipeline done: " + d.Reason
+	}
+	c.Log.Info("pipeline ended", "run", p.ID, "status", to, "reason", d.Reason)
+	_, err := c.transition(ctx, p.ID, to, msg, nil, nil)
+	return err
+}

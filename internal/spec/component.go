@@ -1,0 +1,242 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/component"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pattern"
+)
+
+// componentName is Azure's rule for component names (commandComponent.schema.json), with the
+// - that Azure's own examples use (r-iris-example).
+var componentName = pattern.New(`^[a-zA-Z_][a-zA-Z0-9_-]{0,254}$`)
+
+// componentKeys are the keys --set may create in a component file.
+var componentKeys = []string{"name", "version", "display_name", "description", "tags.*", "is_deterministic",
+	"command", "code", "environment", "environment_variables.*", "resources.instance_count"}
+
+// ParseComponentFile reads a component file (`type: command` or `type: pipeline`) for
+// component create, applying --set overrides. Relative paths resolve against the file's
+// directory and are returned absolute. The error, when not nil, is an ErrorList.
+func ParseComponentFile(file string, sets []string) (*component.Spec, []string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, ErrorList{{File: file, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}}
+	}
+	d, root := begin(file, data, filepath.Dir(file), sets, componentKeys)
+	if root == nil {
+		return nil, d.warnings, d.errs.err()
+	}
+	c, _ := d.component(root)
+	if err := d.errs.err(); err != nil {
+		return nil, d.warnings, err
+	}
+	return &c, d.warnings, nil
+}
+
+// component decodes a component file's mapping: a command component (its step in Job) or a
+// pipeline component (its steps in Graph). It also returns the command's node, for checks
+// that name the component file.
+func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
+	c := component.Spec{Type: component.Command, Deterministic: true}
+	if sc := lookup(root, "$schema"); sc != nil && strings.Contains(strings.ToLower(sc.Value), "/promptflow/") {
+		d.errorf(sc, "$schema", "a prompt flow file; flows are not supported as components (command and pipeline components are)")
+		return c, nil
+	}
+	if t := lookup(root, "type"); t != nil && !isNull(t) {
+		switch typ := d.enum(t, "type", "command", "pipeline", "parallel", "spark", "automl", "flow"); typ {
+		case "command", "":
+		case "pipeline":
+			c.Type = component.Pipeline
+		default:
+			d.errorf(t, "type", "%s components are not supported (command and pipeline components are)", typ)
+			return c, nil
+		}
+	}
+	fs := fields{
+		"$schema":          nil,
+		"type":             nil,
+		"name":             func(v *yaml.Node, p string) { c.Name = d.componentName(v, p) },
+		"version":          func(v *yaml.Node, p string) { c.Version = d.str(v, p) },
+		"display_name":     func(v *yaml.Node, p string) { c.DisplayName = d.str(v, p) },
+		"description":      func(v *yaml.Node, p string) { c.Description = d.str(v, p) },
+		"tags":             func(v *yaml.Node, p string) { c.Tags = d.stringMap(v, p) },
+		"is_deterministic": func(v *yaml.Node, p string) { c.Deterministic, _ = d.boolean(v, p) },
+		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.componentInputs(v, p) },
+		"outputs":          func(v *yaml.Node, p string) { c.Outputs = d.outputs(v, p) },
+		"additional_includes": func(v *yaml.Node, p string) {
+			d.errorf(v, p, "additional_includes is not supported yet; put the files in the code folder")
+		},
+	}
+	if c.Type == component.Pipeline {
+		fs["jobs"] = nil
+		fs["settings"] = func(v *yaml.Node, p string) { d.pipelineSettings(v, p) }
+		got := d.mapping(root, "", fs)
+		if got["jobs"] == nil {
+			d.required(nil, "jobs")
+			return c, nil
+		}
+		pc := pipeCtx{params: c.Inputs, outputs: c.Outputs}
+		g := d.graph(got["jobs"], pc)
+		c.Graph = &g
+		return c, nil
+	}
+	s := &job.Spec{Type: "command"}
+	common := d.jobFields(s)
+	for _, k := range []string{"command", "code", "environment", "environment_variables", "resources",
+		"distribution", "services"} {
+		fs[k] = common[k]
+	}
+	got := d.mapping(root, "", fs)
+	cmd := got["command"]
+	switch {
+	case cmd == nil:
+		d.required(nil, "command")
+	case strings.TrimSpace(s.Command) == "":
+		d.errorf(cmd, "command", "must not be empty")
+	case len(d.errs) == 0:
+		d.checkComponentRefs(cmd, c, s)
+	}
+	if s.Resources.InstanceCount == 0 {
+		s.Resources.InstanceCount = 1
+	}
+	c.Job = s
+	return c, cmd
+}
+
+// checkComponentRefs checks the command's references against the declared inputs and
+// outputs, standing in for values it does not know.
+func (d *decoder) checkComponentRefs(cmd *yaml.Node, c component.Spec, s *job.Spec) {
+	sample := *s
+	sample.Inputs, sample.Outputs = map[string]job.Input{}, c.Outputs
+	for name, in := range c.Inputs {
+		sample.Inputs[name] = standIn(in)
+	}
+	d.checkCommand(cmd, &sample)
+}
+
+// standIn is a value of the declared input's kind, for checks before any value is known.
+func standIn(in component.Input) job.Input {
+	v := in.Input
+	switch {
+	case in.HasDefault || v.Optional:
+	case v.Type == job.InputInteger:
+		v.Value = "1"
+	case v.Type == job.InputNumber:
+		v.Value = "0.5"
+	case v.Type == job.InputBoolean:
+		v.Value = "true"
+	case v.Type == job.InputString:
+		v.Value = "value"
+	}
+	return v
+}
+
+func (d *decoder) componentName(n *yaml.Node, path string) string {
+	s := d.str(n, path)
+	if s != "" && !componentName.MatchString(s) {
+		d.expected(n, path, "a name of letters, digits, _ and - starting with a letter or _ (at most 255)")
+	}
+	return s
+}
+
+// componentInputs decodes a component's declared inputs: a type, and optionally a default,
+// optional, min, max, enum, description and mode. A literal shorthand (`lr: 0.1`) declares
+// an input of its type with that default.
+func (d *decoder) componentInputs(n *yaml.Node, path string) map[string]component.Input {
+	out := map[string]component.Input{}
+	for _, p := range d.entries(n, path) {
+		ip := join(path, p.key.Value)
+		d.checkName(p.key, ip)
+		v := resolve(p.value)
+		if v == nil || v.Kind != yaml.MappingNode {
+			if in, ok := d.input(v, ip); ok {
+				out[p.key.Value] = component.Input{Input: in, HasDefault: true}
+			}
+			continue
+		}
+		if in, ok := d.componentInput(v, ip); ok {
+			out[p.key.Value] = in
+		}
+	}
+	return out
+}
+
+// componentInput decodes one declared input object.
+func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bool) {
+	errs := len(d.errs)
+	typ := job.URIFolder
+	if t := lookup(v, "type"); t != nil && !isNull(t) {
+		if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
+			return component.Input{}, false
+		}
+	}
+	// Mode stays empty unless declared: a declared mode is the one a step gets when it gives
+	// none of its own (Azure's rule), and ro_mount is the default only after that.
+	in := component.Input{Input: job.Input{Type: typ}}
+	bound := func(x *yaml.Node, xp string) *float64 {
+		if !isLiteralType(typ) || typ == job.InputString || typ == job.InputBoolean {
+			d.errorf(x, xp, "only allowed for integer and number inputs")
+			return nil
+		}
+		f, ok := d.number(x, xp)
+		if !ok {
+			return nil
+		}
+		return &f
+	}
+	got := d.mapping(v, path, fields{"type": nil, "default": nil, "value": nil, "path": nil,
+		"optional":    func(x *yaml.Node, xp string) { in.Optional, _ = d.boolean(x, xp) },
+		"description": func(x *yaml.Node, xp string) { in.Description = d.str(x, xp) },
+		"mode":        func(x *yaml.Node, xp string) { in.Mode = d.mode(x, xp, typ, "input", inputModes, modelModes) },
+		"datastore":   func(x *yaml.Node, xp string) { in.Datastore = d.str(x, xp) },
+		"min":         func(x *yaml.Node, xp string) { in.Min = bound(x, xp) },
+		"max":         func(x *yaml.Node, xp string) { in.Max = bound(x, xp) },
+		"enum":        func(x *yaml.Node, xp string) { in.Enum = d.enumValues(x, xp, typ) },
+	})
+	for _, key := range []string{"default", "value", "path"} {
+		x := got[key]
+		if x == nil || isNull(x) {
+			continue
+		}
+		xp := join(path, key)
+		if isLiteralType(typ) {
+			if key == "path" {
+				d.errorf(x, xp, "a %s input takes a default, not a path", typ)
+				continue
+			}
+			text, ok := d.literal(x, xp, typ)
+			if !ok {
+				continue
+			}
+			in.Value, in.HasDefault = text, true
+			if _, err := component.Check(in, job.Input{Type: typ, Value: text}); err != nil {
+				d.errorf(x, xp, "%v", err)
+			}
+			continue
+		}
+		in.Path, in.HasDefault = d.dataPath(x, xp, typ), true
+	}
+	return in, len(d.errs) == errs
+}
+
+// enumValues decodes an input's enum list, each value of the input's type.
+func (d *decoder) enumValues(n *yaml.Node, path, typ string) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.expected(n, path, "a list")
+		return nil
+	}
+	var out []string
+	for i, c := range n.Content {
+		if text, ok := d.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ); ok {
+			out = append(out, text)
+		}
+	}
+	return out
+}
