@@ -202,7 +202,8 @@
   // outputsSection lists the files of the run's outputs (manifests are blobs), each a download.
   function outputsSection(d, signal) {
     const sec = el("section", { id: "outputs" }, el("h2", {}, "Outputs"));
-    if (H.active(d) || !d.has_artifacts) {
+    // A pipeline has no artifacts of its own, only the outputs its steps wrote for it.
+    if (H.active(d) || !(d.has_artifacts || (d.named_outputs || []).length)) {
       sec.append(el("p", { class: "muted" }, H.active(d) ? "Outputs appear when the run ends." : "This run has no outputs."));
       return sec;
     }
@@ -241,6 +242,7 @@
       ["Error", r.error], ["Command", r.bound_command || (r.spec && r.spec.command)],
       ["Spec command", r.bound_command && r.spec && r.spec.command !== r.bound_command ? r.spec.command : ""],
       ["Sweep", r.trial_of ? H.sweepLink(r.trial_of) : ""], ["Stopped by sweep", r.trial_of && r.trial_of.stopped],
+      ["Pipeline", r.pipeline_of ? H.pipelineLink(r.pipeline_of) : ""],
       ["Description", r.description],
       ["Warnings", (r.warnings || []).join("; ")],
     ]));
@@ -248,12 +250,14 @@
     const tl = el("div");
     H.clear(tl).append(timeline(d));
     // A sweep's parent runs nothing itself: its page shows its trials instead of logs, metrics
-    // and outputs.
+    // and outputs. A pipeline's parent shows its steps instead of logs and metrics, and keeps
+    // the outputs its steps produced for it.
     const sweep = d.spec && d.spec.sweep;
+    const pipeline = H.isPipeline(d);
     let outputs = sweep ? el("div") : outputsSection(d, signal);
-    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl,
-      ...(sweep ? [H.sweepSection(d, route, signal)] : [logsSection(d, route, signal), metricsSection(d, route, signal)]),
-      paramsSection(d), outputs);
+    const own = sweep ? [H.sweepSection(d, route, signal)]
+      : pipeline ? [H.pipelineSection(d, route, signal)] : [logsSection(d, route, signal), metricsSection(d, route, signal)];
+    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl, ...own, paramsSection(d), outputs);
     // Keep status, facts and timeline current while the run is active.
     let last = d;
     while (!signal.aborted && H.active(last)) {
