@@ -55,7 +55,7 @@ func main() {
 	flag.IntVar(&o.sweep.Seeds, "sweep-seeds", 10, "seeds per method and objective in the sweep group")
 	flag.IntVar(&o.sweep.Workers, "sweep-workers", 4, "max_concurrent_trials of the sweep group's sweeps")
 	flag.IntVar(&o.sweep.Reports, "sweep-reports", 27, "metric reports in a full trial of the sweep group (asha's max_resource)")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router or sweep (default all; sweep needs no server)")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, sweep or pipeline (default all; sweep needs no server)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -127,6 +127,8 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
+		{"pipeline", "A 10-step chain of short steps: by hand, as a pipeline, and fully cached",
+			func() ([]bench.Row, error) { return bench.Pipeline(ctx, w, dir, 10, n) }},
 	}
 	for _, g := range groups {
 		if only != "" && only != g.name {
