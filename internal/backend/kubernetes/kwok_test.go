@@ -93,7 +93,9 @@ func (k *kwokCluster) deleteRun(runID string) {
 // until polls Status (and Pending) until cond holds.
 func (k *kwokCluster) until(h backend.Handle, what string, cond func(st backend.Status, reason string, pending bool) bool) backend.Status {
 	k.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	// kwok removes a deleted pod only after its grace period (Hangar's pods get 120 s), so a
+	// cancel's end comes after that, later still on a loaded machine.
+	deadline := time.Now().Add(4 * time.Minute)
 	var st backend.Status
 	var reason string
 	var pending bool
@@ -245,7 +247,7 @@ func TestKwokPendingKeepsTheCancelForStatus(t *testing.T) {
 	}
 	// Ask Pending until the watch has seen the pods gone (it no longer says they stop), then
 	// once more: without the fix, either call let the Job go.
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		reason, _, err := k.b.Pending(t.Context(), h)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
@@ -144,12 +145,15 @@ func (c *client) read(ctx context.Context, hd handle) (*batchv1.Job, []corev1.Po
 // been gone for Backend.LeftoverAfter (default a minute).
 const defaultLeftoverAfter = time.Minute
 
-// releaseLeftovers removes Hangar's finalizer from this namespace's deleted Jobs whose pods are
-// gone and that were deleted more than c.leftoverAfter ago, until the watch stops.
+// releaseLeftovers removes Hangar's finalizer from this namespace's deleted Jobs whose pods this
+// watch has seen gone for c.leftoverAfter, until the watch stops. The wait counts from when the
+// pods were gone, not from the deletion: pods may take their whole grace period to stop, and the
+// Status that reports the cancel must get its chance first.
 func (c *client) releaseLeftovers(w *watch, ns string) {
 	after := cmp.Or(c.leftoverAfter, defaultLeftoverAfter)
 	t := time.NewTicker(min(after/2, 15*time.Second))
 	defer t.Stop()
+	podsGone := map[types.UID]time.Time{}
 	for {
 		select {
 		case <-w.stop:
@@ -163,13 +167,12 @@ func (c *client) releaseLeftovers(w *watch, ns string) {
 		if err != nil {
 			continue
 		}
-		for _, j := range jobs {
-			if !leftover(j, time.Now(), after) {
-				continue
-			}
-			if pods, err := w.pods.ByIndex(byJobUID, string(j.UID)); err != nil || len(pods) > 0 {
-				continue
-			}
+		var due []*batchv1.Job
+		due, podsGone = leftovers(jobs, func(uid types.UID) bool {
+			pods, err := w.pods.ByIndex(byJobUID, string(uid))
+			return err == nil && len(pods) == 0
+		}, podsGone, time.Now(), after)
+		for _, j := range due {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = c.release(ctx, j.DeepCopy())
 			cancel()
@@ -177,10 +180,27 @@ func (c *client) releaseLeftovers(w *watch, ns string) {
 	}
 }
 
-// leftover says whether a Job is a canceled run's tombstone deleted more than after ago.
-func leftover(j *batchv1.Job, now time.Time, after time.Duration) bool {
-	return j.DeletionTimestamp != nil && now.Sub(j.DeletionTimestamp.Time) > after &&
-		slices.Contains(j.Finalizers, FinalizerResult)
+// leftovers picks the canceled runs' tombstones to let go: deleted, still held by Hangar's
+// finalizer, their pods gone (noPods) since at least after ago by goneSince, the first time each
+// was seen without pods. It returns them and goneSince for the next look (Jobs no longer
+// tombstones, or whose pods are back, are forgotten).
+func leftovers(jobs []*batchv1.Job, noPods func(types.UID) bool, goneSince map[types.UID]time.Time, now time.Time, after time.Duration) ([]*batchv1.Job, map[types.UID]time.Time) {
+	next := map[types.UID]time.Time{}
+	var due []*batchv1.Job
+	for _, j := range jobs {
+		if j.DeletionTimestamp == nil || !slices.Contains(j.Finalizers, FinalizerResult) || !noPods(j.UID) {
+			continue
+		}
+		since, ok := goneSince[j.UID]
+		if !ok {
+			since = now
+		}
+		next[j.UID] = since
+		if now.Sub(since) >= after {
+			due = append(due, j)
+		}
+	}
+	return due, next
 }
 
 // changeHandler tells fn the run whose Job or pod was added, changed or removed (this workspace's
