@@ -263,9 +263,12 @@ func (c *Controller) topology(ctx context.Context, r *job.Run, nodeID string) ([
 	return addrs, rank, p.NodeGPUs(nodeID), nil
 }
 
-// masterPort is a run's rendezvous port: the same on every node, spread over 20000-39999.
+// masterPort is a run's rendezvous port: the same on every node, spread over 20000-32767, below
+// Linux's ephemeral range (32768-60999), where the local ports of outgoing connections are picked
+// and a busy node's connections could hold the port when rank 0 binds it (CI met
+// "failed to bind to 0.0.0.0:39874: Address already in use").
 func masterPort(runID string) int {
 	h := fnv.New32a()
 	h.Write([]byte(runID))
-	return 20000 + int(h.Sum32()%20000)
+	return 20000 + int(h.Sum32()%12768)
 }

@@ -124,7 +124,7 @@ func (s Submission) Script() string {
 	w("# ships logs and metrics, uploads outputs and reports to the workspace.")
 	w("cd %s || exit 1", shq(s.Dir))
 	w("export MASTER_ADDR=\"$(hostname)\"")
-	w("export MASTER_PORT=$((20000 + ${SLURM_JOB_ID:-0} %% 20000))")
+	w("export MASTER_PORT=$((20000 + ${SLURM_JOB_ID:-0} %% 12768))  # below Linux's ephemeral ports")
 	w("export NNODES=\"${SLURM_JOB_NUM_NODES:-1}\" NODE_RANK=\"${SLURM_NODEID:-0}\"")
 	if s.Nodes() > 1 {
 		w("# Check that srun reaches every allocated node; the command inherits the allocation, so")

@@ -4,7 +4,7 @@
 # ships logs and metrics, uploads outputs and reports to the workspace.
 cd /shared/hangar/runs/run1 || exit 1
 export MASTER_ADDR="$(hostname)"
-export MASTER_PORT=$((20000 + ${SLURM_JOB_ID:-0} % 20000))
+export MASTER_PORT=$((20000 + ${SLURM_JOB_ID:-0} % 12768))  # below Linux's ephemeral ports
 export NNODES="${SLURM_JOB_NUM_NODES:-1}" NODE_RANK="${SLURM_NODEID:-0}"
 /shared/hangar/.hangar/bin/hangar-0123 supervise --config /shared/hangar/runs/run1/supervisor.json &
 sup=$!
