@@ -30,9 +30,24 @@ component: azureml:NAME:VERSION or azureml:NAME@latest (the highest version not 
   hangar component list
   hangar component show train@latest`,
 	}
-	cmd.AddCommand(newComponentCreateCmd(env), newComponentListCmd(env), newComponentShowCmd(env),
-		newComponentArchiveCmd(env, true), newComponentArchiveCmd(env, false))
+	a := componentCommands()
+	cmd.AddCommand(newComponentCreateCmd(env), a.listCmd(env), a.showCmd(env), a.archiveCmd(env, true), a.archiveCmd(env, false))
 	return groupCmd(cmd)
+}
+
+func componentCommands() assetCommands[component.Version] {
+	return assetCommands[component.Version]{
+		kind: component.Kind, plural: "components", example: "train", everyOf: "every version of a component",
+		archiveLong: `An archived version is left out of component list and of @latest, and still resolves when named
+by its version (pipelines that name it keep working). Without --version every version is archived.`,
+		columns: []string{"NAME", "VERSION", "TYPE", "DISPLAY NAME", "INPUTS", "OUTPUTS", "CREATED"},
+		row: func(v component.Version) []string {
+			return []string{v.Name, v.Version, v.Type, v.DisplayName, strings.Join(slices.Sorted(maps.Keys(v.Inputs)), ","),
+				strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ","), fmtTime(&v.CreatedAt)}
+		},
+		show: showComponent,
+		list: (*api.Client).ListComponents, get: (*api.Client).GetComponent, archive: (*api.Client).ArchiveComponent,
+	}
 }
 
 type componentCreateFlags struct {
@@ -66,19 +81,11 @@ taken; registering a version that exists is refused.`,
 
 // componentSpec reads the file and applies the flags, checked as far as the client can.
 func componentSpec(f componentCreateFlags, warn io.Writer) (*component.Spec, error) {
-	sp, warnings, err := spec.ParseComponentFile(f.file, f.sets)
+	sp, err := parseAssetFile(f.file, f.sets, spec.ParseComponentFile, warn)
 	if err != nil {
-		return nil, specError(err)
+		return nil, err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(warn, "warning: %s\n", w)
-	}
-	if f.name != "" {
-		sp.Name = f.name
-	}
-	if f.version != "" {
-		sp.Version = f.version
-	}
+	applyFlags(flagOverride{&sp.Name, f.name}, flagOverride{&sp.Version, f.version})
 	if sp.Name == "" {
 		return nil, usageError("which component? give --name (or a file with name:)")
 	}
@@ -153,89 +160,14 @@ func (e *Env) uploadComponent(ctx context.Context, c *api.Client, sp *component.
 	return nil
 }
 
-func newComponentListCmd(env *Env) *cobra.Command {
-	var name string
-	var archived bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List components (the latest version of each), or the versions of one",
-		Example: `  hangar component list
-  hangar component list --name train --include-archived -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ListComponents(cmd.Context(), name, archived)
-			if err != nil {
-				return err
-			}
-			return env.printData(vs, func(w io.Writer) error { return componentTable(w, vs, archived) })
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "list this component's versions")
-	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")
-	return cmd
-}
-
-func componentTable(w io.Writer, vs []component.Version, archived bool) error {
-	header := []string{"NAME", "VERSION", "TYPE", "DISPLAY NAME", "INPUTS", "OUTPUTS", "CREATED"}
-	if archived {
-		header = append(header, "ARCHIVED")
-	}
-	rows := make([][]string, 0, len(vs))
-	for _, v := range vs {
-		row := []string{v.Name, v.Version, v.Type, v.DisplayName, strings.Join(slices.Sorted(maps.Keys(v.Inputs)), ","),
-			strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ","), fmtTime(&v.CreatedAt)}
-		if archived {
-			row = append(row, fmt.Sprint(v.Archived))
-		}
-		rows = append(rows, row)
-	}
-	return table(w, header, rows)
-}
-
-func newComponentShowCmd(env *Env) *cobra.Command {
-	m := assetTarget{kind: component.Kind}
-	cmd := &cobra.Command{
-		Use:   "show NAME[:VERSION|@latest]",
-		Short: "Show a component version (default: the latest)",
-		Example: `  hangar component show train
-  hangar component show train:2 -o yaml
-  hangar component show --name train --version 2`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, version, err := m.resolve()
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			v, err := c.GetComponent(cmd.Context(), name, version)
-			if err != nil {
-				return err
-			}
-			return env.printData(v, func(w io.Writer) error { return showComponent(w, v) })
-		},
-	}
-	m.flags(cmd)
-	return cmd
-}
-
 func showComponent(w io.Writer, v *component.Version) error {
-	archived := ""
-	if v.Archived {
-		archived = "yes (still usable by its version; not @latest)"
-	}
 	rows := [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type}, {"Display name", v.DisplayName},
 		{"Description", v.Description}, {"Deterministic", fmt.Sprint(v.Deterministic)}, {"Source", v.Source}}
 	if v.Job != nil {
 		rows = append(rows, [2]string{"Command", v.Job.Command}, [2]string{"Code snapshot", v.Job.CodeSnapshot},
 			[2]string{"Environment", environmentText(v.Job.Environment.Ref, v.Job.Environment.Image)})
 	}
-	rows = append(rows, [2]string{"Archived", archived}, [2]string{"Created", fmtTime(&v.CreatedAt)},
+	rows = append(rows, [2]string{"Archived", assetArchivedText(v.Archived)}, [2]string{"Created", fmtTime(&v.CreatedAt)},
 		[2]string{"Use as", "component: azureml:" + v.ID()})
 	if err := kv(w, rows); err != nil {
 		return err
@@ -286,50 +218,4 @@ func environmentText(ref, image string) string {
 		return ref
 	}
 	return image
-}
-
-func newComponentArchiveCmd(env *Env, archive bool) *cobra.Command {
-	var name, version string
-	verb, short, done := "archive", "Archive a component version, or every version of a component", "Archived"
-	long := `An archived version is left out of component list and of @latest, and still resolves when named
-by its version (pipelines that name it keep working). Without --version every version is archived.`
-	if !archive {
-		verb, short, done = "restore", "Restore an archived component version, or every version of a component", "Restored"
-		long = "Undo component archive: the version is listed again and counts for @latest."
-	}
-	cmd := &cobra.Command{
-		Use:     verb + " NAME",
-		Short:   short,
-		Long:    long,
-		Example: fmt.Sprintf("  hangar component %s --name train --version 1\n  hangar component %s train", verb, verb),
-		Args:    nameArgs(&name, "component"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if version != "" {
-				v, err := component.Kind.ParseVersion(version)
-				if err != nil {
-					return usageError("--version: %v", err)
-				}
-				version = v
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ArchiveComponent(cmd.Context(), name, version, archive)
-			if err != nil {
-				return err
-			}
-			which := "every version of component " + name
-			if version != "" {
-				which = "component " + name + " version " + version
-			}
-			return env.printData(vs, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s %s\n", done, which)
-				return err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "component name (or give it as the first argument)")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "one version (default: every version)")
-	return cmd
 }

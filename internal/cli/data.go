@@ -14,7 +14,6 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/dataset"
-	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
 
@@ -32,9 +31,27 @@ azureml:NAME@latest (the highest version not archived).`,
   hangar data list
   hangar data show iris@latest`,
 	}
-	cmd.AddCommand(newDataCreateCmd(env), newDataListCmd(env), newDataShowCmd(env),
-		newDataArchiveCmd(env, true), newDataArchiveCmd(env, false))
+	a := dataCommands()
+	cmd.AddCommand(newDataCreateCmd(env), a.listCmd(env), a.showCmd(env), a.archiveCmd(env, true), a.archiveCmd(env, false))
 	return groupCmd(cmd)
+}
+
+func dataCommands() assetCommands[dataset.Version] {
+	return assetCommands[dataset.Version]{
+		kind: dataset.Kind, plural: "data assets", example: "iris", everyOf: "every version of one",
+		archiveLong: `An archived version is left out of data list and of @latest, and still resolves when named by
+its version (jobs that name it keep working). Without --version every version is archived.`,
+		columns: fileAssetColumns,
+		row: func(v dataset.Version) []string {
+			files, size := fmt.Sprint(v.Files), humanBytes(v.Size)
+			if v.Manifest == "" { // read in place: the workspace holds no files of it
+				files, size = "-", "-"
+			}
+			return []string{v.Name, v.Version, v.Type, files, size, v.Source, fmtTime(&v.CreatedAt)}
+		},
+		show: showData,
+		list: (*api.Client).ListData, get: (*api.Client).GetData, archive: (*api.Client).ArchiveData,
+	}
 }
 
 type dataCreateFlags struct {
@@ -76,27 +93,12 @@ next integer is taken; registering a version that exists is refused.`,
 
 // dataSpec builds what to register from the file and the flags, checked as far as the client can.
 func dataSpec(f dataCreateFlags, warn io.Writer) (*dataset.Spec, error) {
-	sp := &dataset.Spec{}
-	if f.file != "" {
-		parsed, warnings, err := spec.ParseDataFile(f.file, f.sets)
-		if err != nil {
-			return nil, specError(err)
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(warn, "warning: %s\n", w)
-		}
-		sp = parsed
-	} else if len(f.sets) > 0 {
-		return nil, usageError("--set changes a data file: give one with -f")
+	sp, err := readAssetFile(f.file, f.sets, "data", spec.ParseDataFile, warn)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range []struct {
-		dst *string
-		v   string
-	}{{&sp.Name, f.name}, {&sp.Version, f.version}, {&sp.Type, f.typ}, {&sp.Description, f.description}, {&sp.Datastore, f.datastore}} {
-		if o.v != "" {
-			*o.dst = o.v
-		}
-	}
+	applyFlags(flagOverride{&sp.Name, f.name}, flagOverride{&sp.Version, f.version}, flagOverride{&sp.Type, f.typ},
+		flagOverride{&sp.Description, f.description}, flagOverride{&sp.Datastore, f.datastore})
 	if f.path != "" {
 		sp.Path = f.path
 		if !isRemoteData(f.path) {
@@ -113,17 +115,8 @@ func dataSpec(f dataCreateFlags, warn io.Writer) (*dataset.Spec, error) {
 	case sp.Path == "":
 		return nil, usageError("where is the data? give --path (a local file or folder, a job output, a datastore path or an http(s) URL)")
 	}
-	if err := dataset.Kind.CheckName(sp.Name); err != nil {
-		return nil, usageError("--name: %v", err)
-	}
-	var err error
-	if sp.Type, err = dataset.CheckType(sp.Type); err != nil {
-		return nil, usageError("--type: %v", err)
-	}
-	if sp.Version != "" {
-		if sp.Version, err = dataset.Kind.ParseVersion(sp.Version); err != nil {
-			return nil, usageError("--version: %v", err)
-		}
+	if err := checkAssetFields(dataset.Kind, sp.Name, &sp.Type, &sp.Version, dataset.CheckType); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
@@ -175,11 +168,7 @@ func (e *Env) createData(ctx context.Context, f dataCreateFlags) error {
 		return err
 	}
 	if st != nil {
-		u := e.newUploader(c)
-		opts := snapshot.ScanOptions{IgnoreFiles: []string{}, DefaultIgnores: []string{}, Cache: u.cache}
-		req.Manifest, err = u.tree(ctx, "data "+sp.Name, sp.Path, !st.IsDir(), opts)
-		u.close()
-		if err != nil {
+		if req.Manifest, err = e.uploadAssetFiles(ctx, c, "data "+sp.Name, sp.Path, !st.IsDir()); err != nil {
 			return err
 		}
 	}
@@ -202,138 +191,14 @@ func dataContents(v *dataset.Version) string {
 	return fmt.Sprintf("%d files (%s)", v.Files, humanBytes(v.Size))
 }
 
-func newDataListCmd(env *Env) *cobra.Command {
-	var name string
-	var archived bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List data assets (the latest version of each), or the versions of one",
-		Example: `  hangar data list
-  hangar data list --name iris --include-archived -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ListData(cmd.Context(), name, archived)
-			if err != nil {
-				return err
-			}
-			return env.printData(vs, func(w io.Writer) error { return dataTable(w, vs, archived) })
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "list this data asset's versions")
-	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")
-	return cmd
-}
-
-func dataTable(w io.Writer, vs []dataset.Version, archived bool) error {
-	header := []string{"NAME", "VERSION", "TYPE", "FILES", "SIZE", "SOURCE", "CREATED"}
-	if archived {
-		header = append(header, "ARCHIVED")
-	}
-	rows := make([][]string, 0, len(vs))
-	for _, v := range vs {
-		files, size := fmt.Sprint(v.Files), humanBytes(v.Size)
-		if v.Manifest == "" {
-			files, size = "-", "-"
-		}
-		row := []string{v.Name, v.Version, v.Type, files, size, v.Source, fmtTime(&v.CreatedAt)}
-		if archived {
-			row = append(row, fmt.Sprint(v.Archived))
-		}
-		rows = append(rows, row)
-	}
-	return table(w, header, rows)
-}
-
-func newDataShowCmd(env *Env) *cobra.Command {
-	m := assetTarget{kind: dataset.Kind}
-	cmd := &cobra.Command{
-		Use:   "show NAME[:VERSION|@latest]",
-		Short: "Show a data asset version (default: the latest)",
-		Example: `  hangar data show iris
-  hangar data show iris:2 -o yaml
-  hangar data show --name iris --version 2`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, version, err := m.resolve()
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			v, err := c.GetData(cmd.Context(), name, version)
-			if err != nil {
-				return err
-			}
-			return env.printData(v, func(w io.Writer) error { return showData(w, v) })
-		},
-	}
-	m.flags(cmd)
-	return cmd
-}
-
 func showData(w io.Writer, v *dataset.Version) error {
-	archived := ""
-	if v.Archived {
-		archived = "yes (still usable by its version; not @latest)"
-	}
 	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
 		{"Contents", dataContents(v)}, {"Path", v.Path}, {"Source", v.Source},
-		{"Description", v.Description}, {"Archived", archived},
+		{"Description", v.Description}, {"Archived", assetArchivedText(v.Archived)},
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
 	}
 	section(w, "Tags", sortedPairs(v.Tags))
 	section(w, "Properties", sortedPairs(v.Properties))
 	return nil
-}
-
-func newDataArchiveCmd(env *Env, archive bool) *cobra.Command {
-	var name, version string
-	verb, short, done := "archive", "Archive a data asset version, or every version of one", "Archived"
-	long := `An archived version is left out of data list and of @latest, and still resolves when named by
-its version (jobs that name it keep working). Without --version every version is archived.`
-	if !archive {
-		verb, short, done = "restore", "Restore an archived data asset version, or every version of one", "Restored"
-		long = "Undo data archive: the version is listed again and counts for @latest."
-	}
-	cmd := &cobra.Command{
-		Use:     verb + " NAME",
-		Short:   short,
-		Long:    long,
-		Example: fmt.Sprintf("  hangar data %s --name iris --version 1\n  hangar data %s iris", verb, verb),
-		Args:    nameArgs(&name, "data asset"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if version != "" {
-				v, err := dataset.Kind.ParseVersion(version)
-				if err != nil {
-					return usageError("--version: %v", err)
-				}
-				version = v
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ArchiveData(cmd.Context(), name, version, archive)
-			if err != nil {
-				return err
-			}
-			which := "every version of data asset " + name
-			if version != "" {
-				which = "data asset " + name + " version " + version
-			}
-			return env.printData(vs, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s %s\n", done, which)
-				return err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "data asset name (or give it as the first argument)")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "one version (default: every version)")
-	return cmd
 }

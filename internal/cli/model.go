@@ -31,9 +31,24 @@ version as azureml:NAME:VERSION or azureml:NAME@latest (the highest version not 
   hangar model list
   hangar model show mnist@latest`,
 	}
-	cmd.AddCommand(newModelCreateCmd(env), newModelListCmd(env), newModelShowCmd(env), newModelDownloadCmd(env),
-		newModelArchiveCmd(env, true), newModelArchiveCmd(env, false))
+	a := modelCommands()
+	cmd.AddCommand(newModelCreateCmd(env), a.listCmd(env), a.showCmd(env), newModelDownloadCmd(env),
+		a.archiveCmd(env, true), a.archiveCmd(env, false))
 	return groupCmd(cmd)
+}
+
+func modelCommands() assetCommands[model.Version] {
+	return assetCommands[model.Version]{
+		kind: model.Kind, plural: "models", example: "mnist", everyOf: "every version of a model",
+		archiveLong: `An archived version is left out of model list and of @latest, and still resolves when named by
+its version (deployments that use it keep working). Without --version every version is archived.`,
+		columns: fileAssetColumns,
+		row: func(v model.Version) []string {
+			return []string{v.Name, v.Version, v.Type, fmt.Sprint(v.Files), humanBytes(v.Size), v.Source, fmtTime(&v.CreatedAt)}
+		},
+		show: showModel,
+		list: (*api.Client).ListModels, get: (*api.Client).GetModel, archive: (*api.Client).ArchiveModel,
+	}
 }
 
 type modelCreateFlags struct {
@@ -72,28 +87,12 @@ Without --version the next integer is taken; registering a version that exists i
 
 // modelSpec builds what to register from the file and the flags, checked as far as the client can.
 func modelSpec(f modelCreateFlags, warn io.Writer) (*model.Spec, error) {
-	sp := &model.Spec{}
-	if f.file != "" {
-		parsed, warnings, err := spec.ParseModelFile(f.file, f.sets)
-		if err != nil {
-			return nil, specError(err)
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(warn, "warning: %s\n", w)
-		}
-		sp = parsed
-	} else if len(f.sets) > 0 {
-		return nil, usageError("--set changes a model file: give one with -f")
+	sp, err := readAssetFile(f.file, f.sets, "model", spec.ParseModelFile, warn)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range []struct {
-		dst *string
-		v   string
-	}{{&sp.Name, f.name}, {&sp.Version, f.version}, {&sp.Type, f.typ},
-		{&sp.Description, f.description}, {&sp.Stage, f.stage}} {
-		if o.v != "" {
-			*o.dst = o.v
-		}
-	}
+	applyFlags(flagOverride{&sp.Name, f.name}, flagOverride{&sp.Version, f.version}, flagOverride{&sp.Type, f.typ},
+		flagOverride{&sp.Description, f.description}, flagOverride{&sp.Stage, f.stage})
 	if f.path != "" {
 		sp.Path = f.path
 		if !strings.HasPrefix(strings.ToLower(f.path), "azureml:") {
@@ -110,17 +109,8 @@ func modelSpec(f modelCreateFlags, warn io.Writer) (*model.Spec, error) {
 	case sp.Path == "":
 		return nil, usageError("where are the model's files? give --path (a local file or folder, or azureml://jobs/<job>/outputs/<output>)")
 	}
-	if err := model.CheckName(sp.Name); err != nil {
-		return nil, usageError("--name: %v", err)
-	}
-	var err error
-	if sp.Type, err = model.CheckType(sp.Type); err != nil {
-		return nil, usageError("--type: %v", err)
-	}
-	if sp.Version != "" {
-		if sp.Version, err = model.ParseVersion(sp.Version); err != nil {
-			return nil, usageError("--version: %v", err)
-		}
+	if err := checkAssetFields(model.Kind, sp.Name, &sp.Type, &sp.Version, model.CheckType); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
@@ -140,11 +130,7 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 		if err != nil {
 			return fmt.Errorf("model %s: path: %w", sp.Name, err)
 		}
-		u := e.newUploader(c)
-		opts := snapshot.ScanOptions{IgnoreFiles: []string{}, DefaultIgnores: []string{}, Cache: u.cache}
-		req.Manifest, err = u.tree(ctx, "model "+sp.Name, sp.Path, !st.IsDir(), opts)
-		u.close()
-		if err != nil {
+		if req.Manifest, err = e.uploadAssetFiles(ctx, c, "model "+sp.Name, sp.Path, !st.IsDir()); err != nil {
 			return err
 		}
 	}
@@ -162,84 +148,10 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 	})
 }
 
-func newModelListCmd(env *Env) *cobra.Command {
-	var name string
-	var archived bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List models (the latest version of each), or the versions of one",
-		Example: `  hangar model list
-  hangar model list --name mnist --include-archived -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ListModels(cmd.Context(), name, archived)
-			if err != nil {
-				return err
-			}
-			return env.printData(vs, func(w io.Writer) error { return modelTable(w, vs, archived) })
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "list this model's versions")
-	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")
-	return cmd
-}
-
-func modelTable(w io.Writer, vs []model.Version, archived bool) error {
-	header := []string{"NAME", "VERSION", "TYPE", "FILES", "SIZE", "SOURCE", "CREATED"}
-	if archived {
-		header = append(header, "ARCHIVED")
-	}
-	rows := make([][]string, 0, len(vs))
-	for _, v := range vs {
-		row := []string{v.Name, v.Version, v.Type, fmt.Sprint(v.Files), humanBytes(v.Size), v.Source, fmtTime(&v.CreatedAt)}
-		if archived {
-			row = append(row, fmt.Sprint(v.Archived))
-		}
-		rows = append(rows, row)
-	}
-	return table(w, header, rows)
-}
-
-func newModelShowCmd(env *Env) *cobra.Command {
-	m := assetTarget{kind: model.Kind}
-	cmd := &cobra.Command{
-		Use:   "show NAME[:VERSION|@latest]",
-		Short: "Show a model version (default: the latest)",
-		Example: `  hangar model show mnist
-  hangar model show mnist:2 -o yaml
-  hangar model show --name mnist --version 2`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, version, err := m.resolve()
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			v, err := c.GetModel(cmd.Context(), name, version)
-			if err != nil {
-				return err
-			}
-			return env.printData(v, func(w io.Writer) error { return showModel(w, v) })
-		},
-	}
-	m.flags(cmd)
-	return cmd
-}
-
 func showModel(w io.Writer, v *model.Version) error {
-	archived := ""
-	if v.Archived {
-		archived = "yes (still usable by its version; not @latest)"
-	}
 	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
 		{"Files", fmt.Sprintf("%d (%s)", v.Files, humanBytes(v.Size))}, {"Source", v.Source},
-		{"Description", v.Description}, {"Stage", v.Stage}, {"Archived", archived},
+		{"Description", v.Description}, {"Stage", v.Stage}, {"Archived", assetArchivedText(v.Archived)},
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
 	}
@@ -310,50 +222,4 @@ func (e *Env) downloadModel(ctx context.Context, name, version, dir string) erro
 	}
 	fmt.Fprintf(e.Stderr, "Downloaded model %s version %s: %d files (%s) to %s\n", v.Name, v.Version, len(m.Files()), humanBytes(m.TotalSize()), dest)
 	return nil
-}
-
-func newModelArchiveCmd(env *Env, archive bool) *cobra.Command {
-	var name, version string
-	verb, short, done := "archive", "Archive a model version, or every version of a model", "Archived"
-	long := `An archived version is left out of model list and of @latest, and still resolves when named by
-its version (deployments that use it keep working). Without --version every version is archived.`
-	if !archive {
-		verb, short, done = "restore", "Restore an archived model version, or every version of a model", "Restored"
-		long = "Undo model archive: the version is listed again and counts for @latest."
-	}
-	cmd := &cobra.Command{
-		Use:     verb + " NAME",
-		Short:   short,
-		Long:    long,
-		Example: fmt.Sprintf("  hangar model %s --name mnist --version 1\n  hangar model %s mnist", verb, verb),
-		Args:    nameArgs(&name, "model"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if version != "" {
-				v, err := model.ParseVersion(version)
-				if err != nil {
-					return usageError("--version: %v", err)
-				}
-				version = v
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := c.ArchiveModel(cmd.Context(), name, version, archive)
-			if err != nil {
-				return err
-			}
-			which := "every version of model " + name
-			if version != "" {
-				which = "model " + name + " version " + version
-			}
-			return env.printData(vs, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s %s\n", done, which)
-				return err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "model name (or give it as the first argument)")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "one version (default: every version)")
-	return cmd
 }

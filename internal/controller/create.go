@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/pattern"
 
@@ -62,28 +63,47 @@ func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) 
 	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
 		return nil, invalidf("command: %v", err)
 	}
-	target, err := c.resolveCompute(ctx, sp.Compute)
+	r, events, err := c.validatedRun(ctx, sp, nil, "", warnings)
 	if err != nil {
 		return nil, err
 	}
-	sp.Compute = target.Name
-	w, err := c.resolveEnvironment(ctx, &sp)
+	if err := storeNewRun(ctx, c.Store.CreateRun, r, events); err != nil {
+		return nil, err
+	}
+	if err := c.recordOutputPaths(ctx, r); err != nil {
+		return nil, err
+	}
+	c.Log.Info("job created", "run", r.ID, "compute", r.Compute)
+	c.Changed(r.ID)
+	c.Kick()
+	return r, nil
+}
+
+// validatedRun is a job's new run, its spec resolved against the workspace (resolveForTarget,
+// check as there) and named, Queued for reason ("": for its compute target).
+func (c *Controller) validatedRun(ctx context.Context, sp job.Spec, check *job.Spec, reason string, warnings []string) (*job.Run, []job.Event, error) {
+	target, w, err := c.resolveForTarget(ctx, &sp, check)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	warnings = append(warnings, w...)
-	w, err = c.checkForTarget(sp, target)
+	name, display, err := runNames(&sp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	warnings = append(warnings, w...)
-	if err := c.resolveData(ctx, &sp); err != nil {
-		return nil, err
+	if reason == "" {
+		reason = "waiting for compute " + target.Name
 	}
-	name, display := newRunName()
+	r, events := c.queuedRun(sp, name, display, target.Name, reason, append(warnings, w...))
+	return r, events, nil
+}
+
+// runNames is a new job's run name (its spec's, or a fresh one) and display name; it defaults
+// the spec's experiment.
+func runNames(sp *job.Spec) (name, display string, err error) {
+	name, display = newRunName()
 	if sp.Name != "" {
 		if !runNameRE.MatchString(sp.Name) {
-			return nil, invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
+			return "", "", invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
 		}
 		name = sp.Name
 	}
@@ -93,29 +113,62 @@ func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) 
 	if sp.ExperimentName == "" {
 		sp.ExperimentName = "Default"
 	}
+	return name, display, nil
+}
+
+// queuedRun is a job's new run, Queued on target for reason, with its creation events.
+func (c *Controller) queuedRun(sp job.Spec, name, display, target, reason string, warnings []string) (*job.Run, []job.Event) {
 	now := c.Now()
 	r := &job.Run{
 		ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
-		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "waiting for compute " + target.Name,
+		Tags: sp.Tags, Compute: target, Status: job.Queued, StatusReason: reason,
 		CreatedAt: now, Warnings: warnings, Spec: sp, Attempt: 1,
 	}
 	r.Spec.Name = name
-	events := []job.Event{
-		{Time: now, To: job.NotStarted, Reason: "created"},
-		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
+	return r, creationEvents(now, "created", reason)
+}
+
+func creationEvents(now time.Time, created, queued string) []job.Event {
+	return []job.Event{
+		{Time: now, To: job.NotStarted, Reason: created},
+		{Time: now, From: job.NotStarted, To: job.Queued, Reason: queued},
 	}
-	if err := c.Store.CreateRun(ctx, r, events...); errors.Is(err, store.ErrExists) {
-		return nil, conflictf("name: a job named %s already exists", name)
+}
+
+// storeNewRun stores a job's new run with create; a job of that name is a conflict.
+func storeNewRun(ctx context.Context, create createRunFunc, r *job.Run, events []job.Event) error {
+	if err := create(ctx, r, events...); errors.Is(err, store.ErrExists) {
+		return conflictf("name: a job named %s already exists", r.ID)
 	} else if err != nil {
-		return nil, err
+		return err
 	}
-	if err := c.recordOutputPaths(ctx, r); err != nil {
-		return nil, err
+	return nil
+}
+
+// resolveForTarget resolves what a job needs from the workspace (its target, environment and
+// uploaded data) and checks what runs on the target against it: the job itself, or what
+// check stands for (a sweep's sample trial) when not nil.
+func (c *Controller) resolveForTarget(ctx context.Context, sp, check *job.Spec) (*compute.Target, []string, error) {
+	target, err := c.resolveCompute(ctx, sp.Compute)
+	if err != nil {
+		return nil, nil, err
 	}
-	c.Log.Info("job created", "run", name, "compute", target.Name)
-	c.Changed(name)
-	c.Kick()
-	return r, nil
+	sp.Compute = target.Name
+	warnings, err := c.resolveEnvironment(ctx, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check == nil {
+		check = sp
+	}
+	w, err := c.checkForTarget(*check, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.resolveData(ctx, sp); err != nil {
+		return nil, nil, err
+	}
+	return target, append(warnings, w...), nil
 }
 
 // resolveCompute finds the job's target: the named one, or the workspace default.

@@ -49,18 +49,9 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 		}
 		p.Steps[name] = st
 	}
-	name, display := newRunName()
-	if sp.Name != "" {
-		if !runNameRE.MatchString(sp.Name) {
-			return nil, invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
-		}
-		name = sp.Name
-	}
-	if sp.DisplayName != "" {
-		display = sp.DisplayName
-	}
-	if sp.ExperimentName == "" {
-		sp.ExperimentName = "Default"
+	name, display, err := runNames(&sp)
+	if err != nil {
+		return nil, err
 	}
 	// The pipeline runs nowhere itself; it shows its default target (the workspace's if none).
 	target, err := c.resolveCompute(ctx, p.Settings.DefaultCompute)
@@ -70,23 +61,10 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 	} else if err != nil {
 		return nil, err
 	}
-	now := c.Now()
-	r := &job.Run{ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
-		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "pipeline: starting its first steps",
-		CreatedAt: now, Warnings: warnings, Spec: sp, Attempt: 1}
-	r.Spec.Name = name
-	events := []job.Event{
-		{Time: now, To: job.NotStarted, Reason: "created"},
-		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
-	}
-	if err := c.Store.CreatePipeline(ctx, r, events...); errors.Is(err, store.ErrExists) {
-		return nil, conflictf("name: a job named %s already exists", name)
-	} else if err != nil {
+	r, events := c.queuedRun(sp, name, display, target.Name, "pipeline: starting its first steps", warnings)
+	if err := c.createParent(ctx, "pipeline", c.Store.CreatePipeline, r, events, "steps", len(p.Steps)); err != nil {
 		return nil, err
 	}
-	c.Log.Info("pipeline created", "run", name, "steps", len(p.Steps))
-	c.Changed(name)
-	c.KickSweeps()
 	return r, nil
 }
 
@@ -204,17 +182,11 @@ func stepRunName(pipeline, step string) string {
 // createStepRun creates a step's run (its From inputs bound in sp) and its row, as
 // <pipeline>_<step>; a step already created (by a pass before a restart) is left as it is.
 func (c *Controller) createStepRun(ctx context.Context, p *job.Run, name, key string, sp job.Spec) error {
-	tags := maps.Clone(p.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	maps.Copy(tags, sp.Tags)
-	// MLflow's clients and UI show a run with this tag as the child of that run; Azure tags a
-	// pipeline's child runs with their pipeline.
-	tags["mlflow.parentRunId"] = p.ID
+	tags := childTags(p, sp.Tags)
+	// Azure tags a pipeline's child runs with their pipeline.
 	tags["azureml.pipeline"] = p.ID
 	tags["azureml.nodeid"] = name
-	runName := stepRunName(p.ID, name)
+	sp.Tags = tags
 	display := sp.DisplayName
 	if display == "" {
 		display = name
@@ -223,48 +195,19 @@ func (c *Controller) createStepRun(ctx context.Context, p *job.Run, name, key st
 	if sp.Sweep != nil {
 		reason = "sweep: starting its first trials"
 	}
-	for attempt := 0; ; attempt++ {
-		now := c.Now()
-		sp.Name, sp.DisplayName, sp.Tags = runName, display, tags
-		r := &job.Run{ID: runName, DisplayName: display, ExperimentName: p.ExperimentName,
-			Description: sp.Description, Tags: tags, Compute: sp.Compute, Status: job.Queued,
-			StatusReason: reason, CreatedAt: now, Spec: sp, Attempt: 1}
-		events := []job.Event{
-			{Time: now, To: job.NotStarted, Reason: fmt.Sprintf("created by pipeline %s (step %s)", p.ID, name)},
-			{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
-		}
-		err := c.Store.CreateStep(ctx, store.Step{Pipeline: p.ID, Name: name, CacheKey: key, CreatedAt: now}, r, events...)
-		switch {
-		case errors.Is(err, store.ErrStepExists):
-			return nil
-		case errors.Is(err, store.ErrExists) && attempt < 3:
-			// A job of that name exists already: the step's run takes another.
-			n, _ := newRunName()
-			runName = stepRunName(p.ID, name) + "_" + n[strings.LastIndexByte(n, '_')+1:]
-			continue
-		case err != nil:
-			return err
-		}
-		break
-	}
-	c.Log.Info("step created", "pipeline", p.ID, "step", name, "run", runName, "compute", sp.Compute)
-	if r, err := c.Store.Run(ctx, runName); err != nil {
-		return err
-	} else if err := c.recordOutputPaths(ctx, r); err != nil {
+	r, err := c.createChild(ctx, childRun{parent: p, name: stepRunName(p.ID, name), display: display,
+		description: sp.Description, compute: sp.Compute, reason: reason,
+		created: fmt.Sprintf("created by pipeline %s (step %s)", p.ID, name), tags: tags, spec: sp,
+		store: func(ctx context.Context, r *job.Run, events ...job.Event) error {
+			return c.Store.CreateStep(ctx, store.Step{Pipeline: p.ID, Name: name, CacheKey: key, CreatedAt: r.CreatedAt}, r, events...)
+		},
+		exists: store.ErrStepExists,
+	})
+	if err != nil || r == nil {
 		return err
 	}
-	if sp.Sweep != nil { // a sweep step is a sweep: the parent loop creates its trials
-		c.Changed(runName)
-		c.KickSweeps()
-		return nil
-	}
-	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
-		_, terr := c.transition(ctx, runName, job.Failed, "command: "+err.Error(), nil, nil)
-		return terr
-	}
-	c.Changed(runName)
-	c.Kick()
-	return nil
+	c.Log.Info("step created", "pipeline", p.ID, "step", name, "run", r.ID, "compute", sp.Compute)
+	return c.queueChild(ctx, r)
 }
 
 // PipelineDetail is what job show and the studio show of a pipeline: its steps in the graph's

@@ -30,16 +30,9 @@ func (c *Controller) parentPass(ctx context.Context) error {
 // PipelinePass is one pass over the active pipelines: each reads its steps from the store,
 // asks pipeline.Decide what to do and does it.
 func (c *Controller) PipelinePass(ctx context.Context) error {
-	ps, err := c.Store.ActivePipelines(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if err := c.drivePipeline(ctx, p.ID); err != nil && ctx.Err() == nil {
-			c.Log.Error("pipeline", "run", p.ID, "err", err)
-		}
-	}
-	return nil
+	return c.parentPassOver(ctx, "pipeline", c.Store.ActivePipelines, func(ctx context.Context, p *job.Run) error {
+		return c.drivePipeline(ctx, p.ID)
+	})
 }
 
 // pipelineDecide is the planner (a field so that tests can replace it).

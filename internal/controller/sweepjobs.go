@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -28,53 +26,15 @@ func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []st
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.resolveCompute(ctx, sp.Compute)
+	r, events, err := c.validatedRun(ctx, sp, &sample, "sweep: starting its first trials", warnings)
 	if err != nil {
 		return nil, err
 	}
-	sp.Compute = target.Name
-	w, err := c.resolveEnvironment(ctx, &sp)
+	err = c.createParent(ctx, "sweep", c.Store.CreateSweep, r, events,
+		"compute", r.Compute, "trials", sp.Sweep.Config.Limits.MaxTotalTrials)
 	if err != nil {
 		return nil, err
 	}
-	warnings = append(warnings, w...)
-	if w, err = c.checkForTarget(sample, target); err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, w...)
-	if err := c.resolveData(ctx, &sp); err != nil {
-		return nil, err
-	}
-	name, display := newRunName()
-	if sp.Name != "" {
-		if !runNameRE.MatchString(sp.Name) {
-			return nil, invalidf("name: %q must start with a letter or digit and hold only letters, digits, '-' and '_'", sp.Name)
-		}
-		name = sp.Name
-	}
-	if sp.DisplayName != "" {
-		display = sp.DisplayName
-	}
-	if sp.ExperimentName == "" {
-		sp.ExperimentName = "Default"
-	}
-	now := c.Now()
-	r := &job.Run{ID: name, DisplayName: display, ExperimentName: sp.ExperimentName, Description: sp.Description,
-		Tags: sp.Tags, Compute: target.Name, Status: job.Queued, StatusReason: "sweep: starting its first trials",
-		CreatedAt: now, Warnings: warnings, Spec: sp, Attempt: 1}
-	r.Spec.Name = name
-	events := []job.Event{
-		{Time: now, To: job.NotStarted, Reason: "created"},
-		{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
-	}
-	if err := c.Store.CreateSweep(ctx, r, events...); errors.Is(err, store.ErrExists) {
-		return nil, conflictf("name: a job named %s already exists", name)
-	} else if err != nil {
-		return nil, err
-	}
-	c.Log.Info("sweep created", "run", name, "compute", target.Name, "trials", sp.Sweep.Config.Limits.MaxTotalTrials)
-	c.Changed(name)
-	c.KickSweeps()
 	return r, nil
 }
 
@@ -127,50 +87,20 @@ func (c *Controller) createTrial(ctx context.Context, p *job.Run, index int, par
 	if err != nil {
 		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
 	}
-	name := fmt.Sprintf("%s_%d", p.ID, index)
-	// MLflow's clients and UI show a run with this tag as the child of that run.
-	tags := maps.Clone(p.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	tags["mlflow.parentRunId"] = p.ID
-	for attempt := 0; ; attempt++ {
-		now := c.Now()
-		sp.Name, sp.DisplayName = name, fmt.Sprintf("%s trial %d", p.DisplayName, index)
-		r := &job.Run{ID: name, DisplayName: sp.DisplayName, ExperimentName: p.ExperimentName,
-			Description: p.Description, Tags: tags, Compute: p.Compute, Status: job.Queued,
-			StatusReason: "waiting for compute " + p.Compute, CreatedAt: now, Spec: sp, Attempt: 1}
-		events := []job.Event{
-			{Time: now, To: job.NotStarted, Reason: fmt.Sprintf("created by sweep %s (trial %d)", p.ID, index)},
-			{Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason},
-		}
-		err = c.Store.CreateTrial(ctx, p.ID, index, raw, r, events...)
-		switch {
-		case errors.Is(err, store.ErrTrialExists):
-			return nil
-		case errors.Is(err, store.ErrExists) && attempt < 3:
-			// A job of that name exists already: the trial takes another.
-			n, _ := newRunName()
-			name = fmt.Sprintf("%s_%d_%s", p.ID, index, n[strings.LastIndexByte(n, '_')+1:])
-			continue
-		case err != nil:
-			return err
-		}
-		break
-	}
-	c.Log.Info("trial created", "sweep", p.ID, "trial", index, "run", name)
-	if r, err := c.Store.Run(ctx, name); err != nil {
-		return err
-	} else if err := c.recordOutputPaths(ctx, r); err != nil { // as queue does for a job's outputs
+	r, err := c.createChild(ctx, childRun{parent: p, name: fmt.Sprintf("%s_%d", p.ID, index),
+		display: fmt.Sprintf("%s trial %d", p.DisplayName, index), description: p.Description,
+		compute: p.Compute, reason: "waiting for compute " + p.Compute,
+		created: fmt.Sprintf("created by sweep %s (trial %d)", p.ID, index), tags: childTags(p, nil), spec: sp,
+		store: func(ctx context.Context, r *job.Run, events ...job.Event) error {
+			return c.Store.CreateTrial(ctx, p.ID, index, raw, r, events...)
+		},
+		exists: store.ErrTrialExists,
+	})
+	if err != nil || r == nil {
 		return err
 	}
-	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
-		_, terr := c.transition(ctx, name, job.Failed, "command: "+err.Error(), nil, nil)
-		return terr
-	}
-	c.Changed(name)
-	c.Kick()
-	return nil
+	c.Log.Info("trial created", "sweep", p.ID, "trial", index, "run", r.ID)
+	return c.queueChild(ctx, r)
 }
 
 // SweepDetail is what job show and the studio show of a sweep: its trials and its best one.

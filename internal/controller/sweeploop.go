@@ -62,16 +62,7 @@ func (c *Controller) RunSweeps(ctx context.Context) {
 // SweepPass is one pass over the active sweeps: each reads its trials from the store, asks
 // sweep.Decide what to do and does it.
 func (c *Controller) SweepPass(ctx context.Context) error {
-	sweeps, err := c.Store.ActiveSweeps(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range sweeps {
-		if err := c.driveSweep(ctx, p); err != nil && ctx.Err() == nil {
-			c.Log.Error("sweep", "run", p.ID, "err", err)
-		}
-	}
-	return nil
+	return c.parentPassOver(ctx, "sweep", c.Store.ActiveSweeps, c.driveSweep)
 }
 
 // decide is the sweep engine (a field so that tests can replace it).

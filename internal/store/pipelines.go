@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
@@ -31,44 +30,26 @@ var ErrStepExists = errors.New("step exists")
 
 // CreatePipeline creates a pipeline's parent run and its outcome row, in one transaction.
 func (s *Store) CreatePipeline(ctx context.Context, r *job.Run, events ...job.Event) error {
-	return s.inTx(ctx, "create pipeline "+r.ID, func(tx *sql.Tx) error {
-		if err := insertRun(ctx, tx, r, ""); err != nil {
-			return err
-		}
-		if err := attachTracking(ctx, tx, r); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pipelines (run_id) VALUES (?)`, r.ID); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, r.ID, events)
-	})
+	return s.createParent(ctx, "create pipeline "+r.ID, pipelinesTable, r, events)
 }
 
 // CreateStep creates a step's run and its row in one transaction. A row for that step already
 // there is ErrStepExists (and nothing is written); a run of that name is ErrExists.
 func (s *Store) CreateStep(ctx context.Context, st Step, r *job.Run, events ...job.Event) error {
 	st.RunID = r.ID
-	return s.inTx(ctx, fmt.Sprintf("create step %s of %s", st.Name, st.Pipeline), func(tx *sql.Tx) error {
-		if err := stepAbsent(ctx, tx, st); err != nil {
-			return err
-		}
-		if err := insertRun(ctx, tx, r, ""); err != nil {
-			return err
-		}
-		if err := insertStep(ctx, tx, st); err != nil {
-			return err
-		}
-		if r.Spec.Sweep != nil { // a sweep step is a sweep: the sweep loop drives it
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (run_id) VALUES (?)`, r.ID); err != nil {
+	row := childRow{
+		absent: func(tx *sql.Tx) error { return stepAbsent(ctx, tx, st) },
+		insert: func(tx *sql.Tx) error {
+			if err := insertStep(ctx, tx, st); err != nil {
 				return err
 			}
-		}
-		if err := attachTracking(ctx, tx, r); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, r.ID, events)
-	})
+			if r.Spec.Sweep != nil { // a sweep step is a sweep: the sweep loop drives it
+				return insertParentRow(ctx, tx, sweepsTable, r.ID)
+			}
+			return nil
+		},
+	}
+	return s.createChild(ctx, fmt.Sprintf("create step %s of %s", st.Name, st.Pipeline), row, r, events)
 }
 
 // PutStep records a step that has no run of its own: reused from the step cache (State
@@ -152,15 +133,9 @@ func (s *Store) PipelineSteps(ctx context.Context, pipeline string) ([]Step, err
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		if out[i].RunID == "" {
-			continue
-		}
-		r, err := s.Run(ctx, out[i].RunID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return nil, err
-		}
-		out[i].Run = r
+	err = attachRuns(ctx, s, out, func(c *Step) (string, **job.Run) { return c.RunID, &c.Run })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -180,12 +155,8 @@ func (s *Store) StepsOf(ctx context.Context, ids []string) (map[string]Step, err
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	steps, err := s.querySteps(ctx, "steps' pipelines", `SELECT `+stepColumns+` FROM pipeline_steps WHERE run_id IN (?`+
-		strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	in, args := inIDs(ids)
+	steps, err := s.querySteps(ctx, "steps' pipelines", `SELECT `+stepColumns+` FROM pipeline_steps WHERE run_id `+in, args...)
 	for _, st := range steps {
 		out[st.RunID] = st
 	}
@@ -213,35 +184,7 @@ func (s *Store) CachedStep(ctx context.Context, key string) (string, error) {
 
 // ActivePipelines lists the pipelines that have not ended, oldest first.
 func (s *Store) ActivePipelines(ctx context.Context) ([]*job.Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT pipelines.run_id FROM pipelines JOIN runs ON runs.id = pipelines.run_id
-		WHERE runs.status NOT IN ('Completed', 'Failed', 'Canceled') ORDER BY runs.created_at, runs.id`)
-	if err != nil {
-		return nil, fmt.Errorf("read active pipelines: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read active pipelines: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read active pipelines: %w", err)
-	}
-	var out []*job.Run
-	for _, id := range ids {
-		r, err := s.Run(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.activeParents(ctx, pipelinesTable)
 }
 
 // PipelineReason reads why a pipeline ended ("" while it runs); ErrNotFound when id is not one.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -36,48 +35,36 @@ var ErrTrialExists = errors.New("trial exists")
 
 // CreateSweep creates a sweep's parent run and its outcome row, in one transaction.
 func (s *Store) CreateSweep(ctx context.Context, r *job.Run, events ...job.Event) error {
-	return s.inTx(ctx, "create sweep "+r.ID, func(tx *sql.Tx) error {
-		if err := insertRun(ctx, tx, r, ""); err != nil {
-			return err
-		}
-		if err := attachTracking(ctx, tx, r); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (run_id) VALUES (?)`, r.ID); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, r.ID, events)
-	})
+	return s.createParent(ctx, "create sweep "+r.ID, sweepsTable, r, events)
 }
 
 // CreateTrial creates a trial's run and its row in one transaction. A trial of that index
 // already there is ErrTrialExists (and nothing is written), so a trial is created once; a run
 // of that name is ErrExists.
 func (s *Store) CreateTrial(ctx context.Context, parent string, index int, params json.RawMessage, r *job.Run, events ...job.Event) error {
-	return s.inTx(ctx, fmt.Sprintf("create trial %d of %s", index, parent), func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sweep_trials WHERE parent = ? AND idx = ?`, parent, index).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
-		}
-		if err := insertRun(ctx, tx, r, ""); err != nil {
-			return err
-		}
-		// The key is checked again by the insert: two writers cannot both create the trial.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sweep_trials (parent, idx, run_id, params) VALUES (?, ?, ?, ?)`,
-			parent, index, r.ID, string(params)); err != nil {
+	exists := fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
+	row := childRow{
+		absent: func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sweep_trials WHERE parent = ? AND idx = ?`, parent, index).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return exists
+			}
+			return nil
+		},
+		insert: func(tx *sql.Tx) error {
+			// The key is checked again by the insert: two writers cannot both create the trial.
+			_, err := tx.ExecContext(ctx, `INSERT INTO sweep_trials (parent, idx, run_id, params) VALUES (?, ?, ?, ?)`,
+				parent, index, r.ID, string(params))
 			if isUniqueViolation(err) {
-				return fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
+				return exists
 			}
 			return err
-		}
-		if err := attachTracking(ctx, tx, r); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, r.ID, events)
-	})
+		},
+	}
+	return s.createChild(ctx, fmt.Sprintf("create trial %d of %s", index, parent), row, r, events)
 }
 
 func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
@@ -120,47 +107,16 @@ func (s *Store) Trials(ctx context.Context, parent string) ([]Trial, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
 	}
-	for i := range out {
-		r, err := s.Run(ctx, out[i].RunID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return nil, err
-		}
-		out[i].Run = r
+	err = attachRuns(ctx, s, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // ActiveSweeps lists the sweeps that have not ended, oldest first.
 func (s *Store) ActiveSweeps(ctx context.Context) ([]*job.Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT sweeps.run_id FROM sweeps JOIN runs ON runs.id = sweeps.run_id
-		WHERE runs.status NOT IN ('Completed', 'Failed', 'Canceled') ORDER BY runs.created_at, runs.id`)
-	if err != nil {
-		return nil, fmt.Errorf("read active sweeps: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read active sweeps: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read active sweeps: %w", err)
-	}
-	var out []*job.Run
-	for _, id := range ids {
-		r, err := s.Run(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.activeParents(ctx, sweepsTable)
 }
 
 // TrialOf returns the trial a run is, if it is one.
@@ -185,12 +141,8 @@ func (s *Store) ParentsOf(ctx context.Context, ids []string) (map[string]Trial, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, parent, idx FROM sweep_trials WHERE run_id IN (?`+
-		strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	in, args := inIDs(ids)
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, parent, idx FROM sweep_trials WHERE run_id `+in, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read trials' parents: %w", err)
 	}
