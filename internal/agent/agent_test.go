@@ -288,8 +288,14 @@ func TestAgentRestartAdoptsRuns(t *testing.T) {
 	waitNode(t, s, id, "to run r2", func(n *store.Node) bool { r := nodeRun(n, "r2"); return r != nil && r.Alive })
 	second.stop()
 	second.exited(t)
+	thirdStarted := time.Now()
 	third := start(t, s, agent.Config{WorkDir: work, KillRunsOnExit: true, ExitGrace: 10 * time.Second})
-	waitNode(t, s, id, "to be back", func(n *store.Node) bool { return n.State == compute.NodeRunning })
+	// The node's state and run list are the second agent's until the third reports: wait for a
+	// heartbeat of the third that has adopted r2, or it could be stopped before it knows r2.
+	waitNode(t, s, id, "to be back with r2", func(n *store.Node) bool {
+		r := nodeRun(n, "r2")
+		return n.LastHeartbeat.After(thirdStarted) && n.State == compute.NodeRunning && r != nil && r.Alive
+	})
 	third.stop()
 	third.exited(t)
 	if b := waitFile(t, filepath.Join(work, "runs", "r2", "result.json")); !strings.Contains(b, "Canceled") {
