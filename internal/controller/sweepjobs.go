@@ -22,6 +22,9 @@ var paramName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // parent is never handed to a backend: the sweep loop (sweeploop.go) creates its trials. What a
 // trial needs (target, environment, uploaded data) is resolved here, once, on the template.
 func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
+	if err := c.resolveSweepTrial(ctx, &sp); err != nil {
+		return nil, err
+	}
 	sample, err := checkSweep(&sp)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func TestSweepErrors(t *testing.T) {
 		{"truncation percentage", sweepBase + "early_termination: {type: truncation_selection, truncation_percentage: 100}\n", "early_termination.truncation_percentage: expected integer 1..99"},
 		{"slack on median", sweepBase + "early_termination: {type: median_stopping, slack_factor: 0.1}\n", "early_termination.slack_factor: only bandit takes slack_factor"},
 		{"bayesian with bandit", strings.Replace(sweepBase, "sampling_algorithm: random", "sampling_algorithm: bayesian", 1) + "early_termination: {type: bandit, slack_factor: 0.1}\n", "early_termination.type: bayesian sampling takes no early termination policy"},
-		{"registered component", strings.Replace(sweepBase, "trial:\n  command: python train.py --lr ${{search_space.lr}}\n  environment: {image: python:3.12}\n", "trial: azureml:train:1\n", 1), "sweep.yml: trial: registered components (azureml:train:1) are not supported yet"},
+		{"registered component without a name", strings.Replace(sweepBase, "trial:\n  command: python train.py --lr ${{search_space.lr}}\n  environment: {image: python:3.12}\n", "trial: 'azureml:'\n", 1), "sweep.yml: trial: expected azureml:<component>:<version> or azureml:<component>@latest"},
 		{"space name is an input", sweepBase + "inputs: {lr: 0.1}\n", `search_space.lr: name "lr" is also used by an input`},
 		{"value bash would run", strings.Replace(sweepBase, "--lr ${{search_space.lr}}", "$(( ${{search_space.lr}} ))", 1), "trial.command:"},
 	}
@@ -67,6 +67,19 @@ func TestSweepErrors(t *testing.T) {
 				t.Errorf("err = %v\nwant it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A trial naming a registered component is kept as written: the server, which has the component,
+// binds it (controller.resolveSweepTrial).
+func TestSweepRegisteredComponentTrial(t *testing.T) {
+	yml := strings.Replace(sweepBase, "trial:\n  command: python train.py --lr ${{search_space.lr}}\n  environment: {image: python:3.12}\n", "trial: azureml:train@latest\n", 1)
+	sp, _, err := ParseJob("sweep.yml", []byte(yml), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Sweep == nil || sp.Sweep.Trial != "azureml:train@latest" || sp.Command != "" {
+		t.Errorf("sweep %+v command %q; want the reference kept for the server", sp.Sweep, sp.Command)
 	}
 }
 

@@ -226,11 +226,17 @@ func readSearchSpaceAsInputs(command string) (string, error) {
 
 // componentTrial decodes `trial: ./component.yml`: a command component file read relative to
 // the sweep's file. Its inputs take their values from the sweep's inputs and search space (by
-// name), else from their defaults. Registered components are issue 15's.
+// name), else from their defaults. `trial: azureml:<name>@latest` (a registered component) is
+// kept as written and bound by the server, which has the component.
 func (d *decoder) componentTrial(n *yaml.Node, path string, got map[string]*yaml.Node, s *job.Spec) {
 	ref := strings.TrimSpace(d.str(n, path))
 	if strings.HasPrefix(strings.ToLower(ref), "azureml:") {
-		d.errorf(n, path, "registered components (%s) are not supported yet; give a component file (trial: ./train.yml)", ref)
+		// A registered component: the server binds it at create (controller.resolveSweepTrial).
+		if strings.TrimSpace(ref[len("azureml:"):]) == "" {
+			d.errorf(n, path, "expected azureml:<component>:<version> or azureml:<component>@latest")
+			return
+		}
+		s.Sweep.Trial = ref
 		return
 	}
 	c, cmd, file, ok := d.componentFile(n, path, "a component file (trial: ./train.yml)")
