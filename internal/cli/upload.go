@@ -20,6 +20,9 @@ type uploader struct {
 	env   *Env
 	c     *api.Client
 	cache *snapshot.HashCache
+	// done holds what this submission already uploaded, by how and where: a pipeline's steps
+	// often read the same folder (the pipeline's own input), which is scanned and sent once.
+	done map[string]string
 }
 
 func (e *Env) newUploader(c *api.Client) *uploader {
@@ -41,13 +44,34 @@ func (u *uploader) close() {
 
 // code uploads a code folder (ignore files honoured) and returns its manifest hash.
 func (u *uploader) code(ctx context.Context, dir string) (string, error) {
-	return u.tree(ctx, "code", dir, false, snapshot.ScanOptions{Cache: u.cache})
+	return u.once("code\x00"+dir, func() (string, error) {
+		return u.tree(ctx, "code", dir, false, snapshot.ScanOptions{Cache: u.cache})
+	})
 }
 
 // data uploads a local input path exactly as it is (no ignore rules).
 func (u *uploader) data(ctx context.Context, name, path string, isFile bool) (string, error) {
 	opts := snapshot.ScanOptions{IgnoreFiles: []string{}, DefaultIgnores: []string{}, Cache: u.cache}
-	return u.tree(ctx, "input "+name, path, isFile, opts)
+	return u.once(fmt.Sprintf("data\x00%t\x00%s", isFile, path), func() (string, error) {
+		return u.tree(ctx, "input "+name, path, isFile, opts)
+	})
+}
+
+// once uploads what key names the first time this submission asks, and gives its manifest
+// again after that.
+func (u *uploader) once(key string, upload func() (string, error)) (string, error) {
+	if h, ok := u.done[key]; ok {
+		return h, nil
+	}
+	h, err := upload()
+	if err != nil {
+		return "", err
+	}
+	if u.done == nil {
+		u.done = map[string]string{}
+	}
+	u.done[key] = h
+	return h, nil
 }
 
 func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, opts snapshot.ScanOptions) (string, error) {

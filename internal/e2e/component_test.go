@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/component"
 )
 
@@ -150,7 +151,16 @@ jobs:
       data: ${{parent.jobs.prep.outputs.clean}}
 `,
 	})
-	name := w.create(filepath.Join(dir, "pipeline.yml"))
+	r := w.ok("job", "create", "-f", filepath.Join(dir, "pipeline.yml"), "-o", "json")
+	var created api.RunDetail
+	if err := json.Unmarshal([]byte(r.stdout), &created); err != nil {
+		t.Fatalf("job create output: %v\n%s", err, r.stdout)
+	}
+	name := created.ID
+	// The pipeline's input, which prep reads too, is scanned and sent once.
+	if n := strings.Count(r.stderr, "Uploaded input raw"); n != 1 {
+		t.Errorf("job create said %d times that it uploaded input raw, want 1:\n%s", n, r.stderr)
+	}
 	d := w.show(name)
 	if d.Spec.Pipeline == nil {
 		t.Fatalf("job show %s has no pipeline: %+v", name, d.Spec)
