@@ -417,6 +417,7 @@ func TestOnlineEndpointOnKubernetes(t *testing.T) {
 	kc := kubetest.Config(t)
 	bin := backendtest.StaticBinary(t)
 	w, dir := endpointWS(t)
+	w.kubeCleanup(kc)
 	dep := strings.Replace(deploymentYAML("inpod"), "instance_type: Standard_DS3_v2\n", "", 1) +
 		"compute: azureml:kube\nenvironment: {image: " + kubetest.Image + "}\n"
 	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kc, bin, ""), "inpod.yml": dep})

@@ -38,7 +38,9 @@ func everyTarget(t *testing.T, w *ws, dir string) []string {
 // attachKube attaches the Kubernetes test cluster as target kube (jobs run on its real kubelet).
 func attachKube(t *testing.T, w *ws, dir string) string {
 	t.Helper()
-	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kubetest.Config(t), backendtest.StaticBinary(t), "")})
+	kc := kubetest.Config(t)
+	w.kubeCleanup(kc)
+	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kc, backendtest.StaticBinary(t), "")})
 	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
 	return "kube"
 }

@@ -36,6 +36,7 @@ func TestKubernetesTarget(t *testing.T) {
 	}
 	bin := backendtest.StaticBinary(t)
 	w := newWS(t, "--stale-after", "2s")
+	w.kubeCleanup(kc)
 	dir := t.TempDir()
 	cfg, err := os.ReadFile(kc)
 	if err != nil {
