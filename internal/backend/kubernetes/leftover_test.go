@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -58,5 +59,23 @@ func TestLeftoversCountFromThePodsGone(t *testing.T) {
 	_, gone = leftovers(jobs, noPods, gone, start.Add(3*time.Minute), after)
 	if _, ok := gone["a"]; ok {
 		t.Error("a's pods came back but its wait was kept")
+	}
+}
+
+// The watch's caches keep no managedFields: Hangar never reads them and they are much of an
+// object's size.
+func TestStripManagedFields(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}}}
+	got, err := stripManagedFields(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp := got.(*corev1.Pod)
+	if gp.ManagedFields != nil || gp.Name != "p" || gp.Labels["a"] != "b" {
+		t.Errorf("after the transform: %+v", gp.ObjectMeta)
+	}
+	if v, err := stripManagedFields("not an object"); err != nil || v != "not an object" {
+		t.Errorf("a value without metadata is kept as is: %v, %v", v, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,7 +54,8 @@ func (c *client) watch(ns string) *watch {
 		return w
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + ManagedBy }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + ManagedBy }),
+		informers.WithTransform(stripManagedFields))
 	ji, pi := f.Batch().V1().Jobs(), f.Core().V1().Pods()
 	err := pi.Informer().AddIndexers(cache.Indexers{byJobUID: func(obj any) ([]string, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Labels[jobUIDLabel] != "" {
@@ -83,6 +85,16 @@ func (c *client) watch(ns string) *watch {
 	}
 	c.watches.m[ns] = w
 	return w
+}
+
+// stripManagedFields drops the objects' server-side-apply bookkeeping before they are cached:
+// Hangar never reads it, and it is a large part of every Job and pod the watch keeps in memory
+// (and of the garbage collector's work) while a thousand runs wait.
+func stripManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // stopAll ends the client's watches (its target's spec changed).
