@@ -12,6 +12,8 @@
 #                             Images are imported, never pulled (imagePullPolicy: Never):
 #                             localhost/hangar-python:latest and localhost/hangar-busybox:latest
 #                             (from podman, see containers.sh) and the sandbox image.
+# Kueue 0.17 (kueue-build.sh; kubernetes/kueue.sh says how it runs): LocalQueue team-a in
+# hangar-test, ClusterQueue hangar-test with one CPU and 4Gi on the kwok nodes (flavor kwok).
 # Namespace hangar-test exists and has its default service account when this returns.
 # Prints on its last line the admin kubeconfig (STATE_DIR/admin.kubeconfig): context hangar-test
 # (token user hangar-admin, system:masters) and context hangar-readonly (token user
@@ -25,15 +27,16 @@
 #        kubernetes.sh --import IMAGE [STATE_DIR]  copy a podman image into the running
 #                                         cluster's containerd (tests build images there)
 # Environment: HANGAR_K8S_ETCD_PORT (default 23790; peer +1), HANGAR_K8S_API_PORT (default 64430;
-# controller-manager +1, scheduler +2, kwok +3, kubelet +4, kubelet healthz +5),
-# HANGAR_K8S_BUILD=1 to build missing binaries without CI (~11-20 minutes, once).
+# controller-manager +1, scheduler +2, kwok +3, kubelet +4, kubelet healthz +5, Kueue's webhook
+# +6, health +7, metrics +8), HANGAR_K8S_BUILD=1 to build missing binaries without CI (~11-20
+# minutes, once; Kueue's ~10 more).
 # A missing dependency (binaries, packages, root) is an error with CI set; without CI it prints
 # why and exits 0 with nothing on stdout, so the Kubernetes tests skip.
 #
 # One real kubelet per machine: a second cluster's kubelet would share the kubepods cgroups.
 # Everything lives under STATE_DIR except what the kubelet and containerd 1.6 hard-code:
-# symlinks in /var/log/containers, /var/lib/kubelet/device-plugins, /var/lib/cni/results and
-# the shim sockets in /run/containerd/s.
+# symlinks in /var/log/containers, /var/lib/kubelet/device-plugins, /var/lib/cni/results,
+# the shim sockets in /run/containerd/s, and Kueue's metrics certificate in /etc/kueue/metrics/certs.
 set -euo pipefail
 
 stop=0 import=
@@ -63,8 +66,8 @@ missing() { # a missing dependency: fatal under CI, a notice otherwise
 # The state path reaches TOML, YAML, JSON and command lines unquoted: allow only plain characters.
 [[ $state =~ ^[A-Za-z0-9._/-]+$ ]] || die "state directory '$state': use only letters, digits and . _ / -"
 for p in "$etcd_port" "$api_port"; do
-  if ! [[ $p =~ ^[1-9][0-9]{0,4}$ ]] || ((p >= 65530)); then
-    die "port '$p' (HANGAR_K8S_ETCD_PORT, HANGAR_K8S_API_PORT) is not a number from 1 to 65529"
+  if ! [[ $p =~ ^[1-9][0-9]{0,4}$ ]] || ((p >= 65527)); then
+    die "port '$p' (HANGAR_K8S_ETCD_PORT, HANGAR_K8S_API_PORT) is not a number from 1 to 65526"
   fi
 done
 kcm_port=$((api_port + 1)) sched_port=$((api_port + 2)) kwok_port=$((api_port + 3))
@@ -180,7 +183,7 @@ stop_all() {
   unmount_state
   ip link del "$bridge" 2>/dev/null || true
   local d
-  for d in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_one "$d"; done
+  for d in kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_one "$d"; done
 }
 
 mkdir -p "$run" "$state/log"
@@ -192,6 +195,8 @@ fi
 
 # shellcheck source-path=SCRIPTDIR source=kubernetes/steps.sh
 source "$here/kubernetes/steps.sh"
+# shellcheck source-path=SCRIPTDIR source=kubernetes/kueue.sh
+source "$here/kubernetes/kueue.sh"
 if [[ -n $import ]]; then
   pid_alive containerd || die "the cluster of $state is not running (run kubernetes.sh first)"
   import_image "$import"
@@ -208,5 +213,6 @@ start_control_plane
 start_kwok
 start_node
 wait_cluster
+start_kueue
 say "cluster up in $((SECONDS - t0)) s: $(kubectl get nodes --no-headers 2>/dev/null | awk '{printf "%s:%s ", $1, $2}')"
 echo "$KUBECONFIG"

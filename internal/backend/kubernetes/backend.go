@@ -146,6 +146,9 @@ func (b *Backend) judge(ctx context.Context, hb backend.Handle, release bool) (V
 		return Verdict{}, err
 	}
 	v := Judge(j, pods, b.now())
+	if q := kueueQueue(j); q != "" && v.Pending {
+		v.Status.Reason = c.kueueReason(ctx, j, q) // Kueue's view: the queue position, its message
+	}
 	if v.Release && release {
 		// The run is not reported Canceled before its Job can go: asked again, Status retries.
 		if err := c.release(ctx, j); err != nil {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
@@ -37,6 +38,9 @@ type client struct {
 	workspace string
 	// leftoverAfter is Backend.LeftoverAfter.
 	leftoverAfter time.Duration
+	// dyn reads what client-go has no types for (Kueue's Workloads); kueue watches them.
+	dyn   dynamic.Interface
+	kueue kueueWatches
 }
 
 type clients struct {
@@ -99,7 +103,11 @@ func connect(k compute.KubernetesSpec) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return &client{cs: cs, host: cfg.Host}, nil
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &client{cs: cs, dyn: dyn, host: cfg.Host}, nil
 }
 
 // job reads the handle's Job; nil when it is gone or is another Job of the same name.

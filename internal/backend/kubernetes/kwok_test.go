@@ -13,7 +13,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
@@ -297,41 +296,6 @@ func TestKwokCancelCleansUp(t *testing.T) {
 	if err := k.b.Cancel(t.Context(), h); err != nil {
 		t.Errorf("cancel after the end: %v", err)
 	}
-}
-
-// A target with a queue_name creates its Jobs suspended and labelled for Kueue. Kueue itself
-// cannot be installed here (the module proxy refuses sigs.k8s.io/kueue), so the test does what
-// Kueue's admission does: it unsuspends the Job. The run waits with that reason, then runs.
-func TestKwokKueueQueueLabelAndSuspension(t *testing.T) {
-	k := newKwok(t, "600s", nil)
-	st, err := k.b.Targets(t.Context(), "kwok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Spec.Kubernetes.QueueName = "team-a"
-	target := backendtest.Target(t, st.Spec)
-	k.b = &kube.Backend{ServerURL: func() string { return "http://127.0.0.1:1" }, Targets: backendtest.Resolver(target),
-		Log: slog.New(slog.DiscardHandler)}
-	l, h := k.submit(job.Spec{Command: "python train.py"})
-	name := kube.JobName(l.RunID, 1)
-	jobs := k.cs.BatchV1().Jobs(kubetest.Namespace)
-	patch := func(suspend bool) {
-		data, _ := json.Marshal(map[string]any{"spec": map[string]any{"suspend": suspend}})
-		if _, err := jobs.Patch(t.Context(), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j, err := jobs.Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil || j.Labels[kube.LabelKueueQueue] != "team-a" || j.Spec.Suspend == nil || !*j.Spec.Suspend {
-		t.Fatalf("job labels %v, suspend %v, %v", j.Labels, j.Spec.Suspend, err)
-	}
-	k.until(h, "Kueue's reason", func(st backend.Status, reason string, pending bool) bool {
-		return pending && st.Alive && reason == "waiting for Kueue to admit the Job (queue team-a)"
-	})
-	patch(false)
-	k.until(h, "the admitted Job to run", func(st backend.Status, _ string, pending bool) bool {
-		return st.Alive && !pending && strings.Contains(st.Reason, "running on Kubernetes node(s)")
-	})
 }
 
 // Run ids repeat across workspaces: a second workspace submitting a run of the same id into the
