@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 )
 
 // The calls below are made by a run supervisor with its run token.
@@ -48,4 +51,28 @@ func (c *Client) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (
 func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) (*ArtifactsReply, error) {
 	var out ArtifactsReply
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, &out)
+}
+
+// ContainerLog streams the output of the run's own serving container where only the backend can
+// read it (backend.ContainerLogger: a Kubernetes pod's main container), one "<RFC 3339 time>
+// <text>" line each, the lines written after since, following new ones for up to follow.
+func (c *Client) ContainerLog(ctx context.Context, runID string, since time.Time, follow time.Duration) (io.ReadCloser, error) {
+	q := url.Values{}
+	if !since.IsZero() {
+		q.Set("since", since.UTC().Format(time.RFC3339Nano))
+	}
+	q.Set("follow", strconv.FormatFloat(follow.Seconds(), 'f', -1, 64))
+	req, err := c.newRequest(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/container-log?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp.Body, nil
 }

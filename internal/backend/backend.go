@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -120,4 +122,13 @@ type Pender interface {
 type Notifier interface {
 	Pender
 	Notify(fn func(runID string))
+}
+
+// ContainerLogger is an optional capability of backends that run a replica's own image where
+// its supervisor cannot read the image's output (Kubernetes: the pod's main container, beside
+// the supervisor's sidecar). ContainerLog returns the lines written after since, each
+// "<RFC 3339 time> <text>", following new ones for up to follow (0: what is there now); no lines
+// while the container has not started. The supervisor relays them into the run's log.
+type ContainerLogger interface {
+	ContainerLog(ctx context.Context, h Handle, since time.Time, follow time.Duration) (io.ReadCloser, error)
 }

@@ -14,7 +14,7 @@ import (
 // Kubernetes (internal/backend/kubernetes writes the pod spec that runs it).
 func newPodEntryCmd(env *Env) *cobra.Command {
 	var e supervisor.PodEntry
-	var install string
+	var install, await string
 	cmd := &cobra.Command{
 		Use:   "pod-entry --config FILE",
 		Short: "Start a run's supervisor as a Kubernetes pod's entrypoint (started by the Kubernetes backend)",
@@ -25,6 +25,12 @@ container's termination message. The Kubernetes backend's pods run it; nobody ru
 		Hidden:  true,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if await != "" { // the gate before an image that serves by its own entrypoint
+				if code := supervisor.AwaitGate(cmd.Context(), await, env.Stderr); code != 0 {
+					return &ExitError{Code: code}
+				}
+				return nil
+			}
 			if install == "" && e.Config == "" {
 				return usageError("pod-entry: --config is required")
 			}
@@ -47,5 +53,6 @@ container's termination message. The Kubernetes backend's pods run it; nobody ru
 	cmd.Flags().StringVar(&e.RankEnv, "rank-env", "", "the variable holding this pod's node rank")
 	cmd.Flags().StringVar(&e.TerminationLog, "termination-log", "/dev/termination-log", "where the result goes (the container's terminationMessagePath)")
 	cmd.Flags().StringVar(&install, "install", "", "copy this binary to `PATH` and exit (the init container of a supervisor image)")
+	cmd.Flags().StringVar(&await, "await", "", "wait until the supervisor writes `FILE`; exit 0 when it says ready (the gate before a serving image)")
 	return cmd
 }

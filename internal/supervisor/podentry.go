@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,9 +46,14 @@ const terminationMax = 4096
 
 // Run runs the entry and returns the exit code of the container: 0 when the run succeeded.
 func (e PodEntry) Run(ctx context.Context) int {
-	res := e.run(ctx)
+	sig := newSignals()
+	defer sig.close()
+	res, cfg := e.run(ctx, sig)
 	if err := os.WriteFile(e.TerminationLog, TerminationMessage(res), 0o644); err != nil {
 		e.Log.Error("write the termination message", "path", e.TerminationLog, "err", err)
+	}
+	if cfg.ServeGate != "" {
+		e.endSidecar(ctx, cfg, res, sig)
 	}
 	if res.State == job.Completed {
 		return 0
@@ -55,16 +61,42 @@ func (e PodEntry) Run(ctx context.Context) int {
 	return 1
 }
 
-func (e PodEntry) run(ctx context.Context) job.Result {
+// endSidecar ends a supervisor sidecar (sidecar.go) whose run ended: a gate still closed says
+// why, so that the gate container fails the pod; and the sidecar waits for Kubernetes to stop it,
+// because one that exits by itself is started again.
+func (e PodEntry) endSidecar(ctx context.Context, cfg api.SupervisorConfig, res job.Result, sig *signals) {
+	if _, err := os.Stat(cfg.ServeGate); errors.Is(err, os.ErrNotExist) {
+		if err := WriteGate(cfg.ServeGate, "the run ended before the image could start: "+string(res.State)+": "+res.Reason); err != nil {
+			e.Log.Error("close the gate", "err", err)
+		}
+	}
+	if !sig.received() {
+		e.Log.Info("the run ended; waiting for Kubernetes to stop the pod", "state", res.State)
+		select {
+		case <-sig.stopped:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (e PodEntry) run(ctx context.Context, sig *signals) (job.Result, api.SupervisorConfig) {
 	if os.Getenv("PATH") == "" { // an image made without ENV PATH (podman import, ctr import)
 		_ = os.Setenv("PATH", defaultPath)
 	}
 	cfg, err := e.config()
 	if err != nil {
-		return job.Result{State: job.Failed, Reason: "pod entry: " + err.Error(), Time: time.Now().UTC()}
+		return job.Result{State: job.Failed, Reason: "pod entry: " + err.Error(), Time: time.Now().UTC()}, cfg
 	}
+	if res, ok := readResult(cfg.Dir); ok && cfg.ServeGate != "" {
+		// A sidecar started again (its container restarted): the run it supervised has ended.
+		return *res, cfg
+	}
+	return e.result(ctx, cfg, sig), cfg
+}
+
+func (e PodEntry) result(ctx context.Context, cfg api.SupervisorConfig, sig *signals) job.Result {
 	path := filepath.Join(cfg.Dir, "supervisor.json")
-	code, err := e.supervise(ctx, path)
+	code, err := e.supervise(ctx, path, sig)
 	if res, ok := readResult(cfg.Dir); ok {
 		return *res
 	}
@@ -109,22 +141,66 @@ func (e PodEntry) config() (api.SupervisorConfig, error) {
 	return cfg, os.WriteFile(filepath.Join(cfg.Dir, "supervisor.json"), out, 0o600)
 }
 
+// signals are the SIGTERM and SIGINT the entry gets: forwarded to the supervisor while it runs,
+// and remembered (stopped is closed at the first).
+type signals struct {
+	ch      chan os.Signal
+	stopped chan struct{}
+	mu      sync.Mutex
+	to      *os.Process
+	once    sync.Once
+}
+
+func newSignals() *signals {
+	s := &signals{ch: make(chan os.Signal, 4), stopped: make(chan struct{})}
+	signal.Notify(s.ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		for sig := range s.ch {
+			s.once.Do(func() { close(s.stopped) })
+			s.mu.Lock()
+			if s.to != nil {
+				_ = s.to.Signal(sig)
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+// forwardTo makes p the process signals go to; a stop that came before it started is sent now.
+func (s *signals) forwardTo(p *os.Process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.to = p
+	if p != nil && s.received() {
+		_ = p.Signal(syscall.SIGTERM)
+	}
+}
+
+func (s *signals) received() bool {
+	select {
+	case <-s.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *signals) close() {
+	signal.Stop(s.ch)
+	close(s.ch)
+}
+
 // supervise runs `hangar supervise` and waits for it, forwarding SIGTERM and SIGINT. As the
 // container's first process it also reaps the orphans the run leaves (nobody else would).
-func (e PodEntry) supervise(ctx context.Context, config string) (int, error) {
+func (e PodEntry) supervise(ctx context.Context, config string, sig *signals) (int, error) {
 	cmd := exec.Command(e.Exe, "supervise", "--config", config)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return -1, fmt.Errorf("start the supervisor: %w", err)
 	}
-	go func() {
-		for sig := range sigs {
-			_ = cmd.Process.Signal(sig)
-		}
-	}()
+	sig.forwardTo(cmd.Process)
+	defer sig.forwardTo(nil)
 	if os.Getpid() != 1 {
 		err := cmd.Wait()
 		return cmd.ProcessState.ExitCode(), waitErr(err)

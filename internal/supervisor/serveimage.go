@@ -28,6 +28,9 @@ func (is *imageServe) runArgs() []string {
 // prepareImageServe picks the node's port, sets PORT (the image's own port) and
 // AZUREML_MODEL_DIR (the mount inside the container) and plans the model's mount.
 func (s *Supervisor) prepareImageServe(w *workspace, values, env map[string]string) error {
+	if s.sidecar() { // a Kubernetes pod runs the image beside this supervisor
+		return s.prepareSidecar(w, values)
+	}
 	sv := s.spec.Spec.Serve
 	if sv.Port < 1 || sv.Port > 65535 {
 		return fmt.Errorf("serve: environment.inference_config: port %d is not a port", sv.Port)

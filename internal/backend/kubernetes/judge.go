@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,7 +121,9 @@ func waiting(j *batchv1.Job, pods, live []corev1.Pod) (string, bool) {
 		return "waiting for Kubernetes to create the Job's pods", true
 	}
 	for _, p := range live {
-		if p.Status.Phase == corev1.PodPending {
+		// A pod stays Pending while its init containers run; a supervisor sidecar that runs
+		// means the run is under way (fetching the model before the image starts).
+		if p.Status.Phase == corev1.PodPending && !sidecarRunning(p) {
 			where := ""
 			if p.Spec.NodeName != "" {
 				where = " on node " + p.Spec.NodeName
@@ -129,6 +132,16 @@ func waiting(j *batchv1.Job, pods, live []corev1.Pod) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sidecarRunning says whether the pod's supervisor runs as its sidecar.
+func sidecarRunning(p corev1.Pod) bool {
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.Name == containerName && cs.State.Running != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func running(live []corev1.Pod) string {
@@ -156,7 +169,9 @@ func leaderResult(pods []corev1.Pod) *job.Result {
 		if index(p) != 0 {
 			continue
 		}
-		for _, cs := range p.Status.ContainerStatuses {
+		// The supervisor is the pod's container, or its sidecar (an init container) when the
+		// image serves by its own entrypoint (sidecar.go).
+		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
 			if t := cs.State.Terminated; cs.Name == containerName && t != nil && t.Message != "" {
 				if r, ok := job.ParseResult([]byte(t.Message)); ok {
 					return r

@@ -90,6 +90,26 @@ func TestJudge(t *testing.T) {
 			final: true, state: job.Failed, reason: "the supervisor ended without a result"},
 		{name: "worker still runs after the leader ended", job: kjob(),
 			pods: []corev1.Pod{pod("1", corev1.PodRunning), pod("0", corev1.PodSucceeded, terminated(0, "Completed", result))}, alive: true},
+		// An image that serves by its own entrypoint (sidecar.go): the supervisor is an init
+		// container, the image the main one.
+		{name: "sidecar: fetching the model before the image starts", job: kjob(),
+			pods: []corev1.Pod{pod("0", corev1.PodPending, sidecar(corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}))},
+			alive: true, reason: "running on Kubernetes node(s) node-a"},
+		{name: "sidecar: the image's pull fails", job: kjob(), pending: true, alive: true,
+			pods: []corev1.Pod{pod("0", corev1.PodPending, sidecar(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}},
+				corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}))},
+			reason: "pod hangar-r-0: ErrImagePull: not found"},
+		{name: "sidecar: the image ended, the supervisor's result", job: kjob(jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			pods: []corev1.Pod{pod("0", corev1.PodFailed, sidecar(
+				corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: sidecarResult}},
+				corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 4, Reason: "Error"}}))},
+			final: true, state: job.Failed, reason: "the image's container ended"},
+		{name: "sidecar: both killed, no result: the image's exit", job: kjob(jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			pods: []corev1.Pod{pod("0", corev1.PodFailed, sidecar(
+				corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}},
+				corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}))},
+			final: true, state: job.Failed, reason: "pod hangar-r-0: container serve OOMKilled (exit code 137)"},
 		{name: "canceled, pods stopping", job: kjob(deleting, canceled), pods: []corev1.Pod{pod("0", corev1.PodRunning)}, alive: true, reason: "being deleted"},
 		{name: "canceled, pods gone", job: kjob(deleting, canceled), final: true, state: job.Canceled, reason: "canceled: Hangar deleted the Kubernetes Job", release: true},
 		{name: "deleted by someone else", job: kjob(func(j *batchv1.Job) { j.DeletionTimestamp = &metav1.Time{Time: t0} }), final: true, state: job.Failed,
@@ -112,5 +132,15 @@ func TestJudge(t *testing.T) {
 				t.Errorf("reason %q, want it to hold %q", reason, tc.reason)
 			}
 		})
+	}
+}
+
+const sidecarResult = `{"state":"Failed","reason":"the image's container ended (Kubernetes stops the supervisor beside it then)","time":"2026-11-24T05:59:00Z"}`
+
+// sidecar gives a pod the statuses of a supervisor sidecar and the image's main container.
+func sidecar(sup, serve corev1.ContainerState) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: containerName, State: sup}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: serveContainer, State: serve}}
 	}
 }

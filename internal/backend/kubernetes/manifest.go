@@ -69,6 +69,12 @@ func Build(r Run) (Objects, error) {
 	}
 	cfg := api.SupervisorConfig{RunID: r.RunID, Token: r.Token, ServerURL: r.ServerURL,
 		Dir: path.Join(runsDir, r.RunID), CacheDir: path.Join(cacheDir, "blobs"), InImage: image, Pod: true}
+	if servesByEntrypoint(r) {
+		if nodes > 1 {
+			return Objects{}, fmt.Errorf("resources.instance_count: an image that serves by its own entrypoint runs on one node (got %d)", nodes)
+		}
+		cfg.ServeGate, cfg.ServeModel = serveGate(r), serveModel(r)
+	}
 	if nodes > 1 {
 		for i := range nodes {
 			cfg.Nodes = append(cfg.Nodes, fmt.Sprintf("%s-%d.%s", name, i, name))
@@ -192,6 +198,9 @@ func podSpec(r Run, name string, nodes int, image string, it compute.InstanceTyp
 			VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: binDir}},
 		}}
 	}
+	if servesByEntrypoint(r) {
+		withSidecar(&spec, r, image, it)
+	}
 	return spec
 }
 
@@ -205,10 +214,8 @@ func binVolume(s compute.KubeSupervisor) corev1.Volume {
 
 // podImage is the run's environment image, else the target's default image.
 func podImage(r Run) (string, error) {
-	if sv := r.Spec.Serve; sv != nil && sv.Entrypoint {
-		// The pod's container runs the supervisor as its entrypoint; an image that must keep
-		// its own has no place in it yet (a sidecar pod would be needed).
-		return "", fmt.Errorf("environment.inference_config: a deployment whose image serves by its own entrypoint (no code_configuration, no command) cannot run on a Kubernetes target yet; give command: (what the entrypoint runs, serving on $PORT) or deploy it to a local, SSH or cluster target")
+	if servesByEntrypoint(r) {
+		return serveImage(r)
 	}
 	if img := r.Spec.Environment.Image; img != "" {
 		return img, nil

@@ -133,8 +133,14 @@ func TestBuildRefuses(t *testing.T) {
 		want string
 	}{
 		{job.Spec{}, "environment.image: required"},
-		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true, Port: 8501}},
-			"environment.inference_config: a deployment whose image serves by its own entrypoint (no code_configuration, no command) cannot run on a Kubernetes target yet"},
+		{job.Spec{Serve: &job.Serve{Entrypoint: true, Port: 8501}}, "environment.image: required for an image that serves by its own entrypoint"},
+		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true}}, "environment.inference_config: port 0 is not a port"},
+		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true, Port: 80, ModelInput: "model", ModelMount: "rel/dir"}},
+			`model_mount_path: "rel/dir" is not an absolute, clean path`},
+		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true, Port: 80, ModelInput: "model", ModelMount: "/m", ModelFolder: "../up"}},
+			`model.path: the model's folder "../up" is not a folder name`},
+		{job.Spec{Environment: job.Environment{Image: "x"}, Resources: job.Resources{InstanceCount: 2}, Serve: &job.Serve{Entrypoint: true, Port: 80}},
+			"resources.instance_count: an image that serves by its own entrypoint runs on one node (got 2)"},
 		{job.Spec{Environment: job.Environment{Image: "x"}, Resources: job.Resources{InstanceType: "huge"}}, `resources.instance_type: "huge" is not an instance type of this Kubernetes target (it has gpu)`},
 	} {
 		if _, err := Build(Run{RunID: "r", Target: tg, Spec: tc.spec}); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -54,6 +54,9 @@ type Options struct {
 	// by default, and which KnownHosts and HostKey do not show: a host with several keys, of which
 	// the client knows one.
 	ExtraHostKey bool
+	// SetEnv are "NAME=value" variables every session gets (sshd's SetEnv), as a machine's own
+	// configuration would give them (CONTAINERS_CONF for the test bed's podman, say).
+	SetEnv []string
 }
 
 // Server is a running sshd. Its processes, user and namespace go away at the end of the test.
@@ -75,6 +78,7 @@ type Server struct {
 	exited       chan struct{}
 	hostKey      ssh.PublicKey
 	extraHostKey bool
+	setEnv       []string
 	netns        string // namespace name, "" without NetNS
 	vethNS       string // the namespace's end of the veth pair
 }
@@ -132,7 +136,7 @@ func Require(t testing.TB, opts Options) {
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	Require(t, opts)
-	s := &Server{Dir: t.TempDir(), User: "root", Host: "127.0.0.1", extraHostKey: opts.ExtraHostKey}
+	s := &Server{Dir: t.TempDir(), User: "root", Host: "127.0.0.1", extraHostKey: opts.ExtraHostKey, setEnv: opts.SetEnv}
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // sshd's privilege separation directory
 		t.Fatal(err)
 	}
@@ -242,11 +246,12 @@ UseDNS no
 PrintMotd no
 LogLevel VERBOSE
 Subsystem sftp internal-sftp
-`))
+{{range .SetEnv}}SetEnv {{printf "%q" .}}
+{{end}}`))
 
 func (s *Server) start(t testing.TB) error {
 	var cfg bytes.Buffer
-	configTemplate.Execute(&cfg, map[string]any{"Addr": s.Addr(), "Dir": s.Dir, "Password": s.Password != "", "Extra": s.extraHostKey})
+	configTemplate.Execute(&cfg, map[string]any{"Addr": s.Addr(), "Dir": s.Dir, "Password": s.Password != "", "Extra": s.extraHostKey, "SetEnv": s.setEnv})
 	cfgPath := filepath.Join(s.Dir, "sshd_config")
 	writeFile(t, cfgPath, cfg.Bytes(), 0o600)
 	logPath := filepath.Join(s.Dir, "sshd.log")

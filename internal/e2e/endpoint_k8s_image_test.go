@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
+	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// k8sSelfServeImage is selfServeImage for the test cluster's kubelet, whose pods share the
+// node's network there (host_network): its own port, so that it meets no other test's.
+const (
+	k8sSelfServeImage = "localhost/hangar-e2e-selfserve-k8s:1"
+	k8sSelfServePort  = "5417"
+)
+
+// buildK8sSelfServeImage builds the self-serving image with podman and imports it into the test
+// cluster's containerd (scripts/setup/kubernetes.sh --import), where its kubelet finds it.
+func buildK8sSelfServeImage(t *testing.T, kubeconfig string) {
+	t.Helper()
+	requireContainers(t)
+	const base = "localhost/hangar-python:latest"
+	if err := exec.Command("podman", "image", "exists", base).Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required in CI (scripts/setup/containers.sh)", base)
+		}
+		t.Skipf("no %s", base)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"server.py": strings.ReplaceAll(selfServeServer, "5001", k8sSelfServePort),
+		"Containerfile": "FROM " + base + "\nCOPY server.py /app/server.py\nWORKDIR /app\n" +
+			`ENTRYPOINT ["python3", "/app/server.py"]` + "\n",
+	})
+	if out, err := exec.Command("podman", "build", "-q", "-t", k8sSelfServeImage, dir).CombinedOutput(); err != nil {
+		t.Fatalf("podman build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("podman", "rmi", "-f", k8sSelfServeImage).Run() })
+	script, err := filepath.Abs("../../scripts/setup/kubernetes.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cluster's state directory holds its kubeconfig.
+	if out, err := exec.Command("bash", script, "--import", k8sSelfServeImage, filepath.Dir(kubeconfig)).CombinedOutput(); err != nil {
+		t.Fatalf("import %s into the test cluster: %v\n%s", k8sSelfServeImage, err, out)
+	}
+}
+
+// Azure's custom-container deployment on a Kubernetes target: the replica's pod runs the image
+// as its main container with its own entrypoint, beside the supervisor's sidecar. The model is
+// where AZUREML_MODEL_DIR says, scoring goes through the router to the image, get-logs shows the
+// image's own output (relayed from Kubernetes' pods/log), and an image that exits ends its
+// replica's run (the kubelet stops the sidecar), which is replaced.
+func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
+	kc := kubetest.Config(t)
+	cs, err := kubetest.Client(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := backendtest.StaticBinary(t)
+	buildK8sSelfServeImage(t, kc)
+	w, dir := endpointWS(t)
+	w.kubeCleanup(kc)
+	dep := strings.NewReplacer(selfServeImage, k8sSelfServeImage, "5001", k8sSelfServePort,
+		"instance_type: Standard_DS3_v2\n", "", "instance_count: 2\n", "instance_count: 1\n").Replace(selfServeDeployment) +
+		"compute: azureml:kube\n"
+	writeFiles(t, dir, map[string]string{"kube.yml": kubeYAML("kube", kc, bin, ""), "selfserve.yml": dep})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "selfserve.yml"), "--all-traffic", "--timeout", "3m")
+
+	r := w.ok("online-endpoint", "invoke", "-n", "my-endpoint", "--request-file", filepath.Join(dir, "request.json"))
+	var inv selfServeAnswer
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &inv); err != nil || inv.Y != 21 {
+		t.Fatalf("invoke answered %q (%v); want y = 3 × 7 from the registered model", r.stdout, err)
+	}
+	if want := "/var/azureml-app/azureml-models/m/1"; inv.ModelDir != want {
+		t.Errorf("AZUREML_MODEL_DIR in the image = %q, want %q (Azure's layout)", inv.ModelDir, want)
+	}
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "selfserve", "-e", "my-endpoint")
+	if len(dv.Replicas) != 1 || dv.Replicas[0].Address == "" {
+		t.Fatalf("the replica on Kubernetes: %+v", dv.Replicas)
+	}
+	first := dv.Replicas[0].Run
+	if d := w.show(first); d.Compute != "kube" {
+		t.Errorf("the replica's run is on %s, want kube", d.Compute)
+	}
+
+	// The pod: the image as its main container, with no command of Hangar's, and the supervisor
+	// as a running sidecar.
+	pods, err := cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(first)})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the replica's pods: %v %v", pods, err)
+	}
+	p := pods.Items[0]
+	if c := p.Spec.Containers; len(c) != 1 || c[0].Image != k8sSelfServeImage || c[0].Command != nil || c[0].Args != nil {
+		t.Errorf("the pod's main container %+v; want the image with its own entrypoint", c)
+	}
+	sidecarUp := false
+	for _, s := range p.Status.InitContainerStatuses {
+		sidecarUp = sidecarUp || s.Name == "run" && s.State.Running != nil
+	}
+	if !sidecarUp {
+		t.Errorf("the supervisor's sidecar does not run: %+v", p.Status.InitContainerStatuses)
+	}
+
+	// get-logs: the image's own output, relayed into the replica's log.
+	var logs string
+	waitFor(t, time.Minute, "get-logs to show the image's output", func() bool {
+		logs = w.deploymentLogs("selfserve")
+		return strings.Contains(logs, `"POST /predict HTTP/1.1" 200`)
+	})
+	for _, want := range []string{"selfserve: loaded w = 3 from /var/azureml-app/azureml-models/m/1 in /app", "with its own entrypoint"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("get-logs lacks %q:\n%s", want, logs)
+		}
+	}
+
+	// The image exits: the kubelet stops the sidecar, the replica's run ends Failed saying so,
+	// with the image's last words in its log, and a new replica serves.
+	s := w.scorer("my-endpoint")
+	if code := s.post("/admin/exit", "{}", nil); code == 200 {
+		t.Fatalf("the request that ends the container was answered 200")
+	}
+	waitFor(t, 2*time.Minute, "the first replica's run to end", func() bool { return w.show(first).Status.Terminal() })
+	if d := w.show(first); d.Status != job.Failed || !strings.Contains(d.StatusReason, "the image's container ended") {
+		t.Errorf("the replica whose image exited: %s %q", d.Status, d.StatusReason)
+	}
+	if l := w.logs(first); !strings.Contains(l, "selfserve: exiting on request") {
+		t.Errorf("the ended replica's log lacks the image's last line:\n%s", l)
+	}
+	waitFor(t, 2*time.Minute, "the endpoint to answer through a new replica", func() bool {
+		var a selfServeAnswer
+		return s.post("/score", `{"x": 2}`, &a) == 200 && a.Y == 6
+	})
+
+	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "selfserve=0")
+	w.ok("online-deployment", "delete", "-n", "selfserve", "-e", "my-endpoint", "--yes")
+	// The image (python as PID 1 ignores SIGTERM) may take the pod's grace period to stop:
+	// deleted is enough here.
+	waitFor(t, time.Minute, "the replicas' pods to be deleted", func() bool {
+		l, err := cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{
+			LabelSelector: kube.LabelWorkspace + "=" + p.Labels[kube.LabelWorkspace]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range l.Items {
+			if q.DeletionTimestamp == nil && (q.Status.Phase == "Running" || q.Status.Phase == "Pending") {
+				return false
+			}
+		}
+		return true
+	})
+}
