@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
@@ -91,7 +92,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	if err != nil {
 		return err
 	}
-	if sp.Compute != "" {
+	if sp.Compute != "" && sp.Compute != compute.ServerlessName { // the server says how to set up serverless
 		if _, err := c.ComputeBrief(ctx, sp.Compute); api.IsNotFound(err) {
 			return fmt.Errorf("%s: compute: no compute target named %q in this workspace (see hangar compute list)", f.file, sp.Compute)
 		} else if err != nil {

@@ -86,6 +86,9 @@ func (c *Controller) validatedRun(ctx context.Context, sp job.Spec, check *job.S
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := c.checkSecretRefs(ctx, &sp, check); err != nil { // jobsecrets.go
+		return nil, nil, err
+	}
 	name, display, err := runNames(&sp)
 	if err != nil {
 		return nil, nil, err
@@ -149,7 +152,7 @@ func storeNewRun(ctx context.Context, create createRunFunc, r *job.Run, events [
 // uploaded data) and checks what runs on the target against it: the job itself, or what
 // check stands for (a sweep's sample trial) when not nil.
 func (c *Controller) resolveForTarget(ctx context.Context, sp, check *job.Spec) (*compute.Target, []string, error) {
-	target, err := c.resolveCompute(ctx, sp.Compute)
+	target, err := c.resolveJobCompute(ctx, sp) // serverless.go
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,13 +188,9 @@ func (c *Controller) resolveCompute(ctx context.Context, name string) (*compute.
 	}
 	t, err := c.Store.Compute(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		known, _ := c.Store.Computes(ctx)
-		var names []string
-		for _, k := range known {
-			names = append(names, k.Name)
-		}
-		if name == "serverless" {
-			return nil, invalidf("compute: serverless compute is not available in this workspace; use one of: %s", strings.Join(names, ", "))
+		names := c.computeNames(ctx)
+		if name == compute.ServerlessName {
+			return nil, invalidf("compute: %s", noServerlessPool(names))
 		}
 		return nil, invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
 	}

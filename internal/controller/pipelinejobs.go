@@ -82,7 +82,7 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name st
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.resolveCompute(ctx, sp.Compute)
+	target, err := c.resolveJobCompute(ctx, &sp) // serverless.go
 	if err != nil {
 		return nil, field(err)
 	}

@@ -31,9 +31,6 @@ func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
 	if p == nil {
 		return invalidf("jobs: required")
 	}
-	if strings.EqualFold(p.Settings.DefaultCompute, "serverless") {
-		return invalidf("settings.default_compute: serverless compute is not supported yet (issue 17); name a compute target")
-	}
 	steps := map[string]component.Step{}
 	for name, s := range p.Steps {
 		steps[name] = component.Step{PipelineStep: s}

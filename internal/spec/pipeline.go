@@ -94,10 +94,7 @@ func (d *decoder) pipelineSettings(n *yaml.Node, path string) job.PipelineSettin
 		v := resolve(p.value)
 		switch p.key.Value {
 		case "default_compute":
-			if s.DefaultCompute = d.compute(v, kp); s.DefaultCompute == "serverless" {
-				d.errorf(v, kp, "serverless compute is not supported yet (issue 17); name a compute target, e.g. azureml:cpu-cluster")
-				s.DefaultCompute = ""
-			}
+			s.DefaultCompute = d.compute(v, kp) // serverless: the workspace's serverless pool (design 0017)
 		case "default_datastore":
 			s.DefaultDatastore = component.ComputeName(d.str(v, kp))
 		case "continue_on_step_failure":

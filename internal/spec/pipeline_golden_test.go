@@ -14,8 +14,8 @@ const pipelineGolden = "testdata/pipelines.golden.json"
 
 // TestPipelineGolden decodes pipeline jobs and components of github.com/Azure/azureml-examples
 // (copied unchanged under testdata/pipelines, see its README) and compares each result, its
-// warnings, or its errors (the ones Hangar refuses, each for a stated reason: a Spark step,
-// serverless compute) with testdata/pipelines.golden.json (-update rewrites it).
+// warnings, or its errors (the ones Hangar refuses, each for a stated reason: a Spark step)
+// with testdata/pipelines.golden.json (-update rewrites it).
 func TestPipelineGolden(t *testing.T) {
 	old := RandomSeed
 	RandomSeed = func() int64 { return 42 }

@@ -131,10 +131,7 @@ func (d *decoder) finishStep(st *component.Step, b stepBindings, pc pipeCtx) {
 		}
 	}
 	st.ComputeParam = b.computeParam
-	switch {
-	case st.Spec.Compute == "serverless":
-		d.errorf(lookup(b.node, "compute"), "compute", "serverless compute is not supported yet (issue 17); name a compute target")
-	case st.Spec.Compute == "" && b.computeParam == "":
+	if st.Spec.Compute == "" && b.computeParam == "" {
 		st.Spec.Compute = pc.compute
 	}
 }

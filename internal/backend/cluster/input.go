@@ -35,6 +35,7 @@ func (b *Backend) schedulerInput(ctx context.Context, pools map[string]*pool, ru
 			in.Quotas[strings.TrimPrefix(k, SettingQuotaPrefix)] = int64(cores * resources.Core)
 		}
 	}
+	addGroupQuotas(pools, in.Quotas)
 	if v, ok, _ := b.Store.Setting(ctx, SettingUserMaxRuns); ok {
 		in.DefaultUserLimit, _ = strconv.Atoi(v)
 	}
@@ -45,10 +46,11 @@ func (b *Backend) schedulerInput(ctx context.Context, pools map[string]*pool, ru
 			continue
 		}
 		per := request(r.Spec, p.size)
+		family, cost := quotaOf(p, r.Spec)
 		switch {
 		case r.Placement != nil:
-			in.Running = append(in.Running, scheduler.Running{ID: r.ID, User: runUser(r), Family: p.size.Family,
-				Nodes: r.Placement.Nodes, PerNode: per})
+			in.Running = append(in.Running, scheduler.Running{ID: r.ID, User: runUser(r), Family: family,
+				Nodes: r.Placement.Nodes, PerNode: per, QuotaCPU: cost})
 			for _, n := range r.Placement.Nodes {
 				allocated[n] = allocated[n].Add(per)
 			}
@@ -56,7 +58,7 @@ func (b *Backend) schedulerInput(ctx context.Context, pools map[string]*pool, ru
 			prio, _ := scheduler.ParsePriority(r.Spec.QueueSettings.Priority) // validated at submit
 			in.Queue = append(in.Queue, scheduler.Run{ID: r.ID, Pool: r.Compute, User: runUser(r),
 				Priority: prio, SubmitTime: r.CreatedAt,
-				InstanceCount: max(r.Spec.Resources.InstanceCount, 1), PerNode: per, Family: p.size.Family})
+				InstanceCount: max(r.Spec.Resources.InstanceCount, 1), PerNode: per, Family: family, QuotaCPU: cost})
 		}
 	}
 	for _, name := range sortedPoolNames(pools) {

@@ -87,6 +87,10 @@ func (b *Backend) planRuns(sched scheduler.Plan, pools map[string]*pool, runs []
 		plan.Placed = append(plan.Placed, backend.Placed{Run: p.Run, Placement: job.Placement{Nodes: p.Nodes, GPUs: gpus}})
 	}
 	for _, w := range sched.Waiting {
+		if why, ok := groupReason(w, pools[w.Pool], runs); ok { // a quota: the run waits for it
+			plan.Waiting = append(plan.Waiting, backend.RunNote{Run: w.Run, Reason: why})
+			continue
+		}
 		if w.Unschedulable && !strings.Contains(w.Reason, "quota") {
 			plan.Fail = append(plan.Fail, backend.RunNote{Run: w.Run, Reason: "unschedulable: " + w.Reason})
 			continue

@@ -224,6 +224,13 @@
     return sec;
   }
 
+  // serverlessText says what the serverless pool created for the run (design 0017).
+  function serverlessText(u) {
+    if (!u) return "";
+    const nodes = (u.nodes || []).length ? "; nodes: " + u.nodes.join(", ") : "";
+    return `pool ${u.pool}, size ${u.size}, ${u.instances} instance(s) on cluster ${u.cluster}${nodes}`;
+  }
+
   H.pages.run = async function (root, route, signal) {
     const name = route.args[0];
     const d = await api(H.jobPath(name), { signal });
@@ -237,6 +244,7 @@
     const facts = el("div");
     const showFacts = (r) => H.clear(facts).append(H.facts([
       ["Display name", r.display_name], ["Experiment", r.experiment_name], ["Compute", r.compute],
+      ["Serverless", serverlessText(r.serverless)],
       ["Created", H.when(r.created_at)], ["Started", H.when(r.started_at)], ["Ended", H.when(r.ended_at)],
       ["Duration", H.duration(H.runSeconds(r))], ["Exit code", r.exit_code], ["Why", r.status_reason],
       ["Error", r.error], ["Command", r.bound_command || (r.spec && r.spec.command)],
