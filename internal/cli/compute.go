@@ -37,6 +37,7 @@ Slurm clusters (type: slurm) and Kubernetes clusters (type: kubernetes: each job
 		newComputeDeleteCmd(env, "detach", "Detach an attached target (refused while runs are active, unless --force)"))
 	cmd.AddCommand(newComputeListSizesCmd(env), newComputeAddSizeCmd(env), newComputeDeleteSizeCmd(env))
 	cmd.AddCommand(newComputeNodeCmd(env))
+	cmd.AddCommand(newComputeInstanceCmds(env)...)
 	return groupCmd(cmd)
 }
 
@@ -86,6 +87,13 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 			ct, err := c.GetCompute(cmd.Context(), name)
 			if err != nil {
 				return err
+			}
+			if ct.Type == compute.TypeInstance {
+				in, err := c.Instance(cmd.Context(), name)
+				if err != nil {
+					return err
+				}
+				return env.printData(instanceView{Compute: *ct, Instance: in}, func(w io.Writer) error { return showInstance(w, ct, in) })
 			}
 			if ct.Type != "cluster" {
 				return env.printData(ct, func(w io.Writer) error { return showCompute(w, ct) })

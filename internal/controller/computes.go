@@ -36,9 +36,15 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
+	if s.Type == compute.TypeServerless { // a pool, not a target runs are handed to (serverless.go)
+		return c.putServerlessPool(ctx, s, old)
+	}
 	b, ok := c.Backends[s.Type]
 	if !ok {
 		return nil, invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
+	}
+	if s.Instance != nil {
+		instanceOwner(&s, old)
 	}
 	st := compute.Stored{Spec: s}
 	if a, ok := b.(backend.Attacher); ok {
@@ -64,6 +70,11 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 	}
 	c.calls.forget(s.Name) // a new spec (address, credentials): what its old one met is moot
 	c.Log.Info("compute stored", "name", s.Name, "type", s.Type)
+	if s.Type == compute.TypeInstance {
+		if err := c.instanceCreated(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	return &t, nil
 }
 
@@ -72,8 +83,12 @@ func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool)
 	if name == compute.LocalName {
 		return invalidf("compute local is built in and cannot be deleted")
 	}
-	if _, err := c.Store.Compute(ctx, name); err != nil {
+	t, err := c.Store.Compute(ctx, name)
+	if err != nil {
 		return mapStoreErr(err)
+	}
+	if err := c.instanceDeletable(ctx, t); err != nil {
+		return err
 	}
 	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
@@ -92,6 +107,11 @@ func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool)
 	}
 	if err := c.Store.DeleteCompute(ctx, name); err != nil {
 		return err
+	}
+	if t.Type == compute.TypeInstance {
+		if err := c.Store.DeleteInstance(ctx, name); err != nil {
+			return err
+		}
 	}
 	c.calls.forget(name)
 	c.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now

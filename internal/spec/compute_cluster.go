@@ -55,67 +55,6 @@ func (d *decoder) size(n *yaml.Node, path string) string {
 	return v
 }
 
-// instanceFields adds the keys of `type: computeinstance`/`instance` (SPEC.md §1.2).
-// Hangar runs an instance like a one-node cluster; the Azure-only parts are stored.
-func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceSpec, func(map[string]*yaml.Node)) {
-	in := &compute.InstanceSpec{Size: compute.DefaultSize, EnableNodePublicIP: true}
-	var isoMinutes int
-	fs["size"] = func(n *yaml.Node, p string) { in.Size = d.size(n, p) }
-	fs["idle_time_before_shutdown_minutes"] = func(n *yaml.Node, p string) {
-		in.IdleTimeBeforeShutdownMinutes, _ = d.boundedInt(n, p, 15, 4320)
-	}
-	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) {
-		secs, ok := int64(0), false
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
-			secs, ok = isoSecondsOK(n.Value)
-		}
-		switch minutes := (secs + 59) / 60; {
-		case !ok:
-			d.expected(n, p, "an ISO-8601 duration like PT30M")
-		case minutes < 15 || minutes > 4320:
-			d.errorf(n, p, "expected a duration from PT15M to P3D, got %s", quote(n.Value))
-		default:
-			isoMinutes = int(minutes)
-		}
-	}
-	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { in.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
-	fs["ssh_settings"] = func(n *yaml.Node, p string) { in.SSHSettings = d.sshSettings(n, p, true) }
-	fs["network_settings"] = func(n *yaml.Node, p string) { in.NetworkSettings = d.networkSettings(n, p) }
-	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { in.EnableNodePublicIP, _ = d.boolean(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
-	fs["create_on_behalf_of"] = func(n *yaml.Node, p string) {
-		in.CreateOnBehalfOf = map[string]string{}
-		d.mapping(n, p, fields{
-			"user_tenant_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_tenant_id"] = d.str(v, p) },
-			"user_object_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_object_id"] = d.str(v, p) },
-		})
-	}
-	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.anyMap(n, p) }
-	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.anyMap(n, p) }
-	fs["custom_applications"] = func(n *yaml.Node, p string) {
-		if n.Kind != yaml.SequenceNode {
-			d.expected(n, p, "a list of applications")
-			return
-		}
-		in.CustomApplications, _ = d.anyValue(n, p).([]any)
-	}
-	return in, func(got map[string]*yaml.Node) {
-		switch alias := got["idle_time_before_shutdown"]; {
-		case alias != nil && got["idle_time_before_shutdown_minutes"] != nil:
-			d.warnf(alias, "idle_time_before_shutdown", "ignored: idle_time_before_shutdown_minutes is set")
-		case alias != nil:
-			in.IdleTimeBeforeShutdownMinutes = isoMinutes
-		}
-		if in.SSHPublicAccessEnabled && (in.SSHSettings == nil || in.SSHSettings.SSHKeyValue == "") {
-			at, path := got["ssh_settings"], "ssh_settings.ssh_key_value"
-			if at == nil {
-				at = got["ssh_public_access_enabled"]
-			}
-			d.errorf(at, path, "required when ssh_public_access_enabled is true")
-		}
-	}
-}
-
 // sshSettings decodes the ssh_settings of a cluster or, with instance set, of a compute
 // instance (where only ssh_key_value is an input).
 func (d *decoder) sshSettings(n *yaml.Node, path string, instance bool) *compute.SSHSettings {

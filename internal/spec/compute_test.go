@@ -165,7 +165,7 @@ schedules:
     - action: stop
       trigger: {type: cron, expression: "0 18 * * *"}
 setup_scripts:
-  creation_script: {path: setup.sh, timeout_minutes: 5}
+  creation_script: {path: scripts/create.sh, command: "--quiet 'a b'", timeout_minutes: 5}
 custom_applications:
   - name: rstudio
     type: docker
@@ -176,9 +176,11 @@ custom_applications:
 					Size: "STANDARD_DS3_V2", IdleTimeBeforeShutdownMinutes: 30, SSHPublicAccessEnabled: true,
 					SSHSettings: &compute.SSHSettings{SSHKeyValue: testPubKey}, EnableNodePublicIP: true,
 					CreateOnBehalfOf: map[string]string{"user_tenant_id": "t", "user_object_id": "o"},
-					Schedules: map[string]any{"compute_start_stop": []any{map[string]any{
-						"action": "stop", "trigger": map[string]any{"type": "cron", "expression": "0 18 * * *"}}}},
-					SetupScripts: map[string]any{"creation_script": map[string]any{"path": "setup.sh", "timeout_minutes": float64(5)}},
+					Schedules: &compute.Schedules{ComputeStartStop: []compute.StartStopSchedule{{Action: "stop", State: "enabled",
+						Trigger: compute.ScheduleTrigger{Type: "cron", Expression: "0 18 * * *"}, Cron: "0 18 * * *"}}},
+					SetupScripts: &compute.SetupScripts{CreationScript: &compute.SetupScript{Path: "scripts/create.sh",
+						Args: []string{"--quiet", "a b"}, TimeoutMinutes: 5, Content: "#!/bin/sh\n"}},
+					Provider: compute.Provider{Type: compute.ProviderLocal},
 					CustomApplications: []any{map[string]any{"name": "rstudio", "type": "docker",
 						"endpoints": []any{map[string]any{"target": float64(8787), "published": float64(8787)}}}},
 				}},
@@ -187,13 +189,15 @@ custom_applications:
 			name: "instance iso idle alias",
 			yml:  "name: ci1\ntype: instance\nidle_time_before_shutdown: PT45M\n",
 			want: compute.Spec{Name: "ci1", Type: "instance", Instance: &compute.InstanceSpec{
-				Size: "Standard_DS3_v2", IdleTimeBeforeShutdownMinutes: 45, EnableNodePublicIP: true}},
+				Size: "Standard_DS3_v2", IdleTimeBeforeShutdownMinutes: 45, EnableNodePublicIP: true,
+				Provider: compute.Provider{Type: compute.ProviderLocal}}},
 		},
 		{
 			name: "instance minutes win over the alias",
 			yml:  "name: ci1\ntype: instance\nidle_time_before_shutdown: PT45M\nidle_time_before_shutdown_minutes: 60\n",
 			want: compute.Spec{Name: "ci1", Type: "instance", Instance: &compute.InstanceSpec{
-				Size: "Standard_DS3_v2", IdleTimeBeforeShutdownMinutes: 60, EnableNodePublicIP: true}},
+				Size: "Standard_DS3_v2", IdleTimeBeforeShutdownMinutes: 60, EnableNodePublicIP: true,
+				Provider: compute.Provider{Type: compute.ProviderLocal}}},
 			warnings: []string{"compute.yml: idle_time_before_shutdown: ignored: idle_time_before_shutdown_minutes is set (line 3)"},
 		},
 		{

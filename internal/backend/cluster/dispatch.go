@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/sizes"
@@ -45,6 +46,9 @@ type Dispatcher struct {
 	Now func() time.Time
 	// Log may be nil (no logs).
 	Log *slog.Logger
+	// Activity, when set, is given each node activity report an agent sends (compute
+	// instances' idle judgement, design 0018).
+	Activity func(ctx context.Context, n *store.Node, a api.NodeActivity)
 
 	wakers wakers
 }

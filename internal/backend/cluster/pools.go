@@ -43,29 +43,31 @@ func (b *Backend) loadPools(ctx context.Context) (map[string]*pool, []*store.Nod
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters := map[string]bool{}
+	clusters := map[string]bool{} // every target with nodes, of this backend's kind or another's
 	pools := map[string]*pool{}
 	for _, t := range targets {
-		if t.Type != compute.TypeCluster {
+		if t.Type == compute.TypeCluster || t.Type == compute.TypeInstance {
+			clusters[t.Name] = true
+		}
+		if t.Type != b.kind() {
 			continue
 		}
-		clusters[t.Name] = true
-		st, err := compute.Load(t)
-		if err != nil || st.Spec.Cluster == nil {
+		spec, err := b.poolSpec(ctx, t)
+		if err != nil || spec.Cluster == nil {
 			continue
 		}
-		size, ok := cat.Lookup(st.Spec.Cluster.Size)
+		size, ok := cat.Lookup(spec.Cluster.Size)
 		if !ok {
-			b.recordError(ctx, t.Name, fmt.Sprintf("unknown size %s", st.Spec.Cluster.Size))
+			b.recordError(ctx, t.Name, fmt.Sprintf("unknown size %s", spec.Cluster.Size))
 			continue
 		}
-		pools[t.Name] = &pool{spec: st.Spec, size: size}
+		pools[t.Name] = &pool{spec: spec, size: size}
 	}
 	var orphans []*store.Node
 	for _, n := range nodes {
 		if p := pools[n.Pool]; p != nil {
 			p.nodes = append(p.nodes, n)
-		} else if !clusters[n.Pool] {
+		} else if !clusters[n.Pool] && b.kind() == compute.TypeCluster { // one backend deletes orphans
 			orphans = append(orphans, n)
 		}
 	}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// newComputeInstanceCmds are the verbs of compute instances (docs/instances.md).
+func newComputeInstanceCmds(env *Env) []*cobra.Command {
+	return []*cobra.Command{
+		newInstanceActionCmd(env, "start", "Start a stopped compute instance (its node, then its setup scripts)",
+			"  hangar compute start dev1"),
+		newInstanceActionCmd(env, "stop", "Stop a compute instance (refused while it runs jobs, unless --force)",
+			"  hangar compute stop dev1\n  hangar compute stop dev1 --force   # cancels its jobs"),
+		newInstanceActionCmd(env, "restart", "Stop a compute instance and start it again",
+			"  hangar compute restart dev1"),
+		newInstanceLogsCmd(env), newInstanceSSHCmd(env),
+	}
+}
+
+func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Command {
+	var name string
+	var force bool
+	cmd := &cobra.Command{
+		Use:               action + " NAME",
+		Short:             short,
+		Example:           example,
+		Args:              nameArgs(&name, "compute instance"),
+		ValidArgsFunction: env.completer(computeNames),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			in, err := c.InstanceAction(cmd.Context(), name, action, force)
+			if err != nil {
+				return err
+			}
+			return env.printData(in, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "Compute instance %s: %s (%s)\n", in.Name, in.State, in.Reason)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	if action == "stop" {
+		cmd.Flags().BoolVar(&force, "force", false, "also when jobs run on it: they are canceled")
+	}
+	return cmd
+}
+
+// showInstance prints a compute instance: its target's settings and its life.
+func showInstance(w io.Writer, c *api.Compute, in *api.Instance) error {
+	pairs := [][2]string{
+		{"Name", c.Name}, {"Type", c.Type}, {"State", in.State}, {"Reason", in.Reason},
+		{"Since", fmtTime(&in.Since)}, {"Owner", in.Owner}, {"Idle", in.Idle},
+	}
+	if in.IdleShutdownMinutes > 0 {
+		pairs = append(pairs, [2]string{"Idle shutdown", fmt.Sprintf("after %d minutes", in.IdleShutdownMinutes)})
+	} else {
+		pairs = append(pairs, [2]string{"Idle shutdown", "off"})
+	}
+	if s := c.Spec; s != nil && s.Instance != nil {
+		pairs = append(pairs, [2]string{"Size", s.Instance.Size}, [2]string{"Provider", s.Instance.Provider.Type})
+	}
+	node := "none"
+	if in.Node != "" {
+		node = in.Node + " (" + in.NodeState + ")"
+	}
+	pairs = append(pairs, [2]string{"Node", node}, [2]string{"Active runs", strconv.Itoa(c.ActiveRuns)})
+	for _, s := range in.Schedules {
+		pairs = append(pairs, [2]string{"Schedule", s})
+	}
+	for _, s := range in.Scripts {
+		st := s.Status
+		if s.ExitCode != nil {
+			st += fmt.Sprintf(", exit code %d", *s.ExitCode)
+		}
+		pairs = append(pairs, [2]string{"Setup script", fmt.Sprintf("%s: run %s, %s", s.Kind, s.Run, st)})
+	}
+	pairs = append(pairs, [2]string{"SSH", in.SSH}, [2]string{"Jupyter", in.Jupyter})
+	return kv(w, pairs)
+}
+
+// instanceView is what compute show -o json prints for an instance.
+type instanceView struct {
+	api.Compute
+	Instance *api.Instance `json:"instance"`
+}
+
+func newInstanceLogsCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:               "logs NAME",
+		Short:             "Print the output of a compute instance's setup scripts",
+		Example:           "  hangar compute logs dev1",
+		Args:              nameArgs(&name, "compute instance"),
+		ValidArgsFunction: env.completer(computeNames),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			in, err := c.Instance(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			if len(in.Scripts) == 0 {
+				fmt.Fprintf(env.Stderr, "compute instance %s has run no setup script\n", name)
+				return nil
+			}
+			for _, s := range in.Scripts {
+				if err := printScriptLog(cmd.Context(), env, c, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	return cmd
+}
+
+// printScriptLog prints one setup script's output under a header naming it and its outcome.
+func printScriptLog(ctx context.Context, env *Env, c *api.Client, s api.InstanceScript) error {
+	head := fmt.Sprintf("==> %s (run %s): %s", s.Kind, s.Run, s.Status)
+	if s.ExitCode != nil {
+		head += fmt.Sprintf(", exit code %d", *s.ExitCode)
+	}
+	fmt.Fprintln(env.Stdout, head)
+	var after int64
+	for {
+		rep, err := c.Logs(ctx, s.Run, "", after, 0)
+		if err != nil {
+			return err
+		}
+		for _, l := range rep.Lines {
+			fmt.Fprintln(env.Stdout, strings.TrimRight(l.Text, "\n"))
+		}
+		if len(rep.Lines) == 0 || rep.Next == after {
+			return nil
+		}
+		after = rep.Next
+	}
+}
+
+func newInstanceSSHCmd(env *Env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "connect-ssh NAME",
+		Short: "Open SSH to a compute instance's node (for its owner)",
+		Long: `Open SSH to a compute instance's node. An instance whose node is an agent on the server's
+machine (provider local) has no SSH endpoint of its own: the command says so and exits 1.`,
+		Example:           "  hangar compute connect-ssh dev1",
+		Args:              nameArgs(&name, "compute instance"),
+		ValidArgsFunction: env.completer(computeNames),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			in, err := c.Instance(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			if owner := currentUser(); in.Owner != "" && in.Owner != owner {
+				return fmt.Errorf("compute instance %s belongs to %s, not %s", name, in.Owner, owner)
+			}
+			return fmt.Errorf("compute instance %s: SSH %s", name, in.SSH)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	return cmd
+}

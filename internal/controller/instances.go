@@ -1,0 +1,310 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/instance"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Compute instances (design 0018): an instance is a target of type instance whose node the
+// cluster backend keeps as a one-node pool (Backend{Kind: instance, PoolSpec: InstancePoolSpec}).
+// Its row in the store (store.Instance) is its life: the state asked for and why. This file holds
+// the user's verbs and what the backend asks; instances_loop.go moves the states on.
+
+// Properties a setup script's run carries, naming its instance and which script it is.
+const (
+	PropInstance       = "hangar.instance"
+	PropInstanceScript = "hangar.instance_script"
+)
+
+// signalsRecord is an instance's last activity report, as stored.
+type signalsRecord struct {
+	api.NodeActivity
+	ReportedAt time.Time `json:"reported_at"`
+}
+
+// instanceSpec reads an instance target's spec.
+func (c *Controller) instanceSpec(ctx context.Context, name string) (*compute.Target, *compute.InstanceSpec, error) {
+	t, err := c.Store.Compute(ctx, name)
+	if err != nil {
+		return nil, nil, mapStoreErr(err)
+	}
+	if t.Type != compute.TypeInstance {
+		return nil, nil, invalidf("compute %s is a %s target, not a compute instance", name, t.Type)
+	}
+	st, err := compute.Load(*t)
+	if err != nil || st.Spec.Instance == nil {
+		return nil, nil, fmt.Errorf("read compute instance %s: %v", name, err)
+	}
+	return t, st.Spec.Instance, nil
+}
+
+// InstancePoolSpec is an instance as the cluster backend's pool: one node while it is wanted
+// (Starting, Running), none otherwise; its node never released for idleness by the autoscaler
+// (the instance's own idle judgement stops it).
+func (c *Controller) InstancePoolSpec(ctx context.Context, t compute.Target) (compute.Spec, error) {
+	st, err := compute.Load(t)
+	if err != nil || st.Spec.Instance == nil {
+		return compute.Spec{}, fmt.Errorf("compute %s is not an instance: %v", t.Name, err)
+	}
+	row, err := c.Store.Instance(ctx, t.Name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return compute.Spec{}, err
+	}
+	n := 0
+	if instance.State(row.State).Wants() {
+		n = 1
+	}
+	in := st.Spec.Instance
+	spec := st.Spec
+	spec.Cluster = &compute.ClusterSpec{Size: in.Size, Tier: compute.TierDedicated, MinInstances: n, MaxInstances: n,
+		IdleTimeBeforeScaleDown: 1 << 30, Provider: in.Provider, MaxProvisionRetries: compute.DefaultMaxProvisionRetries,
+		ProvisionTimeout: compute.DefaultProvisionTimeout}
+	return spec, nil
+}
+
+// AdmitInstance refuses a job on an instance that is not started: a stopped instance does not
+// start for a job by itself (its owner starts it), and a job queued behind a stop would wait
+// for a start nobody asked for.
+func (c *Controller) AdmitInstance(ctx context.Context, t compute.Target) error {
+	row, err := c.Store.Instance(ctx, t.Name)
+	if err != nil {
+		return fmt.Errorf("compute instance %s: %v", t.Name, err)
+	}
+	if instance.State(row.State).Wants() {
+		return nil
+	}
+	return fmt.Errorf("compute instance %s is %s (%s); start it with hangar compute start %s",
+		t.Name, row.State, row.Reason, t.Name)
+}
+
+// InstanceActivity records a node's activity report when the node is an instance's.
+func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.NodeActivity) {
+	data, err := json.Marshal(signalsRecord{NodeActivity: a, ReportedAt: c.Now()})
+	if err != nil {
+		return
+	}
+	_, err = c.Store.UpdateInstance(ctx, n.Pool, func(in *store.Instance) (bool, error) {
+		if in.State == "" {
+			return false, nil // a cluster's node
+		}
+		in.Signals = string(data)
+		return true, nil
+	})
+	if err != nil {
+		c.Log.Warn("record instance activity", "node", n.ID, "err", err)
+	}
+}
+
+// instanceCreated starts a new instance's life: Azure creates an instance running, so its
+// node is asked for at once.
+func (c *Controller) instanceCreated(ctx context.Context, s compute.Spec) error {
+	owner := s.Instance.Owner
+	_, err := c.Store.UpdateInstance(ctx, s.Name, func(in *store.Instance) (bool, error) {
+		if in.State != "" {
+			return false, nil // an update: its life goes on
+		}
+		now := c.Now()
+		in.State, in.Reason, in.Since, in.ActiveAt, in.UpdatedAt = string(instance.Starting), "created by "+owner, now, now, now
+		in.Starts = 1
+		return true, nil
+	})
+	c.Kick()
+	return err
+}
+
+// instanceDeletable refuses to delete an instance that still has its node: stop it first.
+func (c *Controller) instanceDeletable(ctx context.Context, t *compute.Target) error {
+	if t.Type != compute.TypeInstance {
+		return nil
+	}
+	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: t.Name})
+	if err != nil {
+		return err
+	}
+	if len(nodes) > 0 {
+		return conflictf("compute instance %s still has its node %s; stop it first (hangar compute stop %s)", t.Name, nodes[0].ID, t.Name)
+	}
+	return nil
+}
+
+// InstanceAction starts, stops or restarts an instance for its user. A stop with active jobs is
+// refused unless force, which cancels them: a development machine's jobs are its owner's, who
+// says whether they may go.
+func (c *Controller) InstanceAction(ctx context.Context, name, action string, force bool) (*api.Instance, error) {
+	if _, _, err := c.instanceSpec(ctx, name); err != nil {
+		return nil, err
+	}
+	if action == "stop" || action == "restart" {
+		if err := c.stopJobs(ctx, name, force); err != nil {
+			return nil, err
+		}
+	}
+	var refused error
+	_, err := c.Store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
+		state := instance.State(in.State)
+		switch {
+		case action == "start" && state.Wants():
+			refused = conflictf("compute instance %s is already %s (%s)", name, state, in.Reason)
+		case action == "start":
+			c.setInstanceState(in, instance.Starting, "started by the user")
+		case action == "stop" && !state.Wants():
+			refused = conflictf("compute instance %s is already %s (%s)", name, state, in.Reason)
+		case action == "stop":
+			c.setInstanceState(in, instance.Stopping, "stopped by the user")
+		case action == "restart" && state == instance.Stopped:
+			c.setInstanceState(in, instance.Starting, "restarted by the user")
+		case action == "restart":
+			c.setInstanceState(in, instance.Stopping, "restarting: stopped by the user, starts again once stopped")
+			in.Pending = "start"
+		default:
+			refused = invalidf("unknown instance action %q (start, stop or restart)", action)
+		}
+		return refused == nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if refused != nil {
+		return nil, refused
+	}
+	c.Log.Info("compute instance "+action, "name", name)
+	c.Kick()
+	return c.Instance(ctx, name)
+}
+
+// setInstanceState moves an instance's row to a state, with the reason.
+func (c *Controller) setInstanceState(in *store.Instance, to instance.State, reason string) {
+	now := c.Now()
+	if to == instance.Starting && instance.State(in.State) != instance.Starting {
+		in.Starts++
+		in.ScriptRun, in.ScriptKind, in.ActiveAt = "", "", now
+	}
+	in.State, in.Reason, in.Since, in.UpdatedAt, in.Pending = string(to), reason, now, now, ""
+}
+
+// stopJobs refuses a stop while the instance runs jobs (its setup scripts aside), or with force
+// cancels them.
+func (c *Controller) stopJobs(ctx context.Context, name string, force bool) error {
+	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	if err != nil {
+		return err
+	}
+	for _, r := range active {
+		if r.Spec.Properties[PropInstanceScript] != "" {
+			if _, err := c.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
+				return err
+			}
+			continue
+		}
+		if !force {
+			return conflictf("compute instance %s runs job %s; cancel it, or stop with --force to cancel its jobs", name, r.ID)
+		}
+		if _, err := c.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
+			return fmt.Errorf("cancel %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+func isConflict(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == Conflict
+}
+
+// Instance is an instance's life as compute show prints it.
+func (c *Controller) Instance(ctx context.Context, name string) (*api.Instance, error) {
+	_, spec, err := c.instanceSpec(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	row, err := c.Store.Instance(ctx, name)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	out := &api.Instance{Name: name, State: row.State, Reason: row.Reason, Since: row.Since, Owner: spec.Owner,
+		Idle: row.Idle, IdleShutdownMinutes: spec.IdleTimeBeforeShutdownMinutes}
+	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: name})
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) > 0 {
+		out.Node, out.NodeState = nodes[0].ID, string(nodes[0].State)
+	}
+	out.Scripts, err = c.instanceScripts(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range schedulesOf(spec) {
+		out.Schedules = append(out.Schedules, s.Name)
+	}
+	out.SSH = instanceSSH(spec)
+	out.Jupyter = "not running: Hangar starts JupyterLab on instances in a later version (docs/instances.md)"
+	return out, nil
+}
+
+// instanceScripts lists the setup scripts' runs on the instance, oldest first.
+func (c *Controller) instanceScripts(ctx context.Context, name string) ([]api.InstanceScript, error) {
+	runs, err := c.Store.Runs(ctx, store.RunFilter{Compute: name})
+	if err != nil {
+		return nil, err
+	}
+	var out []api.InstanceScript
+	for _, r := range runs {
+		if kind := r.Spec.Properties[PropInstanceScript]; kind != "" {
+			out = append(out, api.InstanceScript{Kind: kind, Run: r.ID, Status: string(r.Status), ExitCode: r.ExitCode})
+		}
+	}
+	slices.Reverse(out) // runs come newest first
+	return out, nil
+}
+
+// instanceSSH says how the owner reaches the instance's node.
+func instanceSSH(spec *compute.InstanceSpec) string {
+	if spec.Provider.Type == compute.ProviderLocal {
+		return "not available: the node is an agent on the server's machine (provider local); use a shell there"
+	}
+	return "not available: the command provider's machines are reached with the provider's own tools"
+}
+
+// schedulesOf is an instance's enabled schedules, parsed (the decoder checked them).
+func schedulesOf(spec *compute.InstanceSpec) []instance.Schedule {
+	if spec.Schedules == nil {
+		return nil
+	}
+	var out []instance.Schedule
+	for _, s := range spec.Schedules.ComputeStartStop {
+		if s.State == "disabled" {
+			continue
+		}
+		if sc, err := instance.NewSchedule(instance.Action(s.Action), s.Cron, s.Trigger.TimeZone); err == nil {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// instanceOwner sets who owns an instance: create_on_behalf_of's user, else who created it
+// (the CLI sends its user), else "unknown"; an update keeps the owner it had.
+func instanceOwner(s *compute.Spec, old *compute.Target) {
+	if old != nil {
+		if st, err := compute.Load(*old); err == nil && st.Spec.Instance != nil && st.Spec.Instance.Owner != "" {
+			s.Instance.Owner = st.Spec.Instance.Owner
+			return
+		}
+	}
+	if u := s.Instance.CreateOnBehalfOf["user_object_id"]; u != "" {
+		s.Instance.Owner = u
+	}
+	if s.Instance.Owner == "" {
+		s.Instance.Owner = "unknown"
+	}
+}
