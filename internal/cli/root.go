@@ -122,6 +122,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newDataCmd(env), newDatastoreCmd(env))
 	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
 	root.AddCommand(newBatchEndpointCmd(env), newBatchDeploymentCmd(env))
+	root.AddCommand(newSecretCmd(env))
 	return root
 }
 

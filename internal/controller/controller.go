@@ -71,6 +71,8 @@ type Controller struct {
 	sweeps      sweepsMemo
 	// PipelineDecide replaces pipeline.Decide (tests).
 	PipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
+	// rotating serialises key rotations (jobsecrets.go).
+	rotating sync.Mutex
 }
 
 // Init fills defaults; call before use.

@@ -1,3 +1,3 @@
-// Package secrets encrypts secrets at rest (SSH keys, passwords) with a workspace key, and redacts
-// them for printing.
+// Package secrets encrypts secrets at rest (SSH keys, passwords, workspace secrets for jobs) with
+// a workspace key that Box rotates, and redacts them for printing.
 package secrets

@@ -81,6 +81,9 @@ func (d *decoder) envVars(n *yaml.Node, path string) map[string]string {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			d.errorf(keyNode(n, k), join(path, k), "invalid environment variable name %s", quote(k))
 		}
+		if _, err := SecretsIn(m[k]); err != nil { // secretrefs.go
+			d.errorf(keyNode(n, k), join(path, k), "%v", err)
+		}
 	}
 	return m
 }

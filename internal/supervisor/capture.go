@@ -34,6 +34,8 @@ type capture struct {
 	// the first failed write of a rank's log that mirrors into this one.
 	failed, rankFailed error
 	dropped            int64
+	// red redacts the run's secrets from every line (secretenv.go); nil: none.
+	red *redactor
 }
 
 func newCapture(path string, onLine func()) (*capture, error) {
@@ -94,7 +96,7 @@ func (c *capture) write(p []byte) {
 		if i < 0 {
 			c.pending = append(c.pending, p...)
 			if len(c.pending) >= c.maxLine {
-				c.flushPartial()
+				c.flushEarly()
 			}
 			return
 		}
@@ -121,7 +123,7 @@ func (c *capture) flushIdle(stop chan struct{}) {
 		case <-t.C:
 			c.mu.Lock()
 			if len(c.pending) > 0 && time.Since(c.lastData) >= c.flushAfter {
-				c.flushPartial()
+				c.flushEarly()
 			}
 			c.mu.Unlock()
 		}
@@ -137,7 +139,7 @@ func (c *capture) flushPartial() {
 
 // emit writes the pending line with its newline in one write, so a reader never sees half a line as whole.
 func (c *capture) emit() {
-	line := append(c.pending, '\n')
+	line := append(c.red.line(c.pending), '\n')
 	c.writeFile(line)
 	if c.mirror != nil {
 		c.mirror.writeLine(c.prefix, line)

@@ -71,6 +71,7 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 			return ranks, fmt.Errorf("open the log of rank %d: %w", proc.Rank, err)
 		}
 		capt.mirror, capt.prefix = p.capt, fmt.Sprintf("[rank %d] ", proc.Rank)
+		capt.red = s.secrets.red.Load() // secretenv.go
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			capt.close()

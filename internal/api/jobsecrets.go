@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Workspace secrets for jobs (docs/secrets.md). A secret's value travels in one direction only
+// with the workspace token: in, through SetSecret. The one route that answers values is a run's
+// (RunSecrets), with its run token, for the secrets its stored spec names.
+
+// SetSecretRequest sets a workspace secret's value.
+type SetSecretRequest struct {
+	Value string `json:"value"`
+}
+
+// SecretInfo is what the API says about a secret: never its value.
+type SecretInfo struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// UsedBy lists the active jobs whose spec refers to the secret.
+	UsedBy []string `json:"used_by"`
+	// LastUsedBy is the run whose supervisor fetched it last ("" never), at LastUsedAt.
+	LastUsedBy string    `json:"last_used_by,omitempty"`
+	LastUsedAt time.Time `json:"last_used_at,omitzero"`
+}
+
+// SetSecretReply says whether the secret was created or its value replaced.
+type SetSecretReply struct {
+	Name    string `json:"name"`
+	Created bool   `json:"created"`
+}
+
+// RotateKeyReply describes a finished key rotation: the new key's id and how many sealed values
+// (job secrets, endpoints' keys, compute targets with credentials) were resealed under it.
+type RotateKeyReply struct {
+	KeyID    string `json:"key_id"`
+	Resealed int    `json:"resealed"`
+}
+
+// RunSecrets is what a run's supervisor gets: the values of the secrets its spec names.
+type RunSecrets struct {
+	Values map[string]string `json:"values"`
+}
+
+// SetSecret creates a secret or replaces its value.
+func (c *Client) SetSecret(ctx context.Context, name, value string) (*SetSecretReply, error) {
+	var out SetSecretReply
+	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name), SetSecretRequest{Value: value}, &out)
+}
+
+// Secrets lists the workspace's secrets (names and use, no values).
+func (c *Client) Secrets(ctx context.Context) ([]SecretInfo, error) {
+	var out []SecretInfo
+	return out, c.do(ctx, http.MethodGet, "/api/secrets", nil, &out)
+}
+
+// DeleteSecret removes a secret; the reply names the active jobs that still name it.
+func (c *Client) DeleteSecret(ctx context.Context, name string) (*SecretInfo, error) {
+	var out SecretInfo
+	return &out, c.do(ctx, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil, &out)
+}
+
+// RotateSecretKey reseals every sealed value of the workspace under a new key.
+func (c *Client) RotateSecretKey(ctx context.Context) (*RotateKeyReply, error) {
+	var out RotateKeyReply
+	return &out, c.do(ctx, http.MethodPost, "/api/secrets/rotate-key", struct{}{}, &out)
+}
+
+// RunSecrets fetches, with a run token, the values of the secrets the run's spec names.
+func (c *Client) RunSecrets(ctx context.Context, runID string) (*RunSecrets, error) {
+	var out RunSecrets
+	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil, &out)
+}

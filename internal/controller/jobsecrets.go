@@ -1,0 +1,331 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Workspace secrets for jobs (docs/secrets.md): sealed with the workspace key, named by jobs'
+// environment variables (${{secrets.<name>}}), answered only to a live run whose stored spec
+// names them.
+
+// MaxSecretBytes bounds one secret's value (a token, a private key or a small credentials file).
+const MaxSecretBytes = 64 << 10
+
+// Rotator is a Sealer whose key can be replaced (secrets.Box): Encrypt uses the rotation's key
+// from BeginRotation on, Decrypt opens values under either key until CommitRotation.
+type Rotator interface {
+	Sealer
+	// Current reports whether ciphertext is sealed under the key Encrypt uses now.
+	Current(ciphertext string) bool
+	// Rotating reports whether a rotation was begun and not committed (a crash interrupted it).
+	Rotating() bool
+	BeginRotation() error
+	CommitRotation() error
+	// KeyID names the key Encrypt uses now.
+	KeyID() string
+}
+
+// SetSecret stores a secret's value sealed, creating the secret or replacing its value.
+func (c *Controller) SetSecret(ctx context.Context, name, value string) (created bool, err error) {
+	if err := spec.CheckSecretName(name); err != nil {
+		return false, invalidf("name: %v", err)
+	}
+	switch {
+	case value == "":
+		return false, invalidf("value: empty (a secret needs a value; delete it with hangar secret delete %s)", name)
+	case len(value) > MaxSecretBytes:
+		return false, invalidf("value: %d bytes, more than the %d a secret may hold", len(value), MaxSecretBytes)
+	case c.Secrets == nil:
+		return false, errors.New("no workspace key to seal secrets")
+	}
+	sealed, err := c.Secrets.Encrypt([]byte(value))
+	if err != nil {
+		return false, fmt.Errorf("seal secret %s: %w", name, err)
+	}
+	if created, err = c.Store.PutJobSecret(ctx, name, sealed, c.Now()); err != nil {
+		return false, err
+	}
+	c.Log.Info("secret stored", "name", name, "created", created)
+	return created, nil
+}
+
+// ListSecrets lists the secrets with their use (never their values): the active jobs naming each,
+// and the run that fetched it last.
+func (c *Controller) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) {
+	list, err := c.Store.JobSecrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	users, err := c.secretUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.SecretInfo, 0, len(list))
+	for _, s := range list {
+		out = append(out, api.SecretInfo{Name: s.Name, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+			UsedBy: append([]string{}, users[s.Name]...), LastUsedBy: s.LastUsedRun, LastUsedAt: s.LastUsedAt})
+	}
+	return out, nil
+}
+
+// secretUsers maps each secret name to the active jobs whose spec names it, sorted.
+func (c *Controller) secretUsers(ctx context.Context) (map[string][]string, error) {
+	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true})
+	if err != nil {
+		return nil, err
+	}
+	users := map[string][]string{}
+	for _, r := range active {
+		refs, err := spec.SecretRefs(&r.Spec)
+		if err != nil {
+			continue // refused at create; a stored spec that no longer parses names nothing
+		}
+		for _, n := range spec.SecretNames(refs) {
+			users[n] = append(users[n], r.ID)
+		}
+	}
+	for _, u := range users {
+		sort.Strings(u)
+	}
+	return users, nil
+}
+
+// DeleteSecret removes a secret. It returns the active jobs that name it: those that have not
+// fetched it yet will fail in Preparing, saying the secret is gone.
+func (c *Controller) DeleteSecret(ctx context.Context, name string) (usedBy []string, err error) {
+	if err := spec.CheckSecretName(name); err != nil {
+		return nil, invalidf("name: %v", err)
+	}
+	if err := c.Store.DeleteJobSecret(ctx, name); err != nil {
+		return nil, mapStoreErr(err)
+	}
+	users, err := c.secretUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.Log.Info("secret deleted", "name", name)
+	return users[name], nil
+}
+
+// checkSecretRefs refuses a job whose environment variables, or those of what check stands for
+// (a sweep's sample trial, when not nil), name a secret the workspace does not have: at submit
+// time, rather than in Preparing.
+func (c *Controller) checkSecretRefs(ctx context.Context, sp, check *job.Spec) error {
+	refs, err := spec.SecretRefs(sp)
+	if err != nil {
+		return invalidf("%v", err)
+	}
+	if check != nil {
+		more, err := spec.SecretRefs(check)
+		if err != nil {
+			return invalidf("trial: %v", err)
+		}
+		refs = append(refs, more...)
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	have, err := c.secretSet(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if _, ok := have[r.Name]; !ok {
+			return invalidf("environment_variables.%s: no secret named %q in this workspace (known: %s; set it with hangar secret set %s)",
+				r.Var, r.Name, orNone(keysOf(have)), r.Name)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) secretSet(ctx context.Context) (map[string]store.JobSecret, error) {
+	list, err := c.Store.JobSecrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]store.JobSecret, len(list))
+	for _, s := range list {
+		m[s.Name] = s
+	}
+	return m, nil
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// RunSecrets answers a run's supervisor: the values of the secrets its stored spec names, only
+// while the run is not final. The caller has checked that the run token is this run's.
+func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]string, error) {
+	r, err := c.Store.Run(ctx, runID)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	if r.Status.Terminal() {
+		return nil, conflictf("run %s is %s: its secrets are no longer given out", runID, r.Status)
+	}
+	refs, err := spec.SecretRefs(&r.Spec)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	out := map[string]string{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	have, err := c.secretSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		if _, done := out[ref.Name]; done {
+			continue
+		}
+		s, ok := have[ref.Name]
+		if !ok {
+			return nil, notFoundf("environment_variables.%s: secret %s was deleted from the workspace after the job was submitted", ref.Var, ref.Name)
+		}
+		if c.Secrets == nil {
+			return nil, errors.New("no workspace key to unseal secrets")
+		}
+		v, err := c.Secrets.Decrypt(s.Sealed)
+		if err != nil {
+			return nil, fmt.Errorf("unseal secret %s: %w", ref.Name, err)
+		}
+		out[ref.Name] = string(v)
+	}
+	if err := c.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, c.Now()); err != nil {
+		c.Log.Warn("record the use of secrets", "run", runID, "err", err)
+	}
+	return out, nil
+}
+
+// RotateKey reseals every sealed value of the workspace (job secrets, endpoints' keys, compute
+// targets' passwords and private keys) under a new key, then drops the old one (see
+// finishRotation for what a crash in the middle leaves).
+func (c *Controller) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
+	r, ok := c.Secrets.(Rotator)
+	if !ok {
+		return nil, invalidf("this workspace's secret key cannot be rotated (no key file)")
+	}
+	c.rotating.Lock()
+	defer c.rotating.Unlock()
+	if err := r.BeginRotation(); err != nil {
+		return nil, err
+	}
+	n, err := c.finishRotation(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &api.RotateKeyReply{KeyID: r.KeyID(), Resealed: n}, nil
+}
+
+// FinishKeyRotation completes a rotation that a crash interrupted; the server calls it at start,
+// before it serves.
+func (c *Controller) FinishKeyRotation(ctx context.Context) error {
+	r, ok := c.Secrets.(Rotator)
+	if !ok || !r.Rotating() {
+		return nil
+	}
+	c.rotating.Lock()
+	defer c.rotating.Unlock()
+	n, err := c.finishRotation(ctx, r)
+	if err != nil {
+		return fmt.Errorf("finish the key rotation begun before: %w", err)
+	}
+	c.Log.Info("finished the key rotation an earlier run of the server began", "resealed", n, "key", r.KeyID())
+	return nil
+}
+
+// maxResealPasses bounds the passes of finishRotation.
+const maxResealPasses = 5
+
+// finishRotation reseals until a pass finds nothing under the old key, then commits the key.
+// Each pass is one transaction, all or nothing. The first reseals everything; a later one
+// catches a value sealed under the old key just before the rotation began and written after the
+// pass (a compute target attached meanwhile). Until the commit both key files are on disk and
+// the box opens values under either, so a crash at any point loses nothing: the next start
+// finds the rotation's key file and finishes the rotation (FinishKeyRotation).
+func (c *Controller) finishRotation(ctx context.Context, r Rotator) (int, error) {
+	total := 0
+	for pass := 0; ; pass++ {
+		if pass == maxResealPasses {
+			return total, errors.New("values sealed under the old key keep arriving; try again (both keys are kept until it succeeds)")
+		}
+		n, err := c.Store.Reseal(ctx, resealer(r))
+		if err != nil {
+			return total, fmt.Errorf("reseal: %w", err)
+		}
+		total += n
+		if n == 0 {
+			break
+		}
+	}
+	if err := r.CommitRotation(); err != nil {
+		return total, err
+	}
+	c.Log.Info("secret key rotated", "key", r.KeyID(), "resealed", total)
+	return total, nil
+}
+
+// resealer reseals what is not under r's current key.
+func resealer(r Rotator) store.Resealer {
+	value := func(sealed string) (string, bool, error) {
+		if r.Current(sealed) {
+			return sealed, false, nil
+		}
+		b, err := r.Decrypt(sealed)
+		if err != nil {
+			return "", false, err
+		}
+		out, err := r.Encrypt(b)
+		return out, err == nil, err
+	}
+	return store.Resealer{
+		Value: value,
+		Compute: func(t compute.Target) ([]byte, bool, error) {
+			st, err := compute.Load(t)
+			if err != nil {
+				return nil, false, err
+			}
+			changed := false
+			for _, f := range st.Spec.SecretFields() {
+				if *f == "" {
+					continue
+				}
+				out, ch, err := value(*f)
+				if err != nil {
+					return nil, false, err
+				}
+				*f, changed = out, changed || ch
+			}
+			if !changed {
+				return t.Properties, false, nil
+			}
+			b, err := json.Marshal(st)
+			return b, err == nil, err
+		},
+	}
+}

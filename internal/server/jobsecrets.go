@@ -1,0 +1,88 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// secretRoutes are the workspace secrets' routes (docs/secrets.md). No route answers a value to
+// the workspace token (nor to the studio, whose allowlist names none of them): values go in
+// through PUT and come out only to a live run's own token, for the secrets its spec names.
+func (s *Server) secretRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/secrets", adminOnly(s.listSecrets))
+	mux.HandleFunc("PUT /api/secrets/{name}", adminOnly(s.setSecret))
+	mux.HandleFunc("DELETE /api/secrets/{name}", adminOnly(s.deleteSecret))
+	mux.HandleFunc("POST /api/secrets/rotate-key", adminOnly(s.rotateKey))
+	mux.HandleFunc("GET /api/runs/{id}/secrets", s.runTokenOnly(s.runSecrets))
+}
+
+func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
+	list, err := s.cfg.Controller.ListSecrets(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
+	var body api.SetSecretRequest
+	if err := readJSON(r, &body); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	name := r.PathValue("name")
+	created, err := s.cfg.Controller.SetSecret(r.Context(), name, body.Value)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, api.SetSecretReply{Name: name, Created: created})
+}
+
+func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
+	used, err := s.cfg.Controller.DeleteSecret(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.SecretInfo{Name: r.PathValue("name"), UsedBy: append([]string{}, used...)})
+}
+
+func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
+	reply, err := s.cfg.Controller.RotateKey(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, reply)
+}
+
+func (s *Server) runSecrets(w http.ResponseWriter, r *http.Request) {
+	vals, err := s.cfg.Controller.RunSecrets(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.RunSecrets{Values: vals})
+}
+
+// runTokenOnly is runOnly without the workspace token: a route only the run's own token may
+// call (the values of its secrets).
+func (s *Server) runTokenOnly(h http.HandlerFunc) http.HandlerFunc {
+	inner := s.runOnly(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p := who(r); p.admin || p.runID == "" {
+			writeJSON(w, http.StatusForbidden, api.ErrorBody{Code: api.CodeNotAllowed,
+				Error: fmt.Sprintf("only run %s's own token may read its secrets; the workspace token never reads a secret's value", r.PathValue("id"))})
+			return
+		}
+		inner(w, r)
+	}
+}

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+)
+
+// JobSecret is a workspace secret as stored: Sealed is its value sealed by the controller.
+type JobSecret struct {
+	Name        string
+	Sealed      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	LastUsedRun string
+	LastUsedAt  time.Time
+}
+
+// PutJobSecret stores a secret's sealed value, creating it or replacing its value (its creation
+// time and last use are kept); created says which.
+func (s *Store) PutJobSecret(ctx context.Context, name, sealed string, at time.Time) (created bool, err error) {
+	err = s.inTx(ctx, "store secret "+name, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE job_secrets SET value = ?, updated_at = ? WHERE name = ?`, sealed, nanos(at), name)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return nil
+		}
+		created = true
+		_, err = tx.ExecContext(ctx, `INSERT INTO job_secrets (name, value, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+			name, sealed, nanos(at), nanos(at))
+		return err
+	})
+	return created, err
+}
+
+// JobSecrets lists the secrets by name, with their sealed values.
+func (s *Store) JobSecrets(ctx context.Context) ([]JobSecret, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT name, value, created_at, updated_at, last_used_run, last_used_at FROM job_secrets ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list secrets: %w", err)
+	}
+	defer rows.Close()
+	var out []JobSecret
+	for rows.Next() {
+		var j JobSecret
+		var created, updated, used int64
+		if err := rows.Scan(&j.Name, &j.Sealed, &created, &updated, &j.LastUsedRun, &used); err != nil {
+			return nil, fmt.Errorf("list secrets: %w", err)
+		}
+		j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
+		if used != 0 {
+			j.LastUsedAt = fromNanos(used)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// DeleteJobSecret removes a secret; ErrNotFound when there is none of that name.
+func (s *Store) DeleteJobSecret(ctx context.Context, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM job_secrets WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("delete secret %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("secret %s: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+// MarkJobSecretsUsed records that run fetched the named secrets at at.
+func (s *Store) MarkJobSecretsUsed(ctx context.Context, names []string, run string, at time.Time) error {
+	return s.inTx(ctx, "record the use of secrets", func(tx *sql.Tx) error {
+		for _, n := range names {
+			if _, err := tx.ExecContext(ctx, `UPDATE job_secrets SET last_used_run = ?, last_used_at = ? WHERE name = ?`,
+				run, nanos(at), n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Resealer turns what is sealed under one key into the same under another; changed is false
+// when the value needs nothing (already under the new key).
+type Resealer struct {
+	// Value reseals one sealed value (a job secret, an endpoint's keys).
+	Value func(sealed string) (out string, changed bool, err error)
+	// Compute reseals the secret fields of a target's Properties.
+	Compute func(t compute.Target) (props []byte, changed bool, err error)
+}
+
+// Reseal rewrites every sealed value of the workspace (job secrets, endpoints' keys, compute
+// targets' passwords and private keys) through r in one transaction, and says how many it
+// changed: all of them or, when any fails, none.
+func (s *Store) Reseal(ctx context.Context, r Resealer) (changed int, err error) {
+	err = s.inTx(ctx, "reseal the workspace's secrets", func(tx *sql.Tx) error {
+		changed = 0
+		for _, tbl := range []struct{ table, key, col string }{
+			{"job_secrets", "name", "value"}, {"endpoints", "name", "keys"},
+		} {
+			n, err := resealColumn(ctx, tx, tbl.table, tbl.key, tbl.col, r.Value)
+			if err != nil {
+				return err
+			}
+			changed += n
+		}
+		n, err := resealComputes(ctx, tx, r.Compute)
+		changed += n
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return changed, nil
+}
+
+// resealColumn reseals the non-empty values of one column; table names come from Reseal only.
+func resealColumn(ctx context.Context, tx *sql.Tx, table, key, col string, fn func(string) (string, bool, error)) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+key+`, `+col+` FROM `+table+` WHERE `+col+` != ''`)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", table, err)
+	}
+	type row struct{ k, v string }
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.k, &r.v); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range all {
+		out, changed, err := fn(r.v)
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", table, r.k, err)
+		}
+		if !changed {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+col+` = ? WHERE `+key+` = ?`, out, r.k); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func resealComputes(ctx context.Context, tx *sql.Tx, fn func(compute.Target) ([]byte, bool, error)) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, type, description, properties FROM computes`)
+	if err != nil {
+		return 0, fmt.Errorf("read computes: %w", err)
+	}
+	var all []compute.Target
+	for rows.Next() {
+		var t compute.Target
+		var props string
+		if err := rows.Scan(&t.Name, &t.Type, &t.Description, &props); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		t.Properties = []byte(props)
+		all = append(all, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range all {
+		props, changed, err := fn(t)
+		if err != nil {
+			return 0, fmt.Errorf("compute %s: %w", t.Name, err)
+		}
+		if !changed {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE computes SET properties = ? WHERE name = ?`, string(props), t.Name); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/serving"
+)
+
+func TestJobSecretsPutListDelete(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	t0 := time.Unix(100, 0).UTC()
+	created, err := s.PutJobSecret(ctx, "hf_token", "sealed-1", t0)
+	if err != nil || !created {
+		t.Fatalf("put = %v, %v", created, err)
+	}
+	created, err = s.PutJobSecret(ctx, "hf_token", "sealed-2", t0.Add(time.Minute))
+	if err != nil || created {
+		t.Fatalf("replace = %v, %v", created, err)
+	}
+	if err := s.MarkJobSecretsUsed(ctx, []string{"hf_token"}, "run-1", t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.JobSecrets(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	got := list[0]
+	if got.Sealed != "sealed-2" || !got.CreatedAt.Equal(t0) || !got.UpdatedAt.Equal(t0.Add(time.Minute)) ||
+		got.LastUsedRun != "run-1" || !got.LastUsedAt.Equal(t0.Add(2*time.Minute)) {
+		t.Fatalf("secret = %+v", got)
+	}
+	if err := s.DeleteJobSecret(ctx, "hf_token"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteJobSecret(ctx, "hf_token"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete again = %v", err)
+	}
+}
+
+// Reseal rewrites every sealed value in one transaction: when one value fails, none changed.
+func TestResealIsAllOrNothing(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	now := time.Now()
+	for _, n := range []string{"a", "b"} {
+		if _, err := s.PutJobSecret(ctx, n, "old:"+n, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutEndpoint(ctx, EndpointRecord{Spec: serving.Endpoint{Name: "ep"}, Keys: "old:keys", CreatedAt: now, UpdatedAt: now}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCompute(ctx, compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: []byte(`{"k":"old:pw"}`), CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	value := func(v string) (string, bool, error) {
+		if rest, ok := strings.CutPrefix(v, "old:"); ok {
+			return "new:" + rest, true, nil
+		}
+		return v, false, nil
+	}
+	comp := func(t compute.Target) ([]byte, bool, error) {
+		p := string(t.Properties)
+		if strings.Contains(p, "old:") {
+			return []byte(strings.ReplaceAll(p, "old:", "new:")), true, nil
+		}
+		return t.Properties, false, nil
+	}
+	failing := Resealer{Value: func(v string) (string, bool, error) {
+		if v == "old:b" {
+			return "", false, errors.New("cannot open")
+		}
+		return value(v)
+	}, Compute: comp}
+	if _, err := s.Reseal(ctx, failing); err == nil || !strings.Contains(err.Error(), "job_secrets b") {
+		t.Fatalf("failing reseal = %v", err)
+	}
+	if list, _ := s.JobSecrets(ctx); list[0].Sealed != "old:a" {
+		t.Fatalf("a failed reseal changed %q", list[0].Sealed)
+	}
+	n, err := s.Reseal(ctx, Resealer{Value: value, Compute: comp})
+	if err != nil || n != 4 {
+		t.Fatalf("reseal = %d, %v; want 4 values", n, err)
+	}
+	list, _ := s.JobSecrets(ctx)
+	ep, _ := s.Endpoint(ctx, "ep")
+	vm, _ := s.Compute(ctx, "vm")
+	if list[0].Sealed != "new:a" || list[1].Sealed != "new:b" || ep.Keys != "new:keys" || string(vm.Properties) != `{"k":"new:pw"}` {
+		t.Fatalf("after reseal: %+v %q %s", list, ep.Keys, vm.Properties)
+	}
+	if n, err := s.Reseal(ctx, Resealer{Value: value, Compute: comp}); err != nil || n != 0 {
+		t.Fatalf("second reseal = %d, %v; want nothing left", n, err)
+	}
+}
