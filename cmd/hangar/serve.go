@@ -77,7 +77,8 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	key, err := secrets.LoadOrCreateKey(filepath.Join(h.Dir, "secret.key"))
+	// The secret box: the key file, and the key of a rotation a crash interrupted (finished below).
+	key, err := secrets.OpenBox(filepath.Join(h.Dir, "secret.key"))
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 
 	// Targets with their secrets unsealed, for the backends that connect to them: built before
 	// the backends and the controller, so neither waits for the other.
-	targets := compute.Resolver{Lookup: st.Compute, Secrets: secrets.Keyring{key}}
+	targets := compute.Resolver{Lookup: st.Compute, Secrets: key}
 	// The backends, one per compute type.
 	backends := map[string]backend.Backend{
 		compute.TypeSSH: &sshbackend.Backend{
@@ -121,7 +122,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	}
 	ctrl := &controller.Controller{
 		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: runKey},
-		Secrets:  secrets.Keyring{key},
+		Secrets:  key,
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),
 	}
 	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
@@ -136,8 +137,17 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		Policy:   autoscaler.Policy{LostAfter: o.Controller.LostAfter}, Requeue: ctrl.Requeue,
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
+	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
+	agents.Activity = ctrl.InstanceActivity
+	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn,
+		Provider: clusters.Provider, Policy: clusters.Policy, Requeue: ctrl.Requeue,
+		Kind: compute.TypeInstance, PoolSpec: ctrl.InstancePoolSpec, Admit: ctrl.AdmitInstance,
+		Log: o.Log.With("component", "backend/instance")}
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
+	if err := ctrl.FinishKeyRotation(ctx); err != nil {
+		return err
+	}
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
 	endpoints := server.NewServing(ctrl, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
@@ -151,6 +161,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	}
 	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir)
 	go ctrl.Run(ctx)
+	go ctrl.RunInstances(ctx, instanceOptions(log))
 	go endpoints.Run(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -48,6 +49,9 @@ type Config struct {
 	// supervisors to finish) instead of leaving them running.
 	KillRunsOnExit bool
 	ExitGrace      time.Duration
+	// NoticeGrace bounds the wait for the runs' checkpoint saves on a shutdown notice
+	// (notice.go); DefaultNoticeGrace when zero.
+	NoticeGrace time.Duration
 	// KeepEnded is how long a run that ended is still reported.
 	KeepEnded time.Duration
 	// Exe is the hangar binary that runs `hangar supervise`.
@@ -74,6 +78,10 @@ type Agent struct {
 	offline  bool
 	draining bool
 	gone     bool
+	// activity measures the node's use for its heartbeats (activity.go).
+	activity activityMeter
+	// noticed is set once the machine got its shutdown notice (notice.go): heartbeats say so.
+	noticed bool
 }
 
 // New prepares an agent: it works out what it offers and adopts the runs in its work dir.
@@ -117,6 +125,10 @@ func (a *Agent) Info() api.AgentInfo { return a.info }
 // forgets the node, or ctx ends. Supervisors keep running while the server is unreachable; when
 // ctx ends they keep running too, unless KillRunsOnExit.
 func (a *Agent) Run(ctx context.Context) error {
+	// Taken from the start: the signal's default action would end the agent.
+	notices := make(chan os.Signal, 1)
+	signal.Notify(notices, api.NoticeSignal)
+	defer signal.Stop(notices)
 	a.log.Info("agent starting", "server", a.cfg.ServerURL, "node", a.cfg.NodeID, "work_dir", a.cfg.WorkDir)
 	if err := a.connect(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -133,6 +145,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return a.stop()
+		case <-notices:
+			a.takeNotice(ctx)
 		case <-t.C:
 		}
 		sent := time.Now()

@@ -18,12 +18,13 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 	if a.gone {
 		return false, a.idle(report)
 	}
-	hb := api.AgentHeartbeat{Runs: report, Acks: a.acks, Draining: a.draining}
+	hb := api.AgentHeartbeat{Runs: report, Acks: a.acks, Draining: a.draining, Notice: a.noticed}
 	if a.register {
 		info := a.info
 		hb.Register = &info
 	}
 	hb.PollMillis = a.cfg.Heartbeat.Milliseconds()
+	hb.Activity = a.activity.report(a.cfg.Now())
 	rep, ended, err := a.send(ctx, hb, report)
 	if err != nil && ended {
 		return true, false // cut short to report a run that ended
@@ -76,6 +77,9 @@ func (a *Agent) send(ctx context.Context, hb api.AgentHeartbeat, report []api.Ag
 // work starts assigned runs and cancels runs, and queues the acknowledgements.
 func (a *Agent) work(ctx context.Context, rep *api.HeartbeatReply) (started int) {
 	for _, w := range rep.Assignments {
+		if a.runs.stopping(w.RunID, tokenAttempt(w.Token)) {
+			continue // not acknowledged: it comes again once the earlier attempt has stopped
+		}
 		if a.runs.start(ctx, w.RunID, w.Token) {
 			started++ // the supervisors' launcher logs it
 		} else if e := a.runs.known[w.RunID]; e.failed != nil && e.handle == nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -71,6 +72,9 @@ func (r *runs) endedLongAgo(st backend.Status, handleFile string) bool {
 // start starts a run's supervisor unless the agent had it already (work is delivered again until
 // acknowledged, and a run never starts twice). A failure to start is reported as the run's result.
 func (r *runs) start(ctx context.Context, runID, token string) (started bool) {
+	if r.retire(runID, tokenAttempt(token)) {
+		delete(r.known, runID)
+	}
 	if _, ok := r.known[runID]; ok {
 		return false
 	}
@@ -86,6 +90,9 @@ func (r *runs) start(ctx context.Context, runID, token string) (started bool) {
 		return false
 	}
 	r.known[runID] = &runEntry{handle: h, pid: pidOf(h)}
+	if err := os.WriteFile(filepath.Join(r.sup.RunDir(runID), attemptFile), []byte(strconv.Itoa(tokenAttempt(token))), 0o644); err != nil {
+		return true // the run started; only a later attempt here would be refused
+	}
 	return true
 }
 

@@ -66,10 +66,30 @@ type AgentHeartbeat struct {
 	Draining bool `json:"draining,omitempty"`
 	// Leaving is the agent's last heartbeat before it exits.
 	Leaving bool `json:"leaving,omitempty"`
+	// Notice says the machine got its shutdown notice (the agent was stopped by SIGTERM while
+	// running work, as clouds do before they take a spot machine back): the server treats the
+	// node as preempted and requeues its runs, which saved their checkpoints first.
+	Notice bool `json:"notice,omitempty"`
 	// PollMillis lets the server hold the reply up to this long until work arrives for the node
 	// (a long poll: work reaches the agent as it is queued); 0 answers at once. Work not yet
 	// sent, or a release the agent does not know of, is answered at once either way.
 	PollMillis int64 `json:"poll_ms,omitempty"`
+	// Activity is what says the node is in use (for a compute instance's idle shutdown), sent
+	// every ActivityEvery at most.
+	Activity *NodeActivity `json:"activity,omitempty"`
+}
+
+// NodeActivity is an agent's report of who uses its node besides Hangar's runs.
+type NodeActivity struct {
+	// SSHSessions counts sshd's per-session processes ("sshd: user@pts/0").
+	SSHSessions int `json:"ssh_sessions"`
+	// JupyterKernels counts running Jupyter kernels (ipykernel processes).
+	JupyterKernels int `json:"jupyter_kernels"`
+	// CPUPercent is the whole node's CPU use since the last report (all cores: 100 is all busy).
+	CPUPercent float64 `json:"cpu_percent"`
+	// GPUPercent is the busiest GPU's use, when HasGPU.
+	GPUPercent float64 `json:"gpu_percent,omitempty"`
+	HasGPU     bool    `json:"has_gpu,omitempty"`
 }
 
 // RunAssignment asks an agent to start a run's supervisor.

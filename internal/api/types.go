@@ -86,6 +86,11 @@ type RunDetail struct {
 	// Pipeline is a pipeline's steps; PipelineOf says which pipeline a step's run belongs to.
 	Pipeline   *PipelineDetail `json:"pipeline,omitempty"`
 	PipelineOf *PipelineOf     `json:"pipeline_of,omitempty"`
+	// Serverless is what the serverless pool created for the job (nil for other targets).
+	Serverless *ServerlessUse `json:"serverless,omitempty"`
+	// Checkpoint is the run's latest saved checkpoint; Preemptions what each preemption cost.
+	Checkpoint  *CheckpointRef `json:"checkpoint,omitempty"`
+	Preemptions []Preemption   `json:"preemptions,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).
@@ -143,6 +148,9 @@ type RunSpec struct {
 	// Token is a fresh run token for the supervisor to use from now on (run tokens expire; the
 	// supervisor's first one may have waited in a queue).
 	Token string `json:"token,omitempty"`
+	// Checkpoint is the run's latest saved checkpoint, restored into HANGAR_CHECKPOINT_DIR
+	// before the command starts (nil: none yet).
+	Checkpoint *CheckpointRef `json:"checkpoint,omitempty"`
 }
 
 // StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).
@@ -251,6 +259,14 @@ type SupervisorConfig struct {
 	// Pod is set when the supervisor runs in a Kubernetes pod: the pod is the run's sandbox and
 	// cgroup, so the supervisor makes neither.
 	Pod bool `json:"pod,omitempty"`
+	// ServeGate, when set, makes the supervisor the sidecar of a pod whose main container is the
+	// replica's own image (Kubernetes, an image that serves by its own entrypoint): it runs no
+	// command; it writes "ready" to this file once the model is in place, or why the run ended
+	// before, and the pod's gate container waits for that before the image starts.
+	ServeGate string `json:"serve_gate,omitempty"`
+	// ServeModel is the folder that pod's serving container mounts as its model: the supervisor
+	// checks that it materialized the model input there.
+	ServeModel string `json:"serve_model,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

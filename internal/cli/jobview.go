@@ -95,6 +95,8 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
 		{"Archived", archivedText(d.Archived)},
 	}
+	pairs = append(pairs, serverlessPairs(d)...)
+	pairs = append(pairs, checkpointPairs(d)...)
 	pairs = append(pairs, sweepPairs(d)...)
 	pairs = append(pairs, pipelinePairs(d)...)
 	pairs = append(pairs, commandPairs(d)...)

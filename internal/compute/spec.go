@@ -39,7 +39,7 @@ const (
 const redactedPlaceholder = "***"
 
 // Types lists the normalised target types, in the order messages show them.
-var Types = []string{TypeLocal, TypeCluster, TypeInstance, TypeSSH, TypeSlurm, TypeKubernetes}
+var Types = []string{TypeLocal, TypeCluster, TypeInstance, TypeSSH, TypeSlurm, TypeKubernetes, TypeServerless}
 
 // Spec is a decoded compute YAML: the common fields and, for its Type, exactly one of
 // the kind-specific parts. It is stored as a Target's Properties.
@@ -61,6 +61,7 @@ type Spec struct {
 	SSH        *SSHSpec        `json:"ssh,omitempty"`
 	Slurm      *SlurmSpec      `json:"slurm,omitempty"`
 	Kubernetes *KubernetesSpec `json:"kubernetes,omitempty"`
+	Serverless *ServerlessSpec `json:"serverless,omitempty"`
 }
 
 // LocalSpec configures a `type: local` target (the machine the server runs on).
@@ -95,6 +96,11 @@ type ClusterSpec struct {
 	// once the provider created its machine (its create hook returned); 0 means
 	// DefaultJoinTimeout. A node that has not joined when either timeout ends is deleted.
 	JoinTimeout int64 `json:"join_timeout,omitempty"`
+	// QuotaGroup (set by Hangar on a serverless pool's clusters) counts the cluster's runs,
+	// in instances, against one quota shared by every cluster of the group: at most
+	// QuotaGroupInstances instances held by runs at once (design 0017).
+	QuotaGroup          string `json:"quota_group,omitempty"`
+	QuotaGroupInstances int    `json:"quota_group_instances,omitempty"`
 }
 
 // SSHSettings is the ssh_settings block of clusters and compute instances.
@@ -127,8 +133,9 @@ type Provider struct {
 	Env     map[string]string `json:"env,omitempty"`
 }
 
-// InstanceSpec is a compute instance (`computeinstance`/`instance`, SPEC.md §1.2). Hangar
-// runs it like a one-node cluster; the Azure-only parts are stored as written.
+// InstanceSpec is a compute instance (`computeinstance`/`instance`, SPEC.md §1.2): one
+// development node, started and stopped, owned by a user. Hangar runs it as a one-node pool of
+// the cluster backend (design 0018); network and identity settings are stored as written.
 type InstanceSpec struct {
 	Size string `json:"size"`
 	// IdleTimeBeforeShutdownMinutes is 0 when the instance never stops by itself.
@@ -138,9 +145,66 @@ type InstanceSpec struct {
 	NetworkSettings               *NetworkSettings  `json:"network_settings,omitempty"`
 	EnableNodePublicIP            bool              `json:"enable_node_public_ip"`
 	CreateOnBehalfOf              map[string]string `json:"create_on_behalf_of,omitempty"`
-	Schedules                     map[string]any    `json:"schedules,omitempty"`
-	SetupScripts                  map[string]any    `json:"setup_scripts,omitempty"`
+	Schedules                     *Schedules        `json:"schedules,omitempty"`
+	SetupScripts                  *SetupScripts     `json:"setup_scripts,omitempty"`
 	CustomApplications            []any             `json:"custom_applications,omitempty"`
+	// Provider is where the instance's node comes from (Hangar extension, as for clusters).
+	Provider Provider `json:"provider"`
+	// Owner is the instance's user: create_on_behalf_of's user_object_id, else the creator
+	// (set by the server); only the owner may connect to it.
+	Owner string `json:"owner,omitempty"`
+}
+
+// Schedules is an instance's `schedules:` block.
+type Schedules struct {
+	ComputeStartStop []StartStopSchedule `json:"compute_start_stop,omitempty"`
+}
+
+// StartStopSchedule is one schedules.compute_start_stop entry, as Azure writes it.
+type StartStopSchedule struct {
+	Action  string          `json:"action"` // start | stop
+	State   string          `json:"state"`  // enabled | disabled
+	Trigger ScheduleTrigger `json:"trigger"`
+	// Cron is the trigger as a 5-field cron expression (a recurrence turned into one).
+	Cron string `json:"cron"`
+}
+
+// ScheduleTrigger is a schedule's trigger: a cron expression or a recurrence, in a time zone.
+type ScheduleTrigger struct {
+	Type       string             `json:"type"` // cron | recurrence
+	Expression string             `json:"expression,omitempty"`
+	StartTime  string             `json:"start_time,omitempty"`
+	TimeZone   string             `json:"time_zone,omitempty"`
+	Frequency  string             `json:"frequency,omitempty"`
+	Interval   int                `json:"interval,omitempty"`
+	Schedule   *RecurrencePattern `json:"schedule,omitempty"`
+}
+
+// RecurrencePattern is a recurrence trigger's `schedule:`.
+type RecurrencePattern struct {
+	Hours     []int    `json:"hours,omitempty"`
+	Minutes   []int    `json:"minutes,omitempty"`
+	WeekDays  []string `json:"week_days,omitempty"`
+	MonthDays []int    `json:"month_days,omitempty"`
+}
+
+// SetupScripts is an instance's `setup_scripts:` block.
+type SetupScripts struct {
+	// CreationScript runs once, at the instance's first start; StartupScript at every start.
+	CreationScript *SetupScript `json:"creation_script,omitempty"`
+	StartupScript  *SetupScript `json:"startup_script,omitempty"`
+}
+
+// SetupScript is a script run on the instance's node.
+type SetupScript struct {
+	// Path is the script file as written (path, or script_source_path).
+	Path string `json:"path"`
+	// Args are its arguments (command, or script_arguments), split into words when decoded.
+	Args []string `json:"args,omitempty"`
+	// TimeoutMinutes bounds the script (timeout_minutes, or timeout); 0 means the default.
+	TimeoutMinutes int `json:"timeout_minutes,omitempty"`
+	// Content is the script's text, read when the file was decoded: it runs on the node.
+	Content string `json:"content"`
 }
 
 // SSHHost is a machine reached over SSH: an attached VM, or a Slurm login node.

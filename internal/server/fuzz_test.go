@@ -35,6 +35,7 @@ var requestTypes = []struct {
 	{"POST /api/runs/{id}/logs", func() any { return new(api.LogBatch) }},
 	{"POST /api/runs/{id}/metrics", func() any { return new(api.MetricBatch) }},
 	{"POST /api/runs/{id}/artifacts", func() any { return new(api.ArtifactsReport) }},
+	{"POST /api/runs/{id}/checkpoint", func() any { return new(api.CheckpointCommit) }},
 	{"POST /api/runs/{id}/exec", func() any { return new(api.ExecRequest) }},
 	{"POST /api/runs/{id}/exec/{eid}/done", func() any { return new(api.ExecStatus) }},
 	{"PUT /api/computes/{name}", func() any { return new(compute.Spec) }},
@@ -62,6 +63,7 @@ var requestTypes = []struct {
 	{"POST /api/batch-endpoints", func() any { return new(serving.BatchEndpoint) }},
 	{"POST /api/batch-endpoints/{name}/invoke", func() any { return new(api.BatchInvokeRequest) }},
 	{"POST /api/batch-endpoints/{name}/deployments", func() any { return new(serving.BatchDeployment) }},
+	{"PUT /api/secrets/{name}", func() any { return new(api.SetSecretRequest) }},
 	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
 	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -47,7 +48,7 @@ func (s *Server) respondDetail(w http.ResponseWriter, r *http.Request, status in
 
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
 func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
-	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != ""}
+	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != "", Serverless: controller.ServerlessUse(run)}
 	if d.Warnings == nil {
 		d.Warnings = []string{}
 	}
@@ -78,6 +79,9 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		return nil, err
 	}
 	if err := s.pipelineDetail(ctx, run, d); err != nil {
+		return nil, err
+	}
+	if err := s.checkpointDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
 	if run.Status == job.Failed {

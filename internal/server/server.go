@@ -107,11 +107,14 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs/{id}/logs", s.runOnly(s.runLogs))
 	api.HandleFunc("POST /api/runs/{id}/metrics", s.runOnly(s.runMetrics))
 	api.HandleFunc("POST /api/runs/{id}/artifacts", s.runOnly(s.runArtifacts))
+	api.HandleFunc("POST /api/runs/{id}/checkpoint", s.runOnly(s.runCheckpoint))
+	api.HandleFunc("GET /api/runs/{id}/container-log", s.runOnly(s.runContainerLog))
 	api.HandleFunc("POST /api/runs/{id}/exec", s.runOnly(s.execCreate))
 	api.HandleFunc("GET /api/runs/{id}/exec", s.runOnly(s.execTake))
 	api.HandleFunc("GET /api/runs/{id}/exec/{eid}", s.runOnly(s.execGet))
 	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
 	s.agentRoutes(api)
+	s.instanceRoutes(api)
 	s.mlflowArtifactRoutes(api)
 	s.jobListRoutes(api)
 	s.mlflowRoutes(mux, api)
@@ -119,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 	s.studioRoutes(mux, api)
 	s.endpointRoutes(api)
 	s.batchRoutes(api)
+	s.secretRoutes(api) // jobsecrets.go
 	mux.Handle("/api/", s.authenticate(api))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
 	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))

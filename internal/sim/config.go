@@ -40,6 +40,9 @@ type Config struct {
 	BootFailure      float64
 	// PreemptPerHour is the chance per node-hour that a low_priority node is preempted.
 	PreemptPerHour float64
+	// CheckpointInterval is how often runs save a checkpoint (HANGAR_CHECKPOINT_DIR); a
+	// preempted run resumes from its last save. 0: runs restart from scratch.
+	CheckpointInterval time.Duration
 	// ReleaseTime is how long a released node takes to go.
 	ReleaseTime time.Duration
 	Autoscaler  autoscaler.Policy

@@ -45,6 +45,9 @@ type Result struct {
 	PreemptionRequeues      int
 	Elapsed                 time.Duration // simulated time until the queue drained
 	LowerBound              bool          // a computed bound, not a simulation
+
+	// WorkLost is the run time preempted attempts did past their last checkpoint.
+	WorkLost time.Duration
 }
 
 // Utilisation is BusyTime / NodeTime.
@@ -99,7 +102,7 @@ func (w *world) settled() bool {
 
 func (w *world) result(name string) Result {
 	r := Result{Policy: name, NodeTime: w.st.nodeTime, BusyTime: w.st.busyTime, Jobs: len(w.jobs),
-		ScaleUps: w.st.scaleUps, NodesCreated: w.st.created, PreemptionRequeues: w.st.requeue,
+		ScaleUps: w.st.scaleUps, NodesCreated: w.st.created, PreemptionRequeues: w.st.requeue, WorkLost: w.st.lost,
 		Elapsed: w.now.Sub(w.cfg.Start)}
 	var waits []time.Duration
 	for _, j := range w.jobs {

@@ -51,7 +51,7 @@ func (w *world) applyPlan(plan scheduler.Plan) {
 		if r.firstStart.IsZero() {
 			r.firstStart = w.now
 		}
-		r.end = w.now.Add(r.job.Duration)
+		r.started, r.end = w.now, w.now.Add(r.job.Duration-r.saved)
 		w.running = append(w.running, r)
 	}
 	for _, wt := range plan.Waiting {
@@ -119,6 +119,7 @@ func (w *world) applyDecision(d autoscaler.Decision) {
 		for _, a := range pd.Requeue {
 			r := w.runs[a.Run]
 			w.stop(r)
+			w.lose(r)
 			r.preemptions = a.Preemptions
 			w.queue = append(w.queue, r)
 			w.st.requeue++

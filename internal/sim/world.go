@@ -43,8 +43,11 @@ type run struct {
 	end         time.Time
 	nodes       []*node
 	preemptions int
-	done        bool
-	failed      bool
+	// started is when the current attempt started; done is the work saved by earlier ones.
+	started time.Time
+	saved   time.Duration
+	done    bool
+	failed  bool
 }
 
 // world is the simulated workspace at one instant.
@@ -66,6 +69,7 @@ type world struct {
 type stats struct {
 	nodeTime, busyTime         time.Duration
 	scaleUps, created, requeue int
+	lost                       time.Duration
 }
 
 func newWorld(cfg Config, jobs []Job) *world {

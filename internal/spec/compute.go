@@ -22,7 +22,7 @@ var (
 	// recognised only to be refused.
 	computeTypes = []string{
 		"local", "amlcompute", "cluster", "computeinstance", "instance", "virtualmachine", "ssh",
-		"slurm", "kubernetes", "synapsespark",
+		"slurm", "kubernetes", "serverless", "synapsespark",
 	}
 	// computeReadOnly are the output-only keys of a compute (SPEC.md §1): ignored with a
 	// warning, so that `az ml compute show -o yaml` output can be fed back.
@@ -48,6 +48,8 @@ var computeKeys = append(append([]string{
 	"max_provision_retries", "provision_timeout", "join_timeout",
 	"idle_time_before_shutdown_minutes", "idle_time_before_shutdown",
 	"create_on_behalf_of.user_tenant_id", "create_on_behalf_of.user_object_id",
+	// serverless
+	"sizes", "default_size",
 	// slurm
 	"partition", "account", "qos", "max_nodes", "time_limit", "slurm_conf",
 	"size_map.*.cpus_per_task", "size_map.*.mem", "size_map.*.gres",
@@ -124,6 +126,8 @@ func (d *decoder) computeSpec(root *yaml.Node) *compute.Spec {
 	case compute.TypeKubernetes:
 		s.Kubernetes = d.kubernetesFields(fs, s)
 		check = d.checkKubernetes(s.Kubernetes)
+	case compute.TypeServerless:
+		s.Serverless, check = d.serverlessFields(fs)
 	}
 	got := d.mapping(root, "", fs)
 	d.checkTargetName(got["name"], s)
@@ -153,12 +157,17 @@ func (d *decoder) computeCommon(s *compute.Spec) fields {
 // checkTargetName checks the target's name; n is its node (nil when absent).
 func (d *decoder) checkTargetName(n *yaml.Node, s *compute.Spec) {
 	switch {
+	case n == nil && s.Type == compute.TypeServerless:
+		s.Name = compute.ServerlessName
 	case n == nil:
 		d.required(nil, "name")
 	case s.Name == "":
 		// d.str reported it
-	case strings.EqualFold(s.Name, "serverless"):
-		d.errorf(n, "name", "serverless is reserved: it means a job names no compute target")
+	case s.Type == compute.TypeServerless && s.Name != compute.ServerlessName:
+		d.errorf(n, "name", "the serverless pool is named serverless (or leave name out), got %q", s.Name)
+	case s.Type == compute.TypeServerless:
+	case strings.EqualFold(s.Name, compute.ServerlessName):
+		d.errorf(n, "name", "serverless is reserved for the workspace's serverless pool (type: serverless)")
 	case strings.EqualFold(s.Name, compute.LocalName) && s.Type != compute.TypeLocal:
 		d.errorf(n, "name", "local is the built-in local target; only type: local may use this name")
 	case !targetName.MatchString(s.Name):

@@ -80,6 +80,7 @@ func checkComputeInvariants(t *testing.T, s *compute.Spec) {
 	kinds := map[string]bool{
 		compute.TypeLocal: s.Local != nil, compute.TypeCluster: s.Cluster != nil, compute.TypeInstance: s.Instance != nil,
 		compute.TypeSSH: s.SSH != nil, compute.TypeSlurm: s.Slurm != nil, compute.TypeKubernetes: s.Kubernetes != nil,
+		compute.TypeServerless: s.Serverless != nil,
 	}
 	for typ, set := range kinds {
 		if set != (typ == s.Type) {
@@ -92,6 +93,9 @@ func checkComputeInvariants(t *testing.T, s *compute.Spec) {
 	}
 	if c := s.Cluster; c != nil && c.Provider.Type == compute.ProviderCommand && (c.Provider.Create == "" || c.Provider.Delete == "" || c.Provider.Timeout <= 0) {
 		t.Fatalf("provider %+v", c.Provider)
+	}
+	if p := s.Serverless; p != nil {
+		checkServerlessInvariants(t, s.Name, p)
 	}
 	if s.SSH != nil {
 		checkHostInvariants(t, &s.SSH.SSHHost)

@@ -68,7 +68,7 @@ func TestComputeSetErrors(t *testing.T) {
 		{"key of another kind", setPool, "partition=gpu", "compute.yml: partition: unknown field (from --set)"},
 		{"no equals", setPool, "max_instances", "compute.yml: --set max_instances: expected key.path=value"},
 		{"not a mapping", setVM, "address.host=x", "compute.yml: --set address.host: address is not a mapping"},
-		{"unknown type", setPool, "type=mainframe", `compute.yml: type: expected one of local, amlcompute, cluster, computeinstance, instance, virtualmachine, ssh, slurm, kubernetes, synapsespark, got "mainframe" (from --set)`},
+		{"unknown type", setPool, "type=mainframe", `compute.yml: type: expected one of local, amlcompute, cluster, computeinstance, instance, virtualmachine, ssh, slurm, kubernetes, serverless, synapsespark, got "mainframe" (from --set)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -369,7 +369,9 @@ type Assignment struct {
 func (s *Store) EnqueueAssignment(ctx context.Context, a Assignment) (int64, error) {
 	_, err := s.db.ExecContext(ctx, `
 		INSERT INTO node_assignments (node_id, run_id, kind, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (node_id, run_id, kind) DO NOTHING`,
+		ON CONFLICT (node_id, run_id, kind) DO UPDATE SET created_at = excluded.created_at,
+			delivered_at = NULL, acked_at = NULL
+		WHERE node_assignments.acked_at IS NOT NULL`,
 		a.NodeID, a.RunID, string(a.Kind), nanos(a.CreatedAt))
 	if err != nil {
 		if strings.Contains(err.Error(), "FOREIGN KEY constraint failed") {

@@ -35,6 +35,8 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 		res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
 	case s.isCanceled():
 		res = job.Result{State: s.stopState(s.cancelWhy), Reason: s.cancelWhy}
+	case w.sidecar:
+		res = s.runSidecar(ctx, w, p)
 	default:
 		if err := s.openBox(ctx, w); err != nil {
 			fmt.Fprintf(p.capt, "hangar: %v\n", err)
@@ -42,7 +44,9 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 			break
 		}
 		s.report(job.Starting, "starting the command")
+		stopCheckpoints := s.startCheckpoints(ctx)
 		res = s.parallelResult(s.runCommand(ctx, w, p))
+		stopCheckpoints(res)
 		s.endBox(ctx, w, p)
 	}
 	p.close()

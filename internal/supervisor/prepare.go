@@ -44,6 +44,9 @@ type workspace struct {
 	servePort int
 	// imageServe is set for a replica whose image serves by its own entrypoint.
 	imageServe *imageServe
+	// sidecar is set when that image is the pod's main container beside this supervisor
+	// (sidecar.go): there is no command to run.
+	sidecar bool
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready
@@ -61,6 +64,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return w, err
 		}
+	}
+	if err := s.loadSecrets(ctx, p); err != nil { // secretenv.go: first, so the log redacts from the start
+		return w, err
 	}
 	src := s.source()
 	if sp.CodeSnapshot != "" {
@@ -85,6 +91,12 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	}
 	if err := s.prepareServe(w, values, extraEnv); err != nil {
 		return w, err
+	}
+	if err := s.prepareCheckpoint(ctx, src, p.capt, extraEnv); err != nil {
+		return w, err
+	}
+	if w.sidecar { // the image is started by Kubernetes; there is nothing to bind or build
+		return w, nil
 	}
 	if err := s.prepareParallel(values, extraEnv); err != nil {
 		return w, err
@@ -310,7 +322,7 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 		delete(vars, "MLFLOW_TRACKING_TOKEN")
 	}
 	for k, v := range sp.Spec.EnvironmentVariables {
-		vars[k] = v
+		vars[k] = s.envValue(k, v) // secretenv.go: ${{secrets.x}} bound
 	}
 	if len(w.pathPrefix) > 0 {
 		vars["PATH"] = strings.Join(append(append([]string(nil), w.pathPrefix...), vars["PATH"]), string(os.PathListSeparator))

@@ -67,6 +67,12 @@ type Supervisor struct {
 	// boundCommand (under mu) is the command bound to this node's inputs and outputs, reported
 	// with Running so that job show prints what ran.
 	boundCommand string
+
+	// secrets are the run's secrets, bound and redacted (secretenv.go).
+	secrets *secretEnv
+
+	// notes routes the node's shutdown notices to the checkpoint saver (checkpoint.go).
+	notes notices
 }
 
 // New prepares a supervisor from its config file contents.
@@ -75,8 +81,10 @@ func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob cache: %w", err)
 	}
+	sec := &secretEnv{}
+	log = slog.New(redactHandler{next: log.Handler(), env: sec}) // secretenv.go
 	s := &Supervisor{
-		cfg: cfg, log: log, cache: cache,
+		cfg: cfg, log: log, cache: cache, secrets: sec,
 		conn: &conn{c: api.NewClient(cfg.ServerURL, cfg.Token), urlFile: cfg.ServerURLFile, log: log,
 			maxBackoff: 5 * time.Second, maxOffline: maxOffline(cfg)},
 		reports:  make(chan api.StatusReport, 64),
@@ -133,7 +141,7 @@ func (s *Supervisor) OnSignal(ctx context.Context) {
 		s.Cancel(stopReason(reply))
 		return
 	}
-	s.Interrupt("Kubernetes stopped the pod (its Job was deleted, or the pod was evicted, preempted or its node drained), not a cancel from Hangar")
+	s.Interrupt(s.podStopReason())
 }
 
 func (s *Supervisor) isCanceled() bool {
@@ -147,6 +155,7 @@ func (s *Supervisor) isCanceled() bool {
 
 // warn records a warning on the run (sent with the next status report), once per text.
 func (s *Supervisor) warn(msg string) {
+	msg = s.secrets.redactText(msg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.warned[msg] {
@@ -169,6 +178,7 @@ func (s *Supervisor) takeWarnings() []string {
 // could not even be fetched; every later failure becomes the run's Failed status.
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer s.forgetToken()
+	defer s.listenNotices()()
 	if err := s.fetchSpec(ctx); err != nil {
 		res := job.Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
 		_ = s.writeResult(res)
@@ -181,6 +191,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	go s.heartbeatLoop(hbCtx)
 
 	res := s.failIfDiskFull(s.execute(ctx))
+	res.Reason = s.secrets.redactText(res.Reason)
 	stopHB()
 	if err := s.writeResult(res); err != nil {
 		s.log.Error("write result file", "err", err)
@@ -227,7 +238,7 @@ func (s *Supervisor) report(state job.State, reason string) {
 	if s.worker() {
 		return
 	}
-	r := api.StatusReport{State: state, Reason: reason, Time: time.Now().UTC()}
+	r := api.StatusReport{State: state, Reason: s.secrets.redactText(reason), Time: time.Now().UTC()}
 	if state == job.Running {
 		s.mu.Lock()
 		r.Command = s.boundCommand

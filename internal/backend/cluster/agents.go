@@ -79,6 +79,9 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, nodeID string, hb api.AgentH
 	if err != nil {
 		return nil, err
 	}
+	if hb.Activity != nil && d.Activity != nil {
+		d.Activity(ctx, n, *hb.Activity)
+	}
 	if poll := min(time.Duration(hb.PollMillis)*time.Millisecond, MaxPoll); poll > 0 && !news(n, pending, hb) {
 		t := time.NewTimer(poll)
 		defer t.Stop()
@@ -162,6 +165,9 @@ func (d *Dispatcher) record(ctx context.Context, nodeID string, hb api.AgentHear
 			n.JoinedAt = now
 		}
 		to, why := occupancy(n.State, hb.Runs, assigns, hb.Leaving)
+		if hb.Notice && !released(n) { // the autoscaler requeues its runs, once
+			to, why = compute.NodePreempted, ReasonNotice
+		}
 		evs := transition(n, to, why, now)
 		changed = changed || len(evs) > 0
 		return evs, nil

@@ -48,6 +48,14 @@ type Backend struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
+	// Kind is the compute type whose targets are this backend's pools: "" or cluster, or
+	// instance (design 0018: a compute instance is a one-node pool of its own backend value).
+	Kind string
+	// PoolSpec turns a target of Kind into its pool's spec (a Cluster part); nil reads the
+	// target's own. Admit, when set, may refuse a job on a target that exists but cannot take
+	// one now (a stopped instance).
+	PoolSpec func(ctx context.Context, t compute.Target) (compute.Spec, error)
+	Admit    func(ctx context.Context, t compute.Target) error
 
 	mu       sync.Mutex
 	started  time.Time                   // the first Place: silence is judged only after SilentAfter from it
@@ -92,10 +100,32 @@ func (b *Backend) handle(ctx context.Context, hb backend.Handle) (handle, error)
 		return h, fmt.Errorf("%w: run %s is on cluster %s, which does not exist", backend.ErrBadHandle, h.Run, h.Pool)
 	case err != nil:
 		return h, err
-	case t.Type != compute.TypeCluster:
-		return h, fmt.Errorf("%w: run %s is on %s, a %s target, not a cluster", backend.ErrBadHandle, h.Run, h.Pool, t.Type)
+	case t.Type != b.kind():
+		return h, fmt.Errorf("%w: run %s is on %s, a %s target, not a %s", backend.ErrBadHandle, h.Run, h.Pool, t.Type, b.kind())
 	}
 	return h, nil
+}
+
+func (b *Backend) kind() string {
+	if b.Kind != "" {
+		return b.Kind
+	}
+	return compute.TypeCluster
+}
+
+// poolSpec is a target's spec as a pool (its Cluster part set), through PoolSpec when set.
+func (b *Backend) poolSpec(ctx context.Context, t compute.Target) (compute.Spec, error) {
+	if b.PoolSpec != nil {
+		return b.PoolSpec(ctx, t)
+	}
+	st, err := compute.Load(t)
+	if err != nil {
+		return compute.Spec{}, err
+	}
+	if st.Spec.Cluster == nil {
+		return st.Spec, fmt.Errorf("compute %s is not a cluster", t.Name)
+	}
+	return st.Spec, nil
 }
 
 func (b *Backend) now() time.Time {
@@ -159,9 +189,22 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 		return backend.Status{}, fmt.Errorf("node %s has not been heard from since %s (%s)", n.ID,
 			n.LastHeartbeat.Format(time.RFC3339), n.StateReason)
 	}
+	pending, err := b.Store.Assignments(ctx, n.ID, true)
+	if err != nil {
+		return backend.Status{}, err
+	}
+	assigned := time.Time{} // when a start of the run on this node waits for the agent
+	for _, a := range pending {
+		if a.RunID == h.Run && a.Kind == store.AssignRun {
+			assigned = a.CreatedAt
+		}
+	}
 	for _, r := range n.Runs {
 		if r.RunID != h.Run {
 			continue
+		}
+		if r.Final != nil && !r.Final.Time.IsZero() && !assigned.IsZero() && assigned.After(r.Final.Time) {
+			break // an earlier attempt that ran here (a multi-node run requeued onto a survivor)
 		}
 		st := backend.Status{Alive: r.Alive, Reason: r.Reason}
 		if r.Final != nil {
@@ -169,14 +212,8 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 		}
 		return st, nil
 	}
-	pending, err := b.Store.Assignments(ctx, n.ID, true)
-	if err != nil {
-		return backend.Status{}, err
-	}
-	for _, a := range pending {
-		if a.RunID == h.Run && a.Kind == store.AssignRun {
-			return backend.Status{Alive: true, Reason: "assigned to node " + n.ID}, nil // on its way to the agent
-		}
+	if !assigned.IsZero() {
+		return backend.Status{Alive: true, Reason: "assigned to node " + n.ID}, nil // on its way to the agent
 	}
 	// The agent took the run (an agent reports what it acknowledges) and no longer reports it:
 	// it ended long enough ago to be forgotten, or the agent lost its work dir.
@@ -198,35 +235,46 @@ func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 	return nil
 }
 
-// Attach checks a cluster definition against the size catalog.
+// Attach checks a cluster (or instance) definition against the size catalog.
 func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInfo, error) {
-	if s.Cluster == nil {
+	var sizeName *string
+	switch {
+	case s.Cluster != nil:
+		sizeName = &s.Cluster.Size
+	case s.Instance != nil:
+		sizeName = &s.Instance.Size
+	default:
 		return nil, errors.New("not a cluster")
 	}
 	cat, err := b.Sizes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	size, ok := cat.Lookup(s.Cluster.Size)
+	size, ok := cat.Lookup(*sizeName)
 	if !ok {
 		var names []string
 		for _, z := range cat.List() {
 			names = append(names, z.Name)
 		}
-		return nil, fmt.Errorf("size: unknown size %q (see hangar compute list-sizes: %v)", s.Cluster.Size, names)
+		return nil, fmt.Errorf("size: unknown size %q (see hangar compute list-sizes: %v)", *sizeName, names)
 	}
-	s.Cluster.Size = size.Name
+	*sizeName = size.Name
 	return nil, nil
 }
 
 // CheckSpec refuses what a cluster can never run: more nodes than max_instances, or more per
 // node than its size has.
 func (b *Backend) CheckSpec(ctx context.Context, t compute.Target, sp job.Spec) error {
-	st, err := compute.Load(t)
-	if err != nil || st.Spec.Cluster == nil {
-		return err
+	if b.Admit != nil {
+		if err := b.Admit(ctx, t); err != nil {
+			return err
+		}
 	}
-	cs := st.Spec.Cluster
+	ps, err := b.poolSpec(ctx, t)
+	if err != nil || ps.Cluster == nil {
+		return nil
+	}
+	cs := ps.Cluster
 	if n := sp.Resources.InstanceCount; n > cs.MaxInstances {
 		return fmt.Errorf("resources.instance_count: the job needs %d nodes, compute %s has max_instances %d", n, t.Name, cs.MaxInstances)
 	}

@@ -12,6 +12,9 @@ import (
 // ReasonAgentStopped is the reason of a node whose agent said it stopped (not merely silent).
 const ReasonAgentStopped = "the agent stopped"
 
+// ReasonNotice is the reason of a node whose agent got the machine's shutdown notice.
+const ReasonNotice = "the machine got its shutdown notice (preemption)"
+
 // occupancy is the state an agent's report puts a node in: running while a supervisor is alive
 // or an assignment waits, idle otherwise. Releasing and preempted nodes stay so; an agent that
 // leaves makes its node unusable.

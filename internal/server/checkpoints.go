@@ -1,0 +1,34 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// runCheckpoint commits a supervisor's uploaded checkpoint (docs/checkpoints.md). Its run's
+// token only (runOnly; the attempt header keeps an older attempt out), its body bounded like
+// every JSON body (bodies.go).
+func (s *Server) runCheckpoint(w http.ResponseWriter, r *http.Request) {
+	withBody(s, w, r, func(cp api.CheckpointCommit) (any, error) {
+		if err := s.cfg.Controller.CommitCheckpoint(r.Context(), r.PathValue("id"), cp); err != nil {
+			return nil, err
+		}
+		return struct{}{}, nil
+	})
+}
+
+// checkpointDetail adds the run's latest checkpoint and what its preemptions cost to job show.
+func (s *Server) checkpointDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
+	d.Checkpoint = s.cfg.Controller.LatestCheckpoint(ctx, run.ID)
+	ps, err := s.cfg.Controller.Preemptions(ctx, run.ID, d.Events)
+	if err != nil {
+		return err
+	}
+	if len(ps) > 0 {
+		d.Preemptions = ps
+	}
+	return nil
+}
