@@ -21,8 +21,10 @@ func newComputeCmd(env *Env) *cobra.Command {
 		Use:   "compute",
 		Short: "Create, attach, list and inspect compute targets",
 		Long: `Compute targets are the named places a workspace runs jobs. Every workspace has local (this
-machine); compute create adds more local targets (type: local) and managed clusters of Hangar
-agents (type: amlcompute); compute attach adds VMs reached over SSH (type: virtualmachine),
+machine); compute create adds more local targets (type: local), managed clusters of Hangar
+agents (type: amlcompute), compute instances (type: computeinstance: a development machine
+with start, stop and idle shutdown) and the serverless pool (type: serverless: per-size clusters
+made for jobs that say compute: serverless); compute attach adds VMs reached over SSH (type: virtualmachine),
 Slurm clusters (type: slurm) and Kubernetes clusters (type: kubernetes: each job a batch/v1 Job).`,
 		Example: "  hangar compute list\n  hangar compute show -n local\n  hangar compute create -f cluster.yml",
 	}

@@ -21,7 +21,7 @@ func newComputeInstanceCmds(env *Env) []*cobra.Command {
 			"  hangar compute stop dev1\n  hangar compute stop dev1 --force   # cancels its jobs"),
 		newInstanceActionCmd(env, "restart", "Stop a compute instance and start it again",
 			"  hangar compute restart dev1"),
-		newInstanceLogsCmd(env), newInstanceSSHCmd(env),
+		newInstanceLogsCmd(env),
 	}
 }
 
@@ -149,33 +149,4 @@ func printScriptLog(ctx context.Context, env *Env, c *api.Client, s api.Instance
 		}
 		after = rep.Next
 	}
-}
-
-func newInstanceSSHCmd(env *Env) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   "connect-ssh NAME",
-		Short: "Open SSH to a compute instance's node (for its owner)",
-		Long: `Open SSH to a compute instance's node. An instance whose node is an agent on the server's
-machine (provider local) has no SSH endpoint of its own: the command says so and exits 1.`,
-		Example:           "  hangar compute connect-ssh dev1",
-		Args:              nameArgs(&name, "compute instance"),
-		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			in, err := c.Instance(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			if owner := currentUser(); in.Owner != "" && in.Owner != owner {
-				return fmt.Errorf("compute instance %s belongs to %s, not %s", name, in.Owner, owner)
-			}
-			return fmt.Errorf("compute instance %s: SSH %s", name, in.SSH)
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
-	return cmd
 }
