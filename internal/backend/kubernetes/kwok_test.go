@@ -203,6 +203,9 @@ func TestKwokTwoInstancesIndexedJob(t *testing.T) {
 	}
 	if strings.Join(idx, ",") != "0,1" {
 		t.Errorf("running pods with their host names by index: %v (pods %d)", idx, len(pods))
+		for _, p := range pods {
+			t.Logf("pod %s: phase %s, subdomain %q, hostname %q, index %q (Job %q)", p.Name, p.Status.Phase, p.Spec.Subdomain, p.Spec.Hostname, p.Labels[kube.LabelCompletionIndex], name)
+		}
 	}
 	if len(svcs) != 1 || svcs[0].Spec.ClusterIP != corev1.ClusterIPNone || svcs[0].Name != name || svcs[0].OwnerReferences[0].UID != jobs[0].UID {
 		t.Errorf("services %+v", svcs)
