@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -57,11 +58,14 @@ func buildK8sSelfServeImage(t *testing.T, kubeconfig string) {
 	}
 }
 
-// Azure's custom-container deployment on a Kubernetes target: the replica's pod runs the image
-// as its main container with its own entrypoint, beside the supervisor's sidecar. The model is
-// where AZUREML_MODEL_DIR says, scoring goes through the router to the image, get-logs shows the
-// image's own output (relayed from Kubernetes' pods/log), and an image that exits ends its
-// replica's run (the kubelet stops the sidecar), which is replaced.
+// Azure's custom-container deployment on a Kubernetes target whose pods share the node's network:
+// the replica is a pod of the online deployment's Kubernetes Deployment (with its Service, the
+// image's port a hostPort) that runs the image as its main container with its own entrypoint,
+// beside the supervisor's sidecar. The model is where AZUREML_MODEL_DIR says, scoring goes
+// through the router to the image, get-logs shows the image's own output (relayed from
+// Kubernetes' pods/log), and an image that exits is restarted by Kubernetes with its backoff: the
+// replica's run stays, its log has the image's last words and a line that says so, and the
+// endpoint answers again from the restarted container.
 func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 	kc := kubetest.Config(t)
 	cs, err := kubetest.Client(kc)
@@ -98,7 +102,7 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 	}
 
 	// The pod: the image as its main container, with no command of Hangar's, and the supervisor
-	// as a running sidecar.
+	// as a running sidecar; the pod claimed the run (its label).
 	pods, err := cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(first)})
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("the replica's pods: %v %v", pods, err)
@@ -127,23 +131,32 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 		}
 	}
 
-	// The image exits: the kubelet stops the sidecar, the replica's run ends Failed saying so,
-	// with the image's last words in its log, and a new replica serves.
+	checkImageDeployment(t, cs, p)
+
+	// The image exits: Kubernetes restarts it in its pod; the run stays, and says so in its log.
 	s := w.scorer("my-endpoint")
 	if code := s.post("/admin/exit", "{}", nil); code == 200 {
 		t.Fatalf("the request that ends the container was answered 200")
 	}
-	waitFor(t, 2*time.Minute, "the first replica's run to end", func() bool { return w.show(first).Status.Terminal() })
-	if d := w.show(first); d.Status != job.Failed || !strings.Contains(d.StatusReason, "the image's container ended") {
-		t.Errorf("the replica whose image exited: %s %q", d.Status, d.StatusReason)
-	}
-	if l := w.logs(first); !strings.Contains(l, "selfserve: exiting on request") {
-		t.Errorf("the ended replica's log lacks the image's last line:\n%s", l)
-	}
-	waitFor(t, 2*time.Minute, "the endpoint to answer through a new replica", func() bool {
+	waitFor(t, 2*time.Minute, "the endpoint to answer through the restarted image", func() bool {
 		var a selfServeAnswer
 		return s.post("/score", `{"x": 2}`, &a) == 200 && a.Y == 6
 	})
+	waitFor(t, time.Minute, "the replica's log to tell the restart", func() bool {
+		l := w.logs(first)
+		return strings.Contains(l, "selfserve: exiting on request") &&
+			strings.Contains(l, "the image exited with code 4; Kubernetes restarts it (restart 1)")
+	})
+	if d := w.show(first); d.Status != job.Running {
+		t.Errorf("the replica whose image was restarted: %s %q", d.Status, d.StatusReason)
+	}
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "selfserve", "-e", "my-endpoint")
+	if len(dv.Replicas) != 1 || dv.Replicas[0].Run != first {
+		t.Errorf("replicas after the restart: %+v; want run %s still", dv.Replicas, first)
+	}
+	if l := w.logs(first); strings.Count(l, "selfserve: loaded w = 3") != 2 {
+		t.Errorf("the replica's log should have both containers' output:\n%s", l)
+	}
 
 	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "selfserve=0")
 	w.ok("online-deployment", "delete", "-n", "selfserve", "-e", "my-endpoint", "--yes")
@@ -162,4 +175,26 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// checkImageDeployment checks that the replica's pod p belongs to a Deployment of the online
+// deployment, at 1 replica, restarted in place, with a Service on the image's port, which is the
+// pod's hostPort (the target's pods share the node's network).
+func checkImageDeployment(t *testing.T, cs kubetest.Interface, p corev1.Pod) {
+	t.Helper()
+	name := p.Labels[kube.LabelServing]
+	d, err := cs.AppsV1().Deployments(kubetest.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the replica's pod %s names Deployment %q: %v", p.Name, name, err)
+	}
+	if *d.Spec.Replicas != 1 || d.Labels[kube.LabelEndpoint] != "my-endpoint" || d.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("Deployment %s: replicas %d, labels %v, restart %s", name, *d.Spec.Replicas, d.Labels, d.Spec.Template.Spec.RestartPolicy)
+	}
+	svc, err := cs.CoreV1().Services(kubetest.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 5417 {
+		t.Errorf("the Deployment's Service: %+v, %v", svc, err)
+	}
+	if c := p.Spec.Containers[0]; !p.Spec.HostNetwork || len(c.Ports) != 1 || c.Ports[0].HostPort != 5417 {
+		t.Errorf("the image's port on the host network: %v %+v", p.Spec.HostNetwork, c.Ports)
+	}
 }

@@ -60,6 +60,8 @@ func deleteWorkspaceObjects(ctx context.Context, kubeconfig, id string) error {
 		return err
 	}
 	bg := metav1.DeletePropagationBackground
+	// Online deployments' Deployments first: their ReplicaSets would make the pods again.
+	_ = cs.AppsV1().Deployments(kubetest.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, sel)
 	for _, j := range l.Items {
 		if len(j.Finalizers) > 0 {
 			_, _ = jobs.Patch(ctx, j.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})

@@ -48,12 +48,15 @@ const terminationMax = 4096
 func (e PodEntry) Run(ctx context.Context) int {
 	sig := newSignals()
 	defer sig.close()
-	res, cfg := e.run(ctx, sig)
+	if os.Getenv("PATH") == "" { // an image made without ENV PATH (podman import, ctr import)
+		_ = os.Setenv("PATH", defaultPath)
+	}
+	if claim, ok := readClaim(e.Config); ok { // a Deployment's pod (podclaim.go)
+		return e.runClaims(ctx, *claim, sig)
+	}
+	res := e.run(ctx, sig)
 	if err := os.WriteFile(e.TerminationLog, TerminationMessage(res), 0o644); err != nil {
 		e.Log.Error("write the termination message", "path", e.TerminationLog, "err", err)
-	}
-	if cfg.ServeGate != "" {
-		e.endSidecar(ctx, cfg, res, sig)
 	}
 	if res.State == job.Completed {
 		return 0
@@ -61,37 +64,26 @@ func (e PodEntry) Run(ctx context.Context) int {
 	return 1
 }
 
-// endSidecar ends a supervisor sidecar (sidecar.go) whose run ended: a gate still closed says
-// why, so that the gate container fails the pod; and the sidecar waits for Kubernetes to stop it,
-// because one that exits by itself is started again.
-func (e PodEntry) endSidecar(ctx context.Context, cfg api.SupervisorConfig, res job.Result, sig *signals) {
+// closeGate is what a supervisor sidecar (sidecar.go) does when its run ended before the image
+// started: the gate says why, so the gate container fails (Kubernetes retries it with its
+// backoff, and the next run the pod claims opens it).
+func (e PodEntry) closeGate(cfg api.SupervisorConfig, res job.Result) {
+	if cfg.ServeGate == "" {
+		return
+	}
 	if _, err := os.Stat(cfg.ServeGate); errors.Is(err, os.ErrNotExist) {
 		if err := WriteGate(cfg.ServeGate, "the run ended before the image could start: "+string(res.State)+": "+res.Reason); err != nil {
 			e.Log.Error("close the gate", "err", err)
 		}
 	}
-	if !sig.received() {
-		e.Log.Info("the run ended; waiting for Kubernetes to stop the pod", "state", res.State)
-		select {
-		case <-sig.stopped:
-		case <-ctx.Done():
-		}
-	}
 }
 
-func (e PodEntry) run(ctx context.Context, sig *signals) (job.Result, api.SupervisorConfig) {
-	if os.Getenv("PATH") == "" { // an image made without ENV PATH (podman import, ctr import)
-		_ = os.Setenv("PATH", defaultPath)
-	}
+func (e PodEntry) run(ctx context.Context, sig *signals) job.Result {
 	cfg, err := e.config()
 	if err != nil {
-		return job.Result{State: job.Failed, Reason: "pod entry: " + err.Error(), Time: time.Now().UTC()}, cfg
+		return job.Result{State: job.Failed, Reason: "pod entry: " + err.Error(), Time: time.Now().UTC()}
 	}
-	if res, ok := readResult(cfg.Dir); ok && cfg.ServeGate != "" {
-		// A sidecar started again (its container restarted): the run it supervised has ended.
-		return *res, cfg
-	}
-	return e.result(ctx, cfg, sig), cfg
+	return e.result(ctx, cfg, sig)
 }
 
 func (e PodEntry) result(ctx context.Context, cfg api.SupervisorConfig, sig *signals) job.Result {

@@ -15,16 +15,17 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// On Kubernetes a replica whose image serves by its own entrypoint is a pod whose main container
-// is the image and whose supervisor is a sidecar beside it (api.SupervisorConfig.ServeGate;
-// internal/backend/kubernetes/sidecar.go). The supervisor runs no command there: it fetches the
-// model where the image's container mounts it, opens the gate (the image starts only then),
-// probes the readiness route on the pod's own network, reports the address, and relays the
-// image's output, which only the server can read (pods/log), into the run's log.
+// On Kubernetes a replica whose image serves by its own entrypoint is a pod of its online
+// deployment's Deployment whose main container is the image and whose supervisor is a sidecar
+// beside it (api.SupervisorConfig.ServeGate; internal/backend/kubernetes/sidecar.go). The
+// supervisor runs no command there: it links the claimed run's model where the image's
+// container mounts it, opens the gate (the image starts only then), probes the readiness route
+// on the pod's own network, reports the address, and relays the image's output, which only the
+// server can read (pods/log), into the run's log.
 //
-// The run ends when the kubelet stops the sidecar, which it does once the main container has
-// ended (restartPolicy Never): a SIGTERM that the server does not call a cancel (OnSignal). That
-// signal covers a crash before readiness as well as after, with no timing of probes.
+// The kubelet restarts an image that exits, with its backoff (the pod's restartPolicy Always);
+// the run stays alive while the pod lives, and the relay writes the restart into its log. The
+// run ends when the pod is stopped (a cancel, a scale-down, an eviction).
 
 // GateReady is what the gate file says when the image may start; anything else is why not.
 const GateReady = "ready"
@@ -46,17 +47,42 @@ func (s *Supervisor) prepareSidecar(w *workspace, values map[string]string) erro
 		return fmt.Errorf("serve: environment.inference_config: port %d is not a port", sv.Port)
 	}
 	if sv.ModelInput != "" {
-		got := filepath.Clean(values["inputs."+sv.ModelInput])
-		if s.cfg.ServeModel == "" || got != filepath.Clean(s.cfg.ServeModel) {
-			return fmt.Errorf("serve: the model was materialized at %s, but the pod mounts %q into the image's container", got, s.cfg.ServeModel)
+		if s.cfg.ServeModel == "" {
+			return fmt.Errorf("serve: the pod mounts no model into the image's container")
+		}
+		if err := linkModel(values["inputs."+sv.ModelInput], s.cfg.ServeModel); err != nil {
+			return fmt.Errorf("serve: %w", err)
 		}
 	}
 	w.servePort, w.sidecar = sv.Port, true
 	return nil
 }
 
-// runSidecar opens the gate and serves until the run is stopped (the kubelet's SIGTERM once the
-// image's container ended, or a cancel), relaying the image's output meanwhile.
+// linkModel points link, the path every pod's image container mounts its model from, at the
+// materialized model: relative, so that it resolves inside the volume the kubelet mounts from
+// (which refuses a path that leaves it).
+func linkModel(model, link string) error {
+	model, link = filepath.Clean(model), filepath.Clean(link)
+	if model == link {
+		return nil
+	}
+	rel, err := filepath.Rel(filepath.Dir(link), model)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("the model was materialized at %s, outside the folder of %s that the pod mounts into the image's container", model, link)
+	}
+	tmp := link + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err != nil {
+		return fmt.Errorf("link the model for the image's container: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return fmt.Errorf("link the model for the image's container: %w", err)
+	}
+	return nil
+}
+
+// runSidecar opens the gate and serves until the run is stopped (its pod's SIGTERM, or a
+// cancel), relaying the image's output meanwhile, restarts included.
 func (s *Supervisor) runSidecar(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	if err := WriteGate(s.cfg.ServeGate, GateReady); err != nil {
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("serve: open the gate: %v", err)}
@@ -85,7 +111,7 @@ func (s *Supervisor) runSidecar(ctx context.Context, w *workspace, p *pipeline) 
 // podStopReason is why a pod's supervisor was stopped by Kubernetes rather than by a cancel.
 func (s *Supervisor) podStopReason() string {
 	if s.sidecar() {
-		return "the image's container ended (Kubernetes stops the supervisor beside it then; the replica's log has the image's output), or Kubernetes stopped the pod; not a cancel from Hangar"
+		return "Kubernetes stopped the pod of the replica (its Deployment was scaled down or deleted, or the pod was evicted, preempted or its node drained), not a cancel from Hangar; the replica's log has the image's output"
 	}
 	return "Kubernetes stopped the pod (its Job was deleted, or the pod was evicted, preempted or its node drained), not a cancel from Hangar"
 }
@@ -151,8 +177,8 @@ func WriteGate(path, text string) error {
 }
 
 // AwaitGate is the gate container (`hangar pod-entry --await FILE`): it waits for the gate file
-// and exits 0 when it says ready, 1 with its text otherwise (the pod then fails: it is an init
-// container of a pod that never restarts).
+// and exits 0 when it says ready, 1 with its text otherwise (Kubernetes then runs it again, with
+// its backoff, until a run the pod claims opens the gate).
 func AwaitGate(ctx context.Context, path string, out io.Writer) int {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,12 +17,25 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// sidecarFixture is entryFixture for a supervisor sidecar (a gate file in its config).
+// sidecarFixture is entryFixture for a supervisor sidecar of a Deployment's pod: its config is a
+// claim file, and the server hands out run r1 (whose config names the gate) once, then nothing.
 func sidecarFixture(t *testing.T) (PodEntry, string, string) {
 	t.Helper()
+	old := claimBackoff
+	claimBackoff = [2]time.Duration{time.Millisecond, 5 * time.Millisecond}
+	t.Cleanup(func() { claimBackoff = old })
 	e, runDir := entryFixture(t, "")
-	gate := filepath.Join(runDir, "serve-gate")
-	cfg, _ := json.Marshal(api.SupervisorConfig{RunID: "r1", Token: "t", Dir: runDir, ServeGate: gate})
+	gate := filepath.Join(filepath.Dir(runDir), "serve-gate")
+	var claims atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if claims.Add(1) > 1 {
+			http.Error(w, `{"error": "no replica run to claim"}`, http.StatusConflict)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(api.ReplicaClaim{RunID: "r1", Config: api.SupervisorConfig{RunID: "r1", Token: "t", Dir: runDir, ServeGate: gate}})
+	}))
+	t.Cleanup(srv.Close)
+	cfg, _ := json.Marshal(map[string]any{"claim": ClaimConfig{ServerURL: srv.URL, Token: "claim"}})
 	if err := os.Chmod(e.Config, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +45,9 @@ func sidecarFixture(t *testing.T) (PodEntry, string, string) {
 	return e, runDir, gate
 }
 
-// A sidecar whose run ended before the image started closes the gate with the reason (the gate
-// container then fails the pod), and does not exit until Kubernetes stops it: a sidecar that
-// exits is started again.
+// A sidecar whose claimed run ended before the image started closes the gate with the reason
+// (the gate container then fails, and Kubernetes retries it), writes the run's end, and claims
+// the next run rather than exit: a sidecar that exits is started again.
 func TestPodEntrySidecarClosesTheGate(t *testing.T) {
 	t.Setenv("SUPERVISE", "die")
 	e, _, gate := sidecarFixture(t)
@@ -61,42 +75,39 @@ func TestPodEntrySidecarClosesTheGate(t *testing.T) {
 	default:
 	}
 	stop() // as Kubernetes' SIGTERM would
-	if code := <-done; code != 1 {
-		t.Errorf("exit %d, want 1", code)
-	}
+	<-done
 	var out bytes.Buffer
 	if code := AwaitGate(t.Context(), gate, &out); code != 1 || !strings.Contains(out.String(), "the supervisor did not start the image: the run ended before") {
 		t.Errorf("the gate container: exit %d, %q", code, out.String())
 	}
 }
 
-// A sidecar started again after its run ended reports that run's end; it supervises nothing.
-func TestPodEntrySidecarRestarted(t *testing.T) {
-	t.Setenv("SUPERVISE", "result")
-	e, runDir, gate := sidecarFixture(t)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		t.Fatal(err)
+// The claimed run's model is linked, relatively, where every pod's image container mounts it
+// (the kubelet resolves the link inside the volume); a link of an earlier run is replaced, and a
+// model outside the link's folder is refused.
+func TestLinkModel(t *testing.T) {
+	runs := t.TempDir()
+	link := filepath.Join(runs, "serve-model")
+	for _, run := range []string{"r1", "r2"} {
+		model := filepath.Join(runs, run, "inputs", "model")
+		if err := os.MkdirAll(model, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(model, "w.txt"), []byte(run), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := linkModel(model, link); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.Readlink(link); got != filepath.Join(run, "inputs", "model") {
+			t.Errorf("link -> %q, want relative to %s's model", got, run)
+		}
+		if b, _ := os.ReadFile(filepath.Join(link, "w.txt")); string(b) != run {
+			t.Errorf("through the link: %q, want %s", b, run)
+		}
 	}
-	ended := `{"state":"Failed","reason":"the image's container ended","time":"2026-11-24T06:00:00Z"}`
-	if err := os.WriteFile(filepath.Join(runDir, ResultFile), []byte(ended), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteGate(gate, GateReady); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	stop() // Kubernetes stops it at once
-	if code := e.Run(ctx); code != 1 {
-		t.Errorf("exit %d", code)
-	}
-	if r := terminationResult(t, e); r.Reason != "the image's container ended" {
-		t.Errorf("termination message %+v", r)
-	}
-	if _, err := os.Stat(filepath.Join(runDir, "seen-config.json")); err == nil {
-		t.Error("the supervisor ran again")
-	}
-	if code := AwaitGate(t.Context(), gate, &bytes.Buffer{}); code != 0 {
-		t.Errorf("an open gate: exit %d", code)
+	if err := linkModel(t.TempDir(), link); err == nil || !strings.Contains(err.Error(), "outside the folder") {
+		t.Errorf("a model outside the volume: %v", err)
 	}
 }
 

@@ -24,6 +24,9 @@ import (
 type Backend struct {
 	// ServerURL is where supervisors reach the server, unless the target sets server_url.
 	ServerURL func() string
+	// ServerCA is the PEM of an https server's certificate, handed to the pods' supervisors in
+	// their config Secret: the only one they trust.
+	ServerCA []byte
 	// Targets returns a target's spec with its secrets unsealed.
 	Targets func(ctx context.Context, name string) (*compute.Stored, error)
 	Log     *slog.Logger
@@ -36,6 +39,10 @@ type Backend struct {
 	// finalizer when Status does not release it (nobody asks: the run ended otherwise);
 	// default a minute.
 	LeftoverAfter time.Duration
+	// ClaimKey signs the claim tokens of the pods of online deployments' Deployments
+	// (deployment.go); without it (tests) a replica run of a scoring script is a Job like any
+	// other run, and one of an image that serves by its own entrypoint is refused.
+	ClaimKey []byte
 
 	clients clients
 	notify  atomic.Pointer[func(runID string)]
@@ -54,8 +61,12 @@ var (
 type handle struct {
 	Target    string `json:"target"`
 	Namespace string `json:"namespace"`
-	Job       string `json:"job"`
-	UID       string `json:"uid"`
+	Job       string `json:"job,omitempty"`
+	// Deployment and Run are set instead of Job for a replica run realised by a Deployment
+	// (deployment.go); UID is then the Deployment's.
+	Deployment string `json:"deployment,omitempty"`
+	Run        string `json:"run,omitempty"`
+	UID        string `json:"uid"`
 }
 
 // Submit creates the run's Job, then its Secret (the supervisor's config) and, for several
@@ -65,6 +76,9 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	c, st, err := b.target(ctx, l.Target.Name)
 	if err != nil {
 		return nil, err
+	}
+	if b.byDeployment(l) {
+		return b.submitReplica(ctx, c, l, b.runOf(l, st))
 	}
 	objs, err := Build(b.runOf(l, st))
 	if err != nil {
@@ -105,7 +119,7 @@ func (b *Backend) runOf(l backend.Launch, st *compute.Stored) Run {
 		url = st.Spec.Kubernetes.ServerURL
 	}
 	return Run{RunID: l.RunID, Token: l.Token, Attempt: l.Attempt, Spec: l.Spec, Target: *st.Spec.Kubernetes, ServerURL: url,
-		Workspace: b.Workspace}
+		ServerCA: string(b.ServerCA), Workspace: b.Workspace}
 }
 
 // Notify makes the namespaces' watches tell fn about this workspace's runs whose Job or pods
@@ -141,6 +155,9 @@ func (b *Backend) judge(ctx context.Context, hb backend.Handle, release bool) (V
 	if err != nil {
 		return Verdict{}, err
 	}
+	if hd.Deployment != "" {
+		return c.judgeReplica(ctx, hd)
+	}
 	j, pods, err := c.observe(ctx, hd)
 	if err != nil {
 		return Verdict{}, err
@@ -167,22 +184,37 @@ func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 	if err != nil {
 		return err
 	}
-	j, err := c.job(ctx, hd)
-	if err != nil || j == nil || j.DeletionTimestamp != nil ||
-		condition(j, batchv1.JobComplete) != nil || condition(j, batchv1.JobFailed) != nil {
-		return err
+	if hd.Deployment != "" {
+		return b.cancelReplica(ctx, c, hd)
 	}
-	patch := map[string]any{"metadata": map[string]any{
-		"resourceVersion": j.ResourceVersion,
-		"annotations":     map[string]string{AnnotationCanceled: b.now().UTC().Format(time.RFC3339)},
-		"finalizers":      append(slices.Clone(j.Finalizers), FinalizerResult),
-	}}
-	data, _ := json.Marshal(patch)
-	if _, err := c.cs.BatchV1().Jobs(hd.Namespace).Patch(ctx, hd.Job, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
+	// The Job controller writes the Job's status while the run ends, so a conflict is retried on
+	// the Job as it is now (which may by then have ended and need nothing).
+	done := false
+	err = onConflict(func() error {
+		j, err := c.job(ctx, hd)
+		if err != nil || j == nil || j.DeletionTimestamp != nil ||
+			condition(j, batchv1.JobComplete) != nil || condition(j, batchv1.JobFailed) != nil {
+			done = true
+			return err
+		}
+		patch := map[string]any{"metadata": map[string]any{
+			"resourceVersion": j.ResourceVersion,
+			"annotations":     map[string]string{AnnotationCanceled: b.now().UTC().Format(time.RFC3339)},
+			"finalizers":      append(slices.Clone(j.Finalizers), FinalizerResult),
+		}}
+		data, _ := json.Marshal(patch)
+		_, err = c.cs.BatchV1().Jobs(hd.Namespace).Patch(ctx, hd.Job, types.MergePatchType, data, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
+			done = true
 			return nil
 		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("mark the Job %s canceled: %w", hd.Job, err)
+	}
+	if done {
+		return nil
 	}
 	fg := metav1.DeletePropagationForeground
 	uid := types.UID(hd.UID)
@@ -202,7 +234,12 @@ func (b *Backend) CheckSpec(_ context.Context, t compute.Target, sp job.Spec) er
 	if err != nil || st.Spec.Kubernetes == nil {
 		return err
 	}
-	_, err = Build(Run{RunID: "check", Attempt: 1, Spec: sp, Target: *st.Spec.Kubernetes})
+	r := Run{RunID: "check", Attempt: 1, Spec: sp, Target: *st.Spec.Kubernetes}
+	if sp.Serve != nil && len(b.ClaimKey) > 0 {
+		_, err = BuildServing(r)
+		return err
+	}
+	_, err = Build(r)
 	return err
 }
 
@@ -212,8 +249,9 @@ func (b *Backend) resolve(ctx context.Context, hb backend.Handle) (handle, *clie
 	if err := backend.DecodeHandle(hb, &hd); err != nil {
 		return hd, nil, err
 	}
-	if hd.Target == "" || hd.Namespace == "" || hd.Job == "" || hd.UID == "" {
-		return hd, nil, fmt.Errorf("%w: kubernetes handle %s lacks its target, namespace, Job or UID", backend.ErrBadHandle, hb)
+	replica := hd.Deployment != "" && hd.Run != "" && hd.Job == ""
+	if hd.Target == "" || hd.Namespace == "" || (hd.Job == "" && !replica) || hd.UID == "" {
+		return hd, nil, fmt.Errorf("%w: kubernetes handle %s lacks its target, namespace, Job (or Deployment and run) or UID", backend.ErrBadHandle, hb)
 	}
 	c, _, err := b.target(ctx, hd.Target)
 	return hd, c, err

@@ -41,6 +41,11 @@ type client struct {
 	// dyn reads what client-go has no types for (Kueue's Workloads); kueue watches them.
 	dyn   dynamic.Interface
 	kueue kueueWatches
+	// serving holds a lock per online deployment's Deployment (deployment_run.go).
+	serving struct {
+		mu sync.Mutex
+		m  map[string]*sync.Mutex
+	}
 }
 
 type clients struct {

@@ -42,11 +42,11 @@ func TestKwokKueueAdmitsInQueueOrder(t *testing.T) {
 			DefaultInstanceType: "cpu",
 			InstanceTypes: map[string]compute.InstanceType{"cpu": {NodeSelector: map[string]string{"hangar.test/kind": "kwok"},
 				Requests: compute.ResourceList{CPU: "1", Memory: "1Gi"}}},
-			PodAnnotations: map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": podTime},
+			PodAnnotations: kwokPodTime(t, podTime),
 		}})
 	}
 	b := &kube.Backend{ServerURL: func() string { return "http://127.0.0.1:1" },
-		Targets: backendtest.Resolver(target("kueue-long", "60s"), target("kueue-short", "1s")),
+		Targets: backendtest.Resolver(target("kueue-long", "20s"), target("kueue-short", "1s")),
 		Log:     slog.New(slog.DiscardHandler)}
 	k := &kwokCluster{t: t, cs: cs, b: b}
 	submit := func(n int, targetName string) backend.Handle {

@@ -53,12 +53,28 @@ func newKwok(t *testing.T, podTime string, podLabels map[string]string) *kwokClu
 			"cpu": {NodeSelector: kwok, Requests: compute.ResourceList{CPU: "1", Memory: "1Gi"}},
 			"gpu": {NodeSelector: kwok, Requests: compute.ResourceList{GPU: 1}, Limits: compute.ResourceList{GPU: 1}},
 		},
-		PodAnnotations: map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": podTime},
+		PodAnnotations: kwokPodTime(t, podTime),
 		PodLabels:      podLabels,
 	}})
 	b := &kube.Backend{ServerURL: func() string { return "http://127.0.0.1:1" }, Targets: backendtest.Resolver(target),
 		Log: slog.New(slog.DiscardHandler)}
 	return &kwokCluster{t: t, cs: cs, b: b}
+}
+
+// kwokPodTime is the annotations that make kwok complete a pod after d. kwok's Stage.Delay
+// answers the stage's jitter instead of the delay when the jitter is not above it, and the bed's
+// pod-complete stage has a default jitter of 5 s: without a jitter-delay above d, a pod meant to
+// run for ten minutes completes after about 5 s.
+func kwokPodTime(t *testing.T, d string) map[string]string {
+	t.Helper()
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"pod-complete.stage.kwok.x-k8s.io/delay":        d,
+		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (dur + time.Second).String(),
+	}
 }
 
 func (k *kwokCluster) submit(spec job.Spec) (backend.Launch, backend.Handle) {

@@ -43,6 +43,8 @@ type Run struct {
 	Target       compute.KubernetesSpec
 	// ServerURL is where the supervisors reach the workspace server.
 	ServerURL string
+	// ServerCA is the PEM the supervisors verify an https server with.
+	ServerCA string
 	// Workspace is the workspace's id ("" in tests of one workspace).
 	Workspace string
 }
@@ -59,6 +61,9 @@ type Objects struct {
 func Build(r Run) (Objects, error) {
 	name := JobName(r.RunID, r.Attempt)
 	nodes := max(r.Spec.Resources.InstanceCount, 1)
+	if servesByEntrypoint(r) { // its pods are a Deployment's (BuildServing), never a Job's
+		return Objects{}, fmt.Errorf("environment.inference_config: an image that serves by its own entrypoint runs as an online deployment's replica on Kubernetes, not as a job")
+	}
 	image, err := podImage(r)
 	if err != nil {
 		return Objects{}, err
@@ -67,14 +72,8 @@ func Build(r Run) (Objects, error) {
 	if err != nil {
 		return Objects{}, err
 	}
-	cfg := api.SupervisorConfig{RunID: r.RunID, Token: r.Token, ServerURL: r.ServerURL,
+	cfg := api.SupervisorConfig{RunID: r.RunID, Token: r.Token, ServerURL: r.ServerURL, ServerCA: r.ServerCA,
 		Dir: path.Join(runsDir, r.RunID), CacheDir: path.Join(cacheDir, "blobs"), InImage: image, Pod: true}
-	if servesByEntrypoint(r) {
-		if nodes > 1 {
-			return Objects{}, fmt.Errorf("resources.instance_count: an image that serves by its own entrypoint runs on one node (got %d)", nodes)
-		}
-		cfg.ServeGate, cfg.ServeModel = serveGate(r), serveModel(r)
-	}
 	if nodes > 1 {
 		for i := range nodes {
 			cfg.Nodes = append(cfg.Nodes, fmt.Sprintf("%s-%d.%s", name, i, name))
@@ -197,9 +196,6 @@ func podSpec(r Run, name string, nodes int, image string, it compute.InstanceTyp
 			Command:      []string{imageBinary, "pod-entry", "--install", path.Join(binDir, "hangar")},
 			VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: binDir}},
 		}}
-	}
-	if servesByEntrypoint(r) {
-		withSidecar(&spec, r, image, it)
 	}
 	return spec
 }

@@ -139,11 +139,19 @@ func TestBuildRefuses(t *testing.T) {
 			`model_mount_path: "rel/dir" is not an absolute, clean path`},
 		{job.Spec{Environment: job.Environment{Image: "x"}, Serve: &job.Serve{Entrypoint: true, Port: 80, ModelInput: "model", ModelMount: "/m", ModelFolder: "../up"}},
 			`model.path: the model's folder "../up" is not a folder name`},
-		{job.Spec{Environment: job.Environment{Image: "x"}, Resources: job.Resources{InstanceCount: 2}, Serve: &job.Serve{Entrypoint: true, Port: 80}},
-			"resources.instance_count: an image that serves by its own entrypoint runs on one node (got 2)"},
 		{job.Spec{Environment: job.Environment{Image: "x"}, Resources: job.Resources{InstanceType: "huge"}}, `resources.instance_type: "huge" is not an instance type of this Kubernetes target (it has gpu)`},
 	} {
-		if _, err := Build(Run{RunID: "r", Target: tg, Spec: tc.spec}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if tc.spec.Serve != nil && tc.spec.Serve.Entrypoint && tc.spec.Environment.Image != "" {
+			// Never a Job's pod: only an online deployment's replicas run such an image.
+			if _, err := Build(Run{RunID: "r", Target: tg, Spec: tc.spec}); err == nil || !strings.Contains(err.Error(), "not as a job") {
+				t.Errorf("Build(%+v) as a Job = %v", tc.spec, err)
+			}
+		}
+		build := func(r Run) error { _, err := Build(r); return err }
+		if tc.spec.Serve != nil {
+			build = func(r Run) error { _, err := BuildServing(r); return err }
+		}
+		if err := build(Run{RunID: "r", Target: tg, Spec: tc.spec}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Build(%+v) = %v, want %q", tc.spec, err, tc.want)
 		}
 	}

@@ -14,19 +14,22 @@ import (
 )
 
 // A replica whose image serves by its own ENTRYPOINT/CMD (job.Serve.Entrypoint: Azure's custom
-// containers) cannot have the supervisor as its container's entrypoint. Its pod runs the
-// supervisor as a native sidecar (an init container that restarts: started first, stopped by
-// the kubelet once the main container has ended) and the image, untouched, as the main
-// container:
+// containers) cannot have the supervisor as its container's entrypoint. Its Deployment's pods run
+// the supervisor as a native sidecar (an init container that restarts: started first, stopped by
+// the kubelet after the main container) and the image, untouched, as the main container:
 //
 //	init "hangar" (supervisor.image only)  copies the binary
-//	init "run"    (restartPolicy Always)   hangar pod-entry: fetches the model, probes, reports
+//	init "run"    (restartPolicy Always)   hangar pod-entry: claims a run, fetches the model,
+//	                                       probes, reports, relays the image's output
 //	init "gate"                            hangar pod-entry --await: waits for the supervisor's
-//	                                       "ready" (exit 0) or why not (exit 1: the pod fails)
+//	                                       "ready" (exit 0) or why not (exit 1: retried)
 //	main "serve"                           the image, its own entrypoint, the model read-only
 //
-// The gate orders the image after the model, and lets a supervisor that failed before that end
-// the pod: a sidecar that exited would be restarted, a failed init container fails the pod.
+// The gate orders the image after the model. An image that exits is restarted by the kubelet
+// with its backoff, as any Deployment's container (the pod's restartPolicy Always); its run
+// stays alive, the readiness probe takes the pod out of the Service meanwhile, and the run's log
+// says so (ContainerLog's restart line). The gate and the model's link have one path in every
+// pod (the pod template names no run): the claimed run's supervisor links its model there.
 const (
 	serveContainer = "serve"
 	gateContainer  = "gate"
@@ -54,20 +57,24 @@ func cleanAbs(p string) bool {
 	return strings.HasPrefix(p, "/") && p != "/" && path.Clean(p) == p
 }
 
-// serveGate is the file the supervisor writes "ready" (or why not) to; serveModel is the folder
-// it materializes the model input in (its own inputs/<name>), which the serving container mounts.
-func serveGate(r Run) string { return path.Join(runsDir, r.RunID, "serve-gate") }
+// serveGate is the file the supervisor writes "ready" (or why not) to; serveModel is the link
+// the claimed run's supervisor points at its materialized model (its own inputs/<name>), which
+// the serving container mounts (kubelet resolves a subPath's links inside the volume).
+const (
+	serveGate     = runsDir + "/serve-gate"
+	serveModelSub = "serve-model"
+)
 
 func serveModel(r Run) string {
 	if r.Spec.Serve.ModelInput == "" {
 		return ""
 	}
-	return path.Join(runsDir, r.RunID, "inputs", r.Spec.Serve.ModelInput)
+	return path.Join(runsDir, serveModelSub)
 }
 
 // withSidecar turns the supervisor's container of spec into the pod's sidecar, adds the gate,
 // and makes the image the pod's main container.
-func withSidecar(spec *corev1.PodSpec, r Run, image string, it compute.InstanceType) {
+func withSidecar(spec *corev1.PodSpec, r Run, image string, it compute.InstanceType, port corev1.ContainerPort) {
 	always := corev1.ContainerRestartPolicyAlways
 	sup := spec.Containers[0]
 	sup.RestartPolicy = &always
@@ -75,24 +82,22 @@ func withSidecar(spec *corev1.PodSpec, r Run, image string, it compute.InstanceT
 	sup.Resources = corev1.ResourceRequirements{}
 	gate := corev1.Container{
 		Name: gateContainer, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:                  []string{path.Join(binDir, "hangar"), "pod-entry", "--await", serveGate(r)},
+		Command:                  []string{path.Join(binDir, "hangar"), "pod-entry", "--await", serveGate},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "runs", MountPath: runsDir, ReadOnly: true}, {Name: "bin", MountPath: binDir, ReadOnly: true}},
 	}
 	spec.InitContainers = append(spec.InitContainers, sup, gate)
-	spec.Containers = []corev1.Container{serveMain(r, image, it)}
+	spec.Containers = []corev1.Container{serveMain(r, image, it, port)}
 }
 
 // serveMain is the image as the pod's main container: no command or args (its own ENTRYPOINT
 // and CMD), its port, the model read-only where AZUREML_MODEL_DIR says.
-func serveMain(r Run, image string, it compute.InstanceType) corev1.Container {
+func serveMain(r Run, image string, it compute.InstanceType, port corev1.ContainerPort) corev1.Container {
 	sv := r.Spec.Serve
 	c := corev1.Container{
 		Name: serveContainer, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
-		Resources: resources(it), Env: serveEnv(r),
-		// With host_network this also makes the scheduler keep two replicas of one port apart.
-		Ports:                    []corev1.ContainerPort{{Name: "serve", ContainerPort: int32(sv.Port), Protocol: corev1.ProtocolTCP}},
+		Resources: resources(it), Env: serveEnv(r), Ports: []corev1.ContainerPort{port},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	if sv.ModelInput != "" {
@@ -100,17 +105,17 @@ func serveMain(r Run, image string, it compute.InstanceType) corev1.Container {
 		if sv.ModelFolder != "" {
 			mount = path.Join(mount, sv.ModelFolder)
 		}
-		c.VolumeMounts = []corev1.VolumeMount{{Name: "runs", MountPath: mount, ReadOnly: true,
-			SubPath: path.Join(r.RunID, "inputs", sv.ModelInput)}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "runs", MountPath: mount, ReadOnly: true, SubPath: serveModelSub}}
 	}
 	return c
 }
 
 // serveEnv is the serving container's environment: Hangar's, then the deployment's
-// environment_variables. The run token is not in it: the image does not talk to Hangar.
+// environment_variables. The run token is not in it: the image does not talk to Hangar. Nor is
+// the run's id: the pod template is every replica's.
 func serveEnv(r Run) []corev1.EnvVar {
 	sv := r.Spec.Serve
-	vars := map[string]string{"PORT": strconv.Itoa(sv.Port), "HANGAR_RUN_ID": r.RunID, "AZUREML_RUN_ID": r.RunID}
+	vars := map[string]string{"PORT": strconv.Itoa(sv.Port)}
 	if sv.ModelInput != "" {
 		vars["AZUREML_MODEL_DIR"] = sv.ModelMount
 	}

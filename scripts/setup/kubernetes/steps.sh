@@ -238,12 +238,23 @@ start_node() {
   pause_image
   local img
   for img in "$pause_image" "${images[@]}"; do import_image "$img"; done
+  pod_gateway
   render "$here/kubernetes/kubelet.yaml" STATE "$state" KUBELET_PORT "$kubelet_port" \
     KUBELET_HEALTHZ_PORT "$kubelet_healthz_port" | write_if_changed "$state/kubelet/config.yaml"
   start kubelet "$(fingerprint "$state/kubelet/config.yaml" "$run/kubelet.kubeconfig" "$state/pki/kubelet.crt")" \
     "$bin/kubelet" --config "$state/kubelet/config.yaml" --kubeconfig "$run/kubelet.kubeconfig" \
     --root-dir "$state/kubelet" --hostname-override "$node" --cloud-provider external \
     --node-labels hangar.test/kind=real
+}
+
+# pod_gateway: the pod network's first address on the host's end of its bridge, so that pods
+# off the host network (an online deployment's Deployment, whose pods share one port) reach a
+# server listening there, and the server reaches them. The CNI config keeps isGateway false (no
+# default route into the pods); host-local never hands out the first address.
+pod_gateway() {
+  ip link show "$bridge" >/dev/null 2>&1 || ip link add "$bridge" type bridge
+  ip addr replace "${pod_cidr%.0/24}.1/24" dev "$bridge"
+  ip link set "$bridge" up
 }
 
 # init_node: plays the cloud controller for hangar-kubelet. The kubelet refuses a loopback node
