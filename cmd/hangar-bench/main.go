@@ -47,6 +47,8 @@ func main() {
 	flag.IntVar(&o.kube.Requests, "kube-requests", 300, "API requests per latency case of the kubernetes group")
 	flag.DurationVar(&o.kube.Window, "kube-window", 10*time.Second, "how long the kubernetes group samples CPU at each queue length")
 	flag.StringVar(&o.kube.Supervisor, "kube-supervisor", "", "a directory holding a static hangar for the kubernetes group's pods (default: -hangar's when static, else built)")
+	flag.IntVar(&o.access.Requests, "access-requests", 500, "sequential requests per case and round of the access group")
+	flag.IntVar(&o.access.Rounds, "access-rounds", 3, "rounds of the access group")
 	flag.IntVar(&o.router.Requests, "router-requests", 5000, "sequential requests per latency round of the router group, each side")
 	flag.IntVar(&o.router.Rounds, "router-rounds", 3, "latency rounds of the router group")
 	flag.IntVar(&o.router.Conc, "router-conc", 32, "concurrent callers in the router group's throughput case")
@@ -55,7 +57,7 @@ func main() {
 	flag.IntVar(&o.sweep.Seeds, "sweep-seeds", 10, "seeds per method and objective in the sweep group")
 	flag.IntVar(&o.sweep.Workers, "sweep-workers", 4, "max_concurrent_trials of the sweep group's sweeps")
 	flag.IntVar(&o.sweep.Reports, "sweep-reports", 27, "metric reports in a full trial of the sweep group (asha's max_resource)")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, sweep or pipeline (default all; sweep needs no server)")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, sweep or pipeline (default all; sweep needs no server)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -76,6 +78,7 @@ type options struct {
 	tracking           bench.TrackingOptions
 	kube               bench.KubeOptions
 	router             bench.RouterOptions
+	access             bench.AccessOptions
 	sweep              bench.SweepOptions
 }
 
@@ -125,6 +128,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"tracking", "", func() ([]bench.Row, error) { return nil, trackingGroup(ctx, bin, dir, o.tracking) }},
 		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
+		{"access", "", func() ([]bench.Row, error) { return nil, accessGroup(ctx, bin, dir, o.access) }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
 		{"pipeline", "A 10-step chain of short steps: by hand, as a pipeline, and fully cached",
@@ -346,5 +350,16 @@ func routerGroup(ctx context.Context, o bench.RouterOptions) error {
 	}
 	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
 	bench.FigureMarkdown(os.Stdout, "Endpoint router: a no-op deployment through the router vs. the replica called directly (callers, router and replica on the same cores)", figs)
+	return nil
+}
+
+func accessGroup(ctx context.Context, bin, dir string, o bench.AccessOptions) error {
+	load := bench.LoadAverage()
+	figs, err := bench.Access(ctx, bin, dir, o)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nload average before → after: %s → %s\n", load, bench.LoadAverage())
+	bench.FigureMarkdown(os.Stdout, "API latency by token and transport: `GET /api/jobs?limit=50` (workspace token over HTTP is the baseline)", figs)
 	return nil
 }

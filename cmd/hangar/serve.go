@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,12 +84,17 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listen(h, o.Listen)
+	l, err := listen(h, o, log) // listen.go: the address, TLS or why not
 	if err != nil {
 		return err
 	}
+	ln := l.ln
+	var ca []byte // what every supervisor and agent trusts: the certificate served
+	if l.cert != nil {
+		ca = l.cert.PEM
+	}
 	var url atomic.Value
-	url.Store("http://" + ln.Addr().String())
+	url.Store(l.url)
 	urlFn := func() string { return url.Load().(string) }
 	exe, err := os.Executable()
 	if err != nil {
@@ -104,19 +107,20 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	// The backends, one per compute type.
 	backends := map[string]backend.Backend{
 		compute.TypeSSH: &sshbackend.Backend{
-			ServerAddr: func() string { return strings.TrimPrefix(urlFn(), "http://") },
-			Exe:        exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"), Targets: targets.Resolve,
+			ServerURL: urlFn, ServerCA: ca,
+			Exe: exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"), Targets: targets.Resolve,
 		},
 		compute.TypeSlurm: &slurmbackend.Backend{
-			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
+			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(), ServerCA: ca,
 			BlobDir: h.Blobs(), Blobs: blobs, Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/slurm"),
 			Targets: targets.Resolve,
 		},
 		compute.TypeKubernetes: &kubebackend.Backend{
-			ServerURL: urlFn, Targets: targets.Resolve, Workspace: wsID, Log: o.Log.With("component", "backend/kubernetes"),
+			ServerURL: urlFn, ServerCA: ca, Targets: targets.Resolve, Workspace: wsID, Log: o.Log.With("component", "backend/kubernetes"),
+			ClaimKey: runKey, // online deployments' Deployments: their pods' claim tokens
 		},
 		compute.TypeLocal: &local.Backend{
-			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(),
+			Root: h.LocalRoot(), Exe: exe, ServerURL: urlFn, ServerURLFile: h.ServerFile(), ServerCA: ca,
 			BlobDir: h.Blobs(), Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/local"),
 		},
 	}
@@ -132,14 +136,15 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	// free room, and requeues, go through the controller.
 	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, RunToken: ctrl.RunToken, Changed: ctrl.Kick,
 		Log: o.Log.With("component", "agents")}
-	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn,
+	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: providers(exe, h.LocalRoot(), []string{h.Dir}, o.Log),
 		Policy:   autoscaler.Policy{LostAfter: o.Controller.LostAfter}, Requeue: ctrl.Requeue,
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
 	agents.Activity = ctrl.InstanceActivity
-	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn,
+	agents.Jupyter = ctrl.InstanceJupyter
+	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeue: ctrl.Requeue,
 		Kind: compute.TypeInstance, PoolSpec: ctrl.InstancePoolSpec, Admit: ctrl.AdmitInstance,
 		Log: o.Log.With("component", "backend/instance")}
@@ -153,10 +158,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 	endpoints := server.NewServing(ctrl, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,
-		URL: urlFn, Workspace: h.Dir, Log: log, Serving: endpoints,
+		URL: urlFn, Workspace: h.Dir, Log: log, Serving: endpoints, OIDC: oidcConfig(o.OIDC),
 	})
 	hs := server.HTTPServer(srv.Handler())
-	if err := h.WriteServerInfo(home.ServerInfo{URL: urlFn(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
+	if err := h.WriteServerInfo(home.ServerInfo{URL: urlFn(), PID: os.Getpid(), StartedAt: time.Now().UTC(),
+		CA: string(ca), Listen: ln.Addr().String()}); err != nil {
 		return err
 	}
 	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir)
@@ -180,23 +186,6 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 
 // endpointMaxBody bounds a request to an online endpoint.
 const endpointMaxBody = 16 << 20
-
-// listen binds the requested address, or the one this workspace used last (so that running
-// supervisors find a restarted server where they left it), or any free loopback port.
-func listen(h home.Home, addr string) (net.Listener, error) {
-	if addr != "" {
-		return net.Listen("tcp", addr)
-	}
-	if si, err := h.ReadServerInfo(); err == nil {
-		var host string
-		if _, err := fmt.Sscanf(si.URL, "http://%s", &host); err == nil {
-			if ln, err := net.Listen("tcp", host); err == nil {
-				return ln, nil
-			}
-		}
-	}
-	return net.Listen("tcp", "127.0.0.1:0")
-}
 
 // workspaceID names this workspace where others may see its objects (the Kubernetes Jobs of two
 // workspaces in one namespace): random, made on first start.
@@ -263,4 +252,12 @@ func gpuIndexes() []int {
 		out = append(out, g.Index)
 	}
 	return out
+}
+
+// oidcConfig is the studio's OpenID Connect login, nil when --oidc-issuer is not given.
+func oidcConfig(o cli.OIDCOptions) *server.OIDC {
+	if o.Issuer == "" {
+		return nil
+	}
+	return &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, RedirectURL: o.RedirectURL}
 }

@@ -31,6 +31,9 @@ const ReadyLog = "agent ready"
 type Config struct {
 	// ServerURL is the workspace server as seen from this machine (the join URL).
 	ServerURL string
+	// ServerCA is the PEM of an https server's certificate ($HANGAR_JOIN_CA): the only one the
+	// agent and the supervisors it starts trust.
+	ServerCA []byte
 	// JoinToken admits the agent the first time; a saved identity in WorkDir is used instead
 	// when it is for the same node.
 	JoinToken string
@@ -71,6 +74,8 @@ type Agent struct {
 	runs *runs
 	id   identity
 	api  *api.Client
+	// verify is how api clients check an https server (api.WithCA of ServerCA).
+	verify api.Option
 	// acks are work ids acted on and not yet reported; register asks the next heartbeat to
 	// carry everything the agent offers; offline is set while the server cannot be reached.
 	acks     []int64
@@ -80,6 +85,8 @@ type Agent struct {
 	gone     bool
 	// activity measures the node's use for its heartbeats (activity.go).
 	activity activityMeter
+	// jupyter is a compute instance's Jupyter server (jupyter.go).
+	jupyter *jupyter
 	// noticed is set once the machine got its shutdown notice (notice.go): heartbeats say so.
 	noticed bool
 }
@@ -88,6 +95,10 @@ type Agent struct {
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	if cfg.ServerURL == "" || cfg.WorkDir == "" || cfg.Exe == "" || cfg.Machine == nil {
 		return nil, errors.New("agent: ServerURL, WorkDir, Exe and Machine are required")
+	}
+	verify, err := api.WithCA(cfg.ServerCA, "")
+	if err != nil {
+		return nil, fmt.Errorf("agent: server certificate ($HANGAR_JOIN_CA): %w", err)
 	}
 	cfg.Heartbeat = orDefault(cfg.Heartbeat, DefaultHeartbeat)
 	cfg.ExitGrace = orDefault(cfg.ExitGrace, DefaultExitGrace)
@@ -110,8 +121,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	info.Version = cfg.Version
 	// Runs see their own directory of the work dir, not the agent's identity or the other runs.
 	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL },
-		Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
-	a := &Agent{cfg: cfg, log: log, info: info, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now}}
+		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
+	a := &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now},
+		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log)}
 	if err := a.runs.adopt(ctx); err != nil {
 		return nil, err
 	}
@@ -139,6 +151,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.runs.sup.NodeID = a.id.NodeID // supervisors ask for their node's place in distributed runs
 	a.log.Info(ReadyLog, "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
 		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
+	defer a.jupyter.stop() // Jupyter is the instance's: it ends with the agent
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -174,7 +187,7 @@ func (a *Agent) connect(ctx context.Context) error {
 	}
 	if err == nil && (want == "" || want == id.NodeID) {
 		a.id, a.register = id, true
-		a.api = api.NewClient(a.cfg.ServerURL, id.AgentToken)
+		a.api = api.NewClient(a.cfg.ServerURL, id.AgentToken, a.verify)
 		return nil
 	}
 	if a.cfg.JoinToken == "" {
@@ -185,7 +198,7 @@ func (a *Agent) connect(ctx context.Context) error {
 
 // join joins with the join token, retrying while the server cannot be reached.
 func (a *Agent) join(ctx context.Context) error {
-	c := api.NewClient(a.cfg.ServerURL, a.cfg.JoinToken)
+	c := api.NewClient(a.cfg.ServerURL, a.cfg.JoinToken, a.verify)
 	req := api.JoinRequest{NodeID: a.cfg.NodeID, AgentInfo: a.info, Runs: a.runs.report(ctx)}
 	backoff := api.Backoff{Base: time.Second, Max: 30 * time.Second}
 	for {
@@ -194,7 +207,7 @@ func (a *Agent) join(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			a.id = identity{NodeID: rep.NodeID, Pool: rep.Pool, AgentToken: rep.AgentToken}
-			a.api = api.NewClient(a.cfg.ServerURL, rep.AgentToken)
+			a.api = api.NewClient(a.cfg.ServerURL, rep.AgentToken, a.verify)
 			return saveIdentity(a.cfg.WorkDir, a.id)
 		}
 		if api.Permanent(err) || ctx.Err() != nil {

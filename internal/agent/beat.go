@@ -24,7 +24,7 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		hb.Register = &info
 	}
 	hb.PollMillis = a.cfg.Heartbeat.Milliseconds()
-	hb.Activity = a.activity.report(a.cfg.Now())
+	hb.Activity = a.jupyterActivity(a.activity.report(a.cfg.Now()))
 	rep, ended, err := a.send(ctx, hb, report)
 	if err != nil && ended {
 		return true, false // cut short to report a run that ended
@@ -36,6 +36,7 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		a.log.Info("server is back; re-registered", "node", a.id.NodeID, "runs", len(report))
 	}
 	a.offline, a.register, a.acks = false, false, nil
+	a.jupyter.want(rep.Jupyter)
 	if rep.Release && !a.draining {
 		a.log.Info("released: taking no more runs, exiting once idle", "reason", rep.Reason, "running", alive(report))
 		a.draining = true

@@ -90,7 +90,26 @@ type NodeActivity struct {
 	// GPUPercent is the busiest GPU's use, when HasGPU.
 	GPUPercent float64 `json:"gpu_percent,omitempty"`
 	HasGPU     bool    `json:"has_gpu,omitempty"`
+	// Jupyter is the Jupyter server the agent runs for a compute instance (HeartbeatReply.Jupyter).
+	Jupyter *JupyterReport `json:"jupyter,omitempty"`
 }
+
+// JupyterReport is how a compute instance's Jupyter server is doing on its node. Token is the
+// server's own: the workspace server adds it when it proxies, and never shows it.
+type JupyterReport struct {
+	State  string `json:"state"` // starting, running, failed, not installed
+	Reason string `json:"reason,omitempty"`
+	Addr   string `json:"addr,omitempty"` // host:port, reachable from the workspace server
+	Token  string `json:"token,omitempty"`
+}
+
+// Jupyter states an agent reports.
+const (
+	JupyterStarting     = "starting"
+	JupyterRunning      = "running"
+	JupyterFailed       = "failed"
+	JupyterNotInstalled = "not installed"
+)
 
 // RunAssignment asks an agent to start a run's supervisor.
 type RunAssignment struct {
@@ -121,6 +140,9 @@ type HeartbeatReply struct {
 	// stops reporting them (it would otherwise report each ended run for its KeepEnded, and a
 	// busy node's every heartbeat would carry thousands).
 	Forget []string `json:"forget,omitempty"`
+	// Jupyter, when set, asks the agent to run a Jupyter server under this base URL (the node
+	// is a running compute instance's); unset, to stop the one it runs.
+	Jupyter string `json:"jupyter,omitempty"`
 }
 
 // Node is a cluster node as listed and shown.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hangar-ml/hangar/internal/compute"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
 )
 
 // Error is a non-2xx answer from the server.
@@ -83,9 +84,14 @@ func (c *Client) SetToken(token string) {
 	c.mu.Unlock()
 }
 
-// NewClient returns a client for the server at baseURL, authenticating with token.
-func NewClient(baseURL, token string) *Client {
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+// NewClient returns a client for the server at baseURL, authenticating with token; options
+// say how to verify an https server (WithCA, WithTLS).
+func NewClient(baseURL, token string, opts ...Option) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // BaseURL is the server's address.
@@ -224,7 +230,17 @@ func (c *Client) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse
 
 // OpenBlob streams one blob; the caller closes it.
 func (c *Client) OpenBlob(ctx context.Context, hash string) (io.ReadCloser, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, "/api/blobs/"+hash, nil)
+	resp, err := c.get(ctx, "/api/blobs/"+hash)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// get sends a GET whose answer the caller reads as it comes (a stream, or headers beside the
+// body): a 2xx response, whose body the caller closes, or the server's error, decoded.
+func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +252,7 @@ func (c *Client) OpenBlob(ctx context.Context, hash string) (io.ReadCloser, erro
 		defer resp.Body.Close()
 		return nil, decodeError(resp)
 	}
-	return resp.Body, nil
+	return resp, nil
 }
 
 // CreateJob submits a job.

@@ -28,6 +28,8 @@ type Instance struct {
 	// SSH says how to connect (or why connect-ssh cannot); Jupyter whether JupyterLab runs.
 	SSH     string `json:"ssh"`
 	Jupyter string `json:"jupyter"`
+	// JupyterPath is the server's path that proxies to the instance's Jupyter, while it runs.
+	JupyterPath string `json:"jupyter_path,omitempty"`
 }
 
 // InstanceScript is a setup script's run on the instance.

@@ -65,18 +65,11 @@ type JobPage struct {
 
 // ListJobsPage lists one page of runs matching q.
 func (c *Client) ListJobsPage(ctx context.Context, q JobListQuery) (*JobPage, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, "/api/jobs?"+q.Values().Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.get(ctx, "/api/jobs?"+q.Values().Encode())
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, decodeError(resp)
-	}
 	p := &JobPage{Next: resp.Header.Get(NextPageHeader)}
 	if err := json.NewDecoder(resp.Body).Decode(&p.Runs); err != nil {
 		return nil, fmt.Errorf("decode job list: %w", err)

@@ -62,17 +62,9 @@ func (c *Client) ContainerLog(ctx context.Context, runID string, since time.Time
 		q.Set("since", since.UTC().Format(time.RFC3339Nano))
 	}
 	q.Set("follow", strconv.FormatFloat(follow.Seconds(), 'f', -1, 64))
-	req, err := c.newRequest(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/container-log?"+q.Encode(), nil)
+	resp, err := c.get(ctx, "/api/runs/"+url.PathEscape(runID)+"/container-log?"+q.Encode())
 	if err != nil {
 		return nil, err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, decodeError(resp)
 	}
 	return resp.Body, nil
 }

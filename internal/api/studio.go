@@ -13,7 +13,7 @@ type StudioLogin struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// StudioLoginCode asks the server for a one-time studio login code (workspace token only).
+// StudioLoginCode asks the server for a one-time studio login code, for the client's user.
 func (c *Client) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
 	var out StudioLogin
 	return &out, c.do(ctx, http.MethodPost, "/api/studio/login-codes", nil, &out)

@@ -232,6 +232,11 @@ type SupervisorConfig struct {
 	// ServerURLFile, when set, is a JSON file with a "url" field that is re-read when the server
 	// cannot be reached (a restarted local server may listen elsewhere).
 	ServerURLFile string `json:"server_url_file,omitempty"`
+	// ServerCA is the PEM of the certificate an https server serves (or of its CA): the only one
+	// the supervisor trusts (api.TLSConfig). ServerName, when set, is the name it verifies in
+	// place of the URL's host (an SSH node reaches the server through a tunnel).
+	ServerCA   string `json:"server_ca,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
 	// Dir is the run's directory on the node; everything the run writes stays under it.
 	Dir string `json:"dir"`
 	// CacheDir is the node's content-addressed blob cache, shared by runs.
@@ -264,9 +269,12 @@ type SupervisorConfig struct {
 	// command; it writes "ready" to this file once the model is in place, or why the run ended
 	// before, and the pod's gate container waits for that before the image starts.
 	ServeGate string `json:"serve_gate,omitempty"`
-	// ServeModel is the folder that pod's serving container mounts as its model: the supervisor
-	// checks that it materialized the model input there.
+	// ServeModel is the path that pod's serving container mounts as its model (a link in the runs
+	// volume): the supervisor points it at the model it materialized.
 	ServeModel string `json:"serve_model,omitempty"`
+	// ServePort is the port a replica whose spec names none listens on (a Kubernetes
+	// Deployment's pods: their Service has one port); 0 lets the supervisor pick a free one.
+	ServePort int `json:"serve_port,omitempty"`
 }
 
 // EnvironmentVersion is one registered version of an environment.

@@ -35,10 +35,12 @@ the agent and leaves its runs running (they report to the server themselves), un
 --kill-runs-on-exit, which cancels them and waits up to --exit-grace.
 
 Flags default to $HANGAR_JOIN_URL, $HANGAR_JOIN_TOKEN, $HANGAR_NODE_ID and $HANGAR_WORK_DIR,
-which providers' create hooks receive.`
+which providers' create hooks receive; with an https server, $HANGAR_JOIN_CA holds the PEM of
+its certificate, the only one the agent and its supervisors trust.`
 
 type agentFlags struct {
 	server, token, workDir, nodeID, cores, memory, gpus, address string
+	serverCA                                                     string
 	logs                                                         logFlags
 	labels, hide                                                 []string
 	heartbeat, exitGrace                                         time.Duration
@@ -51,7 +53,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 		Use:   "agent",
 		Short: "Run a managed cluster node (started by providers)",
 		Long:  agentHelp,
-		Example: `  hangar agent --server http://10.0.0.4:8700 --join-token hj1.... --work-dir /var/lib/hangar
+		Example: `  hangar agent --server https://10.0.0.4:8700 --server-ca server.crt --join-token hj1.... --work-dir /var/lib/hangar
   hangar agent --server $URL --join-token $TOKEN --work-dir /tmp/n2 --cores 4 --memory 16Gi --gpus 2,3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,6 +76,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.server, "server", os.Getenv("HANGAR_JOIN_URL"), "workspace server URL as seen from this machine ($HANGAR_JOIN_URL)")
+	fl.StringVar(&f.serverCA, "server-ca", "", "PEM certificate (or CA) of an https server, trusted alone (default: $HANGAR_JOIN_CA, the PEM itself)")
 	fl.StringVar(&f.token, "join-token", os.Getenv("HANGAR_JOIN_TOKEN"), "join token ($HANGAR_JOIN_TOKEN; not needed once joined)")
 	fl.StringVar(&f.workDir, "work-dir", os.Getenv("HANGAR_WORK_DIR"), "agent directory: identity, runs, caches ($HANGAR_WORK_DIR, default ~/.hangar/agent)")
 	fl.StringVar(&f.nodeID, "node-id", os.Getenv("HANGAR_NODE_ID"), "node id; must be the one the join token names ($HANGAR_NODE_ID)")
@@ -100,12 +103,19 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 	}
 	log = log.With("component", "agent")
 	os.Unsetenv("HANGAR_JOIN_TOKEN")
+	ca := []byte(os.Getenv("HANGAR_JOIN_CA"))
+	os.Unsetenv("HANGAR_JOIN_CA") // supervisors get it in their config, runs in a file
+	if f.serverCA != "" {
+		if ca, err = os.ReadFile(f.serverCA); err != nil {
+			return agent.Config{}, nil, usageError("--server-ca: %v", err)
+		}
+	}
 	if f.server == "" {
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
 	}
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
 		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, Version: Version, Labels: map[string]string{},
-		Hide: f.hide}
+		Hide: f.hide, ServerCA: ca}
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()
 		if herr != nil {

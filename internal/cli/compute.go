@@ -95,6 +95,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				withJupyterURL(in, c.BaseURL())
 				return env.printData(instanceView{Compute: *ct, Instance: in}, func(w io.Writer) error { return showInstance(w, ct, in) })
 			}
 			if ct.Type != "cluster" {

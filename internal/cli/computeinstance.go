@@ -89,6 +89,13 @@ func showInstance(w io.Writer, c *api.Compute, in *api.Instance) error {
 	return kv(w, pairs)
 }
 
+// withJupyterURL says where to open a running Jupyter: the server's address and its path.
+func withJupyterURL(in *api.Instance, server string) {
+	if in.JupyterPath != "" {
+		in.Jupyter = "running: " + strings.TrimSuffix(server, "/") + in.JupyterPath
+	}
+}
+
 // instanceView is what compute show -o json prints for an instance.
 type instanceView struct {
 	api.Compute

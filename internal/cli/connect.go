@@ -17,7 +17,11 @@ func (e *Env) client(ctx context.Context) (*api.Client, error) {
 		url = os.Getenv("HANGAR_URL")
 	}
 	if url != "" {
-		return api.NewClient(url, os.Getenv("HANGAR_TOKEN")), nil
+		verify, err := e.serverTrust(ctx, url) // trust.go: an https server's certificate, pinned on first use
+		if err != nil {
+			return nil, err
+		}
+		return api.NewClient(url, e.token(url), verify), nil // e.token: login.go
 	}
 	h, err := home.Default()
 	if err != nil {
@@ -27,11 +31,11 @@ func (e *Env) client(ctx context.Context) (*api.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find own binary: %w", err)
 	}
-	u, tok, err := h.Connect(ctx, exe, e.Stderr)
+	c, err := h.ConnectClient(ctx, exe, e.Stderr) // trusts the certificate the home holds
 	if err != nil {
 		return nil, fmt.Errorf("connect to the local workspace: %w", err)
 	}
-	return api.NewClient(u, tok), nil
+	return c, nil
 }
 
 // isLocal reports whether the CLI uses the local workspace (and may restart its server).
@@ -57,5 +61,5 @@ func (e *Env) runningClient(ctx context.Context) (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.NewClient(si.URL, tok), nil
+	return si.Client(tok)
 }

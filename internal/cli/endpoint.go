@@ -363,7 +363,7 @@ func newEndpointInvokeCmd(env *Env) *cobra.Command {
 			if deployment != "" {
 				req.Header.Set("azureml-model-deployment", deployment)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := c.HTTPClient().Do(req) // the workspace's certificate, as the client verifies it
 			if err != nil {
 				return fmt.Errorf("invoke %s: %w", name, err)
 			}

@@ -91,6 +91,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 	pairs := [][2]string{
 		{"Name", d.ID}, {"Display name", d.DisplayName}, {"Experiment", d.ExperimentName},
 		{"Description", d.Description}, {"Status", status}, {"Compute", d.Compute},
+		{"Submitted by", d.Spec.Properties["created_by"]},
 		{"Created", fmtTime(&d.CreatedAt)}, {"Started", fmtTime(d.StartedAt)}, {"Ended", fmtTime(d.EndedAt)},
 		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
 		{"Archived", archivedText(d.Archived)},

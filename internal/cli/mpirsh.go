@@ -57,7 +57,19 @@ func mpiRsh(ctx context.Context, host, command string) (int, error) {
 	if rank < 0 {
 		return 0, fmt.Errorf("%s is not a node of this run (%s)", host, os.Getenv("HANGAR_NODE_ADDRS"))
 	}
-	c := api.NewClient(url, tok)
+	var ca []byte
+	if f := os.Getenv("HANGAR_SERVER_CA_FILE"); f != "" { // an https server: trust only its certificate
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return 0, fmt.Errorf("HANGAR_SERVER_CA_FILE: %w", err)
+		}
+		ca = b
+	}
+	verify, err := api.WithCA(ca, "")
+	if err != nil {
+		return 0, fmt.Errorf("HANGAR_SERVER_CA_FILE %s: %w", os.Getenv("HANGAR_SERVER_CA_FILE"), err)
+	}
+	c := api.NewClient(url, tok, verify)
 	if a, err := strconv.Atoi(os.Getenv("HANGAR_RUN_ATTEMPT")); err == nil {
 		c.SetAttempt(a)
 	}

@@ -47,6 +47,8 @@ func usageError(format string, a ...any) error {
 type ServeOptions struct {
 	Home       string
 	Listen     string
+	TLS        TLSOptions  // server.go
+	OIDC       OIDCOptions // oidc.go
 	Log        *slog.Logger
 	Controller config.Controller
 }
@@ -63,6 +65,8 @@ type Env struct {
 	Workspace      string // --workspace URL (else HANGAR_URL, else the local workspace)
 	// Query is a JMESPath expression applied to the JSON of what a command prints (--query).
 	Query string
+	// TrustFingerprint accepts an https workspace's certificate by its fingerprint (trust.go).
+	TrustFingerprint string
 	// Stdin is where a confirmation is read (default os.Stdin); terminal, when set, replaces
 	// the check that it is a terminal (tests).
 	Stdin    io.Reader
@@ -73,15 +77,15 @@ type Env struct {
 const rootHelp = `Hangar runs machine-learning jobs on this machine, on VMs attached over SSH, on autoscaling
 clusters of Hangar agents and on Slurm clusters, from Azure ML compatible YAML specs.
 
-The CLI talks to the workspace at --workspace or $HANGAR_URL (with $HANGAR_TOKEN). With neither,
-it uses the local workspace in $HANGAR_HOME (default ~/.hangar) and starts its server in the
+The CLI talks to the workspace at --workspace or $HANGAR_URL (with $HANGAR_TOKEN, else the token
+` + "`hangar login`" + ` stored for that URL). With neither, it uses the local workspace in $HANGAR_HOME (default ~/.hangar) and starts its server in the
 background when none is running.
 
 Exit codes: 0 ok, 1 error, 2 usage error, 3 the job ended Failed, 4 the job ended Canceled.`
 
 const rootExample = `  hangar job create -f job.yml --stream        # run a job on the default target and follow its log
   hangar compute attach -f vm.yml               # add a machine reachable over SSH as a target
-  hangar --workspace http://10.0.0.4:8700 job list -o json`
+  hangar --workspace https://10.0.0.4:8700 job list -o json   # a team's server (its certificate pinned on first use)`
 
 // NewRoot builds the command tree.
 func NewRoot(deps Deps) *cobra.Command {
@@ -110,6 +114,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.PersistentFlags().StringVarP(&env.Output, "output", "o", "table", "output format: table, json or yaml")
 	root.PersistentFlags().StringVar(&env.Query, "query", "", "JMESPath expression applied to the JSON output (as az --query), e.g. \"[?status=='Failed'].name\"")
 	root.PersistentFlags().StringVar(&env.Workspace, "workspace", "", "workspace server URL (default $HANGAR_URL, else the local workspace)")
+	root.PersistentFlags().StringVar(&env.TrustFingerprint, "trust-fingerprint", "", "accept and pin an https workspace's certificate with this SHA256: fingerprint (default $"+FingerprintEnv+")")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
@@ -123,6 +128,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
 	root.AddCommand(newBatchEndpointCmd(env), newBatchDeploymentCmd(env))
 	root.AddCommand(newSecretCmd(env))
+	root.AddCommand(newLoginCmd(env), newLogoutCmd(env), newWhoAmICmd(env), newUserCmd(env), newTokenCmd(env), newAuditCmd(env))
 	return root
 }
 

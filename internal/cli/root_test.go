@@ -57,7 +57,6 @@ func TestEveryCommandHasExample(t *testing.T) {
 // entry in the change that builds it.
 var notBuilt = map[string]string{
 	"connect-ssh": "no compute instance has an SSH address to open yet",
-	"jupyter":     "compute instances do not start JupyterLab yet",
 	"postgres":    "the store is SQLite only (issue 18)",
 }
 

@@ -17,9 +17,23 @@ func newServerCmd(env *Env) *cobra.Command {
 		Short: "Run the workspace server in the foreground",
 		Long: `Run the workspace server: the HTTP API, the store (SQLite in the workspace directory),
 the blob store and the controller that runs jobs. The CLI starts one in the background
-for the local workspace when needed, so you rarely run this yourself.`,
-		Example: `  hangar server                       # serve ~/.hangar (or $HANGAR_HOME)
-  hangar server --home /srv/hangar --listen 0.0.0.0:8700
+for the local workspace when needed, so you rarely run this yourself.
+
+On a loopback address the server may serve plain HTTP. On any other address it serves HTTPS:
+--tls generates a certificate (ECDSA P-256, kept in <home>/tls and reused across restarts)
+naming the listen address, this machine and every --tls-host; --tls-cert and --tls-key serve
+your own. Supervisors and agents trust exactly that certificate; the CLI pins it on first use
+(see --trust-fingerprint). --insecure-no-tls serves plain HTTP anyway: the workspace token
+then crosses the network in clear.
+
+--oidc-issuer, --oidc-client-id and --oidc-client-secret-file add an OpenID Connect sign-in
+to the studio; a user signs in as the subject an owner linked to them with
+` + "`hangar user create NAME --role ROLE --oidc-subject SUB`" + ` (docs/users.md).`,
+		Example: `  hangar server                       # serve ~/.hangar (or $HANGAR_HOME) on a loopback port
+  hangar server --home /srv/hangar --listen 0.0.0.0:8700 --tls --tls-host hangar.example.com
+  hangar server --listen 10.0.0.4:8700 --tls-cert server.crt --tls-key server.key
+  hangar server --listen 0.0.0.0:8700 --tls --oidc-issuer https://login.example.com \
+      --oidc-client-id hangar --oidc-client-secret-file /etc/hangar/oidc-secret
   hangar server stop                  # stop the local workspace's server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,11 +49,19 @@ for the local workspace when needed, so you rarely run this yourself.`,
 				return err
 			}
 			o.Log = log
+			if err := o.TLS.check(); err != nil {
+				return err
+			}
+			if err := o.OIDC.check(); err != nil {
+				return err
+			}
 			return env.deps.Serve(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Home, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
 	cmd.Flags().StringVar(&o.Listen, "listen", "", "address to listen on (default: the last one used, else a free 127.0.0.1 port)")
+	o.TLS.register(cmd)
+	o.OIDC.register(cmd)
 	logs.register(cmd.Flags())
 	cmd.Flags().DurationVar(&o.Controller.CancelGrace, "cancel-grace", 10*time.Second, "time a canceled run's processes get between SIGTERM and SIGKILL")
 	cmd.Flags().DurationVar(&o.Controller.Heartbeat, "heartbeat", 5*time.Second, "how often run supervisors report")
@@ -53,6 +75,37 @@ for the local workspace when needed, so you rarely run this yourself.`,
 	cmd.Flags().DurationVar(&o.Controller.NodeOutputsWait, "node-outputs-wait", 10*time.Minute, "how long a multi-node run's artifacts wait for the other nodes' logs and outputs")
 	cmd.AddCommand(newServerStopCmd(env), newServerStatusCmd(env))
 	return cmd
+}
+
+// TLSOptions are `hangar server`'s TLS flags.
+type TLSOptions struct {
+	On            bool
+	CertFile      string
+	KeyFile       string
+	Hosts         []string
+	InsecureNoTLS bool
+}
+
+func (t *TLSOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&t.On, "tls", false, "serve HTTPS (implied by --tls-cert; a certificate is generated unless given)")
+	f.StringVar(&t.CertFile, "tls-cert", "", "PEM certificate (chain) to serve, with --tls-key")
+	f.StringVar(&t.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringSliceVar(&t.Hosts, "tls-host", nil, "extra DNS name or IP for the generated certificate (repeatable)")
+	f.BoolVar(&t.InsecureNoTLS, "insecure-no-tls", false, "serve plain HTTP on a non-loopback address (the token crosses the network in clear)")
+}
+
+// check refuses flags that contradict each other.
+func (t TLSOptions) check() error {
+	switch {
+	case (t.CertFile == "") != (t.KeyFile == ""):
+		return usageError("--tls-cert and --tls-key go together")
+	case t.CertFile != "" && len(t.Hosts) > 0:
+		return usageError("--tls-host names a generated certificate's hosts; a given --tls-cert already has its own")
+	case t.InsecureNoTLS && (t.On || t.CertFile != "" || len(t.Hosts) > 0):
+		return usageError("--insecure-no-tls contradicts --tls, --tls-cert and --tls-host")
+	}
+	return nil
 }
 
 func newServerStopCmd(env *Env) *cobra.Command {

@@ -18,7 +18,8 @@ func newComputeListSizesCmd(env *Env) *cobra.Command {
 		Long: `List the node sizes a cluster's size: may name: cloud sizes Hangar knows (with indicative
 pay-as-you-go prices), slices of this machine for the local provider (local-quarter,
 local-half, local-full, and local-gpu on a machine with GPUs), and the workspace's own sizes
-(hangar compute add-size).`,
+(hangar compute add-size). ISOLATED "yes" marks a size whose nodes are never shared: each run
+of it gets nodes that run nothing else.`,
 		Example: "  hangar compute list-sizes\n  hangar compute list-sizes -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,9 +50,13 @@ func sizeTable(w io.Writer, ss []sizes.Size) error {
 		if s.PricePerHour > 0 {
 			price = fmt.Sprintf("$%.3f", s.PricePerHour)
 		}
-		rows = append(rows, []string{s.Name, strconv.Itoa(s.Cores), sizeMemory(s.MemoryBytes), gpus, price, s.Family, s.Source})
+		isolated := "no"
+		if s.Isolated {
+			isolated = "yes"
+		}
+		rows = append(rows, []string{s.Name, strconv.Itoa(s.Cores), sizeMemory(s.MemoryBytes), gpus, price, s.Family, isolated, s.Source})
 	}
-	return table(w, []string{"NAME", "CORES", "MEMORY", "GPUS", "PRICE/HOUR", "FAMILY", "SOURCE"}, rows)
+	return table(w, []string{"NAME", "CORES", "MEMORY", "GPUS", "PRICE/HOUR", "FAMILY", "ISOLATED", "SOURCE"}, rows)
 }
 
 // sizeMemory shows whole Gi exactly and anything else to a tenth of a Gi ("11.8Gi").
@@ -70,9 +75,11 @@ func newComputeAddSizeCmd(env *Env) *cobra.Command {
 		Short: "Add a node size to the workspace's catalog",
 		Long: `Add a node size that clusters of this workspace may name, for machines Hangar does not know
 (on-premises servers, another cloud's VMs). Its family is the quota family its cores count
-against; its price is used for cost estimates only.`,
+against; its price is used for cost estimates only. An --isolated size's nodes are never
+shared: a cluster of it gives each run nodes that run nothing else.`,
 		Example: `  hangar compute add-size --name onprem-a100 --cores 32 --memory 256Gi --gpus 8 --gpu-model A100 --family onprem
-  hangar compute add-size --name small --cores 2 --memory 4Gi --price 0.05 --family cpu`,
+  hangar compute add-size --name small --cores 2 --memory 4Gi --price 0.05 --family cpu
+  hangar compute add-size --name whole-box --cores 64 --memory 512Gi --family onprem --isolated`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -101,6 +108,7 @@ against; its price is used for cost estimates only.`,
 	fl.StringVar(&s.GPUModel, "gpu-model", "", "GPU model, e.g. A100")
 	fl.Float64Var(&s.PricePerHour, "price", 0, "price per node-hour (for estimates)")
 	fl.StringVar(&s.Family, "family", "", "quota family the size's cores count against")
+	fl.BoolVar(&s.Isolated, "isolated", false, "never share a node of this size between runs")
 	for _, f := range []string{"name", "cores", "memory", "family"} {
 		_ = cmd.MarkFlagRequired(f)
 	}

@@ -19,7 +19,8 @@ func newStudioCmd(env *Env) *cobra.Command {
 		Long: `The web studio is served by the workspace server at its address. Browsers do not hold the
 workspace token: this command asks the server for a one-time login code that expires in two
 minutes, and prints a link carrying it. Opening the link logs that browser in for 12 hours
-(a session cookie that may read runs, computes and environments, and cancel runs).`,
+(a session cookie that may read runs, computes and environments, and cancel runs), as the
+user whose token asked for the code and with at most that user's role.`,
 		Example: "  hangar studio\n  hangar studio --open",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

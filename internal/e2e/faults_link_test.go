@@ -52,7 +52,7 @@ func TestFaultLinkCutSSH(t *testing.T) {
 func TestFaultLinkCutCluster(t *testing.T) {
 	t.Parallel()
 	bn := newBridgeNet(t, 1)
-	w := newWS(t, "--listen", bn.prefix+".1:0")
+	w := newWS(t, "--listen", bn.prefix+".1:0", "--tls")
 	dir := t.TempDir()
 	t.Cleanup(func() { killMatching(dir) })
 	const n = 120

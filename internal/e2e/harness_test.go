@@ -342,5 +342,9 @@ func (w *ws) client() *api.Client {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return api.NewClient(si.URL, tok)
+	c, err := si.Client(tok) // an https server's certificate, from the home
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return c
 }

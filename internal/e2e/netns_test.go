@@ -69,7 +69,7 @@ func newBridgeNet(t *testing.T, n int) *bridgeNet {
 func TestDistributedAcrossNetworkNamespaces(t *testing.T) {
 	requireTorch(t)
 	bn := newBridgeNet(t, 2)
-	w := newWS(t, "--listen", bn.prefix+".1:0")
+	w := newWS(t, "--listen", bn.prefix+".1:0", "--tls")
 	dir := t.TempDir()
 	t.Cleanup(func() { killMatching(dir) }) // the agents the create hook started
 	ex := filepath.Join(repoRoot(t), "examples", "distributed")

@@ -55,6 +55,11 @@ type ServerInfo struct {
 	URL       string    `json:"url"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
+	// CA is the PEM of the certificate an https server serves: the local CLI trusts it without
+	// asking (it reads it from the workspace it owns), and so do the local supervisors.
+	CA string `json:"ca,omitempty"`
+	// Listen is the address the server bound (its URL may name loopback for every interface).
+	Listen string `json:"listen,omitempty"`
 }
 
 // ReadServerInfo reads server.json.

@@ -24,7 +24,11 @@ func (h Home) Running(ctx context.Context) (*ServerInfo, error) {
 	tok, _ := h.ReadToken()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	hl, err := api.NewClient(si.URL, tok).Health(ctx)
+	c, err := si.Client(tok)
+	if err != nil {
+		return nil, err
+	}
+	hl, err := c.Health(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -32,6 +36,31 @@ func (h Home) Running(ctx context.Context) (*ServerInfo, error) {
 		return nil, fmt.Errorf("server at %s belongs to another workspace", si.URL)
 	}
 	return si, nil
+}
+
+// Client is a client of the server si describes, trusting the certificate it serves.
+func (si *ServerInfo) Client(token string) (*api.Client, error) {
+	verify, err := api.WithCA([]byte(si.CA), "")
+	if err != nil {
+		return nil, fmt.Errorf("server.json: ca: %w", err)
+	}
+	return api.NewClient(si.URL, token, verify), nil
+}
+
+// ConnectClient is Connect's client: the local server's URL and token, and its certificate.
+func (h Home) ConnectClient(ctx context.Context, exe string, log io.Writer) (*api.Client, error) {
+	if _, _, err := h.Connect(ctx, exe, log); err != nil {
+		return nil, err
+	}
+	si, err := h.ReadServerInfo()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := h.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	return si.Client(tok)
 }
 
 // Connect returns the URL and token of the local server, starting it in the background (with exe)

@@ -12,22 +12,22 @@ import (
 )
 
 // agentRoutes adds the admin routes for cluster nodes and sizes to the authenticated API mux.
-func (s *Server) agentRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/computes/{name}/nodes", adminOnly(s.listNodes))
-	mux.HandleFunc("GET /api/computes/{name}/node-events", adminOnly(s.listNodeEvents))
-	mux.HandleFunc("GET /api/nodes/{id}", adminOnly(s.getNode))
-	mux.HandleFunc("DELETE /api/nodes/{id}", adminOnly(s.deleteNode))
-	mux.HandleFunc("GET /api/sizes", adminOnly(s.listSizes))
-	mux.HandleFunc("POST /api/sizes", adminOnly(s.createSize))
-	mux.HandleFunc("DELETE /api/sizes/{name}", adminOnly(s.deleteSize))
+func (s *Server) agentRoutes(mux routes) {
+	mux.handle("GET /api/computes/{name}/nodes", readAccess, s.listNodes)
+	mux.handle("GET /api/computes/{name}/node-events", readAccess, s.listNodeEvents)
+	mux.handle("GET /api/nodes/{id}", readAccess, s.getNode)
+	mux.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.deleteNode)
+	mux.handle("GET /api/sizes", readAccess, s.listSizes)
+	mux.handle("POST /api/sizes", computeAccess.audited("size.create"), s.createSize)
+	mux.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.deleteSize)
 }
 
 // agentPublicRoutes adds the routes agents call to the outer mux, outside the workspace-token
 // authentication: they carry their own tokens (a join token, then the agent token), and
 // neither the admin token nor run tokens are accepted there.
-func (s *Server) agentPublicRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/agents/join", s.agentJoin)
-	mux.HandleFunc("POST /api/agents/{id}/heartbeat", s.agentHeartbeat)
+func (s *Server) agentPublicRoutes(mux routes) {
+	mux.handle("POST /api/agents/join", publicAccess, s.agentJoin)
+	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.agentHeartbeat)
 }
 
 // agents is the clusters' dispatcher: the one the cluster backend queues work with, so that a

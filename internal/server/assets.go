@@ -29,14 +29,14 @@ type assetAPI[V asset.Versioned, C any, A archiveRequest] struct {
 	versions func(ctx context.Context, name string) ([]V, error)
 }
 
-// routes adds the kind's routes under /api/<collection>, admin only.
-func (a assetAPI[V, C, A]) routes(mux *http.ServeMux, collection string) {
+// routes adds the kind's routes under /api/<collection>.
+func (a assetAPI[V, C, A]) routes(mux routes, collection string) {
 	base := "/api/" + collection
-	mux.HandleFunc("POST "+base, adminOnly(a.createVersion))
-	mux.HandleFunc("GET "+base, adminOnly(a.list))
-	mux.HandleFunc("GET "+base+"/{name}/versions/{version}", adminOnly(a.get))
-	mux.HandleFunc("POST "+base+"/{name}/archive", adminOnly(a.archive))
-	mux.HandleFunc("POST "+base+"/{name}/restore", adminOnly(a.restore))
+	mux.handle("POST "+base, contributeAccess, a.createVersion)
+	mux.handle("GET "+base, readAccess, a.list)
+	mux.handle("GET "+base+"/{name}/versions/{version}", readAccess, a.get)
+	mux.handle("POST "+base+"/{name}/archive", contributeAccess.audited(collection+".archive"), a.archive)
+	mux.handle("POST "+base+"/{name}/restore", contributeAccess, a.restore)
 }
 
 func (a assetAPI[V, C, A]) createVersion(w http.ResponseWriter, r *http.Request) {

@@ -9,49 +9,66 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 type principalKey struct{}
 
-// principal is who made a request: the workspace admin, or one run's supervisor.
+// principal is who made a request: a workspace user (the workspace token acts as the user
+// "admin", an owner), or one run's supervisor. admin is true for every user, whatever their role
+// (the route's access has checked the role before a handler runs): it means "not a run token".
 type principal struct {
 	admin bool
+	user  string
+	role  string
 	runID string
 }
 
-// authenticate accepts the workspace token or a run token. A run token is good for its run's
-// current attempt only while the run is active (and a short grace after its end), and until it
-// expires (see controller.Admit): on every route, blob routes included. Blob routes stay open to
-// a live run's token because its supervisor downloads the code and inputs and uploads outputs
-// there; blobs are content-addressed and verified, so a token can add blobs but never change
-// one, and reading one takes its hash.
+// adminPrincipal is the workspace token's user: the bootstrap owner.
+var adminPrincipal = principal{admin: true, user: api.AdminUser, role: api.RoleOwner}
+
+// authenticate accepts the workspace token, a personal token (users.go) or a run token. A run
+// token is good for its run's current attempt only while the run is active (and a short grace
+// after its end), and until it expires (see controller.Admit): on every route that allows run
+// tokens, blob routes included. Blob routes stay open to a live run's token because its
+// supervisor downloads the code and inputs and uploads outputs there; blobs are
+// content-addressed and verified, so a token can add blobs but never change one, and reading
+// one takes its hash.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := bearerOrBasic(r)
-		if p, ok, err := s.studioPrincipal(r, tok); ok {
-			if err != nil {
-				writeError(w, s.log, err)
-				return
-			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-			return
+		p, ok, err := s.studioPrincipal(r, tok)
+		if !ok {
+			p, err = s.tokenPrincipal(r, tok)
 		}
-		var p principal
-		switch {
-		case s.cfg.AdminToken == "":
-			p.admin = true // authentication disabled (tests)
-		case tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) == 1:
-			p.admin = true
-		default:
-			id, err := s.cfg.Controller.Authenticate(r.Context(), tok)
-			if err != nil {
-				writeError(w, s.log, err)
-				return
-			}
-			p.runID = id
+		if err != nil {
+			writeError(w, s.log, err)
+			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
+}
+
+var errNoToken = &httpError{http.StatusUnauthorized, api.CodeAuth,
+	"this request has no token: run `hangar login`, or set HANGAR_TOKEN"}
+
+// tokenPrincipal is who a bearer token (or no token) stands for.
+func (s *Server) tokenPrincipal(r *http.Request, tok string) (principal, error) {
+	switch {
+	case s.cfg.AdminToken == "":
+		return adminPrincipal, nil // authentication disabled (tests)
+	case tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) == 1:
+		return adminPrincipal, nil
+	case tok == "":
+		return principal{}, errNoToken
+	case tokens.IsPersonal(tok):
+		return s.personalPrincipal(r.Context(), tok)
+	}
+	id, err := s.cfg.Controller.Authenticate(r.Context(), tok)
+	if err != nil {
+		return principal{}, err
+	}
+	return principal{runID: id}, nil
 }
 
 // bearerOrBasic is the request's token: a bearer token (MLFLOW_TRACKING_TOKEN, the CLI), or the
@@ -69,18 +86,7 @@ func who(r *http.Request) principal {
 	return p
 }
 
-// adminOnly refuses run tokens.
-func adminOnly(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !who(r).admin {
-			writeJSON(w, http.StatusForbidden, api.ErrorBody{Error: "a run token cannot do this", Code: api.CodeNotAllowed})
-			return
-		}
-		h(w, r)
-	}
-}
-
-// runOnly lets the run named in the path (or the admin) through, and only its current attempt.
+// runOnly lets the run named in the path (or a user: runAccess lets only owners here) through, and only its current attempt.
 func (s *Server) runOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := who(r)

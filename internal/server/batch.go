@@ -11,18 +11,18 @@ import (
 // batchRoutes are the batch endpoints' routes. Azure opens them with a Microsoft Entra token
 // (aad_token); a workspace has none, so the workspace token opens them, like the rest of /api.
 // A batch endpoint's jobs are listed by GET /api/jobs?tag=hangar.batch_endpoint=NAME.
-func (s *Server) batchRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/batch-endpoints", adminOnly(s.createBatchEndpoint))
-	mux.HandleFunc("GET /api/batch-endpoints", adminOnly(s.listBatchEndpoints))
-	mux.HandleFunc("GET /api/batch-endpoints/{name}", adminOnly(s.getBatchEndpoint))
-	mux.HandleFunc("PUT /api/batch-endpoints/{name}", adminOnly(s.updateBatchEndpoint))
-	mux.HandleFunc("DELETE /api/batch-endpoints/{name}", adminOnly(s.deleteBatchEndpoint))
-	mux.HandleFunc("POST /api/batch-endpoints/{name}/invoke", adminOnly(s.invokeBatch))
-	mux.HandleFunc("POST /api/batch-endpoints/{name}/deployments", adminOnly(s.putBatchDeployment))
-	mux.HandleFunc("GET /api/batch-endpoints/{name}/deployments", adminOnly(s.listBatchDeployments))
-	mux.HandleFunc("GET /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.getBatchDeployment))
-	mux.HandleFunc("PUT /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.putBatchDeployment))
-	mux.HandleFunc("DELETE /api/batch-endpoints/{name}/deployments/{dep}", adminOnly(s.deleteBatchDeployment))
+func (s *Server) batchRoutes(mux routes) {
+	mux.handle("POST /api/batch-endpoints", contributeAccess, s.createBatchEndpoint)
+	mux.handle("GET /api/batch-endpoints", readAccess, s.listBatchEndpoints)
+	mux.handle("GET /api/batch-endpoints/{name}", readAccess, s.getBatchEndpoint)
+	mux.handle("PUT /api/batch-endpoints/{name}", contributeAccess, s.updateBatchEndpoint)
+	mux.handle("DELETE /api/batch-endpoints/{name}", contributeAccess.audited("batch-endpoint.delete"), s.deleteBatchEndpoint)
+	mux.handle("POST /api/batch-endpoints/{name}/invoke", contributeAccess, s.invokeBatch)
+	mux.handle("POST /api/batch-endpoints/{name}/deployments", contributeAccess, s.putBatchDeployment)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments", readAccess, s.listBatchDeployments)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments/{dep}", readAccess, s.getBatchDeployment)
+	mux.handle("PUT /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess, s.putBatchDeployment)
+	mux.handle("DELETE /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess.audited("batch-deployment.delete"), s.deleteBatchDeployment)
 }
 
 func batchEndpointView(e store.BatchEndpointRecord) api.BatchEndpointView {

@@ -10,13 +10,13 @@ import (
 )
 
 // dataRoutes adds the data asset and datastore routes (issue 15), admin only like models.
-func (s *Server) dataRoutes(mux *http.ServeMux) {
+func (s *Server) dataRoutes(mux routes) {
 	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s,
 		create: s.cfg.Controller.CreateData, resolve: s.cfg.Controller.ResolveData,
 		setArchived: s.cfg.Controller.SetDataArchived, versions: s.cfg.Store.DataVersions}.routes(mux, "data")
-	mux.HandleFunc("GET /api/datastores", adminOnly(s.listDatastores))
-	mux.HandleFunc("GET /api/datastores/{name}", adminOnly(s.getDatastore))
-	mux.HandleFunc("PUT /api/datastores/{name}", adminOnly(s.putDatastore))
+	mux.handle("GET /api/datastores", readAccess, s.listDatastores)
+	mux.handle("GET /api/datastores/{name}", readAccess, s.getDatastore)
+	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.putDatastore)
 }
 
 func (s *Server) listDatastores(w http.ResponseWriter, r *http.Request) {

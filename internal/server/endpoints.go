@@ -12,22 +12,22 @@ import (
 
 // endpointRoutes are the online endpoints' management routes (the workspace token) and the
 // replicas' address report (the run token). Requests to endpoints go to the router (serving.go).
-func (s *Server) endpointRoutes(api *http.ServeMux) {
-	api.HandleFunc("POST /api/online-endpoints", adminOnly(s.createEndpoint))
-	api.HandleFunc("GET /api/online-endpoints", adminOnly(s.listEndpoints))
-	api.HandleFunc("GET /api/online-endpoints/{name}", adminOnly(s.getEndpoint))
-	api.HandleFunc("PUT /api/online-endpoints/{name}", adminOnly(s.updateEndpoint))
-	api.HandleFunc("PATCH /api/online-endpoints/{name}/traffic", adminOnly(s.setTraffic))
-	api.HandleFunc("DELETE /api/online-endpoints/{name}", adminOnly(s.deleteEndpoint))
-	api.HandleFunc("POST /api/online-endpoints/{name}/credentials", adminOnly(s.endpointCredentials))
-	api.HandleFunc("POST /api/online-endpoints/{name}/regenerate-keys", adminOnly(s.regenerateKeys))
-	api.HandleFunc("POST /api/online-endpoints/{name}/deployments", adminOnly(s.createDeployment))
-	api.HandleFunc("GET /api/online-endpoints/{name}/deployments", adminOnly(s.listDeployments))
-	api.HandleFunc("GET /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.getDeployment))
-	api.HandleFunc("PUT /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.updateDeployment))
-	api.HandleFunc("DELETE /api/online-endpoints/{name}/deployments/{dep}", adminOnly(s.deleteDeployment))
-	api.HandleFunc("GET /api/online-endpoints/{name}/stats", adminOnly(s.endpointStats))
-	api.HandleFunc("POST /api/runs/{id}/serving", s.runOnly(s.runServing))
+func (s *Server) endpointRoutes(api routes) {
+	api.handle("POST /api/online-endpoints", contributeAccess, s.createEndpoint)
+	api.handle("GET /api/online-endpoints", readAccess, s.listEndpoints)
+	api.handle("GET /api/online-endpoints/{name}", readAccess, s.getEndpoint)
+	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.updateEndpoint)
+	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.setTraffic)
+	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.deleteEndpoint)
+	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpointCredentials)
+	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.regenerateKeys)
+	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.createDeployment)
+	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.listDeployments)
+	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.getDeployment)
+	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.updateDeployment)
+	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.deleteDeployment)
+	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpointStats)
+	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.runServing))
 }
 
 func (s *Server) endpointView(e store.EndpointRecord) api.EndpointView {

@@ -30,6 +30,10 @@ var requestTypes = []struct {
 	new   func() any
 }{
 	{"POST /api/blobs/missing", func() any { return new(api.MissingRequest) }},
+	{"POST /api/users", func() any { return new(api.CreateUserRequest) }},
+	{"PUT /api/users/{name}/role", func() any { return new(api.SetRoleRequest) }},
+	{"POST /api/tokens", func() any { return new(api.CreateTokenRequest) }},
+	{"POST /api/replica-claims", func() any { return new(api.ReplicaClaimRequest) }},
 	{"POST /api/jobs", func() any { return new(api.CreateJobRequest) }},
 	{"POST /api/runs/{id}/status", func() any { return new(api.StatusReport) }},
 	{"POST /api/runs/{id}/logs", func() any { return new(api.LogBatch) }},

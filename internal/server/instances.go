@@ -5,12 +5,18 @@ import (
 )
 
 // instanceRoutes adds compute instances' routes (design 0018): their life, and start, stop and
-// restart (no body; ?force=true lets a stop cancel the instance's jobs). Workspace token only.
-func (s *Server) instanceRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/computes/{name}/instance", adminOnly(s.getInstance))
+// restart (no body; ?force=true lets a stop cancel the instance's jobs). Compute operators and owners.
+func (s *Server) instanceRoutes(mux routes) {
+	mux.handle("GET /api/computes/{name}/instance", readAccess, s.getInstance)
 	for _, action := range []string{"start", "stop", "restart"} {
-		mux.HandleFunc("POST /api/computes/{name}/"+action, adminOnly(s.instanceAction(action)))
+		mux.handle("POST /api/computes/{name}/"+action, computeAccess.audited("compute."+action), s.instanceAction(action))
 	}
+}
+
+// jupyterRoutes adds the proxy to instances' Jupyter servers (jupyter.go) to the outer mux: it
+// checks its own credentials (the instance's owner and workspace owners).
+func (s *Server) jupyterRoutes(mux routes) {
+	mux.handle("/instances/{name}/jupyter/", publicAccess, s.jupyterProxy)
 }
 
 func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {

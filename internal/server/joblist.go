@@ -25,10 +25,10 @@ const (
 )
 
 // jobListRoutes registers job archive, restore and delete (job list is GET /api/jobs).
-func (s *Server) jobListRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/jobs/{name}/archive", adminOnly(s.archiveJob(true)))
-	mux.HandleFunc("POST /api/jobs/{name}/restore", adminOnly(s.archiveJob(false)))
-	mux.HandleFunc("DELETE /api/jobs/{name}", adminOnly(s.deleteJob))
+func (s *Server) jobListRoutes(mux routes) {
+	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.archiveJob(true))
+	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.archiveJob(false))
+	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.deleteJob)
 }
 
 // parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.

@@ -23,6 +23,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	stampSubmitter(who(r), &req.Spec) // users.go
 	run, err := s.cfg.Controller.Create(r.Context(), req)
 	s.respondDetail(w, r, http.StatusCreated, run, err)
 }

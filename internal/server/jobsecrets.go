@@ -10,12 +10,12 @@ import (
 // secretRoutes are the workspace secrets' routes (docs/secrets.md). No route answers a value to
 // the workspace token (nor to the studio, whose allowlist names none of them): values go in
 // through PUT and come out only to a live run's own token, for the secrets its spec names.
-func (s *Server) secretRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/secrets", adminOnly(s.listSecrets))
-	mux.HandleFunc("PUT /api/secrets/{name}", adminOnly(s.setSecret))
-	mux.HandleFunc("DELETE /api/secrets/{name}", adminOnly(s.deleteSecret))
-	mux.HandleFunc("POST /api/secrets/rotate-key", adminOnly(s.rotateKey))
-	mux.HandleFunc("GET /api/runs/{id}/secrets", s.runTokenOnly(s.runSecrets))
+func (s *Server) secretRoutes(mux routes) {
+	mux.handle("GET /api/secrets", readAccess, s.listSecrets)
+	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.setSecret)
+	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.deleteSecret)
+	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.rotateKey)
+	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(s.runSecrets))
 }
 
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {

@@ -20,37 +20,42 @@ const mlflowPrefix = "/api/2.0/mlflow/"
 
 // mlflowRoutes registers the tracking API on api, and answers the MLflow UI's /ajax-api/ paths
 // with the same handlers (authenticated as /api/ is).
-func (s *Server) mlflowRoutes(mux, api *http.ServeMux) {
-	get := func(path string, h http.HandlerFunc) { api.HandleFunc("GET "+mlflowPrefix+path, h) }
-	post := func(path string, h http.HandlerFunc) { api.HandleFunc("POST "+mlflowPrefix+path, h) }
+func (s *Server) mlflowRoutes(mux, api routes) {
+	// A job's script logs with its run's token: it may create an experiment (set_experiment
+	// creates a missing one), read experiments, and read and write its own run (allowRun);
+	// searching, creating runs and changing experiments take a user's token.
+	get := func(path string, a access, h http.HandlerFunc) { api.handle("GET "+mlflowPrefix+path, a, h) }
+	post := func(path string, a access, h http.HandlerFunc) { api.handle("POST "+mlflowPrefix+path, a, h) }
+	run, own := readOrRunAccess, contributeOrRunAccess
 
-	post("experiments/create", s.mlflowCreateExperiment)
-	get("experiments/get", s.mlflowGetExperiment)
-	get("experiments/get-by-name", s.mlflowGetExperimentByName)
-	get("experiments/search", s.mlflowSearchExperiments)
-	post("experiments/search", s.mlflowSearchExperiments)
-	get("experiments/list", s.mlflowSearchExperiments) // MLflow 1.x, still used by old clients
-	post("experiments/update", s.mlflowUpdateExperiment)
-	post("experiments/delete", s.mlflowExperimentStage("deleted"))
-	post("experiments/restore", s.mlflowExperimentStage("active"))
-	post("experiments/set-experiment-tag", s.mlflowSetExperimentTag)
+	post("experiments/create", own, s.mlflowCreateExperiment)
+	get("experiments/get", run, s.mlflowGetExperiment)
+	get("experiments/get-by-name", run, s.mlflowGetExperimentByName)
+	get("experiments/search", readAccess, s.mlflowSearchExperiments)
+	post("experiments/search", readAccess, s.mlflowSearchExperiments)
+	get("experiments/list", readAccess, s.mlflowSearchExperiments) // MLflow 1.x, still used by old clients
+	post("experiments/update", contributeAccess, s.mlflowUpdateExperiment)
+	post("experiments/delete", contributeAccess.audited("experiment.delete"), s.mlflowExperimentStage("deleted"))
+	post("experiments/restore", contributeAccess, s.mlflowExperimentStage("active"))
+	post("experiments/set-experiment-tag", contributeAccess, s.mlflowSetExperimentTag)
 
-	post("runs/create", s.mlflowCreateRun)
-	get("runs/get", s.mlflowGetRun)
-	post("runs/update", s.mlflowUpdateRun)
-	post("runs/delete", s.mlflowRunStage("deleted"))
-	post("runs/restore", s.mlflowRunStage("active"))
-	post("runs/search", s.mlflowSearchRuns)
-	post("runs/log-metric", s.mlflowLogMetric)
-	post("runs/log-parameter", s.mlflowLogParam)
-	post("runs/set-tag", s.mlflowSetTag)
-	post("runs/delete-tag", s.mlflowDeleteTag)
-	post("runs/log-batch", s.mlflowLogBatch)
-	post("runs/log-inputs", s.mlflowLogInputs)
-	post("runs/log-model", s.mlflowLogModel)
-	get("metrics/get-history", s.mlflowMetricHistory)
+	post("runs/create", contributeAccess, s.mlflowCreateRun)
+	get("runs/get", run, s.mlflowGetRun)
+	post("runs/update", own, s.mlflowUpdateRun)
+	post("runs/delete", own, s.mlflowRunStage("deleted"))
+	post("runs/restore", own, s.mlflowRunStage("active"))
+	post("runs/search", readAccess, s.mlflowSearchRuns)
+	post("runs/log-metric", own, s.mlflowLogMetric)
+	post("runs/log-parameter", own, s.mlflowLogParam)
+	post("runs/set-tag", own, s.mlflowSetTag)
+	post("runs/delete-tag", own, s.mlflowDeleteTag)
+	post("runs/log-batch", own, s.mlflowLogBatch)
+	post("runs/log-inputs", own, s.mlflowLogInputs)
+	post("runs/log-model", own, s.mlflowLogModel)
+	get("metrics/get-history", run, s.mlflowMetricHistory)
 
-	mux.Handle("/ajax-api/2.0/mlflow/", s.authenticate(ajaxAPI(api)))
+	// The routes it forwards to check their own access.
+	mux.handle("/ajax-api/2.0/mlflow/", forwardAccess, ajaxAPI(api.mux).ServeHTTP)
 }
 
 // ajaxAPI serves /ajax-api/2.0/mlflow/... as /api/2.0/mlflow/....

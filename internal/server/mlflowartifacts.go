@@ -38,13 +38,13 @@ const (
 )
 
 // mlflowArtifactRoutes registers the proxy and MLflow REST's ListArtifacts.
-func (s *Server) mlflowArtifactRoutes(mux *http.ServeMux) {
-	mux.HandleFunc(putArtifactRoute, s.putMLflowArtifact)
-	mux.HandleFunc("GET "+mlflowArtifactsPrefix+"{path...}", s.getMLflowArtifact)
-	mux.HandleFunc("DELETE "+mlflowArtifactsPrefix+"{path...}", s.deleteMLflowArtifact)
-	mux.HandleFunc("GET /api/2.0/mlflow-artifacts/artifacts", s.listMLflowArtifacts)
+func (s *Server) mlflowArtifactRoutes(mux routes) {
+	mux.handle(putArtifactRoute, contributeOrRunAccess, s.putMLflowArtifact)
+	mux.handle("GET "+mlflowArtifactsPrefix+"{path...}", readOrRunAccess, s.getMLflowArtifact)
+	mux.handle("DELETE "+mlflowArtifactsPrefix+"{path...}", contributeOrRunAccess, s.deleteMLflowArtifact)
+	mux.handle("GET /api/2.0/mlflow-artifacts/artifacts", readOrRunAccess, s.listMLflowArtifacts)
 	s.mpuRoutes(mux)
-	mux.HandleFunc("GET /api/2.0/mlflow/artifacts/list", s.listRunArtifacts)
+	mux.handle("GET /api/2.0/mlflow/artifacts/list", readOrRunAccess, s.listRunArtifacts)
 }
 
 // artifactTarget is a parsed, authorized artifact path with its run and the run's job tree.

@@ -58,11 +58,11 @@ type mpuCredential struct {
 	Headers    map[string]string `json:"headers"`
 }
 
-func (s *Server) mpuRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", s.mpuCreate)
-	mux.HandleFunc("POST /api/2.0/mlflow-artifacts/mpu/complete/{path...}", s.mpuComplete)
-	mux.HandleFunc("POST /api/2.0/mlflow-artifacts/mpu/abort/{path...}", s.mpuAbort)
-	mux.HandleFunc(mpuPartRoute, s.mpuPart)
+func (s *Server) mpuRoutes(mux routes) {
+	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", contributeOrRunAccess, s.mpuCreate)
+	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/complete/{path...}", contributeOrRunAccess, s.mpuComplete)
+	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/abort/{path...}", contributeOrRunAccess, s.mpuAbort)
+	mux.handle(mpuPartRoute, contributeOrRunAccess, s.mpuPart)
 }
 
 // mpuTarget reads an mpu request: the artifact directory in the URL, the file's base name in

@@ -37,6 +37,8 @@ type Config struct {
 	BodyTimeout time.Duration
 	// Serving routes requests to online endpoints (/endpoints/...); nil: none are served.
 	Serving *Serving
+	// OIDC turns on the studio's OpenID Connect login (oidc.go); nil: off.
+	OIDC *OIDC
 }
 
 // Server serves the workspace API.
@@ -48,6 +50,9 @@ type Server struct {
 	tel    *telemetry
 	log    *slog.Logger
 	studio *studioAuth // set by Handler
+	oidc   *oidcFlow   // set by Handler when Config.OIDC is
+	// table is every route Handler registered, with its access (access.go).
+	table []route
 }
 
 // New returns a server; it subscribes its waiters to run changes.
@@ -63,77 +68,84 @@ func New(cfg Config) *Server {
 
 // Handler is the HTTP handler of the whole API.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/health", s.health)
+	s.table = nil
+	outer, apiMux := http.NewServeMux(), http.NewServeMux()
+	mux, api := routes{s: s, mux: outer, authenticate: true}, routes{s: s, mux: apiMux}
+	mux.handle("GET /api/health", publicAccess, s.health)
 
-	api := http.NewServeMux()
-	api.HandleFunc("GET /api/computes", adminOnly(s.listComputes))
-	api.HandleFunc("GET /api/computes/{name}", adminOnly(s.getCompute))
-	api.HandleFunc("POST /api/computes", adminOnly(s.createCompute))
-	api.HandleFunc("PUT /api/computes/{name}", adminOnly(s.updateCompute))
-	api.HandleFunc("DELETE /api/computes/{name}", adminOnly(s.deleteCompute))
+	api.handle("GET /api/computes", readAccess, s.listComputes)
+	api.handle("GET /api/computes/{name}", readAccess, s.getCompute)
+	api.handle("POST /api/computes", computeAccess.audited("compute.create"), s.createCompute)
+	api.handle("PUT /api/computes/{name}", computeAccess.audited("compute.update"), s.updateCompute)
+	api.handle("DELETE /api/computes/{name}", computeAccess.audited("compute.delete"), s.deleteCompute)
 
-	api.HandleFunc("POST /api/blobs/missing", s.missingBlobs)
-	api.HandleFunc("PUT /api/blobs/{hash}", s.putBlob)
-	api.HandleFunc("POST /api/blobs/bundle", s.putBundle)
-	api.HandleFunc("GET /api/blobs/{hash}", s.getBlob)
+	api.handle("POST /api/blobs/missing", contributeOrRunAccess, s.missingBlobs)
+	api.handle("PUT /api/blobs/{hash}", contributeOrRunAccess, s.putBlob)
+	api.handle("POST /api/blobs/bundle", contributeOrRunAccess, s.putBundle)
+	api.handle("GET /api/blobs/{hash}", readOrRunAccess, s.getBlob)
 
-	api.HandleFunc("GET /api/settings", adminOnly(s.listSettings))
-	api.HandleFunc("PUT /api/settings/{key}", adminOnly(s.putSetting))
-	api.HandleFunc("POST /api/environments", adminOnly(s.createEnvironment))
-	api.HandleFunc("GET /api/environments", adminOnly(s.listEnvironments))
-	api.HandleFunc("GET /api/environments/{name}/versions/{version}", adminOnly(s.getEnvironment))
-	api.HandleFunc("POST /api/models", adminOnly(s.createModel))
-	api.HandleFunc("GET /api/models", adminOnly(s.listModels))
-	api.HandleFunc("GET /api/models/{name}/versions/{version}", adminOnly(s.getModel))
-	api.HandleFunc("POST /api/models/{name}/archive", adminOnly(s.archiveModel))
-	api.HandleFunc("POST /api/models/{name}/restore", adminOnly(s.restoreModel))
+	api.handle("GET /api/settings", readAccess, s.listSettings)
+	api.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), s.putSetting)
+	api.handle("POST /api/environments", contributeAccess, s.createEnvironment)
+	api.handle("GET /api/environments", readAccess, s.listEnvironments)
+	api.handle("GET /api/environments/{name}/versions/{version}", readAccess, s.getEnvironment)
+	api.handle("POST /api/models", contributeAccess, s.createModel)
+	api.handle("GET /api/models", readAccess, s.listModels)
+	api.handle("GET /api/models/{name}/versions/{version}", readAccess, s.getModel)
+	api.handle("POST /api/models/{name}/archive", contributeAccess.audited("model.archive"), s.archiveModel)
+	api.handle("POST /api/models/{name}/restore", contributeAccess, s.restoreModel)
 	s.dataRoutes(api)
 	s.componentRoutes(api)
 
-	api.HandleFunc("POST /api/jobs", adminOnly(s.createJob))
-	api.HandleFunc("GET /api/jobs", adminOnly(s.listJobs))
-	api.HandleFunc("GET /api/jobs/{name}", adminOnly(s.getJob))
-	api.HandleFunc("POST /api/jobs/{name}/cancel", adminOnly(s.cancelJob))
-	api.HandleFunc("GET /api/jobs/{name}/logs", adminOnly(s.jobLogs))
-	api.HandleFunc("GET /api/jobs/{name}/metrics", adminOnly(s.jobMetrics))
-	api.HandleFunc("GET /api/jobs/{name}/trials", adminOnly(s.jobTrials))
-	api.HandleFunc("GET /api/jobs/{name}/steps", adminOnly(s.jobSteps))
-	api.HandleFunc("GET /api/jobs/{name}/artifacts", adminOnly(s.jobArtifacts))
+	api.handle("POST /api/jobs", contributeAccess, s.createJob)
+	api.handle("GET /api/jobs", readAccess, s.listJobs)
+	api.handle("GET /api/jobs/{name}", readAccess, s.getJob)
+	api.handle("POST /api/jobs/{name}/cancel", contributeAccess, s.cancelJob)
+	api.handle("GET /api/jobs/{name}/logs", readAccess, s.jobLogs)
+	api.handle("GET /api/jobs/{name}/metrics", readAccess, s.jobMetrics)
+	api.handle("GET /api/jobs/{name}/trials", readAccess, s.jobTrials)
+	api.handle("GET /api/jobs/{name}/steps", readAccess, s.jobSteps)
+	api.handle("GET /api/jobs/{name}/artifacts", readAccess, s.jobArtifacts)
 
-	api.HandleFunc("GET /api/runs/{id}/spec", s.runOnly(s.runSpec))
-	api.HandleFunc("POST /api/runs/{id}/status", s.runOnly(s.runStatus))
-	api.HandleFunc("POST /api/runs/{id}/heartbeat", s.runOnly(s.runHeartbeat))
-	api.HandleFunc("POST /api/runs/{id}/logs", s.runOnly(s.runLogs))
-	api.HandleFunc("POST /api/runs/{id}/metrics", s.runOnly(s.runMetrics))
-	api.HandleFunc("POST /api/runs/{id}/artifacts", s.runOnly(s.runArtifacts))
-	api.HandleFunc("POST /api/runs/{id}/checkpoint", s.runOnly(s.runCheckpoint))
-	api.HandleFunc("GET /api/runs/{id}/container-log", s.runOnly(s.runContainerLog))
-	api.HandleFunc("POST /api/runs/{id}/exec", s.runOnly(s.execCreate))
-	api.HandleFunc("GET /api/runs/{id}/exec", s.runOnly(s.execTake))
-	api.HandleFunc("GET /api/runs/{id}/exec/{eid}", s.runOnly(s.execGet))
-	api.HandleFunc("POST /api/runs/{id}/exec/{eid}/done", s.runOnly(s.execDone))
+	api.handle("GET /api/runs/{id}/spec", runAccess, s.runOnly(s.runSpec))
+	api.handle("POST /api/runs/{id}/status", runAccess, s.runOnly(s.runStatus))
+	api.handle("POST /api/runs/{id}/heartbeat", runAccess, s.runOnly(s.runHeartbeat))
+	api.handle("POST /api/runs/{id}/logs", runAccess, s.runOnly(s.runLogs))
+	api.handle("POST /api/runs/{id}/metrics", runAccess, s.runOnly(s.runMetrics))
+	api.handle("POST /api/runs/{id}/artifacts", runAccess, s.runOnly(s.runArtifacts))
+	api.handle("POST /api/runs/{id}/checkpoint", runAccess, s.runOnly(s.runCheckpoint))
+	api.handle("GET /api/runs/{id}/container-log", runAccess, s.runOnly(s.runContainerLog))
+	api.handle("POST /api/runs/{id}/exec", runAccess, s.runOnly(s.execCreate))
+	api.handle("GET /api/runs/{id}/exec", runAccess, s.runOnly(s.execTake))
+	api.handle("GET /api/runs/{id}/exec/{eid}", runAccess, s.runOnly(s.execGet))
+	api.handle("POST /api/runs/{id}/exec/{eid}/done", runAccess, s.runOnly(s.execDone))
 	s.agentRoutes(api)
 	s.instanceRoutes(api)
+	s.jupyterRoutes(mux) // jupyter.go: /instances/{name}/jupyter/
 	s.mlflowArtifactRoutes(api)
 	s.jobListRoutes(api)
 	s.mlflowRoutes(mux, api)
 	s.agentPublicRoutes(mux)
+	s.replicaClaimRoutes(mux) // replicaclaim.go
 	s.studioRoutes(mux, api)
+	s.oidcRoutes(mux) // oidc.go
 	s.endpointRoutes(api)
 	s.batchRoutes(api)
 	s.secretRoutes(api) // jobsecrets.go
-	mux.Handle("/api/", s.authenticate(api))
+	s.userRoutes(api)   // users.go
+	s.auditRoutes(api)  // audit.go
+	// The API mux is authenticated as a whole; its routes check their access.
+	outer.Handle("/api/", s.authenticate(apiMux))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
-	mux.Handle("GET /metrics", s.authenticate(adminOnly(s.tel.handler().ServeHTTP)))
+	mux.handle("GET /metrics", readAccess, s.tel.handler().ServeHTTP)
 	route := func(r *http.Request) string {
-		_, p := mux.Handler(r)
+		_, p := outer.Handler(r)
 		if p == "/api/" {
-			_, p = api.Handler(r)
+			_, p = apiMux.Handler(r)
 		}
 		return p
 	}
-	logged := s.logRequests(s.limitBodies(mux, route), route)
+	logged := s.logRequests(s.limitBodies(outer, route), route)
 	if s.cfg.Serving == nil {
 		return logged
 	}

@@ -9,18 +9,18 @@ import (
 
 // studioRoutes serves the web studio's pages at / and its login: the code route is the
 // workspace token's (the CLI's), the login and logout routes are the browser's.
-func (s *Server) studioRoutes(mux, apiMux *http.ServeMux) {
-	s.studio = newStudioAuth(s.cfg.AdminToken, apiMux)
+func (s *Server) studioRoutes(mux, apiMux routes) {
+	s.studio = newStudioAuth(s.cfg.AdminToken, apiMux.mux)
 	pages := studio.Handler()
-	mux.Handle("GET /{$}", pages)
-	mux.Handle("GET /studio/", pages)
-	mux.HandleFunc("POST /studio/login", s.studioLogin)
-	mux.HandleFunc("POST /studio/logout", s.studioLogout)
-	apiMux.HandleFunc("POST /api/studio/login-codes", adminOnly(s.studioLoginCode))
+	mux.handle("GET /{$}", publicAccess, pages.ServeHTTP)
+	mux.handle("GET /studio/", publicAccess, pages.ServeHTTP)
+	mux.handle("POST /studio/login", publicAccess, s.studioLogin)
+	mux.handle("POST /studio/logout", publicAccess, s.studioLogout)
+	apiMux.handle("POST /api/studio/login-codes", readAccess, s.studioLoginCode)
 }
 
 func (s *Server) studioLoginCode(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.studio.newCode())
+	writeJSON(w, http.StatusOK, s.studio.newCode(who(r).user))
 }
 
 // studioLogin trades a login code for a session cookie.
@@ -34,12 +34,13 @@ func (s *Server) studioLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	if in.Code == "" || !s.studio.useCode(in.Code) {
+	user, ok := s.studio.useCode(in.Code)
+	if in.Code == "" || !ok {
 		writeError(w, s.log, &httpError{http.StatusUnauthorized, api.CodeAuth,
 			"this login link was used already or expired: run `hangar studio` for a new one"})
 		return
 	}
-	value, exp := s.studio.session()
+	value, exp := s.studio.session(user)
 	http.SetCookie(w, &http.Cookie{Name: studioCookie, Value: value, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	writeJSON(w, http.StatusOK, api.StudioLogin{ExpiresAt: exp.UTC()})

@@ -98,13 +98,13 @@ func TestStudioLoginCodeExpires(t *testing.T) {
 	ts := newTestServer(t)
 	now := time.Now()
 	ts.srv.studio.now = func() time.Time { return now }
-	code := ts.srv.studio.newCode()
+	code := ts.srv.studio.newCode(api.AdminUser)
 	now = now.Add(loginCodeTTL)
 	if resp := ts.studioReq(t, nil, true, "POST", "/studio/login", `{"code":"`+code.Code+`"}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("login with an expired code: %s, want 401", resp.Status)
 	}
 	for range maxLoginCodes + 10 {
-		ts.srv.studio.newCode()
+		ts.srv.studio.newCode(api.AdminUser)
 	}
 	if n := len(ts.srv.studio.codes); n > maxLoginCodes {
 		t.Errorf("%d login codes kept, want at most %d", n, maxLoginCodes)

@@ -4,19 +4,24 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // The studio's login. Browsers never hold the workspace token: `hangar studio` (with the token)
 // asks for a one-time login code and hands the browser a URL carrying it in the fragment (never
 // sent to a server, logged or leaked in a Referer). The page posts the code to /studio/login,
-// which sets an HttpOnly, SameSite=Strict session cookie. A cookie session may read runs,
-// computes and environments, and cancel runs: nothing else (studioAllowed).
+// which sets an HttpOnly, SameSite=Strict session cookie. A cookie session belongs to the user
+// who asked for the code and has at most that user's role (looked up on every request, so a
+// role change or a deletion applies at once), and within it may read runs, computes and
+// environments, and cancel runs: nothing else (studioAllowed).
 const (
 	studioCookie = "hangar_studio"
 	// StudioCSRFHeader must be on every state-changing request made with the session cookie
@@ -62,12 +67,18 @@ type studioAuth struct {
 	api   *http.ServeMux // to find the route a cookie request is for
 	now   func() time.Time
 	mu    sync.Mutex
-	codes map[string]time.Time // hash of the code → its expiry
+	codes map[string]loginCode // by the hash of the code
+}
+
+// loginCode is a login code waiting to be used: until when, and for which user.
+type loginCode struct {
+	exp  time.Time
+	user string
 }
 
 func newStudioAuth(adminToken string, apiMux *http.ServeMux) *studioAuth {
 	return &studioAuth{key: tokens.Studio{Key: tokens.Key(adminToken)}, api: apiMux, now: time.Now,
-		codes: map[string]time.Time{}}
+		codes: map[string]loginCode{}}
 }
 
 func hashCode(code string) string {
@@ -75,43 +86,44 @@ func hashCode(code string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// newCode mints a one-time login code.
-func (a *studioAuth) newCode() api.StudioLogin {
+// newCode mints a one-time login code for user.
+func (a *studioAuth) newCode(user string) api.StudioLogin {
 	code := rand.Text() + rand.Text() // 2 × 128 bits
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	oldest, oldestAt := "", time.Time{}
-	for h, exp := range a.codes {
+	for h, c := range a.codes {
 		switch {
-		case !now.Before(exp):
+		case !now.Before(c.exp):
 			delete(a.codes, h)
-		case oldest == "" || exp.Before(oldestAt):
-			oldest, oldestAt = h, exp
+		case oldest == "" || c.exp.Before(oldestAt):
+			oldest, oldestAt = h, c.exp
 		}
 	}
 	if len(a.codes) >= maxLoginCodes {
 		delete(a.codes, oldest)
 	}
 	exp := now.Add(loginCodeTTL)
-	a.codes[hashCode(code)] = exp
+	a.codes[hashCode(code)] = loginCode{exp: exp, user: user}
 	return api.StudioLogin{Code: code, ExpiresAt: exp.UTC()}
 }
 
-// useCode consumes a login code: true once, if it was minted and has not expired.
-func (a *studioAuth) useCode(code string) bool {
+// useCode consumes a login code: its user, once, if it was minted and has not expired.
+func (a *studioAuth) useCode(code string) (user string, ok bool) {
 	h := hashCode(code)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.codes[h]
+	c, ok := a.codes[h]
 	delete(a.codes, h)
-	return ok && a.now().Before(exp)
+	return c.user, ok && a.now().Before(c.exp)
 }
 
-// session mints a new session cookie's value.
-func (a *studioAuth) session() (string, time.Time) {
+// session mints a new session cookie's value for user: "<random>:<user>" (user names have
+// neither ':' nor '.').
+func (a *studioAuth) session(user string) (string, time.Time) {
 	exp := a.now().Add(studioSessionTTL)
-	return a.key.Mint(rand.Text(), exp), exp
+	return a.key.Mint(rand.Text()+":"+user, exp), exp
 }
 
 var (
@@ -135,7 +147,9 @@ func (s *Server) studioPrincipal(r *http.Request, bearer string) (p principal, o
 	if cerr != nil {
 		return principal{}, false, nil
 	}
-	if !a.key.Verify(c.Value, a.now()) {
+	session, valid := a.key.Session(c.Value, a.now())
+	_, user, _ := strings.Cut(session, ":")
+	if !valid || user == "" {
 		return principal{}, true, errStudioSession
 	}
 	if err := checkStudioRequest(r); err != nil {
@@ -144,7 +158,14 @@ func (s *Server) studioPrincipal(r *http.Request, bearer string) (p principal, o
 	if _, pattern := a.api.Handler(r); !studioAllowed[pattern] {
 		return principal{}, true, errStudioRoute
 	}
-	return principal{admin: true}, true, nil
+	u, err := s.cfg.Store.GetUser(r.Context(), user)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, true, errStudioSession
+	}
+	if err != nil {
+		return principal{}, true, err
+	}
+	return principal{admin: true, user: u.Name, role: u.Role}, true, nil
 }
 
 // checkStudioRequest refuses what a page on another site could make a browser send: any

@@ -12,7 +12,7 @@ import (
 
 // SandboxEnv is the node's sandbox mode for the runs it executes: auto (the default: sandboxed
 // where bubblewrap works, a warning on the run where not), required, or off.
-const SandboxEnv = "HANGAR_SANDBOX"
+const SandboxEnv = runbox.ModeEnv
 
 // openBox makes the run's box on this node: a cgroup for every process the command starts, and a
 // sandbox in which the node's Hangar directories (secrets, tokens, other runs) are hidden except

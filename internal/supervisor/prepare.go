@@ -95,6 +95,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.prepareCheckpoint(ctx, src, p.capt, extraEnv); err != nil {
 		return w, err
 	}
+	if err := s.prepareServerCA(extraEnv); err != nil { // servertls.go
+		return w, err
+	}
 	if w.sidecar { // the image is started by Kubernetes; there is nothing to bind or build
 		return w, nil
 	}
@@ -320,6 +323,7 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 	if _, own := sp.Spec.EnvironmentVariables["MLFLOW_TRACKING_URI"]; own {
 		// Another tracking server: the run token is for this workspace only, never sent there.
 		delete(vars, "MLFLOW_TRACKING_TOKEN")
+		delete(vars, "MLFLOW_TRACKING_SERVER_CERT_PATH") // this server's certificate, not that one's
 	}
 	for k, v := range sp.Spec.EnvironmentVariables {
 		vars[k] = s.envValue(k, v) // secretenv.go: ${{secrets.x}} bound

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -39,7 +40,7 @@ func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) e
 		}
 		env["AZUREML_MODEL_DIR"] = dir
 	}
-	port := sv.Port
+	port := cmp.Or(sv.Port, s.cfg.ServePort)
 	if port == 0 {
 		p, err := freePort()
 		if err != nil {

@@ -81,11 +81,15 @@ func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob cache: %w", err)
 	}
+	verify, err := api.WithCA([]byte(cfg.ServerCA), cfg.ServerName)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor config: server_ca: %w", err)
+	}
 	sec := &secretEnv{}
 	log = slog.New(redactHandler{next: log.Handler(), env: sec}) // secretenv.go
 	s := &Supervisor{
 		cfg: cfg, log: log, cache: cache, secrets: sec,
-		conn: &conn{c: api.NewClient(cfg.ServerURL, cfg.Token), urlFile: cfg.ServerURLFile, log: log,
+		conn: &conn{c: api.NewClient(cfg.ServerURL, cfg.Token, verify), urlFile: cfg.ServerURLFile, log: log,
 			maxBackoff: 5 * time.Second, maxOffline: maxOffline(cfg)},
 		reports:  make(chan api.StatusReport, 64),
 		reported: make(chan struct{}),

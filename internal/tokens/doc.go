@@ -7,4 +7,7 @@
 //     expiries): a supervisor acting for its run (what a token may do is controller.Admit's);
 //   - join tokens, "hj1.<claims>.<mac>": a new cluster node's agent joining, until a deadline;
 //   - agent tokens, "ha1.<node>.<mac>": a joined agent's heartbeats, while its node exists.
+//
+// Personal API tokens ("hpt_<64 hex>", personal.go) are the exception: random, stored hashed
+// by the server, so that each can be revoked and expire on its own.
 package tokens

@@ -37,3 +37,12 @@ func (t Studio) Verify(token string, now time.Time) bool {
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	return err == nil && now.Before(time.Unix(exp, 0))
 }
+
+// Session returns the session a valid, unexpired token was minted for; ok is false otherwise.
+func (t Studio) Session(token string, now time.Time) (session string, ok bool) {
+	if !t.Verify(token, now) {
+		return "", false
+	}
+	rest := strings.TrimPrefix(token, studioPrefix)
+	return rest[:strings.IndexByte(rest, '.')], true
+}

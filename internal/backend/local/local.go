@@ -34,6 +34,8 @@ type Backend struct {
 	// ServerURL and ServerURLFile tell the supervisor where the server is.
 	ServerURL     func() string
 	ServerURLFile string
+	// ServerCA is the PEM of an https server's certificate: the only one supervisors trust.
+	ServerCA []byte
 	// BlobDir is the server's blob store, read directly by local supervisors.
 	BlobDir string
 	// NodeID is the cluster node this backend runs on (set by agents), given to supervisors.
@@ -70,7 +72,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 		return nil, fmt.Errorf("submit %s: %w", l.RunID, err)
 	}
 	cfg := api.SupervisorConfig{
-		RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), ServerURLFile: b.ServerURLFile,
+		RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), ServerURLFile: b.ServerURLFile, ServerCA: string(b.ServerCA),
 		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: b.BlobDir, NodeID: b.NodeID,
 		Hide: b.Hide,
 	}

@@ -35,6 +35,8 @@ type Backend struct {
 	// supervisors when the server moved.
 	ServerURL     func() string
 	ServerURLFile string
+	// ServerCA is the PEM of an https server's certificate: the only one supervisors trust.
+	ServerCA []byte
 	// BlobDir is the server's blob store, read directly by supervisors on a shared filesystem.
 	BlobDir string
 	// Blobs is the same store, from which a login host's cache is filled.
@@ -95,7 +97,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 		return nil, err
 	}
 	cfg := api.SupervisorConfig{RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), Dir: dir,
-		CacheDir: path.Join(t.work, "cache", "blobs"), Hide: []string{t.work}}
+		CacheDir: path.Join(t.work, "cache", "blobs"), Hide: []string{t.work}, ServerCA: string(b.ServerCA)}
 	if t.client == nil {
 		cfg.ServerURLFile, cfg.LocalBlobDir = b.ServerURLFile, b.BlobDir
 		cfg.Hide = append(cfg.Hide, b.Hide...)

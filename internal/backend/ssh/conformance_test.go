@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 		return &backendtest.Engine{
 			Target: target,
 			New: func() backend.Backend {
-				return &ssh.Backend{ServerAddr: ws.Addr, Exe: exe, Targets: backendtest.Resolver(target), Blobs: ws.Blobs,
+				return &ssh.Backend{ServerURL: func() string { return "http://" + ws.Addr() }, Exe: exe, Targets: backendtest.Resolver(target), Blobs: ws.Blobs,
 					Log: slog.New(slog.DiscardHandler)}
 			},
 		}

@@ -3,6 +3,7 @@ package ssh
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
@@ -17,6 +18,8 @@ type host struct {
 	work   string // absolute work directory on the host
 	bin    string // hangar on the host
 	server string // where tunnels deliver
+	// serverName is the server's host, which supervisors verify its certificate for.
+	serverName string
 
 	mu       sync.Mutex
 	forwards map[string]*remote.Forward // by remote port
@@ -46,7 +49,12 @@ func (b *Backend) host(ctx context.Context, name string) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", name, err)
 	}
-	h := &host{name: name, client: client, server: b.ServerAddr(), forwards: map[string]*remote.Forward{}}
+	server, err := url.Parse(b.ServerURL())
+	if err != nil || server.Host == "" {
+		client.Close()
+		return nil, fmt.Errorf("server URL %q: want scheme://host:port", b.ServerURL())
+	}
+	h := &host{name: name, client: client, server: server.Host, serverName: server.Hostname(), forwards: map[string]*remote.Forward{}}
 	if err := h.install(ctx, b.Exe, st.Spec.SSH.WorkDir); err != nil {
 		client.Close()
 		return nil, err

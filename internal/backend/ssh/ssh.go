@@ -22,8 +22,11 @@ import (
 
 // Backend runs supervisors on SSH hosts. One reconnecting connection is kept per target.
 type Backend struct {
-	// ServerAddr is the server's own host:port; the reverse tunnel delivers to it.
-	ServerAddr func() string
+	// ServerURL is the server's own address (http or https); the reverse tunnel delivers to its
+	// host:port. ServerCA is the PEM of an https server's certificate: the only one supervisors
+	// trust, verified for the server's own host although they reach it through the tunnel.
+	ServerURL func() string
+	ServerCA  []byte
 	// Exe is the hangar binary installed on hosts (same OS and architecture).
 	Exe string
 	// Targets returns a target's spec with its secrets unsealed.
@@ -77,8 +80,13 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	if err != nil {
 		return nil, err
 	}
+	scheme, serverName := "http", ""
+	if len(b.ServerCA) > 0 {
+		scheme, serverName = "https", h.serverName
+	}
 	cfg := api.SupervisorConfig{
-		RunID: l.RunID, Token: l.Token, ServerURL: "http://" + fwd.RemoteAddr(), Dir: dir,
+		RunID: l.RunID, Token: l.Token, ServerURL: scheme + "://" + fwd.RemoteAddr(), Dir: dir,
+		ServerCA: string(b.ServerCA), ServerName: serverName,
 		CacheDir: path.Join(h.work, "cache", "blobs"),
 		Hide:     []string{h.work}, // the other runs, the cache and the installed binary
 	}

@@ -190,7 +190,23 @@ H.needLogin = function (msg) {
     H.el("p", {}, msg),
     H.el("p", {}, "Run ", H.el("code", {}, "hangar studio"),
       " on a machine with the workspace's CLI: it prints a one-time link that logs this browser in.")));
+  oidcButton(main.querySelector(".login-needed"));
 };
+
+// oidcButton offers the server's OpenID Connect sign-in, when it has one (GET /studio/oidc
+// answers 404 otherwise).
+async function oidcButton(page) {
+  let info;
+  try {
+    const r = await fetch("/studio/oidc", { credentials: "same-origin" });
+    if (!r.ok) return;
+    info = await r.json();
+  } catch (_) {
+    return;
+  }
+  page.append(H.el("p", {}, H.el("a", { class: "button", id: "oidc-login", href: "/studio/oidc/login" },
+    "Sign in with " + info.name)));
+}
 
 // sleep waits ms, or less when the page is left.
 H.sleep = (ms, signal) => new Promise((resolve) => {

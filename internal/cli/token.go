@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+func newTokenCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Manage your personal API tokens",
+		Long: `Personal API tokens ("hpt_..." ) authenticate you to a workspace, with your role. The server keeps
+only their SHA-256: a token is shown once, when created. Each has a name, an expiry (90 days
+unless --expires says otherwise) and a last-used time; a revoked or expired token is refused at
+once. An owner may manage another user's tokens with --user.`,
+		Example: `  hangar token create --name laptop --expires 30d
+  hangar token list
+  hangar token revoke laptop`,
+	}
+	cmd.AddCommand(newTokenCreateCmd(env), newTokenListCmd(env), newTokenRevokeCmd(env))
+	return groupCmd(cmd)
+}
+
+func newTokenCreateCmd(env *Env) *cobra.Command {
+	var name, expires, user string
+	cmd := &cobra.Command{
+		Use:   "create --name NAME",
+		Short: "Create a personal token and print it (shown once)",
+		Long: `Create a personal token and print it on stdout, this once. NAME (unique among your tokens) is a
+letter or digit, then up to 63 letters, digits, '.', '-' or '_'.`,
+		Example: "  hangar token create --name laptop\n  hangar token create --name ci --expires 7d | hangar login --with-token --workspace $URL",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			days, err := parseDays(expires)
+			if err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tok, err := c.CreateToken(cmd.Context(), api.CreateTokenRequest{Name: name, User: user, ExpiresDays: days})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "Created token %q of %s, expiring %s; shown this once:\n", tok.Name, tok.User, fmtTime(&tok.ExpiresAt))
+			return env.printData(tok, func(w io.Writer) error {
+				_, err := fmt.Fprintln(w, tok.Token)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the token's name")
+	cmd.Flags().StringVar(&expires, "expires", "", fmt.Sprintf("lifetime in days, like 30d (default %dd)", api.DefaultTokenDays))
+	cmd.Flags().StringVar(&user, "user", "", "another user's token (owners only)")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newTokenListCmd(env *Env) *cobra.Command {
+	var user string
+	var all bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List your personal tokens (never their values)",
+		Example: "  hangar token list\n  hangar token list --all    # every user's (owners only)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all {
+				user = "*"
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.Tokens(cmd.Context(), user)
+			if err != nil {
+				return err
+			}
+			return env.printData(list, func(w io.Writer) error {
+				rows := make([][]string, 0, len(list))
+				for _, t := range list {
+					rows = append(rows, []string{t.User, t.Name, t.Status, fmtTime(&t.CreatedAt), fmtTime(&t.ExpiresAt), fmtTime(t.LastUsedAt)})
+				}
+				return table(w, []string{"USER", "NAME", "STATUS", "CREATED", "EXPIRES", "LAST USED"}, rows)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", "", "another user's tokens (owners only)")
+	cmd.Flags().BoolVar(&all, "all", false, "every user's tokens (owners only)")
+	return cmd
+}
+
+func newTokenRevokeCmd(env *Env) *cobra.Command {
+	var user string
+	cmd := &cobra.Command{
+		Use:     "revoke NAME",
+		Short:   "Revoke a personal token: it is refused from the next request on",
+		Example: "  hangar token revoke laptop\n  hangar token revoke first --user rita",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			t, err := c.RevokeToken(cmd.Context(), user, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "Revoked token %q of %s\n", t.Name, t.User)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", "", "another user's token (owners only)")
+	return cmd
+}

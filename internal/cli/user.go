@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+func newUserCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "user",
+		Short: "Manage the workspace's users and their roles (owners only)",
+		Long: `Users of a workspace each have a role: ` + roleHelp + `.
+  owner             everything: secrets, users, roles, settings, the audit log
+  contributor       read; submit and cancel jobs; create assets, environments, endpoints
+  compute-operator  read; manage computes, nodes, instances and sizes
+  reader            read everything but secrets' values and endpoint keys
+The workspace token ($HANGAR_HOME/token) acts as the user "admin", an owner that cannot be
+deleted or demoted. See docs/users.md.`,
+		Example: `  hangar user create rita --role reader          # prints rita's first token, once
+  hangar user list
+  hangar user set-role rita contributor
+  hangar user delete rita --yes`,
+	}
+	cmd.AddCommand(newUserCreateCmd(env), newUserListCmd(env), newUserSetRoleCmd(env), newUserDeleteCmd(env))
+	return groupCmd(cmd)
+}
+
+// parseDays reads --expires: a number of days, "30d" or "30".
+func parseDays(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v, "d"))
+	if err != nil || n < 1 {
+		return 0, usageError("--expires: %q is not a number of days, like 30d", v)
+	}
+	return n, nil
+}
+
+func newUserCreateCmd(env *Env) *cobra.Command {
+	var role, expires, subject string
+	cmd := &cobra.Command{
+		Use:   "create NAME --role ROLE",
+		Short: "Add a user and print their first personal token (shown once)",
+		Long: `Add a user with a role (` + roleHelp + `) and print their first personal token, named "first",
+on stdout: it is shown this once; hand it to the user, who logs in with ` + "`hangar login`" + `.
+NAME is a lowercase letter, then up to 31 lowercase letters, digits, '-' or '_'.
+With --oidc-subject, the user may also sign in to the studio with the server's OpenID Connect
+issuer (` + "`hangar server --oidc-issuer`" + `) as that subject (the ID token's "sub").`,
+		Example: "  hangar user create rita --role reader\n  hangar user create carl --role contributor --expires 30d > carl.token\n" +
+			"  hangar user create olga --role reader --oidc-subject 248289761001",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			days, err := parseDays(expires)
+			if err != nil {
+				return err
+			}
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rep, err := c.CreateUser(cmd.Context(), api.CreateUserRequest{Name: args[0], Role: role, ExpiresDays: days,
+				OIDCSubject: subject})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "Created user %s with the role %s. Their personal token %q (expires %s), shown this once:\n",
+				rep.User.Name, rep.User.Role, rep.Token.Name, fmtTime(&rep.Token.ExpiresAt))
+			return env.printData(rep, func(w io.Writer) error {
+				_, err := fmt.Fprintln(w, rep.Token.Token)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleHelp)
+	cmd.Flags().StringVar(&expires, "expires", "", fmt.Sprintf("the first token's lifetime in days, like 30d (default %dd)", api.DefaultTokenDays))
+	cmd.Flags().StringVar(&subject, "oidc-subject", "", "the subject (\"sub\") this user signs in to the studio as at the OpenID Connect issuer")
+	_ = cmd.MarkFlagRequired("role")
+	return cmd
+}
+
+func newUserListCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the users and their roles",
+		Example: "  hangar user list\n  hangar user list -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			users, err := c.Users(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return env.printData(users, func(w io.Writer) error {
+				rows := make([][]string, 0, len(users))
+				for _, u := range users {
+					rows = append(rows, []string{u.Name, u.Role, fmtTime(&u.CreatedAt)})
+				}
+				return table(w, []string{"NAME", "ROLE", "CREATED"}, rows)
+			})
+		},
+	}
+}
+
+func newUserSetRoleCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "set-role NAME ROLE",
+		Short:   "Change a user's role (takes effect on their next request)",
+		Example: "  hangar user set-role rita contributor",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			u, err := c.SetUserRole(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "User %s now has the role %s\n", u.Name, u.Role)
+			return nil
+		},
+	}
+}
+
+func newUserDeleteCmd(env *Env) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a user and their tokens",
+		Long: `Delete a user and all their personal tokens, which stop working at once, as do their studio
+sessions. Their jobs stay. On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
+		Example: "  hangar user delete rita --yes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := env.confirm(yes, fmt.Sprintf("Delete user %s and their tokens?", name), "delete user "+name); err != nil {
+				return err
+			}
+			if err := c.DeleteUser(cmd.Context(), name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "Deleted user %s\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AuditEntry is one change recorded in the audit log: who did what to which object.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	User   string
+	Action string
+	Object string
+	Detail string
+}
+
+// AddAudit appends an entry to the audit log.
+func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (at, user_name, action, object, detail) VALUES (?, ?, ?, ?, ?)`,
+		nanos(e.At), e.User, e.Action, e.Object, e.Detail)
+	if err != nil {
+		return fmt.Errorf("audit %s %s: %w", e.Action, e.Object, err)
+	}
+	return nil
+}
+
+// AuditFilter narrows Audit: by user ("" any), since a time (zero: from the start), and at
+// most Limit entries (0: 1000), the newest kept.
+type AuditFilter struct {
+	User  string
+	Since time.Time
+	Limit int
+}
+
+// Audit lists audit entries, oldest first.
+func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	since := int64(0)
+	if !f.Since.IsZero() {
+		since = nanos(f.Since)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, user_name, action, object, detail FROM (
+		SELECT * FROM audit_log WHERE (? = '' OR user_name = ?) AND at >= ? ORDER BY id DESC LIMIT ?)
+		ORDER BY id`, f.User, f.User, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	defer rows.Close()
+	out := []AuditEntry{}
+	for rows.Next() {
+		var e AuditEntry
+		var at int64
+		if err := rows.Scan(&e.ID, &at, &e.User, &e.Action, &e.Object, &e.Detail); err != nil {
+			return nil, fmt.Errorf("read audit log: %w", err)
+		}
+		e.At = fromNanos(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

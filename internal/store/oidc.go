@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// CreateUserWithOIDC adds a user linked to the OpenID Connect subject (none when empty), in
+// one statement: a user of that name, or a subject linked already, is ErrExists.
+func (s *Store) CreateUserWithOIDC(ctx context.Context, u User, subject string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at, oidc_subject) VALUES (?, ?, ?, ?)`,
+		u.Name, u.Role, nanos(u.CreatedAt), subject)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("user %s or OpenID Connect subject %q: %w", u.Name, subject, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create user %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// UserByOIDCSubject returns the user linked to an OpenID Connect subject, or ErrNotFound.
+func (s *Store) UserByOIDCSubject(ctx context.Context, subject string) (*User, error) {
+	if subject == "" {
+		return nil, fmt.Errorf("empty OpenID Connect subject: %w", ErrNotFound)
+	}
+	var u User
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at FROM users WHERE oidc_subject = ?`, subject).
+		Scan(&u.Name, &u.Role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("OpenID Connect subject %q: %w", subject, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read user of OpenID Connect subject %q: %w", subject, err)
+	}
+	u.CreatedAt = fromNanos(created)
+	return &u, nil
+}

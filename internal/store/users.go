@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// User is a workspace user and their role in it.
+type User struct {
+	Name      string
+	Role      string
+	CreatedAt time.Time
+}
+
+// UserToken is a personal API token as stored: its hash, never the token.
+type UserToken struct {
+	User, Name, Hash string
+	CreatedAt        time.Time
+	ExpiresAt        time.Time
+	// RevokedAt and LastUsedAt are zero when it never happened.
+	RevokedAt  time.Time
+	LastUsedAt time.Time
+}
+
+// CreateUser adds a user; a user of that name is ErrExists.
+func (s *Store) CreateUser(ctx context.Context, u User) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`,
+		u.Name, u.Role, nanos(u.CreatedAt))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("user %s: %w", u.Name, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create user %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// GetUser returns a user, or ErrNotFound.
+func (s *Store) GetUser(ctx context.Context, name string) (*User, error) {
+	var u User
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at FROM users WHERE name = ?`, name).
+		Scan(&u.Name, &u.Role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("user %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read user %s: %w", name, err)
+	}
+	u.CreatedAt = fromNanos(created)
+	return &u, nil
+}
+
+// Users lists the users by name.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at FROM users ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	out := []User{}
+	for rows.Next() {
+		var u User
+		var created int64
+		if err := rows.Scan(&u.Name, &u.Role, &created); err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		u.CreatedAt = fromNanos(created)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// SetUserRole changes a user's role; an unknown user is ErrNotFound.
+func (s *Store) SetUserRole(ctx context.Context, name, role string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET role = ? WHERE name = ?`, role, name)
+	if err != nil {
+		return fmt.Errorf("set role of %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("user %s: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteUser removes a user and their tokens in one transaction.
+func (s *Store) DeleteUser(ctx context.Context, name string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete user %s: %w", name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_tokens WHERE user_name = ?`, name); err != nil {
+		return fmt.Errorf("delete tokens of %s: %w", name, err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("delete user %s: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("user %s: %w", name, ErrNotFound)
+	}
+	return tx.Commit()
+}
+
+// CreateUserToken stores a personal token's hash; a token of that name for that user is ErrExists.
+func (s *Store) CreateUserToken(ctx context.Context, t UserToken) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO user_tokens (user_name, name, hash, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?)`, t.User, t.Name, t.Hash, nanos(t.CreatedAt), nanos(t.ExpiresAt))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("token %s of %s: %w", t.Name, t.User, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create token %s of %s: %w", t.Name, t.User, err)
+	}
+	return nil
+}
+
+const tokenColumns = `user_name, name, hash, created_at, expires_at, revoked_at, last_used_at`
+
+func scanToken(sc interface{ Scan(...any) error }) (UserToken, error) {
+	var t UserToken
+	var created, expires, revoked, used int64
+	if err := sc.Scan(&t.User, &t.Name, &t.Hash, &created, &expires, &revoked, &used); err != nil {
+		return t, err
+	}
+	t.CreatedAt, t.ExpiresAt = fromNanos(created), fromNanos(expires)
+	if revoked != 0 {
+		t.RevokedAt = fromNanos(revoked)
+	}
+	if used != 0 {
+		t.LastUsedAt = fromNanos(used)
+	}
+	return t, nil
+}
+
+// UserTokenByHash finds a token by its hash, or ErrNotFound.
+func (s *Store) UserTokenByHash(ctx context.Context, hash string) (*UserToken, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM user_tokens WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("personal token: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read personal token: %w", err)
+	}
+	return &t, nil
+}
+
+// UserTokens lists a user's tokens (every user's when user is ""), by user and name.
+func (s *Store) UserTokens(ctx context.Context, user string) ([]UserToken, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM user_tokens
+		WHERE ? = '' OR user_name = ? ORDER BY user_name, name`, user, user)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	out := []UserToken{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeUserToken marks a token revoked at now (a token revoked already keeps its first time);
+// an unknown token is ErrNotFound.
+func (s *Store) RevokeUserToken(ctx context.Context, user, name string, now time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END
+		WHERE user_name = ? AND name = ?`, nanos(now), user, name)
+	if err != nil {
+		return fmt.Errorf("revoke token %s of %s: %w", name, user, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %s of %s: %w", name, user, ErrNotFound)
+	}
+	return nil
+}
+
+// TouchUserToken records a token's use at now when its last recorded use is older than
+// before (one write a minute per token, not one per request).
+func (s *Store) TouchUserToken(ctx context.Context, hash string, now, before time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET last_used_at = ? WHERE hash = ? AND last_used_at < ?`,
+		nanos(now), hash, nanos(before))
+	if err != nil {
+		return fmt.Errorf("record token use: %w", err)
+	}
+	return nil
+}
