@@ -42,6 +42,8 @@ type ServerlessSpec struct {
 type ServerlessSize struct {
 	Name         string `json:"name"`
 	MaxInstances int    `json:"max_instances,omitempty"`
+	// Isolated gives each run of this size nodes of its own (its cluster's Isolated).
+	Isolated bool `json:"isolated,omitempty"`
 }
 
 // Size finds an offered size by name, in any case.

@@ -101,6 +101,9 @@ type ClusterSpec struct {
 	// QuotaGroupInstances instances held by runs at once (design 0017).
 	QuotaGroup          string `json:"quota_group,omitempty"`
 	QuotaGroupInstances int    `json:"quota_group_instances,omitempty"`
+	// Isolated (Hangar extension) treats the cluster's size as isolated whatever the catalog
+	// says: a run never shares a node with another run.
+	Isolated bool `json:"isolated,omitempty"`
 }
 
 // SSHSettings is the ssh_settings block of clusters and compute instances.

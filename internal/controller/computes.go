@@ -90,6 +90,9 @@ func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool)
 	if err := c.instanceDeletable(ctx, t); err != nil {
 		return err
 	}
+	if err := c.deleteServerlessClusters(ctx, t, force); err != nil {
+		return err
+	}
 	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ const (
 type signalsRecord struct {
 	api.NodeActivity
 	ReportedAt time.Time `json:"reported_at"`
+	// Node is the node that sent it (a Jupyter report is its node's).
+	Node string `json:"node,omitempty"`
 }
 
 // instanceSpec reads an instance target's spec.
@@ -88,7 +90,7 @@ func (c *Controller) AdmitInstance(ctx context.Context, t compute.Target) error 
 
 // InstanceActivity records a node's activity report when the node is an instance's.
 func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.NodeActivity) {
-	data, err := json.Marshal(signalsRecord{NodeActivity: a, ReportedAt: c.Now()})
+	data, err := json.Marshal(signalsRecord{NodeActivity: a, ReportedAt: c.Now(), Node: n.ID})
 	if err != nil {
 		return
 	}
@@ -247,7 +249,7 @@ func (c *Controller) Instance(ctx context.Context, name string) (*api.Instance, 
 		out.Schedules = append(out.Schedules, s.Name)
 	}
 	out.SSH = instanceSSH(spec)
-	out.Jupyter = "not running: Hangar starts JupyterLab on instances in a later version (docs/instances.md)"
+	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, readSignals(row.Signals), c.Now())
 	return out, nil
 }
 

@@ -244,14 +244,23 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func (c *Controller) judge(in *store.Instance, f instanceFacts, o InstanceOptions) {
 	var sig signalsRecord
 	_ = json.Unmarshal([]byte(in.Signals), &sig)
+	var deferred instance.Deferred
+	if in.DeferredStop != "" {
+		_ = json.Unmarshal([]byte(in.DeferredStop), &deferred) // unreadable: nothing deferred
+	}
 	d := instance.Decide(instance.Input{
 		Now: c.Now(), State: instance.State(in.State), ActiveAt: in.ActiveAt, CheckedTo: in.CheckedTo,
 		Signals: instance.Signals{Jobs: f.jobs, ReportedAt: sig.ReportedAt, SSHSessions: sig.SSHSessions,
 			JupyterKernels: sig.JupyterKernels, CPUPercent: sig.CPUPercent, GPUPercent: sig.GPUPercent, HasGPU: sig.HasGPU},
 		Settings:  instance.Settings{IdleMinutes: f.spec.IdleTimeBeforeShutdownMinutes, Minute: o.Minute, CPUThreshold: o.CPUThreshold},
-		Schedules: schedulesOf(f.spec),
+		Schedules: schedulesOf(f.spec), Deferred: deferred,
 	})
 	in.ActiveAt, in.CheckedTo, in.Idle = d.ActiveAt, d.CheckedTo, d.Idle
+	in.DeferredStop = ""
+	if !d.Deferred.IsZero() {
+		b, _ := json.Marshal(d.Deferred)
+		in.DeferredStop = string(b)
+	}
 	switch d.Action {
 	case instance.Stop:
 		c.setInstanceState(in, instance.Stopping, d.Reason)

@@ -131,7 +131,7 @@ func serverlessCluster(pool compute.Spec, res job.Resources) (compute.Spec, erro
 			IdleTimeBeforeScaleDown: sl.IdleTimeBeforeScaleDown, EnableNodePublicIP: true,
 			Provider: sl.Provider, MaxProvisionRetries: sl.MaxProvisionRetries,
 			ProvisionTimeout: sl.ProvisionTimeout, JoinTimeout: sl.JoinTimeout,
-			QuotaGroup: compute.ServerlessName, QuotaGroupInstances: sl.MaxInstances,
+			QuotaGroup: compute.ServerlessName, QuotaGroupInstances: sl.MaxInstances, Isolated: size.Isolated,
 		},
 	}, nil
 }

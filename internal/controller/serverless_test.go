@@ -159,3 +159,18 @@ func TestServerlessUse(t *testing.T) {
 		t.Errorf("a cluster's run: %+v", u)
 	}
 }
+
+// A size the pool marks isolated makes its cluster isolated; the others' clusters are not.
+func TestServerlessClusterIsolated(t *testing.T) {
+	pool := testPool()
+	pool.Serverless.Sizes[1].Isolated = true
+	for size, want := range map[string]bool{"local-quarter": false, "local-half": true} {
+		got, err := serverlessCluster(pool, job.Resources{InstanceType: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Cluster.Isolated != want {
+			t.Errorf("cluster of %s isolated = %v, want %v", size, got.Cluster.Isolated, want)
+		}
+	}
+}

@@ -88,6 +88,22 @@ type Input struct {
 	Signals   Signals
 	Settings  Settings
 	Schedules []Schedule
+	// Deferred is a scheduled stop that fired while jobs ran and waits for them to end (the
+	// Decision's, stored by the controller); zero: none.
+	Deferred Deferred
+}
+
+// Deferred is a scheduled stop put off until the instance's jobs end.
+type Deferred struct {
+	Schedule string    `json:"schedule"` // the schedule's Name
+	At       time.Time `json:"at"`       // when it fired
+}
+
+// IsZero reports whether no stop is deferred.
+func (d Deferred) IsZero() bool { return d.At.IsZero() }
+
+func (d Deferred) fired() string {
+	return fmt.Sprintf("schedule %q fired at %s", d.Schedule, d.At.Format("2006-01-02 15:04 MST"))
 }
 
 // Decision is what to do with an instance now, and why.
@@ -99,15 +115,21 @@ type Decision struct {
 	Idle string
 	// ActiveAt and CheckedTo are the Input's, moved on: the controller stores them.
 	ActiveAt, CheckedTo time.Time
+	// Deferred is the stop still deferred after this decision (zero: none), to store.
+	Deferred Deferred
 }
 
 // Decide judges an instance's use and its schedules. A schedule that fired since CheckedTo wins
-// over idleness (the latest firing when several did); a scheduled stop is skipped, with the
-// reason, while jobs run on the instance; an idle shutdown stops a Running instance unused for
-// IdleMinutes.
+// over idleness (the latest firing when several did). A scheduled stop that fires while jobs run
+// on the instance is deferred until they end, with the reason, unless a scheduled start fires
+// first (the instance is then wanted again); an idle shutdown stops a Running instance unused
+// for IdleMinutes.
 func Decide(in Input) Decision {
 	set := in.Settings.withDefaults()
 	d := Decision{ActiveAt: in.ActiveAt, CheckedTo: in.Now}
+	if in.State.Wants() {
+		d.Deferred = in.Deferred // a stopped instance has nothing left to stop
+	}
 	busy, quiet := judge(in.Signals, in.Now, set)
 	if len(busy) > 0 || d.ActiveAt.IsZero() || !in.State.Wants() {
 		d.ActiveAt = in.Now // a stopped instance's idle time starts again when it starts
@@ -116,11 +138,26 @@ func Decide(in Input) Decision {
 	d.Idle = idleText(in.State, busy, quiet, idleFor, set)
 	if !in.CheckedTo.IsZero() {
 		if f, ok := LastFiring(in.Schedules, in.CheckedTo, in.Now); ok {
-			if act, why := scheduled(f, in.State, in.Signals.Jobs); act != None || why != "" {
-				d.Action, d.Reason = act, why
+			if act, why, put := scheduled(f, in.State, in.Signals.Jobs); act != None || why != "" {
+				d.Action, d.Reason, d.Deferred = act, why, put
+				return d
+			}
+			if f.Schedule.Action == Start && !d.Deferred.IsZero() {
+				d.Reason = fmt.Sprintf("the stop deferred since %s was dropped: schedule %q fired at %s first",
+					d.Deferred.At.Format("2006-01-02 15:04 MST"), f.Schedule.Name, f.At.In(f.Schedule.Zone).Format("2006-01-02 15:04 MST"))
+				d.Deferred = Deferred{}
 				return d
 			}
 		}
+	}
+	if !d.Deferred.IsZero() {
+		if jobs := in.Signals.Jobs; len(jobs) > 0 {
+			d.Reason = d.Deferred.fired() + ": stop deferred: job " + jobs[0] + " running"
+			return d
+		}
+		d.Action, d.Reason = Stop, d.Deferred.fired()+": stop deferred until its jobs ended"
+		d.Deferred = Deferred{}
+		return d
 	}
 	if in.State == Running && set.IdleMinutes > 0 && len(busy) == 0 && idleFor >= time.Duration(set.IdleMinutes)*set.Minute {
 		d.Action, d.Reason = Stop, "idle shutdown: "+d.Idle
@@ -129,18 +166,20 @@ func Decide(in Input) Decision {
 }
 
 // scheduled is what a schedule's firing does in state: a start of a stopped (or failed)
-// instance, a stop of a wanted one without jobs; else nothing, and a stop skipped for jobs says so.
-func scheduled(f Firing, state State, jobs []string) (Action, string) {
+// instance, a stop of a wanted one without jobs; a stop of one with jobs is deferred (returned,
+// with the reason); else nothing.
+func scheduled(f Firing, state State, jobs []string) (Action, string, Deferred) {
 	at := f.At.In(f.Schedule.Zone).Format("2006-01-02 15:04 MST")
 	switch {
 	case f.Schedule.Action == Start && (state == Stopped || state == Failed || state == Stopping):
-		return Start, fmt.Sprintf("schedule %q fired at %s", f.Schedule.Name, at)
+		return Start, fmt.Sprintf("schedule %q fired at %s", f.Schedule.Name, at), Deferred{}
 	case f.Schedule.Action == Stop && state.Wants() && len(jobs) > 0:
-		return None, fmt.Sprintf("schedule %q fired at %s: stop skipped, job %s is running", f.Schedule.Name, at, jobs[0])
+		d := Deferred{Schedule: f.Schedule.Name, At: f.At.In(f.Schedule.Zone)}
+		return None, d.fired() + ": stop deferred: job " + jobs[0] + " running", d
 	case f.Schedule.Action == Stop && state.Wants():
-		return Stop, fmt.Sprintf("schedule %q fired at %s", f.Schedule.Name, at)
+		return Stop, fmt.Sprintf("schedule %q fired at %s", f.Schedule.Name, at), Deferred{}
 	}
-	return None, ""
+	return None, "", Deferred{}
 }
 
 // judge lists what makes the instance busy, and what was found quiet.

@@ -18,6 +18,9 @@ type CreateRequest struct {
 	// JoinURL is the workspace server as the node will reach it; JoinToken admits its agent.
 	JoinURL   string
 	JoinToken string
+	// JoinCA is the PEM of an https server's certificate ("" for plain HTTP): the agent trusts
+	// only it (HANGAR_JOIN_CA).
+	JoinCA string
 	// WorkDir is the agent's directory on the node ("" lets the provider choose).
 	WorkDir string
 }
@@ -48,6 +51,7 @@ func Env(req CreateRequest) []string {
 	return []string{
 		"HANGAR_JOIN_URL=" + req.JoinURL,
 		"HANGAR_JOIN_TOKEN=" + req.JoinToken,
+		"HANGAR_JOIN_CA=" + req.JoinCA,
 		"HANGAR_NODE_ID=" + req.NodeID,
 		"HANGAR_POOL=" + req.Pool,
 		"HANGAR_SIZE=" + req.Size.Name,
@@ -65,7 +69,7 @@ func BaseEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_NODE_ID", "HANGAR_POOL",
+		case "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_JOIN_CA", "HANGAR_NODE_ID", "HANGAR_POOL",
 			"HANGAR_SIZE", "HANGAR_CORES", "HANGAR_MEMORY_BYTES", "HANGAR_GPUS", "HANGAR_WORK_DIR", "HANGAR_PROVIDER_ID",
 			"HANGAR_HIDE":
 			continue

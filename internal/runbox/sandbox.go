@@ -14,6 +14,9 @@ import (
 // Mode says whether a run's processes must be sandboxed.
 type Mode string
 
+// ModeEnv is the environment variable that sets a node's Mode (ParseMode reads it).
+const ModeEnv = "HANGAR_SANDBOX"
+
 const (
 	// SandboxAuto sandboxes where bubblewrap works, and warns on the run where it does not.
 	SandboxAuto Mode = "auto"

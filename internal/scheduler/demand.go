@@ -34,7 +34,7 @@ func (s *state) planDemand() {
 			continue
 		}
 		before := ps.idx.opened
-		if _, ok := ps.idx.take(r.PerNode, n, r.NodeSelector, labelKey(r.NodeSelector)); !ok {
+		if _, ok := ps.idx.take(r.PerNode, n, r.NodeSelector, labelKey(r.NodeSelector), r.Isolated); !ok {
 			atMax[ps]++
 			continue
 		}

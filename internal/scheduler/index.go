@@ -17,6 +17,8 @@ type nodeTable struct {
 	capacity []resources.Vector
 	labels   []map[string]string
 	labelKey []string
+	// busy marks a node that holds a run: an isolated run may not join it.
+	busy []bool
 }
 
 // add appends a node and returns its index.
@@ -26,13 +28,16 @@ func (t *nodeTable) add(id string, capacity, free resources.Vector, labels map[s
 	t.capacity = append(t.capacity, capacity)
 	t.labels = append(t.labels, labels)
 	t.labelKey = append(t.labelKey, key)
+	t.busy = append(t.busy, false)
 	return len(t.ids) - 1
 }
 
-// bucketKey groups nodes that are interchangeable for placement: same free vector, same labels.
+// bucketKey groups nodes that are interchangeable for placement: same free vector, same labels,
+// both holding runs or both empty (only an empty node takes an isolated run).
 type bucketKey struct {
 	free   resources.Vector
 	labels string
+	busy   bool
 }
 
 // bucket holds the nodes of one key, lowest index first.
@@ -45,9 +50,10 @@ type bucket struct {
 // failKey is a request that found too few nodes. Free capacity only shrinks during a
 // pass, so a request that failed once fails again and need not be tried.
 type failKey struct {
-	req resources.Vector
-	n   int
-	sel string
+	req      resources.Vector
+	n        int
+	sel      string
+	isolated bool
 }
 
 // poolIndex finds gangs of nodes that fit a request in O(buckets) rather than O(nodes):
@@ -70,15 +76,27 @@ func newPoolIndex(nodes *nodeTable) *poolIndex {
 	return &poolIndex{nodes: nodes, byKey: map[bucketKey]*bucket{}, failed: map[failKey]bool{}}
 }
 
-// keyCompare orders buckets by free GPUs, then cores, then memory, then labels.
+// keyCompare orders buckets by free GPUs, then cores, then memory, then labels, busy nodes
+// before empty ones (packing onto busy nodes keeps empty ones for isolated runs).
 func keyCompare(a, b bucketKey) int {
 	return cmp.Or(cmp.Compare(a.free.GPU, b.free.GPU), cmp.Compare(a.free.MilliCPU, b.free.MilliCPU),
-		cmp.Compare(a.free.Memory, b.free.Memory), strings.Compare(a.labels, b.labels))
+		cmp.Compare(a.free.Memory, b.free.Memory), strings.Compare(a.labels, b.labels), boolFirst(a.busy, b.busy))
+}
+
+// boolFirst orders true before false.
+func boolFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
 
 // insert files node i under its current free capacity.
 func (ix *poolIndex) insert(i int) {
-	k := bucketKey{free: ix.nodes.free[i], labels: ix.nodes.labelKey[i]}
+	k := bucketKey{free: ix.nodes.free[i], labels: ix.nodes.labelKey[i], busy: ix.nodes.busy[i]}
 	b := ix.byKey[k]
 	if b == nil {
 		b = &bucket{key: k, labels: ix.nodes.labels[i]}
@@ -105,16 +123,19 @@ func (ix *poolIndex) from(req resources.Vector) int {
 	return sort.Search(len(ix.buckets), func(i int) bool { return ix.buckets[i].key.free.GPU >= req.GPU })
 }
 
-// fits reports whether every node of b can take req and carries sel's labels.
-func (b *bucket) fits(req resources.Vector, sel map[string]string) bool {
-	return req.Fits(b.key.free) && matches(b.labels, sel)
+// fits reports whether every node of b can take req and carries sel's labels, and, for an
+// isolated request, runs nothing yet.
+func (b *bucket) fits(req resources.Vector, sel map[string]string, isolated bool) bool {
+	return req.Fits(b.key.free) && matches(b.labels, sel) && !(isolated && b.key.busy)
 }
 
 // take finds n distinct nodes that each fit req and carry sel's labels, preferring the
 // fullest nodes and then the lowest IDs, opening virtual nodes only when real ones run
 // out; it takes req from each and returns their indices, or nothing when n cannot be had.
-func (ix *poolIndex) take(req resources.Vector, n int, sel map[string]string, selKey string) ([]int, bool) {
-	fk := failKey{req: req, n: n, sel: selKey}
+// An isolated request takes empty nodes only and closes them: they leave the index, so
+// nothing else is placed on them in this pass.
+func (ix *poolIndex) take(req resources.Vector, n int, sel map[string]string, selKey string, isolated bool) ([]int, bool) {
+	fk := failKey{req: req, n: n, sel: selKey, isolated: isolated}
 	if ix.failed[fk] {
 		return nil, false
 	}
@@ -123,7 +144,7 @@ func (ix *poolIndex) take(req resources.Vector, n int, sel map[string]string, se
 		if have >= n {
 			break
 		}
-		if b.fits(req, sel) {
+		if b.fits(req, sel, isolated) {
 			have += len(b.nodes)
 		}
 	}
@@ -134,7 +155,7 @@ func (ix *poolIndex) take(req resources.Vector, n int, sel map[string]string, se
 	}
 	got := make([]int, 0, n)
 	for _, b := range ix.buckets[start:] {
-		for len(got) < n-virtual && len(b.nodes) > 0 && b.fits(req, sel) {
+		for len(got) < n-virtual && len(b.nodes) > 0 && b.fits(req, sel, isolated) {
 			got = append(got, b.nodes.pop())
 		}
 	}
@@ -145,17 +166,21 @@ func (ix *poolIndex) take(req resources.Vector, n int, sel map[string]string, se
 	ix.opened += virtual
 	for _, i := range got {
 		ix.nodes.free[i] = ix.nodes.free[i].Sub(req)
-		ix.insert(i)
+		ix.nodes.busy[i] = true
+		if !isolated {
+			ix.insert(i)
+		}
 	}
 	ix.dropEmpty()
 	return got, true
 }
 
-// takeFitting removes and returns every node that fits req and carries sel's labels now.
-func (ix *poolIndex) takeFitting(req resources.Vector, sel map[string]string) []int {
+// takeFitting removes and returns every node that fits req and carries sel's labels now
+// (and, for an isolated request, runs nothing).
+func (ix *poolIndex) takeFitting(req resources.Vector, sel map[string]string, isolated bool) []int {
 	var got []int
 	for _, b := range ix.buckets[ix.from(req):] {
-		if b.fits(req, sel) {
+		if b.fits(req, sel, isolated) {
 			for len(b.nodes) > 0 {
 				got = append(got, b.nodes.pop())
 			}

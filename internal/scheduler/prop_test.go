@@ -49,11 +49,12 @@ func genInput(t *rapid.T) Input {
 			SubmitTime:    t0.Add(time.Duration(rapid.IntRange(0, 5).Draw(t, "submit")) * time.Second),
 			InstanceCount: rapid.IntRange(0, 4).Draw(t, "count"), PerNode: rapid.SampledFrom(propReqs).Draw(t, "req"),
 			NodeSelector: rapid.SampledFrom(propLabels).Draw(t, "sel"), Family: rapid.SampledFrom(families).Draw(t, "family"),
-			QuotaCPU: int64(rapid.SampledFrom([]int{0, 0, 4000, 16000}).Draw(t, "qcpu"))})
+			QuotaCPU: int64(rapid.SampledFrom([]int{0, 0, 4000, 16000}).Draw(t, "qcpu")), Isolated: rapid.Bool().Draw(t, "isolated")})
 	}
 	for i := range rapid.IntRange(0, 4).Draw(t, "running") {
 		in.Running = append(in.Running, Running{ID: fmt.Sprintf("x%d", i), User: rapid.SampledFrom(users).Draw(t, "ruser"),
-			Family: rapid.SampledFrom(families).Draw(t, "rfamily"), Nodes: []string{"n00"}, PerNode: cores(4)})
+			Family: rapid.SampledFrom(families).Draw(t, "rfamily"), Nodes: []string{rapid.SampledFrom([]string{"n00", "n01"}).Draw(t, "rnode")},
+			PerNode: cores(4), Isolated: rapid.Bool().Draw(t, "risolated")})
 	}
 	if rapid.Bool().Draw(t, "quotas") {
 		in.Quotas = map[string]int64{"D": int64(rapid.IntRange(0, 40).Draw(t, "quotaD")) * 1000}
@@ -150,6 +151,34 @@ func checkPlan(t *rapid.T, in Input, p Plan) {
 		}
 	}
 	checkReservations(t, in, p, pools)
+	checkIsolation(t, in, p, runs)
+}
+
+// checkIsolation asserts that a node never holds an isolated run beside anything else.
+func checkIsolation(t *rapid.T, in Input, p Plan, runs map[string]Run) {
+	holders := map[string][]bool{} // node → isolated flag of every run on it
+	for _, r := range in.Running {
+		for _, n := range r.Nodes {
+			holders[n] = append(holders[n], r.Isolated)
+		}
+	}
+	for _, n := range in.Nodes {
+		if !n.Allocated.IsZero() && len(holders[n.ID]) == 0 {
+			holders[n.ID] = append(holders[n.ID], false)
+		}
+	}
+	for _, pl := range p.Placements {
+		for _, n := range pl.Nodes {
+			holders[n] = append(holders[n], runs[pl.Run].Isolated)
+		}
+	}
+	for _, pl := range p.Placements {
+		for _, n := range pl.Nodes {
+			if h := holders[n]; len(h) > 1 && slices.Contains(h, true) {
+				t.Fatalf("node %s holds an isolated run beside others: %v", n, h)
+			}
+		}
+	}
 }
 
 // checkReservations asserts that no run after a reservation's holder uses its nodes, and

@@ -42,6 +42,19 @@ func headReason(ps *poolState, n, free, starting, missing int, canGrow bool) str
 	return fmt.Sprintf("waiting for running work to free %s (%s)", plural(missing, "node"), cluster)
 }
 
+// isolatedReason says that a run of an isolated size waits for nodes that run nothing else.
+func isolatedReason(ps *poolState, n int) string {
+	what := "a node of its own"
+	if n > 1 {
+		what = fmt.Sprintf("%d nodes of their own", n)
+	}
+	size := "its size is isolated"
+	if ps.SizeName != "" {
+		size = "size " + ps.SizeName + " is isolated"
+	}
+	return fmt.Sprintf("waiting for %s (%s)", what, size)
+}
+
 // behindReason says that r waits behind an earlier run h. It does not name h: the run ahead
 // changes each time one starts, and a reason that changed with it would have every waiting run
 // rewritten on every start (work growing with the queue, not with what changed). The run ahead

@@ -75,14 +75,20 @@ func newState(in *Input) *state {
 		s.sortedPools = append(s.sortedPools, ps)
 	}
 	slices.SortFunc(s.sortedPools, func(a, b *poolState) int { return strings.Compare(a.ID, b.ID) })
-	nodes := slices.Clone(in.Nodes)
-	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.ID, b.ID) })
-	for _, n := range nodes {
-		s.addNode(n)
-	}
+	holds := map[string]holding{}
 	for _, r := range in.Running {
 		s.used[r.Family] += quotaCost(r.QuotaCPU, len(r.Nodes), r.PerNode)
 		s.userRuns[r.User]++
+		for _, id := range r.Nodes {
+			h := holds[id]
+			h.busy, h.isolated = true, h.isolated || r.Isolated
+			holds[id] = h
+		}
+	}
+	nodes := slices.Clone(in.Nodes)
+	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.ID, b.ID) })
+	for _, n := range nodes {
+		s.addNode(n, holds[n.ID])
 	}
 	s.queue = make([]*Run, len(in.Queue))
 	for i := range in.Queue {
@@ -92,17 +98,24 @@ func newState(in *Input) *state {
 	return s
 }
 
+// holding is what running runs do to a node: hold it (busy), or hold it alone (isolated).
+type holding struct{ busy, isolated bool }
+
 // addNode files a node of a known pool: ready nodes into the pool's index, provisioning
-// ones aside for the demand pass; others only count against MaxNodes.
-func (s *state) addNode(n Node) {
+// ones aside for the demand pass; others, and nodes an isolated run holds, only count
+// against MaxNodes.
+func (s *state) addNode(n Node, h holding) {
 	ps := s.pools[n.Pool]
 	if ps == nil {
 		return
 	}
 	ps.total++
 	switch {
+	case n.State.Ready() && h.isolated:
+		// closed to other work until its run ends
 	case n.State.Ready():
 		i := s.nodes.add(n.ID, n.Capacity, n.Capacity.Sub(n.Allocated), n.Labels, labelKey(n.Labels))
+		s.nodes.busy[i] = h.busy || !n.Allocated.IsZero()
 		ps.idx.insert(i)
 	case n.State == compute.NodeProvisioning:
 		capacity, labels := n.Capacity, n.Labels
@@ -174,7 +187,7 @@ func (s *state) consider(r *Run) {
 			return
 		}
 	}
-	idx, ok := ps.idx.take(r.PerNode, n, r.NodeSelector, labelKey(r.NodeSelector))
+	idx, ok := ps.idx.take(r.PerNode, n, r.NodeSelector, labelKey(r.NodeSelector), r.Isolated)
 	if !ok {
 		s.block(ps, r, cost, limited)
 		return
@@ -203,7 +216,7 @@ func (s *state) block(ps *poolState, r *Run, cost int64, limited bool) {
 		s.held[r.Family] += cost
 	}
 	n := instances(r)
-	free := ps.idx.takeFitting(r.PerNode, r.NodeSelector)
+	free := ps.idx.takeFitting(r.PerNode, r.NodeSelector, r.Isolated)
 	starting := 0
 	for _, i := range ps.provisioning {
 		if r.PerNode.Fits(s.nodes.capacity[i]) && matches(s.nodes.labels[i], r.NodeSelector) {
@@ -217,7 +230,11 @@ func (s *state) block(ps *poolState, r *Run, cost int64, limited bool) {
 	if missing > 0 && !canGrow {
 		ps.reserved = append(ps.reserved, ps.idx.takeBusy(r.PerNode, r.NodeSelector, missing)...)
 	}
-	s.wait(r, CauseCapacity, headReason(ps, n, len(free), starting, missing, canGrow))
+	why := headReason(ps, n, len(free), starting, missing, canGrow)
+	if r.Isolated {
+		why = isolatedReason(ps, n) + ": " + strings.TrimPrefix(why, "waiting for ")
+	}
+	s.wait(r, CauseCapacity, why)
 }
 
 func (s *state) wait(r *Run, c Cause, reason string) {

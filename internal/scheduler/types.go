@@ -54,6 +54,8 @@ type Pool struct {
 	// Labels are the labels every new node of the pool will carry (used to judge whether
 	// scaling up can satisfy a run's NodeSelector).
 	Labels map[string]string
+	// SizeName names the pool's size in reasons ("size X is isolated").
+	SizeName string
 }
 
 // Node is one node of a pool, as last reported.
@@ -86,6 +88,9 @@ type Run struct {
 	// millicores it counts (0 means InstanceCount × PerNode.MilliCPU).
 	Family   string
 	QuotaCPU int64
+	// Isolated marks a run of an isolated size: it starts only on nodes that run nothing
+	// else, and nothing else starts on its nodes while it runs.
+	Isolated bool
 }
 
 // Running is a run already placed, counted against its user's limit and its family's quota.
@@ -94,9 +99,11 @@ type Running struct {
 	User   string
 	Family string
 	Nodes  []string
-	// PerNode and QuotaCPU mean what they mean on Run.
+	// PerNode, QuotaCPU and Isolated mean what they mean on Run. A node listed by a
+	// Running counts as busy even when its Allocated is zero.
 	PerNode  resources.Vector
 	QuotaCPU int64
+	Isolated bool
 }
 
 // Input is the snapshot the scheduler decides from. IDs are unique within each list.

@@ -27,7 +27,10 @@ type Size struct {
 	PricePerHour float64 `json:"price_per_hour"`
 	// Family is the quota family the size's cores count against.
 	Family string `json:"family"`
-	Source string `json:"source,omitempty"`
+	// Isolated marks a size whose nodes are never shared: a run of it gets nodes that run
+	// nothing else (no packing of runs that would fit together).
+	Isolated bool   `json:"isolated"`
+	Source   string `json:"source,omitempty"`
 }
 
 // Vector is what one node of this size offers.

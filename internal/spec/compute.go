@@ -45,7 +45,7 @@ var computeKeys = append(append([]string{
 	"ssh_public_access_enabled", "ssh_settings.ssh_key_value", "enable_node_public_ip",
 	"network_settings.vnet_name", "network_settings.subnet",
 	"provider.type", "provider.create", "provider.delete", "provider.preempted", "provider.timeout", "provider.env.*",
-	"max_provision_retries", "provision_timeout", "join_timeout",
+	"max_provision_retries", "provision_timeout", "join_timeout", "isolated",
 	"idle_time_before_shutdown_minutes", "idle_time_before_shutdown",
 	"create_on_behalf_of.user_tenant_id", "create_on_behalf_of.user_object_id",
 	// serverless

@@ -38,6 +38,7 @@ func (d *decoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpe
 	fs["max_provision_retries"] = func(n *yaml.Node, p string) { c.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
 	fs["provision_timeout"] = func(n *yaml.Node, p string) { c.ProvisionTimeout = d.timeout(n, p) }
 	fs["join_timeout"] = func(n *yaml.Node, p string) { c.JoinTimeout = d.timeout(n, p) }
+	fs["isolated"] = func(n *yaml.Node, p string) { c.Isolated, _ = d.boolean(n, p) }
 	return c, func(got map[string]*yaml.Node) {
 		if minOK && maxOK && c.MinInstances > c.MaxInstances {
 			d.errorf(got["min_instances"], "min_instances", "expected at most max_instances (%d), got %d", c.MaxInstances, c.MinInstances)

@@ -90,6 +90,7 @@ func (d *decoder) serverlessSizes(n *yaml.Node, path string) []compute.Serverles
 			got := d.mapping(c, ip, fields{
 				"name":          func(v *yaml.Node, p string) { z.Name = d.size(v, p) },
 				"max_instances": func(v *yaml.Node, p string) { z.MaxInstances, _ = d.boundedInt(v, p, 1, math.MaxInt32) },
+				"isolated":      func(v *yaml.Node, p string) { z.Isolated, _ = d.boolean(v, p) },
 			})
 			if nameNode = got["name"]; nameNode == nil {
 				d.required(c, join(ip, "name"))

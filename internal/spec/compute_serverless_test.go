@@ -24,7 +24,7 @@ func TestParseServerlessErrors(t *testing.T) {
 		{"size mapping without name", "type: serverless\nsizes:\n  - {max_instances: 2}\n",
 			"compute.yml: sizes[0].name: required (line 3)"},
 		{"size unknown key", "type: serverless\nsizes:\n  - {name: a1, gpus: 2}\n",
-			"compute.yml: sizes[0].gpus: unknown field (expected one of: max_instances, name) (line 3)"},
+			"compute.yml: sizes[0].gpus: unknown field (expected one of: isolated, max_instances, name) (line 3)"},
 		{"size bound above the quota", "type: serverless\nmax_instances: 2\nsizes:\n  - {name: a1, max_instances: 3}\n",
 			"compute.yml: sizes[0].max_instances: expected at most the pool's max_instances (2), got 3 (line 4)"},
 		{"default size not offered", serverlessOK + "default_size: Standard_DS3_v2\n",

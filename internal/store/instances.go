@@ -26,10 +26,13 @@ type Instance struct {
 	Idle       string
 	Signals    string
 	UpdatedAt  time.Time
+	// DeferredStop is a scheduled stop waiting for the instance's jobs to end, as the
+	// controller encodes it; "" when none.
+	DeferredStop string
 }
 
 const instanceColumns = `name, state, reason, since, active_at, checked_to, created, script_run, script_kind,
-	starts, pending, idle, signals, updated_at`
+	starts, pending, idle, signals, updated_at, deferred_stop`
 
 // Instance returns an instance's row; ErrNotFound when it has none.
 func (s *Store) Instance(ctx context.Context, name string) (Instance, error) {
@@ -80,13 +83,14 @@ func (s *Store) UpdateInstance(ctx context.Context, name string, fn func(in *Ins
 	if err != nil || !write {
 		return in, err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO instances (`+instanceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = tx.ExecContext(ctx, `INSERT INTO instances (`+instanceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET state = excluded.state, reason = excluded.reason, since = excluded.since,
 			active_at = excluded.active_at, checked_to = excluded.checked_to, created = excluded.created,
 			script_run = excluded.script_run, script_kind = excluded.script_kind, starts = excluded.starts, pending = excluded.pending,
-			idle = excluded.idle, signals = excluded.signals, updated_at = excluded.updated_at`,
+			idle = excluded.idle, signals = excluded.signals, updated_at = excluded.updated_at,
+			deferred_stop = excluded.deferred_stop`,
 		in.Name, in.State, in.Reason, nanos(in.Since), optZeroNanos(in.ActiveAt), optZeroNanos(in.CheckedTo),
-		in.Created, in.ScriptRun, in.ScriptKind, in.Starts, in.Pending, in.Idle, in.Signals, nanos(in.UpdatedAt))
+		in.Created, in.ScriptRun, in.ScriptKind, in.Starts, in.Pending, in.Idle, in.Signals, nanos(in.UpdatedAt), in.DeferredStop)
 	if err != nil {
 		return in, fmt.Errorf("update instance %s: %w", name, err)
 	}
@@ -109,7 +113,7 @@ func scanInstance(row interface{ Scan(...any) error }) (Instance, error) {
 	var since, updated int64
 	var active, checked sql.NullInt64
 	err := row.Scan(&in.Name, &in.State, &in.Reason, &since, &active, &checked, &in.Created, &in.ScriptRun,
-		&in.ScriptKind, &in.Starts, &in.Pending, &in.Idle, &in.Signals, &updated)
+		&in.ScriptKind, &in.Starts, &in.Pending, &in.Idle, &in.Signals, &updated, &in.DeferredStop)
 	if err != nil {
 		return in, err
 	}

@@ -12,9 +12,9 @@ import (
 // CreateSize stores a workspace size; a name taken (in any case) is ErrExists.
 func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) error {
 	_, err := s.db.ExecContext(ctx, `
-		INSERT INTO sizes (name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		z.Name, z.Cores, z.MemoryBytes, z.GPUs, z.GPUModel, z.PricePerHour, z.Family, nanos(now))
+		INSERT INTO sizes (name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, isolated, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		z.Name, z.Cores, z.MemoryBytes, z.GPUs, z.GPUModel, z.PricePerHour, z.Family, z.Isolated, nanos(now))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 			return fmt.Errorf("size %s: %w", z.Name, ErrExists)
@@ -27,7 +27,7 @@ func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) err
 // Sizes lists the workspace's own sizes by name.
 func (s *Store) Sizes(ctx context.Context) ([]sizes.Size, error) {
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family FROM sizes ORDER BY name`)
+		SELECT name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, isolated FROM sizes ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list sizes: %w", err)
 	}
@@ -35,7 +35,7 @@ func (s *Store) Sizes(ctx context.Context) ([]sizes.Size, error) {
 	var out []sizes.Size
 	for rows.Next() {
 		var z sizes.Size
-		if err := rows.Scan(&z.Name, &z.Cores, &z.MemoryBytes, &z.GPUs, &z.GPUModel, &z.PricePerHour, &z.Family); err != nil {
+		if err := rows.Scan(&z.Name, &z.Cores, &z.MemoryBytes, &z.GPUs, &z.GPUModel, &z.PricePerHour, &z.Family, &z.Isolated); err != nil {
 			return nil, fmt.Errorf("list sizes: %w", err)
 		}
 		z.Source = sizes.SourceWorkspace

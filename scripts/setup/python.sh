@@ -8,6 +8,7 @@ missing=()
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || missing+=(python3-mpi4py)
 /usr/bin/python3 -c 'import pandas' 2>/dev/null || missing+=(python3-pandas)  # parallel jobs hand an mltable's rows to run() as DataFrames
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
+command -v jupyter-notebook >/dev/null || missing+=(jupyter-notebook)  # compute instances' Jupyter (Notebook 6; Debian 12 has no JupyterLab)
 if ((${#missing[@]})); then
   if [[ $(id -u) != 0 ]]; then echo "python.sh: need root to install ${missing[*]}" >&2; exit 1; fi
   apt-get update -qq

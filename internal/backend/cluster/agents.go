@@ -242,6 +242,9 @@ func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.A
 	if err := d.Store.MarkDelivered(ctx, n.ID, ids, now); err != nil {
 		return nil, err
 	}
+	if d.Jupyter != nil && !out.Release {
+		out.Jupyter = d.Jupyter(ctx, n)
+	}
 	return out, nil
 }
 

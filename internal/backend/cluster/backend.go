@@ -32,7 +32,9 @@ type Backend struct {
 	Provider func(s compute.Spec) (provider.Provider, error)
 	// JoinURL is the server's address as new nodes reach it.
 	JoinURL func() string
-	Policy  autoscaler.Policy
+	// JoinCA is the PEM of an https server's certificate: the only one new nodes' agents trust.
+	JoinCA []byte
+	Policy autoscaler.Policy
 	// SilentAfter is how long a joined node's agent may go unheard: then the node is unusable
 	// (no new work) and its runs' state is unknown. Zero means a minute.
 	SilentAfter time.Duration

@@ -50,7 +50,7 @@ func (b *Backend) schedulerInput(ctx context.Context, pools map[string]*pool, ru
 		switch {
 		case r.Placement != nil:
 			in.Running = append(in.Running, scheduler.Running{ID: r.ID, User: runUser(r), Family: family,
-				Nodes: r.Placement.Nodes, PerNode: per, QuotaCPU: cost})
+				Nodes: r.Placement.Nodes, PerNode: per, QuotaCPU: cost, Isolated: p.isolated()})
 			for _, n := range r.Placement.Nodes {
 				allocated[n] = allocated[n].Add(per)
 			}
@@ -58,12 +58,14 @@ func (b *Backend) schedulerInput(ctx context.Context, pools map[string]*pool, ru
 			prio, _ := scheduler.ParsePriority(r.Spec.QueueSettings.Priority) // validated at submit
 			in.Queue = append(in.Queue, scheduler.Run{ID: r.ID, Pool: r.Compute, User: runUser(r),
 				Priority: prio, SubmitTime: r.CreatedAt,
-				InstanceCount: max(r.Spec.Resources.InstanceCount, 1), PerNode: per, Family: family, QuotaCPU: cost})
+				InstanceCount: max(r.Spec.Resources.InstanceCount, 1), PerNode: per, Family: family, QuotaCPU: cost,
+				Isolated: p.isolated()})
 		}
 	}
 	for _, name := range sortedPoolNames(pools) {
 		p := pools[name]
-		in.Pools = append(in.Pools, scheduler.Pool{ID: name, MaxNodes: p.spec.Cluster.MaxInstances, Size: p.size.Vector()})
+		in.Pools = append(in.Pools, scheduler.Pool{ID: name, MaxNodes: p.spec.Cluster.MaxInstances, Size: p.size.Vector(),
+			SizeName: p.size.Name})
 		for _, n := range p.nodes {
 			in.Nodes = append(in.Nodes, scheduler.Node{ID: n.ID, Pool: name, State: n.State,
 				Capacity: n.Capacity, Allocated: allocated[n.ID], Labels: n.Labels})

@@ -78,6 +78,16 @@ func (b *Backend) notJoined(ctx context.Context, p *pool, n *store.Node, reason 
 	return reason
 }
 
+// providerSpec is a node's target as Provider reads it (from its Cluster part): a compute
+// instance keeps its provider in its Instance part, which would otherwise read as the local
+// provider and leave a command provider's machine running.
+func providerSpec(s compute.Spec) compute.Spec {
+	if s.Cluster == nil && s.Instance != nil {
+		s.Cluster = &compute.ClusterSpec{Size: s.Instance.Size, Provider: s.Instance.Provider}
+	}
+	return s
+}
+
 // DeleteNode removes a node at a user's request (`hangar compute node delete`), e.g. one stuck
 // provisioning or one whose machine misbehaves. Its runs go back to the queue as a new attempt
 // (Requeue), as after a preemption: the machine went away, not the run's fault, and a user who
@@ -98,7 +108,7 @@ func (b *Backend) DeleteNode(ctx context.Context, id string) (*api.NodeDeletion,
 	spec := compute.Spec{Name: n.Pool, Type: compute.TypeCluster}
 	if t, err := b.Store.Compute(ctx, n.Pool); err == nil {
 		if st, err := compute.Load(*t); err == nil {
-			spec = st.Spec
+			spec = providerSpec(st.Spec)
 		}
 	}
 	runs, err := b.Store.Runs(ctx, store.RunFilter{Active: true, Compute: n.Pool})

@@ -19,6 +19,10 @@ type pool struct {
 	nodes []*store.Node
 }
 
+// isolated reports whether the pool's runs get nodes of their own: its size is isolated in the
+// catalog, or the cluster says so.
+func (p *pool) isolated() bool { return p.size.Isolated || p.spec.Cluster.Isolated }
+
 func (p *pool) node(id string) *store.Node {
 	for _, n := range p.nodes {
 		if n.ID == id {

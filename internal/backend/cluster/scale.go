@@ -89,7 +89,8 @@ func (b *Backend) createNode(ctx context.Context, p *pool, reason string) {
 		b.provisionFailed(bctx, p.spec.Name, n.ID, err)
 		return
 	}
-	req := provider.CreateRequest{Pool: p.spec.Name, NodeID: n.ID, Size: p.size, JoinURL: b.JoinURL(), JoinToken: tok}
+	req := provider.CreateRequest{Pool: p.spec.Name, NodeID: n.ID, Size: p.size, JoinURL: b.JoinURL(), JoinToken: tok,
+		JoinCA: string(b.JoinCA)}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()

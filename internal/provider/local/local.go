@@ -231,7 +231,7 @@ func (p *Provider) start(req provider.CreateRequest, dir, work string, gpus []in
 	cmd := exec.Command(p.Exe, append(args, p.AgentArgs...)...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(provider.BaseEnv(), "HANGAR_JOIN_TOKEN="+req.JoinToken)
+	cmd.Env = append(provider.BaseEnv(), "HANGAR_JOIN_TOKEN="+req.JoinToken, "HANGAR_JOIN_CA="+req.JoinCA)
 	agent, exited, err := proc.StartDetached(cmd)
 	if err != nil {
 		return record{}, st, fmt.Errorf("start agent: %w", err)

@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/runbox"
+)
+
+// jupyterReadyWithin bounds a Jupyter server's start: not answering by then, it is restarted.
+const jupyterReadyWithin = 2 * time.Minute
+
+// jupyterRun is one Jupyter server to keep running.
+type jupyterRun struct {
+	base, token   string
+	root, runtime string // its root dir (notebooks) and its runtime dir (kernels' connection files)
+	logFile       string
+	hide          []string // what it must not see (runbox): only root and runtime are shown again
+	log           *slog.Logger
+}
+
+// jupyterCommand is the command that runs Jupyter, from what the node has on its PATH:
+// JupyterLab, else Notebook, else a bare Jupyter server; nil when it has none. Options are given
+// for both the Notebook 6 (NotebookApp) and jupyter_server (ServerApp) applications: each ignores
+// the other's. The token is not an argument (other users see arguments): JUPYTER_TOKEN has it.
+func jupyterCommand(lookPath func(string) (string, error), base, ip string, port int, root string, root0 bool) []string {
+	var argv []string
+	for _, exe := range []string{"jupyter-lab", "jupyter-notebook", "jupyter-server"} {
+		if p, err := lookPath(exe); err == nil {
+			argv = []string{p}
+			break
+		}
+	}
+	if argv == nil {
+		return nil
+	}
+	argv = append(argv, "--no-browser")
+	opts := []string{"base_url=" + base, "ip=" + ip, "port=" + strconv.Itoa(port), "port_retries=0",
+		"allow_remote_access=True", "open_browser=False"}
+	if root0 {
+		opts = append(opts, "allow_root=True")
+	}
+	for _, app := range []string{"NotebookApp", "ServerApp"} {
+		for _, o := range opts {
+			argv = append(argv, "--"+app+"."+o)
+		}
+	}
+	return append(argv, "--NotebookApp.notebook_dir="+root, "--ServerApp.root_dir="+root)
+}
+
+// reachableIP is the address of this node that the server reaches it at: the one its packets to
+// the server leave from.
+func reachableIP(serverURL string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("server URL %q: no host", serverURL)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)) // sends nothing
+	if err != nil {
+		return "", fmt.Errorf("route to the server: %w", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+// freePort is a port free on ip now (Jupyter takes it next; if another takes it first, Jupyter
+// fails and is started again on another).
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// once starts Jupyter, reports it starting then running, and returns once it exited (the
+// report to make of that) or ctx ended (it is stopped, its kernels with it).
+func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.JupyterReport)) *api.JupyterReport {
+	failed := func(format string, a ...any) *api.JupyterReport {
+		return &api.JupyterReport{State: api.JupyterFailed, Reason: fmt.Sprintf(format, a...)}
+	}
+	ip, err := reachableIP(serverURL)
+	if err != nil {
+		return failed("%v", err)
+	}
+	port, err := freePort(ip)
+	if err != nil {
+		return failed("no free port on %s: %v", ip, err)
+	}
+	argv := jupyterCommand(exec.LookPath, r.base, ip, port, r.root, os.Geteuid() == 0)
+	if argv == nil {
+		return &api.JupyterReport{State: api.JupyterNotInstalled, Reason: "no jupyter-lab, jupyter-notebook or jupyter-server on the node's PATH"}
+	}
+	for _, d := range []string{r.root, r.runtime} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return failed("%v", err)
+		}
+	}
+	logf, err := os.OpenFile(r.logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return failed("%v", err)
+	}
+	defer logf.Close()
+	// Notebook kernels run code as the agent's user, as runs do, so Jupyter is boxed as a run is:
+	// the agent's work dir and the workspace's home hidden (a kernel must not read the agent's
+	// token or the workspace's secret key), its cgroup ended with it.
+	box, err := r.openBox(ctx)
+	if err != nil {
+		return failed("%v", err)
+	}
+	defer box.End(context.WithoutCancel(ctx))
+	env := append(scrubbedEnv(os.Environ()), "JUPYTER_TOKEN="+r.token, "JUPYTER_RUNTIME_DIR="+r.runtime)
+	cmd := box.Command(false, r.root, env, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group (stopped as one; Command sets it), ended with the agent should the
+	// agent be killed.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	if err := cmd.Start(); err != nil {
+		return failed("start %s: %v", filepath.Base(argv[0]), err)
+	}
+	if err := box.Started(cmd); err != nil {
+		r.log.Warn("jupyter: not in its cgroup", "err", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	set(&api.JupyterReport{State: api.JupyterStarting, Addr: addr})
+	return r.watch(ctx, cmd, exited, addr, set)
+}
+
+// watch reports Jupyter running once it answers, and waits for its end or ctx's.
+func (r jupyterRun) watch(ctx context.Context, cmd *exec.Cmd, exited chan error, addr string, set func(*api.JupyterReport)) *api.JupyterReport {
+	ready := time.Now().Add(jupyterReadyWithin)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	up := false
+	for {
+		select {
+		case <-ctx.Done():
+			r.kill(cmd, exited)
+			return nil
+		case err := <-exited:
+			r.killKernels()
+			return &api.JupyterReport{State: api.JupyterFailed, Reason: r.exitReason(err)}
+		case <-tick.C:
+		}
+		if up {
+			continue
+		}
+		if r.answers(ctx, addr) {
+			up = true
+			set(&api.JupyterReport{State: api.JupyterRunning, Addr: addr, Token: r.token})
+		} else if time.Now().After(ready) {
+			r.kill(cmd, exited)
+			return &api.JupyterReport{State: api.JupyterFailed, Reason: fmt.Sprintf("did not answer on %s within %s", addr, jupyterReadyWithin)}
+		}
+	}
+}
+
+// answers says whether Jupyter answers its status API with the token.
+func (r jupyterRun) answers(ctx context.Context, addr string) bool {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "http://"+addr+r.base+"api/status", nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Authorization", "token "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// kill stops Jupyter's process group (SIGTERM: it shuts its kernels down), then anything left.
+func (r jupyterRun) kill(cmd *exec.Cmd, exited chan error) {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what it left in its group
+	r.killKernels()
+}
+
+// killKernels kills the kernels Jupyter started and left (they run in sessions of their own):
+// those whose connection file is in its runtime dir.
+func (r jupyterRun) killKernels() {
+	for _, pid := range kernelsIn("/proc", r.runtime+string(filepath.Separator)) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// kernelsIn lists the Jupyter kernels among proc's processes with an argument under dir.
+func kernelsIn(proc, dir string) []int {
+	var out []int
+	entries, _ := os.ReadDir(proc)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join(proc, e.Name(), "cmdline"))
+		if err != nil || len(cmd) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+		if !isKernel(args) {
+			continue
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, dir) {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// exitReason is why Jupyter exited: its status and the last lines of its log, the token redacted.
+func (r jupyterRun) exitReason(err error) string {
+	reason := "exited"
+	if err != nil {
+		reason = err.Error()
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return reason
+	}
+	data, _ := os.ReadFile(r.logFile)
+	return reason + lastLines(redact(string(data), r.token), 3)
+}
+
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "<token>")
+}
+
+// lastLines is ": " and the last n non-empty lines of s, joined with " | ", or "".
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	lines = lines[max(0, len(lines)-n):]
+	out := ": " + strings.Join(lines, " | ")
+	if len(out) > 600 {
+		out = out[:600] + "…"
+	}
+	return out
+}
+
+// openBox is Jupyter's run box: sandboxed as the node's runs are (HANGAR_SANDBOX), showing only
+// its notebooks and runtime directories of what it hides.
+func (r jupyterRun) openBox(ctx context.Context) (*runbox.Box, error) {
+	mode, err := runbox.ParseMode(os.Getenv(runbox.ModeEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", runbox.ModeEnv, err)
+	}
+	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "jupyter", Dir: r.root, Hide: r.hide,
+		Share: []string{r.root, r.runtime}, Sandbox: mode})
+	for _, w := range warnings {
+		r.log.Warn("jupyter: " + w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jupyter's sandbox: %w", err)
+	}
+	return box, nil
+}
+
+// scrubbedEnv is the agent's environment without Hangar's own variables (a join token, the
+// server's address and certificate): a notebook needs none of them.
+func scrubbedEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HANGAR_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

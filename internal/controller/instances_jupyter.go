@@ -1,0 +1,96 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/instance"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Jupyter on compute instances: the controller tells a running instance's agent to run Jupyter
+// under the instance's path (InstanceJupyter, in the heartbeat's reply); the agent reports how it
+// is doing, with its address and token, in its activity report (stored with the instance's
+// signals); the server proxies the path to it (JupyterEndpoint).
+
+// jupyterStale is how old a Jupyter report may be and still be believed: the agent sends one at
+// least every agent.ActivityEvery (15 s).
+const jupyterStale = 2 * time.Minute
+
+// JupyterPath is the server's path that proxies to an instance's Jupyter (also its base_url).
+func JupyterPath(name string) string { return "/instances/" + name + "/jupyter/" }
+
+// InstanceJupyter is the base URL under which a node's agent should run Jupyter: its instance's
+// path while the instance runs, else "" (a cluster's node, or an instance starting or stopping).
+func (c *Controller) InstanceJupyter(ctx context.Context, n *store.Node) string {
+	row, err := c.Store.Instance(ctx, n.Pool)
+	if err != nil || instance.State(row.State) != instance.Running {
+		return ""
+	}
+	return JupyterPath(n.Pool)
+}
+
+// JupyterTarget is where an instance's Jupyter listens, with its token and the instance's owner.
+type JupyterTarget struct {
+	Addr, Token, Owner string
+}
+
+// JupyterEndpoint is the running Jupyter of instance name, or a conflict saying why there is none.
+func (c *Controller) JupyterEndpoint(ctx context.Context, name string) (*JupyterTarget, error) {
+	_, spec, err := c.instanceSpec(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	row, err := c.Store.Instance(ctx, name)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	node, err := c.instanceNode(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	sig := readSignals(row.Signals)
+	status, path := jupyterStatus(name, instance.State(row.State), node, sig, c.Now())
+	if path == "" {
+		return nil, conflictf("compute instance %s has no Jupyter to open: %s", name, status)
+	}
+	return &JupyterTarget{Addr: sig.Jupyter.Addr, Token: sig.Jupyter.Token, Owner: spec.Owner}, nil
+}
+
+// instanceNode is the id of the instance's node, "" when it has none.
+func (c *Controller) instanceNode(ctx context.Context, name string) (string, error) {
+	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: name})
+	if err != nil || len(nodes) == 0 {
+		return "", err
+	}
+	return nodes[0].ID, nil
+}
+
+func readSignals(s string) signalsRecord {
+	var sig signalsRecord
+	_ = json.Unmarshal([]byte(s), &sig) // unreadable or none: no report
+	return sig
+}
+
+// jupyterStatus says how an instance's Jupyter is, for compute show, and its path when it can be
+// opened. A report counts only from the instance's current node, and only while recent: the last
+// one of a node that went away says nothing about the next.
+func jupyterStatus(name string, state instance.State, node string, sig signalsRecord, now time.Time) (status, path string) {
+	j := sig.Jupyter
+	switch {
+	case state != instance.Running:
+		return fmt.Sprintf("not running: the instance is %s (Jupyter runs while it is Running)", state), ""
+	case j == nil || sig.Node != node || node == "" || now.Sub(sig.ReportedAt) > jupyterStale:
+		return "starting: its node has not reported Jupyter yet", ""
+	case j.State == api.JupyterRunning && j.Addr != "":
+		return "running at " + JupyterPath(name), JupyterPath(name)
+	case j.State == api.JupyterNotInstalled:
+		return "not installed: " + j.Reason, ""
+	case j.State == api.JupyterFailed:
+		return "failed: " + j.Reason + " (the agent starts it again)", ""
+	}
+	return "starting", ""
+}
