@@ -87,6 +87,8 @@ type Agent struct {
 	activity activityMeter
 	// jupyter is a compute instance's Jupyter server (jupyter.go).
 	jupyter *jupyter
+	// ssh is a compute instance's SSH server (ssh.go).
+	ssh *sshService
 	// noticed is set once the machine got its shutdown notice (notice.go): heartbeats say so.
 	noticed bool
 }
@@ -123,7 +125,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL },
 		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
 	a := &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now},
-		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log)}
+		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log),
+		ssh:     newSSHService(dir, cfg.ServerURL, sup.Hide, []string{cfg.Exe, "agent", "sftp-server"}, log)}
 	if err := a.runs.adopt(ctx); err != nil {
 		return nil, err
 	}
@@ -151,7 +154,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.runs.sup.NodeID = a.id.NodeID // supervisors ask for their node's place in distributed runs
 	a.log.Info(ReadyLog, "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
 		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
-	defer a.jupyter.stop() // Jupyter is the instance's: it ends with the agent
+	defer a.jupyter.stop() // Jupyter and SSH are the instance's: they end with the agent
+	defer a.ssh.stop()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {

@@ -24,7 +24,7 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		hb.Register = &info
 	}
 	hb.PollMillis = a.cfg.Heartbeat.Milliseconds()
-	hb.Activity = a.jupyterActivity(a.activity.report(a.cfg.Now()))
+	hb.Activity = a.sshActivity(a.jupyterActivity(a.activity.report(a.cfg.Now())))
 	rep, ended, err := a.send(ctx, hb, report)
 	if err != nil && ended {
 		return true, false // cut short to report a run that ended
@@ -37,6 +37,7 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 	}
 	a.offline, a.register, a.acks = false, false, nil
 	a.jupyter.want(rep.Jupyter)
+	a.ssh.want(rep.SSHAuthorizedKeys)
 	if rep.Release && !a.draining {
 		a.log.Info("released: taking no more runs, exiting once idle", "reason", rep.Reason, "running", alive(report))
 		a.draining = true

@@ -81,7 +81,8 @@ type AgentHeartbeat struct {
 
 // NodeActivity is an agent's report of who uses its node besides Hangar's runs.
 type NodeActivity struct {
-	// SSHSessions counts sshd's per-session processes ("sshd: user@pts/0").
+	// SSHSessions counts sshd's per-session processes ("sshd: user@pts/0") and the sessions
+	// open on the agent's own SSH server (SSHReport).
 	SSHSessions int `json:"ssh_sessions"`
 	// JupyterKernels counts running Jupyter kernels (ipykernel processes).
 	JupyterKernels int `json:"jupyter_kernels"`
@@ -92,7 +93,25 @@ type NodeActivity struct {
 	HasGPU     bool    `json:"has_gpu,omitempty"`
 	// Jupyter is the Jupyter server the agent runs for a compute instance (HeartbeatReply.Jupyter).
 	Jupyter *JupyterReport `json:"jupyter,omitempty"`
+	// SSH is the SSH server the agent runs for a compute instance (HeartbeatReply.SSH).
+	SSH *SSHReport `json:"ssh,omitempty"`
 }
+
+// SSHReport is how a compute instance's SSH server, run by its agent, is doing: where the
+// workspace server reaches it, and its host key (an authorized_keys line: "ssh-ed25519 AAAA...")
+// for clients to pin.
+type SSHReport struct {
+	State   string `json:"state"` // running, failed
+	Reason  string `json:"reason,omitempty"`
+	Addr    string `json:"addr,omitempty"` // host:port, reachable from the workspace server
+	HostKey string `json:"host_key,omitempty"`
+}
+
+// SSH server states an agent reports.
+const (
+	SSHRunning = "running"
+	SSHFailed  = "failed"
+)
 
 // JupyterReport is how a compute instance's Jupyter server is doing on its node. Token is the
 // server's own: the workspace server adds it when it proxies, and never shows it.
@@ -143,6 +162,18 @@ type HeartbeatReply struct {
 	// Jupyter, when set, asks the agent to run a Jupyter server under this base URL (the node
 	// is a running compute instance's); unset, to stop the one it runs.
 	Jupyter string `json:"jupyter,omitempty"`
+	// SSHAuthorizedKeys, when set, asks the agent to run an SSH server that admits these public
+	// keys (authorized_keys lines: the running instance's ssh_settings.ssh_key_value, with
+	// ssh_public_access_enabled); unset, to stop the one it runs.
+	SSHAuthorizedKeys string `json:"ssh_authorized_keys,omitempty"`
+}
+
+// InstanceServices is what a running compute instance's agent is asked to run beside its runs.
+type InstanceServices struct {
+	// Jupyter is the base URL to run Jupyter under ("" none).
+	Jupyter string
+	// SSHAuthorizedKeys are the keys the agent's SSH server admits ("" no SSH server).
+	SSHAuthorizedKeys string
 }
 
 // Node is a cluster node as listed and shown.

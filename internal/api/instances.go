@@ -30,6 +30,9 @@ type Instance struct {
 	Jupyter string `json:"jupyter"`
 	// JupyterPath is the server's path that proxies to the instance's Jupyter, while it runs.
 	JupyterPath string `json:"jupyter_path,omitempty"`
+	// SSHHostKey is the instance's SSH server's host key (an authorized_keys line) while it
+	// runs: connect-ssh pins it.
+	SSHHostKey string `json:"ssh_host_key,omitempty"`
 }
 
 // InstanceScript is a setup script's run on the instance.
@@ -53,3 +56,7 @@ func (c *Client) InstanceAction(ctx context.Context, name, action string, force 
 	path := "/api/computes/" + url.PathEscape(name) + "/" + url.PathEscape(action) + "?force=" + strconv.FormatBool(force)
 	return &out, c.do(ctx, http.MethodPost, path, nil, &out)
 }
+
+// SSHUpgrade is the protocol GET /instances/{name}/ssh upgrades to: raw bytes to and from the
+// instance's SSH server.
+const SSHUpgrade = "hangar-ssh"

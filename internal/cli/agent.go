@@ -91,6 +91,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	f.logs.register(fl)
 	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
 		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
+	cmd.AddCommand(newSFTPServerCmd()) // a compute instance's SSH server runs it (hidden)
 	return cmd
 }
 

@@ -22,6 +22,7 @@ func newComputeInstanceCmds(env *Env) []*cobra.Command {
 		newInstanceActionCmd(env, "restart", "Stop a compute instance and start it again",
 			"  hangar compute restart dev1"),
 		newInstanceLogsCmd(env),
+		newConnectSSHCmd(env),
 	}
 }
 

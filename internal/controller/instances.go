@@ -248,8 +248,9 @@ func (c *Controller) Instance(ctx context.Context, name string) (*api.Instance, 
 	for _, s := range schedulesOf(spec) {
 		out.Schedules = append(out.Schedules, s.Name)
 	}
-	out.SSH = instanceSSH(spec)
-	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, readSignals(row.Signals), c.Now())
+	sig := readSignals(row.Signals)
+	out.SSH, out.SSHHostKey = instanceSSH(name, spec, instance.State(row.State), out.Node, sig, c.Now())
+	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, sig, c.Now())
 	return out, nil
 }
 
@@ -267,14 +268,6 @@ func (c *Controller) instanceScripts(ctx context.Context, name string) ([]api.In
 	}
 	slices.Reverse(out) // runs come newest first
 	return out, nil
-}
-
-// instanceSSH says how the owner reaches the instance's node.
-func instanceSSH(spec *compute.InstanceSpec) string {
-	if spec.Provider.Type == compute.ProviderLocal {
-		return "not available: the node is an agent on the server's machine (provider local); use a shell there"
-	}
-	return "not available: the command provider's machines are reached with the provider's own tools"
 }
 
 // schedulesOf is an instance's enabled schedules, parsed (the decoder checked them).

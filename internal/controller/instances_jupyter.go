@@ -23,14 +23,20 @@ const jupyterStale = 2 * time.Minute
 // JupyterPath is the server's path that proxies to an instance's Jupyter (also its base_url).
 func JupyterPath(name string) string { return "/instances/" + name + "/jupyter/" }
 
-// InstanceJupyter is the base URL under which a node's agent should run Jupyter: its instance's
-// path while the instance runs, else "" (a cluster's node, or an instance starting or stopping).
-func (c *Controller) InstanceJupyter(ctx context.Context, n *store.Node) string {
+// InstanceJupyter is what a node's agent should run beside its runs while its instance runs:
+// Jupyter under the instance's path, and an SSH server for the instance's keys when SSH access
+// is on (instances_ssh.go); nothing for a cluster's node, or an instance starting or stopping.
+// (Named for the first of them; the dispatcher's Jupyter hook.)
+func (c *Controller) InstanceJupyter(ctx context.Context, n *store.Node) api.InstanceServices {
 	row, err := c.Store.Instance(ctx, n.Pool)
 	if err != nil || instance.State(row.State) != instance.Running {
-		return ""
+		return api.InstanceServices{}
 	}
-	return JupyterPath(n.Pool)
+	out := api.InstanceServices{Jupyter: JupyterPath(n.Pool)}
+	if _, spec, err := c.instanceSpec(ctx, n.Pool); err == nil {
+		out.SSHAuthorizedKeys = sshKeys(spec)
+	}
+	return out
 }
 
 // JupyterTarget is where an instance's Jupyter listens, with its token and the instance's owner.

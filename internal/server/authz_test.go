@@ -140,6 +140,7 @@ var publicRoutes = []string{
 	"GET /{$}", "GET /studio/",        // the studio's static pages
 	"POST /studio/login", "POST /studio/logout", // a one-time login code; clearing the cookie
 	"/instances/{name}/jupyter/", // its own check: the instance's owner or a workspace owner (jupyter.go)
+	"GET /instances/{name}/ssh",  // its own check: the instance's owner or a workspace owner, by token (ssh.go)
 }
 
 // TestAuthorizationMatrix calls every registered route (the server's own table, so a new

@@ -13,10 +13,12 @@ func (s *Server) instanceRoutes(mux routes) {
 	}
 }
 
-// jupyterRoutes adds the proxy to instances' Jupyter servers (jupyter.go) to the outer mux: it
-// checks its own credentials (the instance's owner and workspace owners).
+// jupyterRoutes adds the proxy to instances' Jupyter servers (jupyter.go) and the tunnel to
+// their SSH servers (ssh.go) to the outer mux: both check their own credentials (the instance's
+// owner and workspace owners).
 func (s *Server) jupyterRoutes(mux routes) {
 	mux.handle("/instances/{name}/jupyter/", publicAccess, s.jupyterProxy)
+	mux.handle("GET /instances/{name}/ssh", publicAccess, s.sshTunnel)
 }
 
 func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {

@@ -94,15 +94,7 @@ func jupyterPathOK(name, escaped string) error {
 
 // jupyterAllowed lets the instance's owner and workspace owners open its Jupyter.
 func jupyterAllowed(p principal, name, owner string) error {
-	if p.runID == "" && (p.role == api.RoleOwner || p.user != "" && p.user == owner) {
-		return nil
-	}
-	who := "a run token"
-	if p.runID == "" {
-		who = fmt.Sprintf("user %s (role %s)", p.user, p.role)
-	}
-	return &httpError{http.StatusForbidden, api.CodeNotAllowed, fmt.Sprintf(
-		"%s may not open compute instance %s's Jupyter: only its owner (%s) and workspace owners may", who, name, owner)}
+	return instanceOwnerAllowed(p, name, owner, "open", "Jupyter")
 }
 
 // jupyterPrincipal is who calls: a bearer (or Basic) token, else a studio session's cookie.

@@ -243,7 +243,8 @@ func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.A
 		return nil, err
 	}
 	if d.Jupyter != nil && !out.Release {
-		out.Jupyter = d.Jupyter(ctx, n)
+		svc := d.Jupyter(ctx, n)
+		out.Jupyter, out.SSHAuthorizedKeys = svc.Jupyter, svc.SSHAuthorizedKeys
 	}
 	return out, nil
 }

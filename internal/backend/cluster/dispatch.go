@@ -49,9 +49,10 @@ type Dispatcher struct {
 	// Activity, when set, is given each node activity report an agent sends (compute
 	// instances' idle judgement, design 0018).
 	Activity func(ctx context.Context, n *store.Node, a api.NodeActivity)
-	// Jupyter, when set, is the base URL under which a node's agent should run Jupyter ("" none):
-	// a running compute instance's node (design 0018).
-	Jupyter func(ctx context.Context, n *store.Node) string
+	// Jupyter, when set, is what a node's agent should run beside its runs, for a running
+	// compute instance's node (design 0018): Jupyter under a base URL, an SSH server. (Named for
+	// the first of them.)
+	Jupyter func(ctx context.Context, n *store.Node) api.InstanceServices
 
 	wakers wakers
 }

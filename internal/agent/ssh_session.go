@@ -1,0 +1,304 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/hangar-ml/hangar/internal/runbox"
+)
+
+// sshSession is one session channel: at most one command (a shell, an exec or the sftp
+// subsystem), run in the box, with a pty when the client asked for one.
+type sshSession struct {
+	srv *sshServer
+	ch  ssh.Channel
+	log *slog.Logger
+
+	mu      sync.Mutex
+	env     []string // TERM and LANG the client sent
+	pty     *ptyReq
+	ptmx    *os.File
+	started bool
+}
+
+// ptyReq is a pty-req's payload (RFC 4254 6.2).
+type ptyReq struct {
+	Term             string
+	Cols, Rows, W, H uint32
+	Modes            string
+}
+
+// winChange is a window-change's payload (RFC 4254 6.7).
+type winChange struct {
+	Cols, Rows, W, H uint32
+}
+
+// allowedEnv are the environment variables a client may set (sshd's AcceptEnv, narrowed).
+var allowedEnv = map[string]bool{"TERM": true, "LANG": true}
+
+// serve answers the session's requests until the client closes it, and ends its command then.
+func (s *sshSession) serve(ctx context.Context, reqs <-chan *ssh.Request) {
+	defer s.ch.Close()
+	exited := make(chan struct{})
+	var cmd *exec.Cmd
+	for {
+		select {
+		case <-exited:
+			exited = nil // the command ended: the session closes once the client closes it
+			_ = s.ch.Close()
+			continue
+		case req, ok := <-reqs:
+			if !ok {
+				s.end(cmd)
+				return
+			}
+			c, reply := s.request(ctx, req, exited)
+			if c != nil {
+				cmd = c
+			}
+			if req.WantReply {
+				_ = req.Reply(reply, nil)
+			}
+		}
+	}
+}
+
+// request acts on one request; a command it started is returned.
+func (s *sshSession) request(ctx context.Context, req *ssh.Request, exited chan struct{}) (*exec.Cmd, bool) {
+	switch req.Type {
+	case "pty-req":
+		var p ptyReq
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return nil, false
+		}
+		s.mu.Lock()
+		s.pty = &p
+		s.mu.Unlock()
+		return nil, true
+	case "env":
+		var kv struct{ Name, Value string }
+		if ssh.Unmarshal(req.Payload, &kv) != nil || !allowedEnv[kv.Name] || strings.ContainsRune(kv.Value, 0) {
+			return nil, false
+		}
+		s.mu.Lock()
+		s.env = append(s.env, kv.Name+"="+kv.Value)
+		s.mu.Unlock()
+		return nil, true
+	case "window-change":
+		var w winChange
+		if ssh.Unmarshal(req.Payload, &w) == nil {
+			s.resize(w.Cols, w.Rows)
+		}
+		return nil, true
+	case "shell", "exec", "subsystem":
+		argv, err := s.argv(req)
+		if err != nil {
+			_, _ = fmt.Fprintf(s.ch.Stderr(), "hangar: %v\r\n", err)
+			return nil, false
+		}
+		cmd, err := s.start(argv, exited)
+		if err != nil {
+			s.log.Warn("ssh: session command", "err", err)
+			_, _ = fmt.Fprintf(s.ch.Stderr(), "hangar: %v\r\n", err)
+			return nil, false
+		}
+		return cmd, true
+	}
+	return nil, false
+}
+
+// argv is the command a shell, exec or subsystem request runs: the user's shell (a login shell,
+// or with -c and the command as one argument: never parsed here), or the sftp server.
+func (s *sshSession) argv(req *ssh.Request) ([]string, error) {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		return nil, errors.New("the session already runs a command")
+	}
+	shell := loginShell()
+	switch req.Type {
+	case "shell":
+		return []string{shell, "-l"}, nil
+	case "exec":
+		var p struct{ Command string }
+		if err := ssh.Unmarshal(req.Payload, &p); err != nil {
+			return nil, fmt.Errorf("exec request: %w", err)
+		}
+		return []string{shell, "-c", p.Command}, nil
+	}
+	var p struct{ Name string }
+	if err := ssh.Unmarshal(req.Payload, &p); err != nil || p.Name != "sftp" {
+		return nil, fmt.Errorf("subsystem %q: only sftp is served", p.Name)
+	}
+	if len(s.srv.sftp) == 0 {
+		return nil, errors.New("no sftp server on this node")
+	}
+	return s.srv.sftp, nil
+}
+
+// start starts argv in the box, wired to the channel (through a pty when one was asked for,
+// except for sftp), and sends its exit status once it ended.
+func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env := append(scrubbedEnv(os.Environ()), s.env...)
+	if s.pty != nil && s.pty.Term != "" {
+		env = append(env, "TERM="+s.pty.Term)
+	}
+	box := s.srv.box
+	cmd := box.Command(false, s.srv.dir, env, argv[0], argv[1:]...)
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGHUP // ended with the agent should it be killed
+	var copied sync.WaitGroup
+	if s.pty != nil && !isSFTP(argv, s.srv.sftp) {
+		// A terminal's session leader: its own session (so also its own process group).
+		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty = false, true, true
+		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: uint16(s.pty.Rows), Cols: uint16(s.pty.Cols)}, cmd.SysProcAttr)
+		if err != nil {
+			return nil, fmt.Errorf("start %s on a pty: %w", filepath.Base(argv[0]), err)
+		}
+		s.ptmx = ptmx
+		go func() { _, _ = io.Copy(ptmx, s.ch) }()
+		copied.Add(1)
+		go func() { defer copied.Done(); _, _ = io.Copy(s.ch, ptmx) }()
+	} else {
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = s.ch, s.ch.Stderr()
+		// Background processes holding the output open do not hold the session's end.
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
+		}
+		go func() { _, _ = io.Copy(stdin, s.ch); stdin.Close() }()
+	}
+	if err := box.Started(cmd); err != nil {
+		s.log.Warn("ssh: session not in the box's cgroup", "err", err)
+	}
+	s.started = true
+	go func() {
+		err := cmd.Wait()
+		if s.ptmx != nil {
+			waitCopied(&copied, time.Second)
+			s.ptmx.Close()
+		}
+		_, _ = s.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{exitStatus(err)}))
+		_ = s.ch.CloseWrite()
+		close(exited)
+	}()
+	return cmd, nil
+}
+
+// waitCopied waits for a pty's output to be copied, at most d (a background process may hold
+// the terminal open).
+func waitCopied(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+func isSFTP(argv, sftp []string) bool {
+	return len(sftp) > 0 && len(argv) == len(sftp) && argv[0] == sftp[0]
+}
+
+// resize applies a window-change to the session's pty.
+func (s *sshSession) resize(cols, rows uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pty != nil {
+		s.pty.Cols, s.pty.Rows = cols, rows
+	}
+	if s.ptmx != nil {
+		_ = pty.Setsize(s.ptmx, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
+	}
+}
+
+// end stops a session's command the client left (it closed the channel): SIGHUP to its
+// process group, as a terminal's hangup, then SIGKILL.
+func (s *sshSession) end(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	s.srv.box.Signal(cmd.Process.Pid, syscall.SIGHUP)
+	time.AfterFunc(5*time.Second, func() { s.srv.box.Signal(cmd.Process.Pid, syscall.SIGKILL) })
+}
+
+// exitStatus is a command's exit status for exit-status: its code, 128+signal when killed.
+func exitStatus(err error) uint32 {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 255
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + uint32(ws.Signal())
+	}
+	return uint32(ee.ExitCode())
+}
+
+// loginShell is the agent's user's shell from /etc/passwd, else /bin/sh.
+func loginShell() string {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return "/bin/sh"
+	}
+	defer f.Close()
+	uid := fmt.Sprint(os.Getuid())
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) == 7 && fields[2] == uid && filepath.IsAbs(fields[6]) {
+			if _, err := os.Stat(fields[6]); err == nil && !strings.HasSuffix(fields[6], "nologin") && !strings.HasSuffix(fields[6], "/false") {
+				return fields[6]
+			}
+		}
+	}
+	return "/bin/sh"
+}
+
+// openSessionBox is the SSH sessions' box: sandboxed as the node's runs are (HANGAR_SANDBOX),
+// the agent's work dir and the workspace's home hidden, only the instance's files directory
+// shown again (and the hangar binary, read-only, for sftp).
+func openSessionBox(ctx context.Context, workDir, files string, hide, sftp []string, log *slog.Logger) (*runbox.Box, error) {
+	mode, err := runbox.ParseMode(os.Getenv(runbox.ModeEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", runbox.ModeEnv, err)
+	}
+	if err := os.MkdirAll(files, 0o700); err != nil {
+		return nil, fmt.Errorf("ssh sessions' directory: %w", err)
+	}
+	var ro []string
+	if len(sftp) > 0 {
+		ro = []string{sftp[0]}
+	}
+	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "ssh", Dir: filepath.Join(workDir, "ssh"), Hide: hide,
+		Share: []string{files}, ReadOnly: ro, Sandbox: mode})
+	for _, w := range warnings {
+		log.Warn("ssh: " + w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ssh sessions' sandbox: %w", err)
+	}
+	return box, nil
+}
