@@ -33,6 +33,9 @@ type sshSession struct {
 	pty     *ptyReq
 	ptmx    *os.File
 	started bool
+	// waited is closed as soon as the command was waited for (its process group may be
+	// reused from then on: no more signals to it).
+	waited chan struct{}
 }
 
 // ptyReq is a pty-req's payload (RFC 4254 6.2).
@@ -53,7 +56,8 @@ var allowedEnv = map[string]bool{"TERM": true, "LANG": true}
 // serve answers the session's requests until the client closes it, and ends its command then.
 func (s *sshSession) serve(ctx context.Context, reqs <-chan *ssh.Request) {
 	defer s.ch.Close()
-	exited := make(chan struct{})
+	s.waited = make(chan struct{})
+	exited := make(chan struct{}) // closed once the command's exit status was sent
 	var cmd *exec.Cmd
 	for {
 		select {
@@ -194,6 +198,7 @@ func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, erro
 	s.started = true
 	go func() {
 		err := cmd.Wait()
+		close(s.waited)
 		if s.ptmx != nil {
 			waitCopied(&copied, time.Second)
 			s.ptmx.Close()
@@ -233,13 +238,21 @@ func (s *sshSession) resize(cols, rows uint32) {
 }
 
 // end stops a session's command the client left (it closed the channel): SIGHUP to its
-// process group, as a terminal's hangup, then SIGKILL.
+// process group, as a terminal's hangup, then SIGKILL to what is left of it after a while.
 func (s *sshSession) end(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+	if cmd == nil {
 		return
 	}
-	s.srv.box.Signal(cmd.Process.Pid, syscall.SIGHUP)
-	time.AfterFunc(5*time.Second, func() { s.srv.box.Signal(cmd.Process.Pid, syscall.SIGKILL) })
+	pgid := cmd.Process.Pid // its own group (Setpgid or Setsid): not reused while not waited for
+	signal := func(sig syscall.Signal) {
+		select {
+		case <-s.waited:
+		default:
+			s.srv.box.Signal(pgid, sig)
+		}
+	}
+	signal(syscall.SIGHUP)
+	time.AfterFunc(5*time.Second, func() { signal(syscall.SIGKILL) })
 }
 
 // exitStatus is a command's exit status for exit-status: its code, 128+signal when killed.

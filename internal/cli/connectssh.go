@@ -22,8 +22,9 @@ ProxyCommand is this hangar binary with --stdio, which opens GET /instances/NAME
 credentials (the instance's owner and workspace owners may). The instance's host key, from
 compute show, is written to a known_hosts file in hangar's configuration directory and pinned.
 
-Arguments after -- go to ssh: options (-i KEY, -L, -o ...) and a remote command. scp and sftp
-work through the same ProxyCommand (docs/instances.md shows how).`
+Arguments after -- go to ssh: options (-i KEY, -o ...) and a remote command (port forwarding
+is refused). scp and sftp work through the same ProxyCommand (docs/instances.md shows how).
+The exit status is ssh's: the remote command's, or 255 when ssh failed.`
 
 // newConnectSSHCmd is `hangar compute connect-ssh NAME [-- SSH_ARGS...]`.
 func newConnectSSHCmd(env *Env) *cobra.Command {
@@ -33,8 +34,7 @@ func newConnectSSHCmd(env *Env) *cobra.Command {
 		Short: "Open an SSH session on a compute instance (through the workspace server)",
 		Long:  connectSSHHelp,
 		Example: `  hangar compute connect-ssh dev1
-  hangar compute connect-ssh dev1 -- -i ~/.ssh/id_ed25519 nvidia-smi
-  hangar compute connect-ssh dev1 -- -L 6006:localhost:6006`,
+  hangar compute connect-ssh dev1 -- -i ~/.ssh/id_ed25519 nvidia-smi`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); len(args) == 0 || n == 0 || n > 1 || n < 0 && len(args) > 1 {
 				return usageError("give the compute instance's name, then -- and ssh's arguments if any")
