@@ -52,16 +52,14 @@ func (s *sshService) want(keys string) {
 	if same {
 		return
 	}
-	if keys != "" && srv != nil {
-		if err := srv.setKeys(keys); err != nil {
-			s.set(&api.SSHReport{State: api.SSHFailed, Reason: err.Error()})
-			return
-		}
+	if keys != "" && srv != nil && srv.setKeys(keys) == nil {
 		s.mu.Lock()
 		s.keys = keys
 		s.mu.Unlock()
 		return
 	}
+	// No server yet, no keys, or keys it cannot read: a new one, which says why it fails (the
+	// old keys are not admitted a moment longer).
 	s.stop()
 	if keys == "" {
 		return

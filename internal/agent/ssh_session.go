@@ -305,7 +305,12 @@ func openSessionBox(ctx context.Context, workDir, files string, hide, sftp []str
 	if len(sftp) > 0 {
 		ro = []string{sftp[0]}
 	}
-	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "ssh", Dir: filepath.Join(workDir, "ssh"), Hide: hide,
+	dir := filepath.Join(workDir, "ssh")
+	// What sessions of an agent that was killed left running ends before new sessions start.
+	if r, err := runbox.Reap(ctx, "ssh", dir); err == nil && r.Processes+r.Containers > 0 {
+		log.Info("ssh: an earlier server's sessions left processes: " + r.String())
+	}
+	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "ssh", Dir: dir, Hide: hide,
 		Share: []string{files}, ReadOnly: ro, Sandbox: mode})
 	for _, w := range warnings {
 		log.Warn("ssh: " + w)

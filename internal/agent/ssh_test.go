@@ -348,3 +348,54 @@ func TestSSHSessionsCountAsActivity(t *testing.T) {
 		t.Fatalf("activity with a session open: %+v", act)
 	}
 }
+
+// Keys the server cannot read stop it (the old keys are not admitted any longer) and the report
+// says why, naming the spec's field.
+func TestSSHUnreadableKeys(t *testing.T) {
+	key, line := newClientKey(t)
+	f := startSSH(t, line)
+	f.svc.want("ssh-ed25519 not-base64!")
+	deadline := time.Now().Add(10 * time.Second)
+	var r *api.SSHReport
+	for time.Now().Before(deadline) {
+		if r, _, _ = f.svc.take(); r != nil && r.State == api.SSHFailed {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r == nil || r.State != api.SSHFailed || !strings.Contains(r.Reason, "ssh_settings.ssh_key_value line 1") {
+		t.Fatalf("report %+v, want failed naming ssh_settings.ssh_key_value", r)
+	}
+	if _, err := f.dial(key); err == nil {
+		t.Fatal("the old key is still admitted")
+	}
+}
+
+func TestParseAuthorizedKeys(t *testing.T) {
+	_, a := newClientKey(t)
+	_, b := newClientKey(t)
+	cases := []struct {
+		name, text string
+		want       int
+		wantErr    string
+	}{
+		{"one", a, 1, ""},
+		{"several, comments and blank lines", "# laptop\n" + a + "\n\n" + b, 2, ""},
+		{"none", "# nothing\n", 0, "no public key"},
+		{"garbage on line 2", strings.TrimSpace(a) + "\nhello", 0, "line 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			keys, err := parseAuthorizedKeys(c.text)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || len(keys) != c.want {
+				t.Fatalf("%d keys, %v; want %d", len(keys), err, c.want)
+			}
+		})
+	}
+}
