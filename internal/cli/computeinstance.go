@@ -86,7 +86,11 @@ func showInstance(w io.Writer, c *api.Compute, in *api.Instance) error {
 		}
 		pairs = append(pairs, [2]string{"Setup script", fmt.Sprintf("%s: run %s, %s", s.Kind, s.Run, st)})
 	}
-	pairs = append(pairs, [2]string{"SSH", in.SSH}, [2]string{"Jupyter", in.Jupyter})
+	pairs = append(pairs, [2]string{"SSH", in.SSH})
+	if in.SSHHostKey != "" {
+		pairs = append(pairs, [2]string{"SSH host key", in.SSHHostKey})
+	}
+	pairs = append(pairs, [2]string{"Jupyter", in.Jupyter})
 	return kv(w, pairs)
 }
 

@@ -74,6 +74,15 @@ ssh_settings:
 	if r.code != 1 || !strings.Contains(r.stderr, "No such file") || strings.TrimSpace(r.stdout) != "hi" {
 		t.Fatalf("the session read the workspace's secret key, or cat did not fail as in the box: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
+	// With a terminal (-tt: ssh asks for one without having one itself), and its exit status.
+	r = opal.run(append(append([]string{"compute", "connect-ssh", "ssh1", "--", "-tt"}, sshArgs...), "tty; exit 7")...)
+	if r.code != 7 || !strings.Contains(r.stdout, "/dev/pts/") {
+		t.Fatalf("a session with a terminal: exit %d, want 7\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if show := opal.ok("compute", "show", "ssh1").stdout; !strings.Contains(show, w.instance("ssh1").SSHHostKey) ||
+		!strings.Contains(show, "running: hangar compute connect-ssh ssh1") {
+		t.Fatalf("compute show lacks how to connect and the host key:\n%s", show)
+	}
 	known := readFile(t, filepath.Join(opalConfig(opal), "hangar", "ssh_known_hosts"))
 	if !strings.Contains(known, "hangar-instance-ssh1 "+w.instance("ssh1").SSHHostKey) {
 		t.Fatalf("known hosts %q lacks the instance's pinned host key", known)
