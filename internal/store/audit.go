@@ -45,7 +45,7 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) 
 		since = nanos(f.Since)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, user_name, action, object, detail FROM (
-		SELECT * FROM audit_log WHERE (? = '' OR user_name = ?) AND at >= ? ORDER BY id DESC LIMIT ?)
+		SELECT * FROM audit_log WHERE (? = '' OR user_name = ?) AND at >= ? ORDER BY id DESC LIMIT ?) AS newest
 		ORDER BY id`, f.User, f.User, since, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)

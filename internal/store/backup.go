@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 )
 
@@ -15,7 +14,12 @@ import (
 // yet, while servers keep reading and writing src: VACUUM INTO reads in one transaction, so the
 // copy holds exactly the transactions committed when it began. The copy is private (0600) and
 // checked page by page (Verify) before Backup returns.
+//
+// On PostgreSQL (src a postgres:// URL) it returns ErrNotSQLite: pg_dump backs that up.
 func Backup(ctx context.Context, src, dest string) error {
+	if isPostgresURL(src) {
+		return ErrNotSQLite
+	}
 	if err := checkFile(src); err != nil {
 		return err
 	}
@@ -64,8 +68,12 @@ func vacuumInto(ctx context.Context, src, dest string) error {
 }
 
 // Verify runs SQLite's quick check over every page of the database at path, read-only; damage
-// gives a *DamagedError that quotes the first problems found.
+// gives a *DamagedError that quotes the first problems found. On PostgreSQL (path a postgres://
+// URL) it returns ErrNotSQLite.
 func Verify(ctx context.Context, path string) error {
+	if isPostgresURL(path) {
+		return ErrNotSQLite
+	}
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -99,7 +107,11 @@ func Verify(ctx context.Context, path string) error {
 }
 
 // FileSchemaVersion reads the newest migration applied to the database file at path, read-only.
+// On PostgreSQL (path a postgres:// URL) it returns ErrNotSQLite: Store.SchemaVersion reads it.
 func FileSchemaVersion(ctx context.Context, path string) (int, error) {
+	if isPostgresURL(path) {
+		return 0, ErrNotSQLite
+	}
 	if err := checkFile(path); err != nil {
 		return 0, err
 	}
@@ -109,23 +121,10 @@ func FileSchemaVersion(ctx context.Context, path string) (int, error) {
 	}
 	defer db.Close()
 	var v sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT MAX(version_id) FROM `+versionTable+` WHERE is_applied = 1`).Scan(&v); err != nil {
 		return 0, asDamaged(path, fmt.Errorf("read schema version: %w", err))
 	}
 	return int(v.Int64), nil
-}
-
-// LatestSchema is the newest migration this binary knows.
-func LatestSchema() int {
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
-	latest := 0
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		if v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0]); err == nil && v > latest {
-			latest = v
-		}
-	}
-	return latest
 }
 
 // openReadOnly opens an existing database without the right to change it (mode=ro: a missing
@@ -137,7 +136,7 @@ func openReadOnly(path string) (*sql.DB, error) {
 		}
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path, "mode=ro&_pragma=busy_timeout(10000)"))
+	db, err := sql.Open("sqlite", sqliteDSN(path, "mode=ro&_pragma=busy_timeout(10000)"))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // database and reads them back; deleting the endpoint takes its deployments.
 func TestBatchEndpointsSurviveARestart(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "ws.db")
+	path := testDSN(t)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

@@ -115,9 +115,9 @@ func asDamaged(path string, err error) error {
 	return err
 }
 
-// dsn is the SQLite URI of the file at path with the driver parameters params. Characters that
+// sqliteDSN is the SQLite URI of the file at path with the driver parameters params. Characters that
 // a URI gives a meaning to are escaped, so that any directory name works.
-func dsn(path, params string) string {
+func sqliteDSN(path, params string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?" + params
 }

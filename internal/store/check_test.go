@@ -34,6 +34,7 @@ func filled(t *testing.T, path string, rows int) {
 }
 
 func TestOpenRefusesWhatIsNotAWholeDatabase(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	good := filepath.Join(t.TempDir(), "good.db")
 	filled(t, good, 300)
 	whole, err := os.ReadFile(good)
@@ -77,6 +78,7 @@ func TestOpenRefusesWhatIsNotAWholeDatabase(t *testing.T) {
 }
 
 func TestOpenDirectoryIsDamaged(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	path := filepath.Join(t.TempDir(), "workspace.db")
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
@@ -88,6 +90,7 @@ func TestOpenDirectoryIsDamaged(t *testing.T) {
 }
 
 func TestOpenEmptyFileMakesADatabase(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	path := filepath.Join(t.TempDir(), "workspace.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -100,6 +103,7 @@ func TestOpenEmptyFileMakesADatabase(t *testing.T) {
 }
 
 func TestOpenPathWithURICharacters(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	dir := filepath.Join(t.TempDir(), "a?b#c%20d")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -119,6 +123,7 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 }
 
 func TestBackupIsConsistentWhileWriting(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "workspace.db"))
 	if err != nil {
@@ -183,6 +188,7 @@ func TestBackupIsConsistentWhileWriting(t *testing.T) {
 }
 
 func TestBackupRefusesAnExistingDestination(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "workspace.db")
 	filled(t, src, 1)
@@ -199,6 +205,7 @@ func TestBackupRefusesAnExistingDestination(t *testing.T) {
 }
 
 func TestBackupOfAMissingDatabase(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	dir := t.TempDir()
 	err := Backup(t.Context(), filepath.Join(dir, "nope.db"), filepath.Join(dir, "b.db"))
 	if err == nil || !strings.Contains(err.Error(), "nope.db") {
@@ -210,6 +217,7 @@ func TestBackupOfAMissingDatabase(t *testing.T) {
 }
 
 func TestVerifyFindsDamagedPages(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	path := filepath.Join(t.TempDir(), "workspace.db")
 	filled(t, path, 500)
 	if err := Verify(t.Context(), path); err != nil {
@@ -235,6 +243,7 @@ func TestVerifyFindsDamagedPages(t *testing.T) {
 // A server killed mid-write leaves its last transactions in the WAL only; a backup taken
 // while no server runs still holds them.
 func TestBackupOfACrashedServersDatabase(t *testing.T) {
+	sqliteOnly(t, "checks and backs up SQLite files; on PostgreSQL Backup and Verify return ErrNotSQLite (TestFileToolsRefusePostgres)")
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "workspace.db"))
 	if err != nil {
@@ -265,5 +274,24 @@ func TestBackupOfACrashedServersDatabase(t *testing.T) {
 	defer b.Close()
 	if v, ok, err := b.Setting(t.Context(), "last words"); err != nil || !ok || v != "in the WAL" {
 		t.Errorf("the backup lacks the WAL's transaction: %q, %v, %v", v, ok, err)
+	}
+}
+
+// What only a SQLite file has is refused for a PostgreSQL URL, with a typed error, and touches
+// no file.
+func TestFileToolsRefusePostgres(t *testing.T) {
+	const url = "postgres://u@127.0.0.1:1/db"
+	dest := filepath.Join(t.TempDir(), "backup.db")
+	if err := Backup(t.Context(), url, dest); !errors.Is(err, ErrNotSQLite) {
+		t.Errorf("Backup = %v; want ErrNotSQLite", err)
+	}
+	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Backup of a PostgreSQL URL made %s: %v", dest, err)
+	}
+	if err := Verify(t.Context(), url); !errors.Is(err, ErrNotSQLite) {
+		t.Errorf("Verify = %v; want ErrNotSQLite", err)
+	}
+	if _, err := FileSchemaVersion(t.Context(), url); !errors.Is(err, ErrNotSQLite) {
+		t.Errorf("FileSchemaVersion = %v; want ErrNotSQLite", err)
 	}
 }

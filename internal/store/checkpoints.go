@@ -28,7 +28,7 @@ type Checkpoint struct {
 // Callers commit only checkpoints whose files are all stored.
 func (s *Store) CommitCheckpoint(ctx context.Context, cp Checkpoint) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO run_checkpoints (run_id, attempt, manifest, files, bytes, saved_at, committed_at)
-		SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND MAX(attempt, 1) = ? AND status NOT IN (?, ?, ?))
+		SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND (CASE WHEN attempt > 1 THEN attempt ELSE 1 END) = ? AND status NOT IN (?, ?, ?))
 		ON CONFLICT (run_id) DO UPDATE SET attempt = excluded.attempt, manifest = excluded.manifest,
 			files = excluded.files, bytes = excluded.bytes, saved_at = excluded.saved_at,
 			committed_at = excluded.committed_at

@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,9 +15,9 @@ import (
 // inputs (defaults, bounds), the command step with its code snapshot, the next integer version
 // and @latest skipping archived versions.
 func TestComponentVersions(t *testing.T) {
-	dir := t.TempDir()
+	path := testDSN(t)
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(dir, "w.db"))
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestComponentVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(ctx, filepath.Join(dir, "w.db")); err != nil {
+	if s, err = Open(ctx, path); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

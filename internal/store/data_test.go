@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,9 +14,9 @@ import (
 // Data assets share the versioned-asset queries with models: the next integer (archived ones
 // counted), conflicts, @latest skipping archived versions, and everything after a reopen.
 func TestDataVersions(t *testing.T) {
-	dir := t.TempDir()
+	path := testDSN(t)
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(dir, "w.db"))
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestDataVersions(t *testing.T) {
 		t.Errorf("archive ghost = %v, want ErrNotFound", err)
 	}
 	s.Close()
-	if s, err = Open(ctx, filepath.Join(dir, "w.db")); err != nil {
+	if s, err = Open(ctx, path); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -123,13 +122,15 @@ func TestDatastoresAndPaths(t *testing.T) {
 // in later must still be applied. Simulated with 0011: forgotten, then re-applied.
 func TestMigrationBelowTheNewestIsApplied(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := testDSN(t)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.ExecContext(ctx, `DROP TABLE models; DELETE FROM schema_migrations WHERE version = 11`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`DROP TABLE models`, `DELETE FROM goose_db_version WHERE version_id = 11`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.Close()
 	if s, err = Open(ctx, path); err != nil {

@@ -35,6 +35,7 @@ func countSyncs(t *testing.T, s *Store, dbPath string) *atomic.Int64 {
 }
 
 func TestWhatIsForcedToTheDisk(t *testing.T) {
+	sqliteOnly(t, "fsyncs and checkpoints of SQLite's WAL; a PostgreSQL commit is durable when it returns")
 	dbPath := filepath.Join(t.TempDir(), "ws.db")
 	s, err := Open(t.Context(), dbPath)
 	if err != nil {
@@ -81,6 +82,7 @@ func TestWhatIsForcedToTheDisk(t *testing.T) {
 }
 
 func TestConcurrentSyncsShareOneFsync(t *testing.T) {
+	sqliteOnly(t, "fsyncs and checkpoints of SQLite's WAL; a PostgreSQL commit is durable when it returns")
 	s := open(t)
 	var calls atomic.Int64
 	release := make(chan struct{})
@@ -123,6 +125,7 @@ func TestConcurrentSyncsShareOneFsync(t *testing.T) {
 }
 
 func TestCheckpointCopiesTheLogIntoTheDatabase(t *testing.T) {
+	sqliteOnly(t, "fsyncs and checkpoints of SQLite's WAL; a PostgreSQL commit is durable when it returns")
 	s := open(t)
 	for i := range 20 {
 		createTestRun(t, s, "r"+string(rune('a'+i)))
@@ -147,7 +150,7 @@ func TestCheckpointCopiesTheLogIntoTheDatabase(t *testing.T) {
 }
 
 func TestCloseTwice(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"))
+	s, err := Open(t.Context(), testDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +234,7 @@ func writeStep(ctx context.Context, s *Store, id, step string, at time.Time) err
 // TestWhatIsForcedToTheDisk.) An acknowledgement before the commit, a commit queued for later,
 // or a journal that a killed process leaves half-written would each fail here.
 func TestNothingAcknowledgedIsLostOnKill(t *testing.T) {
+	sqliteOnly(t, "fsyncs and checkpoints of SQLite's WAL; a PostgreSQL commit is durable when it returns")
 	path := filepath.Join(t.TempDir(), "ws.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), writerEnv+"="+path)

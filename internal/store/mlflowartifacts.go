@@ -168,7 +168,8 @@ func (s *Store) MLflowArtifactChildren(ctx context.Context, runID, dir, after st
 }
 
 // resumeAfter is the smallest path that follows key and everything below it: after a file
-// "f", "f\x00" (paths hold no NUL); after a directory "d/", "d0".
+// "f", "f\x01" (paths hold no control characters: the server refuses them; not \x00, which
+// PostgreSQL's text cannot hold); after a directory "d/", "d0".
 func resumeAfter(key string) string {
 	switch {
 	case key == "":
@@ -176,7 +177,7 @@ func resumeAfter(key string) string {
 	case strings.HasSuffix(key, "/"):
 		return strings.TrimSuffix(key, "/") + "0"
 	}
-	return key + "\x00"
+	return key + "\x01"
 }
 
 type pathRow struct {

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +132,7 @@ func TestMLflowArtifactChildrenAcrossBatches(t *testing.T) {
 }
 
 func TestMLflowArtifactsDeleteAndCascade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ws.db")
+	path := testDSN(t)
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)

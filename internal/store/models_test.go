@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -88,9 +87,9 @@ func TestModelVersions(t *testing.T) {
 
 // Registered models survive a restart of the store (a reopened database).
 func TestModelsSurviveReopen(t *testing.T) {
-	dir := t.TempDir()
+	path := testDSN(t)
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(dir, "w.db"))
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestModelsSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(ctx, filepath.Join(dir, "w.db"))
+	s, err = Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

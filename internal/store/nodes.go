@@ -77,7 +77,7 @@ func (s *Store) CreateNode(ctx context.Context, n *Node, reason string) error {
 	}
 	q := `INSERT INTO nodes (` + nodeColumns + `) VALUES (?` + strings.Repeat(", ?", len(args)-1) + `)`
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		if isUniqueViolation(err) {
 			return fmt.Errorf("node %s: %w", n.ID, ErrExists)
 		}
 		return fmt.Errorf("create node %s: %w", n.ID, err)
@@ -374,7 +374,7 @@ func (s *Store) EnqueueAssignment(ctx context.Context, a Assignment) (int64, err
 		WHERE node_assignments.acked_at IS NOT NULL`,
 		a.NodeID, a.RunID, string(a.Kind), nanos(a.CreatedAt))
 	if err != nil {
-		if strings.Contains(err.Error(), "FOREIGN KEY constraint failed") {
+		if isForeignKeyViolation(err) {
 			return 0, fmt.Errorf("node %s: %w", a.NodeID, ErrNotFound)
 		}
 		return 0, fmt.Errorf("queue %s of %s on %s: %w", a.Kind, a.RunID, a.NodeID, err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -11,7 +10,7 @@ import (
 // and a user without one is never found by the empty subject.
 func TestUserOIDCSubjectAcrossRestart(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := testDSN(t)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

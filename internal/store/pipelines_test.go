@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ func endRun(t *testing.T, st *Store, id string, s job.State, at time.Time) {
 // StepsOf find a step's pipeline from its run.
 func TestPipelineStepsAreUniqueAcrossReopen(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := testDSN(t)
 	st, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +89,7 @@ func TestPipelineStepsAreUniqueAcrossReopen(t *testing.T) {
 // a reused step (no run of its own) is never an answer.
 func TestCachedStepIsTheNewestCompletedRun(t *testing.T) {
 	ctx := t.Context()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	st, err := Open(ctx, testDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

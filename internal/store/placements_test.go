@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,7 +61,7 @@ func TestPlacementIsReadWithTheRunForItsAttempt(t *testing.T) {
 // Preemption counts and each cluster's backoff and failure are in the database: a server that
 // restarts finds them as they were.
 func TestClusterDecisionStateSurvivesReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ws.db")
+	path := testDSN(t)
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -132,7 +132,7 @@ func (c *RunCursor) after(order string) (string, []any) {
 }
 
 // listConditions are the conditions of job list's filters, each with bound parameters.
-func listConditions(f RunFilter) (string, []any) {
+func listConditions(d dialect, f RunFilter) (string, []any) {
 	var q strings.Builder
 	var args []any
 	if len(f.Statuses) > 0 {
@@ -159,7 +159,7 @@ func listConditions(f RunFilter) (string, []any) {
 		args = append(args, nanos(f.Since))
 	}
 	if f.Query != "" {
-		q.WriteString(` AND (instr(lower(runs.id), lower(?)) > 0 OR instr(lower(runs.display_name), lower(?)) > 0)`)
+		q.WriteString(` AND (` + d.containsFold("runs.id") + ` OR ` + d.containsFold("runs.display_name") + `)`)
 		args = append(args, f.Query, f.Query)
 	}
 	switch f.Archived {

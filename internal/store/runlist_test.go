@@ -211,6 +211,7 @@ func TestBoundCommandAndArchivedSurviveUpdates(t *testing.T) {
 
 // The filtered lists read their index in the list's order.
 func TestFilteredRunListsReadAnIndex(t *testing.T) {
+	sqliteOnly(t, "reads SQLite's EXPLAIN QUERY PLAN")
 	s := open(t)
 	seedList(t, s, 20)
 	tests := []struct {
@@ -222,7 +223,7 @@ func TestFilteredRunListsReadAnIndex(t *testing.T) {
 		{RunFilter{Statuses: []job.State{job.Failed}, Limit: 50}, "runs_status_created"},
 	}
 	for _, tt := range tests {
-		q, args := runsQuery(tt.filter)
+		q, args := runsQuery(s.dialect, tt.filter)
 		plan := strings.Join(queryPlan(t, s, q, args...), "\n")
 		if !strings.Contains(plan, "USING INDEX "+tt.index) || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("%+v: plan\n%s\nwant index %s in the list's order", tt.filter, plan, tt.index)

@@ -45,7 +45,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *job.Run, extraCols string, ex
 	q := `INSERT INTO runs (` + runColumns + extraCols + `) VALUES (?` +
 		strings.Repeat(", ?", len(runTable)-1+len(extra)) + `)`
 	if _, err := tx.ExecContext(ctx, q, append(args, extra...)...); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		if isUniqueViolation(err) {
 			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
 		}
 		return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -110,7 +110,7 @@ var activeStates = fmt.Sprintf("'%s', '%s', '%s'", job.Completed, job.Failed, jo
 
 // Runs lists runs, newest first.
 func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
-	q, args := runsQuery(f)
+	q, args := runsQuery(s.dialect, f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -132,7 +132,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 
 // runsQuery is the statement of Runs: each shape reads an index in the order of the list
 // (TestRunListsReadAnIndex), so that the newest 50 of any number of runs cost 50 rows.
-func runsQuery(f RunFilter) (string, []any) {
+func runsQuery(d dialect, f RunFilter) (string, []any) {
 	q := selectRuns + ` WHERE 1 = 1`
 	var args []any
 	if f.Active {
@@ -141,15 +141,14 @@ func runsQuery(f RunFilter) (string, []any) {
 	}
 	switch {
 	case f.Compute != "" && f.Active:
-		// The unary + keeps SQLite on runs_active: a target's active runs are few, its
-		// history (what runs_compute_created holds) is not.
-		q += ` AND +runs.compute = ?`
+		// runs_active, not runs_compute_created: a target's active runs are few, its history is not.
+		q += ` AND ` + d.unindexed("runs.compute") + ` = ?`
 		args = append(args, f.Compute)
 	case f.Compute != "":
 		q += ` AND runs.compute = ?`
 		args = append(args, f.Compute)
 	}
-	where, wargs := listConditions(f)
+	where, wargs := listConditions(d, f)
 	q += where
 	args = append(args, wargs...)
 	q += ` ORDER BY ` + orderBy(f.Order)

@@ -31,7 +31,7 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 
 // Settings returns the settings whose keys start with prefix.
 func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE key LIKE ? || '%'`, prefix)
+	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE substr(key, 1, length(?)) = ?`, prefix, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("read settings %s*: %w", prefix, err)
 	}

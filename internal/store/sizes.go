@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/sizes"
@@ -16,7 +15,7 @@ func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) err
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		z.Name, z.Cores, z.MemoryBytes, z.GPUs, z.GPUModel, z.PricePerHour, z.Family, z.Isolated, nanos(now))
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		if isUniqueViolation(err) {
 			return fmt.Errorf("size %s: %w", z.Name, ErrExists)
 		}
 		return fmt.Errorf("create size %s: %w", z.Name, err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/resources"
@@ -10,7 +9,7 @@ import (
 
 // A workspace size keeps its isolated mark across a restart (migration 0023).
 func TestSizeIsolatedSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ws.db")
+	path := testDSN(t)
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAStatementInUseIsNotHandedOutAgain(t *testing.T) {
+	sqliteOnly(t, "the SQLite connections' statement cache (pgx keeps its own)")
 	s := open(t)
 	for i := range 3 {
 		createTestRun(t, s, fmt.Sprintf("r%d", i))
@@ -46,6 +47,7 @@ func TestAStatementInUseIsNotHandedOutAgain(t *testing.T) {
 }
 
 func TestACachedStatementRunsWithNewArguments(t *testing.T) {
+	sqliteOnly(t, "the SQLite connections' statement cache (pgx keeps its own)")
 	s := open(t)
 	for i := range 3 {
 		createTestRun(t, s, fmt.Sprintf("r%d", i))

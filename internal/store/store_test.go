@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 
 func open(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"))
+	s, err := Open(t.Context(), testDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +23,7 @@ func open(t *testing.T) *Store {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ws.db")
+	path := testDSN(t)
 	for i := 0; i < 2; i++ {
 		s, err := Open(t.Context(), path)
 		if err != nil {

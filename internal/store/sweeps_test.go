@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ func trialRun(id string, now time.Time) *job.Run {
 // the same index writes nothing, not even its run; a run name taken is ErrExists.
 func TestCreateTrialIsUniqueAcrossReopen(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := testDSN(t)
 	st, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +67,7 @@ func TestCreateTrialIsUniqueAcrossReopen(t *testing.T) {
 // A metric's series merges both writers in report order: by step, then time.
 func TestMetricSeriesMergesBothWriters(t *testing.T) {
 	ctx := t.Context()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	st, err := Open(ctx, testDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func insertExperiment(ctx context.Context, q querier, name, artifactLocation str
 	err := q.QueryRowContext(ctx, `INSERT INTO experiments (name, artifact_location, created_at, updated_at)
 		VALUES (?, ?, ?, ?) RETURNING id`, name, artifactLocation, now, now).Scan(&id)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		if isUniqueViolation(err) {
 			return 0, fmt.Errorf("Experiment '%s' already exists.: %w", name, ErrExists)
 		}
 		return 0, fmt.Errorf("create experiment %s: %w", name, err)
@@ -202,7 +202,7 @@ func (s *Store) RenameExperiment(ctx context.Context, id, name string) error {
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE experiments SET name = ?, updated_at = ? WHERE id = ?`, name, nanos(time.Now()), n)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		if isUniqueViolation(err) {
 			return fmt.Errorf("Experiment '%s' already exists.: %w", name, ErrExists)
 		}
 		return fmt.Errorf("rename experiment %s: %w", id, err)

@@ -101,7 +101,7 @@ func (s *Store) trackingRuns(ctx context.Context, ids []string) ([]*tracking.Run
 
 func (s *Store) runInfos(ctx context.Context, idList string) (map[string]*tracking.Run, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, display_name, description, status, created_at, started_at,
-		ended_at, experiment_id, user_id, lifecycle_stage, is_job FROM runs WHERE id IN (SELECT value FROM json_each(?))`, idList)
+		ended_at, experiment_id, user_id, lifecycle_stage, is_job FROM runs WHERE id IN (`+s.dialect.jsonArrayValues()+`)`, idList)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
@@ -141,7 +141,7 @@ func (s *Store) runInfos(ctx context.Context, idList string) (map[string]*tracki
 
 // runData fills the metrics, params, tags and inputs of runs.
 func (s *Store) runData(ctx context.Context, idList string, runs map[string]*tracking.Run) error {
-	in := ` WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, `
+	in := ` WHERE run_id IN (` + s.dialect.jsonArrayValues() + `) ORDER BY run_id, `
 	kvs := []struct {
 		table string
 		add   func(r *tracking.Run, kv tracking.KV)

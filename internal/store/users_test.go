@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -10,7 +9,7 @@ import (
 // Users, tokens and audit entries survive a reopen; revocation and deletion stick.
 func TestUsersTokensAuditAcrossRestart(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := testDSN(t)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// ErrNotSQLite is returned by what only a SQLite file has (file checks, WAL checkpoints,
+// VACUUM INTO backups) when the store is on PostgreSQL, whose own tools do those (pg_dump,
+// pg_basebackup; its WAL is its own).
+var ErrNotSQLite = errors.New("not supported on PostgreSQL: the workspace database is not a SQLite file")
+
+// dialect holds what differs between the store's two databases, one method per concept; the
+// queries elsewhere are written once (for SQLite, with ? placeholders: rebind.go).
+type dialect struct {
+	// name is the dialect's migrations directory: migrations/<name>.
+	name  string
+	goose goose.Dialect
+}
+
+var (
+	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3}
+	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres}
+)
+
+func (d dialect) postgres() bool { return d == postgresDialect }
+
+// migrations is the dialect's migrations directory.
+func (d dialect) migrations() (fs.FS, error) {
+	return fs.Sub(migrationFiles, "migrations/"+d.name)
+}
+
+// migrationLocker serialises migrations across server processes sharing the database at dsn:
+// on PostgreSQL goose's session advisory lock, on SQLite a lock file beside the database.
+func (d dialect) migrationLocker(dsn string) (lock.SessionLocker, error) {
+	if !d.postgres() {
+		return newFileLocker(dsn), nil
+	}
+	// Retry every second for 5 minutes: a long migration elsewhere is waited for.
+	return lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+}
+
+// tableExists is a query with one placeholder (the table's name) that counts the tables so named.
+func (d dialect) tableExists() string {
+	if d.postgres() {
+		return `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
+	}
+	return `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+}
+
+// jsonArrayValues is a subquery of the values of the JSON array of strings bound to its one
+// placeholder.
+func (d dialect) jsonArrayValues() string {
+	if d.postgres() {
+		return `SELECT jsonb_array_elements_text(CAST(? AS jsonb))`
+	}
+	return `SELECT value FROM json_each(?)`
+}
+
+// containsFold is a condition true when column contains the text bound to its one placeholder,
+// ignoring case. The text is data: LIKE's wildcards in it are not wildcards.
+func (d dialect) containsFold(column string) string {
+	if d.postgres() {
+		return fmt.Sprintf(`strpos(lower(%s), lower(?)) > 0`, column)
+	}
+	return fmt.Sprintf(`instr(lower(%s), lower(?)) > 0`, column)
+}
+
+// unindexed is column in a condition that keeps the planner from using an index on it: SQLite's
+// unary +. PostgreSQL's planner weighs the indexes by their statistics: the column as it is.
+func (d dialect) unindexed(column string) string {
+	if d.postgres() {
+		return column
+	}
+	return "+" + column
+}
+
+// isUniqueViolation reports whether err is the database refusing a duplicate key.
+func isUniqueViolation(err error) bool {
+	return err != nil && (pgCode(err) == pgUniqueViolation || strings.Contains(err.Error(), "UNIQUE constraint failed"))
+}
+
+// isForeignKeyViolation reports whether err is the database refusing a row whose reference is missing.
+func isForeignKeyViolation(err error) bool {
+	return err != nil && (pgCode(err) == pgForeignKeyViolation || strings.Contains(err.Error(), "FOREIGN KEY constraint failed"))
+}

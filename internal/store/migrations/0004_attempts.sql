@@ -1,3 +1,0 @@
--- A run requeued after losing its node (preemption) starts a new attempt; reports from an older
--- attempt's supervisor are refused.
-ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;

@@ -1,0 +1,17 @@
+-- +goose Up
+-- Batch endpoints and their deployments (issue 14): definitions only. Invoking one queues a
+-- parallel job (a run tagged with the endpoint and deployment), so they hold no runs of their own.
+CREATE TABLE batch_endpoints (
+    name        TEXT PRIMARY KEY,
+    spec        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE TABLE batch_deployments (
+    endpoint    TEXT NOT NULL REFERENCES batch_endpoints (name) ON DELETE CASCADE,
+    name        TEXT NOT NULL,
+    spec        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    PRIMARY KEY (endpoint, name)
+);
