@@ -24,6 +24,10 @@ export SLURM_CONF
 # outside the clone), for the kubernetes target's tests.
 HANGAR_KUBECONFIG=$(HANGAR_K8S_BUILD=1 bash scripts/setup/kubernetes.sh | tail -1)
 export HANGAR_KUBECONFIG
+# A private PostgreSQL cluster (Debian's postgresql, on 127.0.0.1 and a socket in its scratch
+# directory), for the workspace store's second run below.
+HANGAR_TEST_DATABASE_URL=$(bash scripts/setup/postgres.sh | tail -1)
+export HANGAR_TEST_DATABASE_URL
 # The npm package mlflow@2.0.7, a real MLflow client, for the MLflow API's client test.
 MLFLOW_JS_DIR=$(bash scripts/setup/mlflow-js.sh | tail -1)
 export MLFLOW_JS_DIR
@@ -36,6 +40,8 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test -count=1 -timeout 25m -skip '^TestFault' ./...
+echo "== go test: the workspace store on PostgreSQL"
+HANGAR_TEST_STORE=postgres go test -count=1 -timeout 15m ./internal/store/...
 echo "== fault suite (make faults)"
 go run ./cmd/hangar-faults
 echo "== fuzz (make fuzz)"

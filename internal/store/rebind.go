@@ -6,7 +6,7 @@ import (
 )
 
 // rebind rewrites a query's ? placeholders as PostgreSQL's $1, $2... in order. A ? inside a
-// string literal ('...', with ” for a quote), a quoted identifier ("...") or a comment (-- to
+// string literal ('...', a quote inside doubled), a quoted identifier ("...") or a comment (-- to
 // the end of the line, /* ... */) is text, not a placeholder, and is left as it is.
 func rebind(query string) string {
 	if !strings.Contains(query, "?") {
