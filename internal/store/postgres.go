@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -94,15 +96,35 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return c.base.(driver.QueryerContext).QueryContext(ctx, rebind(query), args)
 }
 
-// CheckNamedValue sends a bool as a flag: 0 or 1 into the schema's integer columns (its flags
-// are integers, as on SQLite), a boolean into a boolean one (goose's table). Every other value
-// is left to pgx.
+// CheckNamedValue gives Go values the conversions SQLite's column affinity made: a bool is a
+// flag, 0 or 1 into the schema's integer columns (a boolean into goose's boolean one); an
+// integer into a text column is its decimal text. pgx refuses both otherwise. Every other
+// value is left to pgx.
 func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if b, ok := nv.Value.(bool); ok {
-		nv.Value = flag(b)
+	switch v := reflect.ValueOf(nv.Value); v.Kind() {
+	case reflect.Bool:
+		nv.Value = flag(v.Bool())
+		return nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		nv.Value = integer(v.Int())
+		return nil
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		nv.Value = integer(int64(v.Uint()))
 		return nil
 	}
 	return c.base.(driver.NamedValueChecker).CheckNamedValue(nv)
+}
+
+// integer is a Go integer that pgx encodes as the parameter's type asks: a number, or its
+// decimal text.
+type integer int64
+
+func (n integer) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(n), Valid: true}, nil
+}
+
+func (n integer) TextValue() (pgtype.Text, error) {
+	return pgtype.Text{String: strconv.FormatInt(int64(n), 10), Valid: true}, nil
 }
 
 // flag is a Go bool that pgx encodes as the parameter's type asks: an integer or a boolean.

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// Go values are stored as SQLite's column affinity stores them, on both stores: an integer
+// into a text column is its decimal text, a bool into an integer column 0 or 1.
+func TestValuesAreStoredAsSQLiteStoresThem(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?), (?, ?)`,
+		"int", 42, "int64", int64(-7)); err != nil {
+		t.Fatalf("integers into a text column: %v", err)
+	}
+	for key, want := range map[string]string{"int": "42", "int64": "-7"} {
+		if got, _, err := s.Setting(ctx, key); err != nil || got != want {
+			t.Errorf("setting %s = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastores (name, spec, created_at) VALUES (?, ?, ?)`, "d", "{}", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO models (name, version, spec, archived, created_at) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)`,
+		"m", 1, "{}", true, 1, "m", 2, "{}", false, 1); err != nil {
+		t.Fatalf("bools into an integer column: %v", err)
+	}
+	var archived, sum int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), SUM(version) FROM models WHERE archived = ?`, true).Scan(&archived, &sum); err != nil || archived != 1 || sum != 1 {
+		t.Errorf("archived models = %d (versions %d), %v; want version 1 alone", archived, sum, err)
+	}
+}
+
+// A PostgreSQL URL that names no reachable server is an error naming where it looked, without
+// the password.
+func TestOpenUnreachablePostgres(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2")
+	if err == nil {
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "127.0.0.1:1/db") || strings.Contains(msg, "secret") {
+		t.Errorf("error = %q; want the host and database, never the password", msg)
+	}
+}
+
+func TestIsPostgresURL(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"postgres://h/db": true, "postgresql://u@h:5432/db?sslmode=disable": true,
+		"/var/lib/hangar/workspace.db": false, "postgres.db": false, "": false,
+	} {
+		if got := isPostgresURL(dsn); got != want {
+			t.Errorf("isPostgresURL(%q) = %v; want %v", dsn, got, want)
+		}
+	}
+}
