@@ -40,8 +40,8 @@ func isPostgresURL(dsn string) bool {
 func openPostgres(ctx context.Context, url string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		// pgx's message may hold the password: name the database by host only.
-		return nil, fmt.Errorf("parse the PostgreSQL URL: %w", errors.New("not a valid postgres:// URL"))
+		// Not pgx's message: it quotes the URL, and hides the password on a best-effort basis only.
+		return nil, errors.New("open the PostgreSQL database: not a valid postgres:// URL")
 	}
 	db := sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(16)

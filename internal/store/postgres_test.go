@@ -2,7 +2,10 @@ package store
 
 import (
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/hangar-ml/hangar/internal/job"
 )
 
 // Go values are stored as SQLite's column affinity stores them, on both stores: an integer
@@ -44,6 +47,13 @@ func TestOpenUnreachablePostgres(t *testing.T) {
 	}
 }
 
+func TestOpenMalformedPostgresURL(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://u:secret@[::1/db")
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open of a malformed URL = %v; want an error without the password", err)
+	}
+}
+
 func TestIsPostgresURL(t *testing.T) {
 	for dsn, want := range map[string]bool{
 		"postgres://h/db": true, "postgresql://u@h:5432/db?sslmode=disable": true,
@@ -52,5 +62,37 @@ func TestIsPostgresURL(t *testing.T) {
 		if got := isPostgresURL(dsn); got != want {
 			t.Errorf("isPostgresURL(%q) = %v; want %v", dsn, got, want)
 		}
+	}
+}
+
+// Read-modify-write transactions are serialised, on PostgreSQL as SQLite's write lock does:
+// concurrent updates of one run lose none of each other's changes.
+func TestConcurrentUpdatesLoseNothing(t *testing.T) {
+	s := open(t)
+	createTestRun(t, s, "r")
+	const writers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				_, err := s.UpdateRun(t.Context(), "r", func(r *job.Run) ([]job.Event, error) {
+					r.Attempt++
+					return nil, nil
+				})
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := s.Run(t.Context(), "r")
+	if err != nil || r.Attempt != 1+writers*each {
+		t.Errorf("attempt after %d increments = %d, %v; want %d", writers*each, r.Attempt, err, 1+writers*each)
 	}
 }
