@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/resources"
@@ -37,5 +38,25 @@ func TestSizeIsolatedSurvivesRestart(t *testing.T) {
 	}
 	if len(got) != 2 || !isolated["whole-box"] || isolated["shared-box"] {
 		t.Errorf("after a restart: %+v", got)
+	}
+}
+
+// A size's name is one name in any case (SQLite's COLLATE NOCASE; on PostgreSQL a
+// case-insensitive collation): taken in another case, deleted in another case.
+func TestSizeNamesIgnoreCase(t *testing.T) {
+	s := open(t)
+	z := sizes.Size{Name: "Big-Box", Cores: 4, MemoryBytes: 8 * resources.Gi, Family: "onprem"}
+	if err := s.CreateSize(t.Context(), z, t0); err != nil {
+		t.Fatal(err)
+	}
+	z.Name = "BIG-box"
+	if err := s.CreateSize(t.Context(), z, t0); !errors.Is(err, ErrExists) {
+		t.Errorf("CreateSize of BIG-box after Big-Box = %v; want ErrExists", err)
+	}
+	if err := s.DeleteSize(t.Context(), "big-BOX"); err != nil {
+		t.Errorf("DeleteSize(big-BOX) = %v; want Big-Box deleted", err)
+	}
+	if got, err := s.Sizes(t.Context()); err != nil || len(got) != 0 {
+		t.Errorf("sizes after the delete = %+v, %v; want none", got, err)
 	}
 }
