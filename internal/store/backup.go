@@ -120,8 +120,17 @@ func FileSchemaVersion(ctx context.Context, path string) (int, error) {
 		return 0, err
 	}
 	defer db.Close()
+	// A file no goose has opened yet (a backup made before it) has the old runner's table only.
+	var goose int
+	if err := db.QueryRowContext(ctx, sqliteDialect.tableExists(), versionTable).Scan(&goose); err != nil {
+		return 0, asDamaged(path, fmt.Errorf("read schema version: %w", err))
+	}
+	q := `SELECT MAX(version_id) FROM ` + versionTable + ` WHERE is_applied = 1`
+	if goose == 0 {
+		q = `SELECT MAX(version) FROM ` + legacyTable
+	}
 	var v sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT MAX(version_id) FROM `+versionTable+` WHERE is_applied = 1`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil {
 		return 0, asDamaged(path, fmt.Errorf("read schema version: %w", err))
 	}
 	return int(v.Int64), nil

@@ -146,6 +146,9 @@ func TestOldRunnersWorkspaceUpgradesInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	if v, err := FileSchemaVersion(ctx, path); err != nil || v != 21 {
+		t.Errorf("FileSchemaVersion of the old runner's file = %d, %v; want 21", v, err)
+	}
 
 	for i := range 2 { // the second open finds everything applied and adopts nothing again
 		s, err := Open(ctx, path)
@@ -166,6 +169,9 @@ func TestOldRunnersWorkspaceUpgradesInPlace(t *testing.T) {
 			t.Errorf("open #%d: users: %v", i, err)
 		}
 		s.Close()
+		if v, err := FileSchemaVersion(ctx, path); err != nil || v != LatestSchema() {
+			t.Errorf("open #%d: FileSchemaVersion = %d, %v; want %d", i, v, err, LatestSchema())
+		}
 	}
 }
 
