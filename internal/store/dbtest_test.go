@@ -51,15 +51,22 @@ func testDSN(t testing.TB) string {
 	if !onPostgres(t) {
 		return filepath.Join(t.TempDir(), "ws.db")
 	}
-	admin := os.Getenv(pgURLEnv)
-	if admin == "" {
-		msg := storeEnv + "=postgres needs " + pgURLEnv + " (bash scripts/setup/postgres.sh prints it)"
+	return newTestDatabase(t, pgAdminURL(t))
+}
+
+// pgAdminURL is the URL of a PostgreSQL role that may create databases; without one the test
+// skips, or fails with CI set.
+func pgAdminURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(pgURLEnv)
+	if u == "" {
+		msg := "needs PostgreSQL: " + pgURLEnv + " (bash scripts/setup/postgres.sh prints it)"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	return newTestDatabase(t, admin)
+	return u
 }
 
 // newTestDatabase creates a database with a random name through the admin URL, drops it when

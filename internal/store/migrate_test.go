@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,21 +50,6 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-// pgAdminURL is the URL of a PostgreSQL role that may create databases; without one the test
-// skips, or fails with CI set.
-func pgAdminURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv(pgURLEnv)
-	if u == "" {
-		msg := "needs PostgreSQL: " + pgURLEnv + " (bash scripts/setup/postgres.sh prints it)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
 }
 
 // The two dialects' migrations make the same tables with the same columns.
