@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,14 +36,17 @@ func (d dialect) migrations() (fs.FS, error) {
 	return fs.Sub(migrationFiles, "migrations/"+d.name)
 }
 
-// migrationLocker serialises migrations across server processes sharing the database at dsn:
-// on PostgreSQL goose's session advisory lock, on SQLite a lock file beside the database.
-func (d dialect) migrationLocker(dsn string) (lock.SessionLocker, error) {
-	if !d.postgres() {
-		return newFileLocker(dsn), nil
+// lockMigrations serialises migrations across server processes sharing the database at dsn.
+// On SQLite it locks a file beside the database (lockFile) until unlock is called; on
+// PostgreSQL it returns goose's session locker (an advisory lock), which goose takes itself.
+func (d dialect) lockMigrations(ctx context.Context, dsn string) (unlock func(), goose lock.SessionLocker, err error) {
+	if d.postgres() {
+		// Retry every second for 5 minutes: a long migration elsewhere is waited for.
+		goose, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		return func() {}, goose, err
 	}
-	// Retry every second for 5 minutes: a long migration elsewhere is waited for.
-	return lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	unlock, err = lockFile(ctx, dsn+"-migrate.lock")
+	return unlock, nil, err
 }
 
 // tableExists is a query with one placeholder (the table's name) that counts the tables so named.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // Migrations are goose's (design 0019): one directory per dialect, the same version numbers in
@@ -27,12 +28,17 @@ const versionTable = "goose_db_version"
 // legacyTable is where the store's own runner recorded versions, before goose.
 const legacyTable = "schema_migrations"
 
-// migrate applies every migration not yet recorded.
+// migrate applies every migration not yet recorded, one process at a time.
 func (s *Store) migrate(ctx context.Context) error {
+	unlock, locker, err := s.dialect.lockMigrations(ctx, s.dsn)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := adoptLegacyVersions(ctx, s.db, s.dialect); err != nil {
 		return err
 	}
-	p, err := s.migrations()
+	p, err := s.migrations(locker)
 	if err != nil {
 		return err
 	}
@@ -43,18 +49,16 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// migrations is the goose provider of the store's dialect.
-func (s *Store) migrations() (*goose.Provider, error) {
+// migrations is the goose provider of the store's dialect, taking locker (if any) around its work.
+func (s *Store) migrations(locker lock.SessionLocker) (*goose.Provider, error) {
 	fsys, err := s.dialect.migrations()
 	if err != nil {
 		return nil, err
 	}
 	opts := []goose.ProviderOption{goose.WithAllowOutofOrder(true), goose.WithDisableGlobalRegistry(true)}
-	locker, err := s.dialect.migrationLocker(s.dsn)
-	if err != nil {
-		return nil, err
+	if locker != nil {
+		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	opts = append(opts, goose.WithSessionLocker(locker))
 	return goose.NewProvider(s.dialect.goose, s.db, fsys, opts...)
 }
 
