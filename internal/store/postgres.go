@@ -43,6 +43,11 @@ func openPostgres(ctx context.Context, url string) (*sql.DB, error) {
 		// Not pgx's message: it quotes the URL, and hides the password on a best-effort basis only.
 		return nil, errors.New("open the PostgreSQL database: not a valid postgres:// URL")
 	}
+	// A writer waits for the store's lock as long as SQLite's busy timeout lets one wait, then
+	// fails rather than hang (the URL's own lock_timeout parameter wins).
+	if _, ok := cfg.RuntimeParams["lock_timeout"]; !ok {
+		cfg.RuntimeParams["lock_timeout"] = "10s"
+	}
 	db := sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -94,5 +95,33 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 	r, err := s.Run(t.Context(), "r")
 	if err != nil || r.Attempt != 1+writers*each {
 		t.Errorf("attempt after %d increments = %d, %v; want %d", writers*each, r.Attempt, err, 1+writers*each)
+	}
+}
+
+// A writer waiting for the store's lock longer than lock_timeout (10 s unless the URL says)
+// gets an error instead of hanging, as SQLite's busy timeout gives one.
+func TestAWriterWaitsForTheLockThenFails(t *testing.T) {
+	if !onPostgres(t) {
+		t.Skip("PostgreSQL only: SQLite's busy timeout is fixed at 10 s (the same rule, too slow to wait for here)")
+	}
+	s, err := Open(t.Context(), testDSN(t)+"&lock_timeout=200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, err := s.db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	start := time.Now()
+	err = s.SetSetting(t.Context(), "k", "v") // one statement: no lock
+	if err != nil {
+		t.Fatalf("a statement outside a transaction waited for the lock: %v", err)
+	}
+	createErr := s.CreateRun(t.Context(), &job.Run{ID: "r", Compute: "local", Status: job.Queued, CreatedAt: t0,
+		Spec: job.Spec{Type: "command", Command: "true"}}, job.Event{Time: t0, To: job.Queued})
+	if createErr == nil || !strings.Contains(createErr.Error(), "lock") || time.Since(start) > 5*time.Second {
+		t.Errorf("CreateRun while another transaction writes = %v after %s; want a lock timeout after 200ms", createErr, time.Since(start))
 	}
 }
