@@ -57,8 +57,17 @@ func main() {
 	flag.IntVar(&o.sweep.Seeds, "sweep-seeds", 10, "seeds per method and objective in the sweep group")
 	flag.IntVar(&o.sweep.Workers, "sweep-workers", 4, "max_concurrent_trials of the sweep group's sweeps")
 	flag.IntVar(&o.sweep.Reports, "sweep-reports", 27, "metric reports in a full trial of the sweep group (asha's max_resource)")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, sweep or pipeline (default all; sweep needs no server)")
+	flag.IntVar(&o.preempt.Steps, "preempt-steps", 360, "steps (4 a second) of the preempt group's job")
+	flag.IntVar(&o.preempt.Preemptions, "preemptions", 2, "preemptions per run of the preempt group")
+	flag.DurationVar(&o.preempt.After, "preempt-after", 38*time.Second, "how far into each attempt the preempt group takes the node away (not a multiple of an interval: a save just before the preemption would hide the interval's cost)")
+	preemptIntervals := flag.String("preempt-intervals", "5,15", "checkpoint intervals (seconds, comma-separated) the preempt group measures")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, preempt, sweep or pipeline (default all; sweep needs no server)")
 	flag.Parse()
+	var err error
+	if o.preempt.Intervals, err = intList(*preemptIntervals); err != nil {
+		fmt.Fprintln(os.Stderr, "hangar-bench: -preempt-intervals:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, *bin, *n, *reps, *files, *size, *many, *only, o); err != nil {
@@ -80,6 +89,7 @@ type options struct {
 	router             bench.RouterOptions
 	access             bench.AccessOptions
 	sweep              bench.SweepOptions
+	preempt            bench.PreemptOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -129,6 +139,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"kubernetes", "", func() ([]bench.Row, error) { return nil, kubeGroup(ctx, bin, dir, n, o.kube) }},
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
 		{"access", "", func() ([]bench.Row, error) { return nil, accessGroup(ctx, bin, dir, o.access) }},
+		{"preempt", "", func() ([]bench.Row, error) { return nil, preemptGroup(ctx, bin, dir, o.preempt) }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
 		{"pipeline", "A 10-step chain of short steps: by hand, as a pipeline, and fully cached",
