@@ -39,7 +39,7 @@ import (
 // serve runs the workspace server for a workspace directory until ctx ends.
 func serve(ctx context.Context, o cli.ServeOptions) error {
 	log := o.Log.With("component", "server")
-	h := home.Home{Dir: o.Home}
+	h := home.Home{Dir: o.Home, Database: o.Database}
 	if err := h.Ensure(); err != nil {
 		return err
 	}
@@ -165,7 +165,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		CA: string(ca), Listen: ln.Addr().String()}); err != nil {
 		return err
 	}
-	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir)
+	db := h.DB()
+	if h.Database != "" {
+		db = home.RedactURL(h.Database)
+	}
+	log.Info("workspace server listening", "url", urlFn(), "home", h.Dir, "database", db)
 	go ctrl.Run(ctx)
 	go ctrl.RunInstances(ctx, instanceOptions(log))
 	go endpoints.Run(ctx)

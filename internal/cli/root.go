@@ -46,6 +46,7 @@ func usageError(format string, a ...any) error {
 // ServeOptions configure `hangar server`.
 type ServeOptions struct {
 	Home       string
+	Database   string // a PostgreSQL URL ("" for the workspace's SQLite file)
 	Listen     string
 	TLS        TLSOptions  // server.go
 	OIDC       OIDCOptions // oidc.go

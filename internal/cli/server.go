@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,9 @@ to the studio; a user signs in as the subject an owner linked to them with
 				return err
 			}
 			o.Log = log
+			if o.Database == "" {
+				o.Database = os.Getenv(home.DatabaseEnv)
+			}
 			if err := o.TLS.check(); err != nil {
 				return err
 			}
@@ -59,6 +63,8 @@ to the studio; a user signs in as the subject an owner linked to them with
 		},
 	}
 	cmd.Flags().StringVar(&o.Home, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
+	cmd.Flags().StringVar(&o.Database, "database", "", "PostgreSQL URL of the workspace's database (default $"+home.DatabaseEnv+
+		", else the SQLite file in the workspace directory); keep the password out of the command line: in $"+home.DatabaseEnv+" or ~/.pgpass")
 	cmd.Flags().StringVar(&o.Listen, "listen", "", "address to listen on (default: the last one used, else a free 127.0.0.1 port)")
 	o.TLS.register(cmd)
 	o.OIDC.register(cmd)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -10,18 +11,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
 func newWorkspaceCmd(env *Env) *cobra.Command {
 	cmd := groupCmd(&cobra.Command{
 		Use:   "workspace",
-		Short: "Back up and restore the local workspace directory",
-		Long: `Back up and restore the local workspace directory ($HANGAR_HOME, default ~/.hangar, or --home).
-These commands work on the files of the machine that holds the workspace, not through its server.`,
+		Short: "Back up, restore and migrate the local workspace directory",
+		Long: `Back up and restore the local workspace directory ($HANGAR_HOME, default ~/.hangar, or --home),
+or move its database from SQLite to PostgreSQL. These commands work on the files of the machine
+that holds the workspace, not through its server.`,
 		Example: `  hangar workspace backup /backups/hangar-$(date +%F)
-  hangar workspace restore /backups/hangar-2026-11-23`,
+  hangar workspace restore /backups/hangar-2026-11-23
+  HANGAR_DATABASE_URL=postgres://hangar@db.internal/hangar hangar workspace migrate`,
 	})
-	cmd.AddCommand(newWorkspaceBackupCmd(env), newWorkspaceRestoreCmd(env))
+	cmd.AddCommand(newWorkspaceBackupCmd(env), newWorkspaceRestoreCmd(env), newWorkspaceMigrateCmd(env))
 	return cmd
 }
 
@@ -117,6 +121,61 @@ backup. Runs created after the backup are unknown to the restored workspace.`,
 	}
 	cmd.Flags().StringVar(&dir, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the workspace's database (the old one is kept, renamed)")
+	return cmd
+}
+
+func newWorkspaceMigrateCmd(env *Env) *cobra.Command {
+	var dir, to string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Copy the workspace's SQLite database into a new PostgreSQL database and switch to it",
+		Long: `Copy every row of the workspace's SQLite database (workspace.db) into a new PostgreSQL
+database, then record in the workspace directory that its database is PostgreSQL: from then on
+its server starts only with the URL (hangar server --database URL, or HANGAR_DATABASE_URL), and
+refuses to start on the SQLite file again. No server may run for it (stop it with "hangar server
+stop"). The PostgreSQL database must be new (created empty, e.g. "createdb -O hangar hangar");
+Hangar creates its tables there. The copy is one transaction, checked table by table: on any
+error nothing is committed and the workspace stays on SQLite.
+
+The SQLite file is left as it was (remove it once satisfied); blobs, secret.key and the token stay
+in the workspace directory, which the server keeps using. Give the URL by --to or
+HANGAR_DATABASE_URL; keep its password out of the command line (HANGAR_DATABASE_URL, or
+~/.pgpass).`,
+		Example: `  hangar server stop
+  export HANGAR_DATABASE_URL=postgres://hangar@db.internal:5432/hangar?sslmode=verify-full
+  hangar workspace migrate
+  hangar server --listen 0.0.0.0:8080 --tls`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				to = os.Getenv(home.DatabaseEnv)
+			}
+			if to == "" {
+				return fmt.Errorf("name the PostgreSQL database: --to URL or %s", home.DatabaseEnv)
+			}
+			h, err := workspaceHome(dir)
+			if err != nil {
+				return err
+			}
+			info, err := h.MigrateTo(cmd.Context(), to, func(tc store.TableCount) {
+				if env.Output == "" || env.Output == "table" {
+					fmt.Fprintf(env.Stderr, "  %-22s %d rows\n", tc.Table, tc.Rows)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			return env.printData(info, func(w io.Writer) error {
+				fmt.Fprintf(w, "Copied %d rows in %d tables from %s to %s.\n", info.Rows(), len(info.Tables), info.From, info.To)
+				fmt.Fprintf(w, "The workspace %s now starts on PostgreSQL only: hangar server --database URL, or %s.\n",
+					info.Workspace, home.DatabaseEnv)
+				fmt.Fprintf(w, "%s is kept as it was; remove it once satisfied.\n", info.From)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dir, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
+	cmd.Flags().StringVar(&to, "to", "", "URL of the new PostgreSQL database (default $"+home.DatabaseEnv+")")
 	return cmd
 }
 

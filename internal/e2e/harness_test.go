@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store/pgtest"
 )
 
 // hangarBin is the binary under test, built once by TestMain.
@@ -40,6 +41,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// storeEnv selects the workspaces' database: HANGAR_E2E_STORE=postgres gives each workspace a
+// PostgreSQL database of its own (through pgtest's admin URL) instead of its SQLite file.
+const storeEnv = "HANGAR_E2E_STORE"
+
+func onPostgres(t testing.TB) bool {
+	t.Helper()
+	switch v := os.Getenv(storeEnv); v {
+	case "", "sqlite":
+		return false
+	case "postgres":
+		return true
+	default:
+		t.Fatalf("%s=%q: want sqlite or postgres", storeEnv, v)
+		return false
+	}
+}
+
 // ws is a workspace in a temporary HANGAR_HOME with its own server.
 type ws struct {
 	t      testing.TB
@@ -60,6 +78,9 @@ func newWS(t testing.TB, serverArgs ...string) *ws {
 // newWSEnv is newWS with extra environment variables for the server (and so its runs) and the CLI.
 func newWSEnv(t testing.TB, env []string, serverArgs ...string) *ws {
 	t.Helper()
+	if onPostgres(t) {
+		env = append(env, home.DatabaseEnv+"="+pgtest.NewDatabase(t))
+	}
 	w := &ws{t: t, home: t.TempDir(), extraEnv: env,
 		serverArgs: append([]string{"--cancel-grace", "2s", "--heartbeat", "1s"}, serverArgs...)}
 	w.startServer()

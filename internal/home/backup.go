@@ -45,6 +45,10 @@ func (h Home) Backup(ctx context.Context, dest string, now time.Time) (*BackupIn
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkNotPostgres(); err != nil {
+		return nil, fmt.Errorf("back up: %w; back up PostgreSQL with its own tools (pg_dump) and the "+
+			"directory's blobs/ and secret.key with it", err)
+	}
 	if err := h.checkBackupSource(); err != nil {
 		return nil, err
 	}

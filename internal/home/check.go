@@ -60,6 +60,12 @@ func recoveryHint(dir string) string {
 // where one was lost, and to open one that is not a whole SQLite database; both errors name
 // the file and say how to recover.
 func (h Home) OpenStore(ctx context.Context) (*store.Store, error) {
+	if h.Database != "" {
+		return h.openPostgres(ctx, h.Database)
+	}
+	if err := h.checkNotPostgres(); err != nil {
+		return nil, err
+	}
 	if err := h.checkNotLost(); err != nil {
 		return nil, err
 	}

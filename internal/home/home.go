@@ -14,8 +14,12 @@ import (
 	"time"
 )
 
-// Home is a local workspace directory.
-type Home struct{ Dir string }
+// Home is a local workspace directory. Database, when set, is the PostgreSQL URL of the
+// workspace's database (database.go); empty, the database is the SQLite file DB().
+type Home struct {
+	Dir      string
+	Database string
+}
 
 // Default is $HANGAR_HOME, or ~/.hangar.
 func Default() (Home, error) {

@@ -39,6 +39,9 @@ func (h Home) Restore(ctx context.Context, from string, force bool, now time.Tim
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkNotPostgres(); err != nil {
+		return nil, fmt.Errorf("restore: %w; a backup is a SQLite workspace: restore it into a new directory", err)
+	}
 	if err := h.Ensure(); err != nil {
 		return nil, err
 	}
