@@ -61,7 +61,12 @@ func main() {
 	flag.IntVar(&o.preempt.Preemptions, "preemptions", 2, "preemptions per run of the preempt group")
 	flag.DurationVar(&o.preempt.After, "preempt-after", 38*time.Second, "how far into each attempt the preempt group takes the node away (not a multiple of an interval: a save just before the preemption would hide the interval's cost)")
 	preemptIntervals := flag.String("preempt-intervals", "5,15", "checkpoint intervals (seconds, comma-separated) the preempt group measures")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, preempt, sweep or pipeline (default all; sweep needs no server)")
+	flag.StringVar(&o.stores.Database, "database", "", "URL of a new, empty PostgreSQL database for the store group (required by it)")
+	flag.IntVar(&o.stores.Jobs, "store-jobs", 300, "jobs per throughput round of the store group")
+	flag.IntVar(&o.stores.Conc, "store-conc", 8, "concurrent submitters in the store group")
+	flag.IntVar(&o.stores.Reps, "store-reps", 3, "throughput rounds of the store group")
+	flag.IntVar(&o.stores.Requests, "store-requests", 300, "sequential requests per latency case of the store group")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, preempt, store, sweep or pipeline (default all; sweep needs no server)")
 	flag.Parse()
 	var err error
 	if o.preempt.Intervals, err = intList(*preemptIntervals); err != nil {
@@ -90,6 +95,7 @@ type options struct {
 	access             bench.AccessOptions
 	sweep              bench.SweepOptions
 	preempt            bench.PreemptOptions
+	stores             bench.StoreOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -140,6 +146,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"router", "", func() ([]bench.Row, error) { return nil, routerGroup(ctx, o.router) }},
 		{"access", "", func() ([]bench.Row, error) { return nil, accessGroup(ctx, bin, dir, o.access) }},
 		{"preempt", "", func() ([]bench.Row, error) { return nil, preemptGroup(ctx, bin, dir, o.preempt) }},
+		{"store", "", func() ([]bench.Row, error) { return nil, storeGroup(ctx, bin, dir, o.stores, only == "store") }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
 		{"pipeline", "A 10-step chain of short steps: by hand, as a pipeline, and fully cached",

@@ -53,6 +53,11 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		return err
 	}
 	defer st.Close()
+	// The database's credentials are the server's alone: pgx read them when the store opened, and
+	// no child (supervisor, run, agent, provider hook) inherits them from here on.
+	for _, k := range []string{home.DatabaseEnv, "PGPASSWORD"} {
+		os.Unsetenv(k)
+	}
 	blobs, err := blob.Open(h.Blobs())
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/home"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 func newWorkspaceCmd(env *Env) *cobra.Command {
@@ -157,9 +156,9 @@ HANGAR_DATABASE_URL; keep its password out of the command line (HANGAR_DATABASE_
 			if err != nil {
 				return err
 			}
-			info, err := h.MigrateTo(cmd.Context(), to, func(tc store.TableCount) {
+			info, err := h.MigrateTo(cmd.Context(), to, func(table string, rows int64) {
 				if env.Output == "" || env.Output == "table" {
-					fmt.Fprintf(env.Stderr, "  %-22s %d rows\n", tc.Table, tc.Rows)
+					fmt.Fprintf(env.Stderr, "  %-22s %d rows\n", table, rows)
 				}
 			})
 			if err != nil {

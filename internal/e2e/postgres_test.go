@@ -55,7 +55,8 @@ func TestWorkspaceMigrateToPostgres(t *testing.T) {
 		t.Errorf("its output after the migration: %q", got)
 	}
 
-	writeFiles(t, dir, map[string]string{"train.py": "import time\nprint('trained on postgres')\ntime.sleep(2)\n"})
+	writeFiles(t, dir, map[string]string{"train.py": "import os, time\nprint('trained on postgres')\n" +
+		"print('database url seen by the run:', os.environ.get('HANGAR_DATABASE_URL'), os.environ.get('PGPASSWORD'))\ntime.sleep(2)\n"})
 	after := w.create(filepath.Join(dir, "job.yml"))
 	w.waitStatus(after, time.Minute, job.Running, job.Completed)
 	w.killServer()
@@ -63,7 +64,7 @@ func TestWorkspaceMigrateToPostgres(t *testing.T) {
 	if d := w.waitStatus(after, 2*time.Minute, job.Completed, job.Failed); d.Status != job.Completed {
 		t.Fatalf("job on PostgreSQL across a kill -9: %s (%s)", d.Status, d.StatusReason)
 	}
-	if logs := w.logs(after); !strings.Contains(logs, "trained on postgres") {
+	if logs := w.logs(after); !strings.Contains(logs, "trained on postgres") || !strings.Contains(logs, "seen by the run: None None") {
 		t.Errorf("its log:\n%s", logs)
 	}
 	list := w.ok("job", "list").stdout

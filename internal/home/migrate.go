@@ -30,7 +30,7 @@ func (m MigrateInfo) Rows() int64 {
 // database is PostgreSQL: from then on its server starts only with the URL (--database or
 // HANGAR_DATABASE_URL). The SQLite file is left as it was; blobs, secret.key and the token stay
 // in the directory, which the server keeps using.
-func (h Home) MigrateTo(ctx context.Context, dsn string, progress func(store.TableCount)) (*MigrateInfo, error) {
+func (h Home) MigrateTo(ctx context.Context, dsn string, progress func(table string, rows int64)) (*MigrateInfo, error) {
 	if !store.IsPostgresURL(dsn) {
 		return nil, fmt.Errorf("migrate: %q is not a postgres:// or postgresql:// URL", RedactURL(dsn))
 	}
@@ -63,7 +63,11 @@ func (h Home) MigrateTo(ctx context.Context, dsn string, progress func(store.Tab
 		return nil, fmt.Errorf("open %s: %w", RedactURL(dsn), err)
 	}
 	defer dst.Close()
-	rep, err := store.CopyAll(ctx, src, dst, progress)
+	rep, err := store.CopyAll(ctx, src, dst, func(tc store.TableCount) {
+		if progress != nil {
+			progress(tc.Table, tc.Rows)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("migrate to %s: %w (nothing was committed there)", RedactURL(dsn), err)
 	}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hangar-ml/hangar/internal/bench"
+)
+
+// storeGroup measures the API and job throughput on SQLite against PostgreSQL. Without
+// -database it is skipped when every group runs, and an error when asked for by name.
+func storeGroup(ctx context.Context, bin, dir string, o bench.StoreOptions, asked bool) error {
+	if o.Database == "" {
+		if asked {
+			return fmt.Errorf("the store group needs -database postgres://... (a new, empty database)")
+		}
+		fmt.Fprintln(os.Stderr, "hangar-bench: store group skipped: no -database")
+		return nil
+	}
+	before := loadavg()
+	figs, err := bench.Stores(ctx, bin, mkdir(dir, "store"), o)
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("The workspace database: PostgreSQL against SQLite (load average before: %s, after: %s)", before, loadavg())
+	bench.FigureMarkdown(os.Stdout, title, figs)
+	return nil
+}
