@@ -1,15 +1,11 @@
 package store
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the admin connection
+	"github.com/hangar-ml/hangar/internal/store/pgtest"
 )
 
 // The package's tests run on SQLite, and on PostgreSQL with HANGAR_TEST_STORE=postgres and
@@ -19,7 +15,6 @@ import (
 
 const (
 	storeEnv = "HANGAR_TEST_STORE"
-	pgURLEnv = "HANGAR_TEST_DATABASE_URL"
 )
 
 // onPostgres reports whether this run of the package tests the PostgreSQL store.
@@ -51,48 +46,5 @@ func testDSN(t testing.TB) string {
 	if !onPostgres(t) {
 		return filepath.Join(t.TempDir(), "ws.db")
 	}
-	return newTestDatabase(t, pgAdminURL(t))
-}
-
-// pgAdminURL is the URL of a PostgreSQL role that may create databases; without one the test
-// skips, or fails with CI set.
-func pgAdminURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(pgURLEnv)
-	if u == "" {
-		msg := "needs PostgreSQL: " + pgURLEnv + " (bash scripts/setup/postgres.sh prints it)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
-}
-
-// newTestDatabase creates a database with a random name through the admin URL, drops it when
-// the test ends, and returns its URL.
-func newTestDatabase(t testing.TB, admin string) string {
-	t.Helper()
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("%s: %v", pgURLEnv, err)
-	}
-	db, err := sql.Open("pgx", admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "hangar_t_" + hex.EncodeToString(b) // hex only: safe as an identifier
-	if _, err := db.ExecContext(t.Context(), `CREATE DATABASE `+name); err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-		}
-	})
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.NewDatabase(t)
 }

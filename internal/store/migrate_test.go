@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hangar-ml/hangar/internal/store/pgtest"
 )
 
 // migrationVersions lists a dialect's migration files by version.
@@ -59,7 +60,7 @@ func TestBothSchemasHaveTheSameTablesAndColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	pg, err := Open(t.Context(), newTestDatabase(t, pgAdminURL(t)))
+	pg, err := Open(t.Context(), pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
