@@ -42,7 +42,7 @@ type cluster struct {
 func newCluster(t testing.TB, w *ws, pool string) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(w.home, "workspace.db"))
+	st, err := store.Open(ctx, w.dsn())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func startK8sDeployment(t *testing.T) *k8sDeployment {
 	writeFiles(t, dir, map[string]string{"kube.yml": target, "k8s.yml": dep})
 	w.ok("compute", "attach", "-f", filepath.Join(dir, "kube.yml"))
 	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "k8s.yml"), "--all-traffic", "--timeout", "4m")
-	id, err := workspaceID(t.Context(), w.home)
+	id, err := workspaceID(t.Context(), w.dsn())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,6 +99,17 @@ func (w *ws) env() []string {
 	return append(append(env, w.extraEnv...), "HANGAR_HOME="+w.home)
 }
 
+// dsn is what store.Open takes for the workspace's database: its PostgreSQL URL when the
+// workspace runs on one (HANGAR_E2E_STORE=postgres), else its SQLite file.
+func (w *ws) dsn() string {
+	for _, kv := range w.extraEnv {
+		if v, ok := strings.CutPrefix(kv, home.DatabaseEnv+"="); ok {
+			return v
+		}
+	}
+	return filepath.Join(w.home, "workspace.db")
+}
+
 // startServer starts `hangar server` for the workspace and waits until it answers.
 func (w *ws) startServer() {
 	w.t.Helper()

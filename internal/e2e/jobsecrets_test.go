@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,11 +131,29 @@ func TestJobSecretsNeverShow(t *testing.T) {
 	checked := grepTree(t, w.home, value)
 	grepTree(t, download, value)
 	grepTree(t, work, value)
+	if onPostgres(t) {
+		checked["workspace.db"] = pgDumpLacks(t, w.dsn(), value)
+	}
 	for _, must := range []string{"workspace.db", "test-server.log"} {
 		if !checked[must] {
 			t.Errorf("%s was not checked", must)
 		}
 	}
+}
+
+// pgDumpLacks fails the test when a dump of the PostgreSQL database at dsn holds value (the
+// database's counterpart of workspace.db in grepTree), and says whether it could read the dump.
+func pgDumpLacks(t *testing.T, dsn, value string) bool {
+	t.Helper()
+	out, err := exec.Command("pg_dump", "--data-only", "--dbname", dsn).Output()
+	if err != nil {
+		t.Errorf("pg_dump of the workspace's database: %v", err)
+		return false
+	}
+	if bytes.Contains(out, []byte(value)) {
+		t.Errorf("the workspace's PostgreSQL database holds the secret's value")
+	}
+	return true
 }
 
 // grepTree fails the test for every file under root holding value, except the job's output

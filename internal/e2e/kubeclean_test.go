@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +25,7 @@ func (w *ws) kubeCleanup(kubeconfig string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		id, err := workspaceID(ctx, w.home)
+		id, err := workspaceID(ctx, w.dsn())
 		if err != nil {
 			w.t.Logf("kube cleanup: %v", err)
 			return
@@ -37,9 +36,10 @@ func (w *ws) kubeCleanup(kubeconfig string) {
 	})
 }
 
-// workspaceID reads the id the server gave the workspace (its objects in Kubernetes carry it).
-func workspaceID(ctx context.Context, home string) (string, error) {
-	st, err := store.Open(ctx, filepath.Join(home, "workspace.db"))
+// workspaceID reads the id the server gave the workspace (its objects in Kubernetes carry it)
+// from its database (dsn: ws.dsn).
+func workspaceID(ctx context.Context, dsn string) (string, error) {
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return "", err
 	}

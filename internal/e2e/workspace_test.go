@@ -23,6 +23,9 @@ import (
 // artifacts, and the live job's supervisor (whose run token derives from a key in the backup)
 // goes on reporting to the restored server and completes with its whole log.
 func TestWorkspaceBackupDestroyRestore(t *testing.T) {
+	if onPostgres(t) {
+		t.Skip("workspace backup and restore are for SQLite workspaces; a PostgreSQL one is backed up with pg_dump (TestDatabaseChoiceIsKept checks the refusal)")
+	}
 	w := newWS(t)
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release")
