@@ -42,6 +42,12 @@ echo "== go test"
 go test -count=1 -timeout 25m -skip '^TestFault' ./...
 echo "== go test: the workspace store on PostgreSQL"
 HANGAR_TEST_STORE=postgres go test -count=1 -timeout 15m ./internal/store/...
+# The whole e2e suite passes on PostgreSQL too (HANGAR_E2E_STORE=postgres go test ./internal/e2e/,
+# ~20 minutes here); CI runs a cross-section of it on PostgreSQL, each workspace with a database
+# of its own (~1 minute): jobs, a server kill, MLflow, agents, secrets, pipelines, endpoints,
+# sweeps, users and TLS.
+echo "== go test: e2e on PostgreSQL (a cross-section)"
+HANGAR_E2E_STORE=postgres go test -count=1 -timeout 10m -run '^(TestHelloWorldAzureJob|TestServerCrashLosesNothing|TestMLflowClientInsideJob|TestAgentRunsAssignedWorkAndOutlivesServer|TestJobSecretsNeverShow|TestPipelineSurvivesServerKill|TestOnlineEndpoint|TestIrisSweepExample|TestUsersRolesLoginAudit|TestTLSWorkspace)$' ./internal/e2e/
 echo "== fault suite (make faults)"
 go run ./cmd/hangar-faults
 echo "== fuzz (make fuzz)"
