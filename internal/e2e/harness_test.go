@@ -47,15 +47,7 @@ const storeEnv = "HANGAR_E2E_STORE"
 
 func onPostgres(t testing.TB) bool {
 	t.Helper()
-	switch v := os.Getenv(storeEnv); v {
-	case "", "sqlite":
-		return false
-	case "postgres":
-		return true
-	default:
-		t.Fatalf("%s=%q: want sqlite or postgres", storeEnv, v)
-		return false
-	}
+	return pgtest.Selected(t, storeEnv)
 }
 
 // ws is a workspace in a temporary HANGAR_HOME with its own server.

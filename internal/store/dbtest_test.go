@@ -1,7 +1,6 @@
 package store
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,15 +19,7 @@ const (
 // onPostgres reports whether this run of the package tests the PostgreSQL store.
 func onPostgres(t testing.TB) bool {
 	t.Helper()
-	switch v := os.Getenv(storeEnv); v {
-	case "", "sqlite":
-		return false
-	case "postgres":
-		return true
-	default:
-		t.Fatalf("%s=%q: want sqlite or postgres", storeEnv, v)
-		return false
-	}
+	return pgtest.Selected(t, storeEnv)
 }
 
 // sqliteOnly skips a test on PostgreSQL, saying why it does not apply there.

@@ -59,3 +59,19 @@ func NewDatabase(t testing.TB) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// Selected reports whether the environment variable env (HANGAR_TEST_STORE for the store's
+// tests, HANGAR_E2E_STORE for the e2e tests) selects PostgreSQL: "postgres" does, "" or "sqlite"
+// does not, anything else fails the test.
+func Selected(t testing.TB, env string) bool {
+	t.Helper()
+	switch v := os.Getenv(env); v {
+	case "", "sqlite":
+		return false
+	case "postgres":
+		return true
+	default:
+		t.Fatalf("%s=%q: want sqlite or postgres", env, v)
+		return false
+	}
+}
