@@ -80,6 +80,7 @@ func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	confineServiceAddrs(hb.Activity, r.RemoteAddr)
 	rep, err := d.Heartbeat(r.Context(), id, hb)
 	if err != nil {
 		if r.Context().Err() != nil {
