@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -46,6 +47,28 @@ type JupyterTarget struct {
 
 // JupyterEndpoint is the running Jupyter of instance name, or a conflict saying why there is none.
 func (c *Controller) JupyterEndpoint(ctx context.Context, name string) (*JupyterTarget, error) {
+	v, err := c.instanceServices(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	status, path := jupyterStatus(name, v.state, v.node, v.sig, c.Now())
+	if path == "" {
+		return nil, conflictf("compute instance %s has no Jupyter to open: %s", name, status)
+	}
+	return &JupyterTarget{Addr: v.sig.Jupyter.Addr, Token: v.sig.Jupyter.Token, Owner: v.spec.Owner}, nil
+}
+
+// servicesView is what the Jupyter and SSH lookups read of an instance: its spec, its state, its
+// node ("" for none) and what its agent last reported of the services it runs.
+type servicesView struct {
+	spec  *compute.InstanceSpec
+	state instance.State
+	node  string
+	sig   signalsRecord
+}
+
+// instanceServices reads an instance's servicesView.
+func (c *Controller) instanceServices(ctx context.Context, name string) (*servicesView, error) {
 	_, spec, err := c.instanceSpec(ctx, name)
 	if err != nil {
 		return nil, err
@@ -58,12 +81,7 @@ func (c *Controller) JupyterEndpoint(ctx context.Context, name string) (*Jupyter
 	if err != nil {
 		return nil, err
 	}
-	sig := readSignals(row.Signals)
-	status, path := jupyterStatus(name, instance.State(row.State), node, sig, c.Now())
-	if path == "" {
-		return nil, conflictf("compute instance %s has no Jupyter to open: %s", name, status)
-	}
-	return &JupyterTarget{Addr: sig.Jupyter.Addr, Token: sig.Jupyter.Token, Owner: spec.Owner}, nil
+	return &servicesView{spec: spec, state: instance.State(row.State), node: node, sig: readSignals(row.Signals)}, nil
 }
 
 // instanceNode is the id of the instance's node, "" when it has none.

@@ -32,24 +32,15 @@ type SSHTarget struct {
 // SSHEndpoint is the running SSH server of instance name, or a conflict saying why there is
 // none; with a conflict, the target still names the owner (who may be told why).
 func (c *Controller) SSHEndpoint(ctx context.Context, name string) (*SSHTarget, error) {
-	_, spec, err := c.instanceSpec(ctx, name)
+	v, err := c.instanceServices(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	row, err := c.Store.Instance(ctx, name)
-	if err != nil {
-		return nil, mapStoreErr(err)
-	}
-	node, err := c.instanceNode(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	sig := readSignals(row.Signals)
-	status, ok := sshStatus(name, sshKeys(spec) != "", instance.State(row.State), node, sig, c.Now())
+	status, ok := sshStatus(name, sshKeys(v.spec) != "", v.state, v.node, v.sig, c.Now())
 	if !ok {
-		return &SSHTarget{Owner: spec.Owner}, conflictf("compute instance %s has no SSH server to connect to: %s", name, status)
+		return &SSHTarget{Owner: v.spec.Owner}, conflictf("compute instance %s has no SSH server to connect to: %s", name, status)
 	}
-	return &SSHTarget{Addr: sig.SSH.Addr, HostKey: sig.SSH.HostKey, Owner: spec.Owner}, nil
+	return &SSHTarget{Addr: v.sig.SSH.Addr, HostKey: v.sig.SSH.HostKey, Owner: v.spec.Owner}, nil
 }
 
 // sshStatus says how an instance's SSH server is, for compute show, and whether it can be
