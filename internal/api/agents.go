@@ -147,7 +147,11 @@ type RunCancel struct {
 // HeartbeatReply carries the agent's work.
 type HeartbeatReply struct {
 	Assignments []RunAssignment `json:"assignments,omitempty"`
-	Cancels     []RunCancel     `json:"cancels,omitempty"`
+	// Servers, on a workspace served by several servers (design 0020), lists their addresses
+	// (comma-separated): the agent and the supervisors it starts move to the next when one
+	// cannot be reached.
+	Servers string      `json:"servers,omitempty"`
+	Cancels []RunCancel `json:"cancels,omitempty"`
 	// Release tells the agent to take no more runs and exit once its runs have ended.
 	Release bool   `json:"release,omitempty"`
 	Reason  string `json:"reason,omitempty"`

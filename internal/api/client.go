@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"slices"
 
 	"context"
 	"encoding/json"
@@ -58,10 +59,13 @@ func IsServerError(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Client talks to one workspace server.
+// Client talks to one workspace server, or to one of several serving one workspace (design
+// 0020): given a comma-separated list of addresses, it uses the first, and moves to the next
+// when a call cannot reach the one in use (no answer at all: an answer, even an error, stays).
 type Client struct {
 	mu      sync.RWMutex
 	base    string
+	bases   []string // every address given; base is one of them (or one SetBaseURL set)
 	token   string
 	attempt int
 	hc      *http.Client
@@ -87,14 +91,84 @@ func (c *Client) SetToken(token string) {
 // NewClient returns a client for the server at baseURL, authenticating with token; options
 // say how to verify an https server (WithCA, WithTLS).
 func NewClient(baseURL, token string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{}}
+	bases := SplitURLs(baseURL)
+	c := &Client{base: strings.TrimRight(baseURL, "/"), bases: bases, token: token, hc: &http.Client{}}
+	if len(bases) > 0 {
+		c.base = bases[0]
+	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
 }
 
-// BaseURL is the server's address.
+// SplitURLs splits a comma-separated list of server addresses (a single address is a list of one).
+func SplitURLs(list string) []string {
+	var out []string
+	for _, u := range strings.Split(list, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// FirstURL is the first address of a comma-separated list.
+func FirstURL(list string) string {
+	if us := SplitURLs(list); len(us) > 0 {
+		return us[0]
+	}
+	return ""
+}
+
+// unreachable is Unreachable for a request of the client's that got no answer (a call its
+// caller gave up on says nothing of the server).
+func (c *Client) unreachable(req *http.Request) {
+	if req.Context().Err() == nil {
+		c.Unreachable(req.URL.String())
+	}
+}
+
+// Unreachable moves the client to the address after the one a call to u (a URL on it) could not
+// reach, unless another call moved it already.
+func (c *Client) Unreachable(u string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.bases) < 2 || (u != c.base && !strings.HasPrefix(u, c.base+"/")) {
+		return
+	}
+	next := c.bases[0]
+	for i, b := range c.bases {
+		if b == c.base && i+1 < len(c.bases) {
+			next = c.bases[i+1]
+		}
+	}
+	c.base = next
+}
+
+// SetServers replaces the list of addresses with the servers' own (a comma-separated list a
+// server sent), keeping the address in use when the list has it. A client that reaches the
+// servers through an address of another kind (an SSH tunnel's, a load balancer's, a Kubernetes
+// Service's: none of its addresses is in the list) keeps its own, and SetServers says false.
+func (c *Client) SetServers(list string) bool {
+	bases := SplitURLs(list)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	known := false
+	for _, b := range c.bases {
+		known = known || slices.Contains(bases, b)
+	}
+	if !known {
+		return false
+	}
+	c.bases = bases
+	if !slices.Contains(bases, c.base) {
+		c.base = bases[0]
+	}
+	return true
+}
+
+// BaseURL is the address in use.
 func (c *Client) BaseURL() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -149,6 +223,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 func (c *Client) send(req *http.Request, out any) error {
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.unreachable(req)
 		return err
 	}
 	defer resp.Body.Close()
@@ -246,6 +321,7 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.unreachable(req)
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {

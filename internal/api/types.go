@@ -16,6 +16,10 @@ type Health struct {
 	Version   string `json:"version"`
 	Workspace string `json:"workspace"`
 	PID       int    `json:"pid"`
+	// Role is "leader" or "follower" for a server of a replicated workspace (design 0020), and
+	// Leader the leading server's address; both empty for a workspace served by one server.
+	Role   string `json:"role,omitempty"`
+	Leader string `json:"leader,omitempty"`
 }
 
 // Compute is a compute target as listed and shown.
@@ -151,6 +155,10 @@ type RunSpec struct {
 	// Checkpoint is the run's latest saved checkpoint, restored into HANGAR_CHECKPOINT_DIR
 	// before the command starts (nil: none yet).
 	Checkpoint *CheckpointRef `json:"checkpoint,omitempty"`
+	// Servers, on a workspace served by several servers (design 0020), lists their addresses
+	// (comma-separated): the supervisor moves to the next when one cannot be reached, and
+	// relays the run's MLflow client to whichever it uses.
+	Servers string `json:"servers,omitempty"`
 }
 
 // StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).
@@ -173,8 +181,11 @@ type StatusReport struct {
 
 // StatusReply tells the supervisor the run's state as the server sees it.
 type StatusReply struct {
-	State  job.State `json:"state"`
-	Cancel bool      `json:"cancel"`
+	State job.State `json:"state"`
+	// Servers, in heartbeat replies on a workspace served by several servers, lists their
+	// addresses (comma-separated; design 0020).
+	Servers string `json:"servers,omitempty"`
+	Cancel  bool   `json:"cancel"`
 	// Reason says why the supervisor should stop (with Cancel), when not a user's cancel.
 	Reason string `json:"reason,omitempty"`
 	// Token, in heartbeat replies, is a fresh run token that replaces the supervisor's (tokens
