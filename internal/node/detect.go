@@ -55,3 +55,15 @@ func DetectGPUs(ctx context.Context) []compute.GPU {
 	}
 	return gpus
 }
+
+// MachineID names this machine for the processes a backend started here: its hostname and
+// /etc/machine-id (stable across reboots). A process id means something only on the machine
+// that names it.
+func MachineID() string {
+	host, _ := os.Hostname()
+	b, _ := os.ReadFile("/etc/machine-id")
+	if id := strings.TrimSpace(string(b)); id != "" {
+		return host + "/" + id
+	}
+	return host
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,7 +57,17 @@ var (
 type handle struct {
 	proc.Proc
 	Dir string `json:"dir"`
+	// Machine is where the supervisor runs (node.MachineID). On a workspace whose servers share
+	// its directory from several machines (design 0020), a leader on another machine cannot see
+	// the process: see foreign.
+	Machine string `json:"machine,omitempty"`
 }
+
+// foreign reports whether h's supervisor runs on another machine than this process.
+func (h handle) foreign() bool { return h.Machine != "" && h.Machine != thisMachine() }
+
+// thisMachine is node.MachineID, read once.
+var thisMachine = sync.OnceValue(node.MachineID)
 
 // RunDir is where a run lives on this machine.
 func (b *Backend) RunDir(runID string) string { return filepath.Join(b.Root, "runs", runID) }
@@ -93,7 +104,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	if err != nil {
 		return nil, fmt.Errorf("submit %s: start supervisor: %w", l.RunID, err)
 	}
-	h := handle{Proc: p, Dir: dir}
+	h := handle{Proc: p, Dir: dir, Machine: thisMachine()}
 	if err := writeJSON(filepath.Join(dir, "handle.json"), h, 0o644); err != nil {
 		return nil, fmt.Errorf("submit %s: %w", l.RunID, err)
 	}
@@ -101,14 +112,15 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	return json.Marshal(h)
 }
 
-// existing returns the handle of a live supervisor already started for dir.
+// existing returns the handle of a live supervisor already started for dir (one on another
+// machine counts as live: a second would run the run twice).
 func (b *Backend) existing(dir string) (handle, bool) {
 	var h handle
 	data, err := os.ReadFile(filepath.Join(dir, "handle.json"))
 	if err != nil || backend.DecodeHandle(data, &h) != nil {
 		return h, false
 	}
-	return h, h.Alive()
+	return h, h.foreign() || h.Alive()
 }
 
 // decode reads a handle this backend handed out: a supervisor's pid, and a run directory of
@@ -134,6 +146,13 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	h, err := b.decode(hb)
 	if err != nil {
 		return backend.Status{}, err
+	}
+	if h.foreign() {
+		// This server cannot see that machine's processes, and must not reap what it cannot
+		// see: the supervisor reports to the server itself (it finds the leader in the shared
+		// directory's server.json) and its result file, in that directory, ends the run.
+		final, err := readResult(h.Dir)
+		return backend.Status{Alive: final == nil, Final: final}, err
 	}
 	st := backend.Status{Alive: h.Alive()}
 	final, err := readResult(h.Dir)
@@ -198,8 +217,8 @@ func (b *Backend) Cancel(ctx context.Context, hb backend.Handle) error {
 	if err != nil {
 		return err
 	}
-	if !h.Alive() {
-		return nil
+	if h.foreign() || !h.Alive() {
+		return nil // one on another machine hears of the cancel in its heartbeat's reply
 	}
 	// The supervisor alone: it stops its command's processes itself, after the grace period.
 	if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
