@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -91,6 +92,9 @@ type Agent struct {
 	ssh *sshService
 	// noticed is set once the machine got its shutdown notice (notice.go): heartbeats say so.
 	noticed bool
+	// servers is the server address list the supervisors it starts get: ServerURL, then what
+	// heartbeat replies of a workspace with several servers say (design 0020).
+	servers atomic.Value
 }
 
 // New prepares an agent: it works out what it offers and adopts the runs in its work dir.
@@ -122,11 +126,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	}
 	info.Version = cfg.Version
 	// Runs see their own directory of the work dir, not the agent's identity or the other runs.
-	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return cfg.ServerURL },
+	var a *Agent
+	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return a.servers.Load().(string) },
 		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
-	a := &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now},
+	a = &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now},
 		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log),
 		ssh:     newSSHService(dir, cfg.ServerURL, sup.Hide, []string{cfg.Exe, "agent", "sftp-server"}, log)}
+	a.servers.Store(cfg.ServerURL)
 	if err := a.runs.adopt(ctx); err != nil {
 		return nil, err
 	}
@@ -191,7 +197,7 @@ func (a *Agent) connect(ctx context.Context) error {
 	}
 	if err == nil && (want == "" || want == id.NodeID) {
 		a.id, a.register = id, true
-		a.api = api.NewClient(a.cfg.ServerURL, id.AgentToken, a.verify)
+		a.api = api.NewClient(a.servers.Load().(string), id.AgentToken, a.verify)
 		return nil
 	}
 	if a.cfg.JoinToken == "" {
@@ -202,7 +208,7 @@ func (a *Agent) connect(ctx context.Context) error {
 
 // join joins with the join token, retrying while the server cannot be reached.
 func (a *Agent) join(ctx context.Context) error {
-	c := api.NewClient(a.cfg.ServerURL, a.cfg.JoinToken, a.verify)
+	c := api.NewClient(a.servers.Load().(string), a.cfg.JoinToken, a.verify)
 	req := api.JoinRequest{NodeID: a.cfg.NodeID, AgentInfo: a.info, Runs: a.runs.report(ctx)}
 	backoff := api.Backoff{Base: time.Second, Max: 30 * time.Second}
 	for {
@@ -211,7 +217,7 @@ func (a *Agent) join(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			a.id = identity{NodeID: rep.NodeID, Pool: rep.Pool, AgentToken: rep.AgentToken}
-			a.api = api.NewClient(a.cfg.ServerURL, rep.AgentToken, a.verify)
+			a.api = api.NewClient(a.servers.Load().(string), rep.AgentToken, a.verify)
 			return saveIdentity(a.cfg.WorkDir, a.id)
 		}
 		if api.Permanent(err) || ctx.Err() != nil {

@@ -36,6 +36,9 @@ func (a *Agent) beat(ctx context.Context) (again, done bool) {
 		a.log.Info("server is back; re-registered", "node", a.id.NodeID, "runs", len(report))
 	}
 	a.offline, a.register, a.acks = false, false, nil
+	if rep.Servers != "" && a.api.SetServers(rep.Servers) {
+		a.servers.Store(rep.Servers)
+	}
 	a.jupyter.want(rep.Jupyter)
 	a.ssh.want(rep.SSHAuthorizedKeys)
 	if rep.Release && !a.draining {

@@ -62,9 +62,9 @@ func jupyterCommand(lookPath func(string) (string, error), base, ip string, port
 }
 
 // reachableIP is the address of this node that the server reaches it at: the one its packets to
-// the server leave from.
+// the server leave from (the first server of a list).
 func reachableIP(serverURL string) (string, error) {
-	u, err := url.Parse(serverURL)
+	u, err := url.Parse(api.FirstURL(serverURL))
 	if err != nil || u.Hostname() == "" {
 		return "", fmt.Errorf("server URL %q: no host", serverURL)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
+
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/agent"
@@ -75,7 +77,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.server, "server", os.Getenv("HANGAR_JOIN_URL"), "workspace server URL as seen from this machine ($HANGAR_JOIN_URL)")
+	fl.StringVar(&f.server, "server", os.Getenv("HANGAR_JOIN_URL"), "workspace server URL as seen from this machine, or a comma-separated list of the servers of a replicated workspace, tried in turn ($HANGAR_JOIN_URL)")
 	fl.StringVar(&f.serverCA, "server-ca", "", "PEM certificate (or CA) of an https server, trusted alone (default: $HANGAR_JOIN_CA, the PEM itself)")
 	fl.StringVar(&f.token, "join-token", os.Getenv("HANGAR_JOIN_TOKEN"), "join token ($HANGAR_JOIN_TOKEN; not needed once joined)")
 	fl.StringVar(&f.workDir, "work-dir", os.Getenv("HANGAR_WORK_DIR"), "agent directory: identity, runs, caches ($HANGAR_WORK_DIR, default ~/.hangar/agent)")
@@ -158,7 +160,7 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 // outboundAddress is this machine's address on the route to the server: the one other nodes of
 // its network reach it at ("" when it cannot be told).
 func outboundAddress(serverURL string) string {
-	u, err := url.Parse(serverURL)
+	u, err := url.Parse(api.FirstURL(serverURL))
 	if err != nil {
 		return ""
 	}

@@ -308,7 +308,7 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 		"AZUREML_ARM_PROJECT_NAME":              sp.Spec.ExperimentName,
 		"MLFLOW_EXPERIMENT_NAME":                sp.Spec.ExperimentName,
 		"AZUREML_CR_EXECUTION_WORKING_DIR_PATH": w.dir,
-		"MLFLOW_TRACKING_URI":                   s.conn.c.BaseURL(),
+		"MLFLOW_TRACKING_URI":                   s.trackingURI(),
 		"MLFLOW_TRACKING_TOKEN":                 s.cfg.Token,
 	} {
 		vars[k] = v
@@ -332,6 +332,15 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 		vars["PATH"] = strings.Join(append(append([]string(nil), w.pathPrefix...), vars["PATH"]), string(os.PathListSeparator))
 	}
 	return vars
+}
+
+// trackingURI is where the run's MLflow client reaches the workspace: the supervisor's relay when
+// it has several servers (relay.go), else the server it uses.
+func (s *Supervisor) trackingURI() string {
+	if s.relayURL != "" {
+		return s.relayURL
+	}
+	return s.conn.c.BaseURL()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -38,6 +38,11 @@ type Supervisor struct {
 	spec  *api.RunSpec
 	cache *blob.Store
 	local *blob.Store // optional: the server's own store on the same machine
+	// direct is set when the workspace has several servers (design 0020) and this supervisor
+	// reaches them at their own addresses; relayURL is then the loopback relay the run's MLflow
+	// client uses (relay.go).
+	direct   bool
+	relayURL string
 
 	reports chan api.StatusReport
 	// reported is closed when the report loop has sent everything queued before it was stopped.
@@ -193,6 +198,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	go s.reportLoop(reportCtx)
 	hbCtx, stopHB := context.WithCancel(ctx)
 	go s.heartbeatLoop(hbCtx)
+	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRelay()
+	if u, err := s.startRelay(relayCtx); err != nil { // relay.go
+		s.log.Warn("no relay for the run's MLflow client: it talks to one server", "err", err)
+	} else {
+		s.relayURL = u
+	}
 
 	res := s.failIfDiskFull(s.execute(ctx))
 	res.Reason = s.secrets.redactText(res.Reason)
@@ -213,6 +225,9 @@ func (s *Supervisor) fetchSpec(ctx context.Context) error {
 			}
 			s.spec = spec
 			s.conn.c.SetAttempt(spec.Attempt)
+			// A supervisor that reaches the servers directly learns them all (a tunnel's or a
+			// load balancer's address is kept, and the run's MLflow client goes there).
+			s.direct = spec.Servers != "" && s.conn.c.SetServers(spec.Servers)
 			s.renew(spec.Token)
 			if spec.Token != "" {
 				// The command's processes get this one (HANGAR_RUN_TOKEN, for `hangar mpi-rsh`):
@@ -308,6 +323,9 @@ func (s *Supervisor) heartbeatLoop(ctx context.Context) {
 				continue
 			}
 			s.renew(reply.Token)
+			if s.direct && reply.Servers != "" {
+				s.conn.c.SetServers(reply.Servers) // servers that joined since, or left
+			}
 			if reply.Cancel {
 				s.Cancel(stopReason(reply))
 			}
