@@ -63,7 +63,7 @@ func listen(h home.Home, o cli.ServeOptions, log *slog.Logger) (*listening, erro
 		}
 		return l, nil
 	}
-	cert, err := serverCert(h, o.TLS, host, log)
+	cert, err := serverCert(h, o.TLS, host, advertiseHost(o.AdvertiseURL), log)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -75,7 +75,7 @@ func listen(h home.Home, o cli.ServeOptions, log *slog.Logger) (*listening, erro
 }
 
 // serverCert is the given certificate, or the workspace's generated one for host's names.
-func serverCert(h home.Home, t cli.TLSOptions, host string, log *slog.Logger) (home.ServerCert, error) {
+func serverCert(h home.Home, t cli.TLSOptions, host, advertise string, log *slog.Logger) (home.ServerCert, error) {
 	if t.CertFile != "" {
 		return home.LoadCertificate(t.CertFile, t.KeyFile)
 	}
@@ -88,7 +88,13 @@ func serverCert(h home.Home, t cli.TLSOptions, host string, log *slog.Logger) (h
 		}
 	}
 	hostname, _ := os.Hostname()
-	cert, err := h.GeneratedCertificate(home.CertNames(host, t.Hosts, addrs, hostname), time.Now())
+	names := home.CertNames(host, t.Hosts, addrs, hostname)
+	if h.Database != "" && advertise != "" {
+		// One of several servers (design 0020) shares the workspace's certificate: it must name
+		// the address the others and the nodes reach this one at, not every name of this machine.
+		names = home.CertNames(advertise, t.Hosts, nil, "")
+	}
+	cert, err := h.GeneratedCertificate(names, time.Now())
 	if err != nil {
 		return cert, err
 	}
@@ -127,4 +133,12 @@ func reachAddr(a net.Addr) string {
 		return a.String()
 	}
 	return net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port))
+}
+
+// advertiseHost is the host of --advertise-url ("" without one).
+func advertiseHost(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Hostname()
+	}
+	return ""
 }

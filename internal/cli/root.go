@@ -45,13 +45,16 @@ func usageError(format string, a ...any) error {
 
 // ServeOptions configure `hangar server`.
 type ServeOptions struct {
-	Home       string
-	Database   string // a PostgreSQL URL ("" for the workspace's SQLite file)
-	Listen     string
-	TLS        TLSOptions  // server.go
-	OIDC       OIDCOptions // oidc.go
-	Log        *slog.Logger
-	Controller config.Controller
+	Home     string
+	Database string // a PostgreSQL URL ("" for the workspace's SQLite file)
+	Listen   string
+	// AdvertiseURL is this server's address for the workspace's other servers and its nodes
+	// (a replicated workspace, design 0020); empty: the listen address.
+	AdvertiseURL string
+	TLS          TLSOptions  // server.go
+	OIDC         OIDCOptions // oidc.go
+	Log          *slog.Logger
+	Controller   config.Controller
 }
 
 // Deps are the parts the composition root provides.

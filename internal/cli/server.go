@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -29,12 +30,20 @@ then crosses the network in clear.
 
 --oidc-issuer, --oidc-client-id and --oidc-client-secret-file add an OpenID Connect sign-in
 to the studio; a user signs in as the subject an owner linked to them with
-` + "`hangar user create NAME --role ROLE --oidc-subject SUB`" + ` (docs/users.md).`,
+` + "`hangar user create NAME --role ROLE --oidc-subject SUB`" + ` (docs/users.md).
+
+On PostgreSQL (--database), several servers may serve one workspace, each started with the same
+database and workspace directory (a shared filesystem across machines): one leads (it runs the
+controller and serves the API) and the others forward every request to it; when the leader
+dies another takes over within seconds (docs/replicas.md). --advertise-url is the address the
+other servers and the cluster nodes reach this one at.`,
 		Example: `  hangar server                       # serve ~/.hangar (or $HANGAR_HOME) on a loopback port
   hangar server --home /srv/hangar --listen 0.0.0.0:8700 --tls --tls-host hangar.example.com
   hangar server --listen 10.0.0.4:8700 --tls-cert server.crt --tls-key server.key
   hangar server --listen 0.0.0.0:8700 --tls --oidc-issuer https://login.example.com \
       --oidc-client-id hangar --oidc-client-secret-file /etc/hangar/oidc-secret
+  HANGAR_DATABASE_URL=postgres://hangar@db/hangar hangar server --home /shared/hangar \
+      --listen 0.0.0.0:8700 --tls --advertise-url https://node2.example.com:8700   # one of several
   hangar server stop                  # stop the local workspace's server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +62,14 @@ to the studio; a user signs in as the subject an owner linked to them with
 			if o.Database == "" {
 				o.Database = os.Getenv(home.DatabaseEnv)
 			}
+			if o.AdvertiseURL != "" {
+				if o.Database == "" {
+					return usageError("--advertise-url is for a workspace served by several servers, on PostgreSQL (--database)")
+				}
+				if u, err := url.Parse(o.AdvertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
+					return usageError("--advertise-url %q: want http(s)://host:port", o.AdvertiseURL)
+				}
+			}
 			if err := o.TLS.check(); err != nil {
 				return err
 			}
@@ -65,6 +82,7 @@ to the studio; a user signs in as the subject an owner linked to them with
 	cmd.Flags().StringVar(&o.Home, "home", "", "workspace directory (default $HANGAR_HOME or ~/.hangar)")
 	cmd.Flags().StringVar(&o.Database, "database", "", "PostgreSQL URL of the workspace's database (default $"+home.DatabaseEnv+
 		", else the SQLite file in the workspace directory); keep the password out of the command line: in $"+home.DatabaseEnv+" or ~/.pgpass")
+	cmd.Flags().StringVar(&o.AdvertiseURL, "advertise-url", "", "this server's address for the workspace's other servers and its cluster nodes, on PostgreSQL (default: its listen address)")
 	cmd.Flags().StringVar(&o.Listen, "listen", "", "address to listen on (default: the last one used, else a free 127.0.0.1 port)")
 	o.TLS.register(cmd)
 	o.OIDC.register(cmd)

@@ -150,6 +150,14 @@ func (h Home) GeneratedCertificate(names []string, now time.Time) (ServerCert, e
 		if replaced = certMissing(leaf, names); len(replaced) == 0 && now.Before(leaf.NotAfter) {
 			return sc, nil
 		}
+		if h.Database != "" && len(replaced) > 0 {
+			// On PostgreSQL the directory, and so the certificate, may be shared by several
+			// servers (design 0020): a new one would cut off the others and every node that trusts it.
+			return ServerCert{}, fmt.Errorf("the workspace's certificate (%s) does not name %s, and the workspace's other servers "+
+				"and its nodes trust it as it is: give this server an --advertise-url the certificate names, or make a new one "+
+				"naming every server (stop them all, remove %s, start one with --tls-host for each), or give every server the "+
+				"same --tls-cert", certFile, strings.Join(replaced, ", "), h.TLSDir())
+		}
 		old := append([]string(nil), leaf.DNSNames...)
 		for _, ip := range leaf.IPAddresses {
 			old = append(old, ip.String())

@@ -130,3 +130,30 @@ func TestLoadCertificateNamesFiles(t *testing.T) {
 		t.Fatalf("LoadCertificate(junk) = %v, want an error naming --tls-cert %s", err, bad)
 	}
 }
+
+// On PostgreSQL the workspace directory, and its certificate, may be shared by several servers:
+// a server whose name the certificate lacks is refused, saying what to do, and the certificate
+// the others serve is left as it is.
+func TestSharedCertificateIsNotReplaced(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+	first := Home{Dir: dir, Database: "postgres://hangar@db/hangar"}
+	made, err := first.GeneratedCertificate([]string{"localhost", "node1.example"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := first.GeneratedCertificate([]string{"node1.example"}, now); err != nil || again.Fingerprint != made.Fingerprint {
+		t.Fatalf("a name it has: %v, same=%v", err, again.Fingerprint == made.Fingerprint)
+	}
+	_, err = first.GeneratedCertificate([]string{"node2.example"}, now)
+	if err == nil || !strings.Contains(err.Error(), "node2.example") || !strings.Contains(err.Error(), "--advertise-url") {
+		t.Fatalf("a server the certificate does not name: %v", err)
+	}
+	if kept, err := LoadCertificate(filepath.Join(dir, "tls", "server.crt"), filepath.Join(dir, "tls", "server.key")); err != nil || kept.Fingerprint != made.Fingerprint {
+		t.Fatalf("the shared certificate was replaced: %v", err)
+	}
+	// A workspace on SQLite has one server: it makes a new certificate naming the new name.
+	if renewed, err := (Home{Dir: dir}).GeneratedCertificate([]string{"node2.example"}, now); err != nil || len(renewed.Replaced) == 0 {
+		t.Fatalf("on SQLite: %v, replaced %v", err, renewed.Replaced)
+	}
+}

@@ -89,6 +89,9 @@ func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, agentError(err))
 		return
 	}
+	if s.cfg.Servers != nil {
+		rep.Servers = s.cfg.Servers()
+	}
 	writeJSON(w, http.StatusOK, rep)
 }
 

@@ -11,6 +11,9 @@ import (
 
 func (s *Server) runSpec(w http.ResponseWriter, r *http.Request) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
+	if err == nil && s.cfg.Servers != nil {
+		spec.Servers = s.cfg.Servers()
+	}
 	s.respond(w, http.StatusOK, spec, err)
 }
 
@@ -29,6 +32,9 @@ func (s *Server) runStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runHeartbeat(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.cfg.Controller.Heartbeat(r.Context(), r.PathValue("id"))
+	if err == nil && s.cfg.Servers != nil {
+		reply.Servers = s.cfg.Servers()
+	}
 	s.respond(w, http.StatusOK, reply, err)
 }
 

@@ -39,6 +39,12 @@ type Config struct {
 	Serving *Serving
 	// OIDC turns on the studio's OpenID Connect login (oidc.go); nil: off.
 	OIDC *OIDC
+	// Role, when set, says the server's role among a replicated workspace's servers and the
+	// leader's address, for the health check (design 0020).
+	Role func() (role, leader string)
+	// Servers, when set, lists the workspace's servers for nodes and supervisors (run specs and
+	// heartbeat replies carry it).
+	Servers func() string
 }
 
 // Server serves the workspace API.
@@ -170,7 +176,11 @@ func HTTPServer(h http.Handler) *http.Server {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{OK: true, Version: api.Version, Workspace: s.cfg.Workspace, PID: os.Getpid()})
+	h := api.Health{OK: true, Version: api.Version, Workspace: s.cfg.Workspace, PID: os.Getpid()}
+	if s.cfg.Role != nil {
+		h.Role, h.Leader = s.cfg.Role()
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 // logRequests logs each request at debug level, and failures at info, and times it by route.
