@@ -91,13 +91,21 @@ func (w *ws) env() []string {
 	return append(append(env, w.extraEnv...), "HANGAR_HOME="+w.home)
 }
 
+// envValue is the value of k in the workspace's extra environment ("" when not there).
+func (w *ws) envValue(k string) string {
+	for _, kv := range w.extraEnv {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // dsn is what store.Open takes for the workspace's database: its PostgreSQL URL when the
 // workspace runs on one (HANGAR_E2E_STORE=postgres), else its SQLite file.
 func (w *ws) dsn() string {
-	for _, kv := range w.extraEnv {
-		if v, ok := strings.CutPrefix(kv, home.DatabaseEnv+"="); ok {
-			return v
-		}
+	if v := w.envValue(home.DatabaseEnv); v != "" {
+		return v
 	}
 	return filepath.Join(w.home, "workspace.db")
 }
@@ -355,8 +363,12 @@ func (w *ws) logs(name string) string {
 	return b.String()
 }
 
-// client is an API client for the workspace.
+// client is an API client for the workspace: its server from the home, or HANGAR_URL and
+// HANGAR_TOKEN when the workspace is used through them (a plain HTTP address).
 func (w *ws) client() *api.Client {
+	if u := w.envValue("HANGAR_URL"); u != "" {
+		return api.NewClient(u, w.envValue("HANGAR_TOKEN"))
+	}
 	h := home.Home{Dir: w.home}
 	si, err := h.ReadServerInfo()
 	if err != nil {
