@@ -66,7 +66,10 @@ func main() {
 	flag.IntVar(&o.stores.Conc, "store-conc", 8, "concurrent submitters in the store group")
 	flag.IntVar(&o.stores.Reps, "store-reps", 3, "throughput rounds of the store group")
 	flag.IntVar(&o.stores.Requests, "store-requests", 300, "sequential requests per latency case of the store group")
-	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, preempt, store, sweep or pipeline (default all; sweep needs no server)")
+	flag.StringVar(&o.replicas.Database, "replicas-database", "", "URL of a new, empty PostgreSQL database for the replicas group (required by it)")
+	flag.IntVar(&o.replicas.Requests, "replicas-requests", 300, "sequential requests per latency case of the replicas group")
+	flag.IntVar(&o.replicas.Kills, "replicas-kills", 5, "kill -9 rounds of the replicas group, each side")
+	only := flag.String("only", "", "run one group: overhead, tree, env, ssh, slurm, throughput, idle, cluster, tracking, studio, kubernetes, router, access, preempt, store, replicas, sweep or pipeline (default all; sweep needs no server)")
 	flag.Parse()
 	var err error
 	if o.preempt.Intervals, err = intList(*preemptIntervals); err != nil {
@@ -96,6 +99,7 @@ type options struct {
 	sweep              bench.SweepOptions
 	preempt            bench.PreemptOptions
 	stores             bench.StoreOptions
+	replicas           bench.ReplicaOptions
 }
 
 func run(ctx context.Context, bin string, n, reps, files, size, many int, only string, o options) error {
@@ -147,6 +151,7 @@ func run(ctx context.Context, bin string, n, reps, files, size, many int, only s
 		{"access", "", func() ([]bench.Row, error) { return nil, accessGroup(ctx, bin, dir, o.access) }},
 		{"preempt", "", func() ([]bench.Row, error) { return nil, preemptGroup(ctx, bin, dir, o.preempt) }},
 		{"store", "", func() ([]bench.Row, error) { return nil, storeGroup(ctx, bin, dir, o.stores, only == "store") }},
+		{"replicas", "", func() ([]bench.Row, error) { return nil, replicasGroup(ctx, bin, dir, o.replicas, only == "replicas") }},
 		{"coldstart", "", func() ([]bench.Row, error) { return nil, coldStartGroup(ctx, bin, dir, n) }},
 		{"sweep", "", func() ([]bench.Row, error) { return nil, sweepGroup(o.sweep) }},
 		{"pipeline", "A 10-step chain of short steps: by hand, as a pipeline, and fully cached",

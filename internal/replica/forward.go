@@ -56,11 +56,14 @@ func trust(key func() string, h http.Handler) http.Handler {
 type forwarder struct {
 	leader func() string // the leader's address, "" while none is known
 	key    func() string
-	proxy  *httputil.ReverseProxy
-	log    *slog.Logger
+	// unreachable is told when the leader cannot be reached (the follower tries for the lead
+	// at once rather than at its next beat).
+	unreachable func()
+	proxy       *httputil.ReverseProxy
+	log         *slog.Logger
 }
 
-func newForwarder(leader, key func() string, ca []byte, log *slog.Logger) (*forwarder, error) {
+func newForwarder(leader, key func() string, unreachable func(), ca []byte, log *slog.Logger) (*forwarder, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 0 // long polls wait for their answer
 	t.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 15 * time.Second}).DialContext
@@ -71,7 +74,7 @@ func newForwarder(leader, key func() string, ca []byte, log *slog.Logger) (*forw
 		}
 		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	f := &forwarder{leader: leader, key: key, log: log}
+	f := &forwarder{leader: leader, key: key, unreachable: unreachable, log: log}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite:       f.rewrite,
 		Transport:     t,
@@ -110,6 +113,7 @@ func (f *forwarder) unavailable(w http.ResponseWriter, r *http.Request, err erro
 	if r.Context().Err() != nil {
 		return // the caller left
 	}
+	f.unreachable()
 	f.log.Warn("cannot forward to the leading server", "path", r.URL.Path, "leader", f.leader(), "err", err)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", "1")

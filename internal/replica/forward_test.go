@@ -69,7 +69,8 @@ func TestForwarder(t *testing.T) {
 	})))
 	defer leader.Close()
 	leaderURL := leader.URL
-	f, err := newForwarder(func() string { return leaderURL }, func() string { return key }, nil, slog.New(slog.DiscardHandler))
+	told := 0
+	f, err := newForwarder(func() string { return leaderURL }, func() string { return key }, func() { told++ }, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +96,8 @@ func TestForwarder(t *testing.T) {
 		if rec.Code != http.StatusServiceUnavailable || json.Unmarshal(rec.Body.Bytes(), &eb) != nil || eb.Code != "leader_unavailable" {
 			t.Errorf("%s: %d %s", name, rec.Code, rec.Body.String())
 		}
+	}
+	if told != 2 {
+		t.Errorf("the follower was told %d times that the leader could not be reached, want 2", told)
 	}
 }

@@ -18,6 +18,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
+// wakeGap is the least time between two beats when forwards fail.
+const wakeGap = 100 * time.Millisecond
+
 // DefaultBeat is how often a server refreshes its record and tries for (or checks) the lead.
 const DefaultBeat = time.Second
 
@@ -52,6 +55,8 @@ type Node struct {
 	recs    []store.ServerRecord
 	since   time.Time    // when this server took the lead (zero: it follows)
 	key     atomic.Value // string: the forwarding key, once known
+	// wake asks for a beat now: a forward found the leader unreachable.
+	wake chan struct{}
 }
 
 // New prepares a node; Run makes it take part.
@@ -73,9 +78,9 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	n := &Node{cfg: cfg, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))}
+	n := &Node{cfg: cfg, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b)), wake: make(chan struct{}, 1)}
 	n.key.Store("")
-	fwd, err := newForwarder(n.leaderURL, n.forwardKey, cfg.CA, cfg.Log)
+	fwd, err := newForwarder(n.leaderURL, n.forwardKey, n.wakeUp, cfg.CA, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +128,15 @@ func (n *Node) leaderURL() string {
 
 func (n *Node) forwardKey() string { return n.key.Load().(string) }
 
+// wakeUp asks Run for a beat now (the leader could not be reached: perhaps it died, and this
+// server can take the lead without waiting for its next beat). Bursts fold into one.
+func (n *Node) wakeUp() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
 // followerHandler answers the health check itself (a load balancer sees every live server) and
 // forwards everything else.
 func (n *Node) followerHandler() http.Handler {
@@ -151,8 +165,10 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 	tick := time.NewTicker(n.cfg.Beat)
 	defer tick.Stop()
+	var last time.Time
 	for {
 		var err error
+		last = time.Now()
 		if lead, err = n.step(ctx, lead); err != nil {
 			return err
 		}
@@ -160,6 +176,11 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-n.wake:
+			// At most ten early beats a second, however many forwards fail.
+			if gap := wakeGap - time.Since(last); gap > 0 {
+				time.Sleep(gap)
+			}
 		}
 	}
 }
