@@ -8,43 +8,36 @@ import (
 	"github.com/hangar-ml/hangar/internal/bench"
 )
 
-// storeGroup measures the API and job throughput on SQLite against PostgreSQL. Without
-// -database it is skipped when every group runs, and an error when asked for by name.
+// storeGroup measures the API and job throughput on SQLite against PostgreSQL.
 func storeGroup(ctx context.Context, bin, dir string, o bench.StoreOptions, asked bool) error {
-	if o.Database == "" {
-		if asked {
-			return fmt.Errorf("the store group needs -database postgres://... (a new, empty database)")
-		}
-		fmt.Fprintln(os.Stderr, "hangar-bench: store group skipped: no -database")
-		return nil
-	}
-	before := loadavg()
-	figs, err := bench.Stores(ctx, bin, mkdir(dir, "store"), o)
-	if err != nil {
-		return err
-	}
-	title := fmt.Sprintf("The workspace database: PostgreSQL against SQLite (load average before: %s, after: %s)", before, loadavg())
-	bench.FigureMarkdown(os.Stdout, title, figs)
-	return nil
+	return databaseGroup("store", "-database", o.Database, asked,
+		"The workspace database: PostgreSQL against SQLite",
+		func() ([]bench.Figure, error) { return bench.Stores(ctx, bin, mkdir(dir, "store"), o) })
 }
 
 // replicasGroup measures a second server of one workspace on PostgreSQL (design 0020): a call
-// through a follower against the leader, and a failover against a restart. Without
-// -replicas-database it is skipped when every group runs, and an error when asked for by name.
+// through a follower against the leader, and a failover against a restart.
 func replicasGroup(ctx context.Context, bin, dir string, o bench.ReplicaOptions, asked bool) error {
-	if o.Database == "" {
+	return databaseGroup("replicas", "-replicas-database", o.Database, asked,
+		"Several servers: a follower against the leader, a failover against a restart",
+		func() ([]bench.Figure, error) { return bench.Replicas(ctx, bin, mkdir(dir, "replicas"), o) })
+}
+
+// databaseGroup runs a group that needs a new, empty PostgreSQL database (its flag): without one
+// it is skipped when every group runs, and an error when asked for by name.
+func databaseGroup(name, flag, database string, asked bool, title string, measure func() ([]bench.Figure, error)) error {
+	if database == "" {
 		if asked {
-			return fmt.Errorf("the replicas group needs -replicas-database postgres://... (a new, empty database)")
+			return fmt.Errorf("the %s group needs %s postgres://... (a new, empty database)", name, flag)
 		}
-		fmt.Fprintln(os.Stderr, "hangar-bench: replicas group skipped: no -replicas-database")
+		fmt.Fprintf(os.Stderr, "hangar-bench: %s group skipped: no %s\n", name, flag)
 		return nil
 	}
 	before := loadavg()
-	figs, err := bench.Replicas(ctx, bin, mkdir(dir, "replicas"), o)
+	figs, err := measure()
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("Several servers: a follower against the leader, a failover against a restart (load average before: %s, after: %s)", before, loadavg())
-	bench.FigureMarkdown(os.Stdout, title, figs)
+	bench.FigureMarkdown(os.Stdout, fmt.Sprintf("%s (load average before: %s, after: %s)", title, before, loadavg()), figs)
 	return nil
 }
