@@ -59,8 +59,11 @@ type forwarder struct {
 	// unreachable is told when the leader cannot be reached (the follower tries for the lead
 	// at once rather than at its next beat).
 	unreachable func()
-	proxy       *httputil.ReverseProxy
-	log         *slog.Logger
+	// self is this server's own address: a request is never forwarded there (it would come
+	// back to this forwarder).
+	self  string
+	proxy *httputil.ReverseProxy
+	log   *slog.Logger
 }
 
 func newForwarder(leader, key func() string, unreachable func(), ca []byte, log *slog.Logger) (*forwarder, error) {
@@ -85,8 +88,12 @@ func newForwarder(leader, key func() string, unreachable func(), ca []byte, log 
 }
 
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.leader() == "" {
+	switch l := f.leader(); {
+	case l == "":
 		f.unavailable(w, r, errors.New("no server leads the workspace"))
+		return
+	case l == f.self:
+		f.unavailable(w, r, errors.New("this server is taking the lead"))
 		return
 	}
 	f.proxy.ServeHTTP(w, r)

@@ -88,7 +88,8 @@ func TestForwarder(t *testing.T) {
 		t.Errorf("the leader saw %+v", seen)
 	}
 
-	for name, url := range map[string]string{"no leader known": "", "the leader is down": "http://127.0.0.1:1"} {
+	f.self = "http://follower.example:8700"
+	for name, url := range map[string]string{"no leader known": "", "the leader is down": "http://127.0.0.1:1", "itself": f.self} {
 		leaderURL = url
 		rec := httptest.NewRecorder()
 		f.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/jobs", nil))
@@ -97,7 +98,7 @@ func TestForwarder(t *testing.T) {
 			t.Errorf("%s: %d %s", name, rec.Code, rec.Body.String())
 		}
 	}
-	if told != 2 {
-		t.Errorf("the follower was told %d times that the leader could not be reached, want 2", told)
+	if told != 3 {
+		t.Errorf("the follower was told %d times that the leader could not be reached, want 3", told)
 	}
 }

@@ -81,6 +81,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b)), wake: make(chan struct{}, 1)}
 	n.key.Store("")
 	fwd, err := newForwarder(n.leaderURL, n.forwardKey, n.wakeUp, cfg.CA, cfg.Log)
+	fwd.self = cfg.URL
 	if err != nil {
 		return nil, err
 	}
@@ -235,9 +236,6 @@ func (n *Node) step(runCtx context.Context, lead *store.Leadership) (*store.Lead
 // takeLead builds the leader and serves its handler from now on.
 func (n *Node) takeLead(ctx context.Context) error {
 	n.cfg.Log.Info("this server leads the workspace", "server", n.id, "url", n.cfg.URL)
-	n.mu.Lock()
-	n.since = n.cfg.Now().UTC()
-	n.mu.Unlock()
 	h, err := n.cfg.Lead(ctx)
 	if err != nil {
 		return fmt.Errorf("start leading: %w", err)
@@ -245,6 +243,11 @@ func (n *Node) takeLead(ctx context.Context) error {
 	n.refreshKey(ctx)
 	var th http.Handler = trust(n.forwardKey, h)
 	n.handler.Store(&th)
+	// Only now does this server say it leads: while Lead built the leader, requests were still
+	// forwarded to the leader on record (a 503 if it is gone), never to this server itself.
+	n.mu.Lock()
+	n.since = n.cfg.Now().UTC()
+	n.mu.Unlock()
 	return nil
 }
 

@@ -127,9 +127,10 @@ func TestNodesLeadFollowAndTakeOver(t *testing.T) {
 		t.Fatal("b did not take the lead after a stopped")
 	}
 	waitUntil(t, "b to answer as the leader", func() bool { _, body := b.get(t, "/api/jobs"); return body == "answered by b" })
-	if role, leader := b.node.Role(); role != "leader" || leader != b.node.cfg.URL {
-		t.Errorf("b says %s, %s", role, leader)
-	}
+	waitUntil(t, "b to say it leads", func() bool {
+		role, leader := b.node.Role()
+		return role == "leader" && leader == b.node.cfg.URL
+	})
 }
 
 // A leader whose database session ends (cut, or the database restarted) cannot know whether it
