@@ -57,6 +57,11 @@ type Node struct {
 	key     atomic.Value // string: the forwarding key, once known
 	// wake asks for a beat now: a forward found the leader unreachable.
 	wake chan struct{}
+	// taking is set while this server builds its leader; ready is closed once the leader's
+	// handler serves. Requests that arrive meanwhile wait for it (this server has announced
+	// itself in server.json by then) instead of being forwarded to the leader on record.
+	taking atomic.Bool
+	ready  chan struct{}
 }
 
 // New prepares a node; Run makes it take part.
@@ -78,7 +83,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	n := &Node{cfg: cfg, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b)), wake: make(chan struct{}, 1)}
+	n := &Node{cfg: cfg, id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b)), wake: make(chan struct{}, 1),
+		ready: make(chan struct{})}
 	n.key.Store("")
 	fwd, err := newForwarder(n.leaderURL, n.forwardKey, n.wakeUp, cfg.CA, cfg.Log)
 	fwd.self = cfg.URL
@@ -148,7 +154,13 @@ func (n *Node) followerHandler() http.Handler {
 		_ = json.NewEncoder(w).Encode(api.Health{OK: true, Version: api.Version, Workspace: n.cfg.Workspace, PID: os.Getpid(),
 			Role: role, Leader: leader})
 	})
-	mux.Handle("/", n.fwd)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if n.taking.Load() {
+			n.whenLeading(w, r)
+			return
+		}
+		n.fwd.ServeHTTP(w, r)
+	})
 	return mux
 }
 
@@ -236,6 +248,7 @@ func (n *Node) step(runCtx context.Context, lead *store.Leadership) (*store.Lead
 // takeLead builds the leader and serves its handler from now on.
 func (n *Node) takeLead(ctx context.Context) error {
 	n.cfg.Log.Info("this server leads the workspace", "server", n.id, "url", n.cfg.URL)
+	n.taking.Store(true)
 	h, err := n.cfg.Lead(ctx)
 	if err != nil {
 		return fmt.Errorf("start leading: %w", err)
@@ -243,6 +256,7 @@ func (n *Node) takeLead(ctx context.Context) error {
 	n.refreshKey(ctx)
 	var th http.Handler = trust(n.forwardKey, h)
 	n.handler.Store(&th)
+	close(n.ready)
 	// Only now does this server say it leads: while Lead built the leader, requests were still
 	// forwarded to the leader on record (a 503 if it is gone), never to this server itself.
 	n.mu.Lock()
@@ -259,3 +273,20 @@ func (n *Node) refreshKey(ctx context.Context) {
 		n.key.Store(forwardKey(s))
 	}
 }
+
+// whenLeading serves a request that arrived while this server was building its leader, once the
+// leader serves (at most takeWait later: a 503 then, as while no server leads).
+func (n *Node) whenLeading(w http.ResponseWriter, r *http.Request) {
+	t := time.NewTimer(takeWait)
+	defer t.Stop()
+	select {
+	case <-n.ready:
+		(*n.handler.Load()).ServeHTTP(w, r)
+	case <-r.Context().Done():
+	case <-t.C:
+		n.fwd.unavailable(w, r, errors.New("this server is still taking the lead"))
+	}
+}
+
+// takeWait bounds how long a request waits for this server to finish taking the lead.
+const takeWait = 30 * time.Second

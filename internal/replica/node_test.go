@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -156,5 +157,58 @@ func TestLeaderThatLosesItsSessionStops(t *testing.T) {
 		a.done <- nil
 	case <-time.After(10 * time.Second):
 		t.Fatal("the leader kept going without its session")
+	}
+}
+
+// A request that reaches a server while it builds its leader (it has announced itself: a client
+// found it in server.json) waits for the leader's handler instead of being forwarded to the
+// leader on record, which for a workspace's first server is none at all.
+func TestRequestsWaitWhileTakingTheLead(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	building, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewUnstartedServer(nil)
+	n, err := New(Config{Store: st, URL: "http://" + srv.Listener.Addr().String(), Beat: 20 * time.Millisecond,
+		Secret: func(context.Context) ([]byte, error) { return []byte("s"), nil },
+		Lead: func(ctx context.Context) (http.Handler, error) {
+			close(building)
+			<-release
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "the leader") }), nil
+		},
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = n
+	srv.Start()
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-building
+	answer := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/api/jobs")
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answer <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	select {
+	case a := <-answer:
+		t.Fatalf("answered while the leader was being built: %s", a)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if a := <-answer; a != "200 the leader" {
+		t.Errorf("the request that waited got %q", a)
 	}
 }
