@@ -39,7 +39,7 @@ func startServer(t *testing.T, dsn, name string) *server {
 	}
 	t.Cleanup(func() { st.Close() })
 	s := &server{name: name, http: httptest.NewUnstartedServer(nil), done: make(chan error, 1), led: make(chan struct{})}
-	s.node, err = New(Config{Store: st, URL: "http://" + s.http.Listener.Addr().String(), Beat: 20 * time.Millisecond,
+	s.node, err = New(Config{Store: st, URL: "http://" + s.http.Listener.Addr().String(), Beat: 50 * time.Millisecond,
 		Secret: func(context.Context) ([]byte, error) { return []byte("workspace secret"), nil },
 		Lead: func(ctx context.Context) (http.Handler, error) {
 			s.leadCtx = ctx

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the admin connection
 )
@@ -52,9 +53,16 @@ func NewDatabase(t testing.TB) string {
 		t.Fatalf("create test database: %v", err)
 	}
 	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
+		// WITH (FORCE) ends the test's sessions, but not an autovacuum worker's (another role's):
+		// a database the test wrote a lot to may be vacuumed just then, for a moment. Retry.
+		var err error
+		for i := 0; i < 40; i++ {
+			if _, err = db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err == nil {
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
 		}
+		t.Errorf("drop test database %s: %v", name, err)
 	})
 	u.Path = "/" + name
 	return u.String()
