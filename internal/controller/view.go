@@ -250,9 +250,20 @@ func watched(in sweepInput, t targetPass, v runView) bool {
 }
 
 // sweepTarget splits a target's queued runs into those to submit now and those whose waiting
-// reason must change.
+// reason must change or whose wait on a down target ran out.
 // handled counts its runs handed to the backend (each holds a slot of max_concurrent_runs).
 func sweepTarget(in sweepInput, t targetPass, handled int, runs []runView) (submit, wait []string) {
+	if h := t.Calls.health; h.Down() {
+		// A run whose wait ran out is failed now, not used as the probe: its end must not wait
+		// for a probe's timeout, nor for the backoff to let one start.
+		runs = slices.DeleteFunc(slices.Clone(runs), func(v runView) bool {
+			if h.expired(v.Created, in.Now, in.Limit) {
+				wait = append(wait, v.ID)
+				return true
+			}
+			return false
+		})
+	}
 	free, why := len(runs), ""
 	switch {
 	case t.Calls.health.Down():
@@ -273,7 +284,7 @@ func sweepTarget(in sweepInput, t targetPass, handled int, runs []runView) (subm
 		switch {
 		case i < free:
 			submit = append(submit, v.ID)
-		case v.Reason != why || (t.Calls.health.Down() && t.Calls.health.expired(v.Created, in.Now, in.Limit)):
+		case v.Reason != why:
 			wait = append(wait, v.ID)
 		}
 	}
