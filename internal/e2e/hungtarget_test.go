@@ -147,6 +147,7 @@ func TestHungTargetDoesNotDelayLocal(t *testing.T) {
 	d = w.waitStatus(vmJob, 2*time.Minute, job.Failed, job.Completed, job.Canceled)
 	if d.Status != job.Failed || !strings.HasPrefix(d.StatusReason, "host vm unreachable since ") ||
 		!strings.Contains(d.StatusReason, "--unreachable-limit") {
-		t.Errorf("after --unreachable-limit: %s %q, want Failed with the reason", d.Status, d.StatusReason)
+		t.Errorf("after --unreachable-limit: %s %q, want Failed with the reason; compute show now:\n%s", d.Status, d.StatusReason,
+			w.ok("compute", "show", "-n", "vm").stdout)
 	}
 }
