@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 
 // A run whose supervisor another machine started (a replicated workspace's earlier leader, its
 // directory shared) is not this server's to see: Status neither calls it gone nor reaps it (a
-// pid here is another process), Cancel signals nothing here, and Submit does not start a second.
+// pid here is another process) but says it cannot see it (the controller then treats the run as
+// on a host that does not answer), Cancel signals nothing here, and Submit does not start a second.
 func TestHandleOfAnotherMachine(t *testing.T) {
 	b := newBackend(t, quitter)
 	dir := b.RunDir("run1")
@@ -35,8 +37,11 @@ func TestHandleOfAnotherMachine(t *testing.T) {
 	}
 
 	st, err := b.Status(t.Context(), hb)
-	if err != nil || !st.Alive || st.Final != nil || st.Reason != "" {
-		t.Fatalf("Status of a foreign run without a result = %+v, %v; want alive, untouched", st, err)
+	if err == nil || !strings.Contains(err.Error(), "machine elsewhere/0123") || st.Final != nil || st.Reason != "" {
+		t.Fatalf("Status of a foreign run without a result = %+v, %v; want an error naming its machine, the run untouched", st, err)
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("Status of a foreign run ended a process of this machine: %v", err)
 	}
 	if err := b.Cancel(t.Context(), hb); err != nil {
 		t.Fatal(err)

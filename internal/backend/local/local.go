@@ -150,9 +150,14 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	if h.foreign() {
 		// This server cannot see that machine's processes, and must not reap what it cannot
 		// see: the supervisor reports to the server itself (it finds the leader in the shared
-		// directory's server.json) and its result file, in that directory, ends the run.
+		// directory's server.json) and its result file, in that directory, ends the run. Asked
+		// because the run is silent, and with no result, its node does not answer: the
+		// controller marks it NotResponding, then fails it after LostAfter, as for a host.
 		final, err := readResult(h.Dir)
-		return backend.Status{Alive: final == nil, Final: final}, err
+		if err == nil && final == nil {
+			err = fmt.Errorf("its supervisor runs on machine %s, which this server cannot see, and left no result", h.Machine)
+		}
+		return backend.Status{Final: final}, err
 	}
 	st := backend.Status{Alive: h.Alive()}
 	final, err := readResult(h.Dir)
