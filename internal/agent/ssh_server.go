@@ -169,12 +169,13 @@ func (s *sshServer) handle(ctx context.Context, c net.Conn, cfg *ssh.ServerConfi
 			_ = nc.Reject(ssh.Prohibited, "only sessions are served: no forwarding")
 			continue
 		}
+		s.open.Add(1) // before Accept answers: a client whose session is open sees it counted
 		ch, creqs, err := nc.Accept()
 		if err != nil {
+			s.open.Add(-1)
 			continue
 		}
 		wg.Add(1)
-		s.open.Add(1)
 		go func() {
 			defer wg.Done()
 			defer s.open.Add(-1)
