@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
@@ -61,25 +61,6 @@ func jupyterCommand(lookPath func(string) (string, error), base, ip string, port
 	return append(argv, "--NotebookApp.notebook_dir="+root, "--ServerApp.root_dir="+root)
 }
 
-// reachableIP is the address of this node that the server reaches it at: the one its packets to
-// the server leave from (the first server of a list).
-func reachableIP(serverURL string) (string, error) {
-	u, err := url.Parse(api.FirstURL(serverURL))
-	if err != nil || u.Hostname() == "" {
-		return "", fmt.Errorf("server URL %q: no host", serverURL)
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)) // sends nothing
-	if err != nil {
-		return "", fmt.Errorf("route to the server: %w", err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
-}
-
 // freePort is a port free on ip now (Jupyter takes it next; if another takes it first, Jupyter
 // fails and is started again on another).
 func freePort(ip string) (int, error) {
@@ -97,7 +78,7 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 	failed := func(format string, a ...any) *api.JupyterReport {
 		return &api.JupyterReport{State: api.JupyterFailed, Reason: fmt.Sprintf(format, a...)}
 	}
-	ip, err := reachableIP(serverURL)
+	ip, err := node.AddressToward(api.FirstURL(serverURL))
 	if err != nil {
 		return failed("%v", err)
 	}

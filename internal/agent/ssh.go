@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/node"
 )
 
 // A compute instance's SSH server: while the server's heartbeat replies name authorized keys
@@ -110,7 +111,7 @@ func (s *sshService) keep(ctx context.Context, keys string) {
 
 // serve runs one SSH server on the node's reachable address until ctx ends or it fails.
 func (s *sshService) serve(ctx context.Context, keys string) error {
-	ip, err := reachableIP(s.serverURL)
+	ip, err := node.AddressToward(api.FirstURL(s.serverURL))
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -152,26 +150,7 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 	cfg.Machine = node.Detect(ctx)
 	cfg.Machine.Address = f.address
 	if cfg.Machine.Address == "" {
-		cfg.Machine.Address = outboundAddress(cfg.ServerURL)
+		cfg.Machine.Address, _ = node.AddressToward(api.FirstURL(cfg.ServerURL)) // "" when it cannot be told
 	}
 	return cfg, log, nil
-}
-
-// outboundAddress is this machine's address on the route to the server: the one other nodes of
-// its network reach it at ("" when it cannot be told).
-func outboundAddress(serverURL string) string {
-	u, err := url.Parse(api.FirstURL(serverURL))
-	if err != nil {
-		return ""
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)) // no packet is sent
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String()
 }
