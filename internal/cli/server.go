@@ -173,7 +173,16 @@ func newServerStatusCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stdout, "not running (%s)\n", h.Dir)
 				return &ExitError{Code: ExitFailure}
 			}
-			fmt.Fprintf(env.Stdout, "running: %s pid %d (%s)\n", si.URL, si.PID, h.Dir)
+			// One of several servers on one PostgreSQL database (docs/replicas.md): server.json
+			// names the leader; say so, on the same line (scripts take the URL from it).
+			role := ""
+			tok, _ := h.ReadToken()
+			if c, err := si.Client(tok); err == nil {
+				if hl, err := c.Health(cmd.Context()); err == nil && hl.Role != "" {
+					role = ", the " + hl.Role + " of the workspace's servers"
+				}
+			}
+			fmt.Fprintf(env.Stdout, "running: %s pid %d (%s)%s\n", si.URL, si.PID, h.Dir, role)
 			return nil
 		},
 	}

@@ -95,6 +95,15 @@ func TestServerFailover(t *testing.T) {
 	if h := waitRole(t, urlB, "leader"); h.Leader != urlB {
 		t.Errorf("after the leader's death the second server says %q leads", h.Leader)
 	}
+	// `hangar server status` in the shared directory names the new leader and its role.
+	var status string
+	waitFor(t, 10*time.Second, "server status to name the new leader", func() bool {
+		status = a.ok("server", "status").stdout
+		return strings.Contains(status, "running: "+urlB+" ")
+	})
+	if !strings.Contains(status, ", the leader of the workspace's servers") {
+		t.Errorf("server status after the failover:\n%s", status)
+	}
 	for _, name := range []string{onCluster, onLocal} {
 		if d := cli.waitStatus(name, 3*time.Minute, job.Completed, job.Failed, job.Canceled); d.Status != job.Completed {
 			t.Fatalf("%s across the failover: %s (%s)", name, d.Status, d.StatusReason)
