@@ -129,7 +129,18 @@ func TestServerFailover(t *testing.T) {
 	if out := viaA.ok("job", "show", onCluster).stdout; !strings.Contains(out, "Completed") {
 		t.Errorf("job show through the restarted follower:\n%s", out)
 	}
-	_ = b.Process.Signal(syscall.SIGTERM)
+
+	// `hangar server stop` in the shared directory stops the leader it names; the other server
+	// takes the lead (and the directory's lock with it: stop does not wait for the lock).
+	if r := a.ok("server", "stop"); !strings.Contains(r.stderr, "Stopped the server of") {
+		t.Errorf("server stop: %s", r.stderr)
+	}
+	if h := waitRole(t, urlA, "leader"); h.Leader != urlA {
+		t.Errorf("after server stop, the restarted server says %q leads", h.Leader)
+	}
+	if err := b.Process.Signal(syscall.Signal(0)); err == nil {
+		waitFor(t, 5*time.Second, "the stopped leader's process to end", func() bool { return b.Process.Signal(syscall.Signal(0)) != nil })
+	}
 }
 
 // checkWhole reads a run back as its user would: every log line once and in order, every metric

@@ -196,15 +196,18 @@ func (h Home) Stop(ctx context.Context, timeout time.Duration) (bool, error) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return false, fmt.Errorf("stop server %d: %w", pid, err)
 	}
+	// Stopped once it is gone or the lock is free: another server of a workspace on PostgreSQL
+	// may take the lock as it takes the lead (docs/replicas.md).
+	stopped := func() bool { return syscall.Kill(pid, 0) != nil || !h.locked() }
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if !h.locked() {
+		if stopped() {
 			return true, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	for i := 0; i < 100 && h.locked(); i++ {
+	for i := 0; i < 100 && !stopped(); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true, nil
