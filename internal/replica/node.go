@@ -53,8 +53,9 @@ type Node struct {
 	fwd     *forwarder
 	mu      sync.Mutex
 	recs    []store.ServerRecord
-	since   time.Time    // when this server took the lead (zero: it follows)
-	key     atomic.Value // string: the forwarding key, once known
+	since   time.Time     // when this server took the lead, on the database's clock (zero: it follows)
+	skew    time.Duration // the database's clock minus this server's, as of the last beat
+	key     atomic.Value  // string: the forwarding key, once known
 	// wake asks for a beat now: a forward found the leader unreachable.
 	wake chan struct{}
 	// taking is set while this server builds its leader; ready is closed once the leader's
@@ -207,6 +208,15 @@ func (n *Node) step(runCtx context.Context, lead *store.Leadership) (*store.Lead
 	log := n.cfg.Log
 	ctx, cancel := context.WithTimeout(runCtx, callTimeout)
 	defer cancel()
+	// Records are timed by the database's clock, so that the servers' own clocks need not agree:
+	// skew turns this server's clock into it.
+	if dbNow, err := n.cfg.Store.DatabaseNow(ctx); err != nil {
+		log.Warn("cannot read the database's clock", "err", err)
+	} else {
+		n.mu.Lock()
+		n.skew = dbNow.Sub(n.cfg.Now())
+		n.mu.Unlock()
+	}
 	if lead != nil {
 		if err := lead.Check(ctx); err != nil {
 			if runCtx.Err() != nil {
@@ -224,7 +234,8 @@ func (n *Node) step(runCtx context.Context, lead *store.Leadership) (*store.Lead
 	}
 	n.refreshKey(ctx)
 	n.mu.Lock()
-	rec := store.ServerRecord{ID: n.id, URL: n.cfg.URL, Leader: !n.since.IsZero(), Since: n.since, Seen: n.cfg.Now().UTC()}
+	skew := n.skew
+	rec := store.ServerRecord{ID: n.id, URL: n.cfg.URL, Leader: !n.since.IsZero(), Since: n.since, Seen: n.cfg.Now().Add(skew).UTC()}
 	n.mu.Unlock()
 	if err := n.cfg.Store.SaveServerRecord(ctx, rec); err != nil {
 		log.Warn("cannot refresh this server's record", "err", err)
@@ -234,6 +245,7 @@ func (n *Node) step(runCtx context.Context, lead *store.Leadership) (*store.Lead
 		log.Warn("cannot read the servers' records", "err", err)
 		return lead, nil
 	}
+	recs = OnOwnClock(recs, skew)
 	n.mu.Lock()
 	n.recs = recs
 	n.mu.Unlock()
@@ -260,7 +272,7 @@ func (n *Node) takeLead(ctx context.Context) error {
 	// Only now does this server say it leads: while Lead built the leader, requests were still
 	// forwarded to the leader on record (a 503 if it is gone), never to this server itself.
 	n.mu.Lock()
-	n.since = n.cfg.Now().UTC()
+	n.since = n.cfg.Now().Add(n.skew).UTC() // on the database's clock, as of the last beat
 	n.mu.Unlock()
 	return nil
 }

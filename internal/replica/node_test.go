@@ -33,6 +33,12 @@ type server struct {
 
 func startServer(t *testing.T, dsn, name string) *server {
 	t.Helper()
+	return startServerAt(t, dsn, name, time.Now)
+}
+
+// startServerAt starts a server whose clock is now.
+func startServerAt(t *testing.T, dsn, name string, now func() time.Time) *server {
+	t.Helper()
 	st, err := store.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +58,7 @@ func startServer(t *testing.T, dsn, name string) *server {
 				_, _ = io.WriteString(w, "answered by "+name)
 			}), nil
 		},
-		Log: slog.New(slog.DiscardHandler)})
+		Now: now, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +137,23 @@ func TestNodesLeadFollowAndTakeOver(t *testing.T) {
 	waitUntil(t, "b to say it leads", func() bool {
 		role, leader := b.node.Role()
 		return role == "leader" && leader == b.node.cfg.URL
+	})
+}
+
+// Servers whose clocks disagree by hours (no NTP) still agree on who leads: the records are
+// timed by the database's clock. A leader an hour behind and a follower an hour ahead: the
+// follower sees the leader live and forwards to it; the leader hands nodes both servers.
+func TestServersWhoseClocksDisagree(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	a := startServerAt(t, dsn, "a", func() time.Time { return time.Now().Add(-time.Hour) })
+	<-a.led
+	b := startServerAt(t, dsn, "b", func() time.Time { return time.Now().Add(time.Hour) })
+	waitUntil(t, "b to know a leads", func() bool { _, l := b.node.Role(); return l == a.node.cfg.URL })
+	if code, body := b.get(t, "/api/jobs"); code != http.StatusOK || body != "answered by a" {
+		t.Errorf("through b: %d %q", code, body)
+	}
+	waitUntil(t, "a to hand nodes both servers", func() bool {
+		return a.node.NodeURLs() == a.node.cfg.URL+","+b.node.cfg.URL
 	})
 }
 

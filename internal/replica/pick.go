@@ -57,3 +57,15 @@ func Stale(recs []store.ServerRecord, now time.Time) []string {
 	}
 	return out
 }
+
+// OnOwnClock returns the records with their Seen times moved from the database's clock to this
+// server's (skew is the database's clock minus this server's), so that they are judged against
+// this server's now; Since stays on the database's clock (it only orders leaders).
+func OnOwnClock(recs []store.ServerRecord, skew time.Duration) []store.ServerRecord {
+	out := make([]store.ServerRecord, len(recs))
+	for i, r := range recs {
+		r.Seen = r.Seen.Add(-skew)
+		out[i] = r
+	}
+	return out
+}

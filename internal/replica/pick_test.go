@@ -61,3 +61,23 @@ func TestStale(t *testing.T) {
 		t.Errorf("Stale = %v", got)
 	}
 }
+
+// A server whose clock runs an hour ahead of the database's judges the records (timed by the
+// database) on its own clock: the live leader stays live, Since is left as it is.
+func TestOnOwnClock(t *testing.T) {
+	recs := []store.ServerRecord{{ID: "a", Leader: true, Since: t0.Add(-time.Minute), Seen: t0}}
+	skew := -time.Hour // the database's clock minus this server's
+	own := OnOwnClock(recs, skew)
+	if want := t0.Add(time.Hour); !own[0].Seen.Equal(want) || !own[0].Since.Equal(recs[0].Since) {
+		t.Fatalf("OnOwnClock = %+v; want Seen %s, Since unchanged", own[0], want)
+	}
+	if !recs[0].Seen.Equal(t0) {
+		t.Error("OnOwnClock changed its input")
+	}
+	if l, ok := CurrentLeader(own, t0.Add(time.Hour+time.Second)); !ok || l.ID != "a" {
+		t.Errorf("on this server's clock the leader is %q, %v; want a", l.ID, ok)
+	}
+	if _, ok := CurrentLeader(recs, t0.Add(time.Hour+time.Second)); ok {
+		t.Error("the records as written count on a clock an hour ahead: the test shows nothing")
+	}
+}

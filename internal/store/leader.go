@@ -121,6 +121,19 @@ func (s *Store) ServerRecords(ctx context.Context) ([]ServerRecord, error) {
 	return out, nil
 }
 
+// DatabaseNow is the database server's clock: the servers of a workspace time their records by
+// it, so that their own clocks need not agree. A SQLite workspace has one server: its clock.
+func (s *Store) DatabaseNow(ctx context.Context) (time.Time, error) {
+	if !isPostgresURL(s.dsn) {
+		return time.Now().UTC(), nil
+	}
+	var now time.Time
+	if err := s.db.QueryRowContext(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)
+	}
+	return now.UTC(), nil
+}
+
 // DeleteServerRecord forgets a server's record.
 func (s *Store) DeleteServerRecord(ctx context.Context, id string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, serverPrefix+id); err != nil {

@@ -125,3 +125,27 @@ func TestServerRecords(t *testing.T) {
 		t.Errorf("after deleting a: %+v", recs)
 	}
 }
+
+// The database's clock, by which servers time their records, is read on both stores (on SQLite,
+// this machine's) and is UTC.
+func TestDatabaseNow(t *testing.T) {
+	s, err := Open(t.Context(), testDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := time.Now()
+	got, err := s.DatabaseNow(t.Context())
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test's database runs on this machine: one clock, so got lies between (to the
+	// microsecond PostgreSQL keeps).
+	if got.Before(before.Truncate(time.Microsecond)) || got.After(after) {
+		t.Errorf("DatabaseNow = %s, not between %s and %s", got, before, after)
+	}
+	if got.Location() != time.UTC {
+		t.Errorf("DatabaseNow = %s, want UTC", got)
+	}
+}
