@@ -22,6 +22,7 @@ type JobListQuery struct {
 	Tags       []string  // tag: "key" or "key=value" (repeatable)
 	Since      time.Time // since: RFC 3339
 	Query      string    // q: part of the name or display name
+	User       string    // user: the user who submitted the job
 	Limit      int       // limit: 1..1000 (default 50)
 	PageToken  string    // page_token: the NextPageHeader of the previous page
 	Order      string    // order: created, -created (default), name, -name, status, -status
@@ -45,6 +46,7 @@ func (q JobListQuery) Values() url.Values {
 	set("experiment", q.Experiment)
 	set("compute", q.Compute)
 	set("q", q.Query)
+	set("user", q.User)
 	set("page_token", q.PageToken)
 	set("order", q.Order)
 	set("archived", q.Archived)

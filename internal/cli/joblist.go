@@ -17,6 +17,7 @@ type listFlags struct {
 	since    string
 	archived bool
 	all      bool
+	mine     bool
 }
 
 func newJobListCmd(env *Env) *cobra.Command {
@@ -36,6 +37,7 @@ JSON, as az --query does.`,
   hangar job list --status Failed --since 2h
   hangar job list --experiment mnist --tag best --order -created --limit 20
   hangar job list --compute gpu-box --search resnet -o json
+  hangar job list --mine --status Running
   hangar job list --query "[?metrics.loss < ` + "`0.1`" + `].name"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return env.listJobs(cmd, f) },
@@ -47,6 +49,8 @@ JSON, as az --query does.`,
 	fl.StringArrayVar(&f.q.Tags, "tag", nil, "only jobs with this tag: key or key=value (repeatable: all of them)")
 	fl.StringVar(&f.since, "since", "", "only jobs created since: a duration (30m, 2h, 3d) or a time (2026-01-31, 2026-01-31T10:00:00Z)")
 	fl.StringVar(&f.q.Query, "search", "", "only jobs whose name or display name contains this text (any case)")
+	fl.StringVar(&f.q.User, "user", "", "only jobs submitted by this user (a name of hangar user list)")
+	fl.BoolVar(&f.mine, "mine", false, "only jobs you submitted (the user your credentials stand for)")
 	fl.IntVarP(&f.q.Limit, "limit", "r", 50, "jobs per page (at most 1000)")
 	fl.IntVar(&f.q.Limit, "max-results", 50, "same as --limit")
 	_ = fl.MarkHidden("max-results")
@@ -74,6 +78,8 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 		q.Since = t
 	}
 	switch {
+	case f.mine && q.User != "":
+		return usageError("--mine and --user: give one")
 	case f.archived && f.all:
 		return usageError("--archived and --all: give one")
 	case f.archived:
@@ -84,6 +90,16 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 	c, err := e.client(cmd.Context())
 	if err != nil {
 		return err
+	}
+	if f.mine {
+		me, err := c.WhoAmI(cmd.Context())
+		if err != nil {
+			return err
+		}
+		q.User = me.User
+		if me.User == api.AdminUser {
+			q.User = currentUser() // the workspace token submits for the OS user (job create)
+		}
 	}
 	page, err := c.ListJobsPage(cmd.Context(), q)
 	if err != nil {

@@ -31,6 +31,11 @@ compute: azureml:local
 	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 1 {
 		t.Fatalf("job list = %v, %v", runs.stdout, err)
 	}
+	// On a workspace without users the CLI submits for the OS user: --mine finds the job.
+	var mine []api.RunDetail
+	if err := json.Unmarshal([]byte(w.ok("job", "list", "--mine", "-o", "json").stdout), &mine); err != nil || len(mine) != 1 || mine[0].ID != list[0].ID {
+		t.Errorf("job list --mine = %+v, %v; want the job", mine, err)
+	}
 	d := w.show(list[0].ID)
 	if d.Status != job.Completed || d.Compute != "local" || d.ExitCode == nil || *d.ExitCode != 0 {
 		t.Errorf("status %s compute %s exit %v, want Completed on local with exit 0", d.Status, d.Compute, d.ExitCode)

@@ -108,6 +108,27 @@ func TestUsersRolesLoginAudit(t *testing.T) {
 	if show := rita.ok("job", "show", d.ID).stdout; !strings.Contains(show, "Submitted by: carl") {
 		t.Errorf("job show does not name carl:\n%s", show)
 	}
+	// Whose jobs: carl's own (--mine), carl's as rita lists them (--user), none of rita's.
+	listed := func(u *user, args ...string) []string {
+		var runs []api.RunDetail
+		if err := json.Unmarshal([]byte(u.ok(append([]string{"job", "list", "-o", "json"}, args...)...).stdout), &runs); err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got := listed(carl, "--mine"); len(got) != 1 || got[0] != d.ID {
+		t.Errorf("carl's job list --mine: %v, want [%s]", got, d.ID)
+	}
+	if got := listed(rita, "--user", "carl"); len(got) != 1 || got[0] != d.ID {
+		t.Errorf("rita's job list --user carl: %v, want [%s]", got, d.ID)
+	}
+	if got := listed(rita, "--mine"); len(got) != 0 {
+		t.Errorf("rita's job list --mine: %v, want none", got)
+	}
 
 	if r := carl.run("", "audit", "list"); r.code == 0 || !strings.Contains(r.stderr, "role contributor") {
 		t.Errorf("carl read the audit log: exit %d, %s", r.code, r.stderr)

@@ -34,7 +34,7 @@ func (s *Server) jobListRoutes(mux routes) {
 // parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.
 func parseJobList(v url.Values) (store.RunFilter, error) {
 	f := store.RunFilter{Limit: defaultJobPage, Experiment: v.Get("experiment"), Compute: v.Get("compute"),
-		Query: v.Get("q"), Order: v.Get("order"), Archived: store.ArchivedHide}
+		Query: v.Get("q"), User: v.Get("user"), Order: v.Get("order"), Archived: store.ArchivedHide}
 	if len(v["status"]) > maxListFilters || len(v["tag"]) > maxListFilters {
 		return f, badRequest(fmt.Sprintf("at most %d status and %d tag filters", maxListFilters, maxListFilters))
 	}

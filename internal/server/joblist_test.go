@@ -71,6 +71,8 @@ func TestJobListFiltersSortsAndPages(t *testing.T) {
 		{"search the display name", api.JobListQuery{Query: "disp A3"}, []string{"a3"}, 1},
 		{"status", api.JobListQuery{Statuses: []string{"Queued", "NotStarted"}, Compute: "local", Limit: 5}, []string{"a5", "a4", "a3", "a2", "a1"}, 1},
 		{"since", api.JobListQuery{Since: time.Now().Add(time.Hour)}, nil, 1},
+		{"submitted by the workspace token's user", api.JobListQuery{User: api.AdminUser, Experiment: "cifar"}, []string{"a5", "a2"}, 1},
+		{"submitted by another user", api.JobListQuery{User: "nobody"}, nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,6 +75,15 @@ func (d dialect) containsFold(column string) string {
 	return fmt.Sprintf(`instr(lower(%s), lower(?)) > 0`, column)
 }
 
+// jsonText is the text at path (object keys, written in the code, never user text) inside the
+// JSON document that column holds as text; SQL NULL where there is none.
+func (d dialect) jsonText(column string, path ...string) string {
+	if d.postgres() {
+		return fmt.Sprintf(`(CAST(%s AS jsonb) #>> '{%s}')`, column, strings.Join(path, ","))
+	}
+	return fmt.Sprintf(`json_extract(%s, '$.%s')`, column, strings.Join(path, "."))
+}
+
 // unindexed is column in a condition that keeps the planner from using an index on it: SQLite's
 // unary +. PostgreSQL's planner weighs the indexes by their statistics: the column as it is.
 func (d dialect) unindexed(column string) string {

@@ -162,6 +162,10 @@ func listConditions(d dialect, f RunFilter) (string, []any) {
 		q.WriteString(` AND (` + d.containsFold("runs.id") + ` OR ` + d.containsFold("runs.display_name") + `)`)
 		args = append(args, f.Query, f.Query)
 	}
+	if f.User != "" {
+		q.WriteString(` AND ` + d.jsonText("runs.spec", "properties", "created_by") + ` = ?`)
+		args = append(args, f.User)
+	}
 	switch f.Archived {
 	case ArchivedHide:
 		q.WriteString(` AND runs.archived = 0`)

@@ -27,6 +27,9 @@ func seedList(t *testing.T, s *Store, n int) {
 		if i%5 == 0 {
 			r.Tags["best"] = "yes"
 		}
+		if by := []string{"alice", "bob", ""}[i%3]; by != "" { // as the server stamps it
+			r.Spec.Properties = map[string]string{"created_by": by}
+		}
 		if err := s.CreateRun(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +64,9 @@ func TestRunListFilters(t *testing.T) {
 		{"query matches the display name, any case", RunFilter{Query: "tRAIN 1"}, []string{"r11", "r10", "r01"}},
 		{"query matches the name", RunFilter{Query: "r0", Limit: 2}, []string{"r09", "r08"}},
 		{"archived hidden", RunFilter{Archived: ArchivedHide, Limit: 2}, []string{"r10", "r09"}},
+		{"submitted by a user", RunFilter{User: "alice"}, []string{"r09", "r06", "r03", "r00"}},
+		{"submitted by a user, on one target", RunFilter{User: "alice", Compute: "gpu"}, []string{"r09", "r03"}},
+		{"a user is a value", RunFilter{User: "x' OR '1'='1"}, []string{}},
 		{"archived only", RunFilter{Archived: ArchivedOnly}, []string{"r11"}},
 		{"quotes are values", RunFilter{Experiment: "x' OR '1'='1", Query: "%"}, []string{}},
 		{"order by name", RunFilter{Order: "name", Limit: 3}, []string{"r00", "r01", "r02"}},

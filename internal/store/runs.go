@@ -95,6 +95,9 @@ type RunFilter struct {
 	Since time.Time
 	// Query selects runs whose name or display name contains it, ignoring case.
 	Query string
+	// User selects runs submitted by this user (their spec's created_by property, which the
+	// server stamps on every job it accepts) ("" = all).
+	User string
 	// Archived says what to do with archived runs (zero: list them like any other).
 	Archived ArchivedFilter
 	// Order is one of RunOrders ("" = "-created", newest first).
