@@ -32,6 +32,8 @@ type User struct {
 	Name      string    `json:"name"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
+	// OIDCSubject is the OpenID Connect subject the user signs in to the studio as.
+	OIDCSubject string `json:"oidc_subject,omitempty"`
 }
 
 // CreateUserRequest adds a user; the reply carries the user's first personal token.
@@ -49,6 +51,11 @@ type CreateUserRequest struct {
 type CreateUserReply struct {
 	User  User         `json:"user"`
 	Token TokenCreated `json:"token"`
+}
+
+// SetOIDCSubjectRequest links a user to an OpenID Connect subject ("" unlinks them).
+type SetOIDCSubjectRequest struct {
+	Subject string `json:"subject"`
 }
 
 // SetRoleRequest changes a user's role.
@@ -121,6 +128,12 @@ func (c *Client) Users(ctx context.Context) ([]User, error) {
 func (c *Client) SetUserRole(ctx context.Context, name, role string) (*User, error) {
 	var out User
 	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role}, &out)
+}
+
+// SetUserOIDCSubject links a user to an OpenID Connect subject, or unlinks them ("") (owners only).
+func (c *Client) SetUserOIDCSubject(ctx context.Context, name, subject string) (*User, error) {
+	var out User
+	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject}, &out)
 }
 
 // DeleteUser removes a user and their tokens (owners only).

@@ -25,9 +25,11 @@ deleted or demoted. See docs/users.md.`,
 		Example: `  hangar user create rita --role reader          # prints rita's first token, once
   hangar user list
   hangar user set-role rita contributor
+  hangar user link-oidc rita 248289761001          # rita signs in to the studio with OpenID Connect
   hangar user delete rita --yes`,
 	}
-	cmd.AddCommand(newUserCreateCmd(env), newUserListCmd(env), newUserSetRoleCmd(env), newUserDeleteCmd(env))
+	cmd.AddCommand(newUserCreateCmd(env), newUserListCmd(env), newUserSetRoleCmd(env), newUserLinkOIDCCmd(env),
+		newUserUnlinkOIDCCmd(env), newUserDeleteCmd(env))
 	return groupCmd(cmd)
 }
 
@@ -103,9 +105,9 @@ func newUserListCmd(env *Env) *cobra.Command {
 			return env.printData(users, func(w io.Writer) error {
 				rows := make([][]string, 0, len(users))
 				for _, u := range users {
-					rows = append(rows, []string{u.Name, u.Role, fmtTime(&u.CreatedAt)})
+					rows = append(rows, []string{u.Name, u.Role, fmtTime(&u.CreatedAt), u.OIDCSubject})
 				}
-				return table(w, []string{"NAME", "ROLE", "CREATED"}, rows)
+				return table(w, []string{"NAME", "ROLE", "CREATED", "OIDC SUBJECT"}, rows)
 			})
 		},
 	}
@@ -130,6 +132,53 @@ func newUserSetRoleCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newUserLinkOIDCCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "link-oidc NAME SUBJECT",
+		Short: "Let an existing user sign in to the studio as an OpenID Connect subject",
+		Long: `Link a user to the subject ("sub") they sign in to the studio as at the server's OpenID Connect
+issuer (hangar server --oidc-issuer); the studio's refusal page shows an unlinked identity's
+subject. A subject belongs to one user; linking again replaces the user's subject. Their tokens
+and role are kept. See docs/users.md.`,
+		Example: "  hangar user link-oidc rita 248289761001",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[1] == "" {
+				return usageError("SUBJECT is empty: hangar user unlink-oidc %s removes the link", args[0])
+			}
+			return env.setOIDCSubject(cmd, args[0], args[1])
+		},
+	}
+}
+
+func newUserUnlinkOIDCCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "unlink-oidc NAME",
+		Short:   "Stop a user signing in to the studio through OpenID Connect",
+		Long:    "Remove a user's OpenID Connect subject: the studio's sign-ins already made stay until they expire or the user is deleted.",
+		Example: "  hangar user unlink-oidc rita",
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return env.setOIDCSubject(cmd, args[0], "") },
+	}
+}
+
+func (e *Env) setOIDCSubject(cmd *cobra.Command, name, subject string) error {
+	c, err := e.client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	u, err := c.SetUserOIDCSubject(cmd.Context(), name, subject)
+	if err != nil {
+		return err
+	}
+	if u.OIDCSubject == "" {
+		fmt.Fprintf(e.Stderr, "User %s is linked to no OpenID Connect subject\n", u.Name)
+	} else {
+		fmt.Fprintf(e.Stderr, "User %s signs in to the studio as OpenID Connect subject %s\n", u.Name, u.OIDCSubject)
+	}
+	return nil
 }
 
 func newUserDeleteCmd(env *Env) *cobra.Command {

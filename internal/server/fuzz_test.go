@@ -32,6 +32,7 @@ var requestTypes = []struct {
 	{"POST /api/blobs/missing", func() any { return new(api.MissingRequest) }},
 	{"POST /api/users", func() any { return new(api.CreateUserRequest) }},
 	{"PUT /api/users/{name}/role", func() any { return new(api.SetRoleRequest) }},
+	{"PUT /api/users/{name}/oidc-subject", func() any { return new(api.SetOIDCSubjectRequest) }},
 	{"POST /api/tokens", func() any { return new(api.CreateTokenRequest) }},
 	{"POST /api/replica-claims", func() any { return new(api.ReplicaClaimRequest) }},
 	{"POST /api/jobs", func() any { return new(api.CreateJobRequest) }},

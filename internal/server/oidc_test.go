@@ -334,3 +334,72 @@ func TestOIDCIssuerAnswersBounded(t *testing.T) {
 		}
 	}
 }
+
+// A user made before OpenID Connect was set up is linked afterwards and signs in as themselves,
+// keeping their token; the link is audited; a subject another user holds, the workspace token's
+// user, and a subject with a space are refused; unlinked, the identity is refused again.
+func TestLinkExistingUserToOIDCSubject(t *testing.T) {
+	ts := newTestServer(t)
+	is := oidctest.New(t)
+	ts.withOIDC(t, is)
+	ctx := t.Context()
+	created, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "rita", Role: api.RoleReader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "carl", Role: api.RoleReader, OIDCSubject: "sub-carl"}); err != nil {
+		t.Fatal(err)
+	}
+	is.Set("sub-rita", nil, "")
+	if resp, body := signIn(t, ts, browser(t)); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "hangar user link-oidc NAME sub-rita") {
+		t.Fatalf("an unlinked identity: %s, want 403 naming the link command: %s", resp.Status, body)
+	}
+	u, err := ts.admin.SetUserOIDCSubject(ctx, "rita", "sub-rita")
+	if err != nil || u.OIDCSubject != "sub-rita" || u.Role != api.RoleReader {
+		t.Fatalf("link rita: %+v, %v", u, err)
+	}
+	b := browser(t)
+	if resp, body := signIn(t, ts, b); resp.StatusCode != http.StatusOK {
+		t.Fatalf("rita's sign-in once linked: %s: %s", resp.Status, body)
+	}
+	if who, err := api.NewClient(ts.url, created.Token.Token).WhoAmI(ctx); err != nil || who.User != "rita" {
+		t.Errorf("rita's token after linking: %+v, %v", who, err)
+	}
+
+	var ae *api.Error
+	for _, tc := range []struct {
+		name, sub string
+		status    int
+		says      string
+	}{
+		{"rita", "sub-carl", http.StatusConflict, "another user's"},
+		{api.AdminUser, "sub-admin", http.StatusConflict, "workspace token's owner"},
+		{"rita", "a b", http.StatusBadRequest, "subject"},
+		{"nobody", "sub-x", http.StatusNotFound, "nobody"},
+	} {
+		if _, err := ts.admin.SetUserOIDCSubject(ctx, tc.name, tc.sub); !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("link %s to %q: %v, want %d saying %q", tc.name, tc.sub, err, tc.status, tc.says)
+		}
+	}
+
+	if _, err := ts.admin.SetUserOIDCSubject(ctx, "rita", ""); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := signIn(t, ts, browser(t)); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("rita's sign-in once unlinked: %s, want 403", resp.Status)
+	}
+	entries, err := ts.store.Audit(ctx, store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Action, "user.") && strings.Contains(e.Action, "link") {
+			got = append(got, e.User+" "+e.Action+" "+e.Object+" "+e.Detail)
+		}
+	}
+	want := "admin user.link-oidc users/rita subject=sub-rita; admin user.unlink-oidc users/rita "
+	if strings.Join(got, "; ") != want {
+		t.Errorf("audit entries %q, want %q", strings.Join(got, "; "), want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/studio"
 )
@@ -88,7 +89,7 @@ func unknownIdentity(issuer string, id identity) error {
 	}
 	return &oidcRefusal{status: http.StatusForbidden, msg: "No Hangar user is linked to " + who + " at " + issuer +
 		". Ask a workspace owner to create your user with `hangar user create NAME --role ROLE --oidc-subject " +
-		id.subject + "`."}
+		id.subject + "`, or to link the user you have with `hangar user link-oidc NAME " + id.subject + "`."}
 }
 
 var refusalPage = template.Must(template.New("refusal").Parse(`<!doctype html>
@@ -133,4 +134,38 @@ func checkOIDCSubject(field, sub string) error {
 		return badRequest(fmt.Sprintf("%s: %d characters; expected at most 255", field, len(sub)))
 	}
 	return nil
+}
+
+// setUserOIDCSubject links an existing user to the subject they sign in to the studio as, or
+// unlinks them (an empty subject): users made before OpenID Connect was set up keep their
+// tokens. The workspace token's user is never linked (no sign-in stands for it).
+func (s *Server) setUserOIDCSubject(w http.ResponseWriter, r *http.Request) {
+	var req api.SetOIDCSubjectRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	name := r.PathValue("name")
+	err := checkOIDCSubject("subject", req.Subject)
+	if err == nil {
+		err = checkNotAdmin(name, "linked to an OpenID Connect subject")
+	}
+	if err == nil {
+		err = conflictIfExists(s.cfg.Store.SetUserOIDCSubject(r.Context(), name, req.Subject))
+	}
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	action, detail := "user.link-oidc", "subject="+req.Subject
+	if req.Subject == "" {
+		action, detail = "user.unlink-oidc", ""
+	}
+	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
+	u, err := s.cfg.Store.GetUser(r.Context(), name)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, apiUser(*u))
 }

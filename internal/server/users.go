@@ -35,6 +35,7 @@ func (s *Server) userRoutes(mux routes) {
 	mux.handle("GET /api/users", ownerAccess, s.listUsers)
 	mux.handle("POST /api/users", ownerAccess, s.createUser)
 	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.setUserRole)
+	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.setUserOIDCSubject) // oidcstudio.go
 	mux.handle("DELETE /api/users/{name}", ownerAccess, s.deleteUser)
 	// Every user manages their own tokens; owners anyone's (checked by tokenOwner).
 	mux.handle("POST /api/tokens", readAccess, s.createToken)
@@ -98,7 +99,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
 }
 
 func apiUser(u store.User) api.User {
-	return api.User{Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}
+	return api.User{Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt, OIDCSubject: u.OIDCSubject}
 }
 
 func checkRole(field, role string) error {

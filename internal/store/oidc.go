@@ -28,8 +28,8 @@ func (s *Store) UserByOIDCSubject(ctx context.Context, subject string) (*User, e
 	}
 	var u User
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at FROM users WHERE oidc_subject = ?`, subject).
-		Scan(&u.Name, &u.Role, &created)
+	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users WHERE oidc_subject = ?`, subject).
+		Scan(&u.Name, &u.Role, &created, &u.OIDCSubject)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("OpenID Connect subject %q: %w", subject, ErrNotFound)
 	}
@@ -38,4 +38,20 @@ func (s *Store) UserByOIDCSubject(ctx context.Context, subject string) (*User, e
 	}
 	u.CreatedAt = fromNanos(created)
 	return &u, nil
+}
+
+// SetUserOIDCSubject links an existing user to an OpenID Connect subject, or unlinks them (an
+// empty subject). An unknown user is ErrNotFound; a subject linked to another user ErrExists.
+func (s *Store) SetUserOIDCSubject(ctx context.Context, name, subject string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET oidc_subject = ? WHERE name = ?`, subject, name)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("OpenID Connect subject %q is another user's: %w", subject, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("link user %s: %w", name, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("user %s: %w", name, ErrNotFound)
+	}
+	return nil
 }

@@ -46,3 +46,49 @@ func TestUserOIDCSubjectAcrossRestart(t *testing.T) {
 		t.Errorf("rob, refused for a taken subject, exists: %v", err)
 	}
 }
+
+// An existing user is linked, moved to another subject and unlinked; a subject another user
+// holds, and an unknown user, are refused.
+func TestSetUserOIDCSubject(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, testDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Unix(1_800_000_000, 0).UTC()
+	for _, u := range []struct{ name, sub string }{{"rita", ""}, {"carl", "sub-carl"}} {
+		if err := s.CreateUserWithOIDC(ctx, User{Name: u.name, Role: "reader", CreatedAt: now}, u.sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name, sub string
+		want      error
+	}{
+		{"rita", "sub-rita", nil},
+		{"rita", "sub-rita-2", nil},
+		{"rita", "sub-carl", ErrExists},
+		{"nobody", "sub-x", ErrNotFound},
+	}
+	for _, st := range steps {
+		if err := s.SetUserOIDCSubject(ctx, st.name, st.sub); !errors.Is(err, st.want) && !(err == nil && st.want == nil) {
+			t.Fatalf("SetUserOIDCSubject(%s, %s) = %v, want %v", st.name, st.sub, err, st.want)
+		}
+	}
+	if u, err := s.UserByOIDCSubject(ctx, "sub-rita-2"); err != nil || u.Name != "rita" || u.OIDCSubject != "sub-rita-2" {
+		t.Fatalf("user of sub-rita-2: %+v, %v", u, err)
+	}
+	if _, err := s.UserByOIDCSubject(ctx, "sub-rita"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("rita's first subject still finds a user: %v", err)
+	}
+	if err := s.SetUserOIDCSubject(ctx, "rita", ""); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.GetUser(ctx, "rita"); err != nil || u.OIDCSubject != "" {
+		t.Errorf("rita after unlinking: %+v, %v", u, err)
+	}
+	if u, err := s.GetUser(ctx, "carl"); err != nil || u.OIDCSubject != "sub-carl" {
+		t.Errorf("carl: %+v, %v; want his subject kept", u, err)
+	}
+}

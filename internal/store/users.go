@@ -13,6 +13,8 @@ type User struct {
 	Name      string
 	Role      string
 	CreatedAt time.Time
+	// OIDCSubject is the OpenID Connect subject the user signs in to the studio as ("": none).
+	OIDCSubject string
 }
 
 // UserToken is a personal API token as stored: its hash, never the token.
@@ -42,8 +44,8 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 func (s *Store) GetUser(ctx context.Context, name string) (*User, error) {
 	var u User
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at FROM users WHERE name = ?`, name).
-		Scan(&u.Name, &u.Role, &created)
+	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users WHERE name = ?`, name).
+		Scan(&u.Name, &u.Role, &created, &u.OIDCSubject)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("user %s: %w", name, ErrNotFound)
 	}
@@ -56,7 +58,7 @@ func (s *Store) GetUser(ctx context.Context, name string) (*User, error) {
 
 // Users lists the users by name.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at FROM users ORDER BY name`)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -65,7 +67,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	for rows.Next() {
 		var u User
 		var created int64
-		if err := rows.Scan(&u.Name, &u.Role, &created); err != nil {
+		if err := rows.Scan(&u.Name, &u.Role, &created, &u.OIDCSubject); err != nil {
 			return nil, fmt.Errorf("list users: %w", err)
 		}
 		u.CreatedAt = fromNanos(created)
