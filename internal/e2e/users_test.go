@@ -83,6 +83,11 @@ func TestUsersRolesLoginAudit(t *testing.T) {
 		}
 	}
 	w.ok("compute", "create", "-f", filepath.Join(dir, "pool.yml"))
+	// rita, made without one, is linked to the subject she signs in to the studio as.
+	w.ok("user", "link-oidc", "rita", "sub-rita-248289761001")
+	if list := w.ok("user", "list").stdout; !strings.Contains(list, "sub-rita-248289761001") {
+		t.Errorf("user list does not show rita's OpenID Connect subject:\n%s", list)
+	}
 
 	rita, carl := w.user(si.URL), w.user(si.URL)
 	if r := rita.run(tokens["rita"], "login", "--with-token"); r.code != 0 || !strings.Contains(r.stderr, "as rita (reader)") {
