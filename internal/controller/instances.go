@@ -31,6 +31,9 @@ type signalsRecord struct {
 	ReportedAt time.Time `json:"reported_at"`
 	// Node is the node that sent it (a Jupyter report is its node's).
 	Node string `json:"node,omitempty"`
+	// JupyterToken is the Jupyter report's token sealed with the workspace key: the report is
+	// stored without it (the database and its backups never hold it in clear).
+	JupyterToken string `json:"jupyter_token_sealed,omitempty"`
 }
 
 // instanceSpec reads an instance target's spec.
@@ -90,7 +93,18 @@ func (c *Controller) AdmitInstance(ctx context.Context, t compute.Target) error 
 
 // InstanceActivity records a node's activity report when the node is an instance's.
 func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.NodeActivity) {
-	data, err := json.Marshal(signalsRecord{NodeActivity: a, ReportedAt: c.Now(), Node: n.ID})
+	rec := signalsRecord{NodeActivity: a, ReportedAt: c.Now(), Node: n.ID}
+	if j := a.Jupyter; j != nil && j.Token != "" {
+		shown := *j
+		shown.Token = ""
+		rec.Jupyter = &shown
+		sealed, err := c.sealJupyterToken(j.Token)
+		if err != nil { // the activity still counts; Jupyter cannot be opened through the server
+			c.Log.Warn("record instance activity: seal the Jupyter token", "node", n.ID, "err", err)
+		}
+		rec.JupyterToken = sealed
+	}
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return
 	}

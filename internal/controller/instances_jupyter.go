@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,7 +56,31 @@ func (c *Controller) JupyterEndpoint(ctx context.Context, name string) (*Jupyter
 	if path == "" {
 		return nil, conflictf("compute instance %s has no Jupyter to open: %s", name, status)
 	}
-	return &JupyterTarget{Addr: v.sig.Jupyter.Addr, Token: v.sig.Jupyter.Token, Owner: v.spec.Owner}, nil
+	tok, err := c.unsealJupyterToken(v.sig)
+	if err != nil {
+		return nil, fmt.Errorf("compute instance %s: Jupyter's token: %w", name, err)
+	}
+	return &JupyterTarget{Addr: v.sig.Jupyter.Addr, Token: tok, Owner: v.spec.Owner}, nil
+}
+
+func (c *Controller) sealJupyterToken(tok string) (string, error) {
+	if c.Secrets == nil {
+		return "", errors.New("no workspace key to seal it")
+	}
+	return c.Secrets.Encrypt([]byte(tok))
+}
+
+// unsealJupyterToken is the token of the stored report: sealed, or in clear in a report stored
+// before tokens were sealed (the next report replaces it).
+func (c *Controller) unsealJupyterToken(sig signalsRecord) (string, error) {
+	if sig.JupyterToken == "" {
+		return sig.Jupyter.Token, nil
+	}
+	if c.Secrets == nil {
+		return "", errors.New("no workspace key to unseal it")
+	}
+	b, err := c.Secrets.Decrypt(sig.JupyterToken)
+	return string(b), err
 }
 
 // servicesView is what the Jupyter and SSH lookups read of an instance: its spec, its state, its

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
 func TestJupyterStatus(t *testing.T) {
@@ -45,5 +48,40 @@ func TestJupyterStatus(t *testing.T) {
 				t.Errorf("the status shows the token: %q", status)
 			}
 		})
+	}
+}
+
+// A Jupyter report's token is stored sealed: the instance's row (and so the database and its
+// backups) holds it only under the workspace key; the proxy's lookup unseals it. A report
+// stored before tokens were sealed still opens.
+func TestJupyterTokenIsSealedAtRest(t *testing.T) {
+	f, _ := newSecretFixture(t)
+	ctx := t.Context()
+	f.c.Backends[compute.TypeInstance] = backendtest.New()
+	s := compute.Spec{Name: "dev1", Type: compute.TypeInstance, Instance: &compute.InstanceSpec{Size: "local-quarter",
+		Provider: compute.Provider{Type: compute.ProviderLocal}, Owner: "alice"}}
+	if _, err := f.c.CreateCompute(ctx, s, false); err != nil {
+		t.Fatal(err)
+	}
+	const tok = "jupyter-token-4f1c2b"
+	f.c.InstanceActivity(ctx, &store.Node{ID: "n1", Pool: "dev1"}, api.NodeActivity{
+		Jupyter: &api.JupyterReport{State: api.JupyterRunning, Addr: "10.0.0.5:4321", Token: tok}})
+	row, err := f.c.Store.Instance(ctx, "dev1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(row.Signals, tok) || !strings.Contains(row.Signals, "jupyter_token_sealed") {
+		t.Fatalf("the stored report holds the token in clear, or not sealed: %s", row.Signals)
+	}
+	sig := readSignals(row.Signals)
+	if sig.Jupyter == nil || sig.Jupyter.Addr != "10.0.0.5:4321" {
+		t.Fatalf("the stored report lost the rest: %+v", sig.Jupyter)
+	}
+	if got, err := f.c.unsealJupyterToken(sig); err != nil || got != tok {
+		t.Errorf("unsealed token = %q, %v; want %q", got, err, tok)
+	}
+	old := signalsRecord{NodeActivity: api.NodeActivity{Jupyter: &api.JupyterReport{Token: "clear-old"}}}
+	if got, err := f.c.unsealJupyterToken(old); err != nil || got != "clear-old" {
+		t.Errorf("a report stored in clear: %q, %v", got, err)
 	}
 }
