@@ -27,9 +27,12 @@ func TestStudioClusterPage(t *testing.T) {
 	second := w.create(filepath.Join(dir, "long.yml"))
 	t.Cleanup(func() { w.run("job", "cancel", second, "--yes") })
 	d := w.waitStatus(second, time.Minute, job.Queued)
-	if d.StatusReason == "" {
-		t.Fatalf("the waiting run has no reason: %+v", d)
-	}
+	// Its reason settles once the scheduler sees the one node busy (before, it may say the node
+	// is being added or starting): the page is read against that one.
+	waitFor(t, time.Minute, "the waiting run's reason to settle", func() bool {
+		d = w.show(second)
+		return d.Status == job.Queued && strings.HasPrefix(d.StatusReason, "waiting for running work to free 1 node")
+	})
 
 	link := strings.TrimSpace(w.ok("studio").stdout)
 	base, _, _ := strings.Cut(link, "#login=")
