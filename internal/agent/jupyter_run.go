@@ -114,7 +114,7 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 	// Its own process group (stopped as one; Command sets it), ended with the agent should the
 	// agent be killed.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
-	if err := cmd.Start(); err != nil {
+	if cmd, err = box.Start(cmd); err != nil {
 		return failed("start %s: %v", filepath.Base(argv[0]), err)
 	}
 	if err := box.Started(cmd); err != nil {

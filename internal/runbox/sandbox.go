@@ -41,6 +41,9 @@ func ParseMode(s string) (Mode, error) {
 // the hidden directories (each replaced by an empty tmpfs) with the shared ones bound back.
 type sandbox struct {
 	bwrap string
+	// bash, where the node has it, starts the command inside the sandbox after telling Start on
+	// fd 3 that bubblewrap set the sandbox up (see started.go); without it nothing is told.
+	bash string
 	// caps are the capabilities a root run keeps (nil: not root, bubblewrap drops them all).
 	caps            []string
 	hide, share, ro []string
@@ -105,7 +108,11 @@ func (s *sandbox) args(dir, name string, args []string) []string {
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	out = append(out, "--", name)
+	out = append(out, "--")
+	if s.bash != "" {
+		out = append(out, s.bash, "--posix", "-c", startedScript, "hangar-sandbox")
+	}
+	out = append(out, name)
 	return append(out, args...)
 }
 
@@ -121,6 +128,9 @@ func newSandbox(ctx context.Context, hide, share, ro []string) (*sandbox, error)
 		bwrap = real // what /proc/<pid>/exe of its processes shows
 	}
 	s := &sandbox{bwrap: bwrap}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		s.bash = bash
+	}
 	if os.Geteuid() == 0 {
 		s.caps = rootCaps(boundingSet())
 	}
@@ -139,12 +149,29 @@ func newSandbox(ctx context.Context, hide, share, ro []string) (*sandbox, error)
 		return out
 	}
 	s.share, s.ro = visible(share), visible(ro)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bwrap, s.args("", "true", nil)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("bubblewrap does not work on this node: %v: %s", err, strings.TrimSpace(string(out)))
+	if err := s.probe(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// probe checks that bubblewrap sets the sandbox up here, trying again as Start does where the
+// machine's mount table changed under it.
+func (s *sandbox) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var err error
+	for attempt := 1; attempt <= setupAttempts; attempt++ {
+		var out []byte
+		if out, err = exec.CommandContext(ctx, s.bwrap, s.args("", "true", nil)...).CombinedOutput(); err == nil {
+			return nil
+		}
+		err = fmt.Errorf("bubblewrap does not work on this node: %v: %s", err, strings.TrimSpace(string(out)))
+		if !sleepCtx(ctx, retryPause(attempt)) {
+			break
+		}
+	}
+	return err
 }
 
 func clean(paths []string) []string {

@@ -135,7 +135,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	}
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	if cmd, err = w.box.Start(cmd); err != nil {
 		pw.Close()
 		pr.Close()
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}

@@ -52,7 +52,7 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) job.Result {
 	}
 	cmd := w.proc(false, withEnv(w.vars, extra), mpirun, args...)
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	if cmd, err = w.box.Start(cmd); err != nil {
 		pw.Close()
 		pr.Close()
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
@@ -121,7 +121,7 @@ func (s *Supervisor) execRelayed(w *workspace, command string) api.ExecStatus {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 2 * time.Second // the daemon it starts may keep the output open
-	err := cmd.Start()
+	cmd, err := w.box.Start(cmd)
 	if err == nil {
 		if berr := w.box.Started(cmd); berr != nil {
 			s.warn(berr.Error())

@@ -79,7 +79,8 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 		}
 		cmd := w.proc(false, withEnv(w.vars, proc.Env), w.shell, "-c", w.command)
 		cmd.Stdout, cmd.Stderr = pw, pw
-		if err := cmd.Start(); err != nil {
+		cmd, err = w.box.Start(cmd)
+		if err != nil {
 			pw.Close()
 			pr.Close()
 			capt.close()
