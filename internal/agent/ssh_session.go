@@ -32,6 +32,7 @@ type sshSession struct {
 	env     []string // TERM and LANG the client sent
 	pty     *ptyReq
 	ptmx    *os.File
+	stdin   *os.File // the command's input, without a pty
 	started bool
 	// waited is closed as soon as the command was waited for (its process group may be
 	// reused from then on: no more signals to it).
@@ -171,8 +172,16 @@ func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, erro
 	if s.pty != nil && !isSFTP(argv, s.srv.sftp) {
 		// A terminal's session leader: its own session (so also its own process group).
 		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty = false, true, true
-		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: uint16(s.pty.Rows), Cols: uint16(s.pty.Cols)}, cmd.SysProcAttr)
+		ptmx, tty, err := pty.Open()
 		if err != nil {
+			return nil, fmt.Errorf("open a pty: %w", err)
+		}
+		_ = pty.Setsize(ptmx, &pty.Winsize{Rows: uint16(s.pty.Rows), Cols: uint16(s.pty.Cols)})
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd, err = box.Start(cmd)
+		tty.Close()
+		if err != nil {
+			ptmx.Close()
 			return nil, fmt.Errorf("start %s on a pty: %w", filepath.Base(argv[0]), err)
 		}
 		s.ptmx = ptmx
@@ -180,17 +189,23 @@ func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, erro
 		copied.Add(1)
 		go func() { defer copied.Done(); _, _ = io.Copy(s.ch, ptmx) }()
 	} else {
-		stdin, err := cmd.StdinPipe()
+		// The input is a pipe of our own (not StdinPipe): Start may need to give it to a
+		// second attempt at the sandbox.
+		in, stdin, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
-		cmd.Stdout, cmd.Stderr = s.ch, s.ch.Stderr()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, s.ch, s.ch.Stderr()
 		// Background processes holding the output open do not hold the session's end.
 		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
+		cmd, err = box.Start(cmd)
+		in.Close()
+		if err != nil {
+			stdin.Close()
 			return nil, fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
 		}
 		go func() { _, _ = io.Copy(stdin, s.ch); stdin.Close() }()
+		s.stdin = stdin
 	}
 	if err := box.Started(cmd); err != nil {
 		s.log.Warn("ssh: session not in the box's cgroup", "err", err)
@@ -198,6 +213,9 @@ func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, erro
 	s.started = true
 	go func() {
 		err := cmd.Wait()
+		if s.stdin != nil {
+			s.stdin.Close() // the command's input ends with it, as StdinPipe's would
+		}
 		close(s.waited)
 		if s.ptmx != nil {
 			waitCopied(&copied, time.Second)
