@@ -1,9 +1,11 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -38,6 +40,7 @@ type client struct {
 	workspace string
 	// leftoverAfter is Backend.LeftoverAfter.
 	leftoverAfter time.Duration
+	log           *slog.Logger
 	// dyn reads what client-go has no types for (Kueue's Workloads); kueue watches them.
 	dyn   dynamic.Interface
 	kueue kueueWatches
@@ -79,6 +82,7 @@ func (b *Backend) target(ctx context.Context, name string) (*client, *compute.St
 	}
 	c.key, c.loaded = key, time.Now()
 	c.tell, c.workspace, c.leftoverAfter = b.tell, b.Workspace, b.LeftoverAfter
+	c.log = cmp.Or(b.Log, slog.Default())
 	if b.clients.m == nil {
 		b.clients.m = map[string]*client{}
 	}

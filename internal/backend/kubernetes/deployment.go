@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -331,22 +333,13 @@ func (b *Backend) submitReplica(ctx context.Context, c *client, l backend.Launch
 }
 
 // ensureServing creates the Deployment, then its Secret (with the claim token, which names the
-// Deployment's UID) and Service, owned by it; what exists is kept.
+// Deployment's UID) and Service, owned by it; what exists is kept, except a Secret or Service
+// left by an earlier Deployment of the same name (deleted without its dependents, or not yet
+// collected), which is made this one's. A Deployment being deleted (idle.go) is waited for.
 func (b *Backend) ensureServing(ctx context.Context, c *client, o ServingObjects, target string) (*appsv1.Deployment, error) {
-	deps := c.cs.AppsV1().Deployments(o.Deployment.Namespace)
-	d, err := deps.Create(ctx, o.Deployment, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		d, err = deps.Get(ctx, o.Deployment.Name, metav1.GetOptions{})
-		if err == nil && d.Labels[LabelWorkspace] != o.Deployment.Labels[LabelWorkspace] {
-			return nil, fmt.Errorf("a Deployment named %s in namespace %s belongs to workspace %q, not to this one (%q)",
-				d.Name, d.Namespace, d.Labels[LabelWorkspace], o.Deployment.Labels[LabelWorkspace])
-		}
-		if err == nil && d.DeletionTimestamp != nil {
-			return nil, fmt.Errorf("the Deployment %s is being deleted", d.Name)
-		}
-	}
+	d, err := c.createDeployment(ctx, o.Deployment)
 	if err != nil {
-		return nil, fmt.Errorf("create the Deployment %s: %w", o.Deployment.Name, err)
+		return nil, err
 	}
 	ref := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, BlockOwnerDeletion: new(true)}
 	cc := claimConfigOf(o.Secret)
@@ -355,13 +348,85 @@ func (b *Backend) ensureServing(ctx context.Context, c *client, o ServingObjects
 	o.Secret.Data[claimKey] = claim
 	o.Secret.OwnerReferences = []metav1.OwnerReference{ref}
 	o.Service.OwnerReferences = []metav1.OwnerReference{ref}
-	if _, err := c.cs.CoreV1().Secrets(d.Namespace).Create(ctx, o.Secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	secrets, services := c.cs.CoreV1().Secrets(d.Namespace), c.cs.CoreV1().Services(d.Namespace)
+	if _, err := secrets.Create(ctx, o.Secret, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		err = onConflict(func() error {
+			cur, err := secrets.Get(ctx, o.Secret.Name, metav1.GetOptions{})
+			if err != nil || ownedBy(cur.OwnerReferences, d.UID) {
+				return err
+			}
+			cur.OwnerReferences, cur.Data, cur.Labels = o.Secret.OwnerReferences, o.Secret.Data, o.Secret.Labels
+			_, err = secrets.Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("take over the Secret of Deployment %s: %w", d.Name, err)
+		}
+	} else if err != nil {
 		return nil, fmt.Errorf("create the Secret of Deployment %s: %w", d.Name, err)
 	}
-	if _, err := c.cs.CoreV1().Services(d.Namespace).Create(ctx, o.Service, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := services.Create(ctx, o.Service, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		err = onConflict(func() error {
+			cur, err := services.Get(ctx, o.Service.Name, metav1.GetOptions{})
+			if err != nil || ownedBy(cur.OwnerReferences, d.UID) {
+				return err
+			}
+			cur.OwnerReferences, cur.Labels = o.Service.OwnerReferences, o.Service.Labels
+			cur.Spec.Selector, cur.Spec.Ports = o.Service.Spec.Selector, o.Service.Spec.Ports
+			_, err = services.Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("take over the Service of Deployment %s: %w", d.Name, err)
+		}
+	} else if err != nil {
 		return nil, fmt.Errorf("create the Service of Deployment %s: %w", d.Name, err)
 	}
 	return d, nil
+}
+
+// deletionWait bounds how long a replica waits for its online deployment's Deployment to finish
+// being deleted before making it again.
+const deletionWait = 90 * time.Second
+
+// createDeployment creates the Deployment, or reads the one of that name of this workspace;
+// one being deleted is waited for, then made anew.
+func (c *client) createDeployment(ctx context.Context, want *appsv1.Deployment) (*appsv1.Deployment, error) {
+	deps := c.cs.AppsV1().Deployments(want.Namespace)
+	deadline := time.Now().Add(deletionWait)
+	for {
+		d, err := deps.Create(ctx, want, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			d, err = deps.Get(ctx, want.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && time.Now().Before(deadline) {
+				continue // deleted between the two
+			}
+			if err == nil && d.Labels[LabelWorkspace] != want.Labels[LabelWorkspace] {
+				return nil, fmt.Errorf("a Deployment named %s in namespace %s belongs to workspace %q, not to this one (%q)",
+					d.Name, d.Namespace, d.Labels[LabelWorkspace], want.Labels[LabelWorkspace])
+			}
+			if err == nil && d.DeletionTimestamp != nil {
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("the Deployment %s is being deleted (waited %s)", d.Name, deletionWait)
+				}
+				select {
+				case <-ctx.Done():
+					return nil, fmt.Errorf("the Deployment %s is being deleted: %w", d.Name, ctx.Err())
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create the Deployment %s: %w", want.Name, err)
+		}
+		return d, nil
+	}
+}
+
+// ownedBy reports whether refs name the owner uid.
+func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
+	return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == uid })
 }
 
 // claimFile is what a Deployment's pods get as their supervisor config: not a run's config but

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hangar-ml/hangar/internal/backend"
@@ -230,5 +231,75 @@ func cancelRemovesItsPod(t *testing.T, k *kwokCluster, tok, name string, owner c
 	})
 	if st.Final != nil && st.Final.State != job.Canceled {
 		t.Errorf("run 1 after its cancel: %+v", st.Final)
+	}
+}
+
+// An online deployment's Deployment left empty (its replicas canceled: the online deployment
+// deleted, or scaled to zero) is deleted with its Secret and Service after the idle wait; the
+// next replica makes all three again, and a pod of the new Deployment claims it with the new
+// Secret's token. A Secret left behind by an earlier Deployment of the same name (deleted
+// without its dependents) is taken over, not kept with a claim token for a Deployment gone.
+func TestKwokIdleDeploymentIsDeletedAndMadeAgain(t *testing.T) {
+	k, ws := servingKwok(t)
+	k.b.LeftoverAfter = time.Second // idle after 5 s
+	ctx := t.Context()
+	name := kube.DeploymentName(ws, "ep", "idle")
+	left := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kubetest.Namespace},
+		Data: map[string][]byte{"claim.json": []byte(`{"claim":{"token":"of-a-deployment-gone"}}`)}}
+	if _, err := k.cs.CoreV1().Secrets(kubetest.Namespace).Create(ctx, left, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.cs.CoreV1().Secrets(kubetest.Namespace).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+
+	l1, h1 := k.submit(replicaSpec("idle"))
+	first, err := k.cs.AppsV1().Deployments(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkServingObjects(t, k, first)
+	claims(t, k, name, l1.RunID)
+	if err := k.b.Cancel(ctx, h1); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the idle Deployment, its Secret and Service to be deleted", func() bool {
+		_, d := k.cs.AppsV1().Deployments(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+		_, s := k.cs.CoreV1().Secrets(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+		_, v := k.cs.CoreV1().Services(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(d) && apierrors.IsNotFound(s) && apierrors.IsNotFound(v)
+	})
+
+	l2, _ := k.submit(replicaSpec("idle"))
+	again, err := k.cs.AppsV1().Deployments(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.UID == first.UID || *again.Spec.Replicas != 1 {
+		t.Errorf("the next replica's Deployment: uid %s (first %s), replicas %d", again.UID, first.UID, *again.Spec.Replicas)
+	}
+	checkServingObjects(t, k, again)
+	claims(t, k, name, l2.RunID)
+}
+
+// claims checks that the Deployment's Secret is its own and that one of its pods claims run
+// with the Secret's token.
+func claims(t *testing.T, k *kwokCluster, name, run string) {
+	t.Helper()
+	d, err := k.cs.AppsV1().Deployments(kubetest.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := k.cs.CoreV1().Secrets(kubetest.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != d.UID {
+		t.Errorf("Secret %s is owned by %+v, want the Deployment %s", name, s.OwnerReferences, d.UID)
+	}
+	pods := livePodsOf(t, k, name, 1)
+	cfg, err := k.b.ClaimReplica(t.Context(), claimToken(t, k, name), pods[0].Name, neverEnded)
+	if err != nil || cfg.RunID != run {
+		t.Errorf("a pod of %s claiming: %+v, %v; want run %s", name, cfg, err, run)
 	}
 }

@@ -165,7 +165,7 @@ func (c *client) releaseLeftovers(w *watch, ns string) {
 	after := cmp.Or(c.leftoverAfter, defaultLeftoverAfter)
 	t := time.NewTicker(min(after/2, 15*time.Second))
 	defer t.Stop()
-	podsGone := map[types.UID]time.Time{}
+	podsGone, idleSince := map[types.UID]time.Time{}, map[types.UID]time.Time{}
 	for {
 		select {
 		case <-w.stop:
@@ -189,6 +189,7 @@ func (c *client) releaseLeftovers(w *watch, ns string) {
 			_ = c.release(ctx, j.DeepCopy())
 			cancel()
 		}
+		idleSince = c.releaseIdle(ns, idleSince, idleFactor*after) // idle.go
 	}
 }
 
@@ -203,16 +204,22 @@ func leftovers(jobs []*batchv1.Job, noPods func(types.UID) bool, goneSince map[t
 		if j.DeletionTimestamp == nil || !slices.Contains(j.Finalizers, FinalizerResult) || !noPods(j.UID) {
 			continue
 		}
-		since, ok := goneSince[j.UID]
-		if !ok {
-			since = now
-		}
-		next[j.UID] = since
-		if now.Sub(since) >= after {
+		if waited(j.UID, goneSince, next, now, after) {
 			due = append(due, j)
 		}
 	}
 	return due, next
+}
+
+// waited records in next when uid was first seen (by since, else now) and reports whether that
+// was at least after ago.
+func waited(uid types.UID, since, next map[types.UID]time.Time, now time.Time, after time.Duration) bool {
+	s, ok := since[uid]
+	if !ok {
+		s = now
+	}
+	next[uid] = s
+	return now.Sub(s) >= after
 }
 
 // changeHandler tells fn the run whose Job or pod was added, changed or removed (this workspace's
