@@ -221,10 +221,13 @@ func TestStatusReadsResult(t *testing.T) {
 	}
 
 	// A new Submit after the supervisor is gone starts a new one.
-	_, h2 := submit(t, b, "run-1")
+	hb2, h2 := submit(t, b, "run-1")
 	if h2 == h {
 		t.Errorf("Submit after exit returned the old handle %+v", h)
 	}
+	// It writes its result into the run's directory: let it finish before the directory goes
+	// (CI met the cleanup racing its write).
+	waitFor(t, "the second supervisor to exit", func() bool { return !status(t, b, hb2).Alive })
 }
 
 func TestStatusOfVanishedSupervisor(t *testing.T) {
