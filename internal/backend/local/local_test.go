@@ -76,9 +76,14 @@ func submit(t testing.TB, b *Backend, runID string) (backend.Handle, handle) {
 	}
 	if h.PID > 0 {
 		// The supervisor leads its own session: kill that process group (ours) when the test ends.
+		// It must be gone before the run's directory is removed (a write racing the removal
+		// fails the test's cleanup).
 		t.Cleanup(func() {
 			if h.Alive() {
 				_ = syscall.Kill(-h.PID, syscall.SIGKILL)
+			}
+			for deadline := time.Now().Add(10 * time.Second); h.Alive() && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
 			}
 		})
 	}
