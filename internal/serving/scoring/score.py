@@ -3,8 +3,11 @@
 It follows the contract of the Azure ML inference server (azureml-inference-server-http) as
 users' scoring scripts expect it:
 
-- AML_APP_ROOT is the code folder (added to sys.path) and AZUREML_ENTRY_SCRIPT the scoring
-  script, relative to it (main.py when unset); AZUREML_MODEL_DIR is the model's folder.
+- AML_APP_ROOT is the code folder and AZUREML_ENTRY_SCRIPT the scoring script, relative to it
+  (main.py when unset); AZUREML_MODEL_DIR is the model's folder. The working directory comes
+  first on sys.path, then AML_APP_ROOT (Hangar runs the server in it), ahead of installed
+  packages: Azure's server runs under gunicorn, which puts its working directory (AML_APP_ROOT's
+  default) first, so a module beside the script wins over an installed one of the same name.
 - The script is imported and its init() called once, before the port is opened. A script that
   fails to import, lacks init() or run(), or whose init() raises, prints the traceback on
   stderr and exits with status 3, as Azure's server does, so that the replica's log says why.
@@ -309,6 +312,15 @@ def fail(message):
     sys.exit(INIT_FAILED)
 
 
+def put_code_first(app_root):
+    """Puts the working directory and then app_root ahead of installed packages on sys.path."""
+    for p in (app_root, os.getcwd()):
+        p = os.path.abspath(p)
+        if p in sys.path:
+            sys.path.remove(p)
+        sys.path.insert(0, p)
+
+
 def main():
     # The user's prints reach the replica's log as they happen.
     sys.stdout.reconfigure(line_buffering=True)
@@ -322,7 +334,7 @@ def main():
         workers = max(1, int(os.environ.get("WORKER_COUNT") or 1))
     except ValueError as e:
         fail(f"scoring server: bad PORT or WORKER_COUNT: {e}")
-    sys.path.append(app_root)
+    put_code_first(app_root)
     print(f"Hangar scoring server: script {os.path.join(app_root, entry)}, model dir "
           f"{os.environ.get('AZUREML_MODEL_DIR', '(unset)')}, {workers} concurrent run() call(s)", flush=True)
     try:

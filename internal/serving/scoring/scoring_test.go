@@ -284,6 +284,22 @@ func TestAzureExampleScript(t *testing.T) {
 	}
 }
 
+// A module beside the scoring script wins over an installed package of the same name, as on
+// Azure (whose server runs under gunicorn, which puts its working directory, the code folder,
+// first on sys.path): here numpy, which the test makes sure is installed, so that the result
+// does not depend on what the machine lacks.
+func TestCodeFolderComesBeforeInstalledPackages(t *testing.T) {
+	py := python(t, "numpy")
+	code := writeCode(t, "import numpy\n\ndef init():\n    pass\n\ndef run(raw_data):\n    return numpy.WHO\n")
+	if err := os.WriteFile(filepath.Join(code, "numpy.py"), []byte("WHO = 'the code folder'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, py, code, "score.py", t.TempDir())
+	if got := do(t, "POST", r.url+"/score", "x"); got.status != 200 || got.body != `"the code folder"` {
+		t.Errorf("POST /score = %d %q, want the code folder's numpy", got.status, got.body)
+	}
+}
+
 // A failing init(), a script without run() and a script that does not import all stop the
 // server with status 3 and the reason on stderr, before it listens.
 func TestStartupFailures(t *testing.T) {

@@ -1,6 +1,7 @@
-# A stand-in for joblib (not in Debian's python3) so that Azure's example score.py runs
-# unchanged: load() reads a linear model written as JSON {"coef": [...], "intercept": x}
-# where the real file holds a pickled scikit-learn LinearRegression.
+# A stand-in for joblib so that Azure's example score.py runs unchanged, whether or not a real
+# joblib is installed (a module beside the script comes first, as on Azure): load() reads a
+# linear model written as JSON {"coef": [...], "intercept": x} where the real file holds a
+# pickled scikit-learn LinearRegression.
 import json
 
 import numpy
