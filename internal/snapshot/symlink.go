@@ -62,24 +62,39 @@ func checkSymlinks(es []Entry) error {
 // points, not from where it sits. Targets through paths the manifest does not hold are taken
 // as plain directory names.
 func badLink(es []Entry) *LinkError {
+	links := linkTargets(es)
+	for _, e := range es {
+		if le := linkProblem(links, e); le != nil {
+			return le
+		}
+	}
+	return nil
+}
+
+// linkTargets maps each symlink of es to its target.
+func linkTargets(es []Entry) map[string]string {
 	links := make(map[string]string)
 	for _, e := range es {
 		if e.Type == TypeSymlink {
 			links[e.Path] = e.Target
 		}
 	}
-	for _, e := range es {
-		if e.Type != TypeSymlink {
-			continue
-		}
-		var dir []string
-		if d := path.Dir(e.Path); d != "." {
-			dir = strings.Split(d, "/")
-		}
-		hops := 0
-		if _, err := resolve(links, dir, e.Target, &hops); err != nil {
-			return &LinkError{Path: e.Path, Target: e.Target, Loop: errors.Is(err, errLoop)}
-		}
+	return links
+}
+
+// linkProblem says why e, a symlink among links, leaves the tree (nil when it is no symlink, or
+// stays inside).
+func linkProblem(links map[string]string, e Entry) *LinkError {
+	if e.Type != TypeSymlink {
+		return nil
+	}
+	var dir []string
+	if d := path.Dir(e.Path); d != "." {
+		dir = strings.Split(d, "/")
+	}
+	hops := 0
+	if _, err := resolve(links, dir, e.Target, &hops); err != nil {
+		return &LinkError{Path: e.Path, Target: e.Target, Loop: errors.Is(err, errLoop)}
 	}
 	return nil
 }
