@@ -119,6 +119,9 @@ func (s *Supervisor) collect(ctx context.Context, w *workspace) (rep api.Artifac
 		}
 		addPrefixed(art, m, p.prefix)
 		items = append(items, s.fileItems(m)...)
+		// Checked as each folder joins, so that the warnings of outputs/ and logs/ are in the
+		// system log collected after them.
+		art = s.keepInside(art, "")
 	}
 	h, it, err := s.putManifest(art)
 	if err != nil {
@@ -132,6 +135,7 @@ func (s *Supervisor) collect(ctx context.Context, w *workspace) (rep api.Artifac
 		if err != nil {
 			return rep, nil, nil, fmt.Errorf("output %s: %w", name, err)
 		}
+		m = s.keepInside(m, name)
 		h, it, err := s.putManifest(m)
 		if err != nil {
 			return rep, nil, nil, err

@@ -182,3 +182,61 @@ func (s *Supervisor) manifestPaths(t *testing.T, hash string) []string {
 	}
 	return out
 }
+
+// A link in outputs/, logs/ or a named output that points outside its tree is left out of what
+// is registered, and the run says which: never followed (the node's file is not read), and never
+// able to fail the download of the run's logs. Links that stay inside are kept.
+func TestCollectLeavesOutLinksThatLeave(t *testing.T) {
+	s := newTestSupervisor(t, "http://127.0.0.1:1", 0)
+	wd := filepath.Join(s.cfg.Dir, WorkDirName)
+	named := filepath.Join(s.cfg.Dir, "named-outputs", "model")
+	for p, c := range map[string]string{
+		filepath.Join(wd, "outputs", "model.bin"): "w\n",
+		filepath.Join(named, "w.bin"):             "w\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(wd, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		filepath.Join(wd, "logs", "l"):         "/etc/passwd",
+		filepath.Join(wd, "outputs", "latest"): "model.bin",
+		filepath.Join(wd, "outputs", "logs"):   "../logs",
+		filepath.Join(wd, "outputs", "code"):   "../../train.py",
+		filepath.Join(wd, "outputs", "abs"):    filepath.Join(wd, "outputs", "model.bin"),
+		filepath.Join(named, "up"):             "../../../../etc",
+		filepath.Join(named, "current"):        "w.bin",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &workspace{dir: wd, outputDirs: map[string]string{"model": named}}
+	rep, _, _, err := s.collect(t.Context(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"logs", "outputs", "outputs/latest", "outputs/logs", "outputs/model.bin", "system_logs", "user_logs"}
+	if diff := cmp.Diff(want, s.manifestPaths(t, rep.Artifacts)); diff != "" {
+		t.Errorf("artifacts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"current", "w.bin"}, s.manifestPaths(t, rep.NamedOutputs["model"])); diff != "" {
+		t.Errorf("output model (-want +got):\n%s", diff)
+	}
+	wantWarnings := []string{
+		"outputs/abs -> " + filepath.Join(wd, "outputs", "model.bin") + ": a symbolic link with an absolute target; " +
+			"make it relative (ln -sr) so that it stays inside the run's artifacts; it was not collected (nor what it points at)",
+		"outputs/code -> ../../train.py: a symbolic link that points outside the run's artifacts; it was not collected (nor what it points at)",
+		"logs/l -> /etc/passwd: a symbolic link that points outside the run's artifacts; it was not collected (nor what it points at)",
+		"output model: up -> ../../../../etc: a symbolic link that points outside the output; it was not collected (nor what it points at)",
+	}
+	if diff := cmp.Diff(wantWarnings, s.takeWarnings()); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
