@@ -55,14 +55,7 @@ type mirrorCall struct {
 // mirrorRequest is the copy for replica rs: a context of its own (the caller's may end first)
 // bounded by the shadow's request timeout, and the caller's headers less its key.
 func (r *Router) mirrorRequest(in *http.Request, d *depState, rs *replicaState, path string, body []byte, timeout time.Duration) (mirrorCall, error) {
-	if path == "" {
-		d.mu.Lock()
-		path = d.cfg.ScoringPath
-		d.mu.Unlock()
-		if path == "" {
-			path = DefaultScoringPath
-		}
-	}
+	path = d.path(path)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	u := "http://" + rs.addr + path
 	if in.URL.RawQuery != "" {
@@ -86,6 +79,9 @@ func (r *Router) sendMirror(c mirrorCall, d *depState, rs *replicaState) {
 	resp, err := r.transport.RoundTrip(c.req)
 	if err != nil {
 		d.stats.mirrorFailed.Add(1)
+		if unreached(err) {
+			r.dropUnreached(d, rs, err)
+		}
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)

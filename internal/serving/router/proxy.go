@@ -21,6 +21,10 @@ type target struct {
 	dep     *depState
 	replica *replicaState
 	path    string
+	// retry lets the error handler leave the answer to forward when the request did not reach
+	// the replica (unreached); it then records the error here.
+	retry     bool
+	unreached error
 }
 
 type targetKey struct{}
@@ -52,6 +56,10 @@ func (r *Router) newProxy() *httputil.ReverseProxy {
 // deployment's request_timeout_ms (as Azure answers), else 502.
 func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error) {
 	t := req.Context().Value(targetKey{}).(*target)
+	if t.retry && retryable(err, req.Context().Err()) {
+		t.unreached = err
+		return
+	}
 	w.Header().Set(DeploymentHeader, t.dep.name)
 	if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
 		d := t.dep
@@ -174,38 +182,60 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) ([]byte, boo
 	return buf.Bytes(), true
 }
 
-// forward takes a slot on a replica of d and proxies the request to it. It returns true,
-// having answered nothing, when d left the table before a slot was found and retry allows.
+// forward takes a slot on a replica of d and proxies the request to it; a replica the request
+// could not reach leaves the rotation and the request goes to another (unreached.go). It
+// returns true, having answered nothing, when d left the table before a slot was found and
+// retry allows.
 func (r *Router) forward(w http.ResponseWriter, req *http.Request, d *depState, path string, body []byte, retry bool) bool {
 	start := time.Now()
-	rs, l, err := r.acquire(req.Context(), d)
-	if err != nil {
-		if retry && errors.Is(err, errGone) {
-			return true
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	for try := 0; ; try++ {
+		rs, l, err := r.acquire(req.Context(), d)
+		if err != nil {
+			if retry && errors.Is(err, errGone) {
+				return true
+			}
+			status := r.slotFailure(w, d, err)
+			d.stats.observe(status, time.Since(start))
+			return false
 		}
-		status := r.slotFailure(w, d, err)
-		d.stats.observe(status, time.Since(start))
-		return false
-	}
-	defer d.release(rs)
-	if path == "" {
-		d.mu.Lock()
-		path = d.cfg.ScoringPath
-		d.mu.Unlock()
-		if path == "" {
-			path = DefaultScoringPath
+		t := &target{dep: d, replica: rs, path: d.path(path), retry: try+1 < maxTries}
+		r.send(sw, req, t, l, body)
+		if t.unreached == nil {
+			d.stats.observe(sw.status, time.Since(start))
+			return false
 		}
+		r.dropUnreached(d, rs, t.unreached)
 	}
+}
+
+// send proxies one try of the request to t's replica, within the deployment's request timeout,
+// and frees the replica's slot (also when the proxy aborts the answer with a panic).
+func (r *Router) send(w http.ResponseWriter, req *http.Request, t *target, l limits, body []byte) {
+	defer t.dep.release(t.replica)
 	ctx, cancel := context.WithTimeout(req.Context(), l.timeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, targetKey{}, &target{dep: d, replica: rs, path: path})
-	out := req.WithContext(ctx)
+	out := req.WithContext(context.WithValue(ctx, targetKey{}, t))
 	out.Body = io.NopCloser(bytes.NewReader(body))
+	// The transport may send it again on a new connection when a kept-alive one turned out
+	// closed before any of it was written.
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	out.ContentLength = int64(len(body))
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	r.proxy.ServeHTTP(sw, out)
-	d.stats.observe(sw.status, time.Since(start))
-	return false
+	r.proxy.ServeHTTP(w, out)
+}
+
+// path is where a request for the endpoint's path p goes on a replica: the scoring path for "".
+func (d *depState) path(p string) string {
+	if p != "" {
+		return p
+	}
+	d.mu.Lock()
+	p = d.cfg.ScoringPath
+	d.mu.Unlock()
+	if p == "" {
+		p = DefaultScoringPath
+	}
+	return p
 }
 
 // slotFailure answers a request that got no replica and returns the status sent.
