@@ -45,6 +45,8 @@ func (c *classifier) declWord(where string, flags declFlags, w *syntax.Word) err
 		return c.assignedValue(where, flags, name, true, value, known)
 	case known && strings.Contains(p, "["):
 		c.add(mustInteger, "an array subscript")
+	case !known:
+		return fmt.Errorf("${{%s}} is in an argument of %s whose variable name bash computes when it runs, so Hangar cannot tell which variable it sets; name the variable in the command", c.s.name, where)
 	default:
 		c.add(mustName, where)
 	}
@@ -55,8 +57,8 @@ func (c *classifier) declWord(where string, flags declFlags, w *syntax.Word) err
 // text before it in the assigned word, when known.
 func (c *classifier) assignedValue(where string, flags declFlags, name string, inDecl bool, prefix string, known bool) error {
 	name = baseName(name)
-	if codeVars[name] {
-		return c.code(name+", which bash expands when it prints a trace or a prompt", hintEnv)
+	if why := StartupVar(name); why != "" {
+		return c.startup(name, why)
 	}
 	switch {
 	case flags.nameref:

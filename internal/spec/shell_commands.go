@@ -20,9 +20,6 @@ var (
 	// bashIntegerVars have the integer attribute from the start: bash evaluates what is
 	// assigned to them as arithmetic.
 	bashIntegerVars = setOf("BASHPID", "EUID", "HISTCMD", "OPTIND", "PPID", "RANDOM", "SRANDOM", "UID")
-	// codeVars hold text that bash expands, command substitutions included, when it
-	// prints a trace (PS4 under set -x) or a prompt.
-	codeVars = setOf("PS0", "PS1", "PS2", "PS4", "PROMPT_COMMAND")
 	// prefixBuiltins run the rest of the command as a command of their own.
 	prefixBuiltins = setOf("builtin", "command", "exec")
 	// otherReaders read some arguments as arithmetic, variable names or scripts.

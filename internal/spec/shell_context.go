@@ -51,20 +51,28 @@ const (
 
 // check is one requirement on a value; where names the construct, for the message.
 type check struct {
-	kind   checkKind
-	where  string
-	around [2]string // mustNotBuiltin: the literal text of the word before and after the value
+	kind  checkKind
+	where string
+	// around is the literal text of the word before and after the value: for mustNotBuiltin
+	// the rest of the command name, for mustName the rest of the variable name.
+	around [2]string
+	// computed (mustName): bash builds the name from the value and text it expands, or from
+	// several values, so it is only known when the command runs.
+	computed bool
 }
 
 var integerLit = pattern.New(`^[+-]?[0-9]+$`)
 
 func (k check) check(s slot, info *scriptInfo) error {
 	v, ref := s.value, "${{"+s.name+"}}"
+	name := k.around[0] + v + k.around[1]
 	switch {
-	case k.kind == mustName && ioName.MatchString(v) && codeVars[v]:
-		return fmt.Errorf("%s is used as a variable name (%s), and bash runs what %s holds as code; got %s", ref, k.where, v, quote(v))
-	case k.kind == mustName && ioName.MatchString(v) && info.intReason(v) != "":
-		return fmt.Errorf("%s is used as a variable name (%s), but %s may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got %s", ref, k.where, v, quote(v))
+	case k.kind == mustName && ioName.MatchString(v) && k.computed:
+		return fmt.Errorf("%s is part of a variable name (%s) that bash puts together when it runs, so Hangar cannot tell which variable it names; use the value alone as the name", ref, k.where)
+	case k.kind == mustName && ioName.MatchString(v) && StartupVar(name) != "":
+		return fmt.Errorf("%s is used as a variable name (%s), but %s is a variable whose value is code (%s); got %s", ref, k.where, name, StartupVar(name), quote(v))
+	case k.kind == mustName && ioName.MatchString(v) && info.intReason(name) != "":
+		return fmt.Errorf("%s is used as a variable name (%s), but %s may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got %s", ref, k.where, name, quote(v))
 	case k.kind == mustInteger && !integerLit.MatchString(v):
 		return fmt.Errorf("%s is used in bash arithmetic (%s), so its value must be an integer; got %s", ref, k.where, quote(v))
 	case k.kind == mustName && !ioName.MatchString(v):
@@ -115,7 +123,11 @@ func classify(p []syntax.Node, text string, s slot, info *scriptInfo) (*spot, er
 }
 
 func (c *classifier) add(kind checkKind, where string) {
-	c.sp.checks = append(c.sp.checks, check{kind: kind, where: where})
+	k := check{kind: kind, where: where}
+	if kind == mustName {
+		k.around, k.computed = c.nameAround() // shell_startup.go
+	}
+	c.sp.checks = append(c.sp.checks, k)
 }
 
 func (c *classifier) code(where, hint string) error {
@@ -169,7 +181,7 @@ func (c *classifier) visit(i int) error {
 			c.add(mustName, "coproc")
 		}
 	case *syntax.WordIter:
-		c.wordIter(n, i)
+		return c.wordIter(n, i)
 	case *syntax.Redirect:
 		return c.redirect(n, i)
 	case *syntax.BinaryCmd:
@@ -184,6 +196,10 @@ func (c *classifier) visit(i int) error {
 		}
 	case *syntax.Assign:
 		return c.assign(n, i)
+	case *syntax.Stmt:
+		if name := c.info.storesStartup(n); name != "" {
+			return c.startup(name, StartupVar(name))
+		}
 	}
 	return nil
 }
@@ -215,18 +231,22 @@ func (c *classifier) paramExp(n *syntax.ParamExp, child syntax.Node) error {
 	return c.refuse("${{%s}} inside ${...} is not supported")
 }
 
-func (c *classifier) wordIter(n *syntax.WordIter, i int) {
+func (c *classifier) wordIter(n *syntax.WordIter, i int) error {
+	if why := StartupVar(n.Name.Value); why != "" && !same(c.path[i+1], n.Name) {
+		return c.startup(n.Name.Value, why)
+	}
 	if same(c.path[i+1], n.Name) {
 		what := "a for loop variable"
 		if f, ok := c.path[i-1].(*syntax.ForClause); ok && f.Select {
 			what = "a select variable"
 		}
 		c.add(mustName, what)
-		return
+		return nil
 	}
 	if r := c.info.intReason(n.Name.Value); r != "" {
 		c.add(mustInteger, strings.Replace(r, "an assignment to", "a loop over", 1))
 	}
+	return nil
 }
 
 // redirect handles here-documents (body, delimiter) and descriptor variables ({fd}>).
@@ -300,6 +320,9 @@ func (c *classifier) callArg(n *syntax.CallExpr, w *syntax.Word, i int) error {
 		c.sp.checks = append(c.sp.checks, nb)
 		return nil
 	}
+	if err := c.startupArg(w); err != nil { // shell_startup.go
+		return err
+	}
 	return c.argUse(cw.name, n.Args[cw.idx+1:], k-cw.idx-1, i)
 }
 
@@ -314,6 +337,8 @@ func (c *classifier) argUse(name string, args []*syntax.Word, j, i int) error {
 		return c.declWord(name, declFlagsOf(c.info, args), args[j])
 	case shellNames[lastElem(name)]:
 		return c.shellArg(name, args, j, i)
+	case lastElem(name) == "env":
+		return c.envArg(args, j)
 	case name == "source" || name == ".":
 		if c.throughProcSubst(i) {
 			return c.code("a script that "+name+" reads", hintEnv)

@@ -20,16 +20,55 @@ type bindTemplate struct {
 }
 
 var (
-	always    = func(string) *bool { return ptr(true) }
+	always    = dataValue
 	never     = func(string) *bool { return ptr(false) }
 	integer   = func(v string) *bool { return ptr(integerLit.MatchString(v)) }
 	name      = nameOnly
 	exact     = func(v string) string { return v }
 	heredoc   = func(v string) *bool { return ptr(!strings.ContainsAny(v, "\n\r") && v != "EOF") }
-	notOption = func(v string) *bool { return ptr(!strings.HasPrefix(v, "-")) }
+	notOption = func(v string) *bool { return orStartup(v, !strings.HasPrefix(v, "-")) }
 )
 
 func ptr(b bool) *bool { return &b }
+
+// dataValue: a value in data binds, unless it spells NAME=... for a variable whose value is
+// code (env, sudo or make would put such an argument in an environment): then either.
+func dataValue(v string) *bool {
+	if spellsStartup(v) {
+		return nil
+	}
+	return ptr(true)
+}
+
+// spellsStartup reports whether v holds NAME= for a start-up variable NAME.
+func spellsStartup(v string) bool {
+	parts := strings.Split(v, "=")
+	for _, p := range parts[:len(parts)-1] {
+		if StartupVar(p) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// orStartup is binds for an argument: a value that spells NAME=... for a start-up variable
+// is refused, others bind when ok.
+func orStartup(v string, ok bool) *bool {
+	if spellsStartup(v) {
+		return ptr(false)
+	}
+	return ptr(ok)
+}
+
+// startupName: a name that makes a start-up variable is refused, other identifiers may bind.
+func startupName(prefix string) func(string) *bool {
+	return func(v string) *bool {
+		if StartupVar(prefix+v) != "" {
+			return ptr(false)
+		}
+		return nameOnly(v)
+	}
+}
 
 // nameOnly: a non-identifier is refused; an identifier may be refused too (OPTIND, PS4).
 func nameOnly(v string) *bool {
@@ -55,7 +94,7 @@ var bindTemplates = []bindTemplate{
 	{command: `a=(${{inputs.n}} z); printf '%s' "${a[0]}"`, binds: always, want: exact},
 	{command: `for x in ${{inputs.n}}; do printf '%s' "$x"; done`, binds: always, want: exact},
 	{command: `[[ ${{inputs.n}} == ${{inputs.n}} ]] && printf ok`, binds: always, want: func(string) string { return "ok" }},
-	{command: `test ${{inputs.n}} = ${{inputs.n}} && printf ok`, binds: func(v string) *bool { return ptr(v != "-v") }, want: func(string) string { return "ok" }},
+	{command: `test ${{inputs.n}} = ${{inputs.n}} && printf ok`, binds: func(v string) *bool { return orStartup(v, v != "-v") }, want: func(string) string { return "ok" }},
 	{command: "cat <<EOF\n${{inputs.n}}\nEOF", binds: heredoc, want: func(v string) string { return v + "\n" }},
 	{command: "cat <<'EOF'\n${{inputs.n}}\nEOF", binds: heredoc, want: func(v string) string { return v + "\n" }},
 	{command: `cat <<< ${{inputs.n}}`, binds: always, want: func(v string) string { return v + "\n" }},
@@ -117,8 +156,49 @@ var bindTemplates = []bindTemplate{
 	// a value that would turn the next (quoted, inert) argument into code or a name
 	{command: "printf ${{inputs.n}} 'a[$(touch CANARY)]' x", binds: notOption},
 	{command: "bash ${{inputs.n}} 'touch CANARY' 2>/dev/null", binds: notOption},
-	{command: "[ ${{inputs.n}} 'a[$(touch CANARY)]' ] 2>/dev/null; :", binds: func(v string) *bool { return ptr(v != "-v") }},
+	{command: "[ ${{inputs.n}} 'a[$(touch CANARY)]' ] 2>/dev/null; :", binds: func(v string) *bool { return orStartup(v, v != "-v") }},
 	{command: "declare -a arr=${{inputs.n}}", binds: func(v string) *bool { return ptr(!strings.HasPrefix(v, "(")) }},
+	// variables a program runs, or loads code from, when it starts (issue 27): a child bash
+	// started after the assignment is where BASH_ENV, exported functions and SHELLOPTS act
+	{command: "BASH_ENV=${{inputs.n}} bash -c :", binds: never},
+	{command: "BASH_ENV=/tmp/${{inputs.n}} bash -c :", binds: never},
+	{command: `BASH_ENV="${{inputs.n}}" bash -c :`, binds: never},
+	{command: "BASH_ENV+=${{inputs.n}} bash -c :", binds: never},
+	{command: "export BASH_ENV=${{inputs.n}}; bash -c :", binds: never},
+	{command: "declare -x BASH_ENV=${{inputs.n}}; bash -c :", binds: never},
+	{command: `declare -x "BASH_ENV=${{inputs.n}}"; bash -c :`, binds: never},
+	{command: "typeset -x BASH_ENV=${{inputs.n}}; bash -c :", binds: never},
+	{command: "builtin export BASH_ENV=${{inputs.n}}; bash -c :", binds: never},
+	{command: "readonly BASH_ENV=${{inputs.n}}; export BASH_ENV; bash -c :", binds: never},
+	{command: "f() { local -x BASH_ENV=${{inputs.n}}; bash -c :; }; f", binds: never},
+	{command: "set -a; BASH_ENV=${{inputs.n}}; bash -c :", binds: never},
+	{command: "env BASH_ENV=${{inputs.n}} bash -c :", binds: never},
+	{command: "/usr/bin/env -i BASH_ENV=${{inputs.n}} bash -c :", binds: never},
+	{command: "exec env X=1 BASH_ENV=${{inputs.n}} bash -c :", binds: never},
+	{command: "nohup env BASH_ENV=${{inputs.n}} bash -c : 2>/dev/null", binds: never},
+	{command: "env ${{inputs.n}} bash -c : 2>/dev/null; :", binds: func(v string) *bool {
+		if strings.HasPrefix(v, "-") || spellsStartup(v) {
+			return ptr(false)
+		}
+		return nil // a value naming the program env runs is the command's business
+	}},
+	{command: "env -S ${{inputs.n}} 2>/dev/null; :", binds: never},
+	{command: "env X=${{inputs.n}} bash -c 'printf %s \"$X\"'", binds: always, want: exact},
+	{command: "env 'BASH_FUNC_x%%=${{inputs.n}}' bash -c x 2>/dev/null; :", binds: never},
+	{command: "ENV=${{inputs.n}} sh -i </dev/null >/dev/null 2>&1", binds: never},
+	{command: "SHELLOPTS=${{inputs.n}} bash -c : 2>/dev/null; :", binds: never},
+	{command: "PROMPT_COMMAND=${{inputs.n}} bash -i </dev/null >/dev/null 2>&1", binds: never},
+	{command: "IFS=${{inputs.n}} read -r a <<< x", binds: never},
+	{command: "LD_PRELOAD=${{inputs.n}} true 2>/dev/null", binds: never},
+	{command: "PYTHONPATH=${{inputs.n}} true", binds: never},
+	{command: "printf -v BASH_ENV %s ${{inputs.n}}; export BASH_ENV; bash -c :", binds: never},
+	{command: "read -r BASH_ENV <<< ${{inputs.n}}; export BASH_ENV; bash -c :", binds: never},
+	{command: "for BASH_ENV in ${{inputs.n}}; do export BASH_ENV; bash -c :; done", binds: never},
+	{command: "export ${{inputs.n}}='$(touch CANARY)'; bash -c :", binds: startupName("")},
+	{command: "export BASH_${{inputs.n}}='$(touch CANARY)'; bash -c :", binds: startupName("BASH_")},
+	{command: "${{inputs.n}}='$(touch CANARY)'; export BASH_ENV; bash -c :", binds: startupName("")},
+	{command: "read -r ${{inputs.n}} <<< '$(touch CANARY)'; export BASH_ENV; bash -c :", binds: startupName("")},
+	{command: "printf -v ${{inputs.n}} %s '$(touch CANARY)'; export BASH_ENV; bash -c :", binds: startupName("")},
 }
 
 // canaryFragments build values that would run `touch CANARY` if bash evaluated them.
@@ -126,6 +206,7 @@ var canaryFragments = []string{
 	"$(touch CANARY)", "`touch CANARY`", "touch CANARY", "a[", "]", "'", `"`, ";", "\n", `\`, "${",
 	"$((", "))", "}", "(", ")", "a", "1", "-", "-v", "-c", "-C", " ", "EOF", "=", "{", ",", "~",
 	"*", "$", "#", "PS4", "x", "!", "|", "&", "<", ">", "\t", "%s", "..", "$'", "<<", "0",
+	"BASH_ENV", "ENV", "BASH_", "LD_PRELOAD", "-S ", "() { touch CANARY; }", "%%",
 }
 
 // fataler is what checkTemplate needs of *testing.T and *rapid.T.
@@ -176,7 +257,10 @@ func TestBindNeverRunsValuesProperty(t *testing.T) {
 // the value running as code (and data arrives intact).
 func FuzzBindNeverRuns(f *testing.F) {
 	for _, v := range []string{"", evil, "$(touch CANARY)", "`touch CANARY`", "-v", "-c", "42", "-7", "name",
-		"EOF", "a\nb", "it's", `\`, "(x)", "done", "OPTIND"} {
+		"EOF", "a\nb", "it's", `\`, "(x)", "done", "OPTIND",
+		// start-up variables (issue 27), one seed per form: a name, NAME=code, env's -S, a function
+		"BASH_ENV", "ENV", "PS4", "SHELLOPTS", "LD_PRELOAD", "BASH_ENV=$(touch CANARY)", "LD_PRELOAD=/tmp/x.so",
+		"-S touch CANARY", "--split-string=touch CANARY", "() { touch CANARY; }", "xtrace", "BASH_FUNC_x%%=() { touch CANARY; }"} {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, value string) {

@@ -69,7 +69,7 @@ var evaluatedValueTests = []struct {
 	{"for variable", "for ${{inputs.n}} in a; do :; done", evil, "variable name (a for loop variable)"},
 	{"getopts", "getopts ab ${{inputs.n}}", evil, "variable name (getopts)"},
 	{"integer variable name", "read ${{inputs.n}} <<< x", "OPTIND", `${{inputs.n}} is used as a variable name (read), but OPTIND may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got "OPTIND"`},
-	{"traced variable name", "read ${{inputs.n}} <<< x", "PS4", "bash runs what PS4 holds as code"},
+	{"traced variable name", "read ${{inputs.n}} <<< x", "PS4", `${{inputs.n}} is used as a variable name (read), but PS4 is a variable whose value is code (bash expands it, command substitutions included, when it prints a trace under set -x); got "PS4"`},
 	// code
 	{"eval", "eval ${{inputs.n}}", "ls", `${{inputs.n}} is in text that bash runs as code (eval), so no value is safe there; assign it to a variable first (v=${{inputs.n}}) and use "$v" inside that code`},
 	{"eval quoted", `eval "echo ${{inputs.n}}"`, "x", "runs as code (eval)"},
@@ -84,7 +84,7 @@ var evaluatedValueTests = []struct {
 	{"process substitution sourced", "source <(echo ${{inputs.n}})", "x", "runs as code (a script that source reads)"},
 	{"mapfile callback", "mapfile -t -C ${{inputs.n}} a < /dev/null", "x", "runs as code (mapfile -C)"},
 	{"compgen", "compgen -W ${{inputs.n}}", "x", "runs as code (compgen)"},
-	{"PS4", "PS4=${{inputs.n}}; set -x", "x", "runs as code (PS4, which bash expands when it prints a trace or a prompt)"},
+	{"PS4", "PS4=${{inputs.n}}; set -x", "x", "${{inputs.n}} would be put in PS4, a variable whose value is code (bash expands it, command substitutions included, when it prints a trace under set -x), so no value is safe there; pass it another way, as an argument or in a variable of another name"},
 	{"declare re-reads arrays", `declare -a arr="(${{inputs.n}})"`, "x", "${{inputs.n}} is in a value that declare reads as an array assignment and expands again; write declare arr=( ... ) without quotes instead"},
 	{"declare value like an array", "declare -a arr=${{inputs.n}}", "($(id))", `${{inputs.n}} is assigned by declare, which reads a value starting with ( as an array assignment and expands it again; got "($(id))"`},
 	// options and command names that change how the other words are read
