@@ -98,6 +98,7 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	switch {
 	case cmd == nil:
 		d.required(nil, "command")
+	case !isString(cmd): // text reported it
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	case len(d.errs) == 0:

@@ -68,7 +68,7 @@ var computeErrorTests = []struct{ name, yml, want string }{
 	{"provider script missing", poolOK + "provider: {type: command, create: ./nope.sh, delete: x}\n", "compute.yml: provider.create: ./nope.sh does not exist (line 3)"},
 	{"provider script is a dir", poolOK + "provider: {type: command, create: ./dir, delete: x}\n", "compute.yml: provider.create: ./dir is a directory; expected a script (line 3)"},
 	{"provider timeout", poolOK + "provider: {type: command, create: a, delete: b, timeout: 0}\n", "compute.yml: provider.timeout: expected integer seconds > 0, got 0 (line 3)"},
-	{"provider env name", poolOK + "provider: {type: command, create: a, delete: b, env: {'A=B': 1}}\n", `compute.yml: provider.env.A=B: invalid environment variable name "A=B" (line 3)`},
+	{"provider env name", poolOK + "provider: {type: command, create: a, delete: b, env: {'A=B': 1}}\n", `compute.yml: provider.env.A=B: invalid environment variable name "A=B": expected a letter or _ then letters, digits or _, as a shell variable's name (line 3)`},
 	{"provision timeout", poolOK + "provision_timeout: soon\n", `compute.yml: provision_timeout: expected integer seconds, got "soon" (line 3)`},
 	{"provision retries", poolOK + "max_provision_retries: -2\n", "compute.yml: max_provision_retries: expected integer >= 0, got -2 (line 3)"},
 	// instance

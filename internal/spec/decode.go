@@ -253,6 +253,46 @@ func (d *decoder) str(n *yaml.Node, path string) string {
 	return s.Value
 }
 
+// text decodes a field whose value is text that a number or a boolean never means (a
+// command): YAML reads `command: 123` as an integer and `command: true` as a boolean, and
+// taking their source text would run the program 123, or the builtin true. Such a scalar is
+// refused with a hint to quote it; any string, plain or quoted, is taken.
+func (d *decoder) text(n *yaml.Node, path, what string) string {
+	if isNull(n) {
+		return ""
+	}
+	s, ok := d.scalar(n, path, what)
+	if !ok {
+		return ""
+	}
+	if tag := s.ShortTag(); tag != "!!str" {
+		d.errorf(s, path, "expected %s, got %s %s; quote it (%q) if you mean that text", what, yamlKind(tag), truncate(s.Value), s.Value)
+		return ""
+	}
+	return s.Value
+}
+
+// isString reports whether n is a string scalar.
+func isString(n *yaml.Node) bool {
+	n = resolve(n)
+	return n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
+}
+
+// yamlKind names the type YAML gives a scalar of tag, for messages.
+func yamlKind(tag string) string {
+	switch tag {
+	case "!!int":
+		return "the integer"
+	case "!!float":
+		return "the number"
+	case "!!bool":
+		return "the boolean"
+	case "!!timestamp":
+		return "the timestamp"
+	}
+	return "a value tagged " + tag
+}
+
 // integer decodes a YAML integer (!!int); quoted numbers and floats are refused.
 func (d *decoder) integer(n *yaml.Node, path string) (int64, bool) {
 	s, ok := d.scalar(n, path, "integer")

@@ -102,7 +102,7 @@ func (d *decoder) deploymentFields(dep *serving.Deployment) fields {
 		"instance_type":         str(&dep.InstanceType),
 		"instance_count":        func(n *yaml.Node, p string) { dep.InstanceCount, _ = d.boundedInt(n, p, 0, 1000) },
 		"compute":               func(n *yaml.Node, p string) { dep.Compute = d.compute(n, p) },
-		"command":               str(&dep.Command),
+		"command":               func(n *yaml.Node, p string) { dep.Command = d.text(n, p, "a shell command (a string)") },
 		"scale_settings":        func(n *yaml.Node, p string) { d.scaleSettings(n, p, &dep.Scale) },
 		"request_settings":      func(n *yaml.Node, p string) { d.requestSettings(n, p, &dep.Request) },
 		"liveness_probe":        func(n *yaml.Node, p string) { d.probe(n, p, &dep.Liveness, true) },

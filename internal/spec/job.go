@@ -165,7 +165,7 @@ func (d *decoder) jobFields(s *job.Spec) fields {
 		"description":           str(&s.Description),
 		"tags":                  func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
-		"command":               str(&s.Command),
+		"command":               func(n *yaml.Node, p string) { s.Command = d.text(n, p, "a shell command (a string)") },
 		"code":                  func(n *yaml.Node, p string) { s.Code = d.code(n, p) },
 		"environment":           func(n *yaml.Node, p string) { s.Environment = d.jobEnvironment(n, p) },
 		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.envVars(n, p) },
@@ -194,6 +194,7 @@ func (d *decoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Sp
 	switch cmd := got["command"]; {
 	case cmd == nil:
 		d.required(nil, "command")
+	case !isString(cmd): // text reported it
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	default:

@@ -78,10 +78,14 @@ type SecretRef struct {
 }
 
 // SecretRefs lists the secrets a job's environment variables refer to, by variable then name.
-// A value that does not parse is an error naming its field path.
+// A value that does not parse, a name bash cannot see, or a secret in a variable whose value is
+// code (CheckEnvironmentVariable) is an error naming its field path.
 func SecretRefs(sp *job.Spec) ([]SecretRef, error) {
 	var out []SecretRef
 	for _, k := range sortedKeys(sp.EnvironmentVariables) {
+		if err := CheckEnvironmentVariable(k, sp.EnvironmentVariables[k]); err != nil { // envvars.go
+			return nil, fmt.Errorf("environment_variables.%s: %w", k, err)
+		}
 		names, err := SecretsIn(sp.EnvironmentVariables[k])
 		if err != nil {
 			return nil, fmt.Errorf("environment_variables.%s: %w", k, err)

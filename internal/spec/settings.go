@@ -77,11 +77,8 @@ func (d *decoder) codeDir(n *yaml.Node, path string) string {
 // envVars decodes `environment_variables:`; scalar values are stringified.
 func (d *decoder) envVars(n *yaml.Node, path string) map[string]string {
 	m := d.stringMap(n, path)
-	for k := range m {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			d.errorf(keyNode(n, k), join(path, k), "invalid environment variable name %s", quote(k))
-		}
-		if _, err := SecretsIn(m[k]); err != nil { // secretrefs.go
+	for _, k := range keys(m) {
+		if err := CheckEnvironmentVariable(k, m[k]); err != nil { // envvars.go
 			d.errorf(keyNode(n, k), join(path, k), "%v", err)
 		}
 	}

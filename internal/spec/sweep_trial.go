@@ -37,6 +37,7 @@ func (d *decoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 	switch cmd := tg["command"]; {
 	case cmd == nil:
 		d.required(n, join(path, "command"))
+	case !isString(cmd): // text reported it
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, join(path, "command"), "must not be empty")
 	default:
