@@ -1,0 +1,134 @@
+package local
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangar-ml/hangar/internal/proc"
+	"github.com/hangar-ml/hangar/internal/runbox"
+)
+
+// A run's directory goes with everything in it, read-only and unreadable folders included, and
+// with its box record; a link in it is removed, never followed. A run whose supervisor runs
+// keeps its directory.
+func TestRemoveRunDir(t *testing.T) {
+	b := newBackend(t, quitter)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("k"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	ended := b.RunDir("ended")
+	for _, d := range []string{"wd/outputs", "inputs/data/sub", "closed/inner"} {
+		if err := os.MkdirAll(filepath.Join(ended, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"wd/outputs/model.bin", "inputs/data/sub/x.csv", "closed/inner/f"} {
+		if err := os.WriteFile(filepath.Join(ended, f), []byte("x"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range []string{"wd/outputs/out", "inputs/data/out"} {
+		if err := os.Symlink(outside, filepath.Join(ended, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d, mode := range map[string]os.FileMode{"inputs/data/sub": 0o555, "inputs/data": 0o555, "closed/inner": 0o000, "closed": 0o100} {
+		if err := os.Chmod(filepath.Join(ended, d), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeHandle(t, ended, proc.Proc{PID: 1 << 30}) // no such process
+	live := b.RunDir("live")
+	writeHandle(t, live, proc.Of(os.Getpid()))
+	for _, dir := range []string{ended, live} {
+		if err := os.MkdirAll(filepath.Dir(runbox.RecordPath(dir)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(runbox.RecordPath(dir), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ids, err := b.RunDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ended", "live"}, ids); diff != "" {
+		t.Errorf("RunDirs (-want +got):\n%s", diff)
+	}
+	if err := b.RemoveRunDir(t.Context(), "ended"); err != nil {
+		t.Fatalf("remove an ended run's directory: %v", err)
+	}
+	for _, p := range []string{ended, runbox.RecordPath(ended)} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+	if got := readFile(t, filepath.Join(outside, "keep")); got != "k" {
+		t.Errorf("the folder a link named outside was changed: keep reads %q", got)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() == 0o700 {
+		t.Errorf("the folder a link named outside had its mode changed: %v, %v", fi.Mode(), err)
+	}
+
+	if err := b.RemoveRunDir(t.Context(), "live"); !errors.Is(err, ErrRunLive) {
+		t.Errorf("remove a live run's directory: %v, want ErrRunLive", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "handle.json")); err != nil {
+		t.Errorf("a live run's directory was touched: %v", err)
+	}
+	if err := b.RemoveRunDir(t.Context(), "never-was"); err != nil {
+		t.Errorf("remove a directory that does not exist: %v", err)
+	}
+	for _, bad := range []string{"", ".box", "..", "a/b"} {
+		if err := b.RemoveRunDir(t.Context(), bad); err == nil {
+			t.Errorf("RemoveRunDir(%q) was accepted", bad)
+		}
+	}
+}
+
+// A run directory that is a link (never made by Hangar) is removed as a link: the folder it
+// names keeps its files.
+func TestRemoveTreeOfALink(t *testing.T) {
+	target := t.TempDir()
+	if err := os.WriteFile(filepath.Join(target, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "run")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveTree(link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link is still there (%v)", err)
+	}
+	if got := readFile(t, filepath.Join(target, "f")); got != "x" {
+		t.Errorf("the linked folder's file reads %q", got)
+	}
+}
+
+func writeHandle(t *testing.T, dir string, p proc.Proc) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(filepath.Join(dir, "handle.json"), handle{Proc: p, Dir: dir}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
