@@ -62,14 +62,17 @@ func Env(req CreateRequest) []string {
 	}
 }
 
-// BaseEnv is this process's environment without the workspace's credentials and without
-// Hangar's per-node variables (so that a value from the server's environment never leaks in).
+// BaseEnv is this process's environment without the workspace's home and credentials and
+// without Hangar's per-node variables (so that a value from the server's environment never leaks
+// in); the node's settings (HANGAR_SANDBOX, HANGAR_RUN_USER, ...) pass on to the agents a
+// provider starts.
 func BaseEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_JOIN_CA", "HANGAR_NODE_ID", "HANGAR_POOL",
+		case "HANGAR_HOME", "HANGAR_DATABASE_URL", "HANGAR_TOKEN", "HANGAR_URL", "HANGAR_TLS_FINGERPRINT",
+			"HANGAR_JOIN_URL", "HANGAR_JOIN_TOKEN", "HANGAR_JOIN_CA", "HANGAR_NODE_ID", "HANGAR_POOL",
 			"HANGAR_SIZE", "HANGAR_CORES", "HANGAR_MEMORY_BYTES", "HANGAR_GPUS", "HANGAR_WORK_DIR", "HANGAR_PROVIDER_ID",
 			"HANGAR_HIDE":
 			continue

@@ -27,6 +27,9 @@ type Options struct {
 	// hangar binary).
 	Hide, Share, ReadOnly []string
 	Sandbox               Mode
+	// User, when set, is who the sandboxed commands run as (see RunUser); the caller gives it
+	// the folders the run writes (Chown). Without a sandbox the commands run as the caller.
+	User *User
 	// NoCgroup leaves the processes where they are started: under an engine that tracks a job's
 	// processes itself (Slurm), moving them out of its cgroup would hide them from it.
 	NoCgroup bool
@@ -50,6 +53,8 @@ type record struct {
 	Cgroup     *cgroup     `json:"cgroup,omitempty"`
 	Containers []Container `json:"containers,omitempty"`
 	Sandbox    string      `json:"sandbox,omitempty"`
+	// Holder are the processes that hold the box's PID namespace: the box's own, not the run's.
+	Holder []int `json:"holder,omitempty"`
 	// Reaped is set once the leftovers were ended, so a later reaper reports the same count.
 	Reaped *Reaped `json:"reaped,omitempty"`
 }
@@ -124,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Box, []string, error) {
 		}
 	}
 	if o.Sandbox != SandboxOff {
-		sb, err := newSandbox(ctx, o.Hide, o.Share, o.ReadOnly)
+		sb, err := newSandbox(ctx, o.Hide, o.Share, o.ReadOnly, o.User)
 		switch {
 		case err != nil && o.Sandbox == SandboxRequired:
 			b.Close()
@@ -133,6 +138,18 @@ func Open(ctx context.Context, o Options) (*Box, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("the workspace's files are not hidden from this run: %v", err))
 		default:
 			b.sb, b.rec.Sandbox = sb, sb.bwrap
+		}
+	}
+	if b.sb != nil && b.sb.bash != "" {
+		h, err := b.sb.startHolder([]string{"PATH=" + os.Getenv("PATH"), MarkerVar + "=" + b.rec.Marker}, b.cgFD)
+		switch {
+		case err != nil && o.Sandbox == SandboxRequired:
+			b.Close()
+			return nil, warnings, fmt.Errorf("the sandbox is required: %w", err)
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("the node's other processes are visible to this run: %v", err))
+		default:
+			b.sb.pidns, b.rec.Holder = h, h.pids
 		}
 	}
 	if err := b.save(); err != nil {
@@ -152,6 +169,9 @@ func (b *Box) Command(bare bool, dir string, env []string, name string, args ...
 	var cmd *exec.Cmd
 	if b.sb != nil && !bare {
 		cmd = exec.Command(b.sb.bwrap, b.sb.args(dir, name, args)...)
+		if b.sb.pidns != nil {
+			cmd.ExtraFiles = b.sb.pidns.files()
+		}
 	} else {
 		cmd = exec.Command(name, args...)
 	}
@@ -217,8 +237,21 @@ func (b *Box) End(ctx context.Context) Reaped {
 	return r
 }
 
-// Close releases the box's open cgroup directory.
+// User is who the box's sandboxed commands run as; nil: the caller's own user.
+func (b *Box) User() *User {
+	if b.sb == nil {
+		return nil
+	}
+	return b.sb.user
+}
+
+// Close ends the box's PID namespace (and with it whatever is left in it) and releases the
+// box's open cgroup directory.
 func (b *Box) Close() {
+	if b.sb != nil && b.sb.pidns != nil {
+		b.sb.pidns.end()
+		b.sb.pidns = nil
+	}
 	if b.cgFD >= 0 {
 		_ = syscall.Close(b.cgFD)
 		b.cgFD = -1

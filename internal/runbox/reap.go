@@ -76,6 +76,9 @@ func end(ctx context.Context, rec record) Reaped {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
+		for _, h := range rec.Holder {
+			wrappers[h] = true
+		}
 		for _, p := range pids {
 			if !wrappers[p] { // Hangar's own sandbox process is not the run's
 				ended[p] = true

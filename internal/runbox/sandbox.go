@@ -47,6 +47,14 @@ type sandbox struct {
 	// caps are the capabilities a root run keeps (nil: not root, bubblewrap drops them all).
 	caps            []string
 	hide, share, ro []string
+	// user, when set, is who the commands run as (setpriv switches to it inside the sandbox);
+	// blocked are the directories it could not search on the way to share and ro (user.go).
+	user    *User
+	setpriv string
+	blocked []string
+	// pidns holds the box's PID namespace (pidns.go); nil until the box opened it, and where
+	// the node could not make one.
+	pidns *holder
 }
 
 // keptCaps are the capabilities a run started as root keeps. Those left out would let it undo the
@@ -89,21 +97,9 @@ func boundingSet() uint64 {
 
 // args is the bubblewrap command line that runs name with args in dir.
 func (s *sandbox) args(dir, name string, args []string) []string {
-	out := []string{"--dev-bind", "/", "/"}
-	if s.caps != nil {
-		out = append(out, "--cap-drop", "ALL")
-		for _, c := range s.caps {
-			out = append(out, "--cap-add", c)
-		}
-	}
-	for _, h := range s.hide {
-		out = append(out, "--tmpfs", h)
-	}
-	for _, sh := range s.share {
-		out = append(out, "--bind", sh, sh)
-	}
-	for _, r := range s.ro {
-		out = append(out, "--ro-bind", r, r)
+	out := s.mounts()
+	if s.pidns != nil {
+		out = append(out, s.pidns.joinArgs()...)
 	}
 	if dir != "" {
 		out = append(out, "--chdir", dir)
@@ -112,14 +108,79 @@ func (s *sandbox) args(dir, name string, args []string) []string {
 	if s.bash != "" {
 		out = append(out, s.bash, "--posix", "-c", startedScript, "hangar-sandbox")
 	}
+	if s.user != nil {
+		out = append(out, s.setpriv, "--reuid="+strconv.Itoa(s.user.UID), "--regid="+strconv.Itoa(s.user.GID),
+			"--clear-groups", "--")
+	}
 	out = append(out, name)
 	return append(out, args...)
 }
 
+// mounts are the arguments that lay the sandbox's files out: the machine as it is, but for the
+// hidden directories (and, for a run user, the directories it could not search) replaced by
+// empty ones, with the shared paths bound back.
+func (s *sandbox) mounts() []string {
+	out := []string{"--dev-bind", "/", "/"}
+	if s.caps != nil {
+		out = append(out, "--cap-drop", "ALL")
+		for _, c := range s.caps {
+			out = append(out, "--cap-add", c)
+		}
+	}
+	for _, b := range s.blocked {
+		out = append(out, "--tmpfs", b)
+	}
+	for _, h := range s.hide {
+		out = append(out, "--tmpfs", h)
+	}
+	// The folders on the way to the shared paths, made by hand: bubblewrap would make them 0700,
+	// which a run user could not search.
+	for _, d := range between(append(append([]string(nil), s.share...), s.ro...), append(append([]string(nil), s.blocked...), s.hide...)) {
+		out = append(out, "--dir", d)
+	}
+	for _, sh := range s.share {
+		out = append(out, "--bind", sh, sh)
+	}
+	for _, r := range s.ro {
+		out = append(out, "--ro-bind", r, r)
+	}
+	return out
+}
+
+// between lists, parents first and once each, the directories strictly between each path and
+// the innermost of roots above it.
+func between(paths, roots []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		root := ""
+		for _, r := range roots {
+			if under(p, []string{r}) && len(r) > len(root) {
+				root = r
+			}
+		}
+		if root == "" {
+			continue
+		}
+		var chain []string
+		for d := filepath.Dir(p); d != root && under(d, []string{root}); d = filepath.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if !seen[chain[i]] {
+				seen[chain[i]] = true
+				out = append(out, chain[i])
+			}
+		}
+	}
+	return out
+}
+
 // newSandbox finds bubblewrap and checks it works here (user namespaces may be off for a user
 // that is not root). Hidden directories that do not exist are left out, and so are shared ones
-// that are not under a hidden one (they are visible anyway). ro are shared read-only.
-func newSandbox(ctx context.Context, hide, share, ro []string) (*sandbox, error) {
+// that are not under a hidden one (they are visible anyway), unless the run user could not reach
+// them. ro are shared read-only.
+func newSandbox(ctx context.Context, hide, share, ro []string, u *User) (*sandbox, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("bubblewrap (bwrap) is not installed on this node")
@@ -127,22 +188,30 @@ func newSandbox(ctx context.Context, hide, share, ro []string) (*sandbox, error)
 	if real, err := filepath.EvalSymlinks(bwrap); err == nil {
 		bwrap = real // what /proc/<pid>/exe of its processes shows
 	}
-	s := &sandbox{bwrap: bwrap}
+	s := &sandbox{bwrap: bwrap, user: u}
 	if bash, err := exec.LookPath("bash"); err == nil {
 		s.bash = bash
 	}
 	if os.Geteuid() == 0 {
 		s.caps = rootCaps(boundingSet())
 	}
+	if u != nil {
+		if s.setpriv, err = exec.LookPath("setpriv"); err != nil {
+			return nil, fmt.Errorf("runs execute as %s, which needs setpriv (util-linux) on this node", u)
+		}
+	}
 	for _, h := range clean(hide) {
 		if st, err := os.Stat(h); err == nil && st.IsDir() {
 			s.hide = append(s.hide, h)
 		}
 	}
+	if u != nil {
+		s.blocked = blockedAncestors(append(clean(share), clean(ro)...), s.hide, u)
+	}
 	visible := func(paths []string) []string {
 		var out []string
 		for _, p := range clean(paths) {
-			if _, err := os.Stat(p); err == nil && under(p, s.hide) {
+			if _, err := os.Stat(p); err == nil && (under(p, s.hide) || under(p, s.blocked)) {
 				out = append(out, p)
 			}
 		}

@@ -21,8 +21,9 @@ const setupAttempts = 5
 // startedScript runs inside the sandbox once bubblewrap has set it up: it tells Start so on fd
 // 3 (silently nothing where no one listens there), closes it, and becomes the command. bash (in
 // POSIX mode, which reads no startup file) passes on the environment as it was given, unlike
-// dash, which drops names such as A.B.
-const startedScript = `printf x 2>/dev/null >&3; exec 3>&-; exec "$@"`
+// dash, which drops names such as A.B. It closes the holder's namespaces (fds 4 and 5, see
+// pidns.go) too: bubblewrap joined them, the command needs them no more.
+const startedScript = `printf x 2>/dev/null >&3; exec 3>&- 4<&- 5<&-; exec "$@"`
 
 // setupWait bounds how long Start waits to hear that the sandbox is set up; past it the command
 // is taken as started (bubblewrap is slow, not failed).
@@ -36,9 +37,14 @@ const bwrapSetupFailed = 1
 // a new one, with the same input, output and attributes; its Stdin must be nil or a file). An
 // error means the command did not start; bubblewrap's own message is in its output.
 func (b *Box) Start(cmd *exec.Cmd) (*exec.Cmd, error) {
-	if b.sb == nil || b.sb.bash == "" || cmd.Path != b.sb.bwrap || len(cmd.ExtraFiles) > 0 {
+	if b.sb == nil || b.sb.bash == "" || cmd.Path != b.sb.bwrap || (len(cmd.ExtraFiles) > 0 && cmd.ExtraFiles[0] != nil) {
 		return cmd, cmd.Start()
 	}
+	return startSandboxed(cmd)
+}
+
+// startSandboxed starts a bubblewrap command whose sandbox runs startedScript before the command.
+func startSandboxed(cmd *exec.Cmd) (*exec.Cmd, error) {
 	for attempt := 1; ; attempt++ {
 		ok, err := startListening(cmd)
 		if err != nil || ok {
@@ -62,7 +68,11 @@ func startListening(cmd *exec.Cmd) (bool, error) {
 		return false, fmt.Errorf("pipe: %w", err)
 	}
 	defer r.Close()
-	cmd.ExtraFiles = []*os.File{w}
+	if len(cmd.ExtraFiles) == 0 {
+		cmd.ExtraFiles = []*os.File{w}
+	} else { // fd 3 was left for this (Command); the namespaces follow it
+		cmd.ExtraFiles = append([]*os.File{w}, cmd.ExtraFiles[1:]...)
+	}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
@@ -85,6 +95,9 @@ func startListening(cmd *exec.Cmd) (bool, error) {
 // again is a command like cmd, not yet started.
 func again(cmd *exec.Cmd) *exec.Cmd {
 	n := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, WaitDelay: cmd.WaitDelay}
+	if len(cmd.ExtraFiles) > 0 {
+		n.ExtraFiles = append([]*os.File{nil}, cmd.ExtraFiles[1:]...)
+	}
 	n.Stdin, n.Stdout, n.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
 	if cmd.SysProcAttr != nil {
 		attr := *cmd.SysProcAttr

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/provider"
+	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
 // Provider runs the hooks of a compute.Provider of type command with bash.
@@ -132,20 +133,38 @@ func (p *Provider) timeout() time.Duration {
 }
 
 // run runs one hook and returns its stdout and the tail of its stdout and stderr together (as
-// written); errors carry that tail in one line.
+// written); errors carry that tail in one line. The hook runs where the workspace's home is
+// hidden (Hide), with none of the server's HANGAR_ variables but its own.
 func (p *Provider) run(ctx context.Context, name, script string, vars []string) (stdout, both string, err error) {
 	limit := p.timeout()
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd, herr := runbox.Hiding(p.Hide, "bash", "-c", script)
+	if herr != nil {
+		mode, _ := runbox.ParseMode(os.Getenv(runbox.ModeEnv))
+		if mode == runbox.SandboxRequired {
+			return "", "", fmt.Errorf("%s hook not run: the sandbox is required: %w", name, herr)
+		}
+		if mode != runbox.SandboxOff {
+			p.Log.Warn("the workspace's files are not hidden from the hook", "hook", name, "err", herr)
+		}
+	}
 	cmd.Dir = p.Dir
 	cmd.Env = append(append(provider.BaseEnv(), userEnv(p.Spec.Env)...), vars...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second // a background child holding the pipes does not hold us
 	out, all := &tail{max: 64 << 10}, &tail{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, all), all
-	err = cmd.Run()
+	if cmd, err = runbox.StartHiding(cmd); err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; something it started kept the pipes open
 	}

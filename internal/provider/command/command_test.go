@@ -3,6 +3,7 @@ package command
 import (
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -171,5 +172,30 @@ func TestExplainKeepsCreateOutput(t *testing.T) {
 	}
 	if got := quiet.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID}); got != "create hook output: vm-8" {
 		t.Errorf("Explain = %q", got)
+	}
+}
+
+// A hook runs without the workspace: its home (Hide) is empty where the hook runs, and none of
+// the server's own HANGAR_ variables reach it (issue 27: a hook that read the workspace token).
+func TestHookDoesNotSeeTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "token"), []byte("WORKSPACE-TOKEN"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HANGAR_HOME", home)
+	t.Setenv("HANGAR_DATABASE_URL", "postgres://u:pw@db/x")
+	p := newProvider(t, compute.Provider{Type: "command",
+		Create: `cat "` + home + `/token" 2>&1; echo "home=[$HANGAR_HOME] db=[$HANGAR_DATABASE_URL]"; echo vm-1`})
+	p.Hide = []string{home}
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("needs bubblewrap (scripts/setup/sandbox.sh installs it)")
+	}
+	id, err := p.Create(t.Context(), req)
+	if err != nil || id != "vm-1" {
+		t.Fatalf("Create = %q, %v", id, err)
+	}
+	out := p.Explain(t.Context(), provider.DeleteRequest{NodeID: req.NodeID})
+	if strings.Contains(out, "WORKSPACE-TOKEN") || strings.Contains(out, "pw@") || !strings.Contains(out, "home=[] db=[]") {
+		t.Fatalf("the hook saw the workspace: %s", out)
 	}
 }
