@@ -26,6 +26,14 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport,
 	}
 	now := c.Now()
 	r, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		if r.Status.Terminal() {
+			// An ended run's record no longer changes (Ended): a retry of the report that
+			// ended it is absorbed as it is, warnings and timings included; any other refused.
+			if rep.State == r.Status {
+				return nil, nil
+			}
+			return nil, conflictf("run %s is %s: cannot become %s", r.ID, r.Status, rep.State)
+		}
 		if heard {
 			r.LastHeartbeat = now
 		}

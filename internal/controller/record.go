@@ -72,8 +72,8 @@ func (c *Controller) activeRun(ctx context.Context, id, what string) (*job.Run, 
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	if r.Status.Terminal() {
-		return nil, conflictf("run %s ended (%s)%s: %s can no longer change", id, r.Status, endedAt(r), what)
+	if err := Ended(r, what); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -71,21 +71,35 @@ func (c *Controller) RunToken(runID string) string {
 	return c.tokenFor(r)
 }
 
-// Authenticate returns the run a run token may act for now, or why it may not (see Admit).
-func (c *Controller) Authenticate(ctx context.Context, token string) (string, error) {
+// Authenticate returns the run a run token may act for now, or why it may not (see Admit): the
+// run's life as read then (its id, attempt, state and end), which the server's one check of a
+// run token's writes reads (Ended).
+func (c *Controller) Authenticate(ctx context.Context, token string) (*job.Run, error) {
 	cl, ok := c.Tokens.Verify(token)
 	if !ok {
-		return "", &Error{Kind: Unauthorized, Msg: "missing or invalid token (set HANGAR_TOKEN)"}
+		return nil, &Error{Kind: Unauthorized, Msg: "missing or invalid token (set HANGAR_TOKEN)"}
 	}
 	r, err := c.Store.RunLife(ctx, cl.RunID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", &Error{Kind: Unauthorized, Msg: fmt.Sprintf("run %s does not exist; its token is not valid", cl.RunID)}
+		return nil, &Error{Kind: Unauthorized, Msg: fmt.Sprintf("run %s does not exist; its token is not valid", cl.RunID)}
 	}
 	if err != nil {
-		return "", fmt.Errorf("authenticate run %s: %w", cl.RunID, err)
+		return nil, fmt.Errorf("authenticate run %s: %w", cl.RunID, err)
 	}
 	if err := Admit(cl, r, c.Now(), c.Settings.TokenGrace); err != nil {
-		return "", err
+		return nil, err
 	}
-	return r.ID, nil
+	return r, nil
+}
+
+// Ended refuses a change to run r once it has ended (nil while it has not): a conflict naming
+// the run, its end and what (the part that was to change) can no longer change. It is the one
+// terminal check of what a run's token writes, whatever the route (the server applies it to
+// every write of a run token, native and MLflow), and of the controller's own writers
+// (activeRun).
+func Ended(r *job.Run, what string) error {
+	if !r.Status.Terminal() {
+		return nil
+	}
+	return conflictf("run %s ended (%s)%s: %s can no longer change", r.ID, r.Status, endedAt(r), what)
 }

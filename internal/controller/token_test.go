@@ -67,7 +67,7 @@ func TestTokenRenewalAcrossALongRun(t *testing.T) {
 	f.report(t, r.ID, job.Running)
 	for day := 1; day <= 30; day++ {
 		f.clock.Advance(24 * time.Hour)
-		if id, err := f.c.Authenticate(t.Context(), tok); err != nil || id != r.ID {
+		if got, err := f.c.Authenticate(t.Context(), tok); err != nil || got.ID != r.ID {
 			t.Fatalf("day %d: the renewed token is refused: %v", day, err)
 		}
 		reply, err := f.c.Heartbeat(t.Context(), r.ID)
@@ -92,8 +92,8 @@ func TestAuthenticate(t *testing.T) {
 	a := f.create(t, job.Spec{Name: "a"})
 	f.create(t, job.Spec{Name: "b"})
 	tokA := f.c.RunToken(a.ID)
-	if id, err := f.c.Authenticate(t.Context(), tokA); err != nil || id != "a" {
-		t.Fatalf("Authenticate(a's token) = %q, %v", id, err)
+	if got, err := f.c.Authenticate(t.Context(), tokA); err != nil || got.ID != "a" || Ended(got, "its logs") != nil {
+		t.Fatalf("Authenticate(a's token) = %+v, %v; want run a, not ended", got, err)
 	}
 	_, err := f.c.Authenticate(t.Context(), "garbage")
 	wantKind(t, err, Unauthorized, "missing or invalid token")
@@ -105,9 +105,13 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Advance(time.Minute)
-	if _, err := f.c.Authenticate(t.Context(), tokA); err != nil {
-		t.Errorf("a's token within the grace: %v", err)
+	got, err := f.c.Authenticate(t.Context(), tokA)
+	if err != nil {
+		t.Fatalf("a's token within the grace: %v", err)
 	}
+	// Within the grace the token still authenticates, and says the run ended: what it would
+	// write is refused by the one terminal check, with the reason.
+	wantKind(t, Ended(got, "its record"), Conflict, "run a ended (Completed) at 2025-03-04T10:00:00Z: its record can no longer change")
 	f.clock.Advance(time.Second)
 	_, err = f.c.Authenticate(t.Context(), tokA)
 	wantKind(t, err, Unauthorized, "run a ended at 2025-03-04T10:00:00Z; its token is no longer valid")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -22,6 +23,9 @@ type principal struct {
 	user  string
 	role  string
 	runID string
+	// run is a run token's run as authentication read it (state and end): what the one check
+	// of its writes reads (runwrites.go).
+	run *job.Run
 }
 
 // adminPrincipal is the workspace token's user: the bootstrap owner.
@@ -30,7 +34,8 @@ var adminPrincipal = principal{admin: true, user: api.AdminUser, role: api.RoleO
 // authenticate accepts the workspace token, a personal token (users.go) or a run token. A run
 // token is good for its run's current attempt only while the run is active (and a short grace
 // after its end), and until it expires (see controller.Admit): on every route that allows run
-// tokens, blob routes included. Blob routes stay open to a live run's token because its
+// tokens, blob routes included. Within that grace it reads, and writes only its supervisor's last
+// words (endedRunWrite). Blob routes stay open to a live run's token because its
 // supervisor downloads the code and inputs and uploads outputs there; blobs are
 // content-addressed and verified, so a token can add blobs but never change one, and reading
 // one takes its hash.
@@ -43,6 +48,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if err != nil {
 			writeError(w, s.log, err)
+			return
+		}
+		if err := endedRunWrite(p, r); err != nil { // runwrites.go
+			writeRunError(w, s.log, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -64,11 +73,11 @@ func (s *Server) tokenPrincipal(r *http.Request, tok string) (principal, error) 
 	case tokens.IsPersonal(tok):
 		return s.personalPrincipal(r.Context(), tok)
 	}
-	id, err := s.cfg.Controller.Authenticate(r.Context(), tok)
+	run, err := s.cfg.Controller.Authenticate(r.Context(), tok)
 	if err != nil {
 		return principal{}, err
 	}
-	return principal{runID: id}, nil
+	return principal{runID: run.ID, run: run}, nil
 }
 
 // bearerOrBasic is the request's token: a bearer token (MLFLOW_TRACKING_TOKEN, the CLI), or the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
 )
@@ -133,9 +134,12 @@ func mlflowUnmarshal(b []byte, v any) error {
 func mlflowErr(err error) error {
 	var te *tracking.Error
 	var he *httpError
+	var ce *controller.Error
 	switch {
 	case errors.As(err, &te):
 		return mlflowInvalid(te.Message)
+	case errors.As(err, &ce) && ce.Kind == controller.Conflict:
+		return &mlflowError{Status: http.StatusConflict, Code: mlflowConflict, Message: ce.Msg}
 	case errors.Is(err, store.ErrNotFound):
 		return &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())}
 	case errors.Is(err, store.ErrExists):

@@ -14,6 +14,7 @@ const (
 	mlflowInvalidParameter = "INVALID_PARAMETER_VALUE"
 	mlflowNotFound         = "RESOURCE_DOES_NOT_EXIST"
 	mlflowAlreadyExists    = "RESOURCE_ALREADY_EXISTS"
+	mlflowConflict         = "RESOURCE_CONFLICT" // 409 in MLflow's ERROR_CODE_TO_HTTP_STATUS
 	mlflowPermissionDenied = "PERMISSION_DENIED"
 	mlflowUnauthenticated  = "UNAUTHENTICATED"
 	mlflowBadRequest       = "BAD_REQUEST"

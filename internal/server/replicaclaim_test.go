@@ -83,8 +83,8 @@ func TestReplicaClaimRoute(t *testing.T) {
 	if got.RunID != run.ID || got.Config.RunID != run.ID || got.Config.Token == "" {
 		t.Fatalf("claim answered %+v", got)
 	}
-	if id, err := ts.ctrl.Authenticate(t.Context(), got.Config.Token); err != nil || id != run.ID {
-		t.Errorf("the claimed run's token authenticates as %q, %v; want run %s", id, err, run.ID)
+	if life, err := ts.ctrl.Authenticate(t.Context(), got.Config.Token); err != nil || life.ID != run.ID {
+		t.Errorf("the claimed run's token authenticates as %+v, %v; want run %s", life, err, run.ID)
 	}
 	if !fc.ended[run.ID] || !fc.ended["no-such-run"] {
 		t.Errorf("ended said %v; a job that is no replica and an unknown run are never handed out", fc.ended)

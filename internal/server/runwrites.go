@@ -1,0 +1,75 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/controller"
+)
+
+// One terminal check for what a run's token writes. A run token keeps authenticating for a
+// grace after its run ended (controller.Admit), so that the supervisor's last words arrive: a
+// retry of its final report, a heartbeat that learns the end, a retry of its artifact
+// registration. Every other write of a run token to an ended run is refused here, before the
+// request is routed: native routes, MLflow's tracking and artifact routes (under /api/ and
+// /ajax-api/), blobs, and any route added later, which cannot forget it. The refusal is the
+// controller's (controller.Ended): 409, "run <id> ended (<state>) at <time>: its record can no
+// longer change", in MLflow's error shape on MLflow's paths.
+
+// endedRecord is what a refused write would have changed.
+const endedRecord = "its record"
+
+// finalWords are the writes a run's supervisor may still make once its run ended, within the
+// grace, each to its own run's path (/api/runs/<id>/<what>). Their handlers take only a repeat of
+// what was done (the same end report; the artifacts registered, unchanged) and refuse the rest
+// with their own reason.
+var finalWords = []string{"status", "heartbeat", "artifacts"}
+
+// endedRunWrite refuses a write of run token p once its run has ended (nil for anything else: a
+// read, a user's token, a live run's token, a supervisor's last words).
+func endedRunWrite(p principal, r *http.Request) error {
+	if p.run == nil || !p.run.Status.Terminal() || isRead(r) || isFinalWord(r, p.runID) {
+		return nil
+	}
+	return controller.Ended(p.run, endedRecord)
+}
+
+// isRead reports whether r only reads: a GET or HEAD, or the POST that asks which blobs are
+// missing (a query with a body).
+func isRead(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return r.Method == http.MethodPost && r.URL.Path == "/api/blobs/missing"
+}
+
+func isFinalWord(r *http.Request, runID string) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/runs/"+runID+"/")
+	if !ok || r.Method != http.MethodPost {
+		return false
+	}
+	for _, w := range finalWords {
+		if rest == w {
+			return true
+		}
+	}
+	return false
+}
+
+// isMLflowPath reports whether a path is MLflow's (tracking or artifacts, the API's or the UI's),
+// whose errors take MLflow's shape.
+func isMLflowPath(path string) bool {
+	return strings.HasPrefix(path, "/api/2.0/mlflow") || strings.HasPrefix(path, "/ajax-api/2.0/mlflow")
+}
+
+// writeRunError answers a refused run token's request: in MLflow's shape on MLflow's paths (a
+// conflict is RESOURCE_CONFLICT, which MLflow answers with 409), else in Hangar's.
+func writeRunError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
+	if isMLflowPath(r.URL.Path) {
+		writeMLflowError(w, log, mlflowErr(err))
+		return
+	}
+	writeError(w, log, err)
+}

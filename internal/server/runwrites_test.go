@@ -1,0 +1,127 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// endedRun is a job whose supervisor reported it Completed; its token is still within the grace.
+func endedRun(t *testing.T, ts *testServer, name string) string {
+	t.Helper()
+	ts.ctrl.Settings.TokenGrace = time.Hour
+	id := ts.createJob(t, name).ID
+	ts.report(t, id, job.Running, nil)
+	ts.shipLines(t, id, 1, 2)
+	exit := 0
+	ts.report(t, id, job.Completed, &exit)
+	return id
+}
+
+// Every write of a finished run's token is refused by the one check, with the same status and
+// reason, whichever route it takes: native, MLflow tracking, MLflow artifacts, the MLflow UI's
+// paths, blobs. Reads still answer.
+func TestEndedRunTokenWritesNothing(t *testing.T) {
+	ts := newTestServer(t)
+	id := endedRun(t, ts, "done")
+	tok := ts.ctrl.RunToken(id)
+	run := `{"run_id":"` + id + `"}`
+	reason := "run " + id + " ended (Completed) at "
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/api/runs/" + id + "/logs", `{"lines":[{"seq":3,"text":"INJECTED"}]}`},
+		{"POST", "/api/runs/" + id + "/metrics", `{"metrics":[{"seq":1,"name":"acc","value":1}]}`},
+		{"POST", "/api/runs/" + id + "/checkpoint", `{}`},
+		{"POST", "/api/runs/" + id + "/exec", `{}`},
+		{"POST", "/api/runs/" + id + "/serving", `{}`},
+		{"PUT", "/api/blobs/" + strings.Repeat("1", 64), "x"},
+		{"POST", "/api/blobs/bundle", ""},
+		{"POST", mlflowPrefix + "runs/log-batch", `{"run_id":"` + id + `","metrics":[{"key":"acc","value":1,"timestamp":1}]}`},
+		{"POST", mlflowPrefix + "runs/log-metric", `{"run_id":"` + id + `","key":"acc","value":1,"timestamp":1}`},
+		{"POST", mlflowPrefix + "runs/log-parameter", `{"run_id":"` + id + `","key":"lr","value":"9"}`},
+		{"POST", mlflowPrefix + "runs/set-tag", `{"run_id":"` + id + `","key":"t","value":"forged"}`},
+		{"POST", mlflowPrefix + "runs/delete-tag", `{"run_id":"` + id + `","key":"t"}`},
+		{"POST", mlflowPrefix + "runs/update", `{"run_id":"` + id + `","run_name":"renamed"}`},
+		{"POST", mlflowPrefix + "runs/delete", run},
+		{"POST", mlflowPrefix + "runs/restore", run},
+		{"POST", mlflowPrefix + "runs/log-inputs", run},
+		{"POST", mlflowPrefix + "runs/log-model", run},
+		{"POST", mlflowPrefix + "experiments/create", `{"name":"late"}`},
+		{"POST", "/ajax-api/2.0/mlflow/runs/set-tag", `{"run_id":"` + id + `","key":"t","value":"forged"}`},
+		{"PUT", "/api/2.0/mlflow-artifacts/artifacts/0/" + id + "/artifacts/late.txt", "x"},
+		{"DELETE", "/api/2.0/mlflow-artifacts/artifacts/0/" + id + "/artifacts/late.txt", ""},
+		{"POST", "/api/2.0/mlflow-artifacts/mpu/create/0/" + id + "/artifacts/late.bin", `{"path":"late.bin","num_parts":1}`},
+	} {
+		st, body := ts.rawBody(t, tok, tc.method, tc.path, tc.body)
+		mlflow := isMLflowPath(tc.path)
+		switch {
+		case st != http.StatusConflict || !strings.Contains(body, reason) || !strings.Contains(body, "its record can no longer change"):
+			t.Errorf("%s %s with the ended run's token = %d %s; want 409 saying %q", tc.method, tc.path, st, body, reason)
+		case mlflow && !strings.Contains(body, `"error_code":"RESOURCE_CONFLICT"`):
+			t.Errorf("%s %s: %s; want MLflow's error shape", tc.method, tc.path, body)
+		case !mlflow && !strings.Contains(body, `"code":"`+api.CodeConflict+`"`):
+			t.Errorf("%s %s: %s; want Hangar's error shape", tc.method, tc.path, body)
+		}
+	}
+	// Reads answer within the grace; the run is as it ended.
+	if st, body := ts.rawBody(t, tok, "GET", mlflowPrefix+"runs/get?run_id="+id, ""); st != http.StatusOK ||
+		strings.Contains(body, "forged") || strings.Contains(body, "renamed") || !strings.Contains(body, `"FINISHED"`) {
+		t.Errorf("runs/get with the ended run's token = %d %s; want the run as it ended", st, body)
+	}
+	if lines, err := ts.admin.Logs(t.Context(), id, "", 0, 0); err != nil || len(lines.Lines) != 2 {
+		t.Errorf("log after the refused writes: %+v, %v; want its 2 lines", lines, err)
+	}
+}
+
+// The supervisor's last words still arrive within the grace: a retry of its final report (which
+// changes nothing, not even warnings), a heartbeat that learns the end, the blob query. Another
+// end is refused by the controller, with its own reason.
+func TestEndedRunTokenLastWords(t *testing.T) {
+	ts := newTestServer(t)
+	id := endedRun(t, ts, "last")
+	c := ts.runClient(id)
+	ctx := t.Context()
+	exit := 0
+	if reply, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Completed, ExitCode: &exit, Time: time.Now(),
+		Warnings: []string{"LATE WARNING"}}); err != nil || reply.State != job.Completed {
+		t.Errorf("a retry of the final report = %+v, %v; want accepted", reply, err)
+	}
+	if reply, err := c.Heartbeat(ctx, id); err != nil || !reply.Cancel {
+		t.Errorf("a heartbeat after the end = %+v, %v; want told to stop", reply, err)
+	}
+	if _, err := c.MissingBlobs(ctx, []string{strings.Repeat("2", 64)}); err != nil {
+		t.Errorf("the blob query after the end: %v", err)
+	}
+	_, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
+	if st, _ := apiStatus(t, err); st != http.StatusConflict {
+		t.Errorf("another end after the end = %v; want 409", err)
+	}
+	d, err := ts.admin.GetJob(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != job.Completed || len(d.Warnings) != 0 {
+		t.Errorf("job show after the last words: %s, warnings %v; want Completed as it ended", d.Status, d.Warnings)
+	}
+}
+
+// rawBody sends a request with a bearer token and returns the status and the body as text.
+func (ts *testServer) rawBody(t testing.TB, token, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, ts.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
