@@ -30,6 +30,13 @@ type Controller struct {
 	// NodeOutputsWait bounds how long a multi-node run's artifacts wait for the other nodes'
 	// logs and outputs once node 0 delivered its own (see controller.RegisterArtifacts).
 	NodeOutputsWait time.Duration
+	// KeepRunDirs is how long a run's directory stays on the node (local and SSH targets) after
+	// the run ended; its collected files are in the workspace by then (docs/data.md).
+	KeepRunDirs time.Duration
+	// BlobGrace is how young a blob is kept by the collector whatever references it (an upload
+	// for a job being submitted, whose create has not come yet); GCEvery is how often the server
+	// collects blobs nothing references (negative: never; `hangar workspace gc` still does).
+	BlobGrace, GCEvery time.Duration
 }
 
 // DefaultController are used for zero fields.
@@ -38,6 +45,7 @@ var DefaultController = Controller{
 	CancelGrace: 10 * time.Second, Tick: time.Second, LostAfter: 15 * time.Minute,
 	TokenTTL: 7 * 24 * time.Hour, TokenGrace: 2 * time.Minute, NodeOutputsWait: 10 * time.Minute,
 	UnreachableLimit: 15 * time.Minute, Resync: 5 * time.Minute,
+	KeepRunDirs: 5 * time.Minute, BlobGrace: time.Hour, GCEvery: 24 * time.Hour,
 }
 
 // WithDefaults returns s with every zero field set from DefaultController.
@@ -48,6 +56,7 @@ func (s Controller) WithDefaults() Controller {
 		{&s.LostAfter, &d.LostAfter}, {&s.CancelGrace, &d.CancelGrace}, {&s.Tick, &d.Tick},
 		{&s.TokenTTL, &d.TokenTTL}, {&s.TokenGrace, &d.TokenGrace}, {&s.NodeOutputsWait, &d.NodeOutputsWait},
 		{&s.UnreachableLimit, &d.UnreachableLimit}, {&s.Resync, &d.Resync},
+		{&s.KeepRunDirs, &d.KeepRunDirs}, {&s.BlobGrace, &d.BlobGrace}, {&s.GCEvery, &d.GCEvery},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def

@@ -26,7 +26,7 @@ func TestDefaultsAreSet(t *testing.T) {
 		"Heartbeat": d.Heartbeat, "StaleAfter": d.StaleAfter, "NotRespondingAfter": d.NotRespondingAfter,
 		"LostAfter": d.LostAfter, "CancelGrace": d.CancelGrace, "Tick": d.Tick, "TokenTTL": d.TokenTTL,
 		"TokenGrace": d.TokenGrace, "NodeOutputsWait": d.NodeOutputsWait, "UnreachableLimit": d.UnreachableLimit,
-		"Resync": d.Resync,
+		"Resync": d.Resync, "KeepRunDirs": d.KeepRunDirs, "BlobGrace": d.BlobGrace, "GCEvery": d.GCEvery,
 	} {
 		if v <= 0 {
 			t.Errorf("DefaultController.%s = %s, want > 0", name, v)
