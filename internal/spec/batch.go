@@ -78,17 +78,17 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 // ParseBatchDeploymentFile reads a batch deployment YAML (Azure's batchDeployment schema):
 // `type: model`, or the legacy form (no type) with its settings at the root. `type: pipeline`
 // is refused. Relative paths resolve against the file's folder and are returned absolute.
-func ParseBatchDeploymentFile(file string, sets []string) (*serving.BatchDeployment, []string, error) {
+func ParseBatchDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.BatchDeployment, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
 	}
-	return ParseBatchDeployment(file, data, filepath.Dir(file), sets)
+	return ParseBatchDeployment(file, data, filepath.Dir(file), sets, opts...)
 }
 
 // ParseBatchDeployment is ParseBatchDeploymentFile for YAML already read.
-func ParseBatchDeployment(file string, data []byte, baseDir string, sets []string) (*serving.BatchDeployment, []string, error) {
-	d, root := begin(file, data, baseDir, sets, batchDeploymentKeys)
+func ParseBatchDeployment(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*serving.BatchDeployment, []string, error) {
+	d, root := begin(file, data, baseDir, sets, batchDeploymentKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

@@ -24,12 +24,12 @@ var componentKeys = []string{"name", "version", "display_name", "description", "
 // ParseComponentFile reads a component file (`type: command` or `type: pipeline`) for
 // component create, applying --set overrides. Relative paths resolve against the file's
 // directory and are returned absolute. The error, when not nil, is an ErrorList.
-func ParseComponentFile(file string, sets []string) (*component.Spec, []string, error) {
+func ParseComponentFile(file string, sets []string, opts ...FileOption) (*component.Spec, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}}
 	}
-	d, root := begin(file, data, filepath.Dir(file), sets, componentKeys)
+	d, root := begin(file, data, filepath.Dir(file), sets, componentKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

@@ -71,18 +71,18 @@ var sshHostKeys = []string{
 // ParseComputeFile reads a compute YAML file (SPEC.md §1) with the same rules as
 // ParseJobFile: strict decoding, every problem with its file, field path and line, and
 // --set overrides. Relative paths resolve against the file's folder.
-func ParseComputeFile(file string, sets []string) (*compute.Spec, []string, error) {
+func ParseComputeFile(file string, sets []string, opts ...FileOption) (*compute.Spec, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
 	}
-	return ParseCompute(file, data, filepath.Dir(file), sets)
+	return ParseCompute(file, data, filepath.Dir(file), sets, opts...)
 }
 
 // ParseCompute is ParseComputeFile for YAML already read; baseDir is the directory
 // relative paths resolve against ("" means the current directory).
-func ParseCompute(file string, data []byte, baseDir string, sets []string) (*compute.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, computeKeys)
+func ParseCompute(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*compute.Spec, []string, error) {
+	d, root := begin(file, data, baseDir, sets, computeKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

@@ -265,7 +265,7 @@ func (d *decoder) setupScript(n *yaml.Node, path string) *compute.SetupScript {
 	sc := &compute.SetupScript{}
 	file := func(v *yaml.Node, p string) {
 		abs, ok := d.localFile(v, p)
-		if !ok {
+		if !ok || !d.confined(v, p, d.str(v, p), abs) { // confine.go
 			return
 		}
 		sc.Path = d.str(v, p)

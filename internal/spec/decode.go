@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -26,10 +27,14 @@ type decoder struct {
 	// of a whole job, its problems named jobs.<step>.<field>.
 	prefix string
 	depth  int // how many component files deep this decoder reads
+	// root is the folder (absolute, links resolved) that the files the spec names must be in
+	// (confine.go); rootWhat says what it is, for messages.
+	root, rootWhat string
 }
 
 func newDecoder(file, baseDir string) *decoder {
-	return &decoder{file: file, baseDir: baseDir, fromSet: map[*yaml.Node]bool{}, budget: 100_000}
+	return &decoder{file: file, baseDir: baseDir, fromSet: map[*yaml.Node]bool{}, budget: 100_000,
+		root: realDir(baseDir), rootWhat: "the folder of " + filepath.Base(file)}
 }
 
 // fields is a mapping's field table: the decoder for each known key. A nil decoder

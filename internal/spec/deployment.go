@@ -52,17 +52,17 @@ var probeKeys = []string{"initial_delay", "period", "timeout", "success_threshol
 // kubernetesOnlineDeployment schemas) with the same rules as ParseJobFile. Relative paths
 // (model, code, conda file) resolve against the file's folder and are returned absolute.
 // endpoint_name may be absent: the CLI then takes it from --endpoint-name.
-func ParseDeploymentFile(file string, sets []string) (*serving.Deployment, []string, error) {
+func ParseDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.Deployment, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
 	}
-	return ParseDeployment(file, data, filepath.Dir(file), sets)
+	return ParseDeployment(file, data, filepath.Dir(file), sets, opts...)
 }
 
 // ParseDeployment is ParseDeploymentFile for YAML already read.
-func ParseDeployment(file string, data []byte, baseDir string, sets []string) (*serving.Deployment, []string, error) {
-	d, root := begin(file, data, baseDir, sets, deploymentKeys)
+func ParseDeployment(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*serving.Deployment, []string, error) {
+	d, root := begin(file, data, baseDir, sets, deploymentKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

@@ -42,7 +42,8 @@ func TestOnlineExamplesGolden(t *testing.T) {
 		case strings.Contains(s, "OnlineEndpoint.schema.json"):
 			result, warnings, err = ParseEndpoint(p, data, filepath.Dir(p), nil)
 		case strings.Contains(s, "OnlineDeployment.schema.json"):
-			result, warnings, err = ParseDeployment(p, data, filepath.Dir(p), nil)
+			// Azure's deployments name conda files of sibling folders: read as with --spec-root
+			result, warnings, err = ParseDeployment(p, data, filepath.Dir(p), nil, Root(root))
 		default:
 			return nil // a conda file
 		}

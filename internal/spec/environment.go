@@ -18,17 +18,17 @@ var (
 
 // ParseEnvironmentFile reads a standalone environment YAML (SPEC.md §6) with the same
 // rules as ParseJobFile; name is required there.
-func ParseEnvironmentFile(file string, sets []string) (*job.Environment, []string, error) {
+func ParseEnvironmentFile(file string, sets []string, opts ...FileOption) (*job.Environment, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
 	}
-	return ParseEnvironment(file, data, filepath.Dir(file), sets)
+	return ParseEnvironment(file, data, filepath.Dir(file), sets, opts...)
 }
 
 // ParseEnvironment is ParseEnvironmentFile for YAML already read.
-func ParseEnvironment(file string, data []byte, baseDir string, sets []string) (*job.Environment, []string, error) {
-	d, root := begin(file, data, baseDir, sets, envKeys)
+func ParseEnvironment(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*job.Environment, []string, error) {
+	d, root := begin(file, data, baseDir, sets, envKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

@@ -20,18 +20,18 @@ import (
 // validates. file is the path as the user typed it (used in messages); relative paths in
 // the spec resolve against filepath.Dir(file) and are returned absolute. The error, when
 // not nil, is an ErrorList; warnings are formatted like errors.
-func ParseJobFile(file string, sets []string) (*job.Spec, []string, error) {
+func ParseJobFile(file string, sets []string, opts ...FileOption) (*job.Spec, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, ErrorList{{File: file, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}}
 	}
-	return ParseJob(file, data, filepath.Dir(file), sets)
+	return ParseJob(file, data, filepath.Dir(file), sets, opts...)
 }
 
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative
 // paths resolve against ("" means the current directory).
-func ParseJob(file string, data []byte, baseDir string, sets []string) (*job.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, append(append(append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...), sweepKeys...), pipelineKeys...))
+func ParseJob(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*job.Spec, []string, error) {
+	d, root := begin(file, data, baseDir, sets, append(append(append(jobKeys[:len(jobKeys):len(jobKeys)], parallelKeys...), sweepKeys...), pipelineKeys...), opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
@@ -44,11 +44,14 @@ func ParseJob(file string, data []byte, baseDir string, sets []string) (*job.Spe
 
 // begin parses the document, applies the overrides and returns the root mapping (nil
 // after a fatal problem, which d.errs holds).
-func begin(file string, data []byte, baseDir string, sets, known []string) (*decoder, *yaml.Node) {
+func begin(file string, data []byte, baseDir string, sets, known []string, opts ...FileOption) (*decoder, *yaml.Node) {
 	if abs, err := filepath.Abs(baseDir); err == nil {
 		baseDir = abs
 	}
 	d := newDecoder(file, baseDir)
+	for _, o := range opts {
+		o(d)
+	}
 	root, err := parseYAML(data)
 	if err != nil {
 		d.errs = append(d.errs, yamlError(file, err))

@@ -93,6 +93,9 @@ func (d *decoder) textFile(n *yaml.Node, path string) (string, string, bool) {
 		d.errorf(n, path, "%s is not a regular file", written)
 		return "", "", false
 	}
+	if !d.confined(n, path, written, p) { // confine.go
+		return "", "", false
+	}
 	data, err := readSmall(p)
 	if err != nil {
 		d.errorf(n, path, "%s: %v", written, unwrapPathError(err))

@@ -178,6 +178,7 @@ func (d *decoder) stepComponent(n *yaml.Node) (component.Spec, *yaml.Node, strin
 	if n.Kind == yaml.MappingNode {
 		cd := newDecoder(d.file, d.baseDir)
 		cd.prefix, cd.fromSet, cd.depth = join(d.prefix, "component"), d.fromSet, d.depth+1
+		d.inherit(cd)
 		c, cmd := cd.component(n)
 		d.errs, d.warnings = append(d.errs, cd.errs...), append(d.warnings, cd.warnings...)
 		return c, cmd, d.file, len(cd.errs) == 0
@@ -209,6 +210,9 @@ func (d *decoder) componentFile(n *yaml.Node, path, what string) (component.Spec
 		d.errorf(n, path, "%s is a directory; expected a component file", ref)
 		return component.Spec{}, nil, "", false
 	}
+	if !d.confined(n, path, ref, abs) { // confine.go
+		return component.Spec{}, nil, "", false
+	}
 	data, err := readSmall(abs)
 	if err != nil {
 		d.errorf(n, path, "read %s: %v", ref, unwrapPathError(err))
@@ -217,6 +221,9 @@ func (d *decoder) componentFile(n *yaml.Node, path, what string) (component.Spec
 	file := d.relFile(ref)
 	cd, root := begin(file, data, filepath.Dir(abs), nil, nil)
 	cd.depth = d.depth + 1
+	if !d.fromSet[n] { // one given with --set reads inside its own folder
+		d.inherit(cd)
+	}
 	var c component.Spec
 	var cmd *yaml.Node
 	if root != nil {

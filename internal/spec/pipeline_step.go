@@ -69,6 +69,7 @@ func (d *decoder) step(g *component.Graph, groups map[string]map[string]job.Step
 	}
 	sd := newDecoder(d.file, d.baseDir)
 	sd.prefix, sd.fromSet, sd.depth = path, d.fromSet, d.depth
+	d.inherit(sd)
 	defer func() { d.errs, d.warnings = append(d.errs, sd.errs...), append(d.warnings, sd.warnings...) }()
 	b := sd.bindings(n, pc)
 	typ := "command"
