@@ -30,7 +30,7 @@ Nothing runs until batch-endpoint invoke.`,
 }
 
 func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
-	var file, name, endpoint string
+	var file, name, endpoint, root string
 	var sets []string
 	var setDefault bool
 	use, short := "create", "Create a batch deployment from a YAML file (the endpoint's first becomes its default)"
@@ -43,7 +43,7 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, warnings, err := spec.ParseBatchDeploymentFile(file, sets)
+			d, warnings, err := spec.ParseBatchDeploymentFile(file, sets, specFiles(root)...)
 			if err != nil {
 				return specError(err)
 			}
@@ -78,6 +78,7 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &root)
 	cmd.Flags().BoolVar(&setDefault, "set-default", false, "make it the endpoint's default deployment")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd

@@ -52,6 +52,7 @@ by its version (pipelines that name it keep working). Without --version every ve
 
 type componentCreateFlags struct {
 	file, name, version string
+	root                string // --spec-root
 	sets                []string
 }
 
@@ -75,13 +76,17 @@ taken; registering a version that exists is refused.`,
 	fl.StringVarP(&f.name, "name", "n", "", "component name (default: from the file)")
 	fl.StringVarP(&f.version, "version", "v", "", "version, an integer (default: the file's, else the next one)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &f.root)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
 
 // componentSpec reads the file and applies the flags, checked as far as the client can.
 func componentSpec(f componentCreateFlags, warn io.Writer) (*component.Spec, error) {
-	sp, err := parseAssetFile(f.file, f.sets, spec.ParseComponentFile, warn)
+	parse := func(file string, sets []string) (*component.Spec, []string, error) {
+		return spec.ParseComponentFile(file, sets, specFiles(f.root)...)
+	}
+	sp, err := parseAssetFile(f.file, f.sets, parse, warn)
 	if err != nil {
 		return nil, err
 	}

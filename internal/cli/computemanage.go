@@ -11,7 +11,7 @@ import (
 
 // newComputePutCmd is compute create, attach and update: all take a compute YAML file.
 func newComputePutCmd(env *Env, verb, short, example string, update bool) *cobra.Command {
-	var file, name string
+	var file, name, root string
 	var sets []string
 	cmd := &cobra.Command{
 		Use:     verb,
@@ -19,7 +19,7 @@ func newComputePutCmd(env *Env, verb, short, example string, update bool) *cobra
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, warnings, err := spec.ParseComputeFile(file, sets)
+			s, warnings, err := spec.ParseComputeFile(file, sets, specFiles(root)...)
 			if err != nil {
 				return specError(err)
 			}
@@ -54,6 +54,7 @@ func newComputePutCmd(env *Env, verb, short, example string, update bool) *cobra
 	cmd.Flags().StringVarP(&file, "file", "f", "", "compute YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &root)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

@@ -34,7 +34,7 @@ workspace default): its logs are get-logs, and a replica that crashes is replace
 }
 
 func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
-	var file, name, endpoint string
+	var file, name, endpoint, root string
 	var sets []string
 	var allTraffic, noWait bool
 	var timeout time.Duration
@@ -48,7 +48,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, warnings, err := spec.ParseDeploymentFile(file, sets)
+			d, warnings, err := spec.ParseDeploymentFile(file, sets, specFiles(root)...)
 			if err != nil {
 				return specError(err)
 			}
@@ -93,6 +93,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &root)
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once stored, without waiting for a replica")
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for a replica to answer")
 	if !update {

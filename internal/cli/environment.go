@@ -26,7 +26,7 @@ Jobs refer to registered ones as azureml:NAME:VERSION or azureml:NAME@latest.`,
 }
 
 func newEnvCreateCmd(env *Env) *cobra.Command {
-	var file, name, version string
+	var file, name, version, root string
 	var sets []string
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -35,7 +35,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
   hangar environment create -f env.yml --name sklearn --version 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, warnings, err := spec.ParseEnvironmentFile(file, sets)
+			e, warnings, err := spec.ParseEnvironmentFile(file, sets, specFiles(root)...)
 			if err != nil {
 				return specError(err)
 			}
@@ -66,6 +66,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: from the file, else the next integer)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &root)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

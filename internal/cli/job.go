@@ -35,6 +35,7 @@ func newJobCmd(env *Env) *cobra.Command {
 type createFlags struct {
 	file   string
 	sets   []string
+	root   string // --spec-root
 	name   string
 	stream bool
 	dryRun bool
@@ -58,6 +59,7 @@ of their own; job show lists them with their parameters and metric, and the best
 	}
 	cmd.Flags().StringVarP(&f.file, "file", "f", "", "job YAML file")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a field: --set key.path=value (repeatable)")
+	addSpecRootFlag(cmd, &f.root)
 	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name (default: from the file, else generated)")
 	cmd.Flags().BoolVar(&f.stream, "stream", false, "follow the job's log until it ends; exit non-zero unless it Completed")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print, per node, the processes and variables Hangar would start; create nothing")
@@ -66,7 +68,7 @@ of their own; job show lists them with their parameters and metric, and the best
 }
 
 func (e *Env) createJob(ctx context.Context, f createFlags) error {
-	sp, warnings, err := spec.ParseJobFile(f.file, f.sets)
+	sp, warnings, err := spec.ParseJobFile(f.file, f.sets, specFiles(f.root)...)
 	if err != nil {
 		return specError(err)
 	}
