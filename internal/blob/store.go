@@ -99,14 +99,15 @@ func (s *Store) Path(hash string) string {
 	return filepath.Join(s.dir, hash[0:2], hash)
 }
 
-// Has reports whether the blob is stored.
+// Has reports whether the blob is stored. A blob said to be stored is kept by the collector
+// for its grace from now on (see touch): whoever asked may be about to name it in a job.
 func (s *Store) Has(hash string) bool {
 	p := s.Path(hash)
 	if p == "" {
 		return false
 	}
 	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode().IsRegular()
+	return err == nil && fi.Mode().IsRegular() && touch(p, fi)
 }
 
 // Missing returns the hashes that are not stored, in the order given,
