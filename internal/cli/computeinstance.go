@@ -109,6 +109,7 @@ type instanceView struct {
 
 func newInstanceLogsCmd(env *Env) *cobra.Command {
 	var name string
+	var raw bool
 	cmd := &cobra.Command{
 		Use:               "logs NAME",
 		Short:             "Print the output of a compute instance's setup scripts",
@@ -128,8 +129,9 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stderr, "compute instance %s has run no setup script\n", name)
 				return nil
 			}
+			out := newRunOutput(env.Stdout, raw) // termsafe.go
 			for _, s := range in.Scripts {
-				if err := printScriptLog(cmd.Context(), env, c, s); err != nil {
+				if err := printScriptLog(cmd.Context(), c, s, out); err != nil {
 					return err
 				}
 			}
@@ -137,16 +139,17 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	addRawFlag(cmd, &raw)
 	return cmd
 }
 
 // printScriptLog prints one setup script's output under a header naming it and its outcome.
-func printScriptLog(ctx context.Context, env *Env, c *api.Client, s api.InstanceScript) error {
+func printScriptLog(ctx context.Context, c *api.Client, s api.InstanceScript, out runOutput) error {
 	head := fmt.Sprintf("==> %s (run %s): %s", s.Kind, s.Run, s.Status)
 	if s.ExitCode != nil {
 		head += fmt.Sprintf(", exit code %d", *s.ExitCode)
 	}
-	fmt.Fprintln(env.Stdout, head)
+	fmt.Fprintln(out.w, head)
 	var after int64
 	for {
 		rep, err := c.Logs(ctx, s.Run, "", after, 0)
@@ -154,7 +157,7 @@ func printScriptLog(ctx context.Context, env *Env, c *api.Client, s api.Instance
 			return err
 		}
 		for _, l := range rep.Lines {
-			fmt.Fprintln(env.Stdout, strings.TrimRight(l.Text, "\n"))
+			out.line(strings.TrimRight(l.Text, "\n"))
 		}
 		if len(rep.Lines) == 0 || rep.Next == after {
 			return nil

@@ -247,6 +247,7 @@ func newDeploymentDeleteCmd(env *Env) *cobra.Command {
 func newDeploymentLogsCmd(env *Env) *cobra.Command {
 	var name, endpoint string
 	var lines int
+	var raw bool
 	cmd := &cobra.Command{
 		Use:     "get-logs",
 		Short:   "Print the output of a deployment's newest replica (its run's std_log.txt)",
@@ -283,8 +284,9 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 				all = all[len(all)-lines:]
 			}
 			fmt.Fprintf(env.Stderr, "%s %s (all of it: hangar job stream -n %s):\n", what, run, run)
+			out := newRunOutput(env.Stdout, raw) // termsafe.go
 			for _, l := range all {
-				fmt.Fprintln(env.Stdout, l)
+				out.line(l)
 			}
 			return nil
 		},
@@ -292,6 +294,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
 	cmd.Flags().IntVarP(&lines, "lines", "l", 0, "only the last N lines")
+	addRawFlag(cmd, &raw)
 	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.MarkFlagRequired("endpoint-name")
 	return cmd

@@ -38,6 +38,7 @@ type createFlags struct {
 	root   string // --spec-root
 	name   string
 	stream bool
+	raw    bool // --raw: the streamed log byte for byte on a terminal too
 	dryRun bool
 }
 
@@ -62,6 +63,7 @@ of their own; job show lists them with their parameters and metric, and the best
 	addSpecRootFlag(cmd, &f.root)
 	cmd.Flags().StringVarP(&f.name, "name", "n", "", "job name (default: from the file, else generated)")
 	cmd.Flags().BoolVar(&f.stream, "stream", false, "follow the job's log until it ends; exit non-zero unless it Completed")
+	addRawFlag(cmd, &f.raw)
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print, per node, the processes and variables Hangar would start; create nothing")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
@@ -119,7 +121,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 			}
 		}
 		fmt.Fprintf(e.Stderr, "Created job %s on compute %s\n", d.ID, d.Compute)
-		return e.stream(ctx, c, d.ID)
+		return e.stream(ctx, c, d.ID, f.raw)
 	}
 	return e.printData(d, func(w io.Writer) error {
 		fmt.Fprintf(w, "Created job %s on compute %s (status %s)\n", d.ID, d.Compute, d.Status)

@@ -205,7 +205,7 @@ func TestSummaryExitCodes(t *testing.T) {
 			var stderr bytes.Buffer
 			e := &Env{Stdout: &bytes.Buffer{}, Stderr: &stderr}
 			d := runDetail(tt.status)
-			err := e.summary(d)
+			err := e.summary(d, newRunOutput(&stderr, false))
 			code := ExitOK
 			var ee *ExitError
 			if errors.As(err, &ee) {

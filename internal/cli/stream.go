@@ -18,16 +18,22 @@ func newJobStreamCmd(env *Env) *cobra.Command {
 		Aliases: []string{"logs"},
 		Short:   "Follow a job's log until it ends",
 		Long: `Print the job's log (stdout and stderr of its command) as it is written, until the job ends.
-Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.`,
-		Example: "  hangar job stream plucky_otter_k3x9q2mz\n  hangar job logs -n plucky_otter_k3x9q2mz",
+Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.
+
+On a terminal, control characters in the log (escape sequences that move the cursor, set the
+title or write the clipboard) are shown escaped, as \x1b[31m; --raw prints them as they are.
+Piped or redirected, the log is written byte for byte.`,
+		Example: "  hangar job stream plucky_otter_k3x9q2mz\n  hangar job logs -n plucky_otter_k3x9q2mz\n  hangar job logs plucky_otter_k3x9q2mz --raw   # keep the job's colours",
 	}
 	name := addNameArg(cmd, "job", jobNames, env)
+	var raw bool
+	addRawFlag(cmd, &raw)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := env.client(cmd.Context())
 		if err != nil {
 			return err
 		}
-		return env.stream(cmd.Context(), c, name.name)
+		return env.stream(cmd.Context(), c, name.name, raw)
 	}
 	return cmd
 }
@@ -35,7 +41,8 @@ Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.`,
 // stream prints log lines until the run ends, then a summary; the error carries the exit code.
 // A multi-node run's nodes each have a log (std_log.txt for node 0, std_log_node_<n>.txt for the
 // others): they are followed together, their lines (already prefixed with their rank) interleaved.
-func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
+// On a terminal the lines are escaped unless raw (termsafe.go).
+func (e *Env) stream(ctx context.Context, c *api.Client, name string, raw bool) error {
 	files := []string{""}
 	if d, err := c.GetJob(ctx, name); err == nil {
 		for n := 1; n < d.Spec.Resources.InstanceCount; n++ {
@@ -44,8 +51,9 @@ func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
 	}
 	var mu sync.Mutex
 	errs := make(chan error, len(files))
+	out := newRunOutput(e.Stdout, raw)
 	for _, f := range files {
-		go func() { errs <- e.follow(ctx, c, name, f, &mu) }()
+		go func() { errs <- e.follow(ctx, c, name, f, out, &mu) }()
 	}
 	var firstErr error
 	for range files {
@@ -60,12 +68,12 @@ func (e *Env) stream(ctx context.Context, c *api.Client, name string) error {
 	if err != nil {
 		return err
 	}
-	return e.summary(d)
+	return e.summary(d, newRunOutput(e.Stderr, raw))
 }
 
 // follow prints one log file's lines until the run ended and they were all read. When the server
 // goes away it keeps trying for a while (for the local workspace, restarting it).
-func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, mu *sync.Mutex) error {
+func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, out runOutput, mu *sync.Mutex) error {
 	var after int64
 	var lostSince time.Time
 	for {
@@ -90,7 +98,7 @@ func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, mu *
 		lostSince = time.Time{}
 		mu.Lock()
 		for _, l := range resp.Lines {
-			fmt.Fprintln(e.Stdout, l.Text)
+			out.line(l.Text)
 		}
 		mu.Unlock()
 		after = resp.Next
@@ -100,8 +108,9 @@ func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, mu *
 	}
 }
 
-// summary prints how a run ended and returns the matching exit code.
-func (e *Env) summary(d *api.RunDetail) error {
+// summary prints how a run ended and returns the matching exit code; the reason and warnings,
+// which may quote the run's output, are written through out.
+func (e *Env) summary(d *api.RunDetail, out runOutput) error {
 	dur := runDuration(&d.Run)
 	exit := ""
 	if d.ExitCode != nil {
@@ -113,10 +122,10 @@ func (e *Env) summary(d *api.RunDetail) error {
 	}
 	fmt.Fprintln(e.Stderr)
 	if d.StatusReason != "" && d.Status != job.Completed {
-		fmt.Fprintf(e.Stderr, "Reason: %s\n", d.StatusReason)
+		fmt.Fprintf(e.Stderr, "Reason: %s\n", out.text(d.StatusReason))
 	}
 	for _, w := range d.Warnings {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.Stderr, "warning: %s\n", out.text(w))
 	}
 	if len(d.Metrics) > 0 {
 		fmt.Fprintf(e.Stderr, "Metrics: ")
