@@ -72,7 +72,12 @@ func (s *Store) blobRefTables(ctx context.Context, tx *sql.Tx) ([]string, error)
 
 // readTexts calls fn with the text values of table's rows that are long enough to hold a hash.
 func readTexts(ctx context.Context, tx *sql.Tx, table string, fn func(string)) error {
-	rows, err := tx.QueryContext(ctx, `SELECT * FROM `+quoteIdent(table))
+	return readRows(ctx, tx, `SELECT * FROM `+quoteIdent(table), nil, fn)
+}
+
+// readRows calls fn with the text values, long enough to hold a hash, of the rows q selects.
+func readRows(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(string)) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -104,4 +109,50 @@ func readTexts(ctx context.Context, tx *sql.Tx, table string, fn func(string)) e
 		}
 	}
 	return rows.Err()
+}
+
+// RunBlobRefs calls fn with the text values (long enough to hold a hash) of the rows that are
+// one run's: its row in runs, and its rows in every other table of BlobRefs that has a run_id
+// column (its nodes' parts, checkpoint, MLflow artifacts, ...). They are what a run's deletion
+// may free, read before it.
+func (s *Store) RunBlobRefs(ctx context.Context, id string, fn func(text string)) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("read blob references of %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	tables, err := s.blobRefTables(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		col := "run_id"
+		if t == "runs" {
+			col = "id"
+		} else if has, err := s.hasColumn(ctx, tx, t, col); err != nil || !has {
+			if err != nil {
+				return fmt.Errorf("read blob references of %s: %w", id, err)
+			}
+			continue
+		}
+		q := `SELECT * FROM ` + quoteIdent(t) + ` WHERE ` + quoteIdent(col) + ` = ?`
+		if err := readRows(ctx, tx, q, []any{id}, fn); err != nil {
+			return fmt.Errorf("read blob references of %s in %s: %w", id, t, err)
+		}
+	}
+	return nil
+}
+
+// hasColumn reports whether table has a column so named.
+func (s *Store) hasColumn(ctx context.Context, tx *sql.Tx, table, column string) (bool, error) {
+	q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
+	if s.dialect.postgres() {
+		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = ? AND column_name = ?`
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // BlobRefs reads the values that name blobs wherever they are kept (a run's spec, its artifacts
 // and outputs, a model's manifest), and leaves out the tables that never name one (a log line
-// that prints a hash keeps nothing).
+// that prints a hash keeps nothing); RunBlobRefs reads one run's rows only.
 func TestBlobRefs(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
@@ -33,19 +33,33 @@ func TestBlobRefs(t *testing.T) {
 	if _, err := s.AppendLogs(ctx, "r1", "std_log.txt", []job.LogLine{{Seq: 1, Time: now, Text: "sha256 " + h("5")}}); err != nil {
 		t.Fatal(err)
 	}
-	found := map[string]bool{}
-	err := s.BlobRefs(ctx, func(text string) {
-		for _, c := range []string{"1", "2", "3", "4", "5"} {
-			if strings.Contains(text, h(c)) {
-				found[c] = true
-			}
-		}
-	})
-	if err != nil {
+	if err := s.PutMLflowArtifact(ctx, MLflowArtifact{RunID: "r1", Path: "plot.png", Hash: h("6"), Size: 1, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]bool{"1": true, "2": true, "3": true, "4": true}, found); diff != "" {
-		t.Errorf("hashes found (-want +got):\n%s", diff)
+	for _, tt := range []struct {
+		name string
+		read func(fn func(string)) error
+		want map[string]bool
+	}{
+		{"BlobRefs", func(fn func(string)) error { return s.BlobRefs(ctx, fn) },
+			map[string]bool{"1": true, "2": true, "3": true, "4": true, "6": true}},
+		{"RunBlobRefs(r1)", func(fn func(string)) error { return s.RunBlobRefs(ctx, "r1", fn) },
+			map[string]bool{"1": true, "2": true, "3": true, "6": true}},
+	} {
+		found := map[string]bool{}
+		err := tt.read(func(text string) {
+			for _, c := range []string{"1", "2", "3", "4", "5", "6"} {
+				if strings.Contains(text, h(c)) {
+					found[c] = true
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, found); diff != "" {
+			t.Errorf("%s: hashes found (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/runbox"
 )
 
@@ -122,4 +123,16 @@ func RemoveTree(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// RunDirsOn lists the run directories of the local target t (this machine's): they are this
+// workspace's alone, so a directory of a run the workspace no longer knows is a deleted run's.
+func (b *Backend) RunDirsOn(ctx context.Context, t compute.Target) (ids []string, private bool, err error) {
+	ids, err = b.RunDirs()
+	return ids, true, err
+}
+
+// RemoveRunDirOn is RemoveRunDir for the local target t.
+func (b *Backend) RemoveRunDirOn(ctx context.Context, t compute.Target, runID string) error {
+	return b.RemoveRunDir(ctx, runID)
 }
