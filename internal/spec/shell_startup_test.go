@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -104,6 +106,17 @@ func TestBindStartupVariablesLeaveOthersAlone(t *testing.T) {
 
 // The list the docs show is the list the binder uses.
 func TestStartupVarNames(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "spec-extensions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "### Variables whose value is code")
+	table, _, _ = strings.Cut(table, "Not on the list")
+	for _, name := range StartupVarNames() {
+		if !strings.Contains(table, "`"+name+"`") {
+			t.Errorf("docs/spec-extensions.md's table of variables whose value is code lacks `%s`", name)
+		}
+	}
 	names := StartupVarNames()
 	for _, want := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "BASH_FUNC_*", "LD_*", "PYTHONPATH"} {
 		if !strings.Contains(strings.Join(names, " ")+" ", want+" ") {
