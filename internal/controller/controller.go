@@ -71,8 +71,9 @@ type Controller struct {
 	sweeps      sweepsMemo
 	// PipelineDecide replaces pipeline.Decide (tests).
 	PipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
-	// rotating serialises key rotations (jobsecrets.go).
+	// rotating serialises key rotations (jobsecrets.go); gc, the blob collections (gc.go).
 	rotating sync.Mutex
+	gc       sync.Mutex
 }
 
 // Init fills defaults; call before use.
