@@ -118,6 +118,10 @@ type ArtifactsResponse struct {
 	// Uploaded are the files logged through the MLflow API (mlflow.log_artifact), which
 	// `job download` puts beside the job's own under artifacts/.
 	Uploaded []UploadedArtifact `json:"uploaded,omitempty"`
+	// Withheld are the paths of files logged through the MLflow API that are not in Uploaded:
+	// the job's own files hold them (the job's win), or they lie in a folder of the logs Hangar
+	// collects (CollectedLogDirs). `job download` says so; it never lays one over the job's.
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // UploadedArtifact is one file logged through the MLflow artifacts API.

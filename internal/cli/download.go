@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +36,9 @@ multi-node run also has every other node's merged log as user_logs/std_log_node_
 system logs under system_logs/node_<n>/. The nodes' outputs/, logs/ and named outputs are merged:
 where two nodes wrote the same path differently, node 0's file is kept (job show warns).
 Files logged through MLflow (mlflow.log_artifact) are downloaded beside them under
-DIR/<job>/artifacts/, also for a run that is not a job.
+DIR/<job>/artifacts/, also for a run that is not a job; where the job's own file has the same
+path, the job's is kept, and none is ever written to user_logs/ or system_logs/ (Hangar's own
+logs): those are left out with a warning.
 Without --all or --output-name, only the artifacts are downloaded.`,
 		Example: `  hangar job download plucky_otter_k3x9q2mz --all --download-path ./out
   hangar job download -n plucky_otter_k3x9q2mz --output-name model`,
@@ -97,6 +100,13 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		}
 	}
 	src := transfer.ClientSource{C: c}
+	if wantArtifacts {
+		// Written before the job's own artifacts, which are then laid over them: a file logged
+		// through MLflow never takes the place of one of the job's (the server withholds those).
+		if err := e.downloadUploaded(ctx, src, arts, filepath.Join(base, "artifacts")); err != nil {
+			return err
+		}
+	}
 	for _, it := range items {
 		m, err := transfer.FetchManifest(ctx, src, it.hash)
 		if err != nil {
@@ -113,16 +123,23 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		}
 		fmt.Fprintf(e.Stderr, "Downloaded %d files (%s) to %s\n", len(m.Files()), humanBytes(m.TotalSize()), it.dest)
 	}
-	if wantArtifacts && len(arts.Uploaded) > 0 {
-		return e.downloadUploaded(ctx, src, arts.Uploaded, filepath.Join(base, "artifacts"))
-	}
 	return nil
 }
 
-// downloadUploaded writes the files logged through MLflow beside the job's own artifacts. They
-// go through the same checked materialization as a manifest (paths that would leave dest, or
-// land below a file, are refused before anything is written).
-func (e *Env) downloadUploaded(ctx context.Context, src transfer.ClientSource, up []api.UploadedArtifact, dest string) error {
+// downloadUploaded writes the files logged through MLflow beside the job's own artifacts, and
+// says which the server withheld (where the job's own files are, or in user_logs/ and
+// system_logs/, which hold only the logs Hangar collects). They go through the same checked
+// materialization as a manifest (paths that would leave dest, or land below a file, are
+// refused before anything is written).
+func (e *Env) downloadUploaded(ctx context.Context, src transfer.ClientSource, arts *api.ArtifactsResponse, dest string) error {
+	if n := len(arts.Withheld); n > 0 {
+		fmt.Fprintf(e.Stderr, "warning: %d file(s) logged through MLflow not downloaded: the job's own files are at their paths, or they lie in %s/, which hold only the logs Hangar collects: %s\n",
+			n, strings.Join(api.CollectedLogDirs, "/ or "), strings.Join(arts.Withheld, ", "))
+	}
+	up := arts.Uploaded
+	if len(up) == 0 {
+		return nil
+	}
 	m := uploadedManifest(up)
 	b := e.newBar(ctx, "download mlflow artifacts", m.TotalSize())
 	err := snapshot.Materialize(ctx, m, countingSource{src: src, bar: b}, dest, snapshot.MaterializeOptions{})

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -217,10 +218,11 @@ func nextScript(in *store.Instance, spec *compute.InstanceSpec) (string, *comput
 const defaultScriptTimeout = 30 * time.Minute
 
 // scriptJob is the run of a setup script on the instance: the script's text travels in an
-// environment variable and its arguments are quoted one by one, so nothing the user wrote is
-// read by the shell except the script itself.
+// environment variable, base64-encoded so that nothing in it is bound (a ${{secrets.x}} in a
+// compute operator's script would otherwise get the secret's value), and its arguments are
+// quoted one by one, so nothing the user wrote is read by the shell except the script itself.
 func scriptJob(in *store.Instance, spec *compute.InstanceSpec, kind string, s *compute.SetupScript, now time.Time) job.Spec {
-	cmd := `printf '%s' "$HANGAR_SETUP_SCRIPT" > setup-script.sh && exec bash setup-script.sh`
+	cmd := `printf '%s' "$HANGAR_SETUP_SCRIPT" | base64 -d > setup-script.sh && exec bash setup-script.sh`
 	for _, a := range s.Args {
 		cmd += " " + shellQuote(a)
 	}
@@ -232,7 +234,7 @@ func scriptJob(in *store.Instance, spec *compute.InstanceSpec, kind string, s *c
 	return job.Spec{Type: "command", Name: fmt.Sprintf("%s-%s-%d-%d", in.Name, short, in.Starts, now.Unix()),
 		DisplayName: fmt.Sprintf("%s %s", in.Name, kind), ExperimentName: "instance-" + in.Name, Compute: in.Name,
 		Command:              cmd,
-		EnvironmentVariables: map[string]string{"HANGAR_SETUP_SCRIPT": s.Content},
+		EnvironmentVariables: map[string]string{"HANGAR_SETUP_SCRIPT": base64.StdEncoding.EncodeToString([]byte(s.Content))},
 		Limits:               job.Limits{TimeoutSeconds: int64(timeout / time.Second)},
 		Properties:           map[string]string{"created_by": spec.Owner, PropInstance: in.Name, PropInstanceScript: kind},
 	}

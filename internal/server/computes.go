@@ -19,7 +19,9 @@ func (s *Server) listComputes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.Compute, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, s.describe(r.Context(), t, false))
+		c := s.describe(r.Context(), t, false)
+		redactHookEnv(who(r), c.Spec)
+		out = append(out, c)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -30,7 +32,9 @@ func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false"))
+	c := s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
+	redactHookEnv(who(r), c.Spec)
+	writeJSON(w, http.StatusOK, c)
 }
 
 // describe turns a target into its API view; with detail, the backend describes its node.
@@ -82,6 +86,14 @@ func (s *Server) putCompute(w http.ResponseWriter, r *http.Request, update bool)
 	}
 	if update && spec.Name != r.PathValue("name") {
 		writeError(w, s.log, badRequest("name in the body differs from the path"))
+		return
+	}
+	if err := s.checkOwnerFields(r, &spec); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if err := stampInstanceOwner(who(r), &spec); err != nil {
+		writeError(w, s.log, err)
 		return
 	}
 	t, err := s.cfg.Controller.CreateCompute(r.Context(), spec, update)

@@ -140,6 +140,7 @@ func (s *Server) Handler() http.Handler {
 	s.secretRoutes(api) // jobsecrets.go
 	s.userRoutes(api)   // users.go
 	s.auditRoutes(api)  // audit.go
+	s.gcRoutes(api)     // gc.go
 	// The API mux is authenticated as a whole; its routes check their access.
 	outer.Handle("/api/", s.authenticate(apiMux))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).
