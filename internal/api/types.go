@@ -10,12 +10,13 @@ import (
 // Version is the API version served under /api.
 const Version = "v1"
 
-// Health is GET /api/health.
+// Health is GET /api/health. Workspace and PID are only told to a caller with a user's token
+// (the local CLI checks that the server is its workspace's); a load balancer gets the rest.
 type Health struct {
 	OK        bool   `json:"ok"`
 	Version   string `json:"version"`
-	Workspace string `json:"workspace"`
-	PID       int    `json:"pid"`
+	Workspace string `json:"workspace,omitempty"`
+	PID       int    `json:"pid,omitempty"`
 	// Role is "leader" or "follower" for a server of a replicated workspace (design 0020), and
 	// Leader the leading server's address; both empty for a workspace served by one server.
 	Role   string `json:"role,omitempty"`

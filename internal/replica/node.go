@@ -146,14 +146,14 @@ func (n *Node) wakeUp() {
 }
 
 // followerHandler answers the health check itself (a load balancer sees every live server) and
-// forwards everything else.
+// forwards everything else. A follower cannot check a user's token, so its health check says
+// only what a load balancer needs (as the leader's does without a token): no directory, no pid.
 func (n *Node) followerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
 		role, leader := n.Role()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(api.Health{OK: true, Version: api.Version, Workspace: n.cfg.Workspace, PID: os.Getpid(),
-			Role: role, Leader: leader})
+		_ = json.NewEncoder(w).Encode(api.Health{OK: true, Version: api.Version, Role: role, Leader: leader})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if n.taking.Load() {

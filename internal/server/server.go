@@ -3,11 +3,9 @@ package server
 import (
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
@@ -174,14 +172,6 @@ func (s *Server) Handler() http.Handler {
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10}
-}
-
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	h := api.Health{OK: true, Version: api.Version, Workspace: s.cfg.Workspace, PID: os.Getpid()}
-	if s.cfg.Role != nil {
-		h.Role, h.Leader = s.cfg.Role()
-	}
-	writeJSON(w, http.StatusOK, h)
 }
 
 // logRequests logs each request at debug level, and failures at info, and times it by route.
