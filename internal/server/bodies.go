@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -249,6 +250,9 @@ func readJSON(r *http.Request, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return badRequest("malformed JSON body: " + err.Error())
+	}
+	if err := checkDuplicateKeys(b, reflect.TypeOf(v)); err != nil {
+		return badRequest(err.Error()) // jsonkeys.go
 	}
 	return nil
 }
