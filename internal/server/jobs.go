@@ -200,8 +200,6 @@ func (s *Server) jobArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
-	for _, a := range up {
-		out.Uploaded = append(out.Uploaded, api.UploadedArtifact{Path: a.Path, Hash: a.Hash, Size: a.Size})
-	}
+	out.Uploaded, out.Withheld = s.downloadable(run, up) // mlflowartifacts.go
 	writeJSON(w, http.StatusOK, out)
 }

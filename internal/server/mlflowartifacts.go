@@ -8,10 +8,12 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
@@ -86,8 +88,15 @@ func (s *Server) runTarget(ctx context.Context, a artifactPath) (*artifactTarget
 	return t, nil
 }
 
-// readOnly refuses a write or delete that would touch the job's own artifacts.
+// readOnly refuses a write or delete that would touch the job's own artifacts, or land in a
+// folder of the logs Hangar collects (api.CollectedLogDirs): whether or not the job's files are
+// registered yet, what those folders hold is Hangar's only.
 func (t *artifactTarget) readOnly() error {
+	if dir, ok := api.CollectedLogDir(t.rel); ok {
+		return &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied,
+			Message: fmt.Sprintf("%s: %s/ holds the logs Hangar collects from run %s; files logged through MLflow cannot go there (log them under another path, e.g. logs/)",
+				t.rel, dir, t.run.ID)}
+	}
 	if owned, ok := t.job.owns(t.rel); ok {
 		return &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied,
 			Message: fmt.Sprintf("%s is an artifact of job %s (%s); a job's own artifacts are read-only", t.relOrRoot(), t.run.ID, owned)}
@@ -186,6 +195,9 @@ func (s *Server) artifactBlob(ctx context.Context, t *artifactTarget) (string, e
 		}
 		return e.Hash, nil
 	}
+	if _, ok := api.CollectedLogDir(t.rel); ok {
+		return "", notFound // an upload there (stored before they were refused) is never served
+	}
 	a, err := s.cfg.Store.MLflowArtifact(ctx, t.run.ID, t.rel)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", notFound
@@ -251,10 +263,18 @@ func (s *Server) children(ctx context.Context, t *artifactTarget, after string, 
 	if e, ok := t.job.entry(t.rel); ok && e.Type != snapshot.TypeDir {
 		return nil, false, nil // a file lists as nothing, as in MLflow
 	}
-	uploaded, err := s.cfg.Store.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1)
+	if _, ok := api.CollectedLogDir(t.rel); ok {
+		return t.job.children(t.rel), false, nil // no upload is ever listed there
+	}
+	// One more than a page, and the collected log folders that may be left out at the root.
+	uploaded, err := s.cfg.Store.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1+len(api.CollectedLogDirs))
 	if err != nil {
 		return nil, false, err
 	}
+	uploaded = slices.DeleteFunc(uploaded, func(e store.ArtifactEntry) bool {
+		_, collected := api.CollectedLogDir(path.Join(t.rel, e.Name))
+		return collected
+	})
 	out, more := mergeChildren(t.job.children(t.rel), uploaded, after, limit)
 	return out, more, nil
 }
@@ -339,4 +359,30 @@ func (s *Server) jobManifest(hash string) (*snapshot.Manifest, error) {
 	}
 	manifestCache.m[hash] = m
 	return m, nil
+}
+
+// downloadable splits a run's files logged through MLflow into those `job download` brings down
+// beside the job's own (and the studio lists apart from them), and the paths it withholds: in a
+// folder of the logs Hangar collects, or where the job's own files are (a job's file always
+// wins over a file logged through MLflow, as the proxy serves it).
+func (s *Server) downloadable(run *job.Run, up []store.MLflowArtifact) (keep []api.UploadedArtifact, withheld []string) {
+	var tree jobTree
+	if run.ArtifactsHash != "" {
+		// A manifest too large to read here is not checked against: the download writes the
+		// job's files after these, so that the job's still win.
+		if m, err := s.jobManifest(run.ArtifactsHash); err == nil {
+			tree = jobTree{m: m}
+		} else {
+			s.log.Warn("artifacts: the job's manifest is not checked against its uploaded files", "run", run.ID, "err", err)
+		}
+	}
+	for _, a := range up {
+		_, collected := api.CollectedLogDir(a.Path)
+		if _, owned := tree.owns(a.Path); collected || owned {
+			withheld = append(withheld, a.Path)
+			continue
+		}
+		keep = append(keep, api.UploadedArtifact{Path: a.Path, Hash: a.Hash, Size: a.Size})
+	}
+	return keep, withheld
 }

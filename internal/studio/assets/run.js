@@ -220,6 +220,19 @@
             el("td", {}, el("a", { href: "/api/blobs/" + encodeURIComponent(f.hash), download: f.path.split("/").pop() }, f.path)),
             el("td", { class: "num" }, H.bytes(f.size))))))));
       }
+      // Files the run logged through MLflow are listed apart: they are the run's script's, not
+      // what Hangar collected (a job's own file wins where both have a path; none is ever in
+      // user_logs/ or system_logs/).
+      const up = (a.uploaded || []).slice().sort((x, y) => x.path.localeCompare(y.path));
+      const held = (a.withheld || []).length;
+      if (up.length || held) {
+        sec.append(el("details", {},
+          el("summary", {}, "logged through MLflow", el("span", { class: "muted" }, ` — ${up.length} files`)),
+          held ? el("p", { class: "muted" }, `${held} more not shown: the job's own files are at their paths, or they lie in user_logs/ or system_logs/ (Hangar's logs).`) : null,
+          el("table", { class: "list files" }, el("tbody", {}, up.map((f) => el("tr", {},
+            el("td", {}, el("a", { href: "/api/blobs/" + encodeURIComponent(f.hash), download: f.path.split("/").pop() }, f.path)),
+            el("td", { class: "num" }, H.bytes(f.size))))))));
+      }
     })().catch((e) => { if (!signal.aborted) sec.append(el("p", { class: "error" }, e.message)); });
     return sec;
   }
