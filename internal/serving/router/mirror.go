@@ -80,9 +80,12 @@ func (r *Router) sendMirror(c mirrorCall, d *depState, rs *replicaState) {
 	if err != nil {
 		d.stats.mirrorFailed.Add(1)
 		if unreached(err) {
-			r.dropUnreached(d, rs, err)
+			r.takeOut(d, rs, "unreachable: "+err.Error())
 		}
 		return
+	}
+	if draining(resp.Header) {
+		r.takeOut(d, rs, "it is draining (its supervisor is gone)")
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()

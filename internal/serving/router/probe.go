@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -120,6 +121,9 @@ func (r *Router) probeReplica(ctx context.Context, j probeJob) {
 	if j.live != nil {
 		liveErr = r.get(ctx, j.rs.addr, *j.live)
 	}
+	if errors.Is(readyErr, errDraining) || errors.Is(liveErr, errDraining) {
+		r.takeOut(j.d, j.rs, "it is draining (its supervisor is gone)")
+	}
 	d, rs := j.d, j.rs
 	d.mu.Lock()
 	rs.probe.busy = false
@@ -176,8 +180,14 @@ func (r *Router) get(ctx context.Context, addr string, s probeSpec) error {
 		return err
 	}
 	resp.Body.Close()
+	if draining(resp.Header) {
+		return fmt.Errorf("GET %s: %s: %w", s.path, resp.Status, errDraining)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 		return fmt.Errorf("GET %s: %s", s.path, resp.Status)
 	}
 	return nil
 }
+
+// errDraining is a probe's answer from a replica that said it is going away.
+var errDraining = errors.New("the replica is draining")

@@ -44,6 +44,10 @@ func (r *Router) newProxy() *httputil.ReverseProxy {
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			t := resp.Request.Context().Value(targetKey{}).(*target)
+			if draining(resp.Header) {
+				r.takeOut(t.dep, t.replica, "it is draining (its supervisor is gone)")
+			}
+			resp.Header.Del(DrainHeader)
 			resp.Header.Set(DeploymentHeader, t.dep.name)
 			return nil
 		},
@@ -205,7 +209,7 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, d *depState, 
 			d.stats.observe(sw.status, time.Since(start))
 			return false
 		}
-		r.dropUnreached(d, rs, t.unreached)
+		r.takeOut(d, rs, "unreachable: "+t.unreached.Error())
 	}
 }
 

@@ -3,6 +3,8 @@ package router
 import (
 	"errors"
 	"net"
+	"net/http"
+	"strings"
 )
 
 // A replica whose process is gone (its supervisor was killed and took it along, or its node
@@ -33,9 +35,17 @@ func retryable(err, ctxErr error) bool {
 	return ctxErr == nil && unreached(err)
 }
 
-// dropUnreached takes a replica that could not be connected to out of the rotation until its
-// readiness probe passes again (as a failed readiness would).
-func (r *Router) dropUnreached(d *depState, rs *replicaState, err error) {
+// DrainHeader is the header by which a replica says, on any answer, that it is going away
+// (Hangar's scoring server once its supervisor is gone: see score.py): the router takes it out
+// of the rotation as it would an unreachable one; the header does not reach the caller.
+const DrainHeader = "X-Hangar-Replica"
+
+// draining says whether an answer's header says its replica is going away.
+func draining(h http.Header) bool { return strings.EqualFold(h.Get(DrainHeader), "draining") }
+
+// takeOut takes a replica out of the rotation until its readiness probe passes again (as a
+// failed readiness would): it could not be connected to, or it said it is draining.
+func (r *Router) takeOut(d *depState, rs *replicaState, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rs.probe.readyOK = 0
@@ -44,6 +54,6 @@ func (r *Router) dropUnreached(d *depState, rs *replicaState, err error) {
 	}
 	rs.probedOut = true
 	d.broadcastLocked() // requests queued for a slot look again: this replica's will not free
-	r.log.Warn("replica unreachable; out of rotation until its readiness probe passes", "endpoint", d.endpoint,
-		"deployment", d.name, "replica", rs.id, "err", err)
+	r.log.Warn("replica out of rotation until its readiness probe passes", "endpoint", d.endpoint,
+		"deployment", d.name, "replica", rs.id, "why", why)
 }

@@ -149,3 +149,48 @@ func TestRequestThatReachedAReplicaIsNotRetried(t *testing.T) {
 		t.Fatalf("the dropping replica got the request %d times, want once", n)
 	}
 }
+
+// A replica that says it is draining (Hangar's scoring server once its supervisor is gone) has
+// its answer passed on, without the header, and gets no request after it; its probes say the
+// same, so it stays out.
+func TestDrainingReplicaLeavesTheRotation(t *testing.T) {
+	leaving, staying := newReplica(t, "leaving"), newReplica(t, "staying")
+	leaving.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(DrainHeader, "draining")
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		io.WriteString(w, "leaving")
+	})
+	f := newFixture(t, Config{})
+	d := deployment(leaving, staying) // leaving first: with equal load it is picked first
+	d.Request.MaxConcurrentRequestsPerInstance = 1
+	d.Readiness = serving.Probe{Path: "/", SuccessThreshold: 1, FailureThreshold: 30}
+	f.r.Set(Table{"e": {Traffic: map[string]int{"d": 100}, Deployments: map[string]Deployment{"d": d}}})
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/endpoints/e/score", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "leaving" || resp.Header.Get(DrainHeader) != "" {
+		t.Fatalf("the draining replica's answer: %d %q, %s %q; want it passed on without the header", resp.StatusCode, b, DrainHeader, resp.Header.Get(DrainHeader))
+	}
+	f.r.ProbeOnce(t.Context())
+	for i := range 20 {
+		if a := f.call(t, "/endpoints/e/score", "x"); a.status != 200 || a.body != "staying" {
+			t.Fatalf("request %d after the drain: %+v, want the other replica", i, a)
+		}
+	}
+	posts := 0
+	for _, got := range leaving.received() {
+		if got.method == http.MethodPost {
+			posts++
+		}
+	}
+	if posts != 1 {
+		t.Fatalf("the draining replica got %d scoring requests, want the one it answered draining", posts)
+	}
+}

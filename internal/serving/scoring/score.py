@@ -25,6 +25,11 @@ users' scoring scripts expect it:
   variable: its number of worker processes) allows that many at once, in this one process
   (so sharing what init() loaded: the script must then be thread-safe).
 - One line per request on stdout: method, path, status, milliseconds, response bytes.
+- stdout and stderr are the pipe the replica's supervisor reads. Once nobody reads it (the
+  supervisor was killed), the replica drains: what is written is dropped (a print() in run()
+  never fails for it), every answer carries "x-hangar-replica: draining" and closes its
+  connection (the router then sends it nothing more), GET / answers 503, and once it has been
+  quiet for a moment after telling the router so, the server exits.
 
 PORT is the port to listen on (0.0.0.0; 0 picks a free one); the line "Listening on
 0.0.0.0:<port>" is printed once the server accepts requests.
@@ -35,6 +40,7 @@ import importlib.util
 import inspect
 import json
 import os
+import select
 import sys
 import threading
 import time
@@ -44,6 +50,95 @@ import uuid
 
 HEADER_LIMIT = 100  # Azure's bound on request id headers
 INIT_FAILED = 3  # Azure's exit status when the script cannot be loaded or initialised
+DRAIN_HEADER = "x-hangar-replica"  # "draining": the router takes the replica out of its rotation
+DRAIN_QUIET = 2.0  # seconds without a request, once the router was told, before a draining server exits
+DRAIN_MAX = 60.0  # seconds a draining server waits at most
+
+
+class Drain:
+    """Whether the replica is draining because its supervisor is gone, and when it may exit."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.started = threading.Event()
+        self._told = False  # an answer carried DRAIN_HEADER
+        self._in_flight = 0
+        self._last = time.monotonic()
+
+    def start(self):
+        with self._lock:
+            if self.started.is_set():
+                return
+            self.started.set()
+            self._since = time.monotonic()
+        threading.Thread(target=self._exit_when_quiet, daemon=True).start()
+
+    def enter(self):
+        with self._lock:
+            self._in_flight += 1
+
+    def leave(self, told):
+        with self._lock:
+            self._in_flight -= 1
+            self._last = time.monotonic()
+            self._told = self._told or told
+
+    def _exit_when_quiet(self):
+        while True:
+            time.sleep(0.1)
+            now = time.monotonic()
+            with self._lock:
+                quiet = self._in_flight == 0 and now - self._last >= DRAIN_QUIET
+                if (self._told and quiet) or (now - self._since >= DRAIN_MAX and self._in_flight == 0):
+                    os._exit(0)  # nobody reads the output: no flush, no message
+
+
+DRAIN = Drain()
+
+
+class Output:
+    """sys.stdout or sys.stderr: the pipe the replica's supervisor reads. A write that fails
+    because nobody reads the pipe any more drops what was written, and everything after, and
+    starts the drain."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._lost()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._lost()
+
+    def _lost(self):
+        self._stream = open(os.devnull, "w")
+        DRAIN.start()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def watch_supervisor(fd):
+    """Starts the drain as soon as nobody reads fd (a pipe's reading end closed: POLLERR), even
+    before anything is written to it. Not a pipe (a file, a terminal): nothing to watch."""
+    if not os.path.exists(f"/proc/self/fd/{fd}") or not os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+        return
+
+    def watch():
+        p = select.poll()
+        p.register(fd, 0)  # only errors and hang-ups are reported
+        while not p.poll():
+            pass
+        DRAIN.start()
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 class ScriptError(Exception):
@@ -187,17 +282,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         start = time.perf_counter()
         self.extra_headers = {}
         url = urllib.parse.urlsplit(self.path)
+        DRAIN.enter()
+        told = False
         try:
-            body = self.read_body()
-            status, payload, ctype = self.dispatch(method, url, body)
-        except BadInput as e:
-            status, payload, ctype = error(e.status, str(e))
-        except Exception as e:  # a bug here must not drop the connection without an answer
-            traceback.print_exc(file=sys.stderr)
-            status, payload, ctype = error(500, f"scoring server: {type(e).__name__}: {e}")
-        self.answer(status, payload, ctype)
-        ms = (time.perf_counter() - start) * 1e3
-        print(f"{method} {self.path} {status} {ms:.3f}ms {len(payload)}", flush=True)
+            try:
+                body = self.read_body()
+                status, payload, ctype = self.dispatch(method, url, body)
+            except BadInput as e:
+                status, payload, ctype = error(e.status, str(e))
+            except Exception as e:  # a bug here must not drop the connection without an answer
+                traceback.print_exc(file=sys.stderr)
+                status, payload, ctype = error(500, f"scoring server: {type(e).__name__}: {e}")
+            # Logged before the answer: a pipe found broken here drains from this answer on.
+            ms = (time.perf_counter() - start) * 1e3
+            print(f"{method} {self.path} {status} {ms:.3f}ms {len(payload)}", flush=True)
+            told = self.answer(status, payload, ctype)
+        finally:
+            DRAIN.leave(told)
 
     def dispatch(self, method, url, body):
         if not self.request_ids():
@@ -205,6 +306,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if url.path == "/":
             if method != "GET":
                 return error(405, "Method not allowed")
+            if DRAIN.started.is_set():
+                return error(503, "this replica's supervisor is gone; the replica is stopping")
             return 200, b"Healthy", "text/plain; charset=utf-8"
         if url.path != "/score":
             return error(404, "Not found: " + url.path)
@@ -275,15 +378,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.readline(65537)
 
     def answer(self, status, payload, ctype):
+        """Sends the answer; True when it told the router that the replica drains."""
+        draining = DRAIN.started.is_set()
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(payload)))
         self.send_header("x-ms-run-function-failed", self.extra_headers.pop("x-ms-run-function-failed", "False"))
         for k, v in self.extra_headers.items():
             self.send_header(k, v)
+        if draining:
+            self.send_header(DRAIN_HEADER, "draining")
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
+        return draining
 
     def log_message(self, format, *args):
         pass  # route() logs one line per request on stdout
@@ -304,6 +414,7 @@ def serve(script, port, workers):
     Handler.slots = threading.BoundedSemaphore(workers)
     server = Server(("0.0.0.0", port), Handler)
     print(f"Listening on 0.0.0.0:{server.server_address[1]}", flush=True)
+    watch_supervisor(1)
     server.serve_forever()
 
 
@@ -324,6 +435,7 @@ def put_code_first(app_root):
 def main():
     # The user's prints reach the replica's log as they happen.
     sys.stdout.reconfigure(line_buffering=True)
+    sys.stdout, sys.stderr = Output(sys.stdout), Output(sys.stderr)
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") == here:
         del sys.path[0]  # this file's folder is Hangar's, not the user's

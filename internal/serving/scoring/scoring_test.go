@@ -47,11 +47,12 @@ func missing(t *testing.T, why string) {
 
 // replica is a running scoring server.
 type replica struct {
-	url  string
-	cmd  *exec.Cmd
-	out  *lines // stdout
-	errb *lockedBuffer
-	done chan error
+	url    string
+	cmd    *exec.Cmd
+	out    *lines    // stdout
+	stdout io.Closer // the reading end of its stdout, as its supervisor holds it
+	errb   *lockedBuffer
+	done   chan error
 }
 
 type lockedBuffer struct {
@@ -150,7 +151,7 @@ func launch(t *testing.T, py, code, entry, model string, env ...string) *replica
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{cmd: cmd, errb: &lockedBuffer{}, done: make(chan error, 1)}
+	r := &replica{cmd: cmd, stdout: stdout, errb: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = r.errb
 	r.out = newLines(stdout)
 	if err := cmd.Start(); err != nil {
@@ -200,6 +201,7 @@ type response struct {
 	status int
 	body   string
 	header http.Header
+	closed bool // the server closes the connection after it (Connection: close)
 }
 
 func do(t *testing.T, method, url, body string, header ...string) response {
@@ -226,7 +228,7 @@ func send(t *testing.T, method, url, body string, header ...string) (response, e
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, string(b), resp.Header}, err
+	return response{resp.StatusCode, string(b), resp.Header, resp.Close}, err
 }
 
 // sendBody is send for a goroutine: an error is reported and reads as an empty body.
@@ -476,4 +478,37 @@ func TestConcurrency(t *testing.T) {
 			}
 		}
 	})
+}
+
+// When nobody reads the replica's output any more (its supervisor was killed and the pipe's
+// reading end closed with it), the replica drains: the user's print() in run() does not fail,
+// every answer says "x-hangar-replica: draining" and closes its connection (the router then
+// takes the replica out of its rotation), the health route answers 503, and the server exits by
+// itself once quiet.
+func TestDrainsWhenItsSupervisorIsGone(t *testing.T) {
+	py := python(t)
+	r := start(t, py, writeCode(t, "def init():\n    pass\n\ndef run(raw_data):\n    print('scoring', raw_data)\n    return raw_data\n"),
+		"score.py", t.TempDir())
+	if got := do(t, "POST", r.url+"/score", "a"); got.status != 200 || got.header.Get("x-hangar-replica") != "" {
+		t.Fatalf("before: %d %q, header %q", got.status, got.body, got.header.Get("x-hangar-replica"))
+	}
+	r.stdout.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := do(t, "GET", r.url+"/", "")
+		if got.status == 503 && got.header.Get("x-hangar-replica") == "draining" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET / still %d %q 30s after the output's reader left, want 503 draining", got.status, got.body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := do(t, "POST", r.url+"/score", "b")
+	if got.status != 200 || got.body != `"b"` || got.header.Get("x-hangar-replica") != "draining" || !got.closed {
+		t.Fatalf("POST /score while draining = %d %q, headers %v; want its answer, draining, Connection: close", got.status, got.body, got.header)
+	}
+	if code := r.exitCode(t); code != 0 {
+		t.Errorf("the drained server exited with %d, want 0\nstderr:\n%s", code, r.errb)
+	}
 }
