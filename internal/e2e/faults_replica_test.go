@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// callers keeps n goroutines scoring an endpoint back to back until stopped, counting the answers.
+type callers struct {
+	s        *scorer
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+	total    atomic.Int64
+	mu       sync.Mutex
+	failures []string
+}
+
+func (s *scorer) loop(n int) *callers {
+	c := &callers{s: s}
+	for range n {
+		c.wg.Go(func() {
+			for !c.stop.Load() {
+				code, a, body := s.score(2, "")
+				c.total.Add(1)
+				if code != 200 || a.Y != 6 {
+					c.mu.Lock()
+					c.failures = append(c.failures, fmt.Sprintf("%d %s", code, strings.TrimSpace(body)))
+					c.mu.Unlock()
+				}
+			}
+		})
+	}
+	return c
+}
+
+// waitAnswers waits until the callers have had n more answers.
+func (c *callers) waitAnswers(t *testing.T, n int64) {
+	t.Helper()
+	want := c.total.Load() + n
+	waitFor(t, time.Minute, fmt.Sprintf("%d more answers", n), func() bool { return c.total.Load() >= want })
+}
+
+// end stops the callers and returns how many requests they sent and what failed.
+func (c *callers) end() (int64, []string) {
+	c.stop.Store(true)
+	c.wg.Wait()
+	return c.total.Load(), c.failures
+}
+
+// processesOf counts the live processes whose command line names something under dir.
+func processesOf(dir string) int {
+	n := 0
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(dir+"/")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil && processAlive(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// kill -9 of one replica's supervisor while two callers keep scoring an endpoint whose
+// deployment has two replicas: no request fails. The killed replica leaves the router's
+// rotation at its first refused connection (its scoring server stops listening once nobody reads
+// its output), requests go to the other replica, and the deployment replaces it.
+func TestFaultReplicaSupervisorKill(t *testing.T) {
+	w, dir := endpointWS(t)
+	writeFiles(t, dir, map[string]string{"two.yml": strings.Replace(deploymentYAML("blue"), "instance_count: 1\n", "instance_count: 2\n", 1)})
+	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "two.yml"), "--all-traffic")
+	var dv api.DeploymentView
+	waitFor(t, 2*time.Minute, "two replicas serving", func() bool {
+		w.jsonOut(&dv, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+		n := 0
+		for _, r := range dv.Replicas {
+			if r.Status == "Running" && r.Address != "" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	victim := dv.Replicas[0].Run
+	sup, runDir := supervisorOf(t, victim)
+
+	c := w.scorer("my-endpoint").loop(2)
+	c.waitAnswers(t, 200)
+	kill9(t, sup)
+	d := w.waitStatus(victim, 3*time.Minute, job.Failed, job.Completed, job.Canceled)
+	waitFor(t, 2*time.Minute, "a replica to replace "+victim, func() bool {
+		w.jsonOut(&dv, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
+		n := 0
+		for _, r := range dv.Replicas {
+			if r.Run != victim && r.Status == "Running" && r.Address != "" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	c.waitAnswers(t, 200) // through the replacement too
+	total, failed := c.end()
+
+	row := faultRow{Target: "local", Injected: "kill -9 of a replica's supervisor, 2 callers scoring 2 replicas", Runs: 1,
+		Final:  fmt.Sprintf("%d of %d requests failed; the replica's run %s, replaced", len(failed), total, d.Status),
+		Reason: d.StatusReason}
+	waitFor(t, 30*time.Second, "the killed replica's processes to end", func() bool {
+		row.Leftover = processesOf(runDir)
+		return row.Leftover == 0
+	})
+	reportFault(t, row)
+	if len(failed) > 0 {
+		t.Errorf("%d of %d requests failed, want none; the first: %s", len(failed), total, failed[0])
+	}
+	if d.Status != job.Failed {
+		t.Errorf("the killed replica's run ended %s (%s), want Failed", d.Status, d.StatusReason)
+	}
+}
