@@ -32,8 +32,8 @@ func policyRoles(pattern string) []string {
 	switch {
 	case path == "/api/runs/{id}/secrets":
 		return nil // a run's own token only
-	case under("/api/runs", "/api/users", "/api/audit"):
-		return owner // runs' supervisors' routes; users and roles; the audit log
+	case under("/api/runs", "/api/users", "/api/audit", "/api/workspace"):
+		return owner // runs' supervisors' routes; users and roles; the audit log; the blob collector
 	case under("/api/tokens", "/api/whoami", "/api/studio/login-codes"):
 		return allRoles // everyone's own
 	case method == http.MethodGet || strings.HasSuffix(path, "/search"):

@@ -194,7 +194,7 @@ func (s *Server) archiveJob(archive bool) http.HandlerFunc {
 
 func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("name")
-	err := s.cfg.Store.DeleteRun(r.Context(), id)
+	err := s.cfg.Controller.DeleteRun(r.Context(), id) // its directory and the blobs only it used too
 	if errors.Is(err, store.ErrNotEnded) {
 		err = &httpError{http.StatusConflict, api.CodeConflict,
 			fmt.Sprintf("job %s has not ended: only ended jobs can be deleted (cancel it first)", id)}
