@@ -112,6 +112,7 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		if err != nil {
 			return err
 		}
+		m = e.skipEscapingLinks(m, it.dest)
 		if err := os.MkdirAll(it.dest, 0o755); err != nil {
 			return err
 		}

@@ -211,6 +211,7 @@ func (e *Env) downloadModel(ctx context.Context, name, version, dir string) erro
 		return err
 	}
 	dest := filepath.Join(dir, v.Name)
+	m = e.skipEscapingLinks(m, dest)
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return err
 	}
