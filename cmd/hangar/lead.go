@@ -149,6 +149,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	log.Info("workspace server listening", "url", ownURL(), "nodes", urlFn(), "home", h.Dir, "database", db)
 	go ctrl.Run(ctx)
 	go ctrl.RunInstances(ctx, instanceOptions(log))
+	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
 	go endpoints.Run(ctx)
 	return srv.Handler(), nil
 }

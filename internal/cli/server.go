@@ -97,6 +97,11 @@ other servers and the cluster nodes reach this one at.`,
 	cmd.Flags().DurationVar(&o.Controller.TokenTTL, "run-token-ttl", 7*24*time.Hour, "how long a run token is valid (heartbeats renew a live run's token)")
 	cmd.Flags().DurationVar(&o.Controller.TokenGrace, "run-token-grace", 2*time.Minute, "how long a run's token still works after the run ended (late retries)")
 	cmd.Flags().DurationVar(&o.Controller.NodeOutputsWait, "node-outputs-wait", 10*time.Minute, "how long a multi-node run's artifacts wait for the other nodes' logs and outputs")
+	cmd.Flags().DurationVar(&o.Controller.KeepRunDirs, "keep-run-dirs", 5*time.Minute,
+		"how long an ended run's directory stays on its node (local and SSH targets) after its files are in the workspace, for debugging")
+	cmd.Flags().DurationVar(&o.Controller.BlobGrace, "blob-grace", time.Hour,
+		"blobs younger than this are never collected (uploads whose job is not created yet)")
+	cmd.Flags().DurationVar(&o.Controller.GCEvery, "gc-every", 24*time.Hour, "how often unreferenced blobs are collected (negative: never; see workspace gc)")
 	cmd.AddCommand(newServerStopCmd(env), newServerStatusCmd(env))
 	return cmd
 }
