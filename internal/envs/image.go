@@ -73,7 +73,7 @@ func (b ImageBuilder) Build(ctx context.Context, dir string, s Spec, py Interpre
 	script := "set -e; python3 -m venv " + dir + "; if [ -n \"$(cat " + dir + "/hangar-requirements.txt)\" ]; then " +
 		dir + "/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off -r " + dir + "/hangar-requirements.txt; fi"
 	args = append(args, b.Image, "sh", "-c", script)
-	if err := run(ctx, out, b.Runtime, args...); err != nil {
+	if err := run(ctx, Direct{}, out, b.Runtime, args...); err != nil { // the image is the sandbox
 		return fmt.Errorf("build in image %s: %w", b.Image, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -28,6 +29,9 @@ type Locator interface {
 type Finder struct {
 	// Candidates lists interpreter paths to try; nil means DefaultCandidates().
 	Candidates []string
+	// Runner runs each candidate to learn its version (nil: straight on the node): where the
+	// environment is built, since a candidate the build cannot run is no candidate.
+	Runner Runner
 }
 
 // DefaultCandidates are, in order: python3 and python3.X on PATH, then /usr/local/bin, /usr/bin,
@@ -87,7 +91,7 @@ func (f Finder) Find(ctx context.Context, constraint string) (Interpreter, error
 	}
 	var seen []string
 	for _, c := range cands {
-		v, err := version(ctx, c)
+		v, err := version(ctx, runnerOr(f.Runner), c)
 		if err != nil {
 			continue
 		}
@@ -106,14 +110,18 @@ func (f Finder) Find(ctx context.Context, constraint string) (Interpreter, error
 	return Interpreter{}, fmt.Errorf("python %s is requested, but this node has only %s", constraint, strings.Join(seen, ", "))
 }
 
-func version(ctx context.Context, py string) (string, error) {
+func version(ctx context.Context, r Runner, py string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, py, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])").Output()
-	if err != nil {
+	var out bytes.Buffer
+	if err := r.Run(ctx, &out, BuildEnv(), py, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"); err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	v := strings.TrimSpace(out.String())
+	if _, err := parseVersion(v); err != nil {
+		return "", fmt.Errorf("%s printed %q for its version", py, v)
+	}
+	return v, nil
 }
 
 // Satisfies reports whether version v (like 3.11.7) meets a conda-style constraint.

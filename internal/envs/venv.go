@@ -13,24 +13,28 @@ import (
 
 // VenvBuilder builds with `python -m venv` and pip (or uv when it is on PATH); conda dependencies
 // need conda, mamba or micromamba on the node. pip reads the node's own configuration (pip.conf,
-// PIP_INDEX_URL, PIP_FIND_LINKS), so private indexes and offline wheelhouses work.
-type VenvBuilder struct{}
-
-// Build creates the environment in dir.
-func (VenvBuilder) Build(ctx context.Context, dir string, s Spec, py Interpreter, out io.Writer) error {
-	if len(s.Conda) > 0 {
-		return condaBuild(ctx, dir, s, py, out)
-	}
-	if uv, err := exec.LookPath("uv"); err == nil {
-		return uvBuild(ctx, uv, dir, s, py, out)
-	}
-	if err := run(ctx, out, py.Path, "-m", "venv", dir); err != nil {
-		return fmt.Errorf("create virtual environment: %w", err)
-	}
-	return pipInstall(ctx, filepath.Join(dir, "bin", "python"), dir, s.Pip, out)
+// PIP_INDEX_URL, PIP_FIND_LINKS), so private indexes and offline wheelhouses work. Every command
+// it runs goes through Runner (nil: straight on the node).
+type VenvBuilder struct {
+	Runner Runner
 }
 
-func pipInstall(ctx context.Context, python, dir string, reqs []string, out io.Writer) error {
+// Build creates the environment in dir.
+func (b VenvBuilder) Build(ctx context.Context, dir string, s Spec, py Interpreter, out io.Writer) error {
+	r := runnerOr(b.Runner)
+	if len(s.Conda) > 0 {
+		return condaBuild(ctx, r, dir, s, py, out)
+	}
+	if uv, err := exec.LookPath("uv"); err == nil {
+		return uvBuild(ctx, r, uv, dir, s, py, out)
+	}
+	if err := run(ctx, r, out, py.Path, "-m", "venv", dir); err != nil {
+		return fmt.Errorf("create virtual environment: %w", err)
+	}
+	return pipInstall(ctx, r, filepath.Join(dir, "bin", "python"), dir, s.Pip, out)
+}
+
+func pipInstall(ctx context.Context, r Runner, python, dir string, reqs []string, out io.Writer) error {
 	if len(reqs) == 0 {
 		return nil
 	}
@@ -38,29 +42,29 @@ func pipInstall(ctx context.Context, python, dir string, reqs []string, out io.W
 	if err := os.WriteFile(req, []byte(strings.Join(reqs, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
-	if err := run(ctx, out, python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+	if err := run(ctx, r, out, python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
 		"--progress-bar", "off", "-r", req); err != nil {
 		return fmt.Errorf("pip install: %w", err)
 	}
 	return nil
 }
 
-func uvBuild(ctx context.Context, uv, dir string, s Spec, py Interpreter, out io.Writer) error {
-	if err := run(ctx, out, uv, "venv", "--python", py.Path, dir); err != nil {
+func uvBuild(ctx context.Context, r Runner, uv, dir string, s Spec, py Interpreter, out io.Writer) error {
+	if err := run(ctx, r, out, uv, "venv", "--python", py.Path, dir); err != nil {
 		return fmt.Errorf("uv venv: %w", err)
 	}
 	if len(s.Pip) == 0 {
 		return nil
 	}
 	args := append([]string{"pip", "install", "--python", filepath.Join(dir, "bin", "python")}, s.Pip...)
-	if err := run(ctx, out, uv, args...); err != nil {
+	if err := run(ctx, r, out, uv, args...); err != nil {
 		return fmt.Errorf("uv pip install: %w", err)
 	}
 	return nil
 }
 
 // condaBuild creates a conda environment at dir with the conda dependencies, then pip installs.
-func condaBuild(ctx context.Context, dir string, s Spec, py Interpreter, out io.Writer) error {
+func condaBuild(ctx context.Context, r Runner, dir string, s Spec, py Interpreter, out io.Writer) error {
 	var conda string
 	for _, name := range []string{"micromamba", "mamba", "conda"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -78,10 +82,10 @@ func condaBuild(ctx context.Context, dir string, s Spec, py Interpreter, out io.
 	}
 	pyDep := "python=" + majorMinor(py.Version)
 	args = append(append(args, pyDep, "pip"), s.Conda...)
-	if err := run(ctx, out, conda, args...); err != nil {
+	if err := run(ctx, r, out, conda, args...); err != nil {
 		return fmt.Errorf("%s create: %w", filepath.Base(conda), err)
 	}
-	return pipInstall(ctx, filepath.Join(dir, "bin", "python"), dir, s.Pip, out)
+	return pipInstall(ctx, r, filepath.Join(dir, "bin", "python"), dir, s.Pip, out)
 }
 
 func majorMinor(v string) string {
@@ -94,14 +98,11 @@ func majorMinor(v string) string {
 
 // run runs a build command with its output on out; the error carries the last lines of output
 // that look like an error, so that a one-line reason can be shown.
-func run(ctx context.Context, out io.Writer, name string, args ...string) error {
+func run(ctx context.Context, r Runner, out io.Writer, name string, args ...string) error {
 	fmt.Fprintf(out, "$ %s %s\n", filepath.Base(name), strings.Join(args, " "))
 	var tail tailBuffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout = io.MultiWriter(out, &tail)
-	cmd.Stderr = cmd.Stdout
-	cmd.Env = append(os.Environ(), "PIP_NO_INPUT=1", "PYTHONUNBUFFERED=1")
-	if err := cmd.Run(); err != nil {
+	err := r.Run(ctx, io.MultiWriter(out, &tail), append(BuildEnv(), "PIP_NO_INPUT=1", "PYTHONUNBUFFERED=1"), name, args...)
+	if err != nil {
 		if reason := tail.reason(); reason != "" {
 			return fmt.Errorf("%w: %s", err, reason)
 		}

@@ -67,6 +67,12 @@ func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec 
 	if w.container != nil { // built with the image's python, used inside the image
 		cache.Interpreters = envs.ImageFinder{Runtime: w.container.rt, Image: spec.Image}
 		cache.Builder = envs.ImageBuilder{Runtime: w.container.rt, Image: spec.Image}
+	} else { // built and probed in the run's box, as the run user where there is one
+		r := runner{w: w}
+		cache.Finder, cache.Builder = envs.Finder{Runner: r}, envs.VenvBuilder{Runner: r}
+		if err := s.giveCache(w); err != nil {
+			return err
+		}
 	}
 	env, err := cache.Ensure(ctx, spec, out)
 	if err != nil {
@@ -132,4 +138,20 @@ func (s *Supervisor) takeTimings() map[string]float64 {
 	t := s.timings
 	s.timings = nil
 	return t
+}
+
+// giveCache lets the run user make new environments in the node's cache (the folder itself, not
+// the environments other runs built: they stay as they are, readable).
+func (s *Supervisor) giveCache(w *workspace) error {
+	u := w.box.User()
+	if u == nil {
+		return nil
+	}
+	if err := os.MkdirAll(s.envDir(), 0o755); err != nil {
+		return fmt.Errorf("environment cache: %w", err)
+	}
+	if err := os.Lchown(s.envDir(), u.UID, u.GID); err != nil {
+		return fmt.Errorf("environment cache: give it to %s: %w", u, err)
+	}
+	return nil
 }

@@ -38,17 +38,12 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 	case w.sidecar:
 		res = s.runSidecar(ctx, w, p)
 	default:
-		if err := s.openBox(ctx, w); err != nil {
-			fmt.Fprintf(p.capt, "hangar: %v\n", err)
-			res = job.Result{State: job.Failed, Reason: fmt.Sprintf("preparing: %v", err)}
-			break
-		}
 		s.report(job.Starting, "starting the command")
 		stopCheckpoints := s.startCheckpoints(ctx)
 		res = s.parallelResult(s.runCommand(ctx, w, p))
 		stopCheckpoints(res)
-		s.endBox(ctx, w, p)
 	}
+	s.endBox(ctx, w, p) // the box opens while preparing (environment builds run in it)
 	p.close()
 	if err := s.finalize(ctx, w, p); err != nil && res.State == job.Completed {
 		res = job.Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}

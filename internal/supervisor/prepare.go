@@ -47,6 +47,8 @@ type workspace struct {
 	// sidecar is set when that image is the pod's main container beside this supervisor
 	// (sidecar.go): there is no command to run.
 	sidecar bool
+	// userVars are HOME, USER and LOGNAME of the run user, when the box has one (box.go).
+	userVars []string
 }
 
 // prepare materializes the snapshot, inputs and output folders, makes the environment ready
@@ -117,7 +119,13 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 		return w, fmt.Errorf("bash not found on this node: %w", err)
 	}
 	w.shell = shell
+	if err := s.openBox(ctx, w); err != nil { // box.go: environment builds run in it too
+		return w, err
+	}
 	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
+		return w, err
+	}
+	if err := s.giveToRunUser(w); err != nil {
 		return w, err
 	}
 	if err := s.checkImageServe(w, p.capt); err != nil {
@@ -290,9 +298,13 @@ func (s *Supervisor) environment(w *workspace, extra map[string]string) map[stri
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "HANGAR_TOKEN" || k == "HANGAR_URL" {
+		if strings.HasPrefix(k, "HANGAR_") { // the node's own (its home, tokens, settings): none is the run's
 			continue
 		}
+		vars[k] = v
+	}
+	for _, kv := range w.userVars {
+		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
 	vars["PYTHONUNBUFFERED"] = "1"
