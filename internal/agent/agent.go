@@ -58,6 +58,9 @@ type Config struct {
 	NoticeGrace time.Duration
 	// KeepEnded is how long a run that ended is still reported.
 	KeepEnded time.Duration
+	// KeepRunDirs is how long a run's directory stays once the server recorded its end
+	// (DefaultKeepRunDirs when zero).
+	KeepRunDirs time.Duration
 	// Exe is the hangar binary that runs `hangar supervise`.
 	Exe     string
 	Version string
@@ -109,6 +112,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	cfg.Heartbeat = orDefault(cfg.Heartbeat, DefaultHeartbeat)
 	cfg.ExitGrace = orDefault(cfg.ExitGrace, DefaultExitGrace)
 	cfg.KeepEnded = orDefault(cfg.KeepEnded, DefaultKeepEnded)
+	cfg.KeepRunDirs = orDefault(cfg.KeepRunDirs, DefaultKeepRunDirs)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -129,7 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	var a *Agent
 	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return a.servers.Load().(string) },
 		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
-	a = &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, now: cfg.Now},
+	a = &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, keepDirs: cfg.KeepRunDirs, log: log, now: cfg.Now},
 		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log),
 		ssh:     newSSHService(dir, cfg.ServerURL, sup.Hide, []string{cfg.Exe, "agent", "sftp-server"}, log)}
 	a.servers.Store(cfg.ServerURL)

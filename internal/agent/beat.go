@@ -93,6 +93,7 @@ func (a *Agent) work(ctx context.Context, rep *api.HeartbeatReply) (started int)
 		a.acks = append(a.acks, w.ID)
 	}
 	a.runs.forget(rep.Forget)
+	a.runs.sweepDirs(ctx)
 	for _, c := range rep.Cancels {
 		if err := a.runs.cancel(ctx, c.RunID); err != nil {
 			a.log.Warn("cancel run", "run", c.RunID, "err", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/backend/local"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
@@ -72,7 +73,7 @@ func TestParseGPUs(t *testing.T) {
 // The agent stops reporting a run the server told it to forget only once the run ended: a run
 // still alive is reported whatever the server says.
 func TestForgetOnlyEndedRuns(t *testing.T) {
-	r := &runs{known: map[string]*runEntry{
+	r := &runs{sup: &local.Backend{Root: t.TempDir()}, known: map[string]*runEntry{
 		"ended": {endedAt: time.Unix(1, 0)},
 		"alive": {},
 	}}

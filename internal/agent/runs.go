@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,9 +23,13 @@ import (
 // handle.json, result.json), so supervisors outlive the agent and a restarted agent adopts them.
 type runs struct {
 	sup *local.Backend
-	// keep is how long a run that ended is still reported.
-	keep time.Duration
-	now  func() time.Time
+	// keep is how long a run that ended is still reported; keepDirs how long its directory
+	// stays once the server recorded its end (rundirs.go), swept when it was last looked at.
+	keep     time.Duration
+	keepDirs time.Duration
+	swept    time.Time
+	log      *slog.Logger
+	now      func() time.Time
 	// known maps run ids to what the agent knows of them; ended runs are forgotten after keep.
 	known map[string]*runEntry
 }
@@ -47,6 +52,9 @@ func (r *runs) adopt(ctx context.Context) error {
 		return err
 	}
 	for _, f := range files {
+		if _, recorded := r.recordedAt(filepath.Base(filepath.Dir(f))); recorded {
+			continue // the server has its end: its directory waits for sweepDirs
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return fmt.Errorf("adopt runs: %w", err)
@@ -138,6 +146,7 @@ func (r *runs) forget(ids []string) {
 	for _, id := range ids {
 		if e, ok := r.known[id]; ok && !e.endedAt.IsZero() {
 			delete(r.known, id)
+			r.markRecorded(id)
 		}
 	}
 }

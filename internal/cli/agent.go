@@ -43,7 +43,7 @@ type agentFlags struct {
 	serverCA                                                     string
 	logs                                                         logFlags
 	labels, hide                                                 []string
-	heartbeat, exitGrace                                         time.Duration
+	heartbeat, exitGrace, keepRunDirs                            time.Duration
 	killRuns                                                     bool
 }
 
@@ -88,6 +88,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeat, "how often to report")
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
+	fl.DurationVar(&f.keepRunDirs, "keep-run-dirs", agent.DefaultKeepRunDirs, "how long an ended run's directory stays once the server recorded its end, for debugging")
 	f.logs.register(fl)
 	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
 		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
@@ -115,7 +116,7 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
 	}
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
-		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, Version: Version, Labels: map[string]string{},
+		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, KeepRunDirs: f.keepRunDirs, Version: Version, Labels: map[string]string{},
 		Hide: f.hide, ServerCA: ca}
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()
