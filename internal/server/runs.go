@@ -9,10 +9,16 @@ import (
 
 // The handlers below serve a run's supervisor.
 
+// runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
+// token only: an owner reading the spec gets none, so no user holds a run token, which would
+// read the values of the secrets the run names (GET /api/runs/{id}/secrets).
 func (s *Server) runSpec(w http.ResponseWriter, r *http.Request) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err == nil && s.cfg.Servers != nil {
 		spec.Servers = s.cfg.Servers()
+	}
+	if err == nil && who(r).runID == "" {
+		spec.Token = ""
 	}
 	s.respond(w, http.StatusOK, spec, err)
 }
