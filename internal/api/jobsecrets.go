@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -11,9 +12,37 @@ import (
 // with the workspace token: in, through SetSecret. The one route that answers values is a run's
 // (RunSecrets), with its run token, for the secrets its stored spec names.
 
-// SetSecretRequest sets a workspace secret's value.
+// SetSecretRequest sets a workspace secret's value, and who may use it when Access is given (a
+// secret that exists keeps its access otherwise; a new one is open to every submitter).
 type SetSecretRequest struct {
-	Value string `json:"value"`
+	Value  string        `json:"value"`
+	Access *SecretAccess `json:"access,omitempty"`
+}
+
+// SecretAccess is who may name a secret in a job (PUT /api/secrets/{name}/access): owners always,
+// and the users and the users of the roles listed. With none listed the secret is open: every
+// user who may submit jobs may use it.
+type SecretAccess struct {
+	Users []string `json:"users,omitempty"`
+	Roles []string `json:"roles,omitempty"`
+}
+
+// Open reports whether the secret is open to every submitter.
+func (a SecretAccess) Open() bool { return len(a.Users) == 0 && len(a.Roles) == 0 }
+
+// String says who may use the secret, as secret list shows it.
+func (a SecretAccess) String() string {
+	if a.Open() {
+		return "every submitter"
+	}
+	parts := []string{"owners"}
+	for _, u := range a.Users {
+		parts = append(parts, "user "+u)
+	}
+	for _, r := range a.Roles {
+		parts = append(parts, "role "+r)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SecretInfo is what the API says about a secret: never its value.
@@ -21,6 +50,8 @@ type SecretInfo struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Access is who may name it in a job.
+	Access SecretAccess `json:"access"`
 	// UsedBy lists the active jobs whose spec refers to the secret.
 	UsedBy []string `json:"used_by"`
 	// LastUsedBy is the run whose supervisor fetched it last ("" never), at LastUsedAt.
@@ -32,6 +63,8 @@ type SecretInfo struct {
 type SetSecretReply struct {
 	Name    string `json:"name"`
 	Created bool   `json:"created"`
+	// Access is who may use it now.
+	Access SecretAccess `json:"access"`
 }
 
 // RotateKeyReply describes a finished key rotation: the new key's id and how many sealed values
@@ -48,8 +81,19 @@ type RunSecrets struct {
 
 // SetSecret creates a secret or replaces its value.
 func (c *Client) SetSecret(ctx context.Context, name, value string) (*SetSecretReply, error) {
+	return c.PutSecret(ctx, name, SetSecretRequest{Value: value})
+}
+
+// PutSecret sets a secret's value, and who may use it when req.Access is given.
+func (c *Client) PutSecret(ctx context.Context, name string, req SetSecretRequest) (*SetSecretReply, error) {
 	var out SetSecretReply
-	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name), SetSecretRequest{Value: value}, &out)
+	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req, &out)
+}
+
+// SetSecretAccess replaces who may use a secret, leaving its value as it is.
+func (c *Client) SetSecretAccess(ctx context.Context, name string, a SecretAccess) (*SecretInfo, error) {
+	var out SecretInfo
+	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a, &out)
 }
 
 // Secrets lists the workspace's secrets (names and use, no values).

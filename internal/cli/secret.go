@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
 
@@ -32,25 +33,33 @@ fetches it with the run's own token, and replaces it with *** in the run's logs.
 		Example: `  hangar secret set hf_token                 # asks for the value, without echo
   printf %s "$TOKEN" | hangar secret set hf_token
   hangar secret set ssh_key --from-file ~/.ssh/id_ed25519
+  hangar secret set db_password --allow-user rita --allow-role owner
+  hangar secret access hf_token --allow-role contributor
   hangar secret list
   hangar secret delete hf_token --yes
   hangar secret rotate-key --yes`,
 	}
-	cmd.AddCommand(newSecretSetCmd(env), newSecretListCmd(env), newSecretDeleteCmd(env), newSecretRotateCmd(env))
+	cmd.AddCommand(newSecretSetCmd(env), newSecretAccessCmd(env), newSecretListCmd(env), newSecretDeleteCmd(env), newSecretRotateCmd(env))
 	return groupCmd(cmd)
 }
 
 func newSecretSetCmd(env *Env) *cobra.Command {
 	var fromFile string
+	var access accessFlags
 	cmd := &cobra.Command{
 		Use:   "set NAME",
 		Short: "Create a secret or replace its value",
 		Long: `Create a secret or replace its value. The value is read from --from-file (as it is), else from
 stdin: on a terminal it is asked for without echo; from a pipe, everything up to the end is read,
 less one final line break. NAME is an environment variable's name: a letter or '_', then letters,
-digits or '_'.`,
-		Example: "  hangar secret set hf_token\n  hangar secret set db_password < password.txt\n  hangar secret set ssh_key --from-file ~/.ssh/id_ed25519",
-		Args:    cobra.ExactArgs(1),
+digits or '_'.
+
+--allow-user and --allow-role (repeatable) limit who may name the secret in their jobs to those
+users, the users of those roles, and owners; without them a new secret is open to every user who
+may submit jobs, and an existing one keeps its access (change it with hangar secret access).`,
+		Example: "  hangar secret set hf_token\n  hangar secret set db_password < password.txt\n  hangar secret set ssh_key --from-file ~/.ssh/id_ed25519\n" +
+			"  hangar secret set db_password --allow-user rita --allow-role owner",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := spec.CheckSecretName(name); err != nil {
@@ -64,7 +73,12 @@ digits or '_'.`,
 			if err != nil {
 				return err
 			}
-			reply, err := c.SetSecret(cmd.Context(), name, value)
+			req := api.SetSecretRequest{Value: value}
+			if access.given() {
+				a := access.access()
+				req.Access = &a
+			}
+			reply, err := c.PutSecret(cmd.Context(), name, req)
 			if err != nil {
 				return err
 			}
@@ -72,7 +86,7 @@ digits or '_'.`,
 			if reply.Created {
 				verb = "Created"
 			}
-			fmt.Fprintf(env.Stderr, "%s secret %s\n", verb, name)
+			fmt.Fprintf(env.Stderr, "%s secret %s (may be used by %s)\n", verb, name, reply.Access)
 			if env.Output != "table" {
 				return env.printData(reply, nil)
 			}
@@ -80,6 +94,7 @@ digits or '_'.`,
 		},
 	}
 	cmd.Flags().StringVar(&fromFile, "from-file", "", "read the value from this file, as it is")
+	access.add(cmd)
 	return cmd
 }
 
@@ -146,9 +161,9 @@ func newSecretListCmd(env *Env) *cobra.Command {
 					if s.LastUsedBy != "" {
 						last = s.LastUsedBy + " at " + fmtTime(&s.LastUsedAt)
 					}
-					rows = append(rows, []string{s.Name, fmtTime(&s.CreatedAt), fmtTime(&s.UpdatedAt), strings.Join(s.UsedBy, ","), last})
+					rows = append(rows, []string{s.Name, s.Access.String(), fmtTime(&s.CreatedAt), fmtTime(&s.UpdatedAt), strings.Join(s.UsedBy, ","), last})
 				}
-				return table(w, []string{"NAME", "CREATED", "UPDATED", "USED BY (ACTIVE JOBS)", "LAST FETCHED BY"}, rows)
+				return table(w, []string{"NAME", "MAY BE USED BY", "CREATED", "UPDATED", "USED BY (ACTIVE JOBS)", "LAST FETCHED BY"}, rows)
 			})
 		},
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
 	"path"
 	"strings"
 
@@ -192,8 +193,9 @@ func (c *Controller) DeleteBatchDeployment(ctx context.Context, endpoint, name s
 }
 
 // InvokeBatch queues a batch scoring job: deployment (its endpoint's default when "") run as a
-// parallel job over input, its rows going to the output `score`.
-func (c *Controller) InvokeBatch(ctx context.Context, endpoint, deployment string, input job.Input) (*job.Run, error) {
+// parallel job over input, its rows going to the output `score`, submitted by user by (whose
+// access to secrets counts for it).
+func (c *Controller) InvokeBatch(ctx context.Context, endpoint, deployment, by string, input job.Input) (*job.Run, error) {
 	e, err := c.BatchEndpoint(ctx, endpoint)
 	if err != nil {
 		return nil, err
@@ -220,6 +222,7 @@ func (c *Controller) InvokeBatch(ctx context.Context, endpoint, deployment strin
 		return nil, invalidf("input: %s is a path on the client; upload it (hangar batch-endpoint invoke --input PATH)", input.Path)
 	}
 	sp := serving.BatchJobSpec(d.Spec, d.Spec.Model.Manifest, input)
+	sp.Properties = StampSubmitter(maps.Clone(sp.Properties), by)
 	run, err := c.Create(ctx, api.CreateJobRequest{Spec: sp})
 	if err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 		t.Fatalf("endpoint %+v, %v: want the first deployment as default and aad_token", e, err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1", "b.txt": "2"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "", job.Input{Type: job.URIFolder, Manifest: data})
+	run, err := f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Manifest: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 	case run.Tags[serving.TagBatchEndpoint] != "ep1" || run.Tags[serving.TagBatchDeployment] != "rows":
 		t.Errorf("tags %v", run.Tags)
 	}
-	run2, err := f.c.InvokeBatch(ctx, "ep1", "summary", job.Input{Type: job.URIFolder, Manifest: data})
+	run2, err := f.c.InvokeBatch(ctx, "ep1", "summary", "admin", job.Input{Type: job.URIFolder, Manifest: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +93,13 @@ func TestBatchRefusals(t *testing.T) {
 	_, err = f.c.PutBatchDeployment(ctx, orphan, true, false)
 	wantKind(t, err, NotFound, "no batch endpoint nope")
 
-	_, err = f.c.InvokeBatch(ctx, "ep1", "ghost", job.Input{Type: job.URIFolder, Manifest: data})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "ghost", "admin", job.Input{Type: job.URIFolder, Manifest: data})
 	wantKind(t, err, NotFound, "has no deployment ghost")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", job.Input{Type: "mltable", Manifest: data})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: "mltable", Manifest: data})
 	wantKind(t, err, Invalid, "uri_folder or uri_file")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", job.Input{Type: job.URIFolder, Path: "/home/me/data"})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Path: "/home/me/data"})
 	wantKind(t, err, Invalid, "is a path on the client")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", job.Input{Type: job.URIFolder, Manifest: notUploaded})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Manifest: notUploaded})
 	wantKind(t, err, Invalid, "was not uploaded")
 
 	err = f.c.DeleteBatchDeployment(ctx, "ep1", "rows")
@@ -129,14 +129,14 @@ func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "rows", job.Input{Manifest: data})
+	run, err := f.c.InvokeBatch(ctx, "ep1", "rows", "admin", job.Input{Manifest: data})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := run.Spec.Parallel; p.MiniBatchSize != 3 || p.OutputFileName != "out.csv" {
 		t.Errorf("after the update the job has %+v", p)
 	}
-	def, err := f.c.InvokeBatch(ctx, "ep1", "", job.Input{Manifest: data})
+	def, err := f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Manifest: data})
 	if err != nil || def.Tags[serving.TagBatchDeployment] != "second" {
 		t.Errorf("default after --set-default: %v, %v", def.Tags, err)
 	}

@@ -84,6 +84,9 @@ func (c *Controller) createChild(ctx context.Context, ch childRun) (*job.Run, er
 		now := c.Now()
 		sp := ch.spec
 		sp.Name, sp.DisplayName = name, ch.display
+		// Its access to secrets is its parent's submitter's (secretaccess.go), whatever the
+		// step's or trial's spec said.
+		sp.Properties = StampSubmitter(maps.Clone(sp.Properties), Submitter(&ch.parent.Spec))
 		r := &job.Run{ID: name, DisplayName: ch.display, ExperimentName: ch.parent.ExperimentName,
 			Description: ch.description, Tags: ch.tags, Compute: ch.compute, Status: job.Queued,
 			StatusReason: ch.reason, CreatedAt: now, Spec: sp, Attempt: 1}

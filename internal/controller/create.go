@@ -86,7 +86,7 @@ func (c *Controller) validatedRun(ctx context.Context, sp job.Spec, check *job.S
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.checkSecretRefs(ctx, &sp, check); err != nil { // jobsecrets.go
+	if err := c.checkSecretRefs(ctx, Submitter(&sp), &sp, check); err != nil { // jobsecrets.go
 		return nil, nil, err
 	}
 	name, display, err := runNames(&sp)

@@ -112,7 +112,9 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 	if _, err := c.checkForTarget(sp, target); err != nil {
 		return err
 	}
-	return nil
+	// The replicas' secrets: refused now for a creator who may not use one, rather than at
+	// each replica's start.
+	return c.checkSecretRefs(ctx, d.Properties[PropSubmitter], &sp, nil) // jobsecrets.go
 }
 
 // DeleteDeployment removes a deployment that takes no traffic; its replicas stop.

@@ -36,10 +36,19 @@ type Rotator interface {
 	KeyID() string
 }
 
-// SetSecret stores a secret's value sealed, creating the secret or replacing its value.
-func (c *Controller) SetSecret(ctx context.Context, name, value string) (created bool, err error) {
+// SetSecret stores a secret's value sealed, creating the secret or replacing its value; a
+// non-nil access replaces who may use it at once (nil keeps it; a new secret is open).
+func (c *Controller) SetSecret(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
 	if err := spec.CheckSecretName(name); err != nil {
 		return false, invalidf("name: %v", err)
+	}
+	var stored *store.SecretAccess
+	if access != nil {
+		a, err := c.checkAccessInput(ctx, *access)
+		if err != nil {
+			return false, err
+		}
+		stored = &a
 	}
 	switch {
 	case value == "":
@@ -53,11 +62,37 @@ func (c *Controller) SetSecret(ctx context.Context, name, value string) (created
 	if err != nil {
 		return false, fmt.Errorf("seal secret %s: %w", name, err)
 	}
-	if created, err = c.Store.PutJobSecret(ctx, name, sealed, c.Now()); err != nil {
+	if created, err = c.Store.PutJobSecret(ctx, name, sealed, stored, c.Now()); err != nil {
 		return false, err
 	}
 	c.Log.Info("secret stored", "name", name, "created", created)
 	return created, nil
+}
+
+// SetSecretAccess replaces who may use a secret (its value stays). Runs already submitted are
+// checked again when they fetch the values.
+func (c *Controller) SetSecretAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
+	if err := spec.CheckSecretName(name); err != nil {
+		return nil, invalidf("name: %v", err)
+	}
+	a, err := c.checkAccessInput(ctx, access)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Store.SetJobSecretAccess(ctx, name, a); err != nil {
+		return nil, mapStoreErr(err)
+	}
+	c.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
+	list, err := c.ListSecrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		if s.Name == name {
+			return &s, nil
+		}
+	}
+	return nil, notFoundf("no secret named %q in this workspace", name)
 }
 
 // ListSecrets lists the secrets with their use (never their values): the active jobs naming each,
@@ -73,7 +108,7 @@ func (c *Controller) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) 
 	}
 	out := make([]api.SecretInfo, 0, len(list))
 	for _, s := range list {
-		out = append(out, api.SecretInfo{Name: s.Name, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		out = append(out, api.SecretInfo{Name: s.Name, Access: accessOf(s.Access), CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 			UsedBy: append([]string{}, users[s.Name]...), LastUsedBy: s.LastUsedRun, LastUsedAt: s.LastUsedAt})
 	}
 	return out, nil
@@ -119,9 +154,9 @@ func (c *Controller) DeleteSecret(ctx context.Context, name string) (usedBy []st
 }
 
 // checkSecretRefs refuses a job whose environment variables, or those of what check stands for
-// (a sweep's sample trial, when not nil), name a secret the workspace does not have: at submit
-// time, rather than in Preparing.
-func (c *Controller) checkSecretRefs(ctx context.Context, sp, check *job.Spec) error {
+// (a sweep's sample trial, when not nil), name a secret the workspace does not have, or one its
+// submitter by may not use (secretaccess.go): at submit time, rather than in Preparing.
+func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *job.Spec) error {
 	refs, err := spec.SecretRefs(sp)
 	if err != nil {
 		return invalidf("%v", err)
@@ -145,6 +180,13 @@ func (c *Controller) checkSecretRefs(ctx context.Context, sp, check *job.Spec) e
 			return invalidf("environment_variables.%s: no secret named %q in this workspace (known: %s; set it with hangar secret set %s)",
 				r.Var, r.Name, orNone(keysOf(have)), r.Name)
 		}
+	}
+	why, err := c.checkSecretAccess(ctx, by, refs, have)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return invalidf("%s", why)
 	}
 	return nil
 }
@@ -178,7 +220,9 @@ func orNone(xs []string) string {
 }
 
 // RunSecrets answers a run's supervisor: the values of the secrets its stored spec names, only
-// while the run is not final. The caller has checked that the run token is this run's.
+// while the run is not final, and only those its submitter may use now (access is checked again
+// here: it may have been removed while the run waited). The caller has checked that the run
+// token is this run's.
 func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]string, error) {
 	r, err := c.Store.Run(ctx, runID)
 	if err != nil {
@@ -197,6 +241,13 @@ func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]s
 	}
 	have, err := c.secretSet(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if why, err := c.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
+		if err == nil {
+			err = conflictf("%s", why)
+			c.Log.Warn("secret refused to a run", "run", runID, "why", why)
+		}
 		return nil, err
 	}
 	for _, ref := range refs {

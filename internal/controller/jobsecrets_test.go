@@ -30,16 +30,16 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	const value = "hf_Sup3rS3cret"
-	if _, err := f.c.SetSecret(ctx, "bad-name", "x"); err == nil {
+	if _, err := f.c.SetSecret(ctx, "bad-name", "x", nil); err == nil {
 		t.Fatal("a name with '-' was accepted")
 	}
-	if _, err := f.c.SetSecret(ctx, "hf_token", ""); err == nil {
+	if _, err := f.c.SetSecret(ctx, "hf_token", "", nil); err == nil {
 		t.Fatal("an empty value was accepted")
 	}
-	if created, err := f.c.SetSecret(ctx, "hf_token", value); err != nil || !created {
+	if created, err := f.c.SetSecret(ctx, "hf_token", value, nil); err != nil || !created {
 		t.Fatalf("set = %v, %v", created, err)
 	}
-	if _, err := f.c.SetSecret(ctx, "other", "other-value"); err != nil {
+	if _, err := f.c.SetSecret(ctx, "other", "other-value", nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,7 +82,7 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 	wantKind(t, err, NotFound)
 
 	// A final run gets nothing.
-	if _, err := f.c.SetSecret(ctx, "hf_token", value); err != nil {
+	if _, err := f.c.SetSecret(ctx, "hf_token", value, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.c.Cancel(ctx, r.ID); err != nil {
@@ -147,7 +147,7 @@ func TestRotateKeyResealsSecretsAndComputeCredentials(t *testing.T) {
 	f, path := newSecretFixture(t)
 	ctx := t.Context()
 	sshTarget(t, f)
-	if _, err := f.c.SetSecret(ctx, "tok", "v-1"); err != nil {
+	if _, err := f.c.SetSecret(ctx, "tok", "v-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
@@ -183,7 +183,7 @@ func TestKeyRotationInterruptedIsFinishedAtStart(t *testing.T) {
 			f, path := newSecretFixture(t)
 			ctx := t.Context()
 			sshTarget(t, f)
-			if _, err := f.c.SetSecret(ctx, "tok", "v-1"); err != nil {
+			if _, err := f.c.SetSecret(ctx, "tok", "v-1", nil); err != nil {
 				t.Fatal(err)
 			}
 			box := f.c.Secrets.(*secrets.Box)

@@ -40,7 +40,7 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 			return nil, invalidf("jobs.%s: a step's name holds letters, digits, '_' and '-' and starts with a letter or '_'", name)
 		}
 		st := p.Steps[name]
-		w, err := c.prepareStep(ctx, *p, name, &st)
+		w, err := c.prepareStep(ctx, *p, name, Submitter(&sp), &st)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 
 // prepareStep resolves one step as Create resolves a job of its own: its target, environment
 // and data, with the inputs another step will produce standing in as that step's output.
-func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name string, st *job.PipelineStep) ([]string, error) {
+func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name, by string, st *job.PipelineStep) ([]string, error) {
 	field := func(err error) error {
 		var e *Error
 		if errors.As(err, &e) {
@@ -126,6 +126,10 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name st
 	}
 	w, err := c.checkForTarget(check, target)
 	if err != nil {
+		return nil, field(err)
+	}
+	// Its secrets, as the pipeline's submitter's (the step's run gets the same stamp).
+	if err := c.checkSecretRefs(ctx, by, &check, nil); err != nil {
 		return nil, field(err)
 	}
 	warnings = append(warnings, w...)

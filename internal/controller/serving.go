@@ -259,6 +259,8 @@ func (c *Controller) applyPlan(ctx context.Context, plan serving.ReplicaPlan, de
 // startReplica queues a run serving the deployment and records it as a replica.
 func (c *Controller) startReplica(ctx context.Context, d store.DeploymentRecord, now time.Time) error {
 	sp := serving.ReplicaSpec(d.Spec, d.Spec.Compute, d.Spec.Model.Manifest)
+	// Its access to secrets is that of who last created or updated the deployment.
+	sp.Properties = StampSubmitter(sp.Properties, d.Spec.Properties[PropSubmitter])
 	r, err := c.queue(ctx, sp, nil)
 	if err != nil {
 		return err

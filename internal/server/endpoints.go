@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -144,6 +145,7 @@ func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Endpoint = r.PathValue("name")
+	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	all, _ := strconv.ParseBool(r.URL.Query().Get("all_traffic"))
 	rec, err := s.cfg.Controller.CreateDeployment(r.Context(), d, all)
 	if err != nil {
@@ -160,6 +162,7 @@ func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Endpoint, d.Name = r.PathValue("name"), r.PathValue("dep")
+	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	rec, err := s.cfg.Controller.UpdateDeployment(r.Context(), d)
 	if err != nil {
 		writeError(w, s.log, err)

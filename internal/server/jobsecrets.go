@@ -5,14 +5,17 @@ import (
 	"net/http"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // secretRoutes are the workspace secrets' routes (docs/secrets.md). No route answers a value to
 // the workspace token (nor to the studio, whose allowlist names none of them): values go in
-// through PUT and come out only to a live run's own token, for the secrets its spec names.
+// through PUT and come out only to a live run's own token, for the secrets its spec names and its
+// submitter may use (controller/secretaccess.go).
 func (s *Server) secretRoutes(mux routes) {
 	mux.handle("GET /api/secrets", readAccess, s.listSecrets)
 	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.setSecret)
+	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.setSecretAccess)
 	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.deleteSecret)
 	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.rotateKey)
 	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(s.runSecrets))
@@ -34,16 +37,44 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	created, err := s.cfg.Controller.SetSecret(r.Context(), name, body.Value)
+	created, err := s.cfg.Controller.SetSecret(r.Context(), name, body.Value, body.Access)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
+	}
+	reply := api.SetSecretReply{Name: name, Created: created}
+	if info, err := s.secretInfo(r, name); err == nil {
+		reply.Access = info.Access
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, api.SetSecretReply{Name: name, Created: created})
+	writeJSON(w, status, reply)
+}
+
+// secretInfo is what secret list says of one secret.
+func (s *Server) secretInfo(r *http.Request, name string) (*api.SecretInfo, error) {
+	list, err := s.cfg.Controller.ListSecrets(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i], nil
+		}
+	}
+	return nil, fmt.Errorf("secret %s: %w", name, store.ErrNotFound)
+}
+
+func (s *Server) setSecretAccess(w http.ResponseWriter, r *http.Request) {
+	var body api.SecretAccess
+	if err := readJSON(r, &body); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	info, err := s.cfg.Controller.SetSecretAccess(r.Context(), r.PathValue("name"), body)
+	s.respond(w, http.StatusOK, info, err)
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,35 +14,85 @@ import (
 type JobSecret struct {
 	Name        string
 	Sealed      string
+	Access      SecretAccess
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	LastUsedRun string
 	LastUsedAt  time.Time
 }
 
+// SecretAccess is who may name a secret in a job, as stored: users and roles by name. Empty,
+// every user who may submit jobs may (the controller decides; owners always may).
+type SecretAccess struct {
+	Users []string
+	Roles []string
+}
+
 // PutJobSecret stores a secret's sealed value, creating it or replacing its value (its creation
-// time and last use are kept); created says which.
-func (s *Store) PutJobSecret(ctx context.Context, name, sealed string, at time.Time) (created bool, err error) {
+// time and last use are kept); created says which. A non-nil access replaces who may use it in
+// the same transaction; nil keeps it (a new secret's is empty).
+func (s *Store) PutJobSecret(ctx context.Context, name, sealed string, access *SecretAccess, at time.Time) (created bool, err error) {
 	err = s.inTx(ctx, "store secret "+name, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_secrets SET value = ?, updated_at = ? WHERE name = ?`, sealed, nanos(at), name)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
+		if n, _ := res.RowsAffected(); n == 0 {
+			created = true
+			if _, err = tx.ExecContext(ctx, `INSERT INTO job_secrets (name, value, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+				name, sealed, nanos(at), nanos(at)); err != nil {
+				return err
+			}
+		}
+		if access == nil {
 			return nil
 		}
-		created = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO job_secrets (name, value, created_at, updated_at) VALUES (?, ?, ?, ?)`,
-			name, sealed, nanos(at), nanos(at))
-		return err
+		return putSecretAccess(ctx, tx, name, *access)
 	})
 	return created, err
 }
 
+// SetJobSecretAccess replaces who may use a secret; ErrNotFound when there is none of that name.
+func (s *Store) SetJobSecretAccess(ctx context.Context, name string, access SecretAccess) error {
+	return s.inTx(ctx, "store the access of secret "+name, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_secrets WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("secret %s: %w", name, ErrNotFound)
+		}
+		return putSecretAccess(ctx, tx, name, access)
+	})
+}
+
+func putSecretAccess(ctx context.Context, tx *sql.Tx, name string, a SecretAccess) error {
+	_, err := tx.ExecContext(ctx, `UPDATE job_secrets SET allowed_users = ?, allowed_roles = ? WHERE name = ?`,
+		namesJSON(a.Users), namesJSON(a.Roles), name)
+	return err
+}
+
+// namesJSON is a list of names as its column holds it: a JSON array, '' for none.
+func namesJSON(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(names) // strings: never fails
+	return string(b)
+}
+
+func namesOf(col string) ([]string, error) {
+	if col == "" {
+		return nil, nil
+	}
+	var out []string
+	return out, json.Unmarshal([]byte(col), &out)
+}
+
 // JobSecrets lists the secrets by name, with their sealed values.
 func (s *Store) JobSecrets(ctx context.Context) ([]JobSecret, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT name, value, created_at, updated_at, last_used_run, last_used_at FROM job_secrets ORDER BY name`)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, value, allowed_users, allowed_roles, created_at, updated_at,
+		last_used_run, last_used_at FROM job_secrets ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list secrets: %w", err)
 	}
@@ -49,9 +100,16 @@ func (s *Store) JobSecrets(ctx context.Context) ([]JobSecret, error) {
 	var out []JobSecret
 	for rows.Next() {
 		var j JobSecret
+		var users, roles string
 		var created, updated, used int64
-		if err := rows.Scan(&j.Name, &j.Sealed, &created, &updated, &j.LastUsedRun, &used); err != nil {
+		if err := rows.Scan(&j.Name, &j.Sealed, &users, &roles, &created, &updated, &j.LastUsedRun, &used); err != nil {
 			return nil, fmt.Errorf("list secrets: %w", err)
+		}
+		if j.Access.Users, err = namesOf(users); err != nil {
+			return nil, fmt.Errorf("secret %s: allowed_users: %w", j.Name, err)
+		}
+		if j.Access.Roles, err = namesOf(roles); err != nil {
+			return nil, fmt.Errorf("secret %s: allowed_roles: %w", j.Name, err)
 		}
 		j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
 		if used != 0 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,11 @@ func TestJobSecretsPutListDelete(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
 	t0 := time.Unix(100, 0).UTC()
-	created, err := s.PutJobSecret(ctx, "hf_token", "sealed-1", t0)
+	created, err := s.PutJobSecret(ctx, "hf_token", "sealed-1", nil, t0)
 	if err != nil || !created {
 		t.Fatalf("put = %v, %v", created, err)
 	}
-	created, err = s.PutJobSecret(ctx, "hf_token", "sealed-2", t0.Add(time.Minute))
+	created, err = s.PutJobSecret(ctx, "hf_token", "sealed-2", nil, t0.Add(time.Minute))
 	if err != nil || created {
 		t.Fatalf("replace = %v, %v", created, err)
 	}
@@ -42,13 +43,57 @@ func TestJobSecretsPutListDelete(t *testing.T) {
 	}
 }
 
+// Who may use a secret is stored with it: set with its value (in one transaction), kept when
+// the value alone is replaced, replaced alone, and emptied.
+func TestJobSecretAccess(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	now := time.Unix(100, 0).UTC()
+	limited := SecretAccess{Users: []string{"rita"}, Roles: []string{"contributor"}}
+	access := func() SecretAccess {
+		t.Helper()
+		list, err := s.JobSecrets(ctx)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("list = %+v, %v", list, err)
+		}
+		return list[0].Access
+	}
+	if _, err := s.PutJobSecret(ctx, "db", "sealed-1", &limited, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := access(); !slices.Equal(got.Users, limited.Users) || !slices.Equal(got.Roles, limited.Roles) {
+		t.Errorf("access after create = %+v, want %+v", got, limited)
+	}
+	if _, err := s.PutJobSecret(ctx, "db", "sealed-2", nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := access(); !slices.Equal(got.Users, limited.Users) {
+		t.Errorf("access after the value alone changed = %+v, want it kept", got)
+	}
+	if err := s.SetJobSecretAccess(ctx, "db", SecretAccess{Roles: []string{"owner"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := access(); got.Users != nil || !slices.Equal(got.Roles, []string{"owner"}) {
+		t.Errorf("access after it was replaced = %+v", got)
+	}
+	if err := s.SetJobSecretAccess(ctx, "db", SecretAccess{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := access(); got.Users != nil || got.Roles != nil {
+		t.Errorf("access after it was emptied = %+v", got)
+	}
+	if err := s.SetJobSecretAccess(ctx, "nope", SecretAccess{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("access of a missing secret = %v, want ErrNotFound", err)
+	}
+}
+
 // Reseal rewrites every sealed value in one transaction: when one value fails, none changed.
 func TestResealIsAllOrNothing(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
 	now := time.Now()
 	for _, n := range []string{"a", "b"} {
-		if _, err := s.PutJobSecret(ctx, n, "old:"+n, now); err != nil {
+		if _, err := s.PutJobSecret(ctx, n, "old:"+n, nil, now); err != nil {
 			t.Fatal(err)
 		}
 	}
