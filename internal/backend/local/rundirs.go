@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/runbox"
@@ -52,7 +53,7 @@ func (b *Backend) RemoveRunDir(ctx context.Context, runID string) error {
 		return fmt.Errorf("remove run directory: %q is not a run id", runID)
 	}
 	dir := b.RunDir(runID)
-	if h, ok := b.handleIn(dir); ok && (h.foreign() || h.Alive()) {
+	if h, ok := b.handleIn(dir); ok && (h.foreign() || !b.gone(ctx, h)) {
 		return fmt.Errorf("remove run directory of %s: %w", runID, ErrRunLive)
 	}
 	if err := ctx.Err(); err != nil {
@@ -65,6 +66,33 @@ func (b *Backend) RemoveRunDir(ctx context.Context, runID string) error {
 		return fmt.Errorf("remove box record of %s: %w", runID, err)
 	}
 	return nil
+}
+
+// exitWait bounds how long RemoveRunDir waits for a supervisor that wrote its result to exit:
+// it reports the run's end, then tidies its config and exits, within moments.
+const exitWait = 10 * time.Second
+
+// gone reports whether h's supervisor is gone, waiting up to exitWait for one that wrote its
+// result (a job deleted as soon as it ended).
+func (b *Backend) gone(ctx context.Context, h handle) bool {
+	if !h.Alive() {
+		return true
+	}
+	if res, _ := readResult(h.Dir); res == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, exitWait)
+	defer cancel()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for h.Alive() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // handleIn reads the handle a run directory holds (false when none).

@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -131,4 +132,26 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A job deleted as soon as it ended: its supervisor wrote the result and is exiting; the
+// removal waits for it rather than leave the directory.
+func TestRemoveRunDirWaitsForAnEndingSupervisor(t *testing.T) {
+	b := newBackend(t, quitter)
+	cmd := exec.Command("sleep", "0.3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	dir := b.RunDir("ending")
+	writeHandle(t, dir, proc.Of(cmd.Process.Pid))
+	if err := os.WriteFile(filepath.Join(dir, ResultFile), []byte(`{"state":"Failed","reason":"x","time":"2026-11-25T00:00:00Z"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RemoveRunDir(t.Context(), "ending"); err != nil {
+		t.Fatalf("remove the directory of a supervisor that is exiting: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the directory is still there (%v)", err)
+	}
 }
