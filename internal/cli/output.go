@@ -13,14 +13,18 @@ import (
 
 // printData writes v as JSON or YAML (same field names and order), or calls table for the table format.
 // With --query, v is first replaced by the expression's result (query.go).
+// Tables are escaped on a terminal (termsafe.go); JSON and YAML escape control characters themselves.
 func (e *Env) printData(v any, table func(w io.Writer) error) error {
 	if e.Query != "" {
 		res, err := applyQuery(e.Query, v)
 		if err != nil {
 			return err
 		}
-		if e.Output == "table" && writeQueryLines(e.Stdout, res) {
-			return nil
+		if e.Output == "table" {
+			w, flush := e.tableOut()
+			if writeQueryLines(w, res) {
+				return flush()
+			}
 		}
 		v = res
 		if e.Output == "table" {
@@ -36,7 +40,11 @@ func (e *Env) printData(v any, table func(w io.Writer) error) error {
 		if table == nil {
 			return writeJSON(e.Stdout, v)
 		}
-		return table(e.Stdout)
+		w, flush := e.tableOut()
+		if err := table(w); err != nil {
+			return err
+		}
+		return flush()
 	}
 }
 

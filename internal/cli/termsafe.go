@@ -86,3 +86,59 @@ func (o runOutput) line(s string) {
 func addRawFlag(cmd *cobra.Command, dst *bool) {
 	cmd.Flags().BoolVar(dst, "raw", false, "print the run's output byte for byte, terminal escape sequences included (on a terminal they are shown escaped, as \\x1b[...)")
 }
+
+// safeWriter writes what termSafe makes of the text written to it. Tables go through one on a
+// terminal: their cells hold what runs and users set (tags, params, display names, metric
+// names), which may carry escape sequences too. A UTF-8 sequence split across writes is held
+// until it is whole, or until flush.
+type safeWriter struct {
+	w       io.Writer
+	pending []byte
+}
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	buf := append(s.pending, p...)
+	cut := len(buf) - partialRune(buf)
+	s.pending = append([]byte(nil), buf[cut:]...)
+	if _, err := io.WriteString(s.w, termSafe(string(buf[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// flush writes what is held (an incomplete sequence, escaped).
+func (s *safeWriter) flush() error {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(s.w, termSafe(string(s.pending)))
+	s.pending = nil
+	return err
+}
+
+// partialRune is the length of the incomplete UTF-8 sequence that ends b (0 if none).
+func partialRune(b []byte) int {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0
+		}
+		if c >= 0xc0 { // the sequence's first byte
+			if utf8.FullRune(b[len(b)-i:]) {
+				return 0
+			}
+			return i
+		}
+	}
+	return 0
+}
+
+// tableOut is where a table is written: stdout, through a safeWriter when it is a terminal.
+// The caller flushes it.
+func (e *Env) tableOut() (io.Writer, func() error) {
+	if !isTerminal(e.Stdout) {
+		return e.Stdout, func() error { return nil }
+	}
+	sw := &safeWriter{w: e.Stdout}
+	return sw, sw.flush
+}

@@ -73,3 +73,44 @@ func TestRunOutputOnlyEscapesForATerminal(t *testing.T) {
 		t.Errorf("a file got %q, want the exact bytes", b)
 	}
 }
+
+// A table on a terminal shows what runs and users set (tags, names) escaped, a rune split
+// across writes intact; JSON and YAML escape control characters themselves.
+func TestTablesAreEscapedOnATerminal(t *testing.T) {
+	var b bytes.Buffer
+	sw := &safeWriter{w: &b}
+	for _, part := range []string{"tag=\x1b]0;x\x07 ", "pr\xc3", "\xa9cision \xe2\x9c", "\x93", "\xe2"} {
+		if _, err := sw.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := `tag=\x1b]0;x\x07 précision ✓\xe2`; b.String() != want {
+		t.Errorf("safeWriter wrote %q, want %q", b.String(), want)
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open a pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	w, flush := (&Env{Stdout: tty}).tableOut()
+	if _, ok := w.(*safeWriter); !ok || flush() != nil {
+		t.Errorf("tableOut on a terminal = %T, want a safeWriter", w)
+	}
+	if w, _ := (&Env{Stdout: &b}).tableOut(); w != io.Writer(&b) {
+		t.Errorf("tableOut on a buffer = %T, want the buffer itself", w)
+	}
+	for _, format := range []string{"json", "yaml"} {
+		var out bytes.Buffer
+		e := &Env{Stdout: &out, Output: format}
+		if err := e.printData(map[string]string{"tag": "\x1b[2Jx"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsRune(out.Bytes(), 0x1b) {
+			t.Errorf("-o %s wrote a raw ESC: %q", format, out.String())
+		}
+	}
+}
