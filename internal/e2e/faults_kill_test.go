@@ -101,20 +101,19 @@ func TestFaultServerKill(t *testing.T) {
 func TestFaultSupervisorKill(t *testing.T) {
 	w := newWS(t, "--stale-after", "2s")
 	dir := t.TempDir()
-	pids := sharedDir(t)
 	for _, target := range everyTarget(t, w, dir) {
 		t.Run(target, func(t *testing.T) {
 			t.Parallel()
-			pidFile := filepath.Join(pids, target)
+			tag := sleepTag() // pids inside the run are its PID namespace's: the leftovers are found by name
 			file := filepath.Join(dir, target+".kill.yml")
 			writeFiles(t, dir, map[string]string{filepath.Base(file): fmt.Sprintf(`command: >-
-  setsid sleep 301 & echo $! >> %[1]s; echo $$ >> %[1]s;
+  setsid sleep 301%[1]s & sleep 302%[1]s &
   for i in $(seq 1 100000); do echo "line $i"; sleep 0.05; done
 compute: %[2]s
-`, pidFile, target)})
+`, tag, target)})
 			name := w.create(file)
 			waitFor(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 20") })
-			left := pidsIn(t, pidFile, 2)
+			left := pidsRunning(t, tag, 2)
 			sup, runDir := supervisorOf(t, name)
 			kill9(t, sup)
 			d := w.waitStatus(name, 3*time.Minute, job.Failed, job.Completed, job.Canceled)

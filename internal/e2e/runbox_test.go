@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,43 +32,28 @@ func processAlive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil && !zombie(pid)
 }
 
-// pidsIn waits for a file of pids (one per line) written by a job, and returns them.
-func pidsIn(t *testing.T, file string, n int) []int {
-	t.Helper()
-	var pids []int
-	waitFor(t, 60*time.Second, "the job's pids in "+file, func() bool {
-		b, _ := os.ReadFile(file)
-		pids = nil
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-		return len(pids) >= n
-	})
-	return pids
-}
-
-// A supervisor killed with SIGKILL leaves its command running (a GPU stays held); the backend that
-// notices the loss ends the run's whole tree, and job show says how many processes it ended.
+// A supervisor killed with SIGKILL must not leave its command running (a GPU stays held): the
+// run's processes, one in a session of its own included, end with it (they live in the PID
+// namespace it held; where there is none, the backend that notices the loss ends the run's
+// whole tree), and job show says so.
 func TestKilledSupervisorLeavesNothingRunning(t *testing.T) {
 	w := newWS(t, "--stale-after", "2s")
 	dir := t.TempDir()
+	tag := sleepTag() // the processes are found by their command line: pids inside the run are its namespace's
 	writeFiles(t, dir, map[string]string{"job.yml": `command: >-
-  setsid sleep 301 & echo $! > ../pids;
-  echo $$ >> ../pids; echo started; exec sleep 300
+  setsid sleep 301` + tag + ` & echo started; exec sleep 300` + tag + `
 `})
 	name := w.create(filepath.Join(dir, "job.yml"))
 	w.waitStatus(name, 60*time.Second, job.Running)
 	runDir := filepath.Join(w.home, "local", "runs", name)
-	pids := pidsIn(t, filepath.Join(runDir, "pids"), 2)
+	pids := pidsRunning(t, tag, 2)
 	sup := supervisorPID(t, runDir)
 	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	d := w.waitStatus(name, 90*time.Second, job.Failed)
-	if !strings.Contains(d.StatusReason, "ended 2 leftover processes of the run") {
-		t.Errorf("reason %q does not say the 2 processes were ended", d.StatusReason)
+	if !strings.Contains(d.StatusReason, "ended with its supervisor") && !strings.Contains(d.StatusReason, "ended 2 leftover processes of the run") {
+		t.Errorf("reason %q does not say the run's processes were ended", d.StatusReason)
 	}
 	for _, p := range pids {
 		if processAlive(p) {
@@ -75,6 +61,31 @@ func TestKilledSupervisorLeavesNothingRunning(t *testing.T) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
+}
+
+// sleepTag is a fraction of a second unique to the test, so that `sleep 300<tag>` names its
+// process in /proc.
+func sleepTag() string { return fmt.Sprintf(".%09d", time.Now().UnixNano()%1e9) }
+
+// pidsRunning waits for n processes whose command line holds tag, and returns their pids as this
+// machine numbers them.
+func pidsRunning(t *testing.T, tag string, n int) []int {
+	t.Helper()
+	var pids []int
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d processes with %q in their command line", n, tag), func() bool {
+		pids = nil
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, _ := os.ReadFile(p)
+			if strings.Contains(string(b), tag) && strings.HasPrefix(string(b), "sleep") {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		return len(pids) >= n
+	})
+	return pids
 }
 
 // A run on the local target reads what its user can, except the workspace's secrets and the other
@@ -97,7 +108,7 @@ done
 cat "/proc/$SERVER/environ" >/dev/null 2>&1 && echo "READ the server's environment"
 head -c 8 "/proc/$SERVER/root$WS/secret.key" >/dev/null 2>&1 && echo "READ through /proc/<server>/root"
 ls "/proc/$SERVER/fd/" >/dev/null 2>&1 && for fd in /proc/$SERVER/fd/*; do head -c 1 "$fd" >/dev/null 2>&1 && echo "READ a server fd" && break; done
-head -c 1 ../supervisor.json >/dev/null && echo "OWN run dir readable"
+ls ../supervisor.json >/dev/null && head -c 1 ../user_logs/std_log.txt >/dev/null && echo "OWN run dir readable"
 ls /etc/hostname >/dev/null && echo "MACHINE readable"
 `,
 			"job.yml": "command: bash probe.sh ${{inputs.ws}} ${{inputs.server}}\ncode: .\ninputs:\n  ws: " + w.home +
