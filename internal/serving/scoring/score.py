@@ -31,16 +31,26 @@ users' scoring scripts expect it:
   connection (the router then sends it nothing more), GET / answers 503, and once it has been
   quiet for a moment after telling the router so, the server exits.
 
-PORT is the port to listen on (0.0.0.0; 0 picks a free one); the line "Listening on
-0.0.0.0:<port>" is printed once the server accepts requests.
+PORT is the port to listen on (0 picks a free one) and HANGAR_SERVE_HOST the address (default
+0.0.0.0); the line "Listening on <address>:<port>" is printed once the server accepts requests.
+
+A replica answers only the workspace's router: every request must carry the secret of
+HANGAR_REPLICA_SECRET (removed from the environment before the script is imported) in the
+X-Hangar-Replica-Secret header, compared in constant time; without it the answer is 401, with
+another 403, and no user code runs. Only the health route (GET /) answers anyone: it says
+"Healthy" and nothing else, for probes that cannot know the secret (Kubernetes' kubelet). The
+header is not among the request_headers run() gets. Without HANGAR_REPLICA_SECRET the server
+does not start.
 """
 
+import hmac
 import http.server
 import importlib.util
 import inspect
 import json
 import os
 import select
+import socket
 import sys
 import threading
 import time
@@ -51,6 +61,9 @@ import uuid
 HEADER_LIMIT = 100  # Azure's bound on request id headers
 INIT_FAILED = 3  # Azure's exit status when the script cannot be loaded or initialised
 DRAIN_HEADER = "x-hangar-replica"  # "draining": the router takes the replica out of its rotation
+SECRET_HEADER = "x-hangar-replica-secret"
+SECRET_ENV = "HANGAR_REPLICA_SECRET"
+HOST_ENV = "HANGAR_SERVE_HOST"
 DRAIN_QUIET = 2.0  # seconds without a request, once the router was told, before a draining server exits
 DRAIN_MAX = 60.0  # seconds a draining server waits at most
 
@@ -259,6 +272,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     script = None  # set by serve()
     slots = None
+    secret = b""
 
     def do_GET(self):
         self.route("GET")
@@ -303,12 +317,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def dispatch(self, method, url, body):
         if not self.request_ids():
             return error(431, f"request id headers must not exceed {HEADER_LIMIT} characters")
-        if url.path == "/":
-            if method != "GET":
-                return error(405, "Method not allowed")
+        if url.path == "/" and method == "GET":
             if DRAIN.started.is_set():
                 return error(503, "this replica's supervisor is gone; the replica is stopping")
             return 200, b"Healthy", "text/plain; charset=utf-8"
+        refused = self.refused()
+        if refused:
+            return refused
+        if url.path == "/":
+            return error(405, "Method not allowed")
         if url.path != "/score":
             return error(404, "Not found: " + url.path)
         if method == "OPTIONS":
@@ -317,10 +334,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return error(405, "Method not allowed")
         return self.score(method, body, url.query)
 
+    def refused(self):
+        """The answer to a request without the replica's secret (None: it has it)."""
+        given = self.headers.get(SECRET_HEADER)
+        if given is None:
+            return error(401, "this replica answers only its workspace's router; call the endpoint's scoring URI")
+        if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.secret):
+            return error(403, "this replica answers only its workspace's router; the replica secret is wrong")
+        return None
+
     def score(self, method, body, query):
         args = self.script.arguments(method, body, query)
         if self.script.wants_headers:
-            args["request_headers"] = dict(self.headers.items())
+            args["request_headers"] = {k: v for k, v in self.headers.items() if k.lower() != SECRET_HEADER}
         start = time.perf_counter()
         with self.slots:
             try:
@@ -409,11 +435,17 @@ class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def serve(script, port, workers):
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+def serve(script, host, port, workers, secret):
     Handler.script = script
     Handler.slots = threading.BoundedSemaphore(workers)
-    server = Server(("0.0.0.0", port), Handler)
-    print(f"Listening on 0.0.0.0:{server.server_address[1]}", flush=True)
+    Handler.secret = secret.encode("utf-8")
+    server = (Server6 if ":" in host else Server)((host, port), Handler)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Listening on {shown}:{server.server_address[1]}", flush=True)
     watch_supervisor(1)
     server.serve_forever()
 
@@ -439,6 +471,10 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") == here:
         del sys.path[0]  # this file's folder is Hangar's, not the user's
+    secret = os.environ.pop(SECRET_ENV, "")
+    if not secret:
+        fail(f"scoring server: {SECRET_ENV} is not set: a replica answers only its workspace's router, which sends that secret")
+    host = os.environ.get(HOST_ENV) or "0.0.0.0"
     app_root = os.path.abspath(os.environ.get("AML_APP_ROOT") or os.getcwd())
     entry = os.environ.get("AZUREML_ENTRY_SCRIPT") or "main.py"
     try:
@@ -463,9 +499,9 @@ def main():
         fail("scoring server: init() failed (traceback above)")
     print("init() done", flush=True)
     try:
-        serve(script, port, workers)
+        serve(script, host, port, workers, secret)
     except OSError as e:
-        fail(f"scoring server: listen on port {port}: {e}")
+        fail(f"scoring server: listen on {host} port {port}: {e}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,21 @@ import (
 	_ "embed"
 )
 
+// How a replica answers only the workspace's router (score.py checks the first two, and the
+// supervisor's proxy in front of an image that serves by its own entrypoint does likewise).
+const (
+	// SecretHeader carries the replica's secret on every request of the router; a request
+	// without it is refused (401; a wrong one 403), but for the health route.
+	SecretHeader = "X-Hangar-Replica-Secret"
+	// SecretEnv hands the secret to the replica's server.
+	SecretEnv = "HANGAR_REPLICA_SECRET"
+	// HostEnv is the address the replica's server listens on (with PORT).
+	HostEnv = "HANGAR_SERVE_HOST"
+	// DrainHeader, "draining" on an answer, says the replica is going away (its supervisor is
+	// gone): the router takes it out of its rotation.
+	DrainHeader = "X-Hangar-Replica"
+)
+
 // FileName is the name the scoring server is written under. It is not score.py, the name
 // most scoring scripts have, so that neither can import the other by mistake.
 const FileName = "hangar_scoring_server.py"

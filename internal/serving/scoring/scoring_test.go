@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -133,6 +134,9 @@ func (l *lines) String() string {
 	return strings.Join(l.all, "\n")
 }
 
+// testSecret is the replica secret the tests' servers are started with.
+const testSecret = "hrs1.test-secret"
+
 // launch starts the scoring server for code/entry with the model folder and extra
 // variables, without waiting for it.
 func launch(t *testing.T, py, code, entry, model string, env ...string) *replica {
@@ -145,7 +149,7 @@ func launch(t *testing.T, py, code, entry, model string, env ...string) *replica
 	cmd := exec.Command(py, server)
 	cmd.Dir = code
 	cmd.Env = append(os.Environ(), "PORT=0", "AML_APP_ROOT="+code, "AZUREML_ENTRY_SCRIPT="+entry,
-		"AZUREML_MODEL_DIR="+model, "PYTHONDONTWRITEBYTECODE=1")
+		"AZUREML_MODEL_DIR="+model, "PYTHONDONTWRITEBYTECODE=1", SecretEnv+"="+testSecret, HostEnv+"=127.0.0.1")
 	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -169,11 +173,11 @@ func launch(t *testing.T, py, code, entry, model string, env ...string) *replica
 func start(t *testing.T, py, code, entry, model string, env ...string) *replica {
 	t.Helper()
 	r := launch(t, py, code, entry, model, env...)
-	line := r.out.wait("Listening on 0.0.0.0:", 1)
+	line := r.out.wait("Listening on 127.0.0.1:", 1)
 	if line == "" {
 		t.Fatalf("the scoring server did not start\nstdout:\n%s\nstderr:\n%s", r.out, r.errb)
 	}
-	r.url = "http://127.0.0.1:" + strings.TrimPrefix(line, "Listening on 0.0.0.0:")
+	r.url = "http://127.0.0.1:" + strings.TrimPrefix(line, "Listening on 127.0.0.1:")
 	return r
 }
 
@@ -213,13 +217,19 @@ func do(t *testing.T, method, url, body string, header ...string) response {
 	return r
 }
 
-// send is do for other goroutines than the test's: it returns the error.
+// send is do for other goroutines than the test's: it returns the error. Requests carry the
+// replica's secret, as the router sends them, unless header sets SecretHeader ("": none).
 func send(t *testing.T, method, url, body string, header ...string) (response, error) {
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		return response{}, err
 	}
+	req.Header.Set(SecretHeader, testSecret)
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -510,5 +520,91 @@ func TestDrainsWhenItsSupervisorIsGone(t *testing.T) {
 	}
 	if code := r.exitCode(t); code != 0 {
 		t.Errorf("the drained server exited with %d, want 0\nstderr:\n%s", code, r.errb)
+	}
+}
+
+const headersScript = `import json
+
+def init():
+    pass
+
+def run(raw_data, request_headers):
+    print("run() called", flush=True)
+    return sorted(k.lower() for k in request_headers)
+`
+
+// A replica answers only its workspace's router: without the replica's secret a request is
+// refused (401; with another secret 403) whatever its method or path, and run() never runs; only
+// the health route answers anyone, and says nothing but "Healthy". The secret is not among the
+// headers run() gets.
+func TestOnlyTheRouterIsAnswered(t *testing.T) {
+	py := python(t)
+	r := start(t, py, writeCode(t, headersScript), "score.py", t.TempDir())
+	for _, secret := range []string{"", "hrs1.guessed", testSecret + "x", testSecret[:len(testSecret)-1]} {
+		want := 403
+		if secret == "" {
+			want = 401
+		}
+		for _, c := range []struct{ method, path string }{
+			{"POST", "/score"}, {"GET", "/score?data=1"}, {"OPTIONS", "/score"}, {"PUT", "/score"},
+			{"POST", "/"}, {"GET", "/swagger.json"},
+		} {
+			got := do(t, c.method, r.url+c.path, `{"data": [1]}`, SecretHeader, secret)
+			if got.status != want || !strings.Contains(got.body, "answers only its workspace's router") {
+				t.Errorf("%s %s with secret %q = %d %q, want %d saying why", c.method, c.path, secret, got.status, got.body, want)
+			}
+		}
+	}
+	if strings.Contains(r.out.String(), "run() called") {
+		t.Fatalf("run() ran for a request without the secret:\n%s", r.out)
+	}
+	if got := do(t, "GET", r.url+"/", "", SecretHeader, ""); got.status != 200 || got.body != "Healthy" {
+		t.Errorf("GET / without the secret = %d %q, want the health route's 200 Healthy", got.status, got.body)
+	}
+	got := do(t, "POST", r.url+"/score", "x", "X-Custom", "yes")
+	if got.status != 200 || !strings.Contains(got.body, `"x-custom"`) {
+		t.Fatalf("POST /score with the secret = %d %q, want run()'s answer", got.status, got.body)
+	}
+	if strings.Contains(got.body, strings.ToLower(SecretHeader)) {
+		t.Errorf("run() got the replica's secret among its headers: %s", got.body)
+	}
+}
+
+// Without a secret the scoring server does not start: it would answer anyone.
+func TestNoSecretNoServer(t *testing.T) {
+	py := python(t)
+	r := launch(t, py, writeCode(t, headersScript), "score.py", t.TempDir(), SecretEnv+"=")
+	if code := r.exitCode(t); code != 3 {
+		t.Errorf("exit status %d, want 3", code)
+	}
+	if !strings.Contains(r.errb.String(), SecretEnv+" is not set") {
+		t.Errorf("stderr does not say why:\n%s", r.errb)
+	}
+}
+
+// The server listens only on HANGAR_SERVE_HOST: on 127.0.0.1 it cannot be reached at the
+// machine's other addresses.
+func TestListensOnlyOnItsHost(t *testing.T) {
+	py := python(t)
+	r := start(t, py, writeCode(t, headersScript), "score.py", t.TempDir())
+	_, port, _ := strings.Cut(strings.TrimPrefix(r.url, "http://"), ":")
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := 0
+	for _, a := range addrs {
+		ip, ok := a.(*net.IPNet)
+		if !ok || ip.IP.IsLoopback() || ip.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		tried++
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.IP.String(), port), 2*time.Second); err == nil {
+			c.Close()
+			t.Errorf("the server bound to 127.0.0.1 answers at %s", ip.IP)
+		}
+	}
+	if tried == 0 {
+		t.Logf("this machine has no address but loopback: nothing else to try")
 	}
 }
