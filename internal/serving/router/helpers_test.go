@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
 )
 
 const key = "k-secret"
@@ -22,6 +23,8 @@ type replica struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	got  []received
+	// secrets are the replica secrets the requests carried, in order.
+	secrets []string
 	// handle, when set, answers instead.
 	handle func(w http.ResponseWriter, r *http.Request)
 }
@@ -37,6 +40,7 @@ func newReplica(t testing.TB, name string) *replica {
 		b, _ := io.ReadAll(r.Body)
 		rp.mu.Lock()
 		rp.got = append(rp.got, received{r.Method, r.URL.Path, r.URL.RawQuery, string(b), r.Header.Get("Authorization")})
+		rp.secrets = append(rp.secrets, r.Header.Get(scoring.SecretHeader))
 		h := rp.handle
 		rp.mu.Unlock()
 		if h != nil {
@@ -59,6 +63,12 @@ func (rp *replica) received() []received {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	return append([]received(nil), rp.got...)
+}
+
+func (rp *replica) receivedSecrets() []string {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return append([]string(nil), rp.secrets...)
 }
 
 func (rp *replica) addr() string { return strings.TrimPrefix(rp.srv.URL, "http://") }

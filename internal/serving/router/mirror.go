@@ -68,6 +68,7 @@ func (r *Router) mirrorRequest(in *http.Request, d *depState, rs *replicaState, 
 	}
 	out.Header = in.Header.Clone()
 	out.Header.Del("Authorization")
+	rs.sign(out.Header)
 	out.Header.Del("Connection")
 	return mirrorCall{out, cancel}, nil
 }

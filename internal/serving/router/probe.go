@@ -116,10 +116,10 @@ func due(now, first time.Time, s probeSpec, next time.Time) bool {
 func (r *Router) probeReplica(ctx context.Context, j probeJob) {
 	var readyErr, liveErr error
 	if j.ready != nil {
-		readyErr = r.get(ctx, j.rs.addr, *j.ready)
+		readyErr = r.get(ctx, j.rs, *j.ready)
 	}
 	if j.live != nil {
-		liveErr = r.get(ctx, j.rs.addr, *j.live)
+		liveErr = r.get(ctx, j.rs, *j.live)
 	}
 	if errors.Is(readyErr, errDraining) || errors.Is(liveErr, errDraining) {
 		r.takeOut(j.d, j.rs, "it is draining (its supervisor is gone)")
@@ -168,13 +168,14 @@ func (r *Router) readiness(d *depState, rs *replicaState, s probeSpec, err error
 }
 
 // get is one probe: a GET answered with 2xx or 3xx within the probe's timeout.
-func (r *Router) get(ctx context.Context, addr string, s probeSpec) error {
+func (r *Router) get(ctx context.Context, rs *replicaState, s probeSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+s.path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+rs.addr+s.path, nil)
 	if err != nil {
 		return err
 	}
+	rs.sign(req.Header)
 	resp, err := r.transport.RoundTrip(req)
 	if err != nil {
 		return err

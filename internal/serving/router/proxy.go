@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
 )
 
 // target is where one forwarded request goes; it travels in the request's context to the
@@ -38,8 +39,10 @@ func (r *Router) newProxy() *httputil.ReverseProxy {
 			pr.Out.URL.Path, pr.Out.URL.RawPath = t.path, ""
 			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
 			pr.Out.Host = t.replica.addr
-			// The endpoint's key is the caller's secret, not the model's.
+			// The endpoint's key is the caller's secret, not the model's; the replica's is the
+			// router's.
 			pr.Out.Header.Del("Authorization")
+			t.replica.sign(pr.Out.Header)
 			pr.SetXForwarded()
 		},
 		ModifyResponse: func(resp *http.Response) error {
@@ -47,7 +50,7 @@ func (r *Router) newProxy() *httputil.ReverseProxy {
 			if draining(resp.Header) {
 				r.takeOut(t.dep, t.replica, "it is draining (its supervisor is gone)")
 			}
-			resp.Header.Del(DrainHeader)
+			resp.Header.Del(scoring.DrainHeader)
 			resp.Header.Set(DeploymentHeader, t.dep.name)
 			return nil
 		},

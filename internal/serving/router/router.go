@@ -88,6 +88,9 @@ type Replica struct {
 	ID    string
 	Addr  string // host:port
 	Ready bool
+	// Secret goes with every request to the replica, probes included (scoring.SecretHeader):
+	// the replica answers nobody else.
+	Secret string
 }
 
 // Load is a deployment's load as the autoscaler reads it.

@@ -29,6 +29,7 @@ type depState struct {
 // replicaState is one replica's live state, kept across tables by its ID.
 type replicaState struct {
 	id, addr  string // never change: a replica at a new address is a new replicaState
+	secret    string // likewise
 	ready     bool   // the controller's view
 	probedOut bool   // readiness failed FailureThreshold times; back after SuccessThreshold passes
 	inFlight  int
@@ -55,8 +56,8 @@ func (d *depState) update(cfg Deployment, now time.Time) {
 	reps := make([]*replicaState, 0, len(cfg.Replicas))
 	for _, rep := range cfg.Replicas {
 		rs := old[rep.ID]
-		if rs == nil || rs.addr != rep.Addr {
-			rs = &replicaState{id: rep.ID, addr: rep.Addr, firstSeen: now}
+		if rs == nil || rs.addr != rep.Addr || rs.secret != rep.Secret {
+			rs = &replicaState{id: rep.ID, addr: rep.Addr, secret: rep.Secret, firstSeen: now}
 		}
 		rs.ready = rep.Ready
 		reps = append(reps, rs)

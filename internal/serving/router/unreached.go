@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
 )
 
 // A replica whose process is gone (its supervisor was killed and took it along, or its node
@@ -35,13 +37,10 @@ func retryable(err, ctxErr error) bool {
 	return ctxErr == nil && unreached(err)
 }
 
-// DrainHeader is the header by which a replica says, on any answer, that it is going away
-// (Hangar's scoring server once its supervisor is gone: see score.py): the router takes it out
-// of the rotation as it would an unreachable one; the header does not reach the caller.
-const DrainHeader = "X-Hangar-Replica"
-
-// draining says whether an answer's header says its replica is going away.
-func draining(h http.Header) bool { return strings.EqualFold(h.Get(DrainHeader), "draining") }
+// draining says whether an answer's header says its replica is going away (scoring.DrainHeader:
+// Hangar's scoring server once its supervisor is gone, see score.py): the router takes it out of
+// the rotation as it would an unreachable one; the header does not reach the caller.
+func draining(h http.Header) bool { return strings.EqualFold(h.Get(scoring.DrainHeader), "draining") }
 
 // takeOut takes a replica out of the rotation until its readiness probe passes again (as a
 // failed readiness would): it could not be connected to, or it said it is draining.
@@ -56,4 +55,12 @@ func (r *Router) takeOut(d *depState, rs *replicaState, why string) {
 	d.broadcastLocked() // requests queued for a slot look again: this replica's will not free
 	r.log.Warn("replica out of rotation until its readiness probe passes", "endpoint", d.endpoint,
 		"deployment", d.name, "replica", rs.id, "why", why)
+}
+
+// sign puts the replica's secret on a request to it, in place of whatever the caller sent there.
+func (rs *replicaState) sign(h http.Header) {
+	h.Del(scoring.SecretHeader)
+	if rs.secret != "" {
+		h.Set(scoring.SecretHeader, rs.secret)
+	}
 }

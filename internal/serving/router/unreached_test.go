@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
 )
 
 // Which forwarding errors mean the request never reached the replica, and so may go to another.
@@ -156,7 +157,7 @@ func TestRequestThatReachedAReplicaIsNotRetried(t *testing.T) {
 func TestDrainingReplicaLeavesTheRotation(t *testing.T) {
 	leaving, staying := newReplica(t, "leaving"), newReplica(t, "staying")
 	leaving.setHandler(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(DrainHeader, "draining")
+		w.Header().Set(scoring.DrainHeader, "draining")
 		if r.Method == http.MethodGet {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -175,8 +176,8 @@ func TestDrainingReplicaLeavesTheRotation(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || string(b) != "leaving" || resp.Header.Get(DrainHeader) != "" {
-		t.Fatalf("the draining replica's answer: %d %q, %s %q; want it passed on without the header", resp.StatusCode, b, DrainHeader, resp.Header.Get(DrainHeader))
+	if resp.StatusCode != 200 || string(b) != "leaving" || resp.Header.Get(scoring.DrainHeader) != "" {
+		t.Fatalf("the draining replica's answer: %d %q, %s %q; want it passed on without the header", resp.StatusCode, b, scoring.DrainHeader, resp.Header.Get(scoring.DrainHeader))
 	}
 	f.r.ProbeOnce(t.Context())
 	for i := range 20 {
@@ -192,5 +193,37 @@ func TestDrainingReplicaLeavesTheRotation(t *testing.T) {
 	}
 	if posts != 1 {
 		t.Fatalf("the draining replica got %d scoring requests, want the one it answered draining", posts)
+	}
+}
+
+// Every request the router sends a replica carries that replica's secret, the callers' own, their
+// mirrored copies and the probes alike; a secret a caller sends is replaced, never passed on.
+func TestReplicaSecretOnEveryRequest(t *testing.T) {
+	live, shadow := newReplica(t, "live"), newReplica(t, "shadow")
+	f := newFixture(t, Config{})
+	dl, ds := deployment(live), deployment(shadow)
+	dl.Replicas[0].Secret, ds.Replicas[0].Secret = "hrs1.live", "hrs1.shadow"
+	f.r.Set(Table{"e": {Traffic: map[string]int{"live": 100}, Mirror: map[string]int{"shadow": 100},
+		Deployments: map[string]Deployment{"live": dl, "shadow": ds}}})
+	for range 5 {
+		if a := f.call(t, "/endpoints/e/score", "x", scoring.SecretHeader, "hrs1.forged"); a.status != 200 || a.body != "live" {
+			t.Fatalf("%+v", a)
+		}
+	}
+	eventually(t, "the mirrored copies", func() bool { return len(shadow.received()) == 5 })
+	f.r.ProbeOnce(t.Context())
+	for _, c := range []struct {
+		rp   *replica
+		want string
+	}{{live, "hrs1.live"}, {shadow, "hrs1.shadow"}} {
+		got := c.rp.receivedSecrets()
+		if len(got) != 7 { // 5 requests (or copies), a readiness and a liveness probe
+			t.Fatalf("%s got %d requests, want 7", c.rp.name, len(got))
+		}
+		for i, s := range got {
+			if s != c.want {
+				t.Errorf("%s's request %d carried secret %q, want %q", c.rp.name, i, s, c.want)
+			}
+		}
 	}
 }
