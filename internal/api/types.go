@@ -164,6 +164,20 @@ type RunSpec struct {
 	// (comma-separated): the supervisor moves to the next when one cannot be reached, and
 	// relays the run's MLflow client to whichever it uses.
 	Servers string `json:"servers,omitempty"`
+	// Replica is set for a run that serves a replica of an online deployment (design 0014).
+	Replica *ReplicaConfig `json:"replica,omitempty"`
+}
+
+// ReplicaConfig is what a replica's server needs to answer only the workspace's router.
+type ReplicaConfig struct {
+	// Secret is what every request of the router carries (scoring.SecretHeader): the replica
+	// refuses any other request but its health route's.
+	Secret string `json:"secret"`
+	// AllInterfaces makes the replica listen on every address of its node, for a router that
+	// reaches it at another address than the one on its route to the server (an attached VM,
+	// whose supervisor reaches the server through its SSH tunnel on loopback). Otherwise it
+	// listens only on the address it reports: loopback on the server's own machine.
+	AllInterfaces bool `json:"all_interfaces,omitempty"`
 }
 
 // StatusReport is a supervisor's report of a phase change (POST /api/runs/{id}/status).

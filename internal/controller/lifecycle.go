@@ -247,6 +247,7 @@ func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL strin
 		Attempt:            max(r.Attempt, 1),
 		Token:              c.tokenFor(r),
 		Checkpoint:         c.checkpointRef(ctx, r.ID),
+		Replica:            c.replicaConfig(ctx, r),
 	}, nil
 }
 

@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // servingTick is the serving loop's period (also woken by ServingChanged).
@@ -42,9 +44,9 @@ type DeploymentState struct {
 	Replicas []ReadyReplica
 }
 
-// ReadyReplica is a replica that answers at Address.
+// ReadyReplica is a replica that answers at Address to requests carrying Secret.
 type ReadyReplica struct {
-	RunID, Address string
+	RunID, Address, Secret string
 }
 
 // Serving is the serving loop's wiring: Load tells the autoscaler a deployment's load (the
@@ -326,7 +328,8 @@ func (c *Controller) servingState(ctx context.Context, deps []store.DeploymentRe
 			for _, r := range reps {
 				if r.Endpoint == e.Spec.Name && r.Deployment == d.Spec.Name && r.Address != "" && runs[r.RunID].Status == job.Running &&
 					!stopping[r.RunID] {
-					ds.Replicas = append(ds.Replicas, ReadyReplica{RunID: r.RunID, Address: r.Address})
+					ds.Replicas = append(ds.Replicas, ReadyReplica{RunID: r.RunID, Address: r.Address,
+						Secret: c.replicaSecrets().Secret(r.RunID, runs[r.RunID].Attempt)})
 				}
 			}
 			es.Deployments = append(es.Deployments, ds)
@@ -375,13 +378,34 @@ func (c *Controller) reachableAddress(ctx context.Context, runID, host, port str
 		return net.JoinHostPort(host, port)
 	}
 	if r, err := c.Store.Run(ctx, runID); err == nil {
-		if t, err := c.Store.Compute(ctx, r.Compute); err == nil {
-			if st, err := compute.Load(*t); err == nil && st.Spec.SSH != nil && st.Spec.SSH.Host != "" {
-				return net.JoinHostPort(st.Spec.SSH.Host, port)
-			}
+		if vm := c.sshHost(ctx, r.Compute); vm != "" {
+			return net.JoinHostPort(vm, port)
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// sshHost is the host of an attached VM target ("" for any other target, or one not found).
+func (c *Controller) sshHost(ctx context.Context, target string) string {
+	if t, err := c.Store.Compute(ctx, target); err == nil {
+		if st, err := compute.Load(*t); err == nil && st.Spec.SSH != nil {
+			return st.Spec.SSH.Host
+		}
+	}
+	return ""
+}
+
+func (c *Controller) replicaSecrets() tokens.Replica { return tokens.Replica{Key: c.Tokens.Key} }
+
+// replicaConfig is what a replica run's supervisor gets with its spec (nil for any other run):
+// the secret the router's requests carry (one per attempt), and, on an attached VM, which the
+// router reaches at its host rather than at the tunnel's loopback its supervisor sees, to
+// listen on every address.
+func (c *Controller) replicaConfig(ctx context.Context, r *job.Run) *api.ReplicaConfig {
+	if r.Spec.Serve == nil {
+		return nil
+	}
+	return &api.ReplicaConfig{Secret: c.replicaSecrets().Secret(r.ID, r.Attempt), AllInterfaces: c.sshHost(ctx, r.Compute) != ""}
 }
 
 // drain records the replicas the plan stops (when first seen: they may be stopped once their

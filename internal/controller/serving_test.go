@@ -2,6 +2,8 @@ package controller
 
 import (
 	"encoding/base64"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +113,52 @@ func TestServingUpdateDrainsTheOldReplica(t *testing.T) {
 	}
 	if len(ready) != 1 || ready[0] != next {
 		t.Errorf("published %v, want only %s", ready, next)
+	}
+}
+
+// A replica run's spec carries its secret, the one the router's table gives that replica: one
+// per replica; a run that is no replica gets none.
+func TestReplicaSecretInSpecAndTable(t *testing.T) {
+	f := newFixture(t)
+	f.c.Secrets = plainBox{}
+	ctx := t.Context()
+	if _, err := f.c.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
+		t.Fatal(err)
+	}
+	dep := serving.Deployment{Name: "blue", Endpoint: "ep-one", Command: "serve-on-port", InstanceCount: 2}
+	if _, err := f.c.CreateDeployment(ctx, dep, true); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := replicasOf(t, f, servingPass(t, f))
+	if len(runs) != 2 {
+		t.Fatalf("replicas: %v, want 2", runs)
+	}
+	secrets := map[string]string{}
+	for i, run := range runs {
+		sp, err := f.c.RunSpec(ctx, run, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Replica == nil || !strings.HasPrefix(sp.Replica.Secret, "hrs1.") || sp.Replica.AllInterfaces {
+			t.Fatalf("replica %s's spec: %+v, want its secret, listening on its own address", run, sp.Replica)
+		}
+		secrets[run] = sp.Replica.Secret
+		serve(t, f, run, "127.0.0.1:900"+strconv.Itoa(i))
+	}
+	if secrets[runs[0]] == secrets[runs[1]] {
+		t.Fatalf("two replicas share the secret %s", secrets[runs[0]])
+	}
+	for _, e := range servingPass(t, f).Endpoints {
+		for _, d := range e.Deployments {
+			for _, r := range d.Replicas {
+				if r.Secret != secrets[r.RunID] {
+					t.Errorf("the router's table gives replica %s secret %q, its spec %q", r.RunID, r.Secret, secrets[r.RunID])
+				}
+			}
+		}
+	}
+	plain := f.create(t, job.Spec{Command: "true", Compute: "local"})
+	if sp, err := f.c.RunSpec(ctx, plain.ID, "", ""); err != nil || sp.Replica != nil {
+		t.Errorf("a run that is no replica: %+v, %v; want no replica config", sp.Replica, err)
 	}
 }

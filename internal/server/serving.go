@@ -72,7 +72,7 @@ func (s *Serving) publish(st controller.ServingState) {
 				rd.Readiness.Path = cmp.Or(in.ReadinessPath, rd.Readiness.Path)
 			}
 			for _, r := range d.Replicas {
-				rd.Replicas = append(rd.Replicas, router.Replica{ID: r.RunID, Addr: r.Address, Ready: true})
+				rd.Replicas = append(rd.Replicas, router.Replica{ID: r.RunID, Addr: r.Address, Ready: true, Secret: r.Secret})
 			}
 			re.Deployments[d.Spec.Name] = rd
 		}
