@@ -22,17 +22,23 @@ import (
 // serveProbeEvery is how often a starting replica's probe is tried.
 const serveProbeEvery = 100 * time.Millisecond
 
-// prepareServe sets a replica's variables: PORT, AZUREML_MODEL_DIR, and for a scoring script
-// the scoring server written beside the run (HANGAR_SCORING_SERVER), AML_APP_ROOT (the code
-// folder) and AZUREML_ENTRY_SCRIPT.
+// prepareServe sets a replica's variables: PORT, HANGAR_SERVE_HOST (where to listen),
+// HANGAR_REPLICA_SECRET (what the router's requests carry), AZUREML_MODEL_DIR, and for a
+// scoring script the scoring server written beside the run (HANGAR_SCORING_SERVER),
+// AML_APP_ROOT (the code folder) and AZUREML_ENTRY_SCRIPT.
 func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) error {
 	sv := s.spec.Spec.Serve
 	if sv == nil {
 		return nil
 	}
-	if sv.Entrypoint {
-		return s.prepareImageServe(w, values, env)
+	l, err := s.replicaListen()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
+	if sv.Entrypoint {
+		return s.prepareImageServe(w, l, values, env)
+	}
+	env[scoring.SecretEnv], env[scoring.HostEnv] = l.secret, l.host
 	if sv.ModelInput != "" {
 		dir, err := s.modelDir(values["inputs."+sv.ModelInput], sv.ModelFolder)
 		if err != nil {
@@ -86,6 +92,42 @@ func (s *Supervisor) modelDir(input, folder string) (string, error) {
 	return root, nil
 }
 
+// listen is where a replica listens and what the requests it answers carry.
+type listen struct {
+	secret string
+	// host is the address the replica's server listens on: every address (0.0.0.0) when the
+	// router reaches the node at another address than the one on its route to the server (an
+	// attached VM behind its SSH tunnel), else only that route's own address, which it reports
+	// (loopback on the server's machine, a pod's address, a cluster node's).
+	host string
+}
+
+// probeHost is where the supervisor itself reaches the replica.
+func (l listen) probeHost() string {
+	if l.host == "0.0.0.0" {
+		return "127.0.0.1"
+	}
+	return l.host
+}
+
+// replicaListen is this replica's listen, from the server's replica config.
+func (s *Supervisor) replicaListen() (listen, error) {
+	rc := s.spec.Replica
+	if rc == nil || rc.Secret == "" {
+		return listen{}, fmt.Errorf("the server sent no replica secret with the run (is it older than this supervisor?): a replica answers only requests that carry one")
+	}
+	if rc.AllInterfaces {
+		return listen{secret: rc.Secret, host: "0.0.0.0"}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	host, err := s.localAddress(ctx)
+	if err != nil {
+		return listen{}, fmt.Errorf("the address to listen on: %w", err)
+	}
+	return listen{secret: rc.Secret, host: host}, nil
+}
+
 // freePort asks the kernel for a port nobody listens on.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", ":0")
@@ -101,12 +143,24 @@ func freePort() (int, error) {
 // gives up when ctx ends (the command ended).
 func (s *Supervisor) announceServe(ctx context.Context, port int) {
 	sv := s.spec.Spec.Serve
-	probe := "http://127.0.0.1:" + strconv.Itoa(port) + sv.Probe
+	host, err := s.localAddress(ctx)
+	if err != nil {
+		s.warn("serve: cannot tell the server where this replica answers: " + err.Error())
+		return
+	}
+	l := listen{host: host}
+	if rc := s.spec.Replica; rc != nil {
+		l.secret = rc.Secret
+		if rc.AllInterfaces {
+			l.host = "0.0.0.0"
+		}
+	}
+	probe := "http://" + net.JoinHostPort(l.probeHost(), strconv.Itoa(port)) + sv.Probe
 	client := &http.Client{Timeout: 2 * time.Second}
 	t := time.NewTicker(serveProbeEvery)
 	defer t.Stop()
 	for {
-		if ok := probeOK(ctx, client, probe); ok {
+		if ok := probeOK(ctx, client, probe, l.secret); ok {
 			break
 		}
 		select {
@@ -114,11 +168,6 @@ func (s *Supervisor) announceServe(ctx context.Context, port int) {
 			return
 		case <-t.C:
 		}
-	}
-	host, err := s.localAddress(ctx)
-	if err != nil {
-		s.warn("serve: cannot tell the server where this replica answers: " + err.Error())
-		return
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	err = s.conn.retry(ctx, "report the replica's address", func(ctx context.Context) error {
@@ -131,11 +180,12 @@ func (s *Supervisor) announceServe(ctx context.Context, port int) {
 	s.log.Info("serving", "address", addr)
 }
 
-func probeOK(ctx context.Context, client *http.Client, url string) bool {
+func probeOK(ctx context.Context, client *http.Client, url, secret string) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false
 	}
+	req.Header.Set(scoring.SecretHeader, secret)
 	resp, err := client.Do(req)
 	if err != nil {
 		return false

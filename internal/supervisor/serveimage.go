@@ -10,24 +10,29 @@ import (
 
 // A replica whose image serves by its own ENTRYPOINT/CMD (job.Serve.Entrypoint: Azure's custom
 // containers, an inference_config and no command) runs the image with no command. It gets a
-// network of its own and its inference_config port published on a free port of the node, so
-// that two replicas on one node never collide on the image's fixed port; the model is mounted
-// read-only where AZUREML_MODEL_DIR says inside the container, as Azure mounts it.
+// network of its own and its inference_config port published on a free port of the node's
+// loopback, so that two replicas on one node never collide on the image's fixed port; the model
+// is mounted read-only where AZUREML_MODEL_DIR says inside the container, as Azure mounts it.
+// The image cannot check the replica's secret: the supervisor's proxy (serveproxy.go) answers
+// the router in its place, where the router reaches the node, and forwards what carries it.
 
 // imageServe is how such a replica's container is started.
 type imageServe struct {
-	hostPort, port int
+	hostPort, port int      // hostPort: the image's port, published on the node's loopback
+	proxyPort      int      // where the supervisor's proxy answers the router
 	mounts         []string // -v arguments: the model
 }
 
-// runArgs are the `run` arguments that place the container: its port published, the model.
+// runArgs are the `run` arguments that place the container: its port published on loopback,
+// the model.
 func (is *imageServe) runArgs() []string {
-	return append([]string{"-p", strconv.Itoa(is.hostPort) + ":" + strconv.Itoa(is.port)}, is.mounts...)
+	return append([]string{"-p", "127.0.0.1:" + strconv.Itoa(is.hostPort) + ":" + strconv.Itoa(is.port)}, is.mounts...)
 }
 
-// prepareImageServe picks the node's port, sets PORT (the image's own port) and
-// AZUREML_MODEL_DIR (the mount inside the container) and plans the model's mount.
-func (s *Supervisor) prepareImageServe(w *workspace, values, env map[string]string) error {
+// prepareImageServe picks the node's ports, starts the proxy in front of the image's, sets PORT
+// (the image's own port) and AZUREML_MODEL_DIR (the mount inside the container) and plans the
+// model's mount.
+func (s *Supervisor) prepareImageServe(w *workspace, l listen, values, env map[string]string) error {
 	if s.sidecar() { // a Kubernetes pod runs the image beside this supervisor
 		return s.prepareSidecar(w, values)
 	}
@@ -39,7 +44,11 @@ func (s *Supervisor) prepareImageServe(w *workspace, values, env map[string]stri
 	if err != nil {
 		return fmt.Errorf("serve: pick a port: %w", err)
 	}
-	is := &imageServe{hostPort: hostPort, port: sv.Port}
+	proxyPort, err := startReplicaProxy(l, "127.0.0.1:"+strconv.Itoa(hostPort), s.log)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	is := &imageServe{hostPort: hostPort, port: sv.Port, proxyPort: proxyPort}
 	env["PORT"] = strconv.Itoa(sv.Port)
 	if sv.ModelInput != "" {
 		mounts, err := modelMount(values["inputs."+sv.ModelInput], sv.ModelFolder, sv.ModelMount)
@@ -49,7 +58,7 @@ func (s *Supervisor) prepareImageServe(w *workspace, values, env map[string]stri
 		is.mounts = mounts
 		env["AZUREML_MODEL_DIR"] = sv.ModelMount
 	}
-	w.servePort, w.imageServe = hostPort, is
+	w.servePort, w.imageServe = proxyPort, is
 	return nil
 }
 
@@ -88,7 +97,7 @@ func (s *Supervisor) checkImageServe(w *workspace, log io.Writer) error {
 		return fmt.Errorf("environment.image: %s serves by its own entrypoint, which needs a container runtime (docker or podman) on this node; none was found",
 			s.spec.Spec.Environment.Image)
 	}
-	fmt.Fprintf(log, "Starting %s with its own entrypoint; its port %d is published on port %d of this node\n",
-		w.container.image, w.imageServe.port, w.imageServe.hostPort)
+	fmt.Fprintf(log, "Starting %s with its own entrypoint; its port %d is published on 127.0.0.1:%d, and Hangar's proxy answers the router on port %d of this node with the replica's secret\n",
+		w.container.image, w.imageServe.port, w.imageServe.hostPort, w.imageServe.proxyPort)
 	return nil
 }

@@ -2,12 +2,15 @@ package supervisor
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -49,11 +52,15 @@ func TestModelMount(t *testing.T) {
 	}
 }
 
-// A replica served by its image's entrypoint gets a free node port published to the image's
-// own, PORT and AZUREML_MODEL_DIR as the container sees them, and no container runtime is an
-// error naming the field rather than a command run on the host.
+// A replica served by its image's entrypoint gets a free port of the node's loopback published
+// to the image's own, the supervisor's proxy where the router reaches it, PORT and
+// AZUREML_MODEL_DIR as the container sees them, and no container runtime is an error naming the
+// field rather than a command run on the host.
 func TestPrepareImageServe(t *testing.T) {
-	s := newTestSupervisor(t, "http://127.0.0.1:1", 0)
+	server := httptest.NewServer(http.NotFoundHandler()) // the workspace server, on loopback
+	t.Cleanup(server.Close)
+	s := newTestSupervisor(t, server.URL, 0)
+	s.spec.Replica = &api.ReplicaConfig{Secret: "hrs1.s"}
 	s.spec.Spec = job.Spec{Environment: job.Environment{Image: "tfs:1"},
 		Serve: &job.Serve{Entrypoint: true, Port: 8501, ModelInput: "model", ModelFolder: "half_plus_two",
 			ModelMount: "/var/azureml-app/azureml-models/hpt/3"}}
@@ -62,14 +69,14 @@ func TestPrepareImageServe(t *testing.T) {
 	if err := s.prepareServe(w, map[string]string{"inputs.model": "/run/inputs/model"}, env); err != nil {
 		t.Fatal(err)
 	}
-	if w.imageServe == nil || w.servePort == 0 || w.servePort != w.imageServe.hostPort {
-		t.Fatalf("servePort %d, imageServe %+v", w.servePort, w.imageServe)
+	if w.imageServe == nil || w.servePort == 0 || w.servePort != w.imageServe.proxyPort || w.imageServe.hostPort == 0 {
+		t.Fatalf("servePort %d, imageServe %+v; want the proxy's port reported, the image's on loopback", w.servePort, w.imageServe)
 	}
 	wantEnv := map[string]string{"PORT": "8501", "AZUREML_MODEL_DIR": "/var/azureml-app/azureml-models/hpt/3"}
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantArgs := []string{"-p", strconv.Itoa(w.servePort) + ":8501",
+	wantArgs := []string{"-p", "127.0.0.1:" + strconv.Itoa(w.imageServe.hostPort) + ":8501",
 		"-v", "/run/inputs/model:/var/azureml-app/azureml-models/hpt/3/half_plus_two:ro"}
 	if diff := cmp.Diff(wantArgs, w.imageServe.runArgs()); diff != "" {
 		t.Errorf("run args (-want +got):\n%s", diff)
@@ -81,7 +88,7 @@ func TestPrepareImageServe(t *testing.T) {
 		t.Errorf("no runtime: %v", err)
 	}
 	w.container = &container{rt: "podman", name: "hangar-r", image: "tfs:1"}
-	if err := s.checkImageServe(w, &log); err != nil || !strings.Contains(log.String(), "its port 8501 is published on port "+strconv.Itoa(w.servePort)) {
+	if err := s.checkImageServe(w, &log); err != nil || !strings.Contains(log.String(), "its port 8501 is published on 127.0.0.1:"+strconv.Itoa(w.imageServe.hostPort)) {
 		t.Errorf("with a runtime: %v, log %q", err, log.String())
 	}
 }
