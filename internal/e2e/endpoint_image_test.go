@@ -207,10 +207,10 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	if dv.Replicas[0].Address == dv.Replicas[1].Address {
 		t.Fatalf("two replicas on one node at the same address %s", dv.Replicas[0].Address)
 	}
-	for _, rep := range dv.Replicas { // each answers its readiness route at its own node port
+	for _, rep := range dv.Replicas { // each listens at its own node port, for the router only
 		resp, err := http.Get("http://" + rep.Address + "/ready")
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("replica %s at %s: %v %v", rep.Run, rep.Address, err, resp)
+		if err != nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("replica %s at %s, without the replica's secret: %v %v; want 401", rep.Run, rep.Address, err, resp)
 		}
 		resp.Body.Close()
 	}
