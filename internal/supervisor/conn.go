@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,33 @@ type conn struct {
 // ErrServerGone means the server has been unreachable for longer than the supervisor waits.
 var ErrServerGone = errors.New("the workspace server has been unreachable for too long")
 
+// homeGoneOffline is how long a supervisor waits for a server whose workspace directory is gone
+// from this machine (deleted: the server will not be back there).
+const homeGoneOffline = time.Minute
+
+// newConn is a connection that has heard from the server now, as far as giving up goes: a
+// server that never answers is given up on after maxOffline too.
+func newConn(c *api.Client, urlFile string, log *slog.Logger, maxOffline time.Duration) *conn {
+	cn := &conn{c: c, urlFile: urlFile, log: log, maxBackoff: 5 * time.Second, maxOffline: maxOffline}
+	cn.answered()
+	return cn
+}
+
+// answered records that the server answered.
+func (c *conn) answered() { c.lastOK.Store(time.Now().UnixNano()) }
+
+// offlineLimit is how long the server may stay silent: maxOffline, or homeGoneOffline once the
+// workspace's directory on this machine (where the URL file was) is gone.
+func (c *conn) offlineLimit() time.Duration {
+	limit := c.maxOffline
+	if c.urlFile != "" && (limit <= 0 || limit > homeGoneOffline) {
+		if _, err := os.Stat(filepath.Dir(c.urlFile)); errors.Is(err, os.ErrNotExist) {
+			limit = homeGoneOffline
+		}
+	}
+	return limit
+}
+
 // retry calls fn until it succeeds, fails permanently (api.Permanent: the server refused) or
 // ctx ends, waiting a jittered, doubling backoff between attempts.
 func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
@@ -41,7 +69,7 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 		cancel()
 		var answer *api.Error
 		if err == nil || (errors.As(err, &answer) && answer.Status < http.StatusInternalServerError) {
-			c.lastOK.Store(time.Now().UnixNano()) // the server is there, even when it says later
+			c.answered() // the server is there, even when it says later
 		}
 		if err == nil {
 			if attempt > 1 {
@@ -52,8 +80,8 @@ func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Conte
 		if api.Permanent(err) || ctx.Err() != nil {
 			return err
 		}
-		if last := c.lastOK.Load(); c.maxOffline > 0 && last > 0 && time.Since(time.Unix(0, last)) > c.maxOffline {
-			return fmt.Errorf("%s: %w (%s): %v", what, ErrServerGone, c.maxOffline, err)
+		if limit, last := c.offlineLimit(), c.lastOK.Load(); limit > 0 && time.Since(time.Unix(0, last)) > limit {
+			return fmt.Errorf("%s: %w (%s): %v", what, ErrServerGone, limit, err)
 		}
 		if attempt == 1 || attempt%20 == 0 {
 			c.log.Warn("server call failed; retrying", "call", what, "attempt", attempt, "err", err)

@@ -2,11 +2,14 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,5 +56,37 @@ func TestConnRetryFollowsPermanent(t *testing.T) {
 				t.Errorf("retry = %v after %d calls; want error %v after %d", err, calls.Load(), tt.wantErr, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// A server that never answers is given up on after the bound, not waited for forever; a
+// workspace whose directory is gone from the machine is given up on within a minute, whatever the
+// bound (issue 27: supervisors of deleted workspaces piled up on a node).
+func TestRetryGivesUpOnAnAbsentServer(t *testing.T) {
+	dead := "http://127.0.0.1:1" // nothing listens on port 1
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	call := func(c *conn) error {
+		return c.retry(t.Context(), "fetch spec", func(ctx context.Context) error {
+			_, err := c.c.Heartbeat(ctx, "r1")
+			return err
+		})
+	}
+	c := newConn(api.NewClient(dead, "tok"), "", quiet, 300*time.Millisecond)
+	c.maxBackoff = 20 * time.Millisecond
+	if err := call(c); !errors.Is(err, ErrServerGone) {
+		t.Fatalf("retry against a server that never answered = %v, want ErrServerGone", err)
+	}
+
+	home := t.TempDir()
+	urlFile := filepath.Join(home, "ws", "server.json")
+	c = newConn(api.NewClient(dead, "tok"), urlFile, quiet, 24*time.Hour)
+	if got := c.offlineLimit(); got != homeGoneOffline {
+		t.Errorf("limit with the workspace directory gone = %s, want %s", got, homeGoneOffline)
+	}
+	if err := os.MkdirAll(filepath.Dir(urlFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.offlineLimit(); got != 24*time.Hour {
+		t.Errorf("limit with the workspace directory there = %s, want the configured day", got)
 	}
 }

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -94,8 +95,7 @@ func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
 	log = slog.New(redactHandler{next: log.Handler(), env: sec}) // secretenv.go
 	s := &Supervisor{
 		cfg: cfg, log: log, cache: cache, secrets: sec,
-		conn: &conn{c: api.NewClient(cfg.ServerURL, cfg.Token, verify), urlFile: cfg.ServerURLFile, log: log,
-			maxBackoff: 5 * time.Second, maxOffline: maxOffline(cfg)},
+		conn:     newConn(api.NewClient(cfg.ServerURL, cfg.Token, verify), cfg.ServerURLFile, log, maxOffline(cfg)),
 		reports:  make(chan api.StatusReport, 64),
 		reported: make(chan struct{}),
 		canceled: make(chan struct{}),
@@ -322,6 +322,7 @@ func (s *Supervisor) heartbeatLoop(ctx context.Context) {
 				s.conn.reresolve()
 				continue
 			}
+			s.conn.answered()
 			s.renew(reply.Token)
 			if s.direct && reply.Servers != "" {
 				s.conn.c.SetServers(reply.Servers) // servers that joined since, or left
@@ -424,6 +425,11 @@ func (s *Supervisor) finalReport(ctx context.Context, res job.Result) {
 		_, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
 		return err
 	})
+	if errors.Is(err, ErrServerGone) {
+		s.log.Error("giving up on the workspace server; the run's files and result stay in its directory, for `hangar reap` or a returning server to collect",
+			"state", res.State, "dir", s.cfg.Dir, "err", err)
+		return
+	}
 	if err != nil {
 		s.log.Error("final status not reported", "state", res.State, "err", err)
 		return
@@ -431,9 +437,16 @@ func (s *Supervisor) finalReport(ctx context.Context, res job.Result) {
 	s.log.Info("run ended", "state", res.State, "reason", res.Reason)
 }
 
-// maxOffline is how long the supervisor keeps trying to reach an absent server: a day unless the
-// config says otherwise. Its result file stays on the node either way.
+// MaxOfflineEnv bounds, on a node, how long its supervisors keep trying to reach an absent
+// workspace server (a Go duration, e.g. 2h): it wins over the run's config.
+const MaxOfflineEnv = "HANGAR_SUPERVISOR_MAX_OFFLINE"
+
+// maxOffline is how long the supervisor keeps trying to reach an absent server: the node's
+// MaxOfflineEnv, else the config's, else a day. Its files stay on the node either way.
 func maxOffline(cfg api.SupervisorConfig) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(MaxOfflineEnv)); err == nil && d > 0 {
+		return d
+	}
 	if cfg.MaxOfflineSeconds > 0 {
 		return time.Duration(cfg.MaxOfflineSeconds) * time.Second
 	}
