@@ -258,17 +258,21 @@ func readJSON(r *http.Request, v any) error {
 }
 
 // readBody reads a whole body (at most info's limit) into a buffer of its declared size when
-// there is one, so that it is not copied as it grows.
+// there is one, so that it is not copied as it grows. That buffer is made only after the first
+// read, which is where the body takes its share of the memory budget (body.Read): a request
+// waiting for the budget holds 512 bytes, not its declared size (before, 20 bodies of 7.7 MB
+// waiting at once held 154 MB besides the budget's 64 MiB).
 func readBody(r io.Reader, declared int64, info bodyInfo) ([]byte, error) {
 	limit := info.limit.bytes
-	size := int64(512)
-	if declared >= 0 {
-		size = min(declared, limit) + 1 // +1: reaching the end takes one more read
-	}
-	buf := make([]byte, 0, size)
-	for {
+	buf := make([]byte, 0, 512)
+	for first := true; ; first = false {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if first && err == nil && declared >= 0 && min(declared, limit)+1 > int64(cap(buf)) {
+			full := make([]byte, len(buf), min(declared, limit)+1) // +1: reaching the end takes one more read
+			copy(full, buf)
+			buf = full
+		}
 		switch {
 		case errors.Is(err, io.EOF):
 			return buf, nil

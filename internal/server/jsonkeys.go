@@ -73,7 +73,7 @@ func (d *keyScanner) value(t reflect.Type, path string) error {
 	case '[':
 		return d.array(t, path)
 	case '"':
-		d.str()
+		d.skipString() // a value: nothing to compare, nothing to allocate
 	default: // a number, true, false, null
 		for d.i < len(d.b) && !strings.ContainsRune(",]} \t\n\r", rune(d.b[d.i])) {
 			d.i++
@@ -135,6 +135,19 @@ func (d *keyScanner) array(t reflect.Type, path string) error {
 			return err
 		}
 		n++
+	}
+}
+
+// skipString moves past a string.
+func (d *keyScanner) skipString() {
+	for d.i++; d.i < len(d.b); d.i++ {
+		switch d.b[d.i] {
+		case '\\':
+			d.i++
+		case '"':
+			d.i++
+			return
+		}
 	}
 }
 
