@@ -39,8 +39,14 @@ def run(raw_data):
 // and two deployments of it (blue and green; green answers with its own color).
 func endpointWS(t *testing.T) (*ws, string) {
 	t.Helper()
+	return endpointWSEnv(t, nil)
+}
+
+// endpointWSEnv is endpointWS with extra variables for the server (and so its runs).
+func endpointWSEnv(t *testing.T, env []string) (*ws, string) {
+	t.Helper()
 	requireTool(t, "python3")
-	w := newWS(t)
+	w := newWSEnv(t, env)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"train.yml": "command: >-\n  mkdir -p ${{outputs.model}} && echo '{\"w\": 3}' > ${{outputs.model}}/weights.json\n" +

@@ -75,24 +75,63 @@ func processesOf(dir string) int {
 }
 
 // kill -9 of one replica's supervisor while two callers keep scoring an endpoint whose
-// deployment has two replicas: no request fails. The killed replica leaves the router's
-// rotation at its first refused connection (its scoring server stops listening once nobody reads
-// its output), requests go to the other replica, and the deployment replaces it.
+// deployment has two replicas. The killed replica leaves the router's rotation at once: a
+// connection it refuses sends the request to the other replica, and a scoring server that
+// outlives its supervisor (no sandbox) drains, saying so in its answers, and exits; the
+// deployment replaces it. A request in flight on the replica when its processes end with the
+// supervisor (in the sandbox, the run's PID namespace ends with it) has reached the model and
+// is not sent again: that one fails, at most one per caller; none does otherwise.
 func TestFaultReplicaSupervisorKill(t *testing.T) {
-	w, dir := endpointWS(t)
+	for _, tc := range []struct {
+		name, injected string
+		env            []string
+		mayFail        int
+	}{
+		{"sandboxed", "kill -9 of a replica's supervisor, 2 callers scoring 2 replicas (sandboxed: its processes end with it)", nil, 2},
+		{"no sandbox", "kill -9 of a replica's supervisor, 2 callers scoring 2 replicas (HANGAR_SANDBOX=off: its scoring server outlives it)",
+			[]string{"HANGAR_SANDBOX=off"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total, failed, d, leftover := killReplicaSupervisor(t, tc.env)
+			row := faultRow{Target: "local", Injected: tc.injected, Runs: 1, Leftover: leftover,
+				Final:  fmt.Sprintf("%d of %d requests failed; the replica's run %s, replaced", len(failed), total, d.Status),
+				Reason: d.StatusReason}
+			reportFault(t, row)
+			if len(failed) > tc.mayFail {
+				t.Errorf("%d of %d requests failed, want at most %d; the first: %s", len(failed), total, tc.mayFail, failed[0])
+			}
+			for _, f := range failed {
+				if !strings.HasPrefix(f, "502 ") || !strings.Contains(f, "did not answer") {
+					t.Errorf("a request failed otherwise than in flight on the killed replica: %s", f)
+				}
+			}
+			if d.Status != job.Failed {
+				t.Errorf("the killed replica's run ended %s (%s), want Failed", d.Status, d.StatusReason)
+			}
+		})
+	}
+}
+
+// killReplicaSupervisor deploys two replicas, kills one's supervisor while two callers score,
+// and returns what the callers saw until a replacement served, the killed run, and how many of
+// its processes were left.
+func killReplicaSupervisor(t *testing.T, env []string) (int64, []string, api.RunDetail, int) {
+	t.Helper()
+	w, dir := endpointWSEnv(t, env)
 	writeFiles(t, dir, map[string]string{"two.yml": strings.Replace(deploymentYAML("blue"), "instance_count: 1\n", "instance_count: 2\n", 1)})
 	w.ok("online-deployment", "create", "-f", filepath.Join(dir, "two.yml"), "--all-traffic")
 	var dv api.DeploymentView
-	waitFor(t, 2*time.Minute, "two replicas serving", func() bool {
+	serving := func(skip string) bool {
 		w.jsonOut(&dv, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
 		n := 0
 		for _, r := range dv.Replicas {
-			if r.Status == "Running" && r.Address != "" {
+			if r.Run != skip && r.Status == "Running" && r.Address != "" {
 				n++
 			}
 		}
 		return n == 2
-	})
+	}
+	waitFor(t, 2*time.Minute, "two replicas serving", func() bool { return serving("") })
 	victim := dv.Replicas[0].Run
 	sup, runDir := supervisorOf(t, victim)
 
@@ -100,31 +139,13 @@ func TestFaultReplicaSupervisorKill(t *testing.T) {
 	c.waitAnswers(t, 200)
 	kill9(t, sup)
 	d := w.waitStatus(victim, 3*time.Minute, job.Failed, job.Completed, job.Canceled)
-	waitFor(t, 2*time.Minute, "a replica to replace "+victim, func() bool {
-		w.jsonOut(&dv, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
-		n := 0
-		for _, r := range dv.Replicas {
-			if r.Run != victim && r.Status == "Running" && r.Address != "" {
-				n++
-			}
-		}
-		return n == 2
-	})
+	waitFor(t, 2*time.Minute, "a replica to replace "+victim, func() bool { return serving(victim) })
 	c.waitAnswers(t, 200) // through the replacement too
 	total, failed := c.end()
-
-	row := faultRow{Target: "local", Injected: "kill -9 of a replica's supervisor, 2 callers scoring 2 replicas", Runs: 1,
-		Final:  fmt.Sprintf("%d of %d requests failed; the replica's run %s, replaced", len(failed), total, d.Status),
-		Reason: d.StatusReason}
+	leftover := 0
 	waitFor(t, 30*time.Second, "the killed replica's processes to end", func() bool {
-		row.Leftover = processesOf(runDir)
-		return row.Leftover == 0
+		leftover = processesOf(runDir)
+		return leftover == 0
 	})
-	reportFault(t, row)
-	if len(failed) > 0 {
-		t.Errorf("%d of %d requests failed, want none; the first: %s", len(failed), total, failed[0])
-	}
-	if d.Status != job.Failed {
-		t.Errorf("the killed replica's run ended %s (%s), want Failed", d.Status, d.StatusReason)
-	}
+	return total, failed, d, leftover
 }
