@@ -25,6 +25,7 @@ const (
 	whyEnv   = "is the environment of commands the server runs on its own machine (bash runs BASH_ENV's value)"
 	whyType  = "makes the server run the provider's hooks on its own machine"
 	whyFile  = "names a file on the server's machine that the server loads (a kubeconfig's exec plugins are commands it runs)"
+	whyRead  = "names a file on the server's machine that the server reads (its parse errors quote words of the file)"
 	whySlurm = "is run by the server on its own machine (a Slurm target without login: sbatch's options and " +
 		"SLURM_CONF reach the batch script, which runs as the server's user outside any run's box)"
 )
@@ -64,6 +65,12 @@ func ownerFields(s *compute.Spec) []ownerField {
 	}
 	if s.Kubernetes != nil {
 		add("kubernetes.kubeconfig", s.Kubernetes.Kubeconfig, whyFile)
+	}
+	if s.SSH != nil {
+		add("ssh.known_hosts", s.SSH.KnownHosts, whyRead)
+	}
+	if s.Slurm != nil && s.Slurm.Login != nil {
+		add("slurm.login.known_hosts", s.Slurm.Login.KnownHosts, whyRead)
 	}
 	if s.Slurm != nil && s.Slurm.Login == nil {
 		add("slurm.slurm_conf", s.Slurm.SlurmConf, whySlurm)

@@ -40,6 +40,9 @@ func TestOwnerFields(t *testing.T) {
 			[]string{"slurm.slurm_conf=/etc/slurm.conf", `slurm.sbatch_args=["--export=ALL"]`}},
 		{"slurm through a login host", compute.Spec{Slurm: &compute.SlurmSpec{Login: &compute.SSHHost{Host: "login"},
 			SlurmConf: "/etc/slurm.conf", SbatchArgs: []string{"--export=ALL"}}}, nil},
+		{"known_hosts", compute.Spec{SSH: &compute.SSHSpec{SSHHost: compute.SSHHost{Host: "vm", KnownHosts: "/k"}},
+			Slurm: &compute.SlurmSpec{Login: &compute.SSHHost{KnownHosts: "/l"}}}, []string{"ssh.known_hosts=/k", "slurm.login.known_hosts=/l"}},
+		{"a pinned host key", compute.Spec{SSH: &compute.SSHSpec{SSHHost: compute.SSHHost{Host: "vm", HostKey: "ssh-ed25519 AAAA"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

@@ -40,10 +40,11 @@ How to read **who**:
 - "forwards": the route hands the request to the ` + "`/api/`" + ` route of the same path, whose row applies.
 
 Some routes check more in their handler, past the role: a personal token's routes act on the
-caller's own tokens (owners: anyone's); a compute spec's provider hooks, kubeconfig and a local
-Slurm target's sbatch options are set or changed by owners only, whatever the route allows
-([security.md](security.md#workspace-configuration)); an instance's Jupyter and SSH admit its owner
-and workspace owners. Requests to online endpoints (` + "`/endpoints/<name>/...`" + `) never reach this
+caller's own tokens (owners: anyone's); what a compute spec makes the server run or read (provider
+hooks, a kubeconfig, a local Slurm target's sbatch options, ...) is set or changed by owners only
+([security.md](security.md#workspace-configuration)); an instance belongs to its creator, and its
+Jupyter and SSH admit its owner and workspace owners; a run's spec carries a fresh run token only
+for the run itself. Requests to online endpoints (` + "`/endpoints/<name>/...`" + `) never reach this
 table: the router takes them with the endpoint's key.
 
 "audited" names the action an answered request writes to the audit log.
