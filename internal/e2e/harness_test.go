@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build hangar:", err)
 		os.Exit(1)
 	}
+	if err := openBinary(); err != nil { // serveruser_test.go
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -59,6 +63,8 @@ type ws struct {
 	serverArgs []string
 	// extraEnv is added to the environment of the server and the CLI.
 	extraEnv []string
+	// account runs the server when HANGAR_E2E_SERVER_USER says so (serveruser_test.go).
+	account *serverAccount
 }
 
 // newWS starts a workspace server with short timings suited to tests.
@@ -73,8 +79,11 @@ func newWSEnv(t testing.TB, env []string, serverArgs ...string) *ws {
 	if onPostgres(t) {
 		env = append(env, home.DatabaseEnv+"="+pgtest.NewDatabase(t))
 	}
-	w := &ws{t: t, home: t.TempDir(), extraEnv: env,
+	w := &ws{t: t, home: t.TempDir(), extraEnv: env, account: serverUser(t),
 		serverArgs: append([]string{"--cancel-grace", "2s", "--heartbeat", "1s"}, serverArgs...)}
+	if w.account != nil {
+		w.account.prepareHome(t, w.home)
+	}
 	w.startServer()
 	t.Cleanup(w.cleanup)
 	return w
@@ -122,6 +131,11 @@ func (w *ws) startServer() {
 	cmd.Env = w.env()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if w.account != nil {
+		cmd.Env = append(cmd.Env, w.account.env()...)
+		cmd.SysProcAttr.Credential = w.account.credential()
+		_ = os.Lchown(logf.Name(), int(w.account.uid), int(w.account.gid))
+	}
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}

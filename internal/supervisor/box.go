@@ -36,7 +36,9 @@ func (s *Supervisor) openBox(ctx context.Context, w *workspace) error {
 	if s.cfg.Pod {
 		o.Sandbox = runbox.SandboxOff
 	}
-	if o.Sandbox != runbox.SandboxOff {
+	// Under Slurm the job already runs as the user it was submitted as, and Slurm lets only that
+	// user start its steps (srun): the run user is Slurm's.
+	if o.Sandbox != runbox.SandboxOff && os.Getenv("SLURM_JOB_ID") == "" {
 		if o.User, err = runbox.RunUser(os.Getenv(runbox.RunUserEnv), os.Geteuid()); err != nil {
 			return err
 		}

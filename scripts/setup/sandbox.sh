@@ -17,3 +17,12 @@ if ! command -v bwrap >/dev/null 2>&1; then
 fi
 bwrap --dev-bind / / true
 echo "sandbox.sh: $(bwrap --version)"
+
+# An unprivileged account for the security tests that run the workspace server as a user other
+# than root (HANGAR_E2E_SERVER_USER=hangar-e2e, scripts/test.sh).
+if [[ $(id -u) == 0 ]] && ! id hangar-e2e >/dev/null 2>&1; then
+  useradd --system --create-home --home-dir /var/lib/hangar-e2e --shell /bin/bash hangar-e2e
+fi
+if id hangar-e2e >/dev/null 2>&1; then
+  echo "sandbox.sh: user hangar-e2e ($(id -u hangar-e2e)) for the unprivileged server's tests"
+fi
