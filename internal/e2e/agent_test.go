@@ -206,7 +206,7 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 	}
 	checkAgentAuth(t, w, n.ID)
 
-	gate := filepath.Join(t.TempDir(), "gate")
+	gate := filepath.Join(runsSee(t), "gate")
 	c.queueRun(n.ID, "r1", `echo "started on $(hostname)"; while [ ! -f `+gate+` ]; do sleep 0.1; done; echo finished`)
 	w.waitStatus("r1", 60*time.Second, job.Running)
 	waitFor(t, 30*time.Second, "r1 to log", func() bool { return logHas(w, "r1", "started on") })

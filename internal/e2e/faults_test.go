@@ -157,6 +157,18 @@ func states(ds map[string]job.State) string {
 }
 
 // sharedDir is a folder every target's runs may write (SSH runs are another user).
+// runsSee is a temporary directory the runs of a test can read, whoever they run as (a test's
+// temporary directories are 0700 root's, and on a root server runs are nobody's): for gate files a
+// job waits for.
+func runsSee(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	if err := os.Chmod(filepath.Dir(d), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func sharedDir(t *testing.T) string {
 	t.Helper()
 	d := t.TempDir()

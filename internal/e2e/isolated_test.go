@@ -19,7 +19,7 @@ import (
 func TestIsolatedSizeGivesEachRunItsOwnNode(t *testing.T) {
 	w := newWS(t)
 	dir := t.TempDir()
-	release := filepath.Join(dir, "release")
+	release := filepath.Join(runsSee(t), "release")
 	w.ok("compute", "add-size", "--name", "whole-box", "--cores", "2", "--memory", "2Gi", "--family", "onprem", "--isolated")
 	w.ok("compute", "add-size", "--name", "shared-box", "--cores", "2", "--memory", "2Gi", "--family", "onprem")
 	var listed []sizes.Size

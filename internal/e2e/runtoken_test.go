@@ -49,7 +49,7 @@ func httpStatus(err error) (int, string) {
 func TestFaultFinishedRunCannotBeRewritten(t *testing.T) {
 	w := newWS(t, "--run-token-grace", "1s")
 	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
+	gate := filepath.Join(runsSee(t), "gate")
 	writeFiles(t, dir, map[string]string{
 		"job.yml": `command: >-
   echo started; while [ ! -f ` + gate + ` ]; do sleep 0.1; done;

@@ -18,7 +18,7 @@ import (
 func TestServerlessPoolDeleteTakesItsClusters(t *testing.T) {
 	w := newWS(t)
 	dir := t.TempDir()
-	release := filepath.Join(dir, "release")
+	release := filepath.Join(runsSee(t), "release")
 	writeFiles(t, dir, map[string]string{
 		"serverless.yml": serverlessPoolYAML,
 		"job.yml":        "command: echo started; while [ ! -f " + release + " ]; do sleep 0.2; done\ncompute: serverless\n",
