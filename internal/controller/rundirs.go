@@ -21,10 +21,17 @@ type runDirKeeper interface {
 	RemoveRunDirOn(ctx context.Context, t compute.Target, runID string) error
 }
 
+// cacheTrimmer is a backend with a node cache on the server's machine that duplicates the
+// workspace's store (the local target's): see local.Backend.TrimCache.
+type cacheTrimmer interface {
+	TrimCache(ctx context.Context, cutoff time.Time) (n int, bytes int64, err error)
+}
+
 // runDirTimeout bounds one target's listing or one removal (an attached VM may not answer).
 const runDirTimeout = 30 * time.Second
 
-// RunHousekeeping removes the directories of runs that ended Settings.KeepRunDirs ago, and
+// RunHousekeeping removes the directories of runs that ended Settings.KeepRunDirs ago (and what
+// the server machine's node cache holds twice), and
 // collects the blobs nothing references every Settings.GCEvery (never when negative), until
 // ctx ends. A run's directory is removed only once the run is recorded ended: its supervisor
 // registered its logs and outputs before it reported the end, so its files are in the blob
@@ -74,6 +81,25 @@ func (j *janitor) removeRunDirs(ctx context.Context) {
 			continue
 		}
 		j.removeOn(ctx, k, t)
+	}
+	j.trimCaches(ctx)
+}
+
+// trimCaches removes from the server machine's node cache what the workspace's store holds
+// too, older than the blob grace: a local run's outputs would otherwise stay there twice.
+func (j *janitor) trimCaches(ctx context.Context) {
+	for typ, b := range j.c.Backends {
+		tr, ok := b.(cacheTrimmer)
+		if !ok {
+			continue
+		}
+		n, bytes, err := tr.TrimCache(ctx, time.Now().Add(-j.c.Settings.BlobGrace))
+		switch {
+		case err != nil:
+			j.once("cache:"+typ, "the node cache could not be trimmed", err)
+		case n > 0:
+			j.log.Info("trimmed the node cache of what the workspace's store holds", "blobs", n, "bytes", bytes)
+		}
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/runbox"
 )
@@ -153,5 +155,46 @@ func TestRemoveRunDirWaitsForAnEndingSupervisor(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the directory is still there (%v)", err)
+	}
+}
+
+// The node cache of the server's machine loses the blobs the workspace's store holds too once
+// they are old; a blob only the cache holds, or a young one, stays.
+func TestTrimCache(t *testing.T) {
+	b := newBackend(t, quitter)
+	b.BlobDir = filepath.Join(t.TempDir(), "blobs")
+	cache, err := blob.Open(filepath.Join(b.Root, "cache", "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := blob.Open(b.BlobDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s *blob.Store, content string, ago time.Duration) string {
+		h, err := s.PutBytes([]byte(content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-ago)
+		if err := os.Chtimes(s.Path(h), at, at); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	twice := put(cache, "uploaded output", 2*time.Hour)
+	put(store, "uploaded output", 2*time.Hour)
+	only := put(cache, "output the server does not have yet", 2*time.Hour)
+	young := put(cache, "just collected", 0)
+	put(store, "just collected", 0)
+
+	n, bytes, err := b.TrimCache(t.Context(), time.Now().Add(-time.Hour))
+	if err != nil || n != 1 || bytes != int64(len("uploaded output")) {
+		t.Errorf("TrimCache = %d, %d, %v; want the one old duplicate", n, bytes, err)
+	}
+	for h, want := range map[string]bool{twice: false, only: true, young: true} {
+		if _, err := cache.Stat(h); (err == nil) != want {
+			t.Errorf("cache blob %s…: stored %v, want %v", h[:8], err == nil, want)
+		}
 	}
 }
