@@ -6,8 +6,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func link(p, target string) Entry { return Entry{Path: p, Type: TypeSymlink, Mode: 0o777, Target: target} }
-func dir(p string) Entry          { return Entry{Path: p, Type: TypeDir, Mode: 0o755} }
+func link(p, target string) Entry {
+	return Entry{Path: p, Type: TypeSymlink, Mode: 0o777, Target: target}
+}
+func dir(p string) Entry { return Entry{Path: p, Type: TypeDir, Mode: 0o755} }
 
 // Links that leave the tree are left out, with what was wrong with each; links that stay inside
 // are kept as they are, and so is everything else.
