@@ -22,9 +22,11 @@ const endedRecord = "its record"
 
 // finalWords are the writes a run's supervisor may still make once its run ended, within the
 // grace, each to its own run's path (/api/runs/<id>/<what>). Their handlers take only a repeat of
-// what was done (the same end report; the artifacts registered, unchanged) and refuse the rest
-// with their own reason.
-var finalWords = []string{"status", "heartbeat", "artifacts"}
+// what was done (the same end report; the artifacts registered, unchanged) or, for the log, new
+// lines after the stored ones (never a stored line rewritten): a supervisor that learns late that
+// the server ended its run (an orphan on a host that was unreachable, stopped once it is back)
+// still tells how its command ended. Everything else is refused.
+var finalWords = []string{"status", "heartbeat", "artifacts", "logs"}
 
 // endedRunWrite refuses a write of run token p once its run has ended (nil for anything else: a
 // read, a user's token, a live run's token, a supervisor's last words).

@@ -33,7 +33,6 @@ func TestEndedRunTokenWritesNothing(t *testing.T) {
 	run := `{"run_id":"` + id + `"}`
 	reason := "run " + id + " ended (Completed) at "
 	for _, tc := range []struct{ method, path, body string }{
-		{"POST", "/api/runs/" + id + "/logs", `{"lines":[{"seq":3,"text":"INJECTED"}]}`},
 		{"POST", "/api/runs/" + id + "/metrics", `{"metrics":[{"seq":1,"name":"acc","value":1}]}`},
 		{"POST", "/api/runs/" + id + "/checkpoint", `{}`},
 		{"POST", "/api/runs/" + id + "/exec", `{}`},
@@ -95,6 +94,14 @@ func TestEndedRunTokenLastWords(t *testing.T) {
 	}
 	if _, err := c.MissingBlobs(ctx, []string{strings.Repeat("2", 64)}); err != nil {
 		t.Errorf("the blob query after the end: %v", err)
+	}
+	// A late line is added after the stored ones; a stored one is never rewritten.
+	if _, err := c.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: 3, Text: "got TERM"}}}); err != nil {
+		t.Errorf("the supervisor's last log lines: %v", err)
+	}
+	if lines, err := ts.admin.Logs(ctx, id, "", 0, 0); err != nil || len(lines.Lines) != 3 ||
+		strings.Contains(lines.Lines[0].Text, "REWRITTEN") || lines.Lines[2].Text != "got TERM" {
+		t.Errorf("log after the last words: %+v, %v; want the 2 lines as stored and the late one", lines, err)
 	}
 	_, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
 	if st, _ := apiStatus(t, err); st != http.StatusConflict {
