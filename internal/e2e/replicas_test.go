@@ -66,12 +66,8 @@ func TestServerFailover(t *testing.T) {
 	a := newWSEnv(t, env, "--listen", addrA)
 	urlA, urlB := "http://"+addrA, "http://"+addrB
 	b := startFollower(t, a, addrB)
-	if h := waitRole(t, urlB, "follower"); h.Leader != urlA {
-		t.Fatalf("the second server follows %q, want %s", h.Leader, urlA)
-	}
-	if h := waitRole(t, urlA, "leader"); h.Leader != urlA {
-		t.Errorf("the leader says %q leads", h.Leader)
-	}
+	waitRole(t, urlB, "follower", urlA)
+	waitRole(t, urlA, "leader", urlA)
 	// The CLI as a user of a team's server: the follower's address and the workspace token.
 	cli := &ws{t: t, home: t.TempDir(), extraEnv: []string{"HANGAR_URL=" + urlB, "HANGAR_TOKEN=" + a.adminToken()}}
 
@@ -92,9 +88,7 @@ func TestServerFailover(t *testing.T) {
 	})
 
 	a.killServer()
-	if h := waitRole(t, urlB, "leader"); h.Leader != urlB {
-		t.Errorf("after the leader's death the second server says %q leads", h.Leader)
-	}
+	waitRole(t, urlB, "leader", urlB)
 	// `hangar server status` in the shared directory names the new leader and its role.
 	var status string
 	waitFor(t, 10*time.Second, "server status to name the new leader", func() bool {
@@ -122,9 +116,7 @@ func TestServerFailover(t *testing.T) {
 
 	// The old leader comes back as a follower of the new one, and answers the API through it.
 	a.startServerAs(addrA)
-	if h := waitRole(t, urlA, "follower"); h.Leader != urlB {
-		t.Errorf("the restarted server follows %q, want %s", h.Leader, urlB)
-	}
+	waitRole(t, urlA, "follower", urlB)
 	viaA := &ws{t: t, home: cli.home, extraEnv: []string{"HANGAR_URL=" + urlA, "HANGAR_TOKEN=" + a.adminToken()}}
 	if out := viaA.ok("job", "show", onCluster).stdout; !strings.Contains(out, "Completed") {
 		t.Errorf("job show through the restarted follower:\n%s", out)
@@ -135,9 +127,7 @@ func TestServerFailover(t *testing.T) {
 	if r := a.ok("server", "stop"); !strings.Contains(r.stderr, "Stopped the server of") {
 		t.Errorf("server stop: %s", r.stderr)
 	}
-	if h := waitRole(t, urlA, "leader"); h.Leader != urlA {
-		t.Errorf("after server stop, the restarted server says %q leads", h.Leader)
-	}
+	waitRole(t, urlA, "leader", urlA)
 	if err := b.Process.Signal(syscall.Signal(0)); err == nil {
 		waitFor(t, 5*time.Second, "the stopped leader's process to end", func() bool { return b.Process.Signal(syscall.Signal(0)) != nil })
 	}
@@ -220,20 +210,31 @@ func (w *ws) startServerAs(listen string) {
 	w.server = cmd
 }
 
-// waitRole waits for the server at url to say it has role, and returns its health.
-func waitRole(t *testing.T, url, role string) api.Health {
+// waitRole waits for the server at url to say it has role and that leader leads, with a deadline
+// that says what it last said.
+func waitRole(t *testing.T, url, role, leader string) {
 	t.Helper()
 	var h api.Health
-	waitFor(t, 30*time.Second, url+" to be the "+role, func() bool {
-		resp, err := http.Get(url + "/api/health")
-		if err != nil {
-			return false
+	var last string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		last = "no answer"
+		if resp, err := http.Get(url + "/api/health"); err == nil {
+			h = api.Health{}
+			if json.NewDecoder(resp.Body).Decode(&h) == nil {
+				last = fmt.Sprintf("role %q, leader %q", h.Role, h.Leader)
+			}
+			resp.Body.Close()
+			// A server knows its role before it has read the leader's address: wait for both.
+			if h.Role == role && h.Leader == leader {
+				return
+			}
 		}
-		defer resp.Body.Close()
-		h = api.Health{}
-		return json.NewDecoder(resp.Body).Decode(&h) == nil && h.Role == role
-	})
-	return h
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s to be the %s of %s; it said %s", url, role, leader, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // freeLoopbackAddr is a loopback address with a port free now.
