@@ -14,8 +14,9 @@ import (
 
 // A compute instance's Jupyter: while the server's heartbeat replies name a base URL
 // (HeartbeatReply.Jupyter), the agent keeps a Jupyter server running under it (started again
-// when it dies), on a free port of the address the server reaches this node at, with a random
-// token that only the activity report carries (jupyter_run.go runs the process).
+// when it dies), on a Unix socket, and relays to it from a free port of the address the server
+// reaches this node at, for requests with a random key that only the activity report carries
+// (jupyter_run.go runs the process, jupyter_relay.go relays).
 
 // jupyter is the agent's Jupyter server, wanted or not.
 type jupyter struct {
@@ -50,20 +51,20 @@ func (j *jupyter) want(base string) {
 	if base == "" {
 		return
 	}
-	token, err := newJupyterToken()
+	key, err := newJupyterToken()
 	ctx, cancel := context.WithCancel(context.Background())
 	j.mu.Lock()
 	j.base, j.cancel, j.done = base, cancel, make(chan struct{})
 	done := j.done
 	j.mu.Unlock()
 	if err != nil {
-		j.set(&api.JupyterReport{State: api.JupyterFailed, Reason: "no random token: " + err.Error()})
+		j.set(&api.JupyterReport{State: api.JupyterFailed, Reason: "no random key: " + err.Error()})
 		close(done)
 		return
 	}
 	go func() {
 		defer close(done)
-		j.keep(ctx, jupyterRun{base: base, token: token, root: filepath.Join(j.workDir, "notebooks"),
+		j.keep(ctx, jupyterRun{base: base, key: key, root: filepath.Join(j.workDir, "notebooks"),
 			runtime: filepath.Join(j.workDir, "jupyter-runtime"), logFile: filepath.Join(j.workDir, "jupyter.log"),
 			hide: j.hide, log: j.log})
 	}()

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,9 +23,10 @@ import (
 // jupyterReadyWithin bounds a Jupyter server's start: not answering by then, it is restarted.
 const jupyterReadyWithin = 2 * time.Minute
 
-// jupyterRun is one Jupyter server to keep running.
+// jupyterRun is one Jupyter server to keep running. key is its relay's (jupyter_relay.go):
+// Jupyter itself has no token.
 type jupyterRun struct {
-	base, token   string
+	base, key     string
 	root, runtime string // its root dir (notebooks) and its runtime dir (kernels' connection files)
 	logFile       string
 	hide          []string // what it must not see (runbox): only root and runtime are shown again
@@ -35,8 +36,12 @@ type jupyterRun struct {
 // jupyterCommand is the command that runs Jupyter, from what the node has on its PATH:
 // JupyterLab, else Notebook, else a bare Jupyter server; nil when it has none. Options are given
 // for both the Notebook 6 (NotebookApp) and jupyter_server (ServerApp) applications: each ignores
-// the other's. The token is not an argument (other users see arguments): JUPYTER_TOKEN has it.
-func jupyterCommand(lookPath func(string) (string, error), base, ip string, port int, root string, root0 bool) []string {
+// the other's. It listens on the Unix socket sock (0600) only, with no token and no password:
+// the socket is its authentication (only the agent's user reaches it, through a directory runs
+// do not see), so that no page of it holds a credential (jupyter_relay.go). Its XSRF check is
+// off as it was when the token authenticated every request: the workspace server's proxy makes
+// that check (the studio's cookie is SameSite=Strict, cross-site requests are refused).
+func jupyterCommand(lookPath func(string) (string, error), base, sock, root string, root0 bool) []string {
 	var argv []string
 	for _, exe := range []string{"jupyter-lab", "jupyter-notebook", "jupyter-server"} {
 		if p, err := lookPath(exe); err == nil {
@@ -48,8 +53,8 @@ func jupyterCommand(lookPath func(string) (string, error), base, ip string, port
 		return nil
 	}
 	argv = append(argv, "--no-browser")
-	opts := []string{"base_url=" + base, "ip=" + ip, "port=" + strconv.Itoa(port), "port_retries=0",
-		"allow_remote_access=True", "open_browser=False"}
+	opts := []string{"base_url=" + base, "sock=" + sock, "sock_mode=0600", "token=", "password=",
+		"disable_check_xsrf=True", "allow_remote_access=True", "open_browser=False"}
 	if root0 {
 		opts = append(opts, "allow_root=True")
 	}
@@ -58,19 +63,13 @@ func jupyterCommand(lookPath func(string) (string, error), base, ip string, port
 			argv = append(argv, "--"+app+"."+o)
 		}
 	}
-	return append(argv, "--NotebookApp.notebook_dir="+root, "--ServerApp.root_dir="+root)
+	// jupyter_server 2 takes the token from its identity provider.
+	return append(argv, "--IdentityProvider.token=", "--NotebookApp.notebook_dir="+root, "--ServerApp.root_dir="+root)
 }
 
-// freePort is a port free on ip now (Jupyter takes it next; if another takes it first, Jupyter
-// fails and is started again on another).
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// jupyterSocket is the name of the socket Jupyter listens on in its runtime dir, which is its
+// working directory: a Unix socket's path holds at most 107 bytes, and a work dir's can be longer.
+const jupyterSocket = "jupyter.sock"
 
 // once starts Jupyter, reports it starting then running, and returns once it exited (the
 // report to make of that) or ctx ended (it is stopped, its kernels with it).
@@ -82,11 +81,7 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 	if err != nil {
 		return failed("%v", err)
 	}
-	port, err := freePort(ip)
-	if err != nil {
-		return failed("no free port on %s: %v", ip, err)
-	}
-	argv := jupyterCommand(exec.LookPath, r.base, ip, port, r.root, os.Geteuid() == 0)
+	argv := jupyterCommand(exec.LookPath, r.base, jupyterSocket, r.root, os.Geteuid() == 0)
 	if argv == nil {
 		return &api.JupyterReport{State: api.JupyterNotInstalled, Reason: "no jupyter-lab, jupyter-notebook or jupyter-server on the node's PATH"}
 	}
@@ -95,6 +90,22 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 			return failed("%v", err)
 		}
 	}
+	if err := os.Chmod(r.runtime, 0o700); err != nil { // made by an earlier version, maybe wider
+		return failed("%v", err)
+	}
+	if err := os.Remove(filepath.Join(r.runtime, jupyterSocket)); err != nil && !errors.Is(err, os.ErrNotExist) { // a stale one
+		return failed("%v", err)
+	}
+	sock, err := openShortSocket(r.runtime, jupyterSocket)
+	if err != nil {
+		return failed("%v", err)
+	}
+	defer sock.close()
+	relay, err := newJupyterRelay(ip, sock.path(), r.key, r.log)
+	if err != nil {
+		return failed("no port for Jupyter's relay on %s: %v", ip, err)
+	}
+	defer relay.close()
 	logf, err := os.OpenFile(r.logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return failed("%v", err)
@@ -108,8 +119,8 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 		return failed("%v", err)
 	}
 	defer box.End(context.WithoutCancel(ctx))
-	env := append(scrubbedEnv(os.Environ()), "JUPYTER_TOKEN="+r.token, "JUPYTER_RUNTIME_DIR="+r.runtime)
-	cmd := box.Command(false, r.root, env, argv[0], argv[1:]...)
+	env := append(scrubbedJupyterEnv(os.Environ()), "JUPYTER_RUNTIME_DIR="+r.runtime)
+	cmd := box.Command(false, r.runtime, env, argv[0], argv[1:]...) // its socket is named from there
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (stopped as one; Command sets it), ended with the agent should the
 	// agent be killed.
@@ -122,13 +133,13 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	addr := relay.addr()
 	set(&api.JupyterReport{State: api.JupyterStarting, Addr: addr})
-	return r.watch(ctx, cmd, exited, addr, set)
+	return r.watch(ctx, cmd, exited, addr, sock.path(), set)
 }
 
 // watch reports Jupyter running once it answers, and waits for its end or ctx's.
-func (r jupyterRun) watch(ctx context.Context, cmd *exec.Cmd, exited chan error, addr string, set func(*api.JupyterReport)) *api.JupyterReport {
+func (r jupyterRun) watch(ctx context.Context, cmd *exec.Cmd, exited chan error, addr, sock string, set func(*api.JupyterReport)) *api.JupyterReport {
 	ready := time.Now().Add(jupyterReadyWithin)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -146,26 +157,28 @@ func (r jupyterRun) watch(ctx context.Context, cmd *exec.Cmd, exited chan error,
 		if up {
 			continue
 		}
-		if r.answers(ctx, addr) {
+		if r.answers(ctx, sock) {
 			up = true
-			set(&api.JupyterReport{State: api.JupyterRunning, Addr: addr, Token: r.token})
+			set(&api.JupyterReport{State: api.JupyterRunning, Addr: addr, Token: r.key})
 		} else if time.Now().After(ready) {
 			r.kill(cmd, exited)
-			return &api.JupyterReport{State: api.JupyterFailed, Reason: fmt.Sprintf("did not answer on %s within %s", addr, jupyterReadyWithin)}
+			return &api.JupyterReport{State: api.JupyterFailed, Reason: fmt.Sprintf("did not answer on %s within %s",
+				filepath.Join(r.runtime, jupyterSocket), jupyterReadyWithin)}
 		}
 	}
 }
 
-// answers says whether Jupyter answers its status API with the token.
-func (r jupyterRun) answers(ctx context.Context, addr string) bool {
+// answers says whether Jupyter answers its status API on its socket.
+func (r jupyterRun) answers(ctx context.Context, sock string) bool {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "http://"+addr+r.base+"api/status", nil)
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "http://jupyter"+r.base+"api/status", nil)
 	if err != nil {
 		return false
 	}
-	req.Header.Set("Authorization", "token "+r.token)
-	resp, err := http.DefaultClient.Do(req)
+	t := unixTransport(sock)
+	defer t.CloseIdleConnections()
+	resp, err := t.RoundTrip(req)
 	if err != nil {
 		return false
 	}
@@ -233,7 +246,7 @@ func (r jupyterRun) exitReason(err error) string {
 		return reason
 	}
 	data, _ := os.ReadFile(r.logFile)
-	return reason + lastLines(redact(string(data), r.token), 3)
+	return reason + lastLines(redact(string(data), r.key), 3)
 }
 
 func redact(s, token string) string {
@@ -290,4 +303,13 @@ func scrubbedEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// scrubbedJupyterEnv is scrubbedEnv without a Jupyter token the agent's environment may hold:
+// Jupyter runs with none.
+func scrubbedJupyterEnv(env []string) []string {
+	out := scrubbedEnv(env)
+	return slices.DeleteFunc(out, func(kv string) bool {
+		return strings.HasPrefix(kv, "JUPYTER_TOKEN=") || strings.HasPrefix(kv, "JUPYTER_TOKEN_FILE=")
+	})
 }

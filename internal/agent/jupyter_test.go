@@ -34,7 +34,7 @@ func TestJupyterCommand(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			argv := jupyterCommand(on(c.have...), "/instances/dev/jupyter/", "10.0.0.5", 4321, "/w/notebooks", c.root)
+			argv := jupyterCommand(on(c.have...), "/instances/dev/jupyter/", "/w/rt/jupyter.sock", "/w/notebooks", c.root)
 			if c.wantExe == "" {
 				if argv != nil {
 					t.Fatalf("argv %q, want none", argv)
@@ -44,9 +44,11 @@ func TestJupyterCommand(t *testing.T) {
 			if argv[0] != c.wantExe {
 				t.Fatalf("runs %s, want %s", argv[0], c.wantExe)
 			}
+			// On its socket only, with no token or password of its own (the relay has the key).
 			for _, want := range []string{"--no-browser", "--NotebookApp.base_url=/instances/dev/jupyter/", "--ServerApp.base_url=/instances/dev/jupyter/",
-				"--ServerApp.ip=10.0.0.5", "--NotebookApp.port=4321", "--ServerApp.port_retries=0", "--ServerApp.root_dir=/w/notebooks",
-				"--NotebookApp.notebook_dir=/w/notebooks", "--ServerApp.allow_remote_access=True"} {
+				"--NotebookApp.sock=/w/rt/jupyter.sock", "--ServerApp.sock=/w/rt/jupyter.sock", "--ServerApp.sock_mode=0600",
+				"--NotebookApp.token=", "--ServerApp.token=", "--IdentityProvider.token=", "--NotebookApp.password=",
+				"--ServerApp.root_dir=/w/notebooks", "--NotebookApp.notebook_dir=/w/notebooks", "--ServerApp.allow_remote_access=True"} {
 				if !slices.Contains(argv, want) {
 					t.Errorf("argv lacks %s: %q", want, argv)
 				}
@@ -55,8 +57,8 @@ func TestJupyterCommand(t *testing.T) {
 				t.Errorf("allow_root %v, want %v (running as root)", got, c.root)
 			}
 			for _, a := range argv {
-				if strings.Contains(strings.ToLower(a), "token") {
-					t.Errorf("the token is an argument: %s", a)
+				if strings.Contains(a, ".ip=") || strings.Contains(a, ".port=") {
+					t.Errorf("Jupyter listens on a TCP port: %s", a)
 				}
 			}
 		})
@@ -68,7 +70,7 @@ func TestJupyterExitReasonRedactsToken(t *testing.T) {
 	if err := os.WriteFile(log, []byte("starting\nloading\nhttp://h:1/x/?token=s3cret\n\nTraceback: port in use\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := jupyterRun{token: "s3cret", logFile: log}
+	r := jupyterRun{key: "s3cret", logFile: log}
 	got := r.exitReason(nil)
 	if strings.Contains(got, "s3cret") || !strings.Contains(got, "?token=<token>") || !strings.Contains(got, "port in use") || strings.Contains(got, "starting") {
 		t.Errorf("exit reason %q: want the last lines, token redacted", got)

@@ -18,7 +18,8 @@ import (
 const jupyterMaxBody = 64 << 20
 
 // jupyterProxy proxies /instances/{name}/jupyter/... (HTTP and websockets) to the instance's
-// Jupyter, which serves under that same base URL, with Jupyter's token added. The route is
+// Jupyter, which serves under that same base URL, through its agent's relay, with the relay's
+// key added. The route is
 // public in the access table because it checks its own credentials: a studio session's cookie
 // or a user's token, for the instance's owner or a workspace owner. Jupyter's browser pages
 // make their own requests (POSTs without the studio's CSRF header), so the studio's cookie rules
@@ -47,20 +48,22 @@ func (s *Server) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 	s.jupyterReverse(t).ServeHTTP(w, r)
 }
 
-// jupyterReverse forwards to t: the caller's credentials stay here, Jupyter's token goes.
+// jupyterReverse forwards to t, the relay the instance's agent runs before its Jupyter
+// (agent/jupyter_relay.go): the caller's credentials stay here, the relay's key goes, and never
+// comes back to the caller (jupyterhide.go).
 func (s *Server) jupyterReverse(t *controller.JupyterTarget) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", t.Addr
 			pr.Out.Host = pr.In.Host // Jupyter checks a websocket's Origin against the Host
-			for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie"} {
-				pr.Out.Header.Del(h)
+			for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie", "Accept-Encoding"} {
+				pr.Out.Header.Del(h) // Accept-Encoding: the transport asks for gzip and decompresses, to be filtered
 			}
 			pr.Out.Header.Set("Authorization", "token "+t.Token)
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Del("Set-Cookie") // Jupyter's login cookie would be a credential of its own
-			return nil
+			return hideSecret(resp, t.Token)
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			var tooBig *http.MaxBytesError

@@ -60,7 +60,7 @@ func TestJupyterAllowed(t *testing.T) {
 	}
 }
 
-// The proxy keeps the caller's credentials and cookies, sends Jupyter's token, keeps the path
+// The proxy keeps the caller's credentials and cookies, sends the relay's key, keeps the path
 // and the Host (Jupyter's websocket origin check), and drops Jupyter's cookies from the answer.
 func TestJupyterReverseHeaders(t *testing.T) {
 	var got *http.Request
