@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/job"
 )
 
 // One terminal check for what a run's token writes. A run token keeps authenticating for a
@@ -22,16 +23,24 @@ const endedRecord = "its record"
 
 // finalWords are the writes a run's supervisor may still make once its run ended, within the
 // grace, each to its own run's path (/api/runs/<id>/<what>). Their handlers take only a repeat of
-// what was done (the same end report; the artifacts registered, unchanged) or, for the log, new
-// lines after the stored ones (never a stored line rewritten): a supervisor that learns late that
-// the server ended its run (an orphan on a host that was unreachable, stopped once it is back)
-// still tells how its command ended. Everything else is refused.
-var finalWords = []string{"status", "heartbeat", "artifacts", "logs"}
+// what was done (the same end report; the artifacts registered, unchanged). Everything else is
+// refused, but late log lines (lateLog).
+var finalWords = []string{"status", "heartbeat", "artifacts"}
+
+// lateLog says whether an ended run may still get log lines (new lines after the stored ones;
+// the store never rewrites a stored line): when the server ended it (Failed or Canceled while
+// its supervisor was away: an orphan on a host that was unreachable, stopped once it is back,
+// still tells how its command ended). A run that Completed was ended by its own supervisor,
+// which ships its whole log before it reports the end: nothing is late, and a leaked token adds
+// nothing to it.
+func lateLog(p principal, r *http.Request) bool {
+	return p.run.Status != job.Completed && r.Method == http.MethodPost && r.URL.Path == "/api/runs/"+p.runID+"/logs"
+}
 
 // endedRunWrite refuses a write of run token p once its run has ended (nil for anything else: a
 // read, a user's token, a live run's token, a supervisor's last words).
 func endedRunWrite(p principal, r *http.Request) error {
-	if p.run == nil || !p.run.Status.Terminal() || isRead(r) || isFinalWord(r, p.runID) {
+	if p.run == nil || !p.run.Status.Terminal() || isRead(r) || isFinalWord(r, p.runID) || lateLog(p, r) {
 		return nil
 	}
 	return controller.Ended(p.run, endedRecord)

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func TestEndedRunTokenWritesNothing(t *testing.T) {
 	run := `{"run_id":"` + id + `"}`
 	reason := "run " + id + " ended (Completed) at "
 	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/api/runs/" + id + "/logs", `{"lines":[{"seq":3,"text":"INJECTED"}]}`},
 		{"POST", "/api/runs/" + id + "/metrics", `{"metrics":[{"seq":1,"name":"acc","value":1}]}`},
 		{"POST", "/api/runs/" + id + "/checkpoint", `{}`},
 		{"POST", "/api/runs/" + id + "/exec", `{}`},
@@ -95,14 +97,6 @@ func TestEndedRunTokenLastWords(t *testing.T) {
 	if _, err := c.MissingBlobs(ctx, []string{strings.Repeat("2", 64)}); err != nil {
 		t.Errorf("the blob query after the end: %v", err)
 	}
-	// A late line is added after the stored ones; a stored one is never rewritten.
-	if _, err := c.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: 3, Text: "got TERM"}}}); err != nil {
-		t.Errorf("the supervisor's last log lines: %v", err)
-	}
-	if lines, err := ts.admin.Logs(ctx, id, "", 0, 0); err != nil || len(lines.Lines) != 3 ||
-		strings.Contains(lines.Lines[0].Text, "REWRITTEN") || lines.Lines[2].Text != "got TERM" {
-		t.Errorf("log after the last words: %+v, %v; want the 2 lines as stored and the late one", lines, err)
-	}
 	_, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
 	if st, _ := apiStatus(t, err); st != http.StatusConflict {
 		t.Errorf("another end after the end = %v; want 409", err)
@@ -113,6 +107,36 @@ func TestEndedRunTokenLastWords(t *testing.T) {
 	}
 	if d.Status != job.Completed || len(d.Warnings) != 0 {
 		t.Errorf("job show after the last words: %s, warnings %v; want Completed as it ended", d.Status, d.Warnings)
+	}
+}
+
+// A run the server ended (its supervisor away: an orphan stopped once its host is back) still
+// gets its supervisor's late log lines within the grace, after the stored ones; a stored line is
+// never rewritten. A run that Completed gets none (its supervisor shipped its log first).
+func TestEndedRunTokenLateLogLines(t *testing.T) {
+	ts := newTestServer(t)
+	ts.ctrl.Settings.TokenGrace = time.Hour
+	ctx := t.Context()
+	id := ts.createJob(t, "orphan").ID
+	ts.report(t, id, job.Running, nil)
+	ts.shipLines(t, id, 1, 2)
+	if _, err := ts.admin.CancelJob(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	exit := 143
+	ts.report(t, id, job.Canceled, &exit)
+	c := ts.runClient(id)
+	if _, err := c.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: 3, Text: "got TERM"}}}); err != nil {
+		t.Errorf("the supervisor's last log lines: %v", err)
+	}
+	if lines, err := ts.admin.Logs(ctx, id, "", 0, 0); err != nil || len(lines.Lines) != 3 ||
+		strings.Contains(lines.Lines[0].Text, "REWRITTEN") || lines.Lines[2].Text != "got TERM" {
+		t.Errorf("log after the last words: %+v, %v; want the 2 lines as stored and the late one", lines, err)
+	}
+	done := endedRun(t, ts, "done")
+	_, err := ts.runClient(done).ShipLogs(ctx, done, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 3, Text: "INJECTED"}}})
+	if st, _ := apiStatus(t, err); st != http.StatusConflict {
+		t.Errorf("a log line for a Completed run = %v; want 409", err)
 	}
 }
 
@@ -131,4 +155,35 @@ func (ts *testServer) rawBody(t testing.TB, token, method, path, body string) (i
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// Every route a run's token may call that writes (the server's own table: a route added later
+// is in it) refuses an ended run's token with the one check's reason, but the supervisor's last
+// words and the blob query.
+func TestEndedRunTokenEveryWriteRoute(t *testing.T) {
+	ts := newTestServer(t)
+	id := endedRun(t, ts, "every")
+	tok := ts.ctrl.RunToken(id)
+	// endedRun Completed: no late log line either (lateLog).
+	exempt := []string{"POST /api/runs/{id}/status", "POST /api/runs/{id}/heartbeat", "POST /api/runs/{id}/artifacts", "POST /api/blobs/missing"}
+	checked := 0
+	for _, rt := range ts.srv.registered() {
+		method, _, _ := strings.Cut(rt.pattern, " ")
+		if !rt.access.runs || method == http.MethodGet || method == http.MethodHead || slices.Contains(exempt, rt.pattern) {
+			continue
+		}
+		checked++
+		resp, err := http.DefaultClient.Do(matrixRequest(t, ts.url, rt.pattern, id, tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "run "+id+" ended (Completed) at ") {
+			t.Errorf("%s with an ended run's token = %d %s; want 409 saying the run ended", rt.pattern, resp.StatusCode, b)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d write routes open to run tokens; the table has more", checked)
+	}
 }
