@@ -68,19 +68,13 @@ type Container struct {
 
 // Reaped is what ending a run's leftovers did.
 type Reaped struct {
-	Processes  int `json:"processes"`
-	Containers int `json:"containers"`
-	// WithSupervisor is set when none was left because the run's processes lived in the PID
-	// namespace its supervisor held: the kernel ended them when the supervisor went.
-	WithSupervisor bool      `json:"with_supervisor,omitempty"`
-	Time           time.Time `json:"time"`
+	Processes  int       `json:"processes"`
+	Containers int       `json:"containers"`
+	Time       time.Time `json:"time"`
 }
 
 // String says what was ended, for a run's status reason.
 func (r Reaped) String() string {
-	if r.Processes == 0 && r.Containers == 0 && r.WithSupervisor {
-		return "the run's processes ended with its supervisor (they were in the PID namespace it held)"
-	}
 	if r.Processes == 0 && r.Containers == 0 {
 		return "no process of the run was left running"
 	}

@@ -20,14 +20,16 @@ import (
 // sandbox. All of a run's processes on a node are in the one namespace, as on a machine of their
 // own, so ranks that look each other up by pid (NCCL, Open MPI's shared memory) still can.
 //
-// The namespace is held by a holder: a sandbox started when the box opens, whose process reads
-// its input until the supervisor closes it (or dies). Every command joins the holder's namespace
-// (and, where bubblewrap made one, its user namespace). When the holder ends, the kernel ends
-// every process left in the namespace.
+// The namespace is held by a holder: a sandbox started when the box opens, whose process waits
+// until the box ends it (Box.Close, or whoever ends the box's processes: End, Reap). Every command
+// joins the holder's namespace (and, where bubblewrap made one, its user namespace). When the
+// holder ends, the kernel ends every process left in the namespace. A supervisor that dies does
+// not end it: as before there was a namespace, whoever notices the loss ends the run's processes
+// (and a replica's scoring server can drain what it was answering meanwhile).
 
-// holderScript tells the box on fd 3 that the holder's sandbox is set up, then waits for the end
-// of its input.
-const holderScript = `printf x >&3; exec 3>&-; read -r _`
+// holderScript tells the box on fd 3 that the holder's sandbox is set up, then waits for ever:
+// its input is a pipe whose other end it holds itself (fd 5), so it never ends.
+const holderScript = `printf x >&3; exec 3>&- 4>&-; read -r _`
 
 // Fds of a sandboxed command: 3 tells Start that the sandbox is set up, 4 and 5 are the holder's
 // PID and user namespaces.
@@ -38,7 +40,6 @@ const (
 
 type holder struct {
 	cmd  *exec.Cmd
-	stop *os.File   // the holder's input: closing it ends the holder
 	ns   []*os.File // its PID namespace, then its user namespace where bubblewrap made one
 	pids []int      // bubblewrap's processes and the waiting shell: the box's, not the run's
 }
@@ -58,20 +59,19 @@ func (s *sandbox) startHolder(env []string, cgFD int) (*holder, error) {
 }
 
 func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
-	in, stop, err := os.Pipe()
+	in, hold, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
+	defer hold.Close() // the holder keeps its own copy
 	startedR, startedW, err := os.Pipe()
 	if err != nil {
-		stop.Close()
 		return nil, err
 	}
 	defer startedR.Close()
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		stop.Close()
 		startedW.Close()
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
 	cmd.Env, cmd.Dir = env, "/"
 	var errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, io.Discard, &errOut
-	cmd.ExtraFiles = []*os.File{startedW, infoW}
+	cmd.ExtraFiles = []*os.File{startedW, infoW, hold}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if cgFD >= 0 {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgFD
@@ -91,10 +91,9 @@ func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
 	startedW.Close()
 	infoW.Close()
 	if err != nil {
-		stop.Close()
 		return nil, err
 	}
-	h := &holder{cmd: cmd, stop: stop}
+	h := &holder{cmd: cmd}
 	fail := func(err error) (*holder, error) {
 		h.end()
 		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(errOut.String()))
@@ -158,23 +157,15 @@ func (h *holder) joinArgs() []string {
 	return append(out, "--proc", "/proc")
 }
 
-// end closes the holder's input and waits for it: the kernel then ends whatever is left in its
-// namespace.
+// end ends the holder and waits for it: the kernel then ends whatever is left in its namespace.
 func (h *holder) end() {
 	if h == nil {
 		return
 	}
-	h.stop.Close()
 	for _, f := range h.ns {
 		f.Close()
 	}
 	h.ns = nil
-	done := make(chan struct{})
-	go func() { _ = h.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL) // bubblewrap, the namespace's init, the shell
+	_ = h.cmd.Wait()
 }

@@ -36,7 +36,6 @@ func Reap(ctx context.Context, runID, dir string) (Reaped, error) {
 		rec.Cgroup = nil
 	}
 	r := end(ctx, rec)
-	r.WithSupervisor = len(rec.Holder) > 0 && r.Processes == 0
 	if rec.Reaped != nil {
 		r = *rec.Reaped
 	} else if data != nil {
