@@ -119,7 +119,7 @@ func (r jupyterRun) once(ctx context.Context, serverURL string, set func(*api.Ju
 		return failed("%v", err)
 	}
 	defer box.End(context.WithoutCancel(ctx))
-	env := append(scrubbedJupyterEnv(os.Environ()), "JUPYTER_RUNTIME_DIR="+r.runtime)
+	env := append(append(scrubbedJupyterEnv(os.Environ()), "JUPYTER_RUNTIME_DIR="+r.runtime), box.UserEnv(r.root)...)
 	cmd := box.Command(false, r.runtime, env, argv[0], argv[1:]...) // its socket is named from there
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (stopped as one; Command sets it), ended with the agent should the
@@ -282,13 +282,22 @@ func (r jupyterRun) openBox(ctx context.Context) (*runbox.Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", runbox.ModeEnv, err)
 	}
-	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "jupyter", Dir: r.root, Hide: r.hide,
-		Share: []string{r.root, r.runtime}, Sandbox: mode})
+	o := runbox.Options{RunID: "jupyter", Dir: r.root, Hide: r.hide, Share: []string{r.root, r.runtime}, Sandbox: mode}
+	if mode != runbox.SandboxOff { // its kernels run what the instance's user writes: as a run does
+		if o.User, err = runbox.RunUser(os.Getenv(runbox.RunUserEnv), os.Geteuid()); err != nil {
+			return nil, err
+		}
+	}
+	box, warnings, err := runbox.Open(ctx, o)
 	for _, w := range warnings {
 		r.log.Warn("jupyter: " + w)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jupyter's sandbox: %w", err)
+	}
+	if err := runbox.Chown(box.User(), r.root, r.runtime); err != nil { // its notebooks, its socket's folder
+		box.End(ctx)
+		return nil, err
 	}
 	return box, nil
 }

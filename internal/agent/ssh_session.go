@@ -161,7 +161,7 @@ func (s *sshSession) argv(req *ssh.Request) ([]string, error) {
 func (s *sshSession) start(argv []string, exited chan struct{}) (*exec.Cmd, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := append(scrubbedEnv(os.Environ()), s.env...)
+	env := append(append(scrubbedEnv(os.Environ()), s.srv.box.UserEnv(s.srv.dir)...), s.env...)
 	if s.pty != nil && s.pty.Term != "" {
 		env = append(env, "TERM="+s.pty.Term)
 	}
@@ -328,13 +328,22 @@ func openSessionBox(ctx context.Context, workDir, files string, hide, sftp []str
 	if r, err := runbox.Reap(ctx, "ssh", dir); err == nil && r.Processes+r.Containers > 0 {
 		log.Info("ssh: an earlier server's sessions left processes: " + r.String())
 	}
-	box, warnings, err := runbox.Open(ctx, runbox.Options{RunID: "ssh", Dir: dir, Hide: hide,
-		Share: []string{files}, ReadOnly: ro, Sandbox: mode})
+	o := runbox.Options{RunID: "ssh", Dir: dir, Hide: hide, Share: []string{files}, ReadOnly: ro, Sandbox: mode}
+	if mode != runbox.SandboxOff { // a session runs what the instance's user types: as a run does
+		if o.User, err = runbox.RunUser(os.Getenv(runbox.RunUserEnv), os.Geteuid()); err != nil {
+			return nil, err
+		}
+	}
+	box, warnings, err := runbox.Open(ctx, o)
 	for _, w := range warnings {
 		log.Warn("ssh: " + w)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ssh sessions' sandbox: %w", err)
+	}
+	if err := runbox.Chown(box.User(), files); err != nil {
+		box.End(ctx)
+		return nil, err
 	}
 	return box, nil
 }

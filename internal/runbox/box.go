@@ -245,6 +245,20 @@ func (b *Box) User() *User {
 	return b.sb.user
 }
 
+// UserEnv is HOME (home), USER and LOGNAME of the box's run user, for its commands' environment;
+// nil when they run as the caller.
+func (b *Box) UserEnv(home string) []string {
+	u := b.User()
+	if u == nil {
+		return nil
+	}
+	name := u.Name
+	if name == "" {
+		name = strconv.Itoa(u.UID)
+	}
+	return []string{"HOME=" + home, "USER=" + name, "LOGNAME=" + name}
+}
+
 // Close ends the box's PID namespace (and with it whatever is left in it) and releases the
 // box's open cgroup directory.
 func (b *Box) Close() {

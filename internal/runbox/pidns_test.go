@@ -194,3 +194,24 @@ func TestBlockedAncestors(t *testing.T) {
 		t.Errorf("blocked = %v, want %s (above the hidden directory)", got, closed)
 	}
 }
+
+// A hidden directory inside another, deeper down (an agent's work dir in the workspace's home):
+// the run user still reaches the folder shown again inside the inner one.
+func TestRunUserReachesItsFolderInNestedHiddenDirectories(t *testing.T) {
+	needs(t, os.Geteuid() == 0, "root (to run commands as another user)")
+	u := &User{Name: "nobody", UID: 65534, GID: 65534}
+	h, run, _, _ := home(t)
+	agent := filepath.Join(h, "local", "nodes", "n1")
+	notebooks := filepath.Join(agent, "notebooks")
+	if err := os.MkdirAll(notebooks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Chown(u, notebooks); err != nil {
+		t.Fatal(err)
+	}
+	b := sandboxed(t, run, Options{Hide: []string{agent, h}, Share: []string{notebooks}, User: u})
+	out, err := b.Command(false, notebooks, os.Environ(), "bash", "-c", "echo kept > note.txt && cat note.txt").CombinedOutput()
+	if err != nil || string(out) != "kept\n" {
+		t.Fatalf("the run user could not use its folder: %v\n%s", err, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -127,15 +128,18 @@ func (s *sandbox) mounts() []string {
 			out = append(out, "--cap-add", c)
 		}
 	}
-	for _, b := range s.blocked {
-		out = append(out, "--tmpfs", b)
+	// Empty directories, outer ones first, and the folders on the way to what is made or bound
+	// inside them made by hand: bubblewrap would make those 0700, which a run user could not
+	// search.
+	var made []string
+	for _, d := range append(append([]string(nil), s.blocked...), byDepth(s.hide)...) {
+		for _, dir := range between([]string{d}, made) {
+			out = append(out, "--dir", dir)
+		}
+		out = append(out, "--tmpfs", d)
+		made = append(made, d)
 	}
-	for _, h := range s.hide {
-		out = append(out, "--tmpfs", h)
-	}
-	// The folders on the way to the shared paths, made by hand: bubblewrap would make them 0700,
-	// which a run user could not search.
-	for _, d := range between(append(append([]string(nil), s.share...), s.ro...), append(append([]string(nil), s.blocked...), s.hide...)) {
+	for _, d := range between(append(append([]string(nil), s.share...), s.ro...), made) {
 		out = append(out, "--dir", d)
 	}
 	for _, sh := range s.share {
@@ -144,6 +148,15 @@ func (s *sandbox) mounts() []string {
 	for _, r := range s.ro {
 		out = append(out, "--ro-bind", r, r)
 	}
+	return out
+}
+
+// byDepth is dirs, the outer ones first.
+func byDepth(dirs []string) []string {
+	out := append([]string(nil), dirs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return strings.Count(out[i], string(filepath.Separator)) < strings.Count(out[j], string(filepath.Separator))
+	})
 	return out
 }
 

@@ -75,7 +75,7 @@ func (s *Supervisor) runUserHome(w *workspace) error {
 	if err := runbox.Chown(u, home); err != nil {
 		return err
 	}
-	w.userVars = []string{"HOME=" + home, "USER=" + u.Name, "LOGNAME=" + u.Name}
+	w.userVars = w.box.UserEnv(home)
 	return nil
 }
 
