@@ -31,7 +31,8 @@ def run(mini_batch):
             x = int(f.read())
         rows.append("%s,%d" % (os.path.basename(path), W * x))
     if os.environ.get("SUMMARY_ONLY"):
-        out = os.path.join(os.environ["AZUREML_BI_OUTPUT_PATH"], "summary-%d.txt" % os.getpid())
+        # A node rank and a pid: pids alone repeat across nodes (each run has a PID namespace).
+        out = os.path.join(os.environ["AZUREML_BI_OUTPUT_PATH"], "summary-%s-%d.txt" % (os.environ.get("HANGAR_PARALLEL_NODE_RANK", "0"), os.getpid()))
         with open(out, "a") as f:
             f.write("\n".join(rows) + "\n")
     return rows

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,9 +41,13 @@ func TestMLflowClientInsideJob(t *testing.T) {
 	src := t.TempDir()
 	writeFiles(t, src, map[string]string{
 		"src/client.js": mlflowClient,
-		"job.yml": "command: node client.js\ncode: src\nexperiment_name: node-mlflow\n" +
-			"environment_variables: {NODE_PATH: " + filepath.Join(dir, "node_modules") + "}\n",
+		"job.yml":       "command: node client.js\ncode: src\nexperiment_name: node-mlflow\n",
 	})
+	// The client ships with the code, as a project's node_modules does: the run user need not
+	// reach the machine's copy (under root's home here).
+	if out, err := exec.Command("cp", "-a", filepath.Join(dir, "node_modules"), filepath.Join(src, "src")).CombinedOutput(); err != nil {
+		t.Fatalf("copy the client: %v: %s", err, out)
+	}
 	name := w.create(filepath.Join(src, "job.yml"))
 	d := w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed)
 	logs := w.ok("job", "stream", name).stdout

@@ -70,7 +70,9 @@ func TestDistributedAcrossNetworkNamespaces(t *testing.T) {
 	requireTorch(t)
 	bn := newBridgeNet(t, 2)
 	w := newWS(t, "--listen", bn.prefix+".1:0", "--tls")
-	dir := t.TempDir()
+	// Both agents' work directories are on this one machine: node 1's MPI ranks start in the
+	// working directory mpirun gives them, node 0's, which the run user must be able to reach.
+	dir := runsSee(t)
 	t.Cleanup(func() { killMatching(dir) }) // the agents the create hook started
 	ex := filepath.Join(repoRoot(t), "examples", "distributed")
 	create := fmt.Sprintf(`#!/bin/bash

@@ -284,7 +284,7 @@ def run(mini_batch):
 func TestParallelJobOnTwoNodesSurvivesAServerKill(t *testing.T) {
 	w := newWS(t, "--log-level", "debug") // its log shows the first delivery
 	dir := t.TempDir()
-	release := filepath.Join(dir, "release")
+	release := filepath.Join(runsSee(t), "release")
 	files := map[string]string{"src/score.py": waitScript,
 		"job.yml": strings.Replace(groupJobFile("uri_folder", "mini_batch_size: 1\nresources: {instance_count: 2}\n"+
 			"environment_variables: {RELEASE: "+release+"}\n"), "compute: azureml:local", "compute: pool", 1),

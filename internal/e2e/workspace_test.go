@@ -28,7 +28,7 @@ func TestWorkspaceBackupDestroyRestore(t *testing.T) {
 	}
 	w := newWS(t)
 	dir := t.TempDir()
-	release := filepath.Join(dir, "release")
+	release := filepath.Join(runsSee(t), "release")
 	writeFiles(t, dir, map[string]string{
 		"src/train.py": "print('hello')\n",
 		"done.yml": `command: >-

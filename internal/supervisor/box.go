@@ -167,6 +167,13 @@ func (s *Supervisor) giveToRunUser(w *workspace) error {
 	}
 	f.Close()
 	paths := []string{w.dir, filepath.Join(s.cfg.Dir, "named-outputs"), s.checkpointDir(), w.metricsFile}
+	if s.spec.Spec.Parallel != nil { // the driver writes why it failed there (parallel.go)
+		reason := filepath.Join(s.cfg.Dir, "hangar", parallelReasonFile)
+		if err := os.WriteFile(reason, nil, 0o644); err != nil {
+			return fmt.Errorf("parallel: %w", err)
+		}
+		paths = append(paths, reason)
+	}
 	for name, in := range s.spec.Spec.Inputs {
 		if in.Manifest != "" && in.Mode != "ro_mount" && in.Mode != "" {
 			paths = append(paths, filepath.Join(s.cfg.Dir, "inputs", name))
