@@ -72,7 +72,7 @@ func putSecretAccess(ctx context.Context, tx *sql.Tx, name string, a SecretAcces
 	return err
 }
 
-// namesJSON is a list of names as its column holds it: a JSON array, '' for none.
+// namesJSON is a list of names as its column holds it: a JSON array, the empty string for none.
 func namesJSON(names []string) string {
 	if len(names) == 0 {
 		return ""
