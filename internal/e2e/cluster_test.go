@@ -186,6 +186,7 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 // A low-priority cluster: when the provider reports a node preempted, its run goes back to the
 // queue (a new attempt, the old attempt's log kept) and completes on a new node.
 func TestClusterPreemptionRequeues(t *testing.T) {
+	t.Parallel() // waits most of its time for steps and nodes: beside the other slow, independent tests
 	w := newWS(t)
 	dir := t.TempDir()
 	t.Cleanup(func() { killMatching(dir) })

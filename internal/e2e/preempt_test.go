@@ -84,6 +84,7 @@ func logStep(w *ws, name string) int {
 // it): the run saves its checkpoint at once, is requeued, resumes on a new node at the saved
 // step (not 0), completes, and job show says what the preemption cost.
 func TestPreemptionNoticeResumesFromCheckpoint(t *testing.T) {
+	t.Parallel() // waits most of its time for steps and nodes: beside the other slow, independent tests
 	w := newWS(t)
 	dir := t.TempDir()
 	spotCluster(t, w, dir, 1)
@@ -142,6 +143,7 @@ func checkPreemptionShown(t *testing.T, w *ws, name string, n int) {
 // lists it): it is requeued from its periodic checkpoint and continues on the surviving node
 // plus a replacement.
 func TestPreemptionOfOneNodeContinuesOnReplacement(t *testing.T) {
+	t.Parallel() // waits most of its time for steps and nodes: beside the other slow, independent tests
 	w := newWS(t)
 	dir := t.TempDir()
 	spotCluster(t, w, dir, 3)
