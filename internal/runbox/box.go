@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -129,7 +130,11 @@ func Open(ctx context.Context, o Options) (*Box, []string, error) {
 		}
 	}
 	if o.Sandbox != SandboxOff {
-		sb, err := newSandbox(ctx, o.Hide, o.Share, o.ReadOnly, o.User)
+		sb, pidErr, err := b.openSandbox(ctx, o)
+		if pidErr != nil && o.Sandbox == SandboxRequired { // the boundary holds whole, or not at all
+			sb.end()
+			sb, err = nil, fmt.Errorf("no PID namespace: %w", pidErr)
+		}
 		switch {
 		case err != nil && o.Sandbox == SandboxRequired:
 			b.Close()
@@ -138,18 +143,12 @@ func Open(ctx context.Context, o Options) (*Box, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("the workspace's files are not hidden from this run: %v", err))
 		default:
 			b.sb, b.rec.Sandbox = sb, sb.bwrap
+			if sb.pidns != nil {
+				b.rec.Holder = sb.pidns.pids
+			}
 		}
-	}
-	if b.sb != nil && b.sb.bash != "" {
-		h, err := b.sb.startHolder([]string{"PATH=" + os.Getenv("PATH"), MarkerVar + "=" + b.rec.Marker}, b.cgFD)
-		switch {
-		case err != nil && o.Sandbox == SandboxRequired:
-			b.Close()
-			return nil, warnings, fmt.Errorf("the sandbox is required: %w", err)
-		case err != nil:
-			warnings = append(warnings, fmt.Sprintf("the node's other processes are visible to this run: %v", err))
-		default:
-			b.sb.pidns, b.rec.Holder = h, h.pids
+		if pidErr != nil && b.sb != nil {
+			warnings = append(warnings, fmt.Sprintf("the node's other processes are visible to this run: %v", pidErr))
 		}
 	}
 	if err := b.save(); err != nil {
@@ -157,6 +156,27 @@ func Open(ctx context.Context, o Options) (*Box, []string, error) {
 		return nil, warnings, err
 	}
 	return b, warnings, nil
+}
+
+// openSandbox makes the box's sandbox and its PID namespace. Starting the namespace's holder is
+// the check that bubblewrap works here; only where it fails is bubblewrap probed without one,
+// and then the sandbox is kept without a PID namespace (pidErr says why).
+func (b *Box) openSandbox(ctx context.Context, o Options) (sb *sandbox, pidErr, err error) {
+	if sb, err = newSandbox(ctx, o.Hide, o.Share, o.ReadOnly, o.User); err != nil {
+		return nil, nil, err
+	}
+	if sb.bash == "" {
+		return sb, errors.New("the node has no bash to hold one"), nil
+	}
+	h, pidErr := sb.startHolder([]string{"PATH=" + os.Getenv("PATH"), MarkerVar + "=" + b.rec.Marker}, b.cgFD)
+	if pidErr == nil {
+		sb.pidns = h
+		return sb, nil, nil
+	}
+	if err := sb.probe(ctx); err != nil {
+		return nil, nil, err
+	}
+	return sb, pidErr, nil
 }
 
 // Sandboxed reports whether the run's commands run in the sandbox.
@@ -262,10 +282,7 @@ func (b *Box) UserEnv(home string) []string {
 // Close ends the box's PID namespace (and with it whatever is left in it) and releases the
 // box's open cgroup directory.
 func (b *Box) Close() {
-	if b.sb != nil && b.sb.pidns != nil {
-		b.sb.pidns.end()
-		b.sb.pidns = nil
-	}
+	b.sb.end()
 	if b.cgFD >= 0 {
 		_ = syscall.Close(b.cgFD)
 		b.cgFD = -1

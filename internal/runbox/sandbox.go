@@ -231,10 +231,21 @@ func newSandbox(ctx context.Context, hide, share, ro []string, u *User) (*sandbo
 		return out
 	}
 	s.share, s.ro = visible(share), visible(ro)
+	if s.bash != "" {
+		return s, nil // the box's PID namespace holder is the probe (Open)
+	}
 	if err := s.probe(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// end ends the sandbox's PID namespace, if it has one.
+func (s *sandbox) end() {
+	if s != nil && s.pidns != nil {
+		s.pidns.end()
+		s.pidns = nil
+	}
 }
 
 // probe checks that bubblewrap sets the sandbox up here, trying again as Start does where the
