@@ -59,7 +59,10 @@ go test -count=1 -timeout 10m -run '^(TestHelloWorldAzureJob|TestServerCrashLose
 # (scripts/setup/sandbox.sh makes hangar-e2e): the sandbox is then a user namespace, not root's.
 if [[ $(id -u) == 0 ]] && id hangar-e2e >/dev/null 2>&1; then
   echo "== go test: the security tests with the server run by an unprivileged user"
-  HANGAR_E2E_SERVER_USER=hangar-e2e go test -count=1 -timeout 15m -run '^TestSecurity' ./internal/e2e/
+  # (not the self-serving image's: its image is in root's container storage, and a server run by
+  # another user runs podman rootless, with storage of its own)
+  HANGAR_E2E_SERVER_USER=hangar-e2e go test -count=1 -timeout 15m -run '^TestSecurity' \
+    -skip '^TestSecurityImageReplicaAnswersOnlyTheRouter$' ./internal/e2e/
 elif [[ -n ${CI:-} ]]; then
   echo "test.sh: the security tests need root and the hangar-e2e account to run the server unprivileged" >&2
   exit 1
