@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -144,46 +142,20 @@ func tokenCandidates(s string) []string {
 func listeningHTTP(t *testing.T, skip int) []string {
 	t.Helper()
 	var out []string
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		fh, err := os.Open(f)
-		if err != nil {
+	for _, l := range listening(t) {
+		if l.port == skip {
 			continue
 		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "0A" { // LISTEN
-				continue
-			}
-			host, port, ok := strings.Cut(fields[1], ":")
-			p, err := strconv.ParseInt(port, 16, 32)
-			if !ok || err != nil || int(p) == skip {
-				continue
-			}
-			addr := net.JoinHostPort(listenHost(host), strconv.Itoa(int(p)))
-			if st, _ := jupyterDirect(addr, "/", ""); st != 0 {
-				out = append(out, addr)
-			}
+		host := l.ip
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			host = "127.0.0.1"
 		}
-		fh.Close()
+		addr := net.JoinHostPort(host, strconv.Itoa(l.port))
+		if st, _ := jupyterDirect(addr, "/", ""); st != 0 {
+			out = append(out, addr)
+		}
 	}
 	return out
-}
-
-// listenHost is the address to dial a socket listening on /proc/net/tcp's hex host at.
-func listenHost(h string) string {
-	b, err := hex.DecodeString(h)
-	if err != nil || len(b) != 4 && len(b) != 16 {
-		return "127.0.0.1"
-	}
-	ip := make(net.IP, len(b))
-	for i := 0; i < len(b); i += 4 { // little-endian 32-bit words
-		ip[i], ip[i+1], ip[i+2], ip[i+3] = b[i+3], b[i+2], b[i+1], b[i]
-	}
-	if ip.IsUnspecified() {
-		return "127.0.0.1"
-	}
-	return ip.String()
 }
 
 // jupyterDirect asks addr for Jupyter's contents API under base with token ("" none), as a

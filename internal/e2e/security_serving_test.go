@@ -38,11 +38,29 @@ func replicaCall(t *testing.T, method, url, body, secret string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// listeners are the local addresses sockets listen on at port, as `ss -ltn` shows them (read
-// from /proc/net/tcp and tcp6, which any user may read).
+// listeners are the local addresses sockets listen on at port, as `ss -ltn` shows them.
 func listeners(t *testing.T, port int) []string {
 	t.Helper()
 	var out []string
+	for _, l := range listening(t) {
+		if l.port == port {
+			out = append(out, l.ip)
+		}
+	}
+	return out
+}
+
+// listener is a listening TCP socket of this machine.
+type listener struct {
+	ip   string
+	port int
+}
+
+// listening reads this machine's listening TCP sockets from /proc/net/tcp and tcp6 (which any
+// user may read), as `ss -ltn` shows them.
+func listening(t *testing.T) []listener {
+	t.Helper()
+	var out []listener
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
 		if err != nil {
@@ -56,10 +74,9 @@ func listeners(t *testing.T, port int) []string {
 			}
 			hexIP, hexPort, ok := strings.Cut(fields[1], ":")
 			p, err := strconv.ParseUint(hexPort, 16, 16)
-			if !ok || err != nil || int(p) != port {
-				continue
+			if ok && err == nil {
+				out = append(out, listener{ip: procIP(hexIP), port: int(p)})
 			}
-			out = append(out, procIP(hexIP))
 		}
 		f.Close()
 	}
