@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,23 +93,11 @@ func putComputeAs(t *testing.T, ts *testServer, token, method, body string) (int
 	if err := json.Unmarshal([]byte(body), &spec); err != nil {
 		t.Fatal(err)
 	}
-	url := ts.url + "/api/computes"
+	path := "/api/computes"
 	if method == http.MethodPut {
-		url += "/" + spec.Name
+		path += "/" + spec.Name
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return ts.rawBody(t, token, method, path, body)
 }
 
 // A compute operator creates and scales clusters of the built-in providers, and updates one an
