@@ -65,14 +65,8 @@ func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
 	}
 	defer in.Close()
 	defer hold.Close() // the holder keeps its own copy
-	startedR, startedW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer startedR.Close()
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		startedW.Close()
 		return nil, err
 	}
 	defer infoR.Close()
@@ -82,13 +76,12 @@ func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
 	cmd.Env, cmd.Dir = env, "/"
 	var errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, io.Discard, &errOut
-	cmd.ExtraFiles = []*os.File{startedW, infoW, hold}
+	cmd.ExtraFiles = []*os.File{nil, infoW, hold} // fd 3: Start's, as for any command
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if cgFD >= 0 {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgFD
 	}
-	err = cmd.Start()
-	startedW.Close()
+	started, err := startListening(cmd)
 	infoW.Close()
 	if err != nil {
 		return nil, err
@@ -98,16 +91,8 @@ func (s *sandbox) tryHolder(env []string, cgFD int) (*holder, error) {
 		h.end()
 		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(errOut.String()))
 	}
-	var buf [1]byte
-	heard := make(chan bool, 1)
-	go func() { n, _ := startedR.Read(buf[:]); heard <- n == 1 }()
-	select {
-	case ok := <-heard:
-		if !ok {
-			return fail(fmt.Errorf("bubblewrap exited before the sandbox was set up"))
-		}
-	case <-time.After(setupWait):
-		return fail(fmt.Errorf("bubblewrap did not set the sandbox up in %s", setupWait))
+	if !started {
+		return fail(fmt.Errorf("bubblewrap exited before the sandbox was set up"))
 	}
 	var info struct {
 		ChildPID int `json:"child-pid"`
