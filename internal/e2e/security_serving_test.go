@@ -188,7 +188,13 @@ def run(raw_data):
 	if code, a, body := w.scorer("my-endpoint").score(5, ""); code != 200 || a.Y != 15 {
 		t.Fatalf("through the router: %d %s", code, body)
 	}
-	logs := w.deploymentLogs("probe")
+	// The replica's log reaches the server a moment after its lines are written: wait for the
+	// router's call, the last one made, before counting.
+	var logs string
+	waitFor(t, time.Minute, "the replica's log to show the router's call", func() bool {
+		logs = w.deploymentLogs("probe")
+		return strings.Contains(logs, "run() called")
+	})
 	if n := strings.Count(logs, "run() called"); n != 1 {
 		t.Errorf("run() ran %d times, want once (the router's request only):\n%s", n, logs)
 	}
