@@ -176,7 +176,11 @@ func (s *Supervisor) giveToRunUser(w *workspace) error {
 	}
 	for name, in := range s.spec.Spec.Inputs {
 		if in.Manifest != "" && in.Mode != "ro_mount" && in.Mode != "" {
-			paths = append(paths, filepath.Join(s.cfg.Dir, "inputs", name))
+			dir, err := s.inputDir(name)
+			if err != nil {
+				return err
+			}
+			paths = append(paths, dir)
 		}
 	}
 	return runbox.Chown(u, paths...)

@@ -177,7 +177,8 @@ func (c *cachedSource) Open(ctx context.Context, hash string) (io.ReadCloser, er
 	return c.cache.Open(hash)
 }
 
-// prepareInputs materializes data inputs under <run>/inputs/<name> and records every input's value.
+// prepareInputs materializes data inputs under <run>/inputs/<name> (a deployment's model below
+// AZUREML_MODEL_DIR: modeldir.go) and records every input's value.
 func (s *Supervisor) prepareInputs(ctx context.Context, src snapshot.Source, values, env map[string]string) error {
 	names := sortedKeys(s.spec.Spec.Inputs)
 	for _, name := range names {
@@ -202,9 +203,12 @@ func (s *Supervisor) prepareInput(ctx context.Context, src snapshot.Source, name
 	if in.IsLiteral() {
 		return in.Value, nil
 	}
-	dest := filepath.Join(s.cfg.Dir, "inputs", name)
 	if in.Mode == "direct" && in.Manifest == "" {
 		return in.Path, nil
+	}
+	dest, err := s.inputDir(name) // modeldir.go: a deployment's model where Azure lays it out
+	if err != nil {
+		return "", err
 	}
 	if in.Manifest != "" {
 		m, err := transfer.FetchManifest(ctx, src, in.Manifest)

@@ -68,30 +68,6 @@ func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) e
 	return nil
 }
 
-// modelDir lays the model out as Azure does: its files under AZUREML_MODEL_DIR/<folder> (a link
-// to the materialized input), or directly in AZUREML_MODEL_DIR for a one-file model.
-func (s *Supervisor) modelDir(input, folder string) (string, error) {
-	if input == "" {
-		return "", fmt.Errorf("the model input was not materialized")
-	}
-	if folder == "" {
-		return input, nil
-	}
-	if folder != filepath.Base(folder) || folder == "." || folder == ".." {
-		return "", fmt.Errorf("model folder %q is not a folder name", folder)
-	}
-	root := filepath.Join(s.cfg.Dir, "hangar", "azureml-models")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	link := filepath.Join(root, folder)
-	_ = os.Remove(link)
-	if err := os.Symlink(input, link); err != nil {
-		return "", fmt.Errorf("lay out the model: %w", err)
-	}
-	return root, nil
-}
-
 // listen is where a replica listens and what the requests it answers carry.
 type listen struct {
 	secret string
