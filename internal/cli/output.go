@@ -11,10 +11,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// printData writes v as JSON or YAML (same field names and order), or calls table for the table format.
+// printData writes v as JSON or YAML (same field names and order), as az's tsv (tsv.go), nothing
+// for -o none, or calls table for the table format.
 // With --query, v is first replaced by the expression's result (query.go).
 // Tables are escaped on a terminal (termsafe.go); JSON and YAML escape control characters themselves.
 func (e *Env) printData(v any, table func(w io.Writer) error) error {
+	if e.Output == "none" {
+		return nil
+	}
 	if e.Query != "" {
 		res, err := applyQuery(e.Query, v)
 		if err != nil {
@@ -36,6 +40,8 @@ func (e *Env) printData(v any, table func(w io.Writer) error) error {
 		return writeJSON(e.Stdout, v)
 	case "yaml":
 		return writeYAML(e.Stdout, v)
+	case "tsv":
+		return e.printTSV(v)
 	default:
 		if table == nil {
 			return writeJSON(e.Stdout, v)
@@ -46,6 +52,17 @@ func (e *Env) printData(v any, table func(w io.Writer) error) error {
 		}
 		return flush()
 	}
+}
+
+// outputFormat checks an --output value; az's jsonc and yamlc (colored) are json and yaml.
+func outputFormat(s string) (string, error) {
+	switch f := strings.ToLower(s); f {
+	case "table", "json", "yaml", "tsv", "none":
+		return f, nil
+	case "jsonc", "yamlc":
+		return strings.TrimSuffix(f, "c"), nil
+	}
+	return "", usageError("--output must be table, json, yaml, tsv or none, not %q", s)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -10,7 +10,7 @@ import (
 )
 
 // --query applies a JMESPath expression (jmespath.org, as az --query) to the JSON a command
-// would print. The result is printed as JSON, or YAML with -o yaml; with the table format a
+// would print. The result is printed as JSON, or YAML with -o yaml, or as az prints tsv (tsv.go); with the table format a
 // scalar, or a list of scalars, prints one value a line (for shell loops), anything else as JSON.
 
 // checkQuery refuses an expression that does not parse, before the command does anything.

@@ -65,7 +65,7 @@ type Deps struct {
 // Env is what a command body uses: its output streams and how to reach the workspace.
 type Env struct {
 	Stdout, Stderr io.Writer
-	Output         string // table, json or yaml
+	Output         string // table, json, yaml, tsv or none
 	Workspace      string // --workspace URL (else HANGAR_URL, else the local workspace)
 	// Query is a JMESPath expression applied to the JSON of what a command prints (--query).
 	Query string
@@ -106,16 +106,16 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch env.Output {
-			case "table", "json", "yaml":
-			default:
-				return usageError("--output must be table, json or yaml, not %q", env.Output)
+			out, err := outputFormat(env.Output)
+			if err != nil {
+				return err
 			}
+			env.Output = out
 			return checkQuery(env.Query)
 		},
 	}
 	root.SetVersionTemplate("hangar {{.Version}}\n")
-	root.PersistentFlags().StringVarP(&env.Output, "output", "o", "table", "output format: table, json or yaml")
+	root.PersistentFlags().StringVarP(&env.Output, "output", "o", "table", "output format: table, json, yaml, tsv (as az: values tab-separated, one row a line) or none")
 	root.PersistentFlags().StringVar(&env.Query, "query", "", "JMESPath expression applied to the JSON output (as az --query), e.g. \"[?status=='Failed'].name\"")
 	root.PersistentFlags().StringVar(&env.Workspace, "workspace", "", "workspace server URL (default $HANGAR_URL, else the local workspace)")
 	root.PersistentFlags().StringVar(&env.TrustFingerprint, "trust-fingerprint", "", "accept and pin an https workspace's certificate with this SHA256: fingerprint (default $"+FingerprintEnv+")")
