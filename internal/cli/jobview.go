@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/job"
 )
 
 func newJobShowCmd(env *Env) *cobra.Command {
@@ -68,17 +67,6 @@ given, and never waits for an answer.`,
 	return cmd
 }
 
-func runDuration(r *job.Run) string {
-	if r.StartedAt == nil {
-		return ""
-	}
-	end := time.Now()
-	if r.EndedAt != nil {
-		end = *r.EndedAt
-	}
-	return fmtDuration(end.Sub(*r.StartedAt))
-}
-
 func showJob(w io.Writer, d *api.RunDetail) error {
 	status := string(d.Status)
 	if d.StatusReason != "" {
@@ -93,7 +81,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		{"Description", d.Description}, {"Status", status}, {"Compute", d.Compute},
 		{"Submitted by", d.Spec.Properties["created_by"]},
 		{"Created", fmtTime(&d.CreatedAt)}, {"Started", fmtTime(d.StartedAt)}, {"Ended", fmtTime(d.EndedAt)},
-		{"Duration", runDuration(&d.Run)}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
+		{"Duration", timesOf(&d.Run, time.Now()).String()}, {"Exit code", exit}, {"Phases", fmtPhases(d.Phases)},
 		{"Archived", archivedText(d.Archived)},
 	}
 	pairs = append(pairs, serverlessPairs(d)...)

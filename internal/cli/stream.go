@@ -111,15 +111,13 @@ func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, out 
 // summary prints how a run ended and returns the matching exit code; the reason and warnings,
 // which may quote the run's output, are written through out.
 func (e *Env) summary(d *api.RunDetail, out runOutput) error {
-	dur := runDuration(&d.Run)
+	dur := timesOf(&d.Run, time.Now()).String()
 	exit := ""
 	if d.ExitCode != nil {
 		exit = fmt.Sprintf(", exit code %d", *d.ExitCode)
 	}
 	fmt.Fprintf(e.Stderr, "\nJob %s %s%s", d.ID, d.Status, exit)
-	if dur != "" {
-		fmt.Fprintf(e.Stderr, " after %s", dur)
-	}
+	fmt.Fprintf(e.Stderr, " after %s", dur)
 	fmt.Fprintln(e.Stderr)
 	if d.StatusReason != "" && d.Status != job.Completed {
 		fmt.Fprintf(e.Stderr, "Reason: %s\n", out.text(d.StatusReason))
