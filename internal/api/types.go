@@ -96,6 +96,10 @@ type RunDetail struct {
 	// Checkpoint is the run's latest saved checkpoint; Preemptions what each preemption cost.
 	Checkpoint  *CheckpointRef `json:"checkpoint,omitempty"`
 	Preemptions []Preemption   `json:"preemptions,omitempty"`
+	// CreationContext and Services are Azure's: who created the job and when, and where it is
+	// seen (the studio's page, the MLflow tracking URI); see jobcontext.go.
+	CreationContext *CreationContext      `json:"creation_context,omitempty"`
+	Services        map[string]JobService `json:"services,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).

@@ -29,9 +29,6 @@ func newComputePutCmd(env *Env, verb, short, example string, update bool) *cobra
 			if name != "" {
 				s.Name = name
 			}
-			if s.Instance != nil && s.Instance.Owner == "" {
-				s.Instance.Owner = currentUser() // the server keeps create_on_behalf_of's user first
-			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,12 +75,6 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	}
 	if f.name != "" {
 		sp.Name = f.name
-	}
-	if sp.Properties["created_by"] == "" {
-		if sp.Properties == nil {
-			sp.Properties = map[string]string{}
-		}
-		sp.Properties["created_by"] = currentUser()
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
@@ -205,12 +198,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// currentUser names who submits, for per-user limits and listings.
-func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }

@@ -96,10 +96,7 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 		if err != nil {
 			return err
 		}
-		q.User = me.User
-		if me.User == api.AdminUser {
-			q.User = currentUser() // the workspace token submits for the OS user (job create)
-		}
+		q.User = me.User // the server records the user a job's request authenticated as
 	}
 	page, err := c.ListJobsPage(cmd.Context(), q)
 	if err != nil {

@@ -31,7 +31,7 @@ compute: azureml:local
 	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 1 {
 		t.Fatalf("job list = %v, %v", runs.stdout, err)
 	}
-	// On a workspace without users the CLI submits for the OS user: --mine finds the job.
+	// On a workspace without users the workspace token submits as admin: --mine finds the job.
 	var mine []api.RunDetail
 	if err := json.Unmarshal([]byte(w.ok("job", "list", "--mine", "-o", "json").stdout), &mine); err != nil || len(mine) != 1 || mine[0].ID != list[0].ID {
 		t.Errorf("job list --mine = %+v, %v; want the job", mine, err)

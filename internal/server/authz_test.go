@@ -241,7 +241,7 @@ func (ts *testServer) studioLoginAs(t *testing.T, cl *api.Client) *http.Cookie {
 
 // A user's job records them as its submitter whatever the client claims, so that per-user
 // limits (keyed on created_by by the cluster scheduler) count real users; the workspace token
-// may still name whom it submits for.
+// is admin, as whoami says, whatever OS user the CLI runs as.
 func TestSubmitterIsTheRealUser(t *testing.T) {
 	ts := newTestServer(t)
 	carl := api.NewClient(ts.url, newUserToken(t, ts, "carl", api.RoleContributor))
@@ -249,7 +249,7 @@ func TestSubmitterIsTheRealUser(t *testing.T) {
 		client  *api.Client
 		claimed string
 		want    string
-	}{{carl, "alice", "carl"}, {carl, "", "carl"}, {ts.admin, "alice", "alice"}, {ts.admin, "", api.AdminUser}} {
+	}{{carl, "alice", "carl"}, {carl, "", "carl"}, {ts.admin, "root", api.AdminUser}, {ts.admin, "", api.AdminUser}} {
 		sp := job.Spec{Command: "echo", Properties: map[string]string{}}
 		if tc.claimed != "" {
 			sp.Properties["created_by"] = tc.claimed

@@ -154,10 +154,10 @@ func (s *Server) checkOwnerFields(r *http.Request, spec *compute.Spec) error {
 // stampInstanceOwner makes a user the owner of the instance they create (the user its Jupyter
 // and SSH admit, and whom its setup scripts' runs are submitted by), whatever the client
 // claimed; an owner may create one on behalf of another user (create_on_behalf_of). The
-// workspace token may still name the owner (the CLI sends the OS user), as for a job's
-// submitter. An existing instance keeps its owner (controller.instanceOwner).
+// workspace token is the user admin, as for a job's submitter. An existing instance keeps its
+// owner (controller.instanceOwner).
 func stampInstanceOwner(p principal, s *compute.Spec) error {
-	if s.Instance == nil || p.user == api.AdminUser {
+	if s.Instance == nil {
 		return nil
 	}
 	on := s.Instance.CreateOnBehalfOf["user_object_id"]

@@ -192,13 +192,13 @@ func TestComputeOperatorCannotSetHooks(t *testing.T) {
 }
 
 // A user below owner owns the instance they create, whatever the body claims; only an owner
-// creates one on behalf of another user. The workspace token names the owner (the CLI's OS user).
+// creates one on behalf of another user. The workspace token is admin, whatever the body claims.
 func TestInstanceOwnerIsTheCreator(t *testing.T) {
 	ts := newTestServer(t)
 	ts.ctrl.Backends[compute.TypeInstance] = ts.fake
 	op := newUserToken(t, ts, "olga", api.RoleComputeOperator)
 	boss := newUserToken(t, ts, "bea", api.RoleOwner)
-	const inst = `{"name":"%s","type":"instance","instance":{"size":"local-quarter","owner":"admin"%s}}`
+	const inst = `{"name":"%s","type":"instance","instance":{"size":"local-quarter","owner":"root"%s}}`
 	for _, tc := range []struct {
 		name, token, behalf string
 		status              int

@@ -68,6 +68,7 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
+	d.CreationContext, d.Services = s.jobContext(run)
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
 		d.Phases[k] = v

@@ -330,15 +330,12 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // stampSubmitter records who submits a job in its created_by property, which `job show`
-// prints and per-user limits are keyed on: a user's own name, whatever the client claimed.
-// The workspace token may still say whom it submits for (the CLI sends the OS user), as it
-// did before there were users. The user whose access to secrets counts is recorded apart, and
-// always as who called (controller.PropSubmitter).
+// prints (and `whoami` names), and per-user limits are keyed on: the user the request
+// authenticated as, whatever the client claimed. The workspace token is `admin`, as `whoami`
+// says: one name for one identity, never the client machine's OS user. The user whose access
+// to secrets counts is recorded apart, and always as who called (controller.PropSubmitter).
 func stampSubmitter(p principal, sp *job.Spec) {
 	sp.Properties = controller.StampSubmitter(sp.Properties, p.user)
-	if p.user == api.AdminUser && sp.Properties["created_by"] != "" {
-		return
-	}
 	if sp.Properties == nil {
 		sp.Properties = map[string]string{}
 	}
