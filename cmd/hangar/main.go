@@ -13,6 +13,5 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := cli.NewRoot(cli.Deps{Serve: serve})
-	os.Exit(cli.Execute(ctx, root, os.Stderr))
+	os.Exit(cli.Run(ctx, cli.Deps{Serve: serve}, os.Args, os.Stderr))
 }

@@ -92,8 +92,7 @@ func execute(t testing.TB, serve func(context.Context, ServeOptions) error, args
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(args)
-	code = Execute(t.Context(), root, &errOut)
+	code = runArgv(t.Context(), root, append([]string{"hangar"}, args...), &errOut)
 	return code, out.String(), errOut.String()
 }
 
