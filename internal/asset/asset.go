@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/pattern"
 )
@@ -24,6 +25,9 @@ type Key struct {
 	Name     string
 	Version  string
 	Archived bool
+	// Created orders the versions of a name: @latest is the newest created (Azure's rule), not
+	// the highest number.
+	Created time.Time
 }
 
 // Versioned is a registered version of some asset.
@@ -39,32 +43,75 @@ func (k Kind) CheckName(name string) error {
 	return nil
 }
 
-// maxVersion keeps versions within what every store's integer column holds, with room for +1.
+// maxVersion keeps integer versions within what every store's integer column holds, with room
+// for +1.
 const maxVersion = 1<<53 - 1
 
-// ParseVersion reads a version: a positive integer, returned in its canonical form ("007" is
-// "7"). Assets are numbered so that "the next version" and "@latest" mean one thing.
+// versionRE is a version as Azure writes them (1, 0.0.1, v2, 2024-01-05_rc1): letters, digits,
+// '.', '_' and '-', starting with a letter or digit. It leaves out what a reference uses to
+// separate a name from its version or label (':' and '@') and what a path would read ('/').
+var versionRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+
+// ParseVersion reads a version: Azure's versions are strings (0.0.1, v2), and integers are
+// what a create without a version takes (the next one). A version of digits only is an integer
+// and returned in its canonical form ("007" is "7"), so that azureml:x:007 names version 7.
+// "latest" is refused: it is the label @latest.
 func (k Kind) ParseVersion(s string) (string, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 1 || n > maxVersion {
-		return "", fmt.Errorf("version %q: expected a positive integer (%s versions are numbered 1, 2, 3...)", s, k.Noun)
+	v := strings.TrimSpace(s)
+	if n, ok := integer(v); ok {
+		if n > maxVersion {
+			return "", fmt.Errorf("version %q: an integer version is at most %d", s, maxVersion)
+		}
+		return strconv.FormatInt(n, 10), nil
 	}
-	return strconv.FormatInt(n, 10), nil
+	switch {
+	case strings.EqualFold(v, "latest"):
+		return "", fmt.Errorf("version %q: latest is a label, not a version (name@latest names the newest %s)", s, k.Noun)
+	case !versionRE.MatchString(v):
+		return "", fmt.Errorf("version %q: expected letters, digits, '.', '_' and '-', starting with a letter or digit (at most 100), like 1 or 0.0.1", s)
+	}
+	return v, nil
 }
 
-// Number is a version's integer value (0 for one that is not a number, which the store never holds).
+// integer reads a version of digits only.
+func integer(v string) (int64, bool) {
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return maxVersion + 1, true // too many digits: ParseVersion refuses it
+	}
+	return n, true
+}
+
+// Number is a version's integer value, or 0 for a version that is not an integer (0.0.1, v2).
 func Number(v string) int64 {
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
+	if n, ok := integer(v); ok && n <= maxVersion {
+		return n
+	}
+	return 0
 }
 
-// Latest returns the highest version that is not archived, or false.
+// Newer orders two versions of one name: the one created later, and for two created at the
+// same instant the higher integer, then the greater string. Latest and Listing use it.
+func Newer(a, b Key) bool {
+	if !a.Created.Equal(b.Created) {
+		return a.Created.After(b.Created)
+	}
+	if na, nb := Number(a.Version), Number(b.Version); na != nb {
+		return na > nb
+	}
+	return a.Version > b.Version
+}
+
+// Latest returns the newest version that is not archived (Newer), or false.
 func Latest[T Versioned](vs []T) (T, bool) {
 	var best T
 	found := false
 	for _, v := range vs {
 		k := v.AssetKey()
-		if !k.Archived && (!found || Number(k.Version) > Number(best.AssetKey().Version)) {
+		if !k.Archived && (!found || Newer(k, best.AssetKey())) {
 			best, found = v, true
 		}
 	}
@@ -110,6 +157,6 @@ func sortVersions[T Versioned](vs []T) {
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return Number(a.Version) > Number(b.Version)
+		return Newer(a, b)
 	})
 }

@@ -74,7 +74,7 @@ taken; registering a version that exists is refused.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "component YAML file")
 	fl.StringVarP(&f.name, "name", "n", "", "component name (default: from the file)")
-	fl.StringVarP(&f.version, "version", "v", "", "version, an integer (default: the file's, else the next one)")
+	fl.StringVarP(&f.version, "version", "v", "", "version, a string such as 3 or 0.0.1 (default: the file's, else the next integer)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
 	addSpecRootFlag(cmd, &f.root)
 	_ = cmd.MarkFlagRequired("file")

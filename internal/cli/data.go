@@ -82,7 +82,7 @@ next integer is taken; registering a version that exists is refused.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "data YAML file")
 	fl.StringVarP(&f.name, "name", "n", "", "data asset name (default: from the file)")
-	fl.StringVarP(&f.version, "version", "v", "", "version, an integer (default: the next one)")
+	fl.StringVarP(&f.version, "version", "v", "", "version, a string such as 3 or 0.0.1 (default: the next integer)")
 	fl.StringVarP(&f.path, "path", "p", "", "local file or folder, a job output, a datastore path or an http(s) URL")
 	fl.StringVarP(&f.typ, "type", "t", "", "uri_folder (default), uri_file or mltable")
 	fl.StringVarP(&f.description, "description", "d", "", "description")

@@ -36,7 +36,7 @@ func TestDataSpecFromFileAndFlags(t *testing.T) {
 		t.Errorf("a datastore path = %+v, %v", sp, err)
 	}
 	for _, f := range []dataCreateFlags{
-		{path: "d"}, {name: "c"}, {name: "c", path: "d", typ: "csv"}, {name: "c", path: "d", version: "0"},
+		{path: "d"}, {name: "c"}, {name: "c", path: "d", typ: "csv"}, {name: "c", path: "d", version: "v 0"},
 		{name: "c", path: "d", sets: []string{"x=1"}}, {name: "a b", path: "d"},
 	} {
 		var ee *ExitError

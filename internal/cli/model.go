@@ -76,7 +76,7 @@ Without --version the next integer is taken; registering a version that exists i
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "model YAML file")
 	fl.StringVarP(&f.name, "name", "n", "", "model name (default: from the file)")
-	fl.StringVarP(&f.version, "version", "v", "", "version, an integer (default: the next one)")
+	fl.StringVarP(&f.version, "version", "v", "", "version, a string such as 3 or 0.0.1 (default: the next integer)")
 	fl.StringVarP(&f.path, "path", "p", "", "local file or folder, or azureml://jobs/<job>/outputs/<output>[/paths/<path>]")
 	fl.StringVarP(&f.typ, "type", "t", "", "custom_model (default), mlflow_model or triton_model")
 	fl.StringVarP(&f.description, "description", "d", "", "description")

@@ -26,7 +26,8 @@ func TestModelTargetResolve(t *testing.T) {
 		{m: assetTarget{kind: model.Kind, name: "mnist", version: "2", label: "latest"}, usage: "not both"},
 		{m: assetTarget{kind: model.Kind, name: "mnist", label: "prod"}, usage: "the only label is latest"},
 		{m: assetTarget{kind: model.Kind, name: "mnist:1", version: "2"}, usage: "names a version already"},
-		{m: assetTarget{kind: model.Kind, name: "mnist", version: "x"}, usage: "positive integer"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", version: "0.0.1"}, name: "mnist", version: "0.0.1"},
+		{m: assetTarget{kind: model.Kind, name: "mnist", version: "x/1"}, usage: "expected letters, digits"},
 	}
 	for _, tt := range tests {
 		name, version, err := tt.m.resolve()
@@ -63,7 +64,7 @@ func TestModelSpecFromFileAndFlags(t *testing.T) {
 		t.Errorf("flags only = %+v, %v", sp, err)
 	}
 	for _, f := range []modelCreateFlags{
-		{path: "w"}, {name: "c"}, {name: "c", path: "w", typ: "onnx"}, {name: "c", path: "w", version: "1.0"},
+		{path: "w"}, {name: "c"}, {name: "c", path: "w", typ: "onnx"}, {name: "c", path: "w", version: "1:0"},
 		{name: "c", path: "w", sets: []string{"x=1"}}, {name: "a b", path: "w"},
 	} {
 		var ee *ExitError

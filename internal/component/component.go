@@ -82,10 +82,10 @@ func (v Version) ID() string { return v.Name + ":" + v.Version }
 
 // AssetKey makes a component version an asset.Versioned, for Latest and Listing.
 func (v Version) AssetKey() asset.Key {
-	return asset.Key{Name: v.Name, Version: v.Version, Archived: v.Archived}
+	return asset.Key{Name: v.Name, Version: v.Version, Archived: v.Archived, Created: v.CreatedAt}
 }
 
-// Latest returns the highest version that is not archived, or false.
+// Latest returns the newest version that is not archived (asset.Newer), or false.
 func Latest(vs []Version) (Version, bool) { return asset.Latest(vs) }
 
 // Listing picks what `component list` shows (asset.Listing).

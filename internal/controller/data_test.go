@@ -59,7 +59,7 @@ func TestCreateDataFromUpload(t *testing.T) {
 		{"mltable without MLTable", dataset.Spec{Name: "t", Type: dataset.MLTable, Path: "/c/t"}, Invalid, "path: type mltable: /c/t has no MLTable file"},
 		{"uri_file of two files", dataset.Spec{Name: "t", Type: dataset.URIFile, Path: "/c/t"}, Invalid, "holds 2 files, expected one file"},
 		{"bad type", dataset.Spec{Name: "t", Type: "csv", Path: "/c"}, Invalid, "expected one of uri_folder, uri_file, mltable"},
-		{"bad version", dataset.Spec{Name: "t", Version: "v2", Path: "/c"}, Invalid, "positive integer"},
+		{"bad version", dataset.Spec{Name: "t", Version: "v 2", Path: "/c"}, Invalid, "expected letters, digits"},
 		{"bad name", dataset.Spec{Name: "a b", Path: "/c"}, Invalid, "not a data asset name"},
 		{"other datastore", dataset.Spec{Name: "t", Path: "/c", Datastore: "mine"}, Invalid, "uploads go to workspaceblobstore"},
 	} {

@@ -93,7 +93,7 @@ func TestCreateModelFromUploadVersionsAndConflicts(t *testing.T) {
 		msg  string
 	}{
 		{"bad name", api.CreateModelRequest{Spec: model.Spec{Name: "a b", Path: "/x"}, Manifest: h}, "name:"},
-		{"bad version", api.CreateModelRequest{Spec: model.Spec{Name: "m", Version: "beta", Path: "/x"}, Manifest: h}, `version "beta": expected a positive integer`},
+		{"bad version", api.CreateModelRequest{Spec: model.Spec{Name: "m", Version: "beta:1", Path: "/x"}, Manifest: h}, `version "beta:1": expected letters, digits`},
 		{"bad type", api.CreateModelRequest{Spec: model.Spec{Name: "m", Type: "uri_folder", Path: "/x"}, Manifest: h}, "expected one of custom_model"},
 		{"not uploaded", api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: "/x"}, Manifest: notUploaded}, "were not uploaded"},
 		{"no path", api.CreateModelRequest{Spec: model.Spec{Name: "m"}}, "path: required"},
@@ -207,7 +207,7 @@ func TestResolveModelAndArchive(t *testing.T) {
 	}
 	wantKind(t, f.c.SetModelArchived(ctx, "ghost", "", true), NotFound, "no model ghost")
 	wantKind(t, f.c.SetModelArchived(ctx, "m", "7", true), NotFound, "no model m version 7")
-	wantKind(t, f.c.SetModelArchived(ctx, "m", "x", true), Invalid, "positive integer")
+	wantKind(t, f.c.SetModelArchived(ctx, "m", "x/y", true), Invalid, "expected letters, digits")
 }
 
 // A job's input may name a registered model (azureml:<name>:<version> or @latest); the run gets

@@ -68,7 +68,7 @@ func (v Version) ID() string { return "azureml:" + v.Name + ":" + v.Version }
 
 // AssetKey makes a data version an asset.Versioned, for Latest and Listing.
 func (v Version) AssetKey() asset.Key {
-	return asset.Key{Name: v.Name, Version: v.Version, Archived: v.Archived}
+	return asset.Key{Name: v.Name, Version: v.Version, Archived: v.Archived, Created: v.CreatedAt}
 }
 
 // CheckType returns the type's canonical spelling ("" is uri_folder), or an error.

@@ -96,8 +96,8 @@ outputs:
 	if r := w.run("model", "create", "-n", "mnist", "-v", "2", "-p", filepath.Join(dir, "local")); r.code != 1 || !strings.Contains(r.stderr, "model mnist version 2 already exists") {
 		t.Errorf("re-creating mnist:2: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if r := w.run("model", "create", "-n", "mnist", "-v", "beta", "-p", filepath.Join(dir, "local")); r.code != 2 || !strings.Contains(r.stderr, "positive integer") {
-		t.Errorf("version beta: exit %d, stderr %q", r.code, r.stderr)
+	if r := w.run("model", "create", "-n", "mnist", "-v", "beta/1", "-p", filepath.Join(dir, "local")); r.code != 2 || !strings.Contains(r.stderr, "expected letters, digits") {
+		t.Errorf("version beta/1: exit %d, stderr %q", r.code, r.stderr)
 	}
 
 	// Archive: gone from list and @latest, still usable by its number.

@@ -65,8 +65,8 @@ var Kind = asset.Kind{Noun: "model", Collection: "models", Command: "model"}
 // CheckName says what is wrong with a model name, or returns nil.
 func CheckName(name string) error { return Kind.CheckName(name) }
 
-// ParseVersion reads a model version: a positive integer, returned in its canonical form
-// ("007" is "7"). Models are numbered so that "the next version" and "@latest" mean one thing.
+// ParseVersion reads a model version (asset.Kind.ParseVersion): a string as Azure's (0.0.1,
+// v2), an integer in its canonical form ("007" is "7").
 func ParseVersion(s string) (string, error) { return Kind.ParseVersion(s) }
 
 // CheckType returns the type's canonical spelling ("" is custom_model), or an error.

@@ -24,8 +24,10 @@ func TestParseRef(t *testing.T) {
 		{in: "azureml:/subscriptions/s/resourceGroups/g/providers/Microsoft.MachineLearningServices/workspaces/w/models/m/versions/3",
 			want: Ref{Name: "m", Version: "3"}},
 		{in: "mymodel", errHas: "give a version (mymodel:1) or mymodel@latest"},
-		{in: "mymodel:v2", errHas: `version "v2": expected a positive integer`},
-		{in: "mymodel:0", errHas: "positive integer"},
+		{in: "mymodel:v2", want: Ref{Name: "mymodel", Version: "v2"}},
+		{in: "mymodel:0.0.1", want: Ref{Name: "mymodel", Version: "0.0.1"}},
+		{in: "mymodel:latest", errHas: "latest is a label"},
+		{in: "mymodel:v/2", errHas: `version "v/2": expected letters, digits`},
 		{in: "mymodel@best", errHas: "the only label is @latest"},
 		{in: "azureml://registries/azureml/models/foo/versions/1", errHas: "Azure ML registry"},
 		{in: "azureml:/subscriptions/s/models/m", errHas: "/models/<name>/versions/<version>"},
@@ -53,12 +55,12 @@ func TestParseRef(t *testing.T) {
 }
 
 func TestParseVersionAndType(t *testing.T) {
-	for in, want := range map[string]string{"1": "1", " 42 ": "42", "0010": "10"} {
+	for in, want := range map[string]string{"1": "1", " 42 ": "42", "0010": "10", "0": "0", "1.0": "1.0", "v2": "v2"} {
 		if got, err := ParseVersion(in); err != nil || got != want {
 			t.Errorf("ParseVersion(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "-1", "1.0", "x", "99999999999999999999"} {
+	for _, bad := range []string{"", "-1", "a b", "x:1", "Latest", "99999999999999999999"} {
 		if _, err := ParseVersion(bad); err == nil {
 			t.Errorf("ParseVersion(%q) accepted", bad)
 		}

@@ -2,7 +2,7 @@ package model
 
 import "github.com/hangar-ml/hangar/internal/asset"
 
-// Ref names a model version: Version set, or Latest (the highest version not archived).
+// Ref names a model version: Version set, or Latest (the newest version not archived).
 type Ref = asset.Ref
 
 // ParseRef reads a reference to a registered model (asset.Kind.ParseRef): name:version,

@@ -63,7 +63,7 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 		"$schema":          nil,
 		"type":             nil,
 		"name":             func(v *yaml.Node, p string) { c.Name = d.componentName(v, p) },
-		"version":          func(v *yaml.Node, p string) { c.Version = d.str(v, p) },
+		"version":          func(v *yaml.Node, p string) { c.Version = d.assetVersion(v, p, component.Kind.ParseVersion) },
 		"display_name":     func(v *yaml.Node, p string) { c.DisplayName = d.str(v, p) },
 		"description":      func(v *yaml.Node, p string) { c.Description = d.str(v, p) },
 		"tags":             func(v *yaml.Node, p string) { c.Tags = d.stringMap(v, p) },

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,15 +74,21 @@ func ParseData(file string, data []byte, baseDir string, sets []string) (*datase
 	return &s, d.warnings, nil
 }
 
-// assetVersion decodes a versioned asset's version, a positive integer (quoted or not).
+// assetVersion decodes a versioned asset's version: a string, as Azure's are (version: 0.0.1,
+// version: "1", version: v2); YAML's own reading of the text does not matter (0.10 stays 0.10),
+// and an integer is given in its canonical form (007 is 7).
 func (d *decoder) assetVersion(n *yaml.Node, path string, parse func(string) (string, error)) string {
-	s, ok := d.scalar(n, path, "a positive integer")
+	s, ok := d.scalar(n, path, "a version (a string or an integer)")
 	if !ok {
 		return ""
 	}
 	v, err := parse(s.Value)
 	if err != nil {
-		d.expected(s, path, "a positive integer (versions are numbered 1, 2, 3...)")
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("version %q: ", s.Value))
+		if strings.HasPrefix(msg, "expected") {
+			msg += fmt.Sprintf(", got %q", s.Value)
+		}
+		d.errorf(s, path, "%s", msg)
 		return ""
 	}
 	return v

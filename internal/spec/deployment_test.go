@@ -106,7 +106,7 @@ func TestDeploymentErrors(t *testing.T) {
 		{"no script", strings.Replace(minimalDeployment, "  scoring_script: score.py\n", "", 1), []string{"code_configuration.scoring_script: required (line 6)"}},
 		{"model path missing", strings.Replace(minimalDeployment, "path: model", "path: nope", 1), []string{"model.path: nope does not exist (line 4)"}},
 		{"bare model name", strings.Replace(minimalDeployment, "model:\n  path: model\n", "model: azureml:my-model\n", 1), []string{"model: give a version (my-model:1) or my-model@latest (line 3)"}},
-		{"model version", strings.Replace(minimalDeployment, "path: model", "path: model\n  version: v2", 1), []string{"model.version: expected a positive integer"}},
+		{"model version", strings.Replace(minimalDeployment, "path: model", "path: model\n  version: v/2", 1), []string{`model.version: expected letters, digits, '.', '_' and '-', starting with a letter or digit (at most 100), like 1 or 0.0.1, got "v/2"`}},
 		{"ports differ", "name: tfs\nenvironment:\n  image: x\n  inference_config:\n    liveness_route: {path: /, port: 80}\n" +
 			"    readiness_route: {path: /, port: 81}\n    scoring_route: {path: /s, port: 80}\n",
 			[]string{"environment.inference_config.readiness_route.port: 81 differs from 80 (line 5): Hangar serves every route of a replica on one port (line 6)"}},

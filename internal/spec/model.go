@@ -83,18 +83,9 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 	return &m, d.warnings, nil
 }
 
-// modelVersion decodes a model's version, a positive integer (quoted or not).
+// modelVersion decodes a model's version: a string, as Azure's (0.0.1, v2), or an integer.
 func (d *decoder) modelVersion(n *yaml.Node, path string) string {
-	s, ok := d.scalar(n, path, "a positive integer")
-	if !ok {
-		return ""
-	}
-	v, err := model.ParseVersion(s.Value)
-	if err != nil {
-		d.expected(s, path, "a positive integer (model versions are numbered 1, 2, 3...)")
-		return ""
-	}
-	return v
+	return d.assetVersion(n, path, model.ParseVersion)
 }
 
 // modelPath decodes a model's path: a local file or folder (made absolute; it must exist) or a

@@ -5,13 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/asset"
 )
 
-// Versioned assets (models, data assets) share one table shape: (name, version INTEGER, spec
-// JSON, archived, created_at). These helpers are the queries; each asset's file decodes spec.
-// table is always a constant of this package, never user text.
+// Versioned assets (models, data assets, components) share one table shape: (name, version
+// TEXT, spec JSON, archived, created_at, number, seq). A version is a string, as Azure's are
+// (0.0.1, v2, 1); number is its integer value when it is one, and seq orders the versions by
+// creation: @latest is the newest created that is not archived (migration 0026). These helpers
+// are the queries; each asset's file decodes spec. table is always a constant of this package,
+// never user text.
 
 // assetRow is one row of a versioned-asset table.
 type assetRow struct {
@@ -22,23 +26,26 @@ type assetRow struct {
 	Created  time.Time
 }
 
-// createAsset inserts a version. An empty version becomes the next integer after the highest of
-// the name, archived ones included (a number is never reused); the number is chosen inside the
-// INSERT, so two creates at once cannot both take it. A version that exists is ErrExists. The
-// row is synced: it is what jobs and deployments name, and must outlive a power loss.
+// createAsset inserts a version. An empty version becomes the next integer after the highest
+// integer version of the name, archived ones included (a number is never reused); the number is
+// chosen inside the INSERT, so two creates at once cannot both take it. A version that exists is
+// ErrExists. The row is synced: it is what jobs and deployments name, and must outlive a power
+// loss.
 func (s *Store) createAsset(ctx context.Context, table, noun, name, version, spec string, created time.Time) (string, error) {
-	var n int64
+	nextSeq := `(SELECT COALESCE(MAX(seq), 0) + 1 FROM ` + table + `)`
 	var err error
 	if version == "" {
-		err = s.db.QueryRowContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at)
-			SELECT ?, COALESCE(MAX(version), 0) + 1, ?, 0, ? FROM `+table+` WHERE name = ? RETURNING version`,
-			name, spec, nanos(created), name).Scan(&n)
+		err = s.db.QueryRowContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
+			SELECT ?, CAST(COALESCE(MAX(number), 0) + 1 AS TEXT), ?, 0, ?, COALESCE(MAX(number), 0) + 1, `+nextSeq+`
+			FROM `+table+` WHERE name = ? RETURNING version`,
+			name, spec, nanos(created), name).Scan(&version)
 	} else {
-		if n, err = strconv.ParseInt(version, 10, 64); err != nil {
-			return "", fmt.Errorf("create %s %s: version %q is not an integer", noun, name, version)
+		var number any
+		if n := asset.Number(version); n > 0 || version == "0" {
+			number = n
 		}
-		_, err = s.db.ExecContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at) VALUES (?, ?, ?, 0, ?)`,
-			name, n, spec, nanos(created))
+		_, err = s.db.ExecContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
+			VALUES (?, ?, ?, 0, ?, ?, `+nextSeq+`)`, name, version, spec, nanos(created), number)
 	}
 	if isUniqueViolation(err) {
 		return "", fmt.Errorf("%s %s version %s: %w", noun, name, version, ErrExists)
@@ -49,21 +56,17 @@ func (s *Store) createAsset(ctx context.Context, table, noun, name, version, spe
 	if err := s.Sync(ctx); err != nil {
 		return "", fmt.Errorf("create %s %s: %w", noun, name, err)
 	}
-	return strconv.FormatInt(n, 10), nil
+	return version, nil
 }
 
-// assetVersion reads one version; "latest" is the highest version that is not archived.
+// assetVersion reads one version; "latest" is the newest created that is not archived.
 func (s *Store) assetVersion(ctx context.Context, table, noun, name, version string) (assetRow, error) {
 	sel := `SELECT name, version, spec, archived, created_at FROM ` + table
 	var row *sql.Row
 	if version == "latest" {
-		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND archived = 0 ORDER BY version DESC LIMIT 1`, name)
+		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND archived = 0 ORDER BY seq DESC LIMIT 1`, name)
 	} else {
-		n, err := strconv.ParseInt(version, 10, 64)
-		if err != nil {
-			return assetRow{}, fmt.Errorf("%s %s version %q: %w", noun, name, version, ErrNotFound)
-		}
-		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND version = ?`, name, n)
+		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND version = ?`, name, version)
 	}
 	r, err := scanAsset(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -72,14 +75,14 @@ func (s *Store) assetVersion(ctx context.Context, table, noun, name, version str
 	return r, err
 }
 
-// assetVersions lists every version of a name ("" = of every name), by name then version.
+// assetVersions lists every version of a name ("" = of every name), by name then creation.
 func (s *Store) assetVersions(ctx context.Context, table, noun, name string) ([]assetRow, error) {
 	q, args := `SELECT name, version, spec, archived, created_at FROM `+table, []any{}
 	if name != "" {
 		q += ` WHERE name = ?`
 		args = append(args, name)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY name, version`, args...)
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY name, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", noun, err)
 	}
@@ -100,12 +103,8 @@ func (s *Store) assetVersions(ctx context.Context, table, noun, name string) ([]
 func (s *Store) setAssetArchived(ctx context.Context, table, noun, name, version string, archived bool) (int64, error) {
 	q, args := `UPDATE `+table+` SET archived = ? WHERE name = ?`, []any{archived, name}
 	if version != "" {
-		n, err := strconv.ParseInt(version, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s %s version %q: %w", noun, name, version, ErrNotFound)
-		}
 		q += ` AND version = ?`
-		args = append(args, n)
+		args = append(args, version)
 	}
 	res, err := s.db.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -120,11 +119,10 @@ func (s *Store) setAssetArchived(ctx context.Context, table, noun, name, version
 
 func scanAsset(sc scanner) (assetRow, error) {
 	var r assetRow
-	var n, created int64
-	if err := sc.Scan(&r.Name, &n, &r.Spec, &r.Archived, &created); err != nil {
+	var created int64
+	if err := sc.Scan(&r.Name, &r.Version, &r.Spec, &r.Archived, &created); err != nil {
 		return assetRow{}, err
 	}
-	r.Version = strconv.FormatInt(n, 10)
 	r.Created = fromNanos(created)
 	return r, nil
 }

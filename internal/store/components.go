@@ -32,7 +32,7 @@ func (s *Store) CreateComponent(ctx context.Context, v component.Version) (*comp
 	return &v, nil
 }
 
-// Component returns one version of a component; "latest" is the highest version not archived.
+// Component returns one version of a component; "latest" is the newest created that is not archived.
 func (s *Store) Component(ctx context.Context, name, version string) (*component.Version, error) {
 	r, err := s.assetVersion(ctx, "components", "component", name, version)
 	if err != nil {

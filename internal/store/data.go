@@ -36,7 +36,7 @@ func (s *Store) CreateData(ctx context.Context, v dataset.Version) (*dataset.Ver
 	return &v, nil
 }
 
-// Data returns one version of a data asset; "latest" is the highest version not archived.
+// Data returns one version of a data asset; "latest" is the newest created that is not archived.
 func (s *Store) Data(ctx context.Context, name, version string) (*dataset.Version, error) {
 	r, err := s.assetVersion(ctx, "data_assets", "data asset", name, version)
 	if err != nil {

@@ -37,7 +37,7 @@ func (s *Store) CreateModel(ctx context.Context, v model.Version) (*model.Versio
 	return &v, nil
 }
 
-// Model returns one version; "latest" is the highest version that is not archived.
+// Model returns one version; "latest" is the newest created that is not archived.
 func (s *Store) Model(ctx context.Context, name, version string) (*model.Version, error) {
 	r, err := s.assetVersion(ctx, "models", "model", name, version)
 	if err != nil {
