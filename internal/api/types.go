@@ -37,6 +37,8 @@ type Compute struct {
 	AttachedAt *time.Time     `json:"attached_at,omitempty"`
 	Properties map[string]any `json:"properties,omitempty"`
 	ActiveRuns int            `json:"active_runs"`
+	// ServerlessPool is set on the serverless pool's entry: configured or this machine's.
+	ServerlessPool *ServerlessPool `json:"serverless_pool,omitempty"`
 }
 
 // MissingRequest asks which blobs the server lacks.

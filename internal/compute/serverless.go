@@ -73,3 +73,26 @@ func ServerlessSizeOf(target string) string {
 	}
 	return ""
 }
+
+// MachinePoolDescription says where the capacity of a workspace's serverless pool comes from
+// while no owner has configured one.
+const MachinePoolDescription = "this machine; no pool configured"
+
+// MachinePool is the serverless pool of a workspace whose owner configured none: this
+// machine's capacity, through agents the local provider starts (each a local-* slice of the
+// machine by default; a job that names another size of the catalog gets its own), at most
+// DefaultServerlessMaxInstances at once, released after the clusters' default idle time. It is
+// never stored: configuring a pool (hangar compute create -f serverless.yml) replaces it.
+func MachinePool() Spec {
+	return Spec{
+		Name: ServerlessName, Type: TypeServerless, Description: MachinePoolDescription,
+		Serverless: &ServerlessSpec{
+			Sizes:       []ServerlessSize{{Name: "local-quarter"}, {Name: "local-half"}, {Name: "local-full"}},
+			DefaultSize: "local-quarter", MaxInstances: DefaultServerlessMaxInstances,
+			IdleTimeBeforeScaleDown: DefaultIdleTimeBeforeScaleDown,
+			Provider:                Provider{Type: ProviderLocal},
+			MaxProvisionRetries:     DefaultMaxProvisionRetries,
+			ProvisionTimeout:        DefaultProvisionTimeout,
+		},
+	}
+}

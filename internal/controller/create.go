@@ -186,12 +186,12 @@ func (c *Controller) resolveCompute(ctx context.Context, name string) (*compute.
 			name = def
 		}
 	}
+	if strings.EqualFold(name, compute.ServerlessName) {
+		return c.serverlessTarget(ctx) // serverless.go: the configured pool, or this machine's
+	}
 	t, err := c.Store.Compute(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		names := c.computeNames(ctx)
-		if name == compute.ServerlessName {
-			return nil, invalidf("compute: %s", noServerlessPool(names))
-		}
 		return nil, invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
 	}
 	return t, err
@@ -211,7 +211,7 @@ func (c *Controller) checkForTarget(sp job.Spec, t *compute.Target) ([]string, e
 	}
 	if t.Type == compute.TypeLocal {
 		if n := sp.Resources.InstanceCount; n > 1 {
-			return nil, invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster", n)
+			return nil, invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster, or compute: serverless", n)
 		}
 		if sp.Resources.InstanceType != "" {
 			warnings = append(warnings, "resources.instance_type is ignored on the local target")

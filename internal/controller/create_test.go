@@ -30,7 +30,7 @@ func TestCreateValidation(t *testing.T) {
 		{
 			name: "serverless",
 			spec: job.Spec{Compute: "serverless"},
-			kind: Invalid, parts: []string{"serverless compute is not available", "local"},
+			kind: Invalid, parts: []string{"serverless compute runs on managed clusters, which this server does not run", "local"},
 		},
 		{
 			name: "compute type without a backend",

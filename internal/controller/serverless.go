@@ -21,7 +21,9 @@ import (
 // the quota. A job on serverless compute runs on the pool's cluster of its size,
 // serverless_<size>: a managed cluster with min_instances 0 that Hangar creates on first use,
 // so the cluster backend's scheduler and autoscaler create its nodes on demand and release
-// them when idle. The pool's quota is a quota group shared by those clusters.
+// them when idle. The pool's quota is a quota group shared by those clusters. Until an owner
+// configures a pool, the workspace has one all the same: this machine's capacity, through
+// the local provider's agents (compute.MachinePool), never stored.
 
 // resolveJobCompute finds the target of a job (or a pipeline step): as resolveCompute, except
 // that serverless, or no compute in a workspace with a serverless pool and no default_compute
@@ -37,7 +39,11 @@ func (c *Controller) resolveJobCompute(ctx context.Context, sp *job.Spec) (*comp
 	if !strings.EqualFold(name, compute.ServerlessName) {
 		return c.resolveCompute(ctx, name)
 	}
-	pool, err := c.serverlessPool(ctx)
+	if _, ok := c.Backends[compute.TypeCluster]; !ok {
+		return nil, invalidf("compute: serverless compute runs on managed clusters, which this server does not run; name a compute target: %s",
+			strings.Join(c.computeNames(ctx), ", "))
+	}
+	pool, err := c.serverlessPool(ctx, sp.Resources.InstanceType)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +55,8 @@ func (c *Controller) resolveJobCompute(ctx context.Context, sp *job.Spec) (*comp
 }
 
 // defaultJobCompute is where a job that names no compute runs: the default_compute setting,
-// else the serverless pool when the workspace has one, else "" (the local target).
+// else the serverless pool when an owner configured one, else "" (the local target: this
+// machine, as the unconfigured pool is).
 func (c *Controller) defaultJobCompute(ctx context.Context) (string, error) {
 	def, ok, err := c.Store.Setting(ctx, SettingDefaultCompute)
 	if err != nil || (ok && def != "") {
@@ -65,12 +72,12 @@ func (c *Controller) defaultJobCompute(ctx context.Context) (string, error) {
 	return compute.ServerlessName, nil
 }
 
-// serverlessPool reads the workspace's serverless pool; without one, the error says how to
-// configure it.
-func (c *Controller) serverlessPool(ctx context.Context) (*compute.Spec, error) {
+// serverlessPool reads the workspace's serverless pool: the configured one, else this
+// machine's (machinePool) with the size a job asks for.
+func (c *Controller) serverlessPool(ctx context.Context, size string) (*compute.Spec, error) {
 	t, err := c.Store.Compute(ctx, compute.ServerlessName)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalidf("compute: %s", noServerlessPool(c.computeNames(ctx)))
+		return c.machinePool(ctx, size)
 	} else if err != nil {
 		return nil, err
 	}
@@ -84,11 +91,48 @@ func (c *Controller) serverlessPool(ctx context.Context) (*compute.Spec, error) 
 	return &st.Spec, nil
 }
 
-// noServerlessPool is the error of serverless compute in a workspace without a pool.
-func noServerlessPool(known []string) string {
-	return "serverless compute is not available in this workspace: it has no serverless pool. " +
-		"Configure one with hangar compute create -f serverless.yml (type: serverless, sizes, max_instances, provider; see docs/serverless.md), " +
-		"or name a compute target: " + strings.Join(known, ", ")
+// machinePool is the pool of a workspace without a configured one (compute.MachinePool),
+// offering besides its local-* sizes the size a job names when the size catalog has it (checked
+// and spelled as the cluster backend does), so that a file written for Azure's serverless
+// compute (instance_type: Standard_E4s_v3) runs here unchanged.
+func (c *Controller) machinePool(ctx context.Context, size string) (*compute.Spec, error) {
+	pool := compute.MachinePool()
+	sl := pool.Serverless
+	if _, offered := sl.Size(size); size == "" || offered {
+		return &pool, nil
+	}
+	attach, ok := c.Backends[compute.TypeCluster].(backend.Attacher)
+	if !ok {
+		return nil, invalidf("compute: serverless compute needs managed clusters, which this server does not run")
+	}
+	cl := compute.Spec{Name: compute.ServerlessClusterPrefix + size, Type: compute.TypeCluster,
+		Cluster: &compute.ClusterSpec{Size: size, Provider: sl.Provider}}
+	if _, err := attach.Attach(ctx, &cl); err != nil {
+		return nil, invalidf("resources.instance_type: %v", err)
+	}
+	sl.Sizes = append(sl.Sizes, compute.ServerlessSize{Name: cl.Cluster.Size})
+	return &pool, nil
+}
+
+// serverlessTarget is the pool as a target (what a pipeline that runs its steps on serverless
+// shows as its compute): the stored pool, else this machine's.
+func (c *Controller) serverlessTarget(ctx context.Context) (*compute.Target, error) {
+	t, err := c.Store.Compute(ctx, compute.ServerlessName)
+	if !errors.Is(err, store.ErrNotFound) {
+		return t, err
+	}
+	return MachinePoolTarget()
+}
+
+// MachinePoolTarget is this machine's serverless pool as a target, for the views of a workspace
+// whose owner configured none (compute list and show).
+func MachinePoolTarget() (*compute.Target, error) {
+	pool := compute.MachinePool()
+	props, err := json.Marshal(compute.Stored{Spec: pool})
+	if err != nil {
+		return nil, err
+	}
+	return &compute.Target{Name: pool.Name, Type: pool.Type, Description: pool.Description, Properties: props}, nil
 }
 
 func (c *Controller) computeNames(ctx context.Context) []string {

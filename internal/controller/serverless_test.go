@@ -69,16 +69,17 @@ func TestServerlessCluster(t *testing.T) {
 	}
 }
 
-// attachFake is a cluster backend that knows two sizes, spelled in lower case.
+// attachFake is a cluster backend whose catalog knows four sizes, spelled as below.
 type attachFake struct{ *backendtest.Fake }
 
 func (attachFake) Attach(_ context.Context, s *compute.Spec) (*compute.NodeInfo, error) {
-	size := strings.ToLower(s.Cluster.Size)
-	if size != "local-quarter" && size != "local-half" {
-		return nil, fmt.Errorf("size: unknown size %q", s.Cluster.Size)
+	for _, known := range []string{"local-quarter", "local-half", "local-full", "Standard_E4s_v3"} {
+		if strings.EqualFold(known, s.Cluster.Size) {
+			s.Cluster.Size = known
+			return nil, nil
+		}
 	}
-	s.Cluster.Size = size
-	return nil, nil
+	return nil, fmt.Errorf("size: unknown size %q", s.Cluster.Size)
 }
 
 func serverlessFixture(t *testing.T) *fixture {
@@ -88,15 +89,55 @@ func serverlessFixture(t *testing.T) *fixture {
 	return f
 }
 
-// Without a pool, serverless compute is refused saying how to configure one, and a job that
-// names no compute stays on the local target.
-func TestServerlessWithoutPool(t *testing.T) {
+// Without a configured pool, serverless compute is this machine's: a job on it runs on a
+// local-provider cluster of its size (local-quarter, or a size of the catalog it names, in the
+// catalog's spelling); a size the catalog lacks is refused naming the field; a job that names
+// no compute stays on the local target unless default_compute says serverless; a pipeline that
+// runs its steps on serverless shows the pool as its compute.
+func TestServerlessMachinePool(t *testing.T) {
 	f := serverlessFixture(t)
-	_, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Command: "echo", Compute: "serverless"}})
-	wantKind(t, err, Invalid, "compute: serverless compute is not available in this workspace: it has no serverless pool",
-		"hangar compute create -f serverless.yml", "type: serverless", "docs/serverless.md", "local")
-	if r := f.create(t, job.Spec{}); r.Compute != compute.LocalName {
-		t.Errorf("a job with no compute runs on %s, want local", r.Compute)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		spec job.Spec
+		want string
+	}{
+		{job.Spec{Compute: "serverless"}, "serverless_local-quarter"},
+		{job.Spec{Compute: "serverless", Resources: job.Resources{InstanceType: "LOCAL-FULL"}}, "serverless_local-full"},
+		{job.Spec{Compute: "serverless", Resources: job.Resources{InstanceType: "standard_e4s_v3", InstanceCount: 2}}, "serverless_Standard_E4s_v3"},
+		{job.Spec{}, compute.LocalName},
+	} {
+		if r := f.create(t, tc.spec); r.Compute != tc.want {
+			t.Errorf("%+v runs on %s, want %s", tc.spec, r.Compute, tc.want)
+		}
+	}
+	tg, err := f.c.Store.Compute(ctx, "serverless_local-quarter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := compute.Load(*tg)
+	if c := st.Spec.Cluster; c.Provider.Type != compute.ProviderLocal || c.MinInstances != 0 ||
+		c.MaxInstances != compute.DefaultServerlessMaxInstances || c.QuotaGroup != compute.ServerlessName {
+		t.Errorf("this machine's cluster: %+v", c)
+	}
+	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "echo", Compute: "serverless",
+		Resources: job.Resources{InstanceType: "Standard_Z99"}}})
+	wantKind(t, err, Invalid, `resources.instance_type: size: unknown size "Standard_Z99"`)
+	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "echo", Compute: "serverless",
+		Resources: job.Resources{InstanceCount: 5}}})
+	wantKind(t, err, Invalid, "the serverless pool allows 4")
+	if _, err := f.c.Store.Compute(ctx, compute.ServerlessName); err == nil {
+		t.Error("this machine's pool was stored; it is never stored")
+	}
+
+	if err := f.c.Store.SetSetting(ctx, SettingDefaultCompute, "serverless"); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.create(t, job.Spec{}); r.Compute != "serverless_local-quarter" {
+		t.Errorf("with default_compute serverless a job with no compute runs on %s", r.Compute)
+	}
+	target, err := f.c.resolveCompute(ctx, "serverless")
+	if err != nil || target.Name != compute.ServerlessName || target.Description != compute.MachinePoolDescription {
+		t.Errorf("the pool as a pipeline's compute: %+v, %v", target, err)
 	}
 }
 

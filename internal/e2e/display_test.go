@@ -126,3 +126,66 @@ func TestDisplayJobCreatorIsWhoAmI(t *testing.T) {
 		}
 	}
 }
+
+// computeStates is compute list -o json's state of each target.
+func computeStates(w *ws) map[string]string {
+	w.t.Helper()
+	var cs []api.Compute
+	if err := json.Unmarshal([]byte(w.ok("compute", "list", "-o", "json").stdout), &cs); err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range cs {
+		out[c.Name] = c.State
+	}
+	return out
+}
+
+// compute list shows each kind's real state: a stopped instance reads stopped (it read ready), a
+// configured serverless pool and a cluster their nodes (the pool read unsupported), the local
+// target ready; the table shows the same as the JSON.
+func TestDisplayComputeListStates(t *testing.T) {
+	t.Parallel()
+	w := newWS(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"dev.yml":        "name: dev1\ntype: computeinstance\nsize: local-quarter\n",
+		"pool.yml":       "name: pool\ntype: amlcompute\nsize: local-quarter\nmax_instances: 3\n",
+		"serverless.yml": serverlessPoolYAML,
+		"job.yml":        "command: sleep 30\ncompute: serverless\n",
+	})
+	w.ok("compute", "create", "-f", filepath.Join(dir, "dev.yml"))
+	w.ok("compute", "create", "-f", filepath.Join(dir, "pool.yml"))
+	w.ok("compute", "create", "-f", filepath.Join(dir, "serverless.yml"))
+	w.waitInstance("dev1", 2*time.Minute, "Running")
+	if got := computeStates(w)["dev1"]; got != "running" {
+		t.Errorf("a running instance's state: %q, want running", got)
+	}
+	w.ok("compute", "stop", "dev1")
+	w.waitInstance("dev1", time.Minute, "Stopped")
+
+	run := w.create(filepath.Join(dir, "job.yml"))
+	w.waitStatus(run, 2*time.Minute, job.Running)
+	want := map[string]string{
+		"local": "ready", "dev1": "stopped", "pool": "no nodes (up to 3 on demand)",
+		"serverless": "1 node (up to 2): 1 busy", "serverless_local-quarter": "1 node (up to 2): 1 busy",
+	}
+	got := computeStates(w)
+	for name, state := range want {
+		if got[name] != state {
+			t.Errorf("compute list: %s is %q, want %q", name, got[name], state)
+		}
+	}
+	table := w.ok("compute", "list").stdout
+	for _, line := range []string{"dev1 ", "serverless "} {
+		i := strings.Index(table, line)
+		if i < 0 {
+			t.Fatalf("compute list has no %q row:\n%s", line, table)
+		}
+		row, _, _ := strings.Cut(table[i:], "\n")
+		if name := strings.TrimSpace(line); !strings.Contains(row, want[name]) {
+			t.Errorf("compute list row %q, want state %q", row, want[name])
+		}
+	}
+	w.ok("job", "cancel", run, "--yes")
+}

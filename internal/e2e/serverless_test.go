@@ -147,13 +147,54 @@ jobs:
 	}
 }
 
-// Without a pool, compute: serverless is refused with how to configure one.
-func TestServerlessWithoutPoolRefused(t *testing.T) {
+// A fresh workspace has serverless compute with no configuration, as Azure does: this machine's
+// capacity through the local provider's agents. A job with compute: serverless and one with no
+// compute complete; compute list shows the pool as this machine's; once default_compute says
+// serverless, a job with no compute and a pipeline of Azure's serverless shape run on it too.
+func TestServerlessOnAFreshWorkspace(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"job.yml": "command: echo\ncompute: serverless\n"})
-	r := w.run("job", "create", "-f", filepath.Join(dir, "job.yml"))
-	if r.code == 0 || !strings.Contains(r.stderr, "it has no serverless pool") || !strings.Contains(r.stderr, "hangar compute create -f serverless.yml") {
-		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	writeFiles(t, dir, map[string]string{
+		"job.yml":   "command: echo ran on serverless > outputs/where.txt\ncompute: azureml:serverless\n",
+		"plain.yml": "command: echo no compute named\n",
+		"pipeline.yml": "type: pipeline\nsettings:\n    default_compute: azureml:serverless\njobs:\n" +
+			"  hello_job:\n    command: echo hello\n  world_job:\n    command: echo world\n",
+	})
+	completes := func(name string) api.RunDetail {
+		t.Helper()
+		d := w.waitStatus(name, 2*time.Minute, job.Completed, job.Failed, job.Canceled)
+		if d.Status != job.Completed {
+			t.Fatalf("%s: %s (%s)", name, d.Status, d.StatusReason)
+		}
+		return d
+	}
+	d := completes(w.create(filepath.Join(dir, "job.yml")))
+	if d.Compute != "serverless_local-quarter" || d.Serverless == nil || len(d.Serverless.Nodes) != 1 {
+		t.Errorf("compute: serverless ran on %s (%+v), want this machine's cluster serverless_local-quarter", d.Compute, d.Serverless)
+	}
+	if d := completes(w.create(filepath.Join(dir, "plain.yml"))); d.Compute != "local" {
+		t.Errorf("a job with no compute ran on %s, want local (default_compute unset, no pool configured)", d.Compute)
+	}
+	var cs []api.Compute
+	w.jsonOut(&cs, "compute", "list", "-o", "json")
+	var pool *api.Compute
+	for i := range cs {
+		if cs[i].Name == "serverless" {
+			pool = &cs[i]
+		}
+	}
+	if pool == nil || pool.Type != "serverless" || pool.ServerlessPool == nil || pool.ServerlessPool.Configured ||
+		pool.ServerlessPool.Capacity != "this machine; no pool configured" {
+		t.Errorf("compute list's serverless pool: %+v", pool)
+	}
+
+	w.ok("settings", "set", "default_compute", "serverless")
+	if d := completes(w.create(filepath.Join(dir, "plain.yml"))); d.Compute != "serverless_local-quarter" {
+		t.Errorf("with default_compute serverless a job with no compute ran on %s", d.Compute)
+	}
+	p := completes(w.create(filepath.Join(dir, "pipeline.yml")))
+	if p.Compute != "serverless" {
+		t.Errorf("the pipeline shows compute %s, want serverless", p.Compute)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -23,11 +24,27 @@ func (s *Server) listComputes(w http.ResponseWriter, r *http.Request) {
 		redactHookEnv(who(r), c.Spec)
 		out = append(out, c)
 	}
+	if pool, err := s.machinePool(r.Context()); err != nil { // serverlesspool.go
+		writeError(w, s.log, err)
+		return
+	} else if pool != nil {
+		out = append(out, *pool)
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 	t, err := s.cfg.Store.Compute(r.Context(), r.PathValue("name"))
+	if errors.Is(err, store.ErrNotFound) && r.PathValue("name") == compute.ServerlessName {
+		pool, err := s.machinePool(r.Context()) // serverlesspool.go
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		} else if pool != nil {
+			writeJSON(w, http.StatusOK, pool)
+			return
+		}
+	}
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -67,6 +84,7 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 			c.State = "unreachable: " + err.Error()
 		}
 	}
+	s.describePool(&c) // serverlesspool.go
 	return c
 }
 

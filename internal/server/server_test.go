@@ -312,7 +312,9 @@ func TestComputes(t *testing.T) {
 	for _, c := range cs {
 		got = append(got, view{c.Name, c.Type, c.State, c.Default, c.ActiveRuns})
 	}
-	want := []view{{"hpc", "slurm", "unsupported", false, 0}, {"local", "local", "ready", true, 1}}
+	// The serverless pool is listed unconfigured; this server runs no managed clusters for it.
+	want := []view{{"hpc", "slurm", "unsupported", false, 0}, {"local", "local", "ready", true, 1},
+		{"serverless", "serverless", "unsupported: this server runs no managed clusters, which serverless jobs run on", false, 0}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("computes (-want +got):\n%s", diff)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 )
 
@@ -59,7 +60,7 @@ func (s *Server) putSetting(w http.ResponseWriter, r *http.Request) {
 			"(settings: default_compute, env_cache_max_bytes, user_max_runs, quota.family.<FAMILY> = cores)"))
 		return
 	}
-	if key == controller.SettingDefaultCompute {
+	if key == controller.SettingDefaultCompute && body.Value != compute.ServerlessName { // a pool or this machine's: there is always one
 		if _, err := s.cfg.Store.Compute(r.Context(), body.Value); err != nil {
 			writeError(w, s.log, badRequest("default_compute: no compute target named "+body.Value))
 			return
