@@ -56,7 +56,7 @@ func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 
 // describe turns a target into its API view; with detail, the backend describes its node.
 func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) api.Compute {
-	c := api.Compute{Name: t.Name, Type: t.Type, Description: t.Description, CreatedAt: t.CreatedAt, State: "ready"}
+	c := api.Compute{Name: t.Name, Type: t.Type, Description: t.Description, CreatedAt: t.CreatedAt}
 	if st, err := compute.Load(t); err == nil {
 		c.Spec, c.Node = st.Spec.Redacted(), st.Node
 		if !st.AttachedAt.IsZero() {
@@ -73,18 +73,24 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 		c.Properties = map[string]any{"target_nodes": ps.Target, "current_nodes": ps.Current,
 			"explain": ps.Explain, "last_error": ps.LastError}
 	}
-	if b, ok := s.cfg.Backends[t.Type]; !ok {
-		c.State = "unsupported"
-	} else if why := s.cfg.Controller.TargetState(t); why != "" {
-		c.State = why // the controller's calls found it silent: Describe would wait for it too
-	} else if d, ok := b.(backend.Describer); ok && detail {
-		if n, err := d.Describe(ctx, t); err == nil {
-			c.Node = n
-		} else {
-			c.State = "unreachable: " + err.Error()
+	f := targetFacts{Type: t.Type}
+	if b, ok := s.cfg.Backends[t.Type]; ok {
+		f.HasBackend = true
+		// The controller's calls found it silent: Describe would wait for it too.
+		f.Silent = s.cfg.Controller.TargetState(t)
+		if d, ok := b.(backend.Describer); ok && detail && f.Silent == "" {
+			if n, err := d.Describe(ctx, t); err == nil {
+				c.Node = n
+			} else {
+				f.Unreachable = err.Error()
+			}
 		}
+	} else if t.Type == compute.TypeServerless {
+		_, f.HasBackend = s.cfg.Backends[compute.TypeCluster] // its jobs run on managed clusters
 	}
 	s.describePool(&c) // serverlesspool.go
+	s.stateFacts(ctx, t, c.Spec, &f)
+	c.State = targetState(f) // computestate.go
 	return c
 }
 
