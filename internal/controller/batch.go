@@ -81,8 +81,8 @@ func (c *Controller) DeleteBatchEndpoint(ctx context.Context, name string) error
 // PutBatchDeployment checks and stores a batch deployment (create, or replace). The first
 // deployment of an endpoint, or one given setDefault, becomes its default, as on Azure.
 func (c *Controller) PutBatchDeployment(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*store.BatchDeploymentRecord, error) {
-	if !endpointName.MatchString(d.Name) {
-		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", d.Name)
+	if !deploymentName.MatchString(d.Name) {
+		return nil, invalidf("name: %q must be %s", d.Name, deploymentNameRule)
 	}
 	e, err := c.BatchEndpoint(ctx, d.Endpoint)
 	if err != nil {

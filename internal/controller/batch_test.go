@@ -88,6 +88,15 @@ func TestBatchRefusals(t *testing.T) {
 	noCompute.Name, noCompute.Compute = "other", ""
 	_, err = f.c.PutBatchDeployment(ctx, noCompute, true, false)
 	wantKind(t, err, Invalid, "compute: required")
+	dotted := d
+	dotted.Name = "v.2"
+	_, err = f.c.PutBatchDeployment(ctx, dotted, true, false)
+	wantKind(t, err, Invalid, `name: "v.2" must be 1 to 32 letters, digits, '_' and '-'`)
+	underscored := d
+	underscored.Name = "regular_deployment" // Azure's rule takes '_'
+	if _, err := f.c.PutBatchDeployment(ctx, underscored, true, false); err != nil {
+		t.Errorf("a batch deployment named regular_deployment: %v", err)
+	}
 	orphan := d
 	orphan.Endpoint = "nope"
 	_, err = f.c.PutBatchDeployment(ctx, orphan, true, false)

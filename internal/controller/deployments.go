@@ -32,8 +32,8 @@ func (c *Controller) UpdateDeployment(ctx context.Context, d serving.Deployment)
 }
 
 func (c *Controller) putDeployment(ctx context.Context, d serving.Deployment, create, allTraffic bool) (*store.DeploymentRecord, error) {
-	if !endpointName.MatchString(d.Name) {
-		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", d.Name)
+	if !deploymentName.MatchString(d.Name) {
+		return nil, invalidf("name: %q must be %s", d.Name, deploymentNameRule)
 	}
 	e, err := c.endpoint(ctx, d.Endpoint)
 	if err != nil {

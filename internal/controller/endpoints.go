@@ -16,8 +16,16 @@ import (
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
-// endpointName is Azure's rule for endpoint and deployment names (they become URL parts).
+// endpointName is Azure's rule for endpoint names (they become URL parts).
 var endpointName = pattern.New(`^[a-zA-Z][a-zA-Z0-9-]{1,30}[a-zA-Z0-9]$`)
+
+// deploymentName is Azure's rule for deployment names as its REST API states it (online and
+// batch: `regular_deployment` is one of its examples), bounded to 32 characters like endpoint
+// names: a deployment's name is a header value and a path segment.
+var deploymentName = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,31}$`)
+
+// deploymentNameRule is deploymentName in words, for messages.
+const deploymentNameRule = "1 to 32 letters, digits, '_' and '-', starting with a letter or digit"
 
 // EndpointTokenTTL is how long an aml_token from get-credentials opens its endpoint.
 const EndpointTokenTTL = time.Hour

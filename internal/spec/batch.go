@@ -53,8 +53,8 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 		"auth_mode": func(n *yaml.Node, p string) { e.AuthMode = d.enum(n, p, serving.AuthAADToken) },
 		"defaults": func(n *yaml.Node, p string) {
 			d.mapping(n, p, fields{"deployment_name": func(v *yaml.Node, vp string) {
-				if e.DefaultDeployment = d.str(v, vp); e.DefaultDeployment != "" && !endpointName.MatchString(e.DefaultDeployment) {
-					d.expected(v, vp, "a deployment name of 3 to 32 letters, digits and -, starting with a letter")
+				if e.DefaultDeployment = d.str(v, vp); e.DefaultDeployment != "" && !deploymentName.MatchString(e.DefaultDeployment) {
+					d.expected(v, vp, "a deployment name of 1 to 32 letters, digits, _ and -, starting with a letter or digit")
 				}
 			}})
 		},
@@ -191,9 +191,9 @@ func (d *decoder) checkBatchDeployment(got map[string]*yaml.Node, dep *serving.B
 	switch n := got["name"]; {
 	case n == nil:
 		d.required(nil, "name")
-	case dep.Name != "" && !endpointName.MatchString(dep.Name):
-		// Stricter than online deployments: the name is Azure's batch deployment rule.
-		d.expected(n, "name", "a deployment name of 3 to 32 letters, digits and -, starting with a letter")
+	case dep.Name != "" && !deploymentName.MatchString(dep.Name):
+		// Azure's deployment rule, online and batch alike (its REST API's).
+		d.expected(n, "name", "a deployment name of 1 to 32 letters, digits, _ and -, starting with a letter or digit")
 	}
 	if n := got["endpoint_name"]; n != nil && dep.Endpoint != "" && !endpointName.MatchString(dep.Endpoint) {
 		d.expected(n, "endpoint_name", "an endpoint name of 3 to 32 letters, digits and -, starting with a letter")

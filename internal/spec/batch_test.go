@@ -99,7 +99,7 @@ func TestBatchDeploymentErrors(t *testing.T) {
 		{"no script", strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
 			[]string{"code_configuration", "required"}},
 		{"settings at the root with a type", base + "mini_batch_size: 3\n", []string{"mini_batch_size"}},
-		{"short name", strings.Replace(base, "name: dep1", "name: d1", 1), []string{"name", "3 to 32"}},
+		{"name with a dot", strings.Replace(base, "name: dep1", "name: d.1", 1), []string{"name", "1 to 32 letters, digits, _ and -"}},
 		{"missing script file", strings.Replace(base, "score.py}", "nope.py}", 1), []string{"code_configuration.scoring_script", "does not exist"}},
 	}
 	for _, tt := range tests {
@@ -117,6 +117,13 @@ func TestBatchDeploymentErrors(t *testing.T) {
 	}
 	if _, _, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(base), dir, nil); err != nil {
 		t.Fatalf("the base file is refused: %v", err)
+	}
+	// Azure's deployment names take '_' (regular_deployment in its examples) and short names.
+	for _, name := range []string{"regular_deployment", "d1"} {
+		dep, _, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(strings.Replace(base, "name: dep1", "name: "+name, 1)), dir, nil)
+		if err != nil || dep.Name != name {
+			t.Errorf("a deployment named %s: %+v, %v", name, dep, err)
+		}
 	}
 }
 
