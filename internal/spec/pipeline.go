@@ -11,10 +11,10 @@ import (
 )
 
 // pipelineKeys are the keys --set may create in a pipeline job.
-var pipelineKeys = []string{
+var pipelineKeys = append([]string{
 	"settings.default_compute", "settings.default_datastore", "settings.continue_on_step_failure",
-	"settings.force_rerun", "jobs.{}.compute", "jobs.{}.display_name",
-}
+	"settings.force_rerun", "jobs.{}.component",
+}, prefixed("jobs.{}.", jobKeys)...)
 
 // Registered reports whether a step still names a registered component (azureml:name:version
 // or azureml:name@latest) that the server resolves when the pipeline is created.

@@ -147,6 +147,9 @@ func (d *decoder) applySet(root *yaml.Node, segs []seg, v *yaml.Node, raw string
 			d.noSuchKey(node, segs[:i+1], known)
 			return
 		default:
+			if newEntry(known, segs, i+1) {
+				d.warnf(nil, "--set "+fieldPath(segs[:i+1]), "adds %s %q (%s)", entryWhat(segs[:i]), s.key, entriesText(node, fieldPath(segs[:i])))
+			}
 			child := v
 			if !last {
 				child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -170,6 +173,49 @@ func keyIndex(n *yaml.Node, key string) int {
 	return -1
 }
 
+// newEntry reports whether the key segs[n-1] that --set creates is an entry the user names (a
+// new input, output or step, as az's --set adds a key to any mapping): said in a warning, for
+// a misspelt name is added too.
+func newEntry(known []string, segs []seg, n int) bool {
+	for _, pat := range known {
+		p := strings.Split(pat, ".")
+		if len(p) >= n && p[n-1] == "{}" && patternMatches(p, segs[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// entryWhat names an entry of the mapping at parent ("inputs": "an input").
+func entryWhat(parent []seg) string {
+	if len(parent) == 0 {
+		return "an entry"
+	}
+	switch parent[len(parent)-1].key {
+	case "inputs":
+		return "an input"
+	case "outputs":
+		return "an output"
+	case "jobs":
+		return "a step"
+	}
+	return "an entry"
+}
+
+// entriesText lists a mapping's keys for the warning of a new entry.
+func entriesText(n *yaml.Node, path string) string {
+	var have []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode {
+			have = append(have, k.Value)
+		}
+	}
+	if len(have) == 0 {
+		return path + " had none"
+	}
+	return path + " had: " + strings.Join(have, ", ")
+}
+
 // creatable reports whether the schema lets --set create the key segs[n-1] (the keys
 // before it exist already).
 func creatable(known []string, segs []seg, n int) bool {
@@ -190,10 +236,7 @@ func patternMatches(p []string, segs []seg) bool {
 		case s.isIdx:
 			return false
 		case p[j] == "*":
-		case p[j] == "{}":
-			if j == len(segs)-1 {
-				return false // entries the user names (inputs, outputs) are never created
-			}
+		case p[j] == "{}": // an entry the user names (an input, an output, a step): any key
 		case p[j] != s.key:
 			return false
 		}

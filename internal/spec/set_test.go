@@ -78,7 +78,6 @@ func TestSetErrors(t *testing.T) {
 		{"empty path", setBase, "=1", "job.yml: --set =1: expected key.path=value"},
 		{"empty segment", setBase, "inputs..lr=1", "job.yml: --set inputs..lr=1: expected key.path=value"},
 		{"bad index", setBase, "resources.locations[x]=1", "job.yml: --set resources.locations[x]=1: expected key.path=value"},
-		{"no such input", setBase, "inputs.nope=1", "job.yml: --set inputs.nope: no such key (inputs has: lr, epochs, name, flag, data)"},
 		{"no such top key", setBase, "commnd=x", `job.yml: --set commnd: no such key; did you mean "command"?`},
 		{"no such nested key", setBase, "resources.instance_cont=2", `job.yml: --set resources.instance_cont: no such key; did you mean "instance_count"? (resources has: instance_count, locations)`},
 		{"not a number", setBase, "inputs.lr=abc", `job.yml: inputs.lr: expected number, got "abc" (from --set)`},
@@ -92,7 +91,6 @@ func TestSetErrors(t *testing.T) {
 		{"index on a mapping", setBase, "resources[0]=x", "job.yml: --set resources[0]: resources is not a list"},
 		{"literal object type", "command: run ${{inputs.lr}}\ninputs:\n  lr: {type: integer, default: 1}\n", "inputs.lr=0.5", "job.yml: inputs.lr.value: expected integer, got 0.5 (from --set)"},
 		{"data path missing", setBase, "inputs.data=./missing", "job.yml: inputs.data.path: ./missing does not exist (from --set)"},
-		{"new output", setBase, "outputs.new.mode=upload", "job.yml: --set outputs.new: no such key (outputs has: model)"},
 		{"bad flow mapping type", setBase, "inputs.data={type: uri_file, path: ./data}", "job.yml: inputs.data.path: ./data is a directory; uri_file needs a file (use type: uri_folder) (from --set)"},
 		{"created mapping needs type", setBase, "distribution.process_count_per_instance=2", "job.yml: distribution.type: required (from --set)"},
 	}
@@ -145,6 +143,46 @@ func TestSetKeysAreKnown(t *testing.T) {
 			_, _, _, err := parseJob(t, base, map[string]string{"data/": ""}, set+"=1")
 			if err != nil && (contains(err.Error(), "unknown field") || contains(err.Error(), "no such key")) {
 				t.Errorf("--set %s=1: %v", set, err)
+			}
+		})
+	}
+}
+
+// --set adds a key to a mapping that has others, as az's does: a new input, output or step
+// entry is added, with a warning that names it (a misspelt name is added too).
+func TestSetAddsEntries(t *testing.T) {
+	pipeline := "type: pipeline\ninputs: {a: 1}\njobs:\n  s:\n    command: echo ${{inputs.a}}\n    inputs: {a: 1}\n    environment_variables: {A: b}\n"
+	tests := []struct {
+		name    string
+		yml     string
+		set     string
+		check   func(s *job.Spec) any
+		want    any
+		warning string
+	}{
+		{"new input", setBase, "inputs.nope=1", func(s *job.Spec) any { return s.Inputs["nope"] }, job.Input{Type: "integer", Value: "1"},
+			`job.yml: --set inputs.nope: adds an input "nope" (inputs had: lr, epochs, name, flag, data)`},
+		{"new output", setBase, "outputs.extra.mode=upload", func(s *job.Spec) any { return s.Outputs["extra"].Mode }, "upload",
+			`job.yml: --set outputs.extra: adds an output "extra" (outputs had: model)`},
+		{"tag beside another", "command: x\ntags: {a: b}\n", "tags.c=d", func(s *job.Spec) any { return s.Tags }, map[string]string{"a": "b", "c": "d"}, ""},
+		{"step's environment variable beside another", pipeline, "jobs.s.environment_variables.C=2",
+			func(s *job.Spec) any { return s.Pipeline.Steps["s"].Spec.EnvironmentVariables }, map[string]string{"A": "b", "C": "2"}, ""},
+		{"step's new input", pipeline, "jobs.s.inputs.b=2", func(s *job.Spec) any { return s.Pipeline.Steps["s"].Spec.Inputs["b"].Value }, "2",
+			`job.yml: --set jobs.s.inputs.b: adds an input "b" (jobs.s.inputs had: a)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, warnings, _, err := parseJob(t, tt.yml, map[string]string{"data/": ""}, tt.set)
+			if err != nil {
+				t.Fatalf("--set %s: %v", tt.set, err)
+			}
+			diff(t, tt.check(s), tt.want)
+			found := tt.warning == ""
+			for _, w := range warnings {
+				found = found || w == tt.warning
+			}
+			if !found {
+				t.Errorf("warnings %q, want %q", warnings, tt.warning)
 			}
 		})
 	}
