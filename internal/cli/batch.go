@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,25 +38,24 @@ The workspace token opens batch endpoints (Azure's aad_token).`,
 func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 	var file, name string
 	var sets []string
-	use, short := "create", "Create a batch endpoint from a YAML file"
+	var noWait bool
+	use, short := "create", "Create a batch endpoint from a YAML file, or with --name alone"
+	example := "  hangar batch-endpoint create -f endpoint.yml\n  hangar batch-endpoint create -n mnist-batch"
 	if update {
-		use, short = "update", "Update a batch endpoint from a YAML file"
+		use, short = "update", "Update a batch endpoint from a YAML file, or its stored definition with --set"
+		example = "  hangar batch-endpoint update -f endpoint.yml\n  hangar batch-endpoint update -n mnist-batch --set defaults.deployment_name=mnist-torch"
 	}
 	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
-		Example: fmt.Sprintf("  hangar batch-endpoint %s -f endpoint.yml", use),
+		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, warnings, err := spec.ParseBatchEndpointFile(file, sets)
-			if err != nil {
-				return specError(err)
-			}
-			env.warn(warnings)
-			if name != "" {
-				e.Name = name
-			}
 			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			e, err := batchEndpointSpec(cmd.Context(), env, c, file, name, sets, update)
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 				v, err = c.CreateBatchEndpoint(cmd.Context(), *e)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+				return fileError(file, err)
 			}
 			return env.printData(v, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Batch endpoint %s: %s\n", v.Name, v.ProvisioningState)
@@ -77,8 +77,43 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "batch endpoint YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
-	_ = cmd.MarkFlagRequired("file")
+	addNoWaitFlag(cmd, &noWait)
 	return cmd
+}
+
+// batchEndpointSpec is the endpoint a create or update sends: from its file, from --name alone
+// (a create), or the stored one with --set applied (an update without a file).
+func batchEndpointSpec(ctx context.Context, env *Env, c *api.Client, file, name string, sets []string, update bool) (*serving.BatchEndpoint, error) {
+	if file == "" && update {
+		if name == "" || len(sets) == 0 {
+			return nil, usageError("give --file (-f), or --name and the fields to change with --set key=value")
+		}
+		v, err := c.BatchEndpoint(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		e := v.BatchEndpoint
+		return &e, applyStoredSets(&e, sets, batchEndpointKind)
+	}
+	var e *serving.BatchEndpoint
+	var warnings []string
+	var err error
+	if file == "" {
+		if name == "" {
+			return nil, usageError("give --file (-f), or --name")
+		}
+		e, warnings, err = spec.ParseBatchEndpoint(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...))
+	} else {
+		e, warnings, err = spec.ParseBatchEndpointFile(file, sets)
+	}
+	if err != nil {
+		return nil, specError(err)
+	}
+	env.warn(warnings)
+	if name != "" {
+		e.Name = name
+	}
+	return e, nil
 }
 
 func newBatchEndpointShowCmd(env *Env) *cobra.Command {

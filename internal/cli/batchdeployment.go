@@ -25,17 +25,17 @@ Nothing runs until batch-endpoint invoke.`,
   hangar batch-deployment list -e mnist-batch`,
 	}
 	cmd.AddCommand(newBatchDeploymentPutCmd(env, false), newBatchDeploymentPutCmd(env, true), newBatchDeploymentShowCmd(env),
-		newBatchDeploymentListCmd(env), newBatchDeploymentDeleteCmd(env))
+		newBatchDeploymentListCmd(env), newBatchDeploymentDeleteCmd(env), newBatchDeploymentListJobsCmd(env))
 	return groupCmd(cmd)
 }
 
 func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 	var file, name, endpoint, root string
 	var sets []string
-	var setDefault bool
+	var setDefault, noWait bool
 	use, short := "create", "Create a batch deployment from a YAML file (the endpoint's first becomes its default)"
 	if update {
-		use, short = "update", "Update a batch deployment from a YAML file (jobs already queued keep the old one)"
+		use, short = "update", "Update a batch deployment from a YAML file, or its stored definition with --set (jobs already queued keep the old one)"
 	}
 	cmd := &cobra.Command{
 		Use:     use,
@@ -43,30 +43,22 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, warnings, err := spec.ParseBatchDeploymentFile(file, sets, specFiles(root)...)
-			if err != nil {
-				return specError(err)
-			}
-			env.warn(warnings)
-			if name != "" {
-				d.Name = name
-			}
-			if endpoint != "" {
-				d.Endpoint = endpoint
-			}
-			if d.Endpoint == "" {
-				return usageError("%s: endpoint_name: required (or --endpoint-name)", file)
-			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := uploadBatchDeployment(cmd.Context(), env, c, d); err != nil {
+			var d *serving.BatchDeployment
+			if file == "" && update {
+				d, err = storedBatchDeployment(cmd.Context(), c, endpoint, name, sets)
+			} else {
+				d, err = batchDeploymentFromFile(cmd.Context(), env, c, file, name, endpoint, root, sets)
+			}
+			if err != nil {
 				return err
 			}
 			v, err := c.PutBatchDeployment(cmd.Context(), *d, !update, setDefault)
 			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+				return fileError(file, err)
 			}
 			return env.printData(v, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
@@ -80,8 +72,55 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
 	addSpecRootFlag(cmd, &root)
 	cmd.Flags().BoolVar(&setDefault, "set-default", false, "make it the endpoint's default deployment")
-	_ = cmd.MarkFlagRequired("file")
+	addNoWaitFlag(cmd, &noWait)
+	if update {
+		cmd.Example += "\n  hangar batch-deployment update -n mnist-torch -e mnist-batch --set settings.mini_batch_size=20"
+	} else {
+		_ = cmd.MarkFlagRequired("file")
+	}
 	return cmd
+}
+
+// batchDeploymentFromFile reads a batch deployment's file and uploads its code and model.
+func batchDeploymentFromFile(ctx context.Context, env *Env, c *api.Client, file, name, endpoint, root string, sets []string) (*serving.BatchDeployment, error) {
+	if file == "" {
+		return nil, usageError("give --file (-f)")
+	}
+	d, warnings, err := spec.ParseBatchDeploymentFile(file, sets, specFiles(root)...)
+	if err != nil {
+		return nil, specError(err)
+	}
+	env.warn(warnings)
+	if name != "" {
+		d.Name = name
+	}
+	if endpoint != "" {
+		d.Endpoint = endpoint
+	}
+	if d.Endpoint == "" {
+		return nil, usageError("%s: endpoint_name: required (or --endpoint-name)", file)
+	}
+	if err := uploadBatchDeployment(ctx, env, c, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// storedBatchDeployment is the stored batch deployment with sets applied (an update without a
+// file).
+func storedBatchDeployment(ctx context.Context, c *api.Client, endpoint, name string, sets []string) (*serving.BatchDeployment, error) {
+	if name == "" || endpoint == "" {
+		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
+	}
+	v, err := c.BatchDeployment(ctx, endpoint, name)
+	if err != nil {
+		return nil, err
+	}
+	d := v.BatchDeployment
+	if err := applyStoredSets(&d, sets, batchDeploymentKind); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // uploadBatchDeployment uploads the code folder and an inline model's files, as for an online
@@ -167,4 +206,32 @@ func newBatchDeploymentDeleteCmd(env *Env) *cobra.Command {
 			return c.DeleteBatchDeployment(ctx, endpoint, name)
 		},
 	})
+}
+
+func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
+	var name, endpoint string
+	cmd := &cobra.Command{
+		Use:     "list-jobs",
+		Short:   "List the scoring jobs a batch deployment ran, newest first",
+		Example: "  hangar batch-deployment list-jobs -n mnist-torch -e mnist-batch\n  hangar batch-deployment list-jobs -n mnist-torch -e mnist-batch --query \"[].name\" -o tsv",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := env.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if _, err := c.BatchDeployment(cmd.Context(), endpoint, name); err != nil {
+				return err
+			}
+			f := listFlags{all: true}
+			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + endpoint, serving.TagBatchDeployment + "=" + name}
+			f.q.Limit = 50
+			return env.listJobs(cmd, f)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
+	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("endpoint-name")
+	return cmd
 }

@@ -40,7 +40,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 	var timeout time.Duration
 	use, short := "create", "Create a deployment from a YAML file and wait until a replica answers"
 	if update {
-		use, short = "update", "Update a deployment from a YAML file: new replicas replace the old ones once ready"
+		use, short = "update", "Update a deployment from a YAML file, or its stored definition with --set: new replicas replace the old ones once ready"
 	}
 	cmd := &cobra.Command{
 		Use:     use,
@@ -48,25 +48,17 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, warnings, err := spec.ParseDeploymentFile(file, sets, specFiles(root)...)
-			if err != nil {
-				return specError(err)
-			}
-			env.warn(warnings)
-			if name != "" {
-				d.Name = name
-			}
-			if endpoint != "" {
-				d.Endpoint = endpoint
-			}
-			if d.Endpoint == "" {
-				return usageError("%s: endpoint_name: required (or --endpoint-name)", file)
-			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := uploadDeployment(cmd.Context(), env, c, d); err != nil {
+			var d *serving.Deployment
+			if file == "" {
+				d, err = storedDeployment(cmd.Context(), c, endpoint, name, sets)
+			} else {
+				d, err = deploymentFromFile(cmd.Context(), env, c, file, name, endpoint, root, sets)
+			}
+			if err != nil {
 				return err
 			}
 			var v *api.DeploymentView
@@ -76,7 +68,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 				v, err = c.CreateDeployment(cmd.Context(), *d, allTraffic)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+				return fileError(file, err)
 			}
 			if !noWait {
 				if v, err = waitDeployment(cmd.Context(), env, c, d.Endpoint, d.Name, v.Generation, timeout); err != nil {
@@ -98,9 +90,49 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for a replica to answer")
 	if !update {
 		cmd.Flags().BoolVar(&allTraffic, "all-traffic", false, "send every request of the endpoint to this deployment")
+		_ = cmd.MarkFlagRequired("file")
+	} else {
+		cmd.Example += "\n  hangar online-deployment update -n blue -e my-endpoint --set instance_count=2"
 	}
-	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// deploymentFromFile reads a deployment's file and uploads its code and model.
+func deploymentFromFile(ctx context.Context, env *Env, c *api.Client, file, name, endpoint, root string, sets []string) (*serving.Deployment, error) {
+	d, warnings, err := spec.ParseDeploymentFile(file, sets, specFiles(root)...)
+	if err != nil {
+		return nil, specError(err)
+	}
+	env.warn(warnings)
+	if name != "" {
+		d.Name = name
+	}
+	if endpoint != "" {
+		d.Endpoint = endpoint
+	}
+	if d.Endpoint == "" {
+		return nil, usageError("%s: endpoint_name: required (or --endpoint-name)", file)
+	}
+	if err := uploadDeployment(ctx, env, c, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// storedDeployment is the stored deployment with sets applied (an update without a file).
+func storedDeployment(ctx context.Context, c *api.Client, endpoint, name string, sets []string) (*serving.Deployment, error) {
+	if name == "" || endpoint == "" || len(sets) == 0 {
+		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
+	}
+	v, err := c.Deployment(ctx, endpoint, name)
+	if err != nil {
+		return nil, err
+	}
+	d := v.Deployment
+	if err := applyStoredSets(&d, sets, onlineDeploymentKind); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // uploadDeployment uploads the deployment's code folder and its inline model's files.

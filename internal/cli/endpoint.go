@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,19 +41,21 @@ deployments (hangar online-deployment), and may be mirrored to one.`,
 func newEndpointCreateCmd(env *Env) *cobra.Command {
 	var file, name string
 	var sets []string
+	var noWait bool
+	var fields *flagFields
 	cmd := &cobra.Command{
 		Use:     "create",
-		Short:   "Create an online endpoint from a YAML file",
-		Example: "  hangar online-endpoint create -f endpoint.yml\n  hangar online-endpoint create -f endpoint.yml --name my-endpoint",
+		Short:   "Create an online endpoint from a YAML file, or with --name (and --auth-mode) alone",
+		Example: "  hangar online-endpoint create -f endpoint.yml\n  hangar online-endpoint create -f endpoint.yml --name my-endpoint\n  hangar online-endpoint create -n my-endpoint --auth-mode key",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, warnings, err := spec.ParseEndpointFile(file, sets)
+			flagSets, err := fields.sets()
 			if err != nil {
-				return specError(err)
+				return err
 			}
-			env.warn(warnings)
-			if name != "" {
-				e.Name = name
+			e, err := endpointFromFileOrFlags(env, file, name, append(flagSets, sets...))
+			if err != nil {
+				return err
 			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
@@ -60,7 +63,7 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 			}
 			v, err := c.CreateEndpoint(cmd.Context(), *e)
 			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+				return fileError(file, err)
 			}
 			return env.printData(v, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Created online endpoint %s (auth_mode %s)\nScoring URI: %s\nNext: hangar online-deployment create -f DEPLOYMENT.yml --all-traffic\n",
@@ -72,58 +75,57 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "online endpoint YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
-	_ = cmd.MarkFlagRequired("file")
+	fields = addFlagFields(cmd, []flagField{{flag: "auth-mode", field: "auth_mode", help: "key (default) or aml_token"}})
+	addNoWaitFlag(cmd, &noWait)
 	return cmd
+}
+
+// endpointFromFileOrFlags reads an endpoint's file, or makes one of --name and sets alone.
+func endpointFromFileOrFlags(env *Env, file, name string, sets []string) (*serving.Endpoint, error) {
+	var e *serving.Endpoint
+	var warnings []string
+	var err error
+	if file == "" {
+		if name == "" {
+			return nil, usageError("give --file (-f), or --name")
+		}
+		e, warnings, err = spec.ParseEndpoint(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...))
+	} else {
+		e, warnings, err = spec.ParseEndpointFile(file, sets)
+	}
+	if err != nil {
+		return nil, specError(err)
+	}
+	env.warn(warnings)
+	if name != "" {
+		e.Name = name
+	}
+	return e, nil
 }
 
 func newEndpointUpdateCmd(env *Env) *cobra.Command {
 	var file, name, traffic, mirror string
 	var sets []string
+	var noWait bool
 	cmd := &cobra.Command{
 		Use:   "update",
 		Short: "Change an endpoint's traffic split, mirror traffic, description or tags",
 		Example: `  hangar online-endpoint update -n my-endpoint --traffic "blue=90 green=10"
   hangar online-endpoint update -n my-endpoint --mirror-traffic "green=10"
+  hangar online-endpoint update -n my-endpoint --set description="serves iris" --set tags.stage=prod
   hangar online-endpoint update -f endpoint.yml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" && name == "" {
-				return usageError("give --name (with --traffic or --mirror-traffic) or --file")
+				return usageError("give --name (with --traffic, --mirror-traffic or --set) or --file")
 			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var v *api.EndpointView
-			if file != "" {
-				e, warnings, err := spec.ParseEndpointFile(file, sets)
-				if err != nil {
-					return specError(err)
-				}
-				env.warn(warnings)
-				if name != "" {
-					e.Name = name
-				}
-				if err := applyTrafficFlags(e, traffic, mirror); err != nil {
-					return err
-				}
-				if v, err = c.UpdateEndpoint(cmd.Context(), *e); err != nil {
-					return fmt.Errorf("%s: %w", file, err)
-				}
-			} else {
-				if traffic == "" && mirror == "" {
-					return usageError("nothing to change: give --traffic, --mirror-traffic or --file")
-				}
-				var u api.TrafficUpdate
-				if u.Traffic, err = parseTrafficFlag("--traffic", traffic); err != nil {
-					return err
-				}
-				if u.MirrorTraffic, err = parseTrafficFlag("--mirror-traffic", mirror); err != nil {
-					return err
-				}
-				if v, err = c.SetTraffic(cmd.Context(), name, u); err != nil {
-					return err
-				}
+			v, err := updateEndpoint(cmd.Context(), env, c, file, name, traffic, mirror, sets)
+			if err != nil {
+				return err
 			}
 			return env.printData(v, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Updated online endpoint %s: traffic %s; mirror traffic %s\n", v.Name,
@@ -136,8 +138,57 @@ func newEndpointUpdateCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	cmd.Flags().StringVar(&traffic, "traffic", "", `traffic split, e.g. "blue=90 green=10" (sums to 100)`)
 	cmd.Flags().StringVar(&mirror, "mirror-traffic", "", `copy this share of requests to a deployment, e.g. "green=10" (responses dropped); "green=0" stops it`)
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field of the file, or of the stored endpoint without one: --set key.path=value (repeatable)")
+	addNoWaitFlag(cmd, &noWait)
 	return cmd
+}
+
+// updateEndpoint sends an endpoint update: the file's endpoint, the stored one with --set, or
+// the traffic flags alone.
+func updateEndpoint(ctx context.Context, env *Env, c *api.Client, file, name, traffic, mirror string, sets []string) (*api.EndpointView, error) {
+	var e *serving.Endpoint
+	switch {
+	case file != "":
+		var warnings []string
+		var err error
+		if e, warnings, err = spec.ParseEndpointFile(file, sets); err != nil {
+			return nil, specError(err)
+		}
+		env.warn(warnings)
+		if name != "" {
+			e.Name = name
+		}
+	case len(sets) > 0:
+		v, err := c.Endpoint(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		e = &v.Endpoint
+		if err := applyStoredSets(e, sets, onlineEndpointKind); err != nil {
+			return nil, err
+		}
+	default:
+		if traffic == "" && mirror == "" {
+			return nil, usageError("nothing to change: give --traffic, --mirror-traffic, --set or --file")
+		}
+		var u api.TrafficUpdate
+		var err error
+		if u.Traffic, err = parseTrafficFlag("--traffic", traffic); err != nil {
+			return nil, err
+		}
+		if u.MirrorTraffic, err = parseTrafficFlag("--mirror-traffic", mirror); err != nil {
+			return nil, err
+		}
+		return c.SetTraffic(ctx, name, u)
+	}
+	if err := applyTrafficFlags(e, traffic, mirror); err != nil {
+		return nil, err
+	}
+	v, err := c.UpdateEndpoint(ctx, *e)
+	if err != nil {
+		return nil, fileError(file, err)
+	}
+	return v, nil
 }
 
 // parseTrafficFlag parses a --traffic value; "" is nil (unchanged).

@@ -22,7 +22,7 @@ type servingDelete struct {
 
 func newServingDeleteCmd(env *Env, d servingDelete) *cobra.Command {
 	var name, endpoint string
-	var yes bool
+	var yes, noWait bool
 	cmd := &cobra.Command{
 		Use:     "delete",
 		Short:   d.short,
@@ -58,5 +58,6 @@ func newServingDeleteCmd(env *Env, d servingDelete) *cobra.Command {
 		_ = cmd.MarkFlagRequired("endpoint-name")
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	addNoWaitFlag(cmd, &noWait)
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
-func storedDeployment() serving.Deployment {
+func sampleDeployment() serving.Deployment {
 	return serving.Deployment{Name: "blue", Endpoint: "ep-1", InstanceCount: 1, InstanceType: "Standard_DS3_v2",
 		Tags: map[string]string{"team": "ml"}, EnvironmentVariables: map[string]string{"A": "1"},
 		Model: serving.ModelRef{Ref: "iris:1"}, ScoringScript: "score.py", CodeSnapshot: "abc",
@@ -39,7 +39,7 @@ func TestApplyStoredSetsDeployment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, want := storedDeployment(), storedDeployment()
+			got, want := sampleDeployment(), sampleDeployment()
 			tt.mod(&want)
 			if err := applyStoredSets(&got, tt.sets, onlineDeploymentKind); err != nil {
 				t.Fatal(err)
@@ -70,12 +70,12 @@ func TestApplyStoredSetsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := storedDeployment()
+			d := sampleDeployment()
 			err := applyStoredSets(&d, []string{tt.set}, onlineDeploymentKind)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
-			if diff := cmp.Diff(storedDeployment(), d); diff != "" {
+			if diff := cmp.Diff(sampleDeployment(), d); diff != "" {
 				t.Errorf("a refused --set changed the deployment:\n%s", diff)
 			}
 		})
