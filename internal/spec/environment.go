@@ -52,9 +52,13 @@ func ParseEnvironment(file string, data []byte, baseDir string, sets []string, o
 	return &env, d.warnings, nil
 }
 
-// jobEnvironment decodes a job's `environment:`, a reference or an inline environment.
+// jobEnvironment decodes a job's `environment:`, a reference, an environment file (envfile.go)
+// or an inline environment.
 func (d *decoder) jobEnvironment(n *yaml.Node, path string) job.Environment {
 	if n.Kind == yaml.ScalarNode {
+		if ref, ok := d.envFile(n.Value); ok {
+			return d.environmentFile(n, path, ref)
+		}
 		return job.Environment{Ref: d.envRef(n, path)}
 	}
 	var env job.Environment
