@@ -3,11 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
 
@@ -25,23 +27,47 @@ Jobs refer to registered ones as azureml:NAME:VERSION or azureml:NAME@latest.`,
 	return groupCmd(cmd)
 }
 
+// envCreateFields are az ml environment create's flags for an environment's fields.
+var envCreateFields = []flagField{
+	{flag: "image", short: "i", field: "image", help: "the container image"},
+	{flag: "conda-file", field: "conda_file", help: "a conda environment file (built into a managed Python environment)"},
+	{flag: "build-context", short: "b", field: "build.path", help: "a folder with a Dockerfile, built into an image"},
+	{flag: "dockerfile-path", short: "d", field: "build.dockerfile_path", help: "the Dockerfile's path in --build-context (default Dockerfile)"},
+	{flag: "description", field: "description", help: "description"},
+	{flag: "os-type", field: "os_type", help: "linux (kept)"},
+}
+
 func newEnvCreateCmd(env *Env) *cobra.Command {
 	var file, name, version, root string
 	var sets []string
+	var fields *flagFields
 	cmd := &cobra.Command{
 		Use:   "create",
-		Short: "Register an environment version from a YAML file",
+		Short: "Register an environment version from a YAML file, or from --name and --image, --conda-file or --build-context",
 		Example: `  hangar environment create -f env.yml
-  hangar environment create -f env.yml --name sklearn --version 2`,
+  hangar environment create -f env.yml --name sklearn --version 2
+  hangar environment create -n sklearn --conda-file conda.yml --image python:3.12`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, warnings, err := spec.ParseEnvironmentFile(file, sets, specFiles(root)...)
+			flagSets, err := fields.sets()
+			if err != nil {
+				return err
+			}
+			sets = append(flagSets, sets...)
+			var e *job.Environment
+			var warnings []string
+			switch {
+			case file != "":
+				e, warnings, err = spec.ParseEnvironmentFile(file, sets, specFiles(root)...)
+			case name == "" || !fields.given():
+				return usageError("give --file (-f), or --name with --image, --conda-file or --build-context")
+			default:
+				e, warnings, err = spec.ParseEnvironment(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...), specFiles(root)...)
+			}
 			if err != nil {
 				return specError(err)
 			}
-			for _, w := range warnings {
-				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-			}
+			env.warn(warnings)
 			if name != "" {
 				e.Name = name
 			}
@@ -54,7 +80,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 			}
 			ev, err := c.CreateEnvironment(cmd.Context(), *e)
 			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
+				return fileError(file, err)
 			}
 			return env.printData(ev, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Created environment %s version %s (use it as azureml:%s:%s)\n", ev.Name, ev.Version, ev.Name, ev.Version)
@@ -67,7 +93,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: from the file, else the next integer)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
 	addSpecRootFlag(cmd, &root)
-	_ = cmd.MarkFlagRequired("file")
+	fields = addFlagFields(cmd, envCreateFields)
 	return cmd
 }
 
@@ -101,13 +127,16 @@ func newEnvListCmd(env *Env) *cobra.Command {
 }
 
 func newEnvShowCmd(env *Env) *cobra.Command {
-	var name, version string
+	var name, version, label string
 	cmd := &cobra.Command{
 		Use:     "show NAME",
 		Short:   "Show an environment version (default: the latest)",
 		Example: "  hangar environment show sklearn\n  hangar environment show -n sklearn --version 2 -o yaml",
 		Args:    nameArgs(&name, "environment"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if label != "" && label != "latest" {
+				return usageError("--label %q: an environment's only label is latest", label)
+			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
@@ -121,6 +150,7 @@ func newEnvShowCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name (or give it as the first argument)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: latest)")
+	cmd.Flags().StringVarP(&label, "label", "l", "", "latest (the default)")
 	return cmd
 }
 

@@ -18,6 +18,7 @@ type listFlags struct {
 	archived bool
 	all      bool
 	mine     bool
+	parent   string // --parent-job-name: a pipeline's steps or a sweep's trials (jobchildren.go)
 }
 
 func newJobListCmd(env *Env) *cobra.Command {
@@ -58,6 +59,7 @@ JSON, as az --query does.`,
 	fl.StringVar(&f.q.Order, "order", "-created", "sort by created, name or status; a leading - reverses")
 	fl.BoolVar(&f.archived, "archived", false, "list archived jobs only")
 	fl.BoolVar(&f.all, "all", false, "list archived jobs too")
+	fl.StringVar(&f.parent, "parent-job-name", "", "only the steps of this pipeline job, or the trials of this sweep (as az)")
 	_ = cmd.RegisterFlagCompletionFunc("compute", env.completer(computeNames))
 	_ = cmd.RegisterFlagCompletionFunc("status", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"NotStarted", "Queued", "Preparing", "Starting", "Running", "Finalizing", "CancelRequested", "Completed", "Failed", "Canceled"}, cobra.ShellCompDirectiveNoFileComp
@@ -98,7 +100,12 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 		}
 		q.User = me.User // the server records the user a job's request authenticated as
 	}
-	page, err := c.ListJobsPage(cmd.Context(), q)
+	var page *api.JobPage
+	if f.parent != "" {
+		page, err = childJobs(cmd.Context(), c, q, f.parent)
+	} else {
+		page, err = c.ListJobsPage(cmd.Context(), q)
+	}
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (e *Env) printData(v any, table func(w io.Writer) error) error {
 		}
 		if e.Output == "table" {
 			w, flush := e.tableOut()
-			if writeQueryLines(w, res) {
+			if writeQueryLines(w, res) || writeQueryTable(w, res, queryKeyOrders(e.Query)) {
 				return flush()
 			}
 		}

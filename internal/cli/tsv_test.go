@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,5 +92,32 @@ func TestQueryKeyOrders(t *testing.T) {
 	want := [][]string{{"Name", "Gpus", "z"}, {"b", "a"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("queryKeyOrders (-want +got):\n%s", diff)
+	}
+}
+
+// With the table format a query's objects are a table of their scalar fields, as az prints them.
+func TestPrintTableOfQuery(t *testing.T) {
+	sizes := []map[string]any{{"name": "Standard_DS3_v2", "gpus": 0, "family": "DSv2", "id": "x", "tags": map[string]any{}},
+		{"name": "Standard_NC6", "gpus": 1, "family": "NC"}}
+	tests := []struct {
+		query, want string
+	}{
+		{"[?gpus > `0`].{Name: name, Gpus: gpus}", "Name          Gpus\nStandard_NC6  1\n"},
+		{"[].{n: name, f: family}", "N                F\nStandard_DS3_v2  DSv2\nStandard_NC6     NC\n"},
+		{"[0]", "Family  Gpus  Name\nDSv2    0     Standard_DS3_v2\n"},
+		{"[].name", "Standard_DS3_v2\nStandard_NC6\n"},
+		{"[0].tags", "{}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			var out bytes.Buffer
+			e := &Env{Stdout: &out, Output: "table", Query: tt.query}
+			if err := e.printData(sizes, func(io.Writer) error { t.Error("the command's own table was printed"); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("--query %q -o table (-want +got):\n%s", tt.query, diff)
+			}
+		})
 	}
 }

@@ -16,17 +16,18 @@ import (
 func newWorkspaceCmd(env *Env) *cobra.Command {
 	cmd := groupCmd(&cobra.Command{
 		Use:   "workspace",
-		Short: "Back up, restore and migrate the local workspace directory; free unreferenced blobs",
+		Short: "Show the workspace; back up, restore and migrate the local workspace directory; free unreferenced blobs",
 		Long: `Back up and restore the local workspace directory ($HANGAR_HOME, default ~/.hangar, or --home),
 or move its database from SQLite to PostgreSQL. These commands work on the files of the machine
 that holds the workspace, not through its server. gc asks the workspace's server to free the
-blobs nothing references.`,
+blobs nothing references; show says which workspace the CLI talks to.`,
 		Example: `  hangar workspace backup /backups/hangar-$(date +%F)
   hangar workspace restore /backups/hangar-2026-11-23
   HANGAR_DATABASE_URL=postgres://hangar@db.internal/hangar hangar workspace migrate
   hangar workspace gc --dry-run`,
 	})
-	cmd.AddCommand(newWorkspaceBackupCmd(env), newWorkspaceRestoreCmd(env), newWorkspaceMigrateCmd(env), newWorkspaceGCCmd(env))
+	cmd.AddCommand(newWorkspaceBackupCmd(env), newWorkspaceRestoreCmd(env), newWorkspaceMigrateCmd(env), newWorkspaceGCCmd(env),
+		newWorkspaceShowCmd(env))
 	return cmd
 }
 
