@@ -37,6 +37,8 @@ var azFlags = map[string]azFlag{
 	"web":                    {note: "ignored: `hangar studio` prints a link to the web studio"},
 	"local":                  {note: "ignored: a Hangar endpoint is served by its workspace, which runs its replicas on the compute it names (local by default)"},
 	"skip-script-validation": {note: "ignored: Hangar checks the scoring script when a replica starts"},
+	"with-package":           {note: "ignored: Hangar serves the model from the workspace as it is, without packaging it into an image"},
+	"package-model":          {note: "ignored: Hangar serves the model from the workspace as it is, without packaging it into an image"},
 	"registry-name": {short: "r", takesArg: true, refuse: true, valueHint: "registry",
 		note: "Azure ML registries are not part of a Hangar workspace: register the asset in the workspace (hangar model/component/environment create) and name it without --registry-name"},
 }

@@ -21,12 +21,16 @@ type workspaceView struct {
 }
 
 func newWorkspaceShowCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var name string
+	cmd := &cobra.Command{
 		Use:     "show",
 		Short:   "Show the workspace the CLI talks to: its URL, its MLflow tracking URI and who you are there",
 		Example: "  hangar workspace show\n  export MLFLOW_TRACKING_URI=$(hangar workspace show --query mlflow_tracking_uri -o tsv)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if name != "" {
+				fmt.Fprintf(env.Stderr, "note: --name %s is az's: the workspace is the one at --workspace or $HANGAR_URL (or the local one)\n", name)
+			}
 			c, err := env.client(cmd.Context())
 			if err != nil {
 				return err
@@ -44,4 +48,6 @@ func newWorkspaceShowCmd(env *Env) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "az's workspace name: ignored, with a note")
+	return cmd
 }
