@@ -153,8 +153,8 @@ func (e *Env) uploadJob(ctx context.Context, c *api.Client, sp *job.Spec) error 
 
 // uploadSpec uploads one job's (or step's) code folder and local data inputs.
 func uploadSpec(ctx context.Context, u *uploader, sp *job.Spec) error {
-	if sp.Code != "" {
-		h, err := u.code(ctx, sp.Code)
+	if sp.Code != "" || len(sp.AdditionalIncludes) > 0 {
+		h, err := u.code(ctx, sp.Code, sp.AdditionalIncludes...)
 		if err != nil {
 			return err
 		}

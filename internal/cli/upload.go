@@ -42,10 +42,14 @@ func (u *uploader) close() {
 	}
 }
 
-// code uploads a code folder (ignore files honoured) and returns its manifest hash.
-func (u *uploader) code(ctx context.Context, dir string) (string, error) {
-	return u.once("code\x00"+dir, func() (string, error) {
-		return u.tree(ctx, "code", dir, false, snapshot.ScanOptions{Cache: u.cache})
+// code uploads a code snapshot and returns its manifest hash: a code folder (ignore files
+// honoured) or a single code file, with a component's additional includes at its root
+// (snapshot.ScanCode).
+func (u *uploader) code(ctx context.Context, path string, includes ...string) (string, error) {
+	return u.once("code\x00"+path+"\x00"+strings.Join(includes, "\x00"), func() (string, error) {
+		return u.upload(ctx, "code", path, func(ctx context.Context) (*snapshot.Manifest, map[string]string, snapshot.Stats, error) {
+			return snapshot.ScanCode(ctx, path, includes, snapshot.ScanOptions{Cache: u.cache})
+		})
 	})
 }
 
@@ -75,12 +79,20 @@ func (u *uploader) once(key string, upload func() (string, error)) (string, erro
 }
 
 func (u *uploader) tree(ctx context.Context, label, path string, isFile bool, opts snapshot.ScanOptions) (string, error) {
-	start := time.Now()
 	scan := snapshot.Scan
 	if isFile {
 		scan = snapshot.ScanFile
 	}
-	m, local, st, err := scan(ctx, path, opts)
+	return u.upload(ctx, label, path, func(ctx context.Context) (*snapshot.Manifest, map[string]string, snapshot.Stats, error) {
+		return scan(ctx, path, opts)
+	})
+}
+
+// upload scans with scan and uploads what the workspace lacks of the tree; path is what the
+// messages name.
+func (u *uploader) upload(ctx context.Context, label, path string, scan func(context.Context) (*snapshot.Manifest, map[string]string, snapshot.Stats, error)) (string, error) {
+	start := time.Now()
+	m, local, st, err := scan(ctx)
 	if err != nil {
 		return "", scanError(label, path, err)
 	}

@@ -13,9 +13,12 @@ type Spec struct {
 	Properties     map[string]string `json:"properties,omitempty"`
 
 	Command string `json:"command"`
-	// Code is the code folder as written in the YAML, resolved to an absolute local path
-	// on the client. Empty means no code (the working directory starts empty).
+	// Code is the code folder (or a single code file) as written in the YAML, resolved to an
+	// absolute local path on the client. Empty means no code (the working directory starts empty).
 	Code string `json:"code,omitempty"`
+	// AdditionalIncludes are a component's additional_includes, absolute local paths on the
+	// client: files and folders the code snapshot holds at its root under their own names.
+	AdditionalIncludes []string `json:"additional_includes,omitempty"`
 	// CodeSnapshot is the hash of the uploaded snapshot manifest (set by the client).
 	CodeSnapshot string `json:"code_snapshot,omitempty"`
 

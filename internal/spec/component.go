@@ -70,11 +70,12 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 		"is_deterministic": func(v *yaml.Node, p string) { c.Deterministic, _ = d.boolean(v, p) },
 		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.componentInputs(v, p) },
 		"outputs":          func(v *yaml.Node, p string) { c.Outputs = d.outputs(v, p) },
-		"additional_includes": func(v *yaml.Node, p string) {
-			d.errorf(v, p, "additional_includes is not supported yet; put the files in the code folder")
-		},
 	}
+	fs["additional_includes"] = nil // a command component's: decoded below
 	if c.Type == component.Pipeline {
+		fs["additional_includes"] = func(v *yaml.Node, p string) {
+			d.errorf(v, p, "a command component's field; list it in the components of the steps that need the files")
+		}
 		fs["jobs"] = nil
 		fs["settings"] = func(v *yaml.Node, p string) { d.pipelineSettings(v, p) }
 		got := d.mapping(root, "", fs)
@@ -94,6 +95,13 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 		fs[k] = common[k]
 	}
 	got := d.mapping(root, "", fs)
+	if inc := got["additional_includes"]; inc != nil && !isNull(inc) {
+		errs := len(d.errs)
+		s.AdditionalIncludes = d.additionalIncludes(inc, "additional_includes") // includes.go
+		if len(d.errs) == errs {
+			d.checkIncludes(inc, "additional_includes", s.Code, s.AdditionalIncludes)
+		}
+	}
 	cmd := got["command"]
 	switch {
 	case cmd == nil:
@@ -174,8 +182,13 @@ func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bo
 	errs := len(d.errs)
 	typ := job.URIFolder
 	if t := lookup(v, "type"); t != nil && !isNull(t) {
-		if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
-			return component.Input{}, false
+		switch {
+		case d.legacyPath(t, join(path, "type")): // inputs.go
+			typ = d.pathType(lookup(v, "default"))
+		default:
+			if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
+				return component.Input{}, false
+			}
 		}
 	}
 	// Mode stays empty unless declared: a declared mode is the one a step gets when it gives

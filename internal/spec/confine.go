@@ -16,7 +16,8 @@ import (
 // path on the command line: in a --set, or under a wider folder given with --spec-root
 // (docs/schema.md#files-a-spec-reads). Folders the CLI uploads (code, data and model paths,
 // build contexts) are not confined: uploading them is what the spec asks for, and the CLI
-// names each as it sends it.
+// names each as it sends it. A component's additional_includes are confined: a component file
+// lists them, and nothing on the command line names them.
 
 // A FileOption changes where a spec's file references may be read from.
 type FileOption func(*decoder)
@@ -56,6 +57,16 @@ func within(dir, p string) bool {
 // confined checks that the file abs, which the spec names as written at path, lies under the
 // decoder's root once its links are resolved; a path given with --set may lie anywhere.
 func (d *decoder) confined(n *yaml.Node, path, written, abs string) bool {
+	return d.confinedTo(n, path, written, abs, d.depth == 0)
+}
+
+// confinedUpload is confined for a path uploaded with the code (additional_includes), which
+// --set cannot give: only --spec-root widens where it may lie.
+func (d *decoder) confinedUpload(n *yaml.Node, path, written, abs string) bool {
+	return d.confinedTo(n, path, written, abs, false)
+}
+
+func (d *decoder) confinedTo(n *yaml.Node, path, written, abs string, setHint bool) bool {
 	if d.root == "" || d.fromSet[n] {
 		return true
 	}
@@ -71,7 +82,7 @@ func (d *decoder) confined(n *yaml.Node, path, written, abs string) bool {
 		what = fmt.Sprintf("%s (a link to %s)", written, real)
 	}
 	hint := "allow a wider folder with --spec-root DIR"
-	if d.depth == 0 {
+	if setHint {
 		hint = fmt.Sprintf("give the path on the command line (--set %s=%s) or %s", join(d.prefix, path), written, hint)
 	}
 	d.errorf(n, path, "%s is outside %s, %s: a spec reads files only inside it, so that a spec from elsewhere cannot publish your files to the workspace; %s",

@@ -2,13 +2,14 @@ package spec
 
 import (
 	"fmt"
-	"github.com/hangar-ml/hangar/internal/pattern"
+	"os"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pattern"
 )
 
 var (
@@ -88,14 +89,49 @@ func (d *decoder) input(n *yaml.Node, path string) (job.Input, bool) {
 	}
 	typ := job.URIFolder
 	if t := lookup(n, "type"); t != nil && !isNull(t) {
-		if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
-			return job.Input{}, false
+		switch {
+		case d.legacyPath(t, join(path, "type")):
+			typ = d.pathType(lookup(n, "path"))
+		default:
+			if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
+				return job.Input{}, false
+			}
 		}
 	}
 	if isLiteralType(typ) {
 		return d.literalInput(n, path, typ)
 	}
 	return d.dataInput(n, path, typ)
+}
+
+// legacyPath reports a type node that says `path`, the data type of Azure's first component
+// schema (sdk-2-0, still in its examples): a file or a folder, which the given path decides.
+func (d *decoder) legacyPath(t *yaml.Node, path string) bool {
+	if t.Kind != yaml.ScalarNode || !strings.EqualFold(strings.TrimSpace(t.Value), "path") {
+		return false
+	}
+	d.warnf(t, path, "the legacy type path is read as uri_folder, or uri_file when the path is a file")
+	return true
+}
+
+// pathType is the type a legacy `type: path` input takes from its path (p, nil when none):
+// uri_file for a local file or a URI naming a file (its last part has an extension), else
+// uri_folder.
+func (d *decoder) pathType(p *yaml.Node) string {
+	if p = resolve(p); p == nil || p.Kind != yaml.ScalarNode || isNull(p) {
+		return job.URIFolder
+	}
+	v := strings.TrimSpace(p.Value)
+	if isURI(v) {
+		if last := v[strings.LastIndex(v, "/")+1:]; last != "" && strings.Contains(last, ".") && !strings.Contains(v, "${{") {
+			return job.URIFile
+		}
+		return job.URIFolder
+	}
+	if info, err := os.Stat(d.abs(localPath(v))); err == nil && info.Mode().IsRegular() {
+		return job.URIFile
+	}
+	return job.URIFolder
 }
 
 // scalarType is a literal's type from its YAML tag.
@@ -305,7 +341,7 @@ func (d *decoder) output(n *yaml.Node, path string) job.Output {
 		d.expected(n, path, "an output object or nothing")
 		return o
 	}
-	if t := lookup(n, "type"); t != nil && !isNull(t) {
+	if t := lookup(n, "type"); t != nil && !isNull(t) && !d.legacyPath(t, join(path, "type")) {
 		o.Type = d.enum(t, join(path, "type"), dataTypes...)
 	}
 	d.mapping(n, path, fields{

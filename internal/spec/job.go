@@ -169,7 +169,7 @@ func (d *decoder) jobFields(s *job.Spec) fields {
 		"tags":                  func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
 		"command":               func(n *yaml.Node, p string) { s.Command = d.text(n, p, "a shell command (a string)") },
-		"code":                  func(n *yaml.Node, p string) { s.Code = d.code(n, p) },
+		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobCode(n, p) },
 		"environment":           func(n *yaml.Node, p string) { s.Environment = d.jobEnvironment(n, p) },
 		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.envVars(n, p) },
 		"compute":               func(n *yaml.Node, p string) { s.Compute = d.compute(n, p) },
@@ -188,6 +188,9 @@ func (d *decoder) jobFields(s *job.Spec) fields {
 	}
 	for _, f := range readOnlyFields {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
+	}
+	fs["additional_includes"] = func(n *yaml.Node, p string) {
+		d.errorf(n, p, "a component's field (Azure's command jobs take none): put the command in a component file, or the files in the code folder")
 	}
 	return fs
 }

@@ -58,7 +58,7 @@ var jobErrorTests = []struct {
 		"job.yml: compute: ARM resource ids are not supported by this workspace; use azureml:<name> (line 2)"},
 	{"compute bad name", "command: x\ncompute: 'bad name'\n", `job.yml: compute: expected a compute name like azureml:cpu-cluster, local or serverless, got "bad name" (line 2)`},
 	{"code missing", "command: x\ncode: ./nope\n", "job.yml: code: ./nope does not exist (line 2)"},
-	{"code is a file", "command: x\ncode: src/main.py\n", "job.yml: code: src/main.py is a file; code must be a directory (line 2)"},
+	{"additional_includes in a job", "command: x\nadditional_includes: [src]\n", "job.yml: additional_includes: a component's field (Azure's command jobs take none)"},
 	{"code git", "command: x\ncode: git+https://github.com/a/b\n", "job.yml: code: git code (git+https://github.com/a/b) is not supported yet; use a local directory (line 2)"},
 	{"code remote", "command: x\ncode: azureml://datastores/ds/paths/src\n", "job.yml: code: remote code (azureml://datastores/ds/paths/src) is not supported yet"},
 	{"code legacy without local_path", "command: x\ncode: {path: src}\n", `job.yml: code.path: unknown field (expected one of: local_path) (line 2)`},

@@ -140,7 +140,7 @@ func (d *decoder) parallelTask(n *yaml.Node, s *job.Spec) {
 	p := s.Parallel
 	got := d.mapping(n, "task", fields{
 		"type":              func(v *yaml.Node, path string) { d.enum(v, path, "run_function") },
-		"code":              func(v *yaml.Node, path string) { s.Code = d.code(v, path) },
+		"code":              func(v *yaml.Node, path string) { s.Code = d.jobCode(v, path) },
 		"entry_script":      func(v *yaml.Node, path string) { p.EntryScript = d.str(v, path) },
 		"environment":       func(v *yaml.Node, path string) { s.Environment = d.jobEnvironment(v, path) },
 		"program_arguments": func(v *yaml.Node, path string) { p.ProgramArguments = d.str(v, path) },

@@ -43,6 +43,16 @@ func (d *decoder) compute(n *yaml.Node, path string) string {
 
 // code decodes `code:`, a local directory (or the legacy {local_path: dir}).
 func (d *decoder) code(n *yaml.Node, path string) string {
+	return d.codeOf(n, path, false)
+}
+
+// jobCode decodes a job's or a component's `code:`: a local directory, or a single file (Azure
+// takes code: ./train.py; the snapshot holds that file at its root).
+func (d *decoder) jobCode(n *yaml.Node, path string) string {
+	return d.codeOf(n, path, true)
+}
+
+func (d *decoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
 	if n.Kind == yaml.MappingNode {
 		var local *yaml.Node
 		d.mapping(n, path, fields{"local_path": func(v *yaml.Node, _ string) { local = v }})
@@ -51,12 +61,12 @@ func (d *decoder) code(n *yaml.Node, path string) string {
 			return ""
 		}
 		d.warnf(n, path, "{local_path: ...} is a legacy form; write code: %s", local.Value)
-		return d.codeDir(local, join(path, "local_path"))
+		return d.codeDir(local, join(path, "local_path"), fileOK)
 	}
-	return d.codeDir(n, path)
+	return d.codeDir(n, path, fileOK)
 }
 
-func (d *decoder) codeDir(n *yaml.Node, path string) string {
+func (d *decoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
 	s := d.str(n, path)
 	lower := strings.ToLower(s)
 	switch {
@@ -70,7 +80,18 @@ func (d *decoder) codeDir(n *yaml.Node, path string) string {
 		d.errorf(n, path, "remote code (%s) is not supported yet; use a local directory", s)
 		return ""
 	}
-	p, _ := d.dir(n, path, s, "code")
+	if !fileOK {
+		p, _ := d.dir(n, path, s, "code")
+		return p
+	}
+	p, info, ok := d.stat(n, path, s)
+	switch {
+	case !ok:
+		return ""
+	case !info.IsDir() && !info.Mode().IsRegular():
+		d.errorf(n, path, "%s is neither a directory nor a regular file", s)
+		return ""
+	}
 	return p
 }
 

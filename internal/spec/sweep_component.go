@@ -88,6 +88,7 @@ func (d *decoder) bindComponent(n *yaml.Node, got map[string]*yaml.Node, s *job.
 	}
 	slices.Sort(s.Sweep.ParamInputs)
 	s.Command, s.Code, s.Environment, s.EnvironmentVariables = cj.Command, cj.Code, cj.Environment, cj.EnvironmentVariables
+	s.AdditionalIncludes = cj.AdditionalIncludes
 	s.Resources, s.Distribution, s.Services = cj.Resources, cj.Distribution, cj.Services
 	s.Inputs, s.Outputs = inputs, outputs
 	if len(d.errs) == 0 {
