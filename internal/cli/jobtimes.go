@@ -25,11 +25,15 @@ func timesOf(r *job.Run, now time.Time) runTimes {
 	if t.Ended {
 		end = *r.EndedAt
 	}
-	t.Total = nonNegative(end.Sub(r.CreatedAt))
+	created := r.CreatedAt
+	if created.IsZero() && r.StartedAt != nil {
+		created = *r.StartedAt // a view without its creation time: the run alone
+	}
+	t.Total = nonNegative(end.Sub(created))
 	t.Waited = t.Total
 	if r.StartedAt != nil {
 		t.Started = true
-		t.Waited = nonNegative(r.StartedAt.Sub(r.CreatedAt))
+		t.Waited = nonNegative(r.StartedAt.Sub(created))
 		t.Ran = nonNegative(end.Sub(*r.StartedAt))
 	}
 	return t

@@ -20,10 +20,14 @@ func newJobStreamCmd(env *Env) *cobra.Command {
 		Long: `Print the job's log (stdout and stderr of its command) as it is written, until the job ends.
 Exits 0 only when the job Completed: 3 when it Failed, 4 when it was Canceled.
 
+A pipeline job has no log of its own: its stream is each step's change as it happens (queued,
+running, completed, failed, skipped, with the step's run), and the last lines of the log of a
+step that failed; the exit code is the pipeline's.
+
 On a terminal, control characters in the log (escape sequences that move the cursor, set the
 title or write the clipboard) are shown escaped, as \x1b[31m; --raw prints them as they are.
 Piped or redirected, the log is written byte for byte.`,
-		Example: "  hangar job stream plucky_otter_k3x9q2mz\n  hangar job logs -n plucky_otter_k3x9q2mz\n  hangar job logs plucky_otter_k3x9q2mz --raw   # keep the job's colours",
+		Example: "  hangar job stream plucky_otter_k3x9q2mz\n  hangar job stream my_pipeline_job   # its steps as they change\n  hangar job logs -n plucky_otter_k3x9q2mz\n  hangar job logs plucky_otter_k3x9q2mz --raw   # keep the job's colours",
 	}
 	name := addNameArg(cmd, "job", jobNames, env)
 	var raw bool
@@ -39,12 +43,16 @@ Piped or redirected, the log is written byte for byte.`,
 }
 
 // stream prints log lines until the run ends, then a summary; the error carries the exit code.
+// A pipeline's stream is its steps' changes instead (streamPipeline).
 // A multi-node run's nodes each have a log (std_log.txt for node 0, std_log_node_<n>.txt for the
 // others): they are followed together, their lines (already prefixed with their rank) interleaved.
 // On a terminal the lines are escaped unless raw (termsafe.go).
 func (e *Env) stream(ctx context.Context, c *api.Client, name string, raw bool) error {
 	files := []string{""}
 	if d, err := c.GetJob(ctx, name); err == nil {
+		if d.Spec.Pipeline != nil {
+			return e.streamPipeline(ctx, c, name, raw) // pipelinestream.go: its steps, not a log
+		}
 		for n := 1; n < d.Spec.Resources.InstanceCount; n++ {
 			files = append(files, fmt.Sprintf("std_log_node_%d.txt", n))
 		}
