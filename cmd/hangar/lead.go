@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -124,6 +125,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeue: ctrl.Requeue,
 		Kind: compute.TypeInstance, PoolSpec: ctrl.InstancePoolSpec, Admit: ctrl.AdmitInstance,
 		Log: o.Log.With("component", "backend/instance")}
+	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
 	if err := ctrl.FinishKeyRotation(ctx); err != nil {
@@ -152,4 +154,17 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
 	go endpoints.Run(ctx)
 	return srv.Handler(), nil
+}
+
+// stopIdleAgents is a planned stop's: the managed clusters' idle agents that the local provider
+// started on this machine stop with the server (a crash leaves them, and a restarted server
+// takes them back); those with runs go on, and are logged.
+func stopIdleAgents(ctx context.Context, clusters *clusterbackend.Backend, log *slog.Logger) {
+	left, err := clusters.StopIdleLocalNodes(ctx)
+	if err != nil {
+		log.Warn("stopping this machine's idle agents", "err", err)
+	}
+	if len(left) > 0 {
+		log.Info("left running: nodes with runs, which go on and report when a server is back", "nodes", left)
+	}
 }

@@ -102,7 +102,14 @@ type leading struct {
 	role    func() (string, string)
 	// release drops the home's server lock taken by a leader of a replicated workspace.
 	release func()
+	// stopping is what a planned stop of the workspace's only server does while it still
+	// serves (stopIdleAgents, lead.go); nil until it leads.
+	stopping func(context.Context)
 }
+
+// stopGrace bounds what a planned stop does before the listener closes: the idle agents of this
+// machine stopping (each leaves at once; `hangar server stop` waits 30 s in all).
+const stopGrace = 10 * time.Second
 
 // serveHTTP serves hd on the listener until ctx ends or run (when given) returns; run's context
 // ends after the listener closed, and serveHTTP waits for it (a leader releases its lock).
@@ -124,6 +131,13 @@ func (ws *leading) serveHTTP(ctx context.Context, hd http.Handler, run func(cont
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
+		// A planned stop (SIGTERM) of the workspace's only server; a replicated workspace's
+		// other servers take over what this one ran, agents included.
+		if run == nil && ws.stopping != nil {
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+			ws.stopping(gctx)
+			cancel()
+		}
 	}
 	ws.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/home"
+	localprovider "github.com/hangar-ml/hangar/internal/provider/local"
 )
 
 func newServerCmd(env *Env) *cobra.Command {
@@ -138,17 +141,26 @@ func (t TLSOptions) check() error {
 }
 
 func newServerStopCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "stop",
-		Short:   "Stop the local workspace's server (runs keep going and report when it is back)",
-		Example: `  hangar server stop`,
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the local workspace's server, and the idle agents it started on this machine",
+		Long: `Stop the local workspace's server (SIGTERM; SIGKILL after 30 s). Before it stops, the server
+stops the agents of managed clusters and of the serverless pool that it started on this machine
+(the local provider) and that run nothing; a server started later creates the nodes its
+clusters need. What still runs is said on stderr and left running: runs go on and report when
+the server is back (the supervisors of local runs, agents with runs, a running compute
+instance's agent; stop an instance with hangar compute stop first). --all stops the agents that
+are left too: their runs are canceled, and a server started later finds their nodes silent and
+replaces them. A crash (kill -9) leaves everything running, and a restarted server takes it back.`,
+		Example: "  hangar server stop\n  hangar server stop --all   # the agents that still run jobs too",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := home.Default()
 			if err != nil {
 				return err
 			}
-			stopped, err := h.Stop(cmd.Context(), 10*time.Second)
+			stopped, err := h.Stop(cmd.Context(), 30*time.Second)
 			if err != nil {
 				return err
 			}
@@ -157,9 +169,36 @@ func newServerStopCmd(env *Env) *cobra.Command {
 			} else {
 				fmt.Fprintf(env.Stderr, "No server is running for %s\n", h.Dir)
 			}
-			return nil
+			return env.leftAgents(cmd.Context(), h, all)
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "also stop this machine's agents that still run jobs (their runs are canceled)")
+	return cmd
+}
+
+// leftAgents says which of the local provider's agents still run once the server stopped, and
+// stops them with all.
+func (e *Env) leftAgents(ctx context.Context, h home.Home, all bool) error {
+	agents, err := localprovider.Running(h.NodesDir())
+	if err != nil || len(agents) == 0 {
+		return err
+	}
+	if !all {
+		fmt.Fprintf(e.Stderr, "Left running (their runs go on and report when the server is back; hangar server stop --all stops them):\n")
+		for _, a := range agents {
+			fmt.Fprintf(e.Stderr, "  the agent of node %s (pid %d)\n", a.NodeID, a.PID)
+		}
+		return nil
+	}
+	var errs []error
+	for _, a := range agents {
+		if err := localprovider.StopAgent(ctx, a); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.Stderr, "Stopped the agent of node %s (pid %d)\n", a.NodeID, a.PID)
+	}
+	return errors.Join(errs...)
 }
 
 func newServerStatusCmd(env *Env) *cobra.Command {

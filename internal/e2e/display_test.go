@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -188,4 +191,139 @@ func TestDisplayComputeListStates(t *testing.T) {
 		}
 	}
 	w.ok("job", "cancel", run, "--yes")
+}
+
+// job create --stream of a pipeline shows each step's changes with its run, the failing step's
+// log tail, and exits as the pipeline ended (3: Failed); job stream of the ended pipeline shows
+// where each step ended. Before, a pipeline's stream printed nothing until its summary.
+func TestDisplayPipelineStreamShowsSteps(t *testing.T) {
+	t.Parallel()
+	w := newWS(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"p.yml": `type: pipeline
+settings: {default_compute: azureml:local}
+jobs:
+  prep:
+    command: sleep 2; echo prepared > ${{outputs.data}}/d.txt
+    outputs: {data: {type: uri_folder}}
+  train:
+    command: cat ${{inputs.data}}/d.txt; echo boom-from-train >&2; exit 3
+    inputs:
+      data: ${{parent.jobs.prep.outputs.data}}
+    outputs: {model: {type: uri_folder}}
+  score:
+    command: echo never
+    inputs:
+      m: ${{parent.jobs.train.outputs.model}}
+`})
+	r := w.run("job", "create", "-f", filepath.Join(dir, "p.yml"), "--stream")
+	if r.code != 3 {
+		t.Fatalf("job create --stream of a failing pipeline: exit %d, want 3\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	step := func(out, name, state string) string { // the step's line, and its run
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^\[\d\d:\d\d:\d\d\] step ` + name + `(?: \(run (\S+)\))?: ` + state + `.*$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no line for step %s %s in:\n%s", name, state, out)
+		}
+		return m[1]
+	}
+	prep := step(r.stdout, "prep", "running")
+	if step(r.stdout, "prep", "completed in ") != prep || prep == "" {
+		t.Errorf("prep's running and completed lines name different runs:\n%s", r.stdout)
+	}
+	train := step(r.stdout, "train", "failed")
+	step(r.stdout, "score", "skipped")
+	for _, want := range []string{"last lines of train's log (all of it: hangar job stream " + train + "):", "  | prepared", "  | boom-from-train"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the stream lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`Job \S+ Failed after \S+ \(waited`).MatchString(r.stderr) {
+		t.Errorf("the summary on stderr: %s", r.stderr)
+	}
+	pl := regexp.MustCompile(`Created job (\S+)`).FindStringSubmatch(r.stderr)
+	if pl == nil {
+		t.Fatalf("no Created job line: %s", r.stderr)
+	}
+	again := w.run("job", "stream", pl[1])
+	if again.code != 3 || step(again.stdout, "train", "failed") != train || !strings.Contains(again.stdout, "  | boom-from-train") {
+		t.Errorf("job stream of the ended pipeline: exit %d\n%s", again.code, again.stdout)
+	}
+}
+
+// localAgents maps node id → pid of the local provider's agents that still run in a workspace.
+func localAgents(t *testing.T, homeDir string) map[string]int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(homeDir, "local", "nodes", "*", "provider.json"))
+	out := map[string]int{}
+	for _, f := range files {
+		var rec struct {
+			NodeID string `json:"node_id"`
+			PID    int    `json:"pid"`
+		}
+		b, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			continue // deleted meanwhile
+		}
+		if syscall.Kill(rec.PID, 0) == nil && !zombie(rec.PID) {
+			out[rec.NodeID] = rec.PID
+		}
+	}
+	return out
+}
+
+// hangar server stop stops the idle agents the server started on this machine and says which
+// it left running (an agent with a run: its run goes on); --all stops those too; a server
+// started again provisions its clusters' nodes afresh. Before, every agent outlived a planned
+// stop, idle ones included, and nothing said so.
+func TestDisplayServerStopStopsItsIdleAgents(t *testing.T) {
+	t.Parallel()
+	w := newWS(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"warm.yml": "name: warm\ntype: amlcompute\nsize: local-quarter\nmin_instances: 1\nmax_instances: 1\n",
+		"busy.yml": "name: busy\ntype: amlcompute\nsize: local-quarter\nmax_instances: 1\n",
+		"job.yml":  "command: sleep 300\ncompute: busy\n",
+	})
+	w.ok("compute", "create", "-f", filepath.Join(dir, "warm.yml"))
+	w.ok("compute", "create", "-f", filepath.Join(dir, "busy.yml"))
+	run := w.create(filepath.Join(dir, "job.yml"))
+	w.waitStatus(run, 2*time.Minute, job.Running)
+	var agents map[string]int
+	waitFor(t, time.Minute, "an agent for each cluster", func() bool { agents = localAgents(t, w.home); return len(agents) == 2 })
+	var warm, busy string
+	for id := range agents {
+		if strings.HasPrefix(id, "warm") {
+			warm = id
+		} else {
+			busy = id
+		}
+	}
+
+	r := w.ok("server", "stop")
+	for _, want := range []string{"Stopped the server of", "Left running", "the agent of node " + busy + " (pid " + strconv.Itoa(agents[busy]) + ")"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("server stop's stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, warm) {
+		t.Errorf("server stop says it left the idle agent %s running:\n%s", warm, r.stderr)
+	}
+	if left := localAgents(t, w.home); left[warm] != 0 || left[busy] != agents[busy] {
+		t.Errorf("after server stop: agents %v; want only %s's (pid %d), the one with a run", left, busy, agents[busy])
+	}
+
+	r = w.ok("server", "stop", "--all")
+	if want := "Stopped the agent of node " + busy; !strings.Contains(r.stderr, want) {
+		t.Errorf("server stop --all's stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if left := localAgents(t, w.home); len(left) != 0 {
+		t.Errorf("after server stop --all: agents %v still run", left)
+	}
+
+	w.startServer()
+	waitFor(t, time.Minute, "warm to start a new idle node", func() bool {
+		return computeStates(w)["warm"] == "1 node (up to 1): 1 idle"
+	})
 }

@@ -17,7 +17,6 @@ import (
 func (h Home) SecretKeyFile() string { return filepath.Join(h.Dir, "secret.key") }
 func (h Home) SlurmRoot() string     { return filepath.Join(h.Dir, "slurm") }
 func (h Home) runsDir() string       { return filepath.Join(h.LocalRoot(), "runs") }
-func (h Home) nodesDir() string      { return filepath.Join(h.LocalRoot(), "nodes") }
 
 // LostDatabaseError means the workspace database is missing or empty while other files show
 // that the workspace had data: it was truncated or deleted, and a new empty database would
@@ -120,7 +119,7 @@ func (h Home) Traces() ([]string, error) {
 		out = append(out, "blobs/ with "+count(n, "blob"))
 	}
 	for _, d := range []struct{ path, what string }{
-		{h.runsDir(), "run directory"}, {h.nodesDir(), "node directory"}, {h.SlurmRoot(), "entry"},
+		{h.runsDir(), "run directory"}, {h.NodesDir(), "node directory"}, {h.SlurmRoot(), "entry"},
 	} {
 		des, err := os.ReadDir(d.path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -46,6 +46,9 @@ func (h Home) CacheDir() string   { return filepath.Join(h.Dir, "cache") }
 func (h Home) lockFile() string   { return filepath.Join(h.Dir, "server.lock") }
 func (h Home) startLock() string  { return filepath.Join(h.Dir, "start.lock") }
 
+// NodesDir holds a directory per node of the agents the local provider starts on this machine.
+func (h Home) NodesDir() string { return filepath.Join(h.LocalRoot(), "nodes") }
+
 // Ensure creates the directory (private to the user).
 func (h Home) Ensure() error {
 	if err := os.MkdirAll(h.Dir, 0o700); err != nil {
