@@ -3,10 +3,10 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/curated"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -22,9 +22,10 @@ func (c *Controller) CreateEnvironment(ctx context.Context, env job.Environment)
 	if env.Name == "" {
 		return nil, invalidf("name: required")
 	}
-	lower := strings.ToLower(env.Name)
-	if strings.HasPrefix(lower, "azureml-") || strings.HasPrefix(lower, "microsoft") {
-		return nil, invalidf("name: %q is reserved for curated environments (names starting with AzureML- or Microsoft)", env.Name)
+	if curated.Reserved(env.Name) {
+		return nil, invalidf("name: %q is reserved for Azure's curated environments (names starting with AzureML- or Microsoft); "+
+			"register yours under another name and have an owner map the curated name to it: hangar curated-environment set %s --environment <your name>",
+			env.Name, env.Name)
 	}
 	if env.Ref != "" {
 		return nil, invalidf("an environment file describes an environment; it cannot refer to another (%s)", env.Ref)
@@ -51,14 +52,15 @@ func parseEnvRef(ref string) (name, version string) {
 }
 
 // resolveEnvironment replaces a reference to a registered environment with its definition.
-// Curated Azure ML environments the workspace does not have run on the host, with a warning.
+// Azure's curated environments (and registry references) run in what the workspace's mapping
+// says (curated.go), or on the host with a warning that says how to map them.
 func (c *Controller) resolveEnvironment(ctx context.Context, sp *job.Spec) ([]string, error) {
 	ref := sp.Environment.Ref
 	if ref == "" {
 		return nil, nil
 	}
-	if strings.HasPrefix(ref, "azureml://registries/") {
-		return []string{fmt.Sprintf("environment %s is in an Azure ML registry, which a self-hosted workspace cannot reach; the command runs in the host environment", ref)}, nil
+	if name, ok := curated.Reference(ref); ok {
+		return c.resolveCurated(ctx, sp, ref, name)
 	}
 	if strings.HasPrefix(ref, "azureml:/") || strings.HasPrefix(ref, "/subscriptions/") {
 		return nil, invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
@@ -66,9 +68,6 @@ func (c *Controller) resolveEnvironment(ctx context.Context, sp *job.Spec) ([]st
 	name, version := parseEnvRef(ref)
 	ev, err := c.Store.Environment(ctx, name, version)
 	if errors.Is(err, store.ErrNotFound) {
-		if strings.HasPrefix(strings.ToLower(name), "azureml-") {
-			return []string{fmt.Sprintf("curated environment %s is not available in a self-hosted workspace; the command runs in the host environment (register an environment named %s to provide one)", name, name)}, nil
-		}
 		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), c.knownEnvironments(ctx))
 	}
 	if err != nil {

@@ -70,6 +70,7 @@ var requestTypes = []struct {
 	{"POST /api/batch-endpoints/{name}/deployments", func() any { return new(serving.BatchDeployment) }},
 	{"PUT /api/secrets/{name}", func() any { return new(api.SetSecretRequest) }},
 	{"PUT /api/secrets/{name}/access", func() any { return new(api.SecretAccess) }},
+	{"PUT /api/settings/curated-environments/{name}", func() any { return new(api.CuratedEnvironment) }},
 	{"POST /api/workspace/gc", func() any { return new(api.GCRequest) }},
 	// The MLflow routes read their body raw, then decode it into their own types (mlflow.go).
 	{"POST /api/2.0/mlflow/runs/log-batch", func() any { return new(json.RawMessage) }},

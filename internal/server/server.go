@@ -90,6 +90,7 @@ func (s *Server) Handler() http.Handler {
 
 	api.handle("GET /api/settings", readAccess, s.listSettings)
 	api.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), s.putSetting)
+	s.curatedRoutes(api) // curated.go
 	api.handle("POST /api/environments", contributeAccess, s.createEnvironment)
 	api.handle("GET /api/environments", readAccess, s.listEnvironments)
 	api.handle("GET /api/environments/{name}/versions/{version}", readAccess, s.getEnvironment)

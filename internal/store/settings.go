@@ -46,3 +46,11 @@ func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string,
 	}
 	return out, rows.Err()
 }
+
+// DeleteSetting removes a workspace setting; one that is not set is no error.
+func (s *Store) DeleteSetting(ctx context.Context, key string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("delete setting %s: %w", key, err)
+	}
+	return nil
+}

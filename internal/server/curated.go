@@ -1,0 +1,66 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/curated"
+)
+
+// curatedRoutes are the mappings of Azure's curated environments: every role reads them (a job's
+// warning names them), owners change them (what jobs that name a curated environment run in).
+func (s *Server) curatedRoutes(rt routes) {
+	rt.handle("GET /api/settings/curated-environments", readAccess, s.listCurated)
+	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.putCurated)
+	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.deleteCurated)
+}
+
+func (s *Server) listCurated(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.cfg.Controller.CuratedEnvironments(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]api.CuratedEnvironment, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, curatedView(m))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) putCurated(w http.ResponseWriter, r *http.Request) {
+	var body api.CuratedEnvironment
+	if err := readJSON(r, &body); err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if body.Name != "" && body.Name != r.PathValue("name") {
+		writeError(w, s.log, badRequest("name in the body differs from the path"))
+		return
+	}
+	m, err := s.cfg.Controller.SetCuratedEnvironment(r.Context(), curated.Mapping{Name: r.PathValue("name"),
+		Environment: body.Environment, Description: body.Description})
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, curatedView(*m))
+}
+
+func (s *Server) deleteCurated(w http.ResponseWriter, r *http.Request) {
+	m, err := s.cfg.Controller.RemoveCuratedEnvironment(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, curatedView(*m))
+}
+
+func curatedView(m curated.Mapping) api.CuratedEnvironment {
+	v := api.CuratedEnvironment{Name: m.Name, Environment: m.Environment, Description: m.Description,
+		Builtin: m.Builtin, Removed: m.Removed}
+	if !m.Removed {
+		v.RunsIn = curated.RunsIn(m.Environment)
+	}
+	return v
+}
