@@ -9,18 +9,23 @@ import (
 )
 
 // Inline expands a pipeline component used as step `name` of an enclosing graph: each of its
-// steps becomes "<name>.<step>" (Group name), its inputs that take the component's own inputs
-// get what the enclosing step gives (a value, a step output of the enclosing graph, or an
-// input of the enclosing component), else the declared default, else nothing when optional;
-// its references to siblings are renamed. It returns the steps and where each of the
-// component's outputs now comes from.
+// steps becomes "<name>.<step>" (Group name); with name "" (a pipeline job defined by the
+// component, `component:` at its top) its steps keep their names. Its inputs that take the
+// component's own inputs get what the enclosing step gives (a value, a step output of the
+// enclosing graph, or an input of the enclosing component), else the declared default, else
+// nothing when optional; its references to siblings are renamed. It returns the steps and where
+// each of the component's outputs now comes from.
 func Inline(name string, c Spec, g Given, compute string) (map[string]Step, map[string]job.StepRef, []error) {
 	if c.Graph == nil {
 		return nil, nil, []error{fmt.Errorf("component %s is not a pipeline component", c.Name)}
 	}
 	bound, errs := Bind(c.Inputs, g)
 	steps := map[string]Step{}
-	rename := func(r job.StepRef) job.StepRef { return job.StepRef{Step: name + "." + r.Step, Output: r.Output} }
+	prefix := ""
+	if name != "" {
+		prefix = name + "."
+	}
+	rename := func(r job.StepRef) job.StepRef { return job.StepRef{Step: prefix + r.Step, Output: r.Output} }
 	for sname, s := range c.Graph.Steps {
 		ns := s
 		ns.Spec = s.Spec
@@ -74,7 +79,7 @@ func Inline(name string, c Spec, g Given, compute string) (map[string]Step, map[
 		}
 		ns.Group = name
 		if s.Group != "" {
-			ns.Group = name + "." + s.Group
+			ns.Group = prefix + s.Group
 		}
 		if len(ns.From) == 0 {
 			ns.From = nil
@@ -82,7 +87,7 @@ func Inline(name string, c Spec, g Given, compute string) (map[string]Step, map[
 		if len(ns.Params) == 0 {
 			ns.Params = nil
 		}
-		steps[name+"."+sname] = ns
+		steps[prefix+sname] = ns
 	}
 	outs := map[string]job.StepRef{}
 	for o, r := range c.Graph.Outputs {

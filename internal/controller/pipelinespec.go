@@ -31,6 +31,11 @@ func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
 	if p == nil {
 		return invalidf("jobs: required")
 	}
+	if spec.Registered(job.PipelineStep{Component: p.Component}) {
+		if err := c.resolveTopComponent(ctx, sp); err != nil {
+			return err
+		}
+	}
 	steps := map[string]component.Step{}
 	for name, s := range p.Steps {
 		steps[name] = component.Step{PipelineStep: s}
@@ -75,6 +80,45 @@ func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
 	return nil
 }
 
+// resolveTopComponent makes a pipeline job defined by a registered pipeline component
+// (`component: azureml:<name>@latest` at its top) the component's steps, under their own names:
+// the job's inputs are the component's values, its outputs (only the fields it gave) are put on
+// the component's outputs and on the steps that write them, as the CLI does for a file.
+func (c *Controller) resolveTopComponent(ctx context.Context, sp *job.Spec) error {
+	p := sp.Pipeline
+	if len(p.Steps) > 0 {
+		return invalidf("jobs: give jobs or component, not both")
+	}
+	v, err := c.ResolveComponent(ctx, strings.TrimPrefix(p.Component, "azureml:"))
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return &Error{Kind: e.Kind, Msg: "component: " + e.Msg}
+		}
+		return err
+	}
+	if v.Type != component.Pipeline {
+		return invalidf("component: %s is a %s component; a pipeline job's component is a pipeline component (type: pipeline)", v.ID(), v.Type)
+	}
+	steps, outs, errs := component.Inline("", v.Spec, component.Given{Values: sp.Inputs}, p.Settings.DefaultCompute)
+	if len(errs) > 0 {
+		return invalidf("%v (component %s)", errs[0], v.ID())
+	}
+	if err := checkOutputs("", sp.Outputs, v); err != nil {
+		return err
+	}
+	component.ApplyOutputs(steps, outs, sp.Outputs)
+	sp.Outputs = component.JobOutputs(v.Outputs, sp.Outputs)
+	p.Steps, p.Outputs, p.Component = map[string]job.PipelineStep{}, outs, v.ID()
+	for name, st := range steps {
+		p.Steps[name] = st.PipelineStep
+	}
+	if sp.DisplayName == "" {
+		sp.DisplayName = v.DisplayName
+	}
+	return nil
+}
+
 // resolveStep replaces one step that names a registered component by the component's step, or
 // by its steps for a pipeline component.
 func (c *Controller) resolveStep(ctx context.Context, steps map[string]component.Step, groups map[string]map[string]job.StepRef, name, defaultCompute string) error {
@@ -101,6 +145,10 @@ func (c *Controller) resolveStep(ctx context.Context, steps map[string]component
 		if len(errs) > 0 {
 			return invalidf("jobs.%s.%v (component %s)", name, errs[0], v.ID())
 		}
+		if err := checkOutputs("jobs."+name+".", st.Spec.Outputs, v); err != nil {
+			return err
+		}
+		component.ApplyOutputs(inlined, outs, st.Spec.Outputs) // what the step gives its outputs
 		delete(steps, name)
 		maps.Copy(steps, inlined)
 		groups[name] = outs
@@ -116,14 +164,25 @@ func (c *Controller) resolveStep(ctx context.Context, steps map[string]component
 	sp := *v.Job
 	overrideStep(&sp, st.Spec)
 	sp.Inputs, sp.Outputs = inputs, maps.Clone(v.Outputs)
-	for out, o := range st.Spec.Outputs {
-		if _, ok := v.Outputs[out]; !ok {
-			return invalidf("jobs.%s.outputs.%s: component %s has no output %s (its outputs: %s)", name, out, v.ID(), out, strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ", "))
-		}
-		sp.Outputs[out] = o
+	if err := checkOutputs("jobs."+name+".", st.Spec.Outputs, v); err != nil {
+		return err
+	}
+	for out, o := range st.Spec.Outputs { // the fields the step gives, on the declared output
+		sp.Outputs[out] = component.MergeOutput(v.Outputs[out], o)
 	}
 	st.Spec, st.Component, st.Deterministic = sp, v.ID(), v.Deterministic
 	steps[name] = st
+	return nil
+}
+
+// checkOutputs refuses the outputs a step (or a pipeline job defined by the component, field
+// "") gives that the component v does not declare.
+func checkOutputs(field string, given map[string]job.Output, v *component.Version) error {
+	for _, out := range slices.Sorted(maps.Keys(given)) {
+		if _, ok := v.Outputs[out]; !ok {
+			return invalidf("%soutputs.%s: component %s has no output %s (its outputs: %s)", field, out, v.ID(), out, strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ", "))
+		}
+	}
 	return nil
 }
 

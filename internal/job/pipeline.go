@@ -14,6 +14,10 @@ type PipelineRun struct {
 	// Outputs binds the pipeline's own outputs (${{parent.outputs.y}} in a step) to the step
 	// output that produces each.
 	Outputs map[string]StepRef `json:"outputs,omitempty"`
+	// Component is the pipeline component that defines a pipeline job (`component:` at its top,
+	// instead of jobs): a registered one (azureml:<name>@latest) before the workspace resolves it
+	// at create, then the version it used (name:version); a file's path once the CLI inlined it.
+	Component string `json:"component,omitempty"`
 }
 
 // PipelineSettings is a pipeline job's `settings`.

@@ -83,7 +83,7 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 			d.required(nil, "jobs")
 			return c, nil
 		}
-		pc := pipeCtx{params: c.Inputs, outputs: c.Outputs}
+		pc := pipeCtx{params: c.Inputs, outputs: c.Outputs, outputSets: outputSettings(got["outputs"], c.Outputs)}
 		g := d.graph(got["jobs"], pc)
 		c.Graph = &g
 		return c, nil

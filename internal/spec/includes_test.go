@@ -53,7 +53,7 @@ func TestAdditionalIncludes(t *testing.T) {
 
 	// In a pipeline, a step's component file brings its includes, relative to its own folder.
 	s, _, _, err := parseJob(t, "type: pipeline\njobs:\n  a: {component: comp/c.yml}\n", map[string]string{
-		"comp/c.yml": "name: c\ncommand: python x.py\ncode: src\nadditional_includes: [../lib]\n",
+		"comp/c.yml":    "name: c\ncommand: python x.py\ncode: src\nadditional_includes: [../lib]\n",
 		"comp/src/x.py": "", "lib/util.py": "",
 	})
 	if err != nil {

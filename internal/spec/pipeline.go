@@ -24,11 +24,12 @@ func Registered(s job.PipelineStep) bool {
 
 // pipelineJob decodes a `type: pipeline` job: its settings, inputs and outputs, and its steps
 // flattened into s.Pipeline (nested pipeline components inlined, every input bound except
-// those read from another step's output).
+// those read from another step's output). Its steps are its jobs, or the pipeline component
+// named by `component:` (pipeline_top.go).
 func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{}}
 	common := d.jobFields(s)
-	fs := fields{"jobs": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelineSettings(v, p) }}
+	fs := fields{"jobs": nil, "component": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelineSettings(v, p) }}
 	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
 		"tags", "properties", "inputs", "outputs", "identity", "compute", "status", "creation_context", "id"} {
 		fs[k] = common[k]
@@ -41,19 +42,30 @@ func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 	if s.ExperimentName == "" {
 		s.ExperimentName = defaultExperiment(d.baseDir)
 	}
-	jobs := got["jobs"]
-	if jobs == nil {
+	errs := len(d.errs)
+	var g component.Graph
+	var at *yaml.Node // where the steps' problems are reported
+	switch jobs := got["jobs"]; {
+	case got["component"] != nil:
+		var done bool
+		if g, done = d.componentPipeline(s, got); done { // pipeline_top.go
+			return s
+		}
+		at = got["component"]
+	case jobs == nil:
 		d.required(nil, "jobs")
 		return s
+	default:
+		params := map[string]component.Input{}
+		for name, in := range s.Inputs {
+			params[name] = component.Input{Input: in, HasDefault: true}
+		}
+		sets := outputSettings(got["outputs"], s.Outputs)
+		g = d.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, outputSets: sets, compute: set.DefaultCompute, values: true})
+		at = jobs
 	}
-	params := map[string]component.Input{}
-	for name, in := range s.Inputs {
-		params[name] = component.Input{Input: in, HasDefault: true}
-	}
-	errs := len(d.errs)
-	g := d.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, compute: set.DefaultCompute, values: true})
 	steps, problems := component.Resolve(g, s.Inputs)
-	d.report(jobs, problems)
+	d.report(at, problems)
 	s.Pipeline.Steps, s.Pipeline.Outputs = steps, g.Outputs
 	if len(s.Pipeline.Outputs) == 0 {
 		s.Pipeline.Outputs = nil
@@ -67,7 +79,7 @@ func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 		return s // the server checks the graph once it has resolved the registered components
 	}
 	if err := pipeline.Check(*s.Pipeline); err != nil {
-		d.report(jobs, []error{err})
+		d.report(at, []error{err})
 	}
 	return s
 }

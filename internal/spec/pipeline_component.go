@@ -51,8 +51,9 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 		d.expected(got["component"], "component", "a component file, an inline component or azureml:<name>:<version>")
 		return false
 	}
+	sets := outputSettings(got["outputs"], outs)
 	if cn.Kind == yaml.ScalarNode && strings.HasPrefix(strings.ToLower(strings.TrimSpace(cn.Value)), "azureml:") {
-		return d.registeredStep(g, name, cn, *ov, given, outs)
+		return d.registeredStep(g, name, cn, *ov, given, sets)
 	}
 	comp, cmd, file, ok := d.stepComponent(cn)
 	if !ok {
@@ -65,6 +66,7 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 		}
 		steps, groupOuts, errs := component.Inline(name, comp, component.Given{Values: values, From: b.from, Params: b.params}, compute)
 		d.report(b.node, errs)
+		component.ApplyOutputs(steps, groupOuts, sets) // outputs: {scores: {mode: upload}} of the step
 		maps.Copy(g.Steps, steps)
 		groups[name] = groupOuts
 		d.checkStepOutputs(got["outputs"], outs, comp, file)
@@ -76,9 +78,9 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 	d.override(&sp, ov, got)
 	sp.Inputs, sp.Outputs = inputs, maps.Clone(comp.Outputs)
 	d.checkStepOutputs(got["outputs"], outs, comp, file)
-	for out, o := range outs {
-		if _, declared := comp.Outputs[out]; declared && !isNull(lookup(got["outputs"], out)) {
-			sp.Outputs[out] = o
+	for out, o := range sets {
+		if decl, declared := comp.Outputs[out]; declared {
+			sp.Outputs[out] = component.MergeOutput(decl, o) // what the step gives, on the declared output
 		}
 	}
 	if len(errs) == 0 && pc.values && cmd != nil {
@@ -118,7 +120,9 @@ func givenModes(n *yaml.Node, given map[string]job.Input) {
 }
 
 // registeredStep records a step that names a registered component, with what it gives and
-// sets: the server resolves the component at create (controller.resolvePipeline).
+// sets (its outputs' settings sparse, only the fields given: the server puts them on the
+// component's declared outputs): the server resolves the component at create
+// (controller.resolvePipeline).
 func (d *decoder) registeredStep(g *component.Graph, name string, cn *yaml.Node, ov job.Spec, given map[string]job.Input, outs map[string]job.Output) bool {
 	ref, err := component.Kind.ParseRef(cn.Value, false)
 	if err != nil {
@@ -130,6 +134,28 @@ func (d *decoder) registeredStep(g *component.Graph, name string, cn *yaml.Node,
 	st.Spec.Inputs, st.Spec.Outputs = given, outs
 	g.Steps[name] = st
 	return true
+}
+
+// outputSettings are the outputs' own settings with only the fields the YAML (n, the outputs
+// mapping) gives: an empty Type or Mode was not given, an output that is nothing (or a binding
+// taken out) gives nothing. component.MergeOutput puts them on what they bind.
+func outputSettings(n *yaml.Node, outs map[string]job.Output) map[string]job.Output {
+	sets := map[string]job.Output{}
+	for name, o := range outs {
+		v := resolve(lookup(n, name))
+		if v == nil || v.Kind != yaml.MappingNode {
+			sets[name] = job.Output{}
+			continue
+		}
+		if t := lookup(v, "type"); t == nil || isNull(t) {
+			o.Type = ""
+		}
+		if m := lookup(v, "mode"); m == nil || isNull(m) {
+			o.Mode = ""
+		}
+		sets[name] = o
+	}
+	return sets
 }
 
 // checkStepOutputs reports the outputs a step names that its component does not declare.

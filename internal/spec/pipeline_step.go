@@ -16,7 +16,10 @@ import (
 type pipeCtx struct {
 	params  map[string]component.Input
 	outputs map[string]job.Output
-	compute string
+	// outputSets are the outputs' own settings, only the fields given (outputSettings): what a
+	// step output bound to one takes (component.ApplyOutputs).
+	outputSets map[string]job.Output
+	compute    string
 	// values says the params hold the values (a pipeline job): a step reading one gets the
 	// value itself, checked against what the step declares. In a pipeline component the
 	// binding is kept (Step.Params) until the component is used.
@@ -47,6 +50,7 @@ func (d *decoder) graph(n *yaml.Node, pc pipeCtx) component.Graph {
 		d.step(&g, groups, name, resolve(p.value), pc)
 	}
 	d.report(n, component.Follow(g.Steps, g.Outputs, groups))
+	component.ApplyOutputs(g.Steps, g.Outputs, pc.outputSets)
 	return g
 }
 
@@ -280,12 +284,18 @@ func nullNode(orig *yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "unbound", Line: orig.Line}
 }
 
-// outputBindings returns a copy of a step's outputs with each ${{parent.outputs.y}} replaced by
-// an empty output (the step's own, bound to the pipeline's).
+// outputBindings returns a copy of a step's outputs with each ${{parent.outputs.y}} taken out:
+// a whole value becomes an empty output, the path of an output object is left out of it (the
+// object's other fields stay the step's own); either way the step's output is bound to the
+// pipeline's.
 func (d *decoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml.Node {
 	out := shallowCopy(n)
 	for i := 0; i+1 < len(out.Content); i += 2 {
 		name, v := out.Content[i].Value, resolve(out.Content[i+1])
+		if v != nil && v.Kind == yaml.MappingNode {
+			out.Content[i+1] = d.outputPathBinding(v, name, pc, b)
+			continue
+		}
 		if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
 			continue
 		}
@@ -306,6 +316,37 @@ func (d *decoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yam
 		out.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: v.Line}
 	}
 	return out
+}
+
+// outputPathBinding takes a ${{parent.outputs.y}} out of an output object's path (Azure's
+// batch pipeline components write `scores: {mode: upload, path: ${{parent.outputs.scores}}}`)
+// and returns the object without it.
+func (d *decoder) outputPathBinding(v *yaml.Node, name string, pc pipeCtx, b *stepBindings) *yaml.Node {
+	i := keyIndex(v, "path")
+	if i < 0 {
+		return v
+	}
+	p := resolve(v.Content[i+1])
+	if p == nil || p.Kind != yaml.ScalarNode || !strings.Contains(p.Value, "${{parent.") {
+		return v
+	}
+	pp := "outputs." + name + ".path"
+	m := binding.FindStringSubmatch(p.Value)
+	parent, ok := "", false
+	if m != nil {
+		parent, ok = strings.CutPrefix(m[1], "outputs.")
+	}
+	switch _, known := pc.outputs[parent]; {
+	case !ok:
+		d.errorf(p, pp, "expected ${{parent.outputs.<name>}} (the whole value) or an azureml://datastores/<datastore>/paths/<path> URI")
+	case !known:
+		d.errorf(p, pp, "${{parent.outputs.%s}} is not an output of the pipeline (its outputs: %s)", parent, listOrNone(keys(pc.outputs)))
+	default:
+		b.outputs[name] = parent
+	}
+	c := shallowCopy(v)
+	c.Content = append(c.Content[:i:i], c.Content[i+2:]...)
+	return c
 }
 
 func shallowCopy(n *yaml.Node) *yaml.Node {
