@@ -179,7 +179,9 @@ func TestJobListJSONCarriesMetricsAndQuerySelects(t *testing.T) {
 		{[]string{"--query", "[?metrics.loss < `0.3`].name"}, "a1\n"},
 		{[]string{"--query", "[].name"}, "a2\na1\n"},
 		{[]string{"--query", "[0].{name: name, status: status}", "-o", "json"}, "{\n  \"name\": \"a2\",\n  \"status\": \"Running\"\n}\n"},
-		{[]string{"--query", "[0].{name: name, status: status}"}, "{\n  \"name\": \"a2\",\n  \"status\": \"Running\"\n}\n"},
+		{[]string{"--query", "[0].{name: name, status: status}"}, "Name  Status\na2    Running\n"}, // a table of the object, as az's
+		{[]string{"--query", "[].{name: name, status: status}", "-o", "tsv"}, "a2\tRunning\na1\tCompleted\n"},
+		{[]string{"--query", "[1].metrics"}, "Acc  Loss\n0.9  0.25\n"},
 		{[]string{"--query", "[0].{n: name}", "-o", "yaml"}, "n: a2\n"},
 	}
 	for _, tt := range tests {
