@@ -34,7 +34,8 @@ func TestLocalComputeTargets(t *testing.T) {
 		t.Errorf("misspelled field: exit %d %s", r.code, r.stderr)
 	}
 	var cs []api.Compute
-	if err := json.Unmarshal([]byte(w.ok("compute", "list", "-o", "json").stdout), &cs); err != nil || len(cs) != 3 {
+	// local, strict, one-at-a-time, and the serverless pool (this machine's: none is configured).
+	if err := json.Unmarshal([]byte(w.ok("compute", "list", "-o", "json").stdout), &cs); err != nil || len(cs) != 4 {
 		t.Fatalf("compute list: %v %v", cs, err)
 	}
 	if r := w.ok("compute", "show", "-n", "strict"); !strings.Contains(r.stdout, "Require container: true") {
