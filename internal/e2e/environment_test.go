@@ -157,8 +157,8 @@ func TestEnvironmentBuildFailure(t *testing.T) {
 	}
 }
 
-// A curated Azure ML environment the workspace does not have runs on the host with a warning;
-// interpreter_path uses that interpreter as is.
+// A curated Azure ML environment runs in the workspace's mapping of it, with a warning naming it
+// (curated_test.go); interpreter_path uses that interpreter as is.
 func TestCuratedAndUserManagedEnvironments(t *testing.T) {
 	requireTool(t, "python3")
 	w := newWS(t)
