@@ -107,28 +107,20 @@ func mountedOn(d datastore.Datastore) []string {
 	return d.Computes
 }
 
-// blobStorePath returns the manifest of what workspaceblobstore holds at u.Path: a job's output at
-// Azure's default place (azureml/<job>/<output>/...), or what an upload or a job output with that
-// path wrote there. A path inside what was written gets a manifest of its own over the same blobs.
+// blobStorePath returns the manifest of what workspaceblobstore holds at u.Path: what an upload or
+// a job output with that path wrote there, or else a job's output at Azure's default place
+// (azureml/<job>/<output>/...). A path inside what was written gets a manifest of its own over
+// the same blobs.
 func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string, error) {
-	if run, out, sub, ok := datastore.JobOutputPath(u.Path); ok {
-		uri := "azureml://jobs/" + run + "/outputs/" + out
-		if sub != "" {
-			uri += "/paths/" + sub
-		}
-		h, err := c.jobOutputManifest(ctx, uri)
-		var ce *Error
-		if errors.As(err, &ce) {
-			return "", errors.New(strings.TrimPrefix(ce.Msg, "path: "))
-		}
-		return h, err
-	}
 	entries, err := c.Store.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
 	if err != nil {
 		return "", err
 	}
 	e, sub, ok := datastore.Find(entries, u.Path)
 	if !ok {
+		if h, found, err := c.defaultOutputPath(ctx, u); found || err != nil {
+			return h, err
+		}
 		return "", fmt.Errorf("nothing was written at %s (uploads with hangar data create --path, and job outputs with that path, write there)", u)
 	}
 	h := e.Manifest
@@ -153,6 +145,31 @@ func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string
 		return "", fmt.Errorf("%s: %v", u, err)
 	}
 	return c.putManifest(m)
+}
+
+// defaultOutputPath reads u as Azure's default place of a job's output, azureml/<job>/<output>
+// [/<path>], when a job of that name exists; found is false otherwise (a folder named azureml is
+// not a job's output unless the job is there).
+func (c *Controller) defaultOutputPath(ctx context.Context, u datastore.URI) (h string, found bool, err error) {
+	run, out, sub, ok := datastore.JobOutputPath(u.Path)
+	if !ok {
+		return "", false, nil
+	}
+	if _, err := c.Store.Run(ctx, run); errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, err
+	}
+	uri := "azureml://jobs/" + run + "/outputs/" + out
+	if sub != "" {
+		uri += "/paths/" + sub
+	}
+	h, err = c.jobOutputManifest(ctx, uri)
+	var ce *Error
+	if errors.As(err, &ce) {
+		return "", true, errors.New(strings.TrimPrefix(ce.Msg, "path: "))
+	}
+	return h, true, err
 }
 
 // recordOutputPaths notes, for each output whose path is in workspaceblobstore, that the run

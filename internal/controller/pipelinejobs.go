@@ -35,23 +35,24 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 	sp.Type = "pipeline"
 	p := sp.Pipeline
 	p.Steps = maps.Clone(p.Steps)
-	for _, name := range slices.Sorted(maps.Keys(p.Steps)) {
-		if !stepNameRE.MatchString(name) || len(name) > 200 {
-			return nil, invalidf("jobs.%s: a step's name holds letters, digits, '_' and '-' and starts with a letter or '_'", name)
+	name, display, err := runNames(&sp) // its steps' runs are named after it (${{name}} of their outputs)
+	if err != nil {
+		return nil, err
+	}
+	given := job.PipelineRun{Steps: maps.Clone(p.Steps)} // their outputs say where they write (pipelinedata.go)
+	for _, step := range slices.Sorted(maps.Keys(p.Steps)) {
+		if !stepNameRE.MatchString(step) || len(step) > 200 {
+			return nil, invalidf("jobs.%s: a step's name holds letters, digits, '_' and '-' and starts with a letter or '_'", step)
 		}
-		st := p.Steps[name]
-		w, err := c.prepareStep(ctx, *p, name, Submitter(&sp), &st)
+		st := p.Steps[step]
+		w, err := c.prepareStep(ctx, given, name, step, Submitter(&sp), &st)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range w {
-			warnings = append(warnings, "jobs."+name+": "+s)
+			warnings = append(warnings, "jobs."+step+": "+s)
 		}
-		p.Steps[name] = st
-	}
-	name, display, err := runNames(&sp)
-	if err != nil {
-		return nil, err
+		p.Steps[step] = st
 	}
 	// The pipeline runs nowhere itself; it shows its default target (the workspace's if none).
 	target, err := c.resolveCompute(ctx, p.Settings.DefaultCompute)
@@ -69,8 +70,10 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 }
 
 // prepareStep resolves one step as Create resolves a job of its own: its target, environment
-// and data, with the inputs another step will produce standing in as that step's output.
-func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name, by string, st *job.PipelineStep) ([]string, error) {
+// and data, with the inputs another step will produce standing in as that step's output, and
+// those at a workspaceblobstore path another step writes left for when the step starts
+// (writtenLater). pipeline is the pipeline's run name.
+func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, pipeline, name, by string, st *job.PipelineStep) ([]string, error) {
 	field := func(err error) error {
 		var e *Error
 		if errors.As(err, &e) {
@@ -100,8 +103,15 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, name, b
 	for in := range st.From {
 		delete(sp.Inputs, in)
 	}
+	later := writtenLater(p, pipeline, name, sp.Inputs)
+	for _, in := range later {
+		delete(sp.Inputs, in)
+	}
 	if err := c.resolveData(ctx, &sp); err != nil {
 		return nil, field(err)
+	}
+	for _, in := range later { // resolved when the step starts
+		sp.Inputs[in] = st.Spec.Inputs[in]
 	}
 	// The declarations (type, mode) stay with the step: startStep binds them.
 	for in := range st.From {

@@ -161,6 +161,9 @@ func (c *Controller) startStep(ctx context.Context, p *job.Run, rows map[string]
 		}
 		sp.Inputs[in] = bound
 	}
+	if err := c.resolveStartData(ctx, p, name, &sp); err != nil { // pipelinedata.go
+		return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: err.Error()})
+	}
 	bound := step
 	bound.Spec = sp
 	key, ok := pipeline.CacheKey(bound, sp.Inputs)

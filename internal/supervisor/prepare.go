@@ -280,13 +280,26 @@ func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string)
 		}
 		p := dir
 		if out.Type == job.URIFile {
-			p = filepath.Join(dir, name)
+			p = filepath.Join(dir, outputFileName(name, out.Path, s.spec.RunID))
 		}
 		w.namedOutputs[name], w.outputDirs[name] = p, dir
 		values["outputs."+name] = p
 		env["AZURE_ML_OUTPUT_"+name] = p
 	}
 	return nil
+}
+
+// outputFileName is the name of a uri_file output's file: the last part of its datastore path
+// (azureml://datastores/<datastore>/paths/<folder>/hello_world.txt is hello_world.txt, as Azure
+// names it; ${{name}} is the run's name), else the output's name.
+func outputFileName(name, p, run string) string {
+	p = strings.NewReplacer("${{name}}", run, "${{ name }}", run, "${{output_name}}", name, "${{ output_name }}", name).Replace(p)
+	_, rest, ok := strings.Cut(p, "/paths/")
+	base := path.Base(strings.TrimRight(rest, "/"))
+	if !ok || rest == "" || base == "." || base == ".." || base == "/" || strings.Contains(base, "${{") {
+		return name
+	}
+	return base
 }
 
 // environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.

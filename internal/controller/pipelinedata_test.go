@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+)
+
+// writeThenRead is Azure's 4b_datastore_datapath_uri, shortened: "write" writes its output at a
+// workspaceblobstore path of Azure's default layout (azureml/<folder>), "read" reads a file in it
+// (after write: it reads write's output as a placeholder).
+func writeThenRead(file string) job.Spec {
+	const at = "azureml://datastores/workspaceblobstore/paths/azureml/4b_datapath"
+	write := pstep("echo hi > ${{outputs.out}}/hello.txt", []string{"out"})
+	write.Spec.Outputs["out"] = job.Output{Type: job.URIFolder, Mode: "rw_mount", Path: at}
+	read := pstep("cat ${{inputs.f}}", nil, "placeholder=write.out")
+	read.Spec.Inputs = map[string]job.Input{
+		"f":           {Type: job.URIFile, Mode: "download", Path: at + "/" + file},
+		"placeholder": {Type: job.URIFolder, Mode: "ro_mount"},
+	}
+	return job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{Steps: map[string]job.PipelineStep{"write": write, "read": read}}}
+}
+
+// A path one step writes and a later one reads is resolved when the reader starts, as Azure
+// resolves it: the pipeline is accepted though nothing is there at submit (the path reads like
+// Azure's azureml/<job>/<output> layout, and no job of that name is refused as "no job named"),
+// and the reader gets the file the writer wrote.
+func TestStepReadsAPathAnEarlierStepWrote(t *testing.T) {
+	f := newFixture(t)
+	p := f.createPipeline(t, writeThenRead("hello.txt"))
+	f.pipelinePass(t)
+	write := p.ID + "_write"
+	f.reconcile(t)
+	f.report(t, write, job.Running)
+	out := putTree(t, f, map[string]string{"hello.txt": "hi\n"})
+	if _, err := f.c.Store.UpdateRun(t.Context(), write, func(r *job.Run) ([]job.Event, error) {
+		r.NamedOutputs = map[string]string{"out": out}
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.report(t, write, job.Completed)
+	f.pipelinePass(t)
+	read := f.run(t, p.ID+"_read")
+	in := read.Spec.Inputs["f"]
+	m, err := f.c.readManifest(in.Manifest)
+	if err != nil {
+		t.Fatalf("the reader's input %+v: %v", in, err)
+	}
+	if files := m.Files(); len(files) != 1 || files[0].Path != "hello.txt" || files[0].Hash != fileHash(t, f, out, "hello.txt") {
+		t.Errorf("the reader's input holds %+v, want the writer's hello.txt", files)
+	}
+}
+
+// A path still missing when the reader starts fails that step with what is missing and who was
+// to write it, not with "no job named <folder>".
+func TestStepReadingAMissingPathFailsWhenItStarts(t *testing.T) {
+	f := newFixture(t)
+	p := f.createPipeline(t, writeThenRead("other.txt"))
+	f.pipelinePass(t)
+	f.complete(t, p.ID+"_write") // its output is a manifest without other.txt
+	if _, err := f.c.Store.UpdateRun(t.Context(), p.ID+"_write", func(r *job.Run) ([]job.Event, error) {
+		r.NamedOutputs = map[string]string{"out": putTree(t, f, map[string]string{"hello.txt": "hi\n"})}
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.pipelinePass(t)
+	st := f.steps(t, p.ID)["read"]
+	if st.State != stepFailed || !strings.Contains(st.Reason, "input f: azureml://datastores/workspaceblobstore/paths/azureml/4b_datapath/other.txt") ||
+		strings.Contains(st.Reason, "no job named") {
+		t.Errorf("read = %+v; want it failed naming the missing path", st)
+	}
+
+	// A job reading a path nobody writes is still refused at submit, and not as "no job named".
+	_, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Type: "command", Command: "cat ${{inputs.f}}", Compute: "local",
+		Inputs: map[string]job.Input{"f": {Type: job.URIFile, Mode: "download", Path: "azureml://datastores/workspaceblobstore/paths/azureml/nobody/x.txt"}}}})
+	wantKind(t, err, Invalid, "inputs.f.path: nothing was written at azureml://datastores/workspaceblobstore/paths/azureml/nobody/x.txt")
+}
+
+// fileHash is the hash of file in the manifest h.
+func fileHash(t *testing.T, f *fixture, h, file string) string {
+	t.Helper()
+	m, err := f.c.readManifest(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Files() {
+		if e.Path == file {
+			return e.Hash
+		}
+	}
+	t.Fatalf("%s has no %s", h, file)
+	return ""
+}
+
+
+// Which inputs wait for their step to start: those at a workspaceblobstore path another step's
+// output writes (${{name}} is that step's run name), the same path or one inside the other.
+func TestWrittenLater(t *testing.T) {
+	const ws = "azureml://datastores/workspaceblobstore/paths/"
+	w := pstep("w", []string{"a", "b"})
+	w.Spec.Outputs["a"] = job.Output{Type: job.URIFolder, Path: ws + "${{name}}/a"}
+	w.Spec.Outputs["b"] = job.Output{Type: job.URIFile, Path: ws + "shared/b.csv"}
+	p := job.PipelineRun{Steps: map[string]job.PipelineStep{"w": w, "r": pstep("r", nil)}}
+	inputs := map[string]job.Input{
+		"own":      {Type: job.URIFolder, Path: ws + "pl_w/a/sub"},
+		"parent":   {Type: job.URIFolder, Path: ws + "shared"},
+		"file":     {Type: job.URIFile, Path: ws + "shared/b.csv"},
+		"other":    {Type: job.URIFolder, Path: ws + "elsewhere"},
+		"sibling":  {Type: job.URIFolder, Path: ws + "shared/b.csvx"},
+		"uploaded": {Type: job.URIFolder, Path: ws + "shared", Manifest: "h"},
+		"literal":  {Type: job.InputString, Value: ws + "shared"},
+	}
+	got := writtenLater(p, "pl", "r", inputs)
+	if want := []string{"file", "own", "parent"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("writtenLater = %v, want %v", got, want)
+	}
+	if got := writtenLater(p, "pl", "w", map[string]job.Input{"x": inputs["file"]}); len(got) != 0 {
+		t.Errorf("a step's own output waits for it: %v", got)
+	}
+}
