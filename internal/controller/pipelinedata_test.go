@@ -96,7 +96,6 @@ func fileHash(t *testing.T, f *fixture, h, file string) string {
 	return ""
 }
 
-
 // Which inputs wait for their step to start: those at a workspaceblobstore path another step's
 // output writes (${{name}} is that step's run name), the same path or one inside the other.
 func TestWrittenLater(t *testing.T) {
