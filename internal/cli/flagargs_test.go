@@ -53,6 +53,10 @@ func TestNormalizeFlags(t *testing.T) {
 		{"after -- nothing is read", "job create -f j.yml -- --na", "job create -f j.yml -- --na", nil, ""},
 		{"unknown command left to cobra", "frobnicate --na x", "frobnicate --na x", nil, ""},
 		{"completion untouched", "__complete job show --na", "__complete job show --na", nil, ""},
+		{"a persistent flag before the command", "-o json job list --lim 5", "-o json job list --limit 5", nil, ""},
+		{"a short flag with its value attached", "job list -ojson --stat Failed", "job list -ojson --status Failed", nil, ""},
+		{"a boolean takes no value", "job cancel --ye myjob", "job cancel --yes myjob", nil, ""},
+		{"a short boolean takes no value", "compute delete -y gpu-box", "compute delete -y gpu-box", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
