@@ -16,8 +16,8 @@ func TestFlagFieldsSets(t *testing.T) {
 		err  string
 	}{
 		{"--type amlcompute --max-instances 4 --min-instances 0", []string{`type="amlcompute"`, "min_instances=0", "max_instances=4"}, ""},
-		{"--description 123", []string{`description="123"`}, ""},                  // a string stays a string
-		{"--description a:b", []string{`description="a:b"`}, ""},                  // never a mapping
+		{"--description 123", []string{`description="123"`}, ""}, // a string stays a string
+		{"--description a:b", []string{`description="a:b"`}, ""}, // never a mapping
 		{"--ssh-public-access-enabled True", []string{"ssh_public_access_enabled=true"}, ""},
 		{"--admin-username rita", []string{`ssh_settings.admin_username="rita"`}, ""},
 		{"--max-instances four", nil, `--max-instances: expected an integer, got "four"`},
