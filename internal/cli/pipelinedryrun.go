@@ -38,6 +38,10 @@ func (e *Env) dryRunPipeline(p *job.PipelineRun) error {
 		steps = append(steps, ds)
 	}
 	return e.printData(steps, func(w io.Writer) error {
+		if len(steps) == 0 && p.Component != "" { // component: azureml:<name>@latest at its top
+			_, err := fmt.Fprintf(w, "Dry run (nothing created): a pipeline defined by the component %s, whose steps the workspace resolves at create\n", p.Component)
+			return err
+		}
 		fmt.Fprintf(w, "Dry run (nothing created): a pipeline of %d step(s)\n", len(steps))
 		for _, s := range steps {
 			fmt.Fprintf(w, "\n%s (%s on %s)\n", s.Name, s.Type, s.Compute)
