@@ -63,7 +63,7 @@ func TestDataRoutes(t *testing.T) {
 		{"", http.MethodGet, "/api/data", "", http.StatusUnauthorized},
 		{"", http.MethodGet, "/api/datastores", "", http.StatusUnauthorized},
 		{adminToken, http.MethodGet, "/api/data?include_archived=maybe", "", http.StatusBadRequest},
-		{adminToken, http.MethodGet, "/api/data/iris/versions/two", "", http.StatusBadRequest},
+		{adminToken, http.MethodGet, "/api/data/iris/versions/-two", "", http.StatusBadRequest},
 		{adminToken, http.MethodPost, "/api/data", `{"spec": {"name": "d", "path": "/x"}}`, http.StatusBadRequest},
 		{adminToken, http.MethodPut, "/api/datastores/a", `{"name": "b", "type": "local_folder", "path": "/x"}`, http.StatusBadRequest},
 		{adminToken, http.MethodPost, "/api/data", `{"spec": {"name": "` + strings.Repeat("x", 2<<20) + `"}}`, http.StatusRequestEntityTooLarge},

@@ -56,7 +56,7 @@ func TestModelRoutes(t *testing.T) {
 	}{
 		{"", http.MethodGet, "/api/models", "", http.StatusUnauthorized},
 		{adminToken, http.MethodGet, "/api/models?include_archived=maybe", "", http.StatusBadRequest},
-		{adminToken, http.MethodGet, "/api/models/mnist/versions/two", "", http.StatusBadRequest},
+		{adminToken, http.MethodGet, "/api/models/mnist/versions/-two", "", http.StatusBadRequest},
 		{adminToken, http.MethodPost, "/api/models", `{"spec": {"name": "m", "path": "/x"}}`, http.StatusBadRequest},
 		{adminToken, http.MethodPost, "/api/models", `{"spec": {"name": "` + strings.Repeat("x", 2<<20) + `"}}`, http.StatusRequestEntityTooLarge},
 	} {
