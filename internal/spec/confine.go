@@ -12,7 +12,8 @@ import (
 // of the workspace sees it: conda_file, requirements, component files (component:, trial:) and
 // a compute instance's setup scripts. A spec from elsewhere (a repository, a colleague) must
 // not be able to publish the user's own files that way (`conda_file: /etc/shadow`), so these
-// reads stay inside the folder of the spec file, links resolved, unless the user names the
+// reads stay inside the folder of the spec file, links resolved, or among the files the git
+// repository holding the spec tracks (confine_git.go), unless the user names the
 // path on the command line: in a --set, or under a wider folder given with --spec-root
 // (docs/schema.md#files-a-spec-reads). Folders the CLI uploads (code, data and model paths,
 // build contexts) are not confined: uploading them is what the spec asks for, and the CLI
@@ -74,7 +75,7 @@ func (d *decoder) confinedTo(n *yaml.Node, path, written, abs string, setHint bo
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		real = r
 	}
-	if within(d.root, real) {
+	if within(d.root, real) || trackedBySpecRepo(d.baseDir, real) {
 		return true
 	}
 	what := written
@@ -85,7 +86,7 @@ func (d *decoder) confinedTo(n *yaml.Node, path, written, abs string, setHint bo
 	if setHint {
 		hint = fmt.Sprintf("give the path on the command line (--set %s=%s) or %s", join(d.prefix, path), written, hint)
 	}
-	d.errorf(n, path, "%s is outside %s, %s: a spec reads files only inside it, so that a spec from elsewhere cannot publish your files to the workspace; %s",
+	d.errorf(n, path, "%s is outside %s, %s, and not a file the spec's git repository tracks: a spec reads files only there, so that a spec from elsewhere cannot publish your files to the workspace; %s",
 		what, d.root, d.rootWhat, hint)
 	return false
 }

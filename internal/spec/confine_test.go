@@ -2,6 +2,7 @@ package spec
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,12 +25,12 @@ func TestSpecReadsStayInItsFolder(t *testing.T) {
 	if err := os.Symlink(filepath.Join(proj, "env", "conda.yml"), filepath.Join(proj, "inner.yml")); err != nil {
 		t.Fatal(err)
 	}
-	const hint = "a spec reads files only inside it, so that a spec from elsewhere cannot publish your files to the workspace"
+	const hint = "and not a file the spec's git repository tracks: a spec reads files only there, so that a spec from elsewhere cannot publish your files to the workspace"
 	refused := []struct {
 		name, yml, want string
 	}{
 		{"absolute conda_file", "command: echo\nenvironment: {image: x, conda_file: " + outside + "}\n",
-			"job.yml: environment.conda_file: " + outside + " is outside " + proj + ", the folder of job.yml: " + hint +
+			"job.yml: environment.conda_file: " + outside + " is outside " + proj + ", the folder of job.yml, " + hint +
 				"; give the path on the command line (--set environment.conda_file=" + outside + ") or allow a wider folder with --spec-root DIR (line 2)"},
 		{"conda_file up a folder", "command: echo\nenvironment: {image: x, conda_file: ../secret.yml}\n",
 			"job.yml: environment.conda_file: ../secret.yml is outside " + proj},
@@ -40,9 +41,9 @@ func TestSpecReadsStayInItsFolder(t *testing.T) {
 		{"component file", "type: pipeline\njobs:\n  a: {component: ../secret.yml}\n",
 			"job.yml: jobs.a.component: ../secret.yml is outside " + proj},
 		{"a component's own conda file", "type: pipeline\njobs:\n  a: {component: ./c.yml}\n",
-			"c.yml: environment.conda_file: ../secret.yml is outside " + proj + ", the folder of job.yml: " + hint + "; allow a wider folder with --spec-root DIR"},
+			"c.yml: environment.conda_file: ../secret.yml is outside " + proj + ", the folder of job.yml, " + hint + "; allow a wider folder with --spec-root DIR"},
 		{"an inline step's conda file", "type: pipeline\njobs:\n  a: {command: echo, environment: {image: x, conda_file: ../secret.yml}}\n",
-			"job.yml: jobs.a.environment.conda_file: ../secret.yml is outside " + proj + ", the folder of job.yml: " + hint +
+			"job.yml: jobs.a.environment.conda_file: ../secret.yml is outside " + proj + ", the folder of job.yml, " + hint +
 				"; give the path on the command line (--set jobs.a.environment.conda_file=../secret.yml)"},
 	}
 	for _, tt := range refused {
@@ -100,5 +101,47 @@ func writeFile(t testing.TB, p, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A spec in a git repository may read what the repository tracks outside its own folder (Azure's
+// examples keep conda files in sibling folders); the repository's untracked and ignored files,
+// links out of it and anything outside it stay refused.
+func TestSpecReadsWhatItsRepositoryTracks(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed")
+		}
+		t.Skip("git is not installed")
+	}
+	top := realDir(t.TempDir())
+	outside := filepath.Join(top, "secret.yml")
+	writeFile(t, outside, "dependencies: [leaked]\n")
+	repo := filepath.Join(top, "repo")
+	proj := filepath.Join(repo, "jobs", "train")
+	writeFile(t, filepath.Join(repo, "environment", "conda.yml"), "dependencies: [python]\n")
+	writeFile(t, filepath.Join(repo, "environment", "local.yml"), "dependencies: [untracked]\n")
+	writeFile(t, filepath.Join(repo, ".env.yml"), "dependencies: [ignored]\n")
+	writeFile(t, filepath.Join(repo, ".gitignore"), ".env.yml\n")
+	writeFile(t, filepath.Join(proj, "job.yml"), "")
+	if err := os.Symlink(outside, filepath.Join(repo, "environment", "out.yml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "jobs", "environment/conda.yml", "environment/out.yml", ".gitignore"}} {
+		if out, err := exec.Command(git, append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	job := func(conda string) string { return "command: echo\nenvironment: {image: x, conda_file: " + conda + "}\n" }
+	if _, _, err := ParseJob("job.yml", []byte(job("../../environment/conda.yml")), proj, nil); err != nil {
+		t.Errorf("a file the repository tracks, in a sibling folder: %v", err)
+	}
+	for _, conda := range []string{"../../environment/local.yml", "../../.env.yml", "../../environment/out.yml", "../../../secret.yml", outside} {
+		_, _, err := ParseJob("job.yml", []byte(job(conda)), proj, nil)
+		checkErr(t, err, "job.yml: environment.conda_file: "+conda)
+		if err != nil && !strings.Contains(err.Error(), "not a file the spec's git repository tracks") {
+			t.Errorf("%s: %v", conda, err)
+		}
 	}
 }

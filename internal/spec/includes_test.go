@@ -39,7 +39,7 @@ func TestAdditionalIncludes(t *testing.T) {
 		{"  - nope\n", "bad.yml: additional_includes[0]: nope does not exist (line 6)"},
 		{"  - other/component.py\n", "bad.yml: additional_includes[0]: the code " + filepath.Join(dir, "component_src") + " already has component.py at its root (line 6)"},
 		{"  - common_src\n  - ./common_src/\n", "bad.yml: additional_includes[1]: common_src and ./common_src/ would both be common_src at the root of the code snapshot (line 7)"},
-		{"  - ../outside/lib.py\n", "bad.yml: additional_includes[0]: ../outside/lib.py is outside " + realDir(dir) + ", the folder of bad.yml: a spec reads files only inside it, so that a spec from elsewhere cannot publish your files to the workspace; allow a wider folder with --spec-root DIR (line 6)"},
+		{"  - ../outside/lib.py\n", "bad.yml: additional_includes[0]: ../outside/lib.py is outside " + realDir(dir) + ", the folder of bad.yml, and not a file the spec's git repository tracks: a spec reads files only there, so that a spec from elsewhere cannot publish your files to the workspace; allow a wider folder with --spec-root DIR (line 6)"},
 		{"  - {type: artifact, feed: f, name: n, version: '1'}\n", "bad.yml: additional_includes[0]: Azure DevOps artifacts are not supported"},
 		{"  - azureml://datastores/x/paths/y\n", `bad.yml: additional_includes[0]: expected a local file or folder, got URI "azureml://datastores/x/paths/y"`},
 		{"  common_src\n", "bad.yml: additional_includes: expected a list of files and folders"},
