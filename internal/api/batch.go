@@ -28,10 +28,13 @@ type BatchDeploymentView struct {
 }
 
 // BatchInvokeRequest is POST /api/batch-endpoints/{name}/invoke: the input scored (a
-// uri_folder or uri_file, uploaded or a URI) and the deployment ("" : the default).
+// uri_folder or uri_file, uploaded or a URI; or the one data input of Inputs, as Azure's
+// invocation file names it), the deployment ("" : the default), and what this job alone
+// changes of the deployment (its overrides and the output score's path).
 type BatchInvokeRequest struct {
 	Deployment string    `json:"deployment_name,omitempty"`
-	Input      job.Input `json:"input"`
+	Input      job.Input `json:"input,omitzero"`
+	serving.BatchInvocation
 }
 
 func batchEndpointPath(name string) string {

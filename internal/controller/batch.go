@@ -3,11 +3,9 @@ package controller
 import (
 	"context"
 	"errors"
-	"maps"
 	"path"
 	"strings"
 
-	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -190,43 +188,4 @@ func (c *Controller) DeleteBatchDeployment(ctx context.Context, endpoint, name s
 	}
 	c.Log.Info("batch deployment deleted", "endpoint", endpoint, "deployment", name)
 	return nil
-}
-
-// InvokeBatch queues a batch scoring job: deployment (its endpoint's default when "") run as a
-// parallel job over input, its rows going to the output `score`, submitted by user by (whose
-// access to secrets counts for it).
-func (c *Controller) InvokeBatch(ctx context.Context, endpoint, deployment, by string, input job.Input) (*job.Run, error) {
-	e, err := c.BatchEndpoint(ctx, endpoint)
-	if err != nil {
-		return nil, err
-	}
-	if deployment == "" {
-		if deployment = e.Spec.DefaultDeployment; deployment == "" {
-			return nil, invalidf("batch endpoint %s has no deployment yet (batch-deployment create)", endpoint)
-		}
-	}
-	d, err := c.BatchDeployment(ctx, endpoint, deployment)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case input.Type == "":
-		input.Type = job.URIFolder
-	case input.Type != job.URIFolder && input.Type != job.URIFile:
-		return nil, invalidf("input: type %q; expected uri_folder or uri_file", input.Type)
-	}
-	if input.Manifest == "" && input.Path == "" {
-		return nil, invalidf("input: required (a folder or file, uploaded, or an azureml:// path)")
-	}
-	if input.Manifest == "" && strings.HasPrefix(input.Path, "/") {
-		return nil, invalidf("input: %s is a path on the client; upload it (hangar batch-endpoint invoke --input PATH)", input.Path)
-	}
-	sp := serving.BatchJobSpec(d.Spec, d.Spec.Model.Manifest, input)
-	sp.Properties = StampSubmitter(maps.Clone(sp.Properties), by)
-	run, err := c.Create(ctx, api.CreateJobRequest{Spec: sp})
-	if err != nil {
-		return nil, err
-	}
-	c.Log.Info("batch job queued", "endpoint", endpoint, "deployment", deployment, "run", run.ID)
-	return run, nil
 }

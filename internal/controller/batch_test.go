@@ -1,9 +1,12 @@
 package controller
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/serving"
@@ -41,7 +44,7 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 		t.Fatalf("endpoint %+v, %v: want the first deployment as default and aad_token", e, err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1", "b.txt": "2"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Manifest: data})
+	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 	case run.Tags[serving.TagBatchEndpoint] != "ep1" || run.Tags[serving.TagBatchDeployment] != "rows":
 		t.Errorf("tags %v", run.Tags)
 	}
-	run2, err := f.c.InvokeBatch(ctx, "ep1", "summary", "admin", job.Input{Type: job.URIFolder, Manifest: data})
+	run2, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "summary", Input: job.Input{Type: job.URIFolder, Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +105,13 @@ func TestBatchRefusals(t *testing.T) {
 	_, err = f.c.PutBatchDeployment(ctx, orphan, true, false)
 	wantKind(t, err, NotFound, "no batch endpoint nope")
 
-	_, err = f.c.InvokeBatch(ctx, "ep1", "ghost", "admin", job.Input{Type: job.URIFolder, Manifest: data})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "ghost", Input: job.Input{Type: job.URIFolder, Manifest: data}})
 	wantKind(t, err, NotFound, "has no deployment ghost")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: "mltable", Manifest: data})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: "mltable", Manifest: data}})
 	wantKind(t, err, Invalid, "uri_folder or uri_file")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Path: "/home/me/data"})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Path: "/home/me/data"}})
 	wantKind(t, err, Invalid, "is a path on the client")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Type: job.URIFolder, Manifest: notUploaded})
+	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: notUploaded}})
 	wantKind(t, err, Invalid, "was not uploaded")
 
 	err = f.c.DeleteBatchDeployment(ctx, "ep1", "rows")
@@ -138,14 +141,14 @@ func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "rows", "admin", job.Input{Manifest: data})
+	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "rows", Input: job.Input{Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := run.Spec.Parallel; p.MiniBatchSize != 3 || p.OutputFileName != "out.csv" {
 		t.Errorf("after the update the job has %+v", p)
 	}
-	def, err := f.c.InvokeBatch(ctx, "ep1", "", "admin", job.Input{Manifest: data})
+	def, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
 	if err != nil || def.Tags[serving.TagBatchDeployment] != "second" {
 		t.Errorf("default after --set-default: %v, %v", def.Tags, err)
 	}
@@ -161,4 +164,77 @@ func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 	}
 	_, err = f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", DefaultDeployment: "ghost"}, false)
 	wantKind(t, err, Invalid, "defaults.deployment_name")
+}
+
+// TestInvokeBatchOverrides: an invoke's overrides shape its job alone (the stored deployment
+// keeps its settings, and the next invoke without them runs it as stored); the output path is
+// recorded as written by the job, so a read of it names the job until it has finished.
+func TestInvokeBatchOverrides(t *testing.T) {
+	f, d := batchFixture(t)
+	ctx := t.Context()
+	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+		t.Fatal(err)
+	}
+	data := putTree(t, f, map[string]string{"a.txt": "1"})
+	size, retries := 20, 0
+	inv := serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{MiniBatchSize: &size, MaxRetries: &retries,
+		OutputFileName: "p.csv", OutputPath: "azureml://datastores/workspaceblobstore/paths/ep1/today", JobName: "score-today"}}
+	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: inv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := run.Spec.Parallel; run.ID != "score-today" || p.MiniBatchSize != 20 || p.MaxRetries != 0 || p.OutputFileName != "p.csv" {
+		t.Errorf("run %s with settings %+v; want score-today with the overrides", run.ID, p)
+	}
+	_, err = f.c.blobStorePath(ctx, datastore.URI{Datastore: datastore.WorkspaceBlobStore, Path: "ep1/today/p.csv"})
+	if err == nil || !strings.Contains(err.Error(), "written by job score-today (output score)") {
+		t.Errorf("reading the output path before the job finished: %v; want it to name the job", err)
+	}
+	stored, err := f.c.BatchDeployment(ctx, "ep1", "rows")
+	if err != nil || !reflect.DeepEqual(stored.Spec.Settings, d.Settings) {
+		t.Errorf("stored settings %+v (%v), want them unchanged: %+v", stored.Spec.Settings, err, d.Settings)
+	}
+	again, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := again.Spec.Parallel; p.MiniBatchSize != d.Settings.MiniBatchSize || p.OutputFileName != "predictions.csv" || again.Spec.Outputs["score"].Path != "" {
+		t.Errorf("the next invoke runs %+v, output %+v; want the deployment as stored", p, again.Spec.Outputs["score"])
+	}
+}
+
+func TestInvokeBatchOverrideRefusals(t *testing.T) {
+	f, d := batchFixture(t)
+	ctx := t.Context()
+	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.c.CreateDatastore(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	data := putTree(t, f, map[string]string{"a.txt": "1"})
+	zero, two := 0, 2
+	for _, tc := range []struct {
+		name string
+		inv  serving.BatchInvocation
+		want string
+	}{
+		{"mini-batch size", serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{MiniBatchSize: &zero}},
+			"mini_batch_size (--mini-batch-size): expected an integer of at least 1, got 0"},
+		{"more nodes than the target has", serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{InstanceCount: &two}},
+			"resources.instance_count: the local target has one node, the job asks for 2"},
+		{"unknown datastore", serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{OutputPath: "azureml://datastores/blobs/paths/x"}},
+			"output_path (--output-path): no datastore named blobs in this workspace (known: workspaceblobstore, shared)"},
+		{"local_folder datastore", serving.BatchInvocation{Outputs: map[string]job.Output{"score": {Path: "azureml://datastores/shared/paths/x"}}},
+			"outputs.score.path: datastore shared is a local_folder datastore, which jobs read in place; job outputs are written in workspaceblobstore"},
+		{"no path", serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{OutputPath: "azureml://datastores/workspaceblobstore/paths/"}},
+			"names no path inside datastore workspaceblobstore"},
+		{"not a datastore path", serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{OutputPath: "/tmp/out"}},
+			"output_path (--output-path): /tmp/out: expected azureml://datastores/<datastore>/paths/<path>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: tc.inv})
+			wantKind(t, err, Invalid, tc.want)
+		})
+	}
 }

@@ -95,7 +95,7 @@ func (s *Server) invokeBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	run, err := s.cfg.Controller.InvokeBatch(r.Context(), r.PathValue("name"), req.Deployment, who(r).user, req.Input)
+	run, err := s.cfg.Controller.InvokeBatch(r.Context(), r.PathValue("name"), who(r).user, req)
 	s.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
