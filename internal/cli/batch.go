@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
@@ -193,86 +190,6 @@ func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {
 			return c.DeleteBatchEndpoint(ctx, name)
 		},
 	})
-}
-
-func newBatchInvokeCmd(env *Env) *cobra.Command {
-	var name, deployment, input, inputType, outputPath string
-	cmd := &cobra.Command{
-		Use:   "invoke",
-		Short: "Score a folder or file: queue a batch scoring job and print its name",
-		Long: `invoke queues a parallel job of the deployment (the endpoint's default unless --deployment-name)
-over --input: a local folder or file (uploaded like a job input), azureml://jobs/<job>/outputs/<name>,
-or another URI a job's input accepts. Follow it with hangar job stream -n JOB;
-its rows are the output "score" (hangar job download -n JOB --output-name score).`,
-		Example: `  hangar batch-endpoint invoke -n mnist-batch --input ./images
-  hangar batch-endpoint invoke -n mnist-batch -d mnist-torch --input azureml://jobs/prep-1/outputs/images
-  hangar batch-endpoint invoke -n mnist-batch --input ./table.csv --input-type uri_file`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if outputPath != "" {
-				return usageError("--output-path: not supported yet; the rows are the job's output score (hangar job download)")
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			in, err := batchInput(cmd, env, c, input, inputType)
-			if err != nil {
-				return err
-			}
-			run, err := c.InvokeBatch(cmd.Context(), name, api.BatchInvokeRequest{Deployment: deployment, Input: in})
-			if err != nil {
-				return err
-			}
-			return env.printData(run, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Batch job %s queued (deployment %s); follow it with: hangar job stream -n %s\n",
-					run.ID, run.Tags[serving.TagBatchDeployment], run.ID)
-				return err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
-	cmd.Flags().StringVarP(&deployment, "deployment-name", "d", "", "deployment (default: the endpoint's default)")
-	cmd.Flags().StringVar(&input, "input", "", "folder or file to score: a local path or an azureml: URI")
-	cmd.Flags().StringVar(&inputType, "input-type", "", "uri_folder or uri_file (default: from the local path, else uri_folder)")
-	cmd.Flags().StringVar(&outputPath, "output-path", "", "not supported yet")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("input")
-	return cmd
-}
-
-// batchInput turns --input into the job's input: a URI as given, a local path uploaded.
-func batchInput(cmd *cobra.Command, env *Env, c *api.Client, input, inputType string) (job.Input, error) {
-	switch inputType {
-	case "", job.URIFolder, job.URIFile:
-	default:
-		return job.Input{}, usageError("--input-type: %q; expected uri_folder or uri_file", inputType)
-	}
-	if strings.Contains(input, "://") || strings.HasPrefix(strings.ToLower(input), "azureml:") {
-		if inputType == "" {
-			inputType = job.URIFolder
-		}
-		return job.Input{Type: inputType, Path: input}, nil
-	}
-	st, err := os.Stat(input)
-	if err != nil {
-		return job.Input{}, usageError("--input: %v", err)
-	}
-	switch {
-	case inputType == "" && st.IsDir():
-		inputType = job.URIFolder
-	case inputType == "":
-		inputType = job.URIFile
-	case (inputType == job.URIFolder) != st.IsDir():
-		return job.Input{}, usageError("--input %s is %s, not a %s", input, map[bool]string{true: "a folder", false: "a file"}[st.IsDir()], inputType)
-	}
-	u := env.newUploader(c)
-	defer u.close()
-	h, err := u.data(cmd.Context(), serving.BatchInput, input, !st.IsDir())
-	if err != nil {
-		return job.Input{}, err
-	}
-	return job.Input{Type: inputType, Manifest: h}, nil
 }
 
 func newBatchListJobsCmd(env *Env) *cobra.Command {
