@@ -243,6 +243,28 @@ var azScripts = []azScript{
 			}
 			return r.want("first's jobs", "")
 		}},
+		{"batch-endpoint invoke --output-path --set output_file_name: the rows file has that name, where a later job reads it", func(_ context.Context, r azRun) error {
+			if err := r.want("named", "named.csv"); err != nil {
+				return err
+			}
+			return r.want("from datastore", "n1.txt,30 n2.txt,60 n3.txt,90")
+		}},
+		{"batch-endpoint invoke --mini-batch-size --instance-count, for that job alone", func(ctx context.Context, r azRun) error {
+			d, err := r.c.GetJob(ctx, r.one("overridden job"))
+			if err != nil {
+				return err
+			}
+			if n := d.Spec.Resources.InstanceCount; n != 2 {
+				return fmt.Errorf("the job ran on %d nodes, want 2", n)
+			}
+			if err := r.want("split", "node 0 of 2: 3 files in 3 mini-batches;node 1 of 2: 3 files in 3 mini-batches"); err != nil {
+				return err
+			}
+			return r.want("stored after", "2 predictions.csv")
+		}},
+		{"batch-endpoint invoke -d --f inputs.yml (Azure's invocation file)", func(_ context.Context, r azRun) error {
+			return r.want("from file", "Completed n1.txt,30 n2.txt,60 n3.txt,90")
+		}},
 		{"batch-endpoint delete --yes --no-wait", func(ctx context.Context, r azRun) error {
 			if _, err := r.c.BatchEndpoint(ctx, "az-compat-batch"); !api.IsNotFound(err) {
 				return fmt.Errorf("batch endpoint after delete: %v, want not found", err)

@@ -1,7 +1,9 @@
 #!/bin/bash
 # A batch endpoint the way Azure ML's CLI example scripts make one: a cluster from flags alone,
 # the endpoint from --name alone, deployments from a file with --set, the default chosen with
-# --set and no file, invoked with --query name -o tsv, its jobs listed, everything deleted.
+# --set and no file, invoked with --query name -o tsv, its jobs listed, invoked again with
+# overrides for one job (--output-path, --set output_file_name, --mini-batch-size,
+# --instance-count) and with an invocation file (--f inputs.yml), everything deleted.
 # Each "name: value" line is read by internal/e2e/azcompat_test.go.
 set -e
 
@@ -43,6 +45,27 @@ echo "first's jobs: $(az ml batch-deployment list-jobs --name first --endpoint-n
 
 az ml job download --name $JOB_NAME --output-name score --download-path ./results
 echo "rows: $(sort $(find ./results -name predictions.csv) | tr '\n' ' ')"
+
+# <invoke_overrides>
+JOB_NAME=$(az ml batch-endpoint invoke --name $ENDPOINT_NAME --input numbers --input-type uri_folder --output-path azureml://datastores/workspaceblobstore/paths/$ENDPOINT_NAME --set output_file_name=named.csv --query name -o tsv)
+az ml job stream -n $JOB_NAME > /dev/null
+az ml job download --name $JOB_NAME --output-name score --download-path ./named
+echo "named: $(find ./named -type f -exec basename {} \; | sort | paste -sd ' ')"
+READER=$(az ml job create -f read-predictions.yml --query name -o tsv)
+echo "from datastore: $(az ml job stream -n $READER | grep -o 'n[0-9].txt,[0-9]*' | sort | paste -sd ' ')"
+
+JOB_NAME=$(az ml batch-endpoint invoke --name $ENDPOINT_NAME --input numbers --input-type uri_folder --mini-batch-size 1 --instance-count 2 --query name -o tsv)
+echo "split: $(az ml job stream -n $JOB_NAME | grep -o 'node [0-9] of [0-9]: [0-9]* files in [0-9]* mini-batches' | sort | paste -sd ';')"
+echo "overridden job: $JOB_NAME"
+echo "stored after: $(az ml batch-deployment show --name $DEPLOYMENT_NAME --endpoint-name $ENDPOINT_NAME --query settings.mini_batch_size -o tsv) $(az ml batch-deployment show --name $DEPLOYMENT_NAME --endpoint-name $ENDPOINT_NAME --query settings.output_file_name -o tsv)"
+# </invoke_overrides>
+
+# <invoke_file>
+JOB_NAME=$(az ml batch-endpoint invoke -n $ENDPOINT_NAME -d $DEPLOYMENT_NAME --f inputs.yml --query name -o tsv)
+az ml job stream -n $JOB_NAME > /dev/null
+az ml job download --name $JOB_NAME --output-name score --download-path ./from-file
+echo "from file: $(az ml job show -n $JOB_NAME --query status -o tsv) $(sort $(find ./from-file -name predictions.csv) | paste -sd ' ')"
+# </invoke_file>
 
 # <delete>
 az ml batch-endpoint delete --name $ENDPOINT_NAME --yes --no-wait
