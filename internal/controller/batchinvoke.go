@@ -32,11 +32,7 @@ func (c *Controller) InvokeBatch(ctx context.Context, endpoint, by string, req a
 	if err := c.checkBatchOutputPath(ctx, req.BatchInvocation); err != nil {
 		return nil, err
 	}
-	input := req.Input
-	if input.Type == "" && (input.Manifest != "" || input.Path != "") {
-		input.Type = job.URIFolder
-	}
-	sp, err := serving.BatchInvokeSpec(d.Spec, d.Spec.Model.Manifest, input, req.BatchInvocation)
+	sp, err := serving.BatchInvokeSpec(d.Spec, d.Spec.Model.Manifest, req.Input, req.BatchInvocation)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}

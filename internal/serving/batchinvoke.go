@@ -86,13 +86,12 @@ func (inv BatchInvocation) OutputPathField() (path, field string) {
 }
 
 // scoredInput is the input a model deployment scores: the one given alone (--input), or the one
-// data input of the invocation file's inputs, whatever its name.
+// data input of the invocation file's inputs, whatever its name (a uri_folder unless typed).
 func (inv BatchInvocation) scoredInput(input job.Input) (job.Input, error) {
-	given := input.Manifest != "" || input.Path != ""
 	if len(inv.Inputs) == 0 {
-		return input, checkScoredInput("input", input)
+		return typed(input), checkScoredInput("input", input)
 	}
-	if given {
+	if input.Manifest != "" || input.Path != "" {
 		return job.Input{}, fmt.Errorf("input: give --input or the file's inputs, not both")
 	}
 	names := slices.Sorted(maps.Keys(inv.Inputs))
@@ -104,7 +103,15 @@ func (inv BatchInvocation) scoredInput(input job.Input) (job.Input, error) {
 	if len(names) > 1 {
 		return job.Input{}, fmt.Errorf("inputs: a model deployment scores one input, got %d (%s)", len(names), strings.Join(names, ", "))
 	}
-	return inv.Inputs[names[0]], checkScoredInput("inputs."+names[0], inv.Inputs[names[0]])
+	return typed(inv.Inputs[names[0]]), checkScoredInput("inputs."+names[0], inv.Inputs[names[0]])
+}
+
+// typed is in as a uri_folder when it names data and no type.
+func typed(in job.Input) job.Input {
+	if in.Type == "" && (in.Manifest != "" || in.Path != "") {
+		in.Type = job.URIFolder
+	}
+	return in
 }
 
 // checkScoredInput refuses an input a batch job cannot split into mini-batches of files.

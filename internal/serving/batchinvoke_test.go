@@ -82,6 +82,10 @@ func TestBatchInvokeSpecFromAnInvocationFile(t *testing.T) {
 	if p, field := inv.OutputPathField(); p != "azureml://datastores/workspaceblobstore/paths/x" || field != "outputs.score.path" {
 		t.Errorf("OutputPathField = %q, %q", p, field)
 	}
+	untyped := BatchInvocation{Inputs: map[string]job.Input{"x": {Manifest: "sha-data"}}}
+	if sp, err := BatchInvokeSpec(invokeDeployment(), "", job.Input{}, untyped); err != nil || sp.Inputs[BatchInput] != folder {
+		t.Errorf("an input without a type: %+v, %v; want a uri_folder", sp.Inputs[BatchInput], err)
+	}
 	inv.OutputPath = "azureml://datastores/workspaceblobstore/paths/flag"
 	sp, _ = BatchInvokeSpec(invokeDeployment(), "", job.Input{}, inv)
 	if o := sp.Outputs[BatchOutput]; o.Path != inv.OutputPath {
