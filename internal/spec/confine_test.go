@@ -133,7 +133,9 @@ func TestSpecReadsWhatItsRepositoryTracks(t *testing.T) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	job := func(conda string) string { return "command: echo\nenvironment: {image: x, conda_file: " + conda + "}\n" }
+	job := func(conda string) string {
+		return "command: echo\nenvironment: {image: x, conda_file: " + conda + "}\n"
+	}
 	if _, _, err := ParseJob("job.yml", []byte(job("../../environment/conda.yml")), proj, nil); err != nil {
 		t.Errorf("a file the repository tracks, in a sibling folder: %v", err)
 	}
