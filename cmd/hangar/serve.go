@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,12 +132,9 @@ func (ws *leading) serveHTTP(ctx context.Context, hd http.Handler, run func(cont
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		// A planned stop (SIGTERM) of the workspace's only server; a replicated workspace's
-		// other servers take over what this one ran, agents included.
-		if run == nil && ws.stopping != nil {
-			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
-			ws.stopping(gctx)
-			cancel()
+		// A planned stop (SIGTERM): on SQLite the controllers ended with ctx already.
+		if run == nil {
+			ws.stopIdle(ctx)
 		}
 	}
 	ws.log.Info("shutting down")
@@ -148,6 +146,11 @@ func (ws *leading) serveHTTP(ctx context.Context, hd http.Handler, run func(cont
 	case <-ran:
 	case <-sctx.Done():
 	}
+	if run != nil && ctx.Err() != nil {
+		// A replicated workspace's leader, its controllers now ended (they would provision
+		// again what the stop deletes).
+		ws.stopIdle(ctx)
+	}
 	if ws.release != nil { // this server led a replicated workspace
 		ws.release()
 	}
@@ -155,6 +158,24 @@ func (ws *leading) serveHTTP(ctx context.Context, hd http.Handler, run func(cont
 		_ = os.Remove(ws.h.PIDFile())
 	}
 	return err
+}
+
+// stopIdle is a planned stop's work on the workspace's only server (stopping); while a
+// replicated workspace has other live servers, they take over what this one ran, agents
+// included.
+func (ws *leading) stopIdle(ctx context.Context) {
+	if ws.stopping == nil || !ws.alone() {
+		return
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+	defer cancel()
+	ws.stopping(gctx)
+}
+
+// alone reports whether this is the workspace's only live server: always on SQLite; on a
+// replicated workspace, when the servers' records name no other.
+func (ws *leading) alone() bool {
+	return ws.servers == nil || !strings.Contains(ws.servers(), ",")
 }
 
 // endpointMaxBody bounds a request to an online endpoint.

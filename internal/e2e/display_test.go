@@ -323,7 +323,14 @@ func TestDisplayServerStopStopsItsIdleAgents(t *testing.T) {
 	}
 
 	w.startServer()
-	waitFor(t, time.Minute, "warm to start a new idle node", func() bool {
-		return computeStates(w)["warm"] == "1 node (up to 1): 1 idle"
-	})
+	const want = "1 node (up to 1): 1 idle"
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		state := computeStates(w)["warm"]
+		if state == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, warm is %q; want %q (a new idle node)", state, want)
+		}
+	}
 }
