@@ -30,9 +30,11 @@ func TestValuesAreStoredAsSQLiteStoresThem(t *testing.T) {
 		"m", 1, "{}", true, 1, "m", 2, "{}", false, 1); err != nil {
 		t.Fatalf("bools into an integer column: %v", err)
 	}
-	var archived, sum int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), SUM(version) FROM models WHERE archived = ?`, true).Scan(&archived, &sum); err != nil || archived != 1 || sum != 1 {
-		t.Errorf("archived models = %d (versions %d), %v; want version 1 alone", archived, sum, err)
+	// (a model's version is text since Azure's versions are strings: migration 0026)
+	var archived int
+	var version string
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(version) FROM models WHERE archived = ?`, true).Scan(&archived, &version); err != nil || archived != 1 || version != "1" {
+		t.Errorf("archived models = %d (version %q), %v; want version 1 alone", archived, version, err)
 	}
 }
 
