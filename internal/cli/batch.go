@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -92,25 +91,8 @@ func batchEndpointSpec(ctx context.Context, env *Env, c *api.Client, file, name 
 		e := v.BatchEndpoint
 		return &e, applyStoredSets(&e, sets, batchEndpointKind)
 	}
-	var e *serving.BatchEndpoint
-	var warnings []string
-	var err error
-	if file == "" {
-		if name == "" {
-			return nil, usageError("give --file (-f), or --name")
-		}
-		e, warnings, err = spec.ParseBatchEndpoint(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...))
-	} else {
-		e, warnings, err = spec.ParseBatchEndpointFile(file, sets)
-	}
-	if err != nil {
-		return nil, specError(err)
-	}
-	env.warn(warnings)
-	if name != "" {
-		e.Name = name
-	}
-	return e, nil
+	return specFromFileOrName(env, file, name, sets, spec.ParseBatchEndpoint, spec.ParseBatchEndpointFile,
+		func(e *serving.BatchEndpoint, n string) { e.Name = n })
 }
 
 func newBatchEndpointShowCmd(env *Env) *cobra.Command {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,25 +81,8 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 
 // endpointFromFileOrFlags reads an endpoint's file, or makes one of --name and sets alone.
 func endpointFromFileOrFlags(env *Env, file, name string, sets []string) (*serving.Endpoint, error) {
-	var e *serving.Endpoint
-	var warnings []string
-	var err error
-	if file == "" {
-		if name == "" {
-			return nil, usageError("give --file (-f), or --name")
-		}
-		e, warnings, err = spec.ParseEndpoint(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...))
-	} else {
-		e, warnings, err = spec.ParseEndpointFile(file, sets)
-	}
-	if err != nil {
-		return nil, specError(err)
-	}
-	env.warn(warnings)
-	if name != "" {
-		e.Name = name
-	}
-	return e, nil
+	return specFromFileOrName(env, file, name, sets, spec.ParseEndpoint, spec.ParseEndpointFile,
+		func(e *serving.Endpoint, n string) { e.Name = n })
 }
 
 func newEndpointUpdateCmd(env *Env) *cobra.Command {

@@ -16,6 +16,33 @@ import (
 // commandLine names the resource a create made of flags alone, in its errors.
 const commandLine = "command line"
 
+// specFromFileOrName reads a resource's file with parseFile, or, without a file, makes one of
+// --name and the sets alone with parse (az's create from flags); a --name given names it either
+// way, through rename.
+func specFromFileOrName[T any](env *Env, file, name string, sets []string,
+	parse func(file string, data []byte, baseDir string, sets []string) (*T, []string, error),
+	parseFile func(file string, sets []string) (*T, []string, error), rename func(*T, string)) (*T, error) {
+	var v *T
+	var warnings []string
+	var err error
+	if file == "" {
+		if name == "" {
+			return nil, usageError("give --file (-f), or --name")
+		}
+		v, warnings, err = parse(commandLine, nil, ".", append([]string{"name=" + strconv.Quote(name)}, sets...))
+	} else {
+		v, warnings, err = parseFile(file, sets)
+	}
+	if err != nil {
+		return nil, specError(err)
+	}
+	env.warn(warnings)
+	if name != "" {
+		rename(v, name)
+	}
+	return v, nil
+}
+
 // fileError puts the file's name before an error of what was read from it.
 func fileError(file string, err error) error {
 	if file == "" {
