@@ -3,5 +3,7 @@
 // the internal packages the package's non-test code imports, and no package imports one in a
 // layer above its own (the layers are declared under "## Layers" there). Across the project's
 // Markdown: every relative link names a file inside the repository, and a heading of it when it
-// names one. `go test ./...` runs both checks on the real tree.
+// names one. In the code: no type under internal/ has a method set (promoted methods included)
+// over 80, past which a type holds more than one noun. `go test ./...` runs the checks on the
+// real tree.
 package archtest
