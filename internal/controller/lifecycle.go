@@ -121,6 +121,12 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 		}
 		return nil, err
 	}
+	if rep.State == job.Running && rep.Command != "" {
+		// The command its supervisor ran, bound to its inputs and outputs (job show).
+		if err := c.Store.SetBoundCommand(ctx, id, rep.Command); err != nil {
+			return nil, err
+		}
+	}
 	return reply(r), nil
 }
 

@@ -183,7 +183,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 func (s *Server) archiveJob(archive bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("name")
-		if err := s.cfg.Store.SetArchived(r.Context(), id, archive); err != nil {
+		if err := s.cfg.Controller.Archive(r.Context(), id, archive); err != nil {
 			writeError(w, s.log, err)
 			return
 		}

@@ -67,7 +67,7 @@ func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		run := newTrackingRun(in.RunName, int64(in.StartTime))
-		if err := s.cfg.Store.CreateTrackingRun(r.Context(), run, in.ExperimentID, in.UserID, in.Tags); err != nil {
+		if err := s.cfg.Controller.CreateTrackingRun(r.Context(), run, in.ExperimentID, in.UserID, in.Tags); err != nil {
 			return nil, err
 		}
 		got, err := s.cfg.Store.TrackingRun(r.Context(), run.ID)
@@ -130,7 +130,7 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 			u.EndTime = &t
 		}
 		u.RunName = in.RunName
-		if err := s.cfg.Store.UpdateTrackingRun(r.Context(), id, u); err != nil {
+		if err := s.cfg.Controller.UpdateTrackingRun(r.Context(), id, u); err != nil {
 			return nil, err
 		}
 		run, err := s.cfg.Store.TrackingRun(r.Context(), id)
@@ -148,7 +148,7 @@ func (s *Server) mlflowRunStage(stage string) http.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			return empty{}, s.cfg.Store.SetRunStage(r.Context(), id, stage)
+			return empty{}, s.cfg.Controller.SetRunStage(r.Context(), id, stage)
 		})(w, r)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/job"
 )
 
 // The handlers below serve a run's supervisor.
@@ -28,11 +27,7 @@ func (s *Server) runStatus(w http.ResponseWriter, r *http.Request) {
 		if !rep.State.Valid() {
 			return nil, badRequest("unknown state " + string(rep.State))
 		}
-		reply, err := s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
-		if err == nil && rep.State == job.Running && rep.Command != "" {
-			err = s.cfg.Store.SetBoundCommand(r.Context(), r.PathValue("id"), rep.Command)
-		}
-		return reply, err
+		return s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
 	})
 }
 

@@ -1,0 +1,34 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// The controller is the one writer of run rows: the server's routes (job archive, the MLflow
+// tracking API's runs) change a run through the methods below, never through the store.
+
+// Archive marks a run archived (hidden from job list) or not.
+func (c *Controller) Archive(ctx context.Context, id string, archived bool) error {
+	return c.Store.SetArchived(ctx, id, archived)
+}
+
+// CreateTrackingRun records a run that is not a job (MLflow's runs/create) in experiment expID,
+// with its user and tags.
+func (c *Controller) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
+	return c.Store.CreateTrackingRun(ctx, r, expID, userID, tags)
+}
+
+// UpdateTrackingRun applies MLflow's runs/update to a run (a job's name only; see
+// tracking.Update.Apply).
+func (c *Controller) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
+	return c.Store.UpdateTrackingRun(ctx, id, u)
+}
+
+// SetRunStage soft-deletes ("deleted") or restores ("active") a run (MLflow's runs/delete and
+// runs/restore).
+func (c *Controller) SetRunStage(ctx context.Context, id, stage string) error {
+	return c.Store.SetRunStage(ctx, id, stage)
+}
