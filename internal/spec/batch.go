@@ -98,23 +98,23 @@ func ParseBatchDeployment(file string, data []byte, baseDir string, sets []strin
 		d.errorf(typ, "type", "pipeline batch deployments are not supported yet; deploy a model (type: model, with code_configuration)")
 		return nil, d.warnings, d.errs.err()
 	}
-	fs := d.batchDeploymentFields(dep)
+	fs := d.serving.batchDeploymentFields(dep)
 	if typ == nil {
 		// The legacy form: the settings sit at the root.
-		for k, f := range d.batchSettingFields(&dep.Settings) {
+		for k, f := range d.serving.batchSettingFields(&dep.Settings) {
 			fs[k] = f
 		}
 		delete(fs, "settings")
 	}
 	got := d.mapping(root, "", fs)
-	d.checkBatchDeployment(got, dep)
+	d.serving.checkBatchDeployment(got, dep)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
 	return dep, d.warnings, nil
 }
 
-func (d *decoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {
+func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {
 	str := func(dst *string) func(*yaml.Node, string) {
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
@@ -133,20 +133,20 @@ func (d *decoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {
 				k.Value = "path"
 			}
 			var online serving.Deployment
-			dep.Model = d.deploymentModel(n, p, &online)
+			dep.Model = d.serving.deploymentModel(n, p, &online)
 			dep.Extra = online.Extra
 		},
 		"code_configuration": func(n *yaml.Node, p string) {
 			var online serving.Deployment
-			d.codeConfiguration(n, p, &online)
+			d.serving.codeConfiguration(n, p, &online)
 			dep.Code, dep.ScoringScript = online.Code, online.ScoringScript
 		},
-		"environment": func(n *yaml.Node, p string) { dep.Environment = d.jobEnvironment(n, p) },
-		"compute":     func(n *yaml.Node, p string) { dep.Compute = d.compute(n, p) },
+		"environment": func(n *yaml.Node, p string) { dep.Environment = d.assets.jobEnvironment(n, p) },
+		"compute":     func(n *yaml.Node, p string) { dep.Compute = d.jobs.compute(n, p) },
 		"resources": func(n *yaml.Node, p string) {
 			d.mapping(n, p, fields{"instance_count": func(v *yaml.Node, vp string) { dep.InstanceCount = d.smallInt(v, vp, 1) }})
 		},
-		"settings": func(n *yaml.Node, p string) { d.mapping(n, p, d.batchSettingFields(&dep.Settings)) },
+		"settings": func(n *yaml.Node, p string) { d.mapping(n, p, d.serving.batchSettingFields(&dep.Settings)) },
 	}
 	for _, f := range batchReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
@@ -155,11 +155,11 @@ func (d *decoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {
 }
 
 // batchSettingFields is the table of `settings:` (or the legacy form's root).
-func (d *decoder) batchSettingFields(s *serving.BatchSettings) fields {
+func (d *servingDecoder) batchSettingFields(s *serving.BatchSettings) fields {
 	return fields{
 		"max_concurrency_per_instance": func(n *yaml.Node, p string) { s.MaxConcurrencyPerInstance = d.smallInt(n, p, 1) },
 		"mini_batch_size": func(n *yaml.Node, p string) {
-			if count, bytes := d.miniBatchSize(n, p); count > 0 || bytes > 0 {
+			if count, bytes := d.parallel.miniBatchSize(n, p); count > 0 || bytes > 0 {
 				s.MiniBatchSize, s.MiniBatchBytes = count, bytes
 			}
 		},
@@ -178,16 +178,16 @@ func (d *decoder) batchSettingFields(s *serving.BatchSettings) fields {
 		"retry_settings": func(n *yaml.Node, p string) {
 			d.mapping(n, p, fields{
 				"max_retries": func(v *yaml.Node, vp string) { s.MaxRetries = d.smallInt(v, vp, 0) },
-				"timeout":     func(v *yaml.Node, vp string) { s.Timeout = int(d.timeout(v, vp)) },
+				"timeout":     func(v *yaml.Node, vp string) { s.Timeout = int(d.jobs.timeout(v, vp)) },
 			})
 		},
 		"logging_level":         func(n *yaml.Node, p string) { s.LoggingLevel = d.enum(n, p, "debug", "info", "warning") },
-		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.envVars(n, p) },
+		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.jobs.envVars(n, p) },
 	}
 }
 
 // checkBatchDeployment applies the rules between a batch deployment's fields.
-func (d *decoder) checkBatchDeployment(got map[string]*yaml.Node, dep *serving.BatchDeployment) {
+func (d *servingDecoder) checkBatchDeployment(got map[string]*yaml.Node, dep *serving.BatchDeployment) {
 	switch n := got["name"]; {
 	case n == nil:
 		d.required(nil, "name")

@@ -31,15 +31,15 @@ func ParseBatchInvoke(file string, data []byte, baseDir string) (*serving.BatchI
 	inv := &serving.BatchInvocation{}
 	fs := fields{
 		"$schema": nil,
-		"inputs":  func(n *yaml.Node, p string) { inv.Inputs = d.inputs(n, p) },
-		"outputs": func(n *yaml.Node, p string) { inv.Outputs = d.outputs(n, p) },
+		"inputs":  func(n *yaml.Node, p string) { inv.Inputs = d.jobs.inputs(n, p) },
+		"outputs": func(n *yaml.Node, p string) { inv.Outputs = d.jobs.outputs(n, p) },
 		"compute": func(n *yaml.Node, p string) {
-			d.mapping(n, p, fields{"instance_count": d.batchOverride(&inv.BatchOverrides, "compute.instance_count")})
+			d.mapping(n, p, fields{"instance_count": d.serving.batchOverride(&inv.BatchOverrides, "compute.instance_count")})
 		},
 		"retry_settings": func(n *yaml.Node, p string) {
 			d.mapping(n, p, fields{
-				"max_retries": d.batchOverride(&inv.BatchOverrides, "retry_settings.max_retries"),
-				"timeout":     d.batchOverride(&inv.BatchOverrides, "retry_settings.timeout"),
+				"max_retries": d.serving.batchOverride(&inv.BatchOverrides, "retry_settings.max_retries"),
+				"timeout":     d.serving.batchOverride(&inv.BatchOverrides, "retry_settings.timeout"),
 			})
 		},
 		"output_dataset": func(n *yaml.Node, p string) {
@@ -47,13 +47,13 @@ func ParseBatchInvoke(file string, data []byte, baseDir string) (*serving.BatchI
 			got := d.mapping(n, p, fields{"datastore_id": nil, "path": nil})
 			for _, k := range []string{"datastore_id", "path"} {
 				if v := got[k]; v != nil {
-					d.batchOverride(&inv.BatchOverrides, "output_dataset."+k)(v, join(p, k))
+					d.serving.batchOverride(&inv.BatchOverrides, "output_dataset."+k)(v, join(p, k))
 				}
 			}
 		},
 	}
 	for _, k := range []string{"mini_batch_size", "output_file_name", "error_threshold", "logging_level", "job_name", "experiment_name"} {
-		fs[k] = d.batchOverride(&inv.BatchOverrides, k)
+		fs[k] = d.serving.batchOverride(&inv.BatchOverrides, k)
 	}
 	d.mapping(root, "", fs)
 	if err := d.errs.err(); err != nil {
@@ -63,7 +63,7 @@ func ParseBatchInvoke(file string, data []byte, baseDir string) (*serving.BatchI
 }
 
 // batchOverride decodes a scalar into the override az's key names, its errors at the field.
-func (d *decoder) batchOverride(o *serving.BatchOverrides, key string) func(*yaml.Node, string) {
+func (d *servingDecoder) batchOverride(o *serving.BatchOverrides, key string) func(*yaml.Node, string) {
 	return func(n *yaml.Node, p string) {
 		v, ok := d.scalar(n, p, "a value")
 		if !ok {

@@ -33,7 +33,7 @@ func ParseComponentFile(file string, sets []string, opts ...FileOption) (*compon
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
-	c, _ := d.component(root)
+	c, _ := d.assets.component(root)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
@@ -43,7 +43,7 @@ func ParseComponentFile(file string, sets []string, opts ...FileOption) (*compon
 // component decodes a component file's mapping: a command component (its step in Job) or a
 // pipeline component (its steps in Graph). It also returns the command's node, for checks
 // that name the component file.
-func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
+func (d *assetDecoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	c := component.Spec{Type: component.Command, Deterministic: true}
 	if sc := lookup(root, "$schema"); sc != nil && strings.Contains(strings.ToLower(sc.Value), "/promptflow/") {
 		d.errorf(sc, "$schema", "a prompt flow file; flows are not supported as components (command and pipeline components are)")
@@ -62,14 +62,14 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	fs := fields{
 		"$schema":          nil,
 		"type":             nil,
-		"name":             func(v *yaml.Node, p string) { c.Name = d.componentName(v, p) },
-		"version":          func(v *yaml.Node, p string) { c.Version = d.assetVersion(v, p, component.Kind.ParseVersion) },
+		"name":             func(v *yaml.Node, p string) { c.Name = d.assets.componentName(v, p) },
+		"version":          func(v *yaml.Node, p string) { c.Version = d.assets.assetVersion(v, p, component.Kind.ParseVersion) },
 		"display_name":     func(v *yaml.Node, p string) { c.DisplayName = d.str(v, p) },
 		"description":      func(v *yaml.Node, p string) { c.Description = d.str(v, p) },
 		"tags":             func(v *yaml.Node, p string) { c.Tags = d.stringMap(v, p) },
 		"is_deterministic": func(v *yaml.Node, p string) { c.Deterministic, _ = d.boolean(v, p) },
-		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.componentInputs(v, p) },
-		"outputs":          func(v *yaml.Node, p string) { c.Outputs = d.outputs(v, p) },
+		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.assets.componentInputs(v, p) },
+		"outputs":          func(v *yaml.Node, p string) { c.Outputs = d.jobs.outputs(v, p) },
 	}
 	fs["additional_includes"] = nil // a command component's: decoded below
 	if c.Type == component.Pipeline {
@@ -77,19 +77,19 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 			d.errorf(v, p, "a command component's field; list it in the components of the steps that need the files")
 		}
 		fs["jobs"] = nil
-		fs["settings"] = func(v *yaml.Node, p string) { d.pipelineSettings(v, p) }
+		fs["settings"] = func(v *yaml.Node, p string) { d.pipelines.pipelineSettings(v, p) }
 		got := d.mapping(root, "", fs)
 		if got["jobs"] == nil {
 			d.required(nil, "jobs")
 			return c, nil
 		}
 		pc := pipeCtx{params: c.Inputs, outputs: c.Outputs, outputSets: outputSettings(got["outputs"], c.Outputs)}
-		g := d.graph(got["jobs"], pc)
+		g := d.pipelines.graph(got["jobs"], pc)
 		c.Graph = &g
 		return c, nil
 	}
 	s := &job.Spec{Type: "command"}
-	common := d.jobFields(s)
+	common := d.jobs.jobFields(s)
 	for _, k := range []string{"command", "code", "environment", "environment_variables", "resources",
 		"distribution", "services"} {
 		fs[k] = common[k]
@@ -97,9 +97,9 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	got := d.mapping(root, "", fs)
 	if inc := got["additional_includes"]; inc != nil && !isNull(inc) {
 		errs := len(d.errs)
-		s.AdditionalIncludes = d.additionalIncludes(inc, "additional_includes") // includes.go
+		s.AdditionalIncludes = d.jobs.additionalIncludes(inc, "additional_includes") // includes.go
 		if len(d.errs) == errs {
-			d.checkIncludes(inc, "additional_includes", s.Code, s.AdditionalIncludes)
+			d.jobs.checkIncludes(inc, "additional_includes", s.Code, s.AdditionalIncludes)
 		}
 	}
 	cmd := got["command"]
@@ -110,7 +110,7 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	case len(d.errs) == 0:
-		d.checkComponentRefs(cmd, c, s)
+		d.assets.checkComponentRefs(cmd, c, s)
 	}
 	if s.Resources.InstanceCount == 0 {
 		s.Resources.InstanceCount = 1
@@ -121,13 +121,13 @@ func (d *decoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 
 // checkComponentRefs checks the command's references against the declared inputs and
 // outputs, standing in for values it does not know.
-func (d *decoder) checkComponentRefs(cmd *yaml.Node, c component.Spec, s *job.Spec) {
+func (d *assetDecoder) checkComponentRefs(cmd *yaml.Node, c component.Spec, s *job.Spec) {
 	sample := *s
 	sample.Inputs, sample.Outputs = map[string]job.Input{}, c.Outputs
 	for name, in := range c.Inputs {
 		sample.Inputs[name] = standIn(in)
 	}
-	d.checkCommand(cmd, &sample)
+	d.jobs.checkCommand(cmd, &sample)
 }
 
 // standIn is a value of the declared input's kind, for checks before any value is known.
@@ -147,7 +147,7 @@ func standIn(in component.Input) job.Input {
 	return v
 }
 
-func (d *decoder) componentName(n *yaml.Node, path string) string {
+func (d *assetDecoder) componentName(n *yaml.Node, path string) string {
 	s := d.str(n, path)
 	if s != "" && !componentName.MatchString(s) {
 		d.expected(n, path, "a name of letters, digits, _ and - starting with a letter or _ (at most 255)")
@@ -158,19 +158,19 @@ func (d *decoder) componentName(n *yaml.Node, path string) string {
 // componentInputs decodes a component's declared inputs: a type, and optionally a default,
 // optional, min, max, enum, description and mode. A literal shorthand (`lr: 0.1`) declares
 // an input of its type with that default.
-func (d *decoder) componentInputs(n *yaml.Node, path string) map[string]component.Input {
+func (d *assetDecoder) componentInputs(n *yaml.Node, path string) map[string]component.Input {
 	out := map[string]component.Input{}
 	for _, p := range d.entries(n, path) {
 		ip := join(path, p.key.Value)
-		d.checkName(p.key, ip)
+		d.jobs.checkName(p.key, ip)
 		v := resolve(p.value)
 		if v == nil || v.Kind != yaml.MappingNode {
-			if in, ok := d.input(v, ip); ok {
+			if in, ok := d.jobs.input(v, ip); ok {
 				out[p.key.Value] = component.Input{Input: in, HasDefault: true}
 			}
 			continue
 		}
-		if in, ok := d.componentInput(v, ip); ok {
+		if in, ok := d.assets.componentInput(v, ip); ok {
 			out[p.key.Value] = in
 		}
 	}
@@ -178,13 +178,13 @@ func (d *decoder) componentInputs(n *yaml.Node, path string) map[string]componen
 }
 
 // componentInput decodes one declared input object.
-func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bool) {
+func (d *assetDecoder) componentInput(v *yaml.Node, path string) (component.Input, bool) {
 	errs := len(d.errs)
 	typ := job.URIFolder
 	if t := lookup(v, "type"); t != nil && !isNull(t) {
 		switch {
-		case d.legacyPath(t, join(path, "type")): // inputs.go
-			typ = d.pathType(lookup(v, "default"))
+		case d.jobs.legacyPath(t, join(path, "type")): // inputs.go
+			typ = d.jobs.pathType(lookup(v, "default"))
 		default:
 			if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
 				return component.Input{}, false
@@ -208,11 +208,11 @@ func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bo
 	got := d.mapping(v, path, fields{"type": nil, "default": nil, "value": nil, "path": nil,
 		"optional":    func(x *yaml.Node, xp string) { in.Optional, _ = d.boolean(x, xp) },
 		"description": func(x *yaml.Node, xp string) { in.Description = d.str(x, xp) },
-		"mode":        func(x *yaml.Node, xp string) { in.Mode = d.mode(x, xp, typ, "input", inputModes, modelModes) },
+		"mode":        func(x *yaml.Node, xp string) { in.Mode = d.jobs.mode(x, xp, typ, "input", inputModes, modelModes) },
 		"datastore":   func(x *yaml.Node, xp string) { in.Datastore = d.str(x, xp) },
 		"min":         func(x *yaml.Node, xp string) { in.Min = bound(x, xp) },
 		"max":         func(x *yaml.Node, xp string) { in.Max = bound(x, xp) },
-		"enum":        func(x *yaml.Node, xp string) { in.Enum = d.enumValues(x, xp, typ) },
+		"enum":        func(x *yaml.Node, xp string) { in.Enum = d.assets.enumValues(x, xp, typ) },
 	})
 	for _, key := range []string{"default", "value", "path"} {
 		x := got[key]
@@ -225,7 +225,7 @@ func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bo
 				d.errorf(x, xp, "a %s input takes a default, not a path", typ)
 				continue
 			}
-			text, ok := d.literal(x, xp, typ)
+			text, ok := d.jobs.literal(x, xp, typ)
 			if !ok {
 				continue
 			}
@@ -235,20 +235,20 @@ func (d *decoder) componentInput(v *yaml.Node, path string) (component.Input, bo
 			}
 			continue
 		}
-		in.Path, in.HasDefault = d.dataPath(x, xp, typ), true
+		in.Path, in.HasDefault = d.jobs.dataPath(x, xp, typ), true
 	}
 	return in, len(d.errs) == errs
 }
 
 // enumValues decodes an input's enum list, each value of the input's type.
-func (d *decoder) enumValues(n *yaml.Node, path, typ string) []string {
+func (d *assetDecoder) enumValues(n *yaml.Node, path, typ string) []string {
 	if n.Kind != yaml.SequenceNode {
 		d.expected(n, path, "a list")
 		return nil
 	}
 	var out []string
 	for i, c := range n.Content {
-		if text, ok := d.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ); ok {
+		if text, ok := d.jobs.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ); ok {
 			out = append(out, text)
 		}
 	}

@@ -86,7 +86,7 @@ func ParseCompute(file string, data []byte, baseDir string, sets []string, opts 
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
-	s := d.computeSpec(root)
+	s := d.computes.computeSpec(root)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
@@ -94,7 +94,7 @@ func ParseCompute(file string, data []byte, baseDir string, sets []string, opts 
 }
 
 // computeSpec decodes the root mapping with the field table of its type.
-func (d *decoder) computeSpec(root *yaml.Node) *compute.Spec {
+func (d *computeDecoder) computeSpec(root *yaml.Node) *compute.Spec {
 	s := &compute.Spec{}
 	t := lookup(root, "type")
 	if isNull(t) {
@@ -110,27 +110,27 @@ func (d *decoder) computeSpec(root *yaml.Node) *compute.Spec {
 	default:
 		s.Type = compute.NormalizeType(typ)
 	}
-	fs := d.computeCommon(s)
+	fs := d.computes.computeCommon(s)
 	var check func(got map[string]*yaml.Node)
 	switch s.Type {
 	case compute.TypeLocal:
-		s.Local = d.localFields(fs)
+		s.Local = d.computes.localFields(fs)
 	case compute.TypeCluster:
-		s.Cluster, check = d.clusterFields(fs, s)
+		s.Cluster, check = d.computes.clusterFields(fs, s)
 	case compute.TypeInstance:
-		s.Instance, check = d.instanceFields(fs, s)
+		s.Instance, check = d.instances.instanceFields(fs, s)
 	case compute.TypeSSH:
-		s.SSH, check = d.sshFields(fs, s)
+		s.SSH, check = d.computes.sshFields(fs, s)
 	case compute.TypeSlurm:
-		s.Slurm, check = d.slurmFields(fs)
+		s.Slurm, check = d.computes.slurmFields(fs)
 	case compute.TypeKubernetes:
-		s.Kubernetes = d.kubernetesFields(fs, s)
-		check = d.checkKubernetes(s.Kubernetes)
+		s.Kubernetes = d.computes.kubernetesFields(fs, s)
+		check = d.computes.checkKubernetes(s.Kubernetes)
 	case compute.TypeServerless:
-		s.Serverless, check = d.serverlessFields(fs)
+		s.Serverless, check = d.computes.serverlessFields(fs)
 	}
 	got := d.mapping(root, "", fs)
-	d.checkTargetName(got["name"], s)
+	d.computes.checkTargetName(got["name"], s)
 	if check != nil {
 		check(got)
 	}
@@ -138,7 +138,7 @@ func (d *decoder) computeSpec(root *yaml.Node) *compute.Spec {
 }
 
 // computeCommon is the field table every compute kind shares.
-func (d *decoder) computeCommon(s *compute.Spec) fields {
+func (d *computeDecoder) computeCommon(s *compute.Spec) fields {
 	fs := fields{
 		"$schema":     nil,
 		"type":        nil,
@@ -155,7 +155,7 @@ func (d *decoder) computeCommon(s *compute.Spec) fields {
 }
 
 // checkTargetName checks the target's name; n is its node (nil when absent).
-func (d *decoder) checkTargetName(n *yaml.Node, s *compute.Spec) {
+func (d *computeDecoder) checkTargetName(n *yaml.Node, s *compute.Spec) {
 	switch {
 	case n == nil && s.Type == compute.TypeServerless:
 		s.Name = compute.ServerlessName
@@ -176,7 +176,7 @@ func (d *decoder) checkTargetName(n *yaml.Node, s *compute.Spec) {
 }
 
 // localFields adds the keys of `type: local`.
-func (d *decoder) localFields(fs fields) *compute.LocalSpec {
+func (d *computeDecoder) localFields(fs fields) *compute.LocalSpec {
 	l := &compute.LocalSpec{}
 	fs["require_container"] = func(n *yaml.Node, p string) { l.RequireContainer, _ = d.boolean(n, p) }
 	fs["max_concurrent_runs"] = func(n *yaml.Node, p string) { l.MaxConcurrentRuns, _ = d.boundedInt(n, p, 0, math.MaxInt32) }
@@ -233,7 +233,7 @@ func isoSecondsOK(s string) (int64, bool) {
 
 // computeIdentity decodes a compute's `identity:` (SPEC.md §1), kept verbatim with its
 // type normalised.
-func (d *decoder) computeIdentity(n *yaml.Node, path string) map[string]any {
+func (d *computeDecoder) computeIdentity(n *yaml.Node, path string) map[string]any {
 	out := map[string]any{}
 	var typ string
 	got := d.mapping(n, path, fields{
@@ -241,7 +241,7 @@ func (d *decoder) computeIdentity(n *yaml.Node, path string) map[string]any {
 			typ = d.enum(v, p, compute.IdentitySystem, compute.IdentityUser, compute.IdentityNone, compute.IdentitySystemUser)
 			out["type"] = typ
 		},
-		"user_assigned_identities": func(v *yaml.Node, p string) { out["user_assigned_identities"] = d.userIdentities(v, p) },
+		"user_assigned_identities": func(v *yaml.Node, p string) { out["user_assigned_identities"] = d.computes.userIdentities(v, p) },
 		"principal_id":             func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 		"tenant_id":                func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 	})
@@ -263,7 +263,7 @@ func (d *decoder) computeIdentity(n *yaml.Node, path string) map[string]any {
 
 // userIdentities decodes identity.user_assigned_identities: a list of identities, each
 // named by resource_id, principal_id, client_id or object_id.
-func (d *decoder) userIdentities(n *yaml.Node, path string) []any {
+func (d *computeDecoder) userIdentities(n *yaml.Node, path string) []any {
 	if n.Kind != yaml.SequenceNode {
 		d.expected(n, path, "a list of identities")
 		return nil
@@ -294,13 +294,13 @@ func (d *decoder) userIdentities(n *yaml.Node, path string) []any {
 
 // localFile decodes a path to an existing local file: ~ is the user's home, a relative
 // path resolves against the spec's folder. It returns the absolute path.
-func (d *decoder) localFile(n *yaml.Node, path string) (string, bool) {
+func (d *computeDecoder) localFile(n *yaml.Node, path string) (string, bool) {
 	written := strings.TrimSpace(d.str(n, path))
 	if written == "" {
 		d.expected(n, path, "a local file path")
 		return "", false
 	}
-	p, ok := d.expandHome(n, path, written)
+	p, ok := d.computes.expandHome(n, path, written)
 	if !ok {
 		return "", false
 	}
@@ -316,7 +316,7 @@ func (d *decoder) localFile(n *yaml.Node, path string) (string, bool) {
 }
 
 // expandHome replaces a leading ~ with the user's home directory.
-func (d *decoder) expandHome(n *yaml.Node, path, p string) (string, bool) {
+func (d *computeDecoder) expandHome(n *yaml.Node, path, p string) (string, bool) {
 	if p != "~" && !strings.HasPrefix(p, "~/") {
 		return p, true
 	}

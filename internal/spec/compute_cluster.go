@@ -12,7 +12,7 @@ import (
 
 // clusterFields adds the keys of `type: amlcompute`/`cluster` (SPEC.md §1.1) and
 // Hangar's provider keys; the returned check applies the rules between them.
-func (d *decoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpec, func(map[string]*yaml.Node)) {
+func (d *computeDecoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpec, func(map[string]*yaml.Node)) {
 	c := &compute.ClusterSpec{
 		Size:                    compute.DefaultSize,
 		Tier:                    compute.TierDedicated,
@@ -24,20 +24,20 @@ func (d *decoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpe
 		ProvisionTimeout:        compute.DefaultProvisionTimeout,
 	}
 	minOK, maxOK := true, true
-	fs["size"] = func(n *yaml.Node, p string) { c.Size = d.size(n, p) }
+	fs["size"] = func(n *yaml.Node, p string) { c.Size = d.computes.size(n, p) }
 	fs["tier"] = func(n *yaml.Node, p string) { c.Tier = d.enum(n, p, compute.TierDedicated, compute.TierLowPriority) }
 	fs["min_instances"] = func(n *yaml.Node, p string) { c.MinInstances, minOK = d.boundedInt(n, p, 0, math.MaxInt32) }
 	fs["max_instances"] = func(n *yaml.Node, p string) { c.MaxInstances, maxOK = d.boundedInt(n, p, 1, math.MaxInt32) }
 	fs["idle_time_before_scale_down"] = func(n *yaml.Node, p string) { c.IdleTimeBeforeScaleDown, _ = d.seconds(n, p) }
 	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { c.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
-	fs["ssh_settings"] = func(n *yaml.Node, p string) { c.SSHSettings = d.sshSettings(n, p, false) }
-	fs["network_settings"] = func(n *yaml.Node, p string) { c.NetworkSettings = d.networkSettings(n, p) }
+	fs["ssh_settings"] = func(n *yaml.Node, p string) { c.SSHSettings = d.computes.sshSettings(n, p, false) }
+	fs["network_settings"] = func(n *yaml.Node, p string) { c.NetworkSettings = d.computes.networkSettings(n, p) }
 	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { c.EnableNodePublicIP, _ = d.boolean(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
-	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &c.Provider) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computes.computeIdentity(n, p) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.computes.provider(n, p, &c.Provider) }
 	fs["max_provision_retries"] = func(n *yaml.Node, p string) { c.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
-	fs["provision_timeout"] = func(n *yaml.Node, p string) { c.ProvisionTimeout = d.timeout(n, p) }
-	fs["join_timeout"] = func(n *yaml.Node, p string) { c.JoinTimeout = d.timeout(n, p) }
+	fs["provision_timeout"] = func(n *yaml.Node, p string) { c.ProvisionTimeout = d.jobs.timeout(n, p) }
+	fs["join_timeout"] = func(n *yaml.Node, p string) { c.JoinTimeout = d.jobs.timeout(n, p) }
 	fs["isolated"] = func(n *yaml.Node, p string) { c.Isolated, _ = d.boolean(n, p) }
 	return c, func(got map[string]*yaml.Node) {
 		if minOK && maxOK && c.MinInstances > c.MaxInstances {
@@ -47,7 +47,7 @@ func (d *decoder) clusterFields(fs fields, s *compute.Spec) (*compute.ClusterSpe
 }
 
 // size decodes a size name (a workspace catalog entry, checked by the server).
-func (d *decoder) size(n *yaml.Node, path string) string {
+func (d *computeDecoder) size(n *yaml.Node, path string) string {
 	v := strings.TrimSpace(d.str(n, path))
 	if v == "" || strings.ContainsAny(v, " \t\n/") {
 		d.expected(n, path, "a size name like Standard_DS3_v2")
@@ -58,7 +58,7 @@ func (d *decoder) size(n *yaml.Node, path string) string {
 
 // sshSettings decodes the ssh_settings of a cluster or, with instance set, of a compute
 // instance (where only ssh_key_value is an input).
-func (d *decoder) sshSettings(n *yaml.Node, path string, instance bool) *compute.SSHSettings {
+func (d *computeDecoder) sshSettings(n *yaml.Node, path string, instance bool) *compute.SSHSettings {
 	st := &compute.SSHSettings{}
 	key := func(v *yaml.Node, p string) {
 		if st.SSHKeyValue = strings.TrimSpace(d.str(v, p)); st.SSHKeyValue != "" && !isPublicKey(st.SSHKeyValue) {
@@ -84,7 +84,7 @@ func (d *decoder) sshSettings(n *yaml.Node, path string, instance bool) *compute
 }
 
 // networkSettings decodes network_settings, stored and not used.
-func (d *decoder) networkSettings(n *yaml.Node, path string) *compute.NetworkSettings {
+func (d *computeDecoder) networkSettings(n *yaml.Node, path string) *compute.NetworkSettings {
 	ns := &compute.NetworkSettings{}
 	readOnly := func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") }
 	d.mapping(n, path, fields{
@@ -101,7 +101,7 @@ func (d *decoder) networkSettings(n *yaml.Node, path string) *compute.NetworkSet
 
 // provider decodes a cluster's `provider:` (Hangar): `local` (the default), or
 // {type: command, create, delete, timeout, env}. A bare scalar names the type.
-func (d *decoder) provider(n *yaml.Node, path string, p *compute.Provider) {
+func (d *computeDecoder) provider(n *yaml.Node, path string, p *compute.Provider) {
 	if n.Kind == yaml.ScalarNode {
 		if p.Type = d.enum(n, path, compute.ProviderLocal, compute.ProviderCommand); p.Type == compute.ProviderCommand {
 			d.errorf(n, path, "provider type command needs create and delete: write {type: command, create: ..., delete: ...}")
@@ -115,11 +115,11 @@ func (d *decoder) provider(n *yaml.Node, path string, p *compute.Provider) {
 	}
 	got := d.mapping(n, path, fields{
 		"type":      func(v *yaml.Node, pp string) { p.Type = d.enum(v, pp, compute.ProviderLocal, compute.ProviderCommand) },
-		"create":    only("create", func(v *yaml.Node, pp string) { p.Create = d.hook(v, pp) }),
-		"delete":    only("delete", func(v *yaml.Node, pp string) { p.Delete = d.hook(v, pp) }),
-		"preempted": only("preempted", func(v *yaml.Node, pp string) { p.Preempted = d.hook(v, pp) }),
-		"timeout":   only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.timeout(v, pp) }),
-		"env":       only("env", func(v *yaml.Node, pp string) { p.Env = d.envVars(v, pp) }),
+		"create":    only("create", func(v *yaml.Node, pp string) { p.Create = d.computes.hook(v, pp) }),
+		"delete":    only("delete", func(v *yaml.Node, pp string) { p.Delete = d.computes.hook(v, pp) }),
+		"preempted": only("preempted", func(v *yaml.Node, pp string) { p.Preempted = d.computes.hook(v, pp) }),
+		"timeout":   only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.jobs.timeout(v, pp) }),
+		"env":       only("env", func(v *yaml.Node, pp string) { p.Env = d.jobs.envVars(v, pp) }),
 	})
 	if n.Kind != yaml.MappingNode {
 		return
@@ -147,7 +147,7 @@ func (d *decoder) provider(n *yaml.Node, path string, p *compute.Provider) {
 // script (it holds a "/"), that path is resolved against the spec's folder, must exist,
 // and is made absolute; other commands are kept as written (they run on the server's
 // machine, with sh -c).
-func (d *decoder) hook(n *yaml.Node, path string) string {
+func (d *computeDecoder) hook(n *yaml.Node, path string) string {
 	cmd := strings.TrimSpace(d.str(n, path))
 	if cmd == "" {
 		d.expected(n, path, "a command or a script path")

@@ -19,20 +19,20 @@ const maxScriptBytes = 64 << 10
 
 // instanceFields adds the keys of `type: computeinstance`/`instance` (SPEC.md §1.2) and the
 // Hangar `provider:` of its node (design 0018).
-func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceSpec, func(map[string]*yaml.Node)) {
+func (d *instanceDecoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceSpec, func(map[string]*yaml.Node)) {
 	in := &compute.InstanceSpec{Size: compute.DefaultSize, EnableNodePublicIP: true,
 		Provider: compute.Provider{Type: compute.ProviderLocal}}
 	var isoMinutes int
-	fs["size"] = func(n *yaml.Node, p string) { in.Size = d.size(n, p) }
+	fs["size"] = func(n *yaml.Node, p string) { in.Size = d.computes.size(n, p) }
 	fs["idle_time_before_shutdown_minutes"] = func(n *yaml.Node, p string) {
 		in.IdleTimeBeforeShutdownMinutes, _ = d.boundedInt(n, p, 15, 4320)
 	}
-	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) { isoMinutes = d.isoMinutes(n, p) }
+	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) { isoMinutes = d.instances.isoMinutes(n, p) }
 	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { in.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
-	fs["ssh_settings"] = func(n *yaml.Node, p string) { in.SSHSettings = d.sshSettings(n, p, true) }
-	fs["network_settings"] = func(n *yaml.Node, p string) { in.NetworkSettings = d.networkSettings(n, p) }
+	fs["ssh_settings"] = func(n *yaml.Node, p string) { in.SSHSettings = d.computes.sshSettings(n, p, true) }
+	fs["network_settings"] = func(n *yaml.Node, p string) { in.NetworkSettings = d.computes.networkSettings(n, p) }
 	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { in.EnableNodePublicIP, _ = d.boolean(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computes.computeIdentity(n, p) }
 	fs["create_on_behalf_of"] = func(n *yaml.Node, p string) {
 		in.CreateOnBehalfOf = map[string]string{}
 		d.mapping(n, p, fields{
@@ -40,8 +40,8 @@ func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceS
 			"user_object_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_object_id"] = d.str(v, p) },
 		})
 	}
-	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.instanceSchedules(n, p) }
-	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.setupScripts(n, p) }
+	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.instances.instanceSchedules(n, p) }
+	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.instances.setupScripts(n, p) }
 	fs["custom_applications"] = func(n *yaml.Node, p string) {
 		if n.Kind != yaml.SequenceNode {
 			d.expected(n, p, "a list of applications")
@@ -49,7 +49,7 @@ func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceS
 		}
 		in.CustomApplications, _ = d.anyValue(n, p).([]any)
 	}
-	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &in.Provider) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.computes.provider(n, p, &in.Provider) }
 	return in, func(got map[string]*yaml.Node) {
 		switch alias := got["idle_time_before_shutdown"]; {
 		case alias != nil && got["idle_time_before_shutdown_minutes"] != nil:
@@ -69,7 +69,7 @@ func (d *decoder) instanceFields(fs fields, s *compute.Spec) (*compute.InstanceS
 
 // isoMinutes decodes idle_time_before_shutdown: an ISO-8601 duration from PT15M to P3D, in
 // whole minutes (rounded up).
-func (d *decoder) isoMinutes(n *yaml.Node, p string) int {
+func (d *instanceDecoder) isoMinutes(n *yaml.Node, p string) int {
 	secs, ok := int64(0), false
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		secs, ok = isoSecondsOK(n.Value)
@@ -86,7 +86,7 @@ func (d *decoder) isoMinutes(n *yaml.Node, p string) int {
 }
 
 // instanceSchedules decodes `schedules: {compute_start_stop: [...]}`.
-func (d *decoder) instanceSchedules(n *yaml.Node, path string) *compute.Schedules {
+func (d *instanceDecoder) instanceSchedules(n *yaml.Node, path string) *compute.Schedules {
 	out := &compute.Schedules{}
 	d.mapping(n, path, fields{
 		"compute_start_stop": func(v *yaml.Node, p string) {
@@ -95,7 +95,7 @@ func (d *decoder) instanceSchedules(n *yaml.Node, path string) *compute.Schedule
 				return
 			}
 			for i, c := range v.Content {
-				if st, ok := d.startStop(resolve(c), fmt.Sprintf("%s[%d]", p, i)); ok {
+				if st, ok := d.instances.startStop(resolve(c), fmt.Sprintf("%s[%d]", p, i)); ok {
 					out.ComputeStartStop = append(out.ComputeStartStop, st)
 				}
 			}
@@ -105,13 +105,13 @@ func (d *decoder) instanceSchedules(n *yaml.Node, path string) *compute.Schedule
 }
 
 // startStop decodes one compute_start_stop entry and checks its trigger by parsing it.
-func (d *decoder) startStop(n *yaml.Node, path string) (compute.StartStopSchedule, bool) {
+func (d *instanceDecoder) startStop(n *yaml.Node, path string) (compute.StartStopSchedule, bool) {
 	st := compute.StartStopSchedule{State: "enabled"}
 	var trigger *yaml.Node
 	got := d.mapping(n, path, fields{
 		"action":   func(v *yaml.Node, p string) { st.Action = d.enum(v, p, "start", "stop") },
 		"state":    func(v *yaml.Node, p string) { st.State = d.enum(v, p, "enabled", "disabled") },
-		"trigger":  func(v *yaml.Node, p string) { trigger = v; st.Trigger = d.scheduleTrigger(v, p) },
+		"trigger":  func(v *yaml.Node, p string) { trigger = v; st.Trigger = d.instances.scheduleTrigger(v, p) },
 		"schedule": func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 		"provisioning_status": func(v *yaml.Node, p string) {
 			d.warnf(v, p, "read-only field ignored")
@@ -143,7 +143,7 @@ func (d *decoder) startStop(n *yaml.Node, path string) (compute.StartStopSchedul
 
 // scheduleTrigger decodes a trigger: {type: cron, expression, time_zone, start_time} or
 // {type: recurrence, frequency, interval, schedule, time_zone, start_time}.
-func (d *decoder) scheduleTrigger(n *yaml.Node, path string) compute.ScheduleTrigger {
+func (d *instanceDecoder) scheduleTrigger(n *yaml.Node, path string) compute.ScheduleTrigger {
 	t := compute.ScheduleTrigger{}
 	got := d.mapping(n, path, fields{
 		"type":       func(v *yaml.Node, p string) { t.Type = d.enum(v, p, "cron", "recurrence") },
@@ -152,7 +152,7 @@ func (d *decoder) scheduleTrigger(n *yaml.Node, path string) compute.ScheduleTri
 		"time_zone":  func(v *yaml.Node, p string) { t.TimeZone = d.str(v, p) },
 		"frequency":  func(v *yaml.Node, p string) { t.Frequency = d.enum(v, p, "minute", "hour", "day", "week", "month") },
 		"interval":   func(v *yaml.Node, p string) { t.Interval, _ = d.boundedInt(v, p, 1, 1000) },
-		"schedule":   func(v *yaml.Node, p string) { t.Schedule = d.recurrencePattern(v, p) },
+		"schedule":   func(v *yaml.Node, p string) { t.Schedule = d.instances.recurrencePattern(v, p) },
 	})
 	if n.Kind != yaml.MappingNode {
 		return t
@@ -167,7 +167,7 @@ func (d *decoder) scheduleTrigger(n *yaml.Node, path string) compute.ScheduleTri
 }
 
 // recurrencePattern decodes a recurrence's `schedule: {hours, minutes, week_days, month_days}`.
-func (d *decoder) recurrencePattern(n *yaml.Node, path string) *compute.RecurrencePattern {
+func (d *instanceDecoder) recurrencePattern(n *yaml.Node, path string) *compute.RecurrencePattern {
 	rp := &compute.RecurrencePattern{}
 	ints := func(lo, hi int64, dst *[]int) func(*yaml.Node, string) {
 		return func(v *yaml.Node, p string) {
@@ -249,11 +249,11 @@ func triggerCron(t compute.ScheduleTrigger) (string, error) {
 }
 
 // setupScripts decodes `setup_scripts: {creation_script, startup_script}`.
-func (d *decoder) setupScripts(n *yaml.Node, path string) *compute.SetupScripts {
+func (d *instanceDecoder) setupScripts(n *yaml.Node, path string) *compute.SetupScripts {
 	ss := &compute.SetupScripts{}
 	d.mapping(n, path, fields{
-		"creation_script": func(v *yaml.Node, p string) { ss.CreationScript = d.setupScript(v, p) },
-		"startup_script":  func(v *yaml.Node, p string) { ss.StartupScript = d.setupScript(v, p) },
+		"creation_script": func(v *yaml.Node, p string) { ss.CreationScript = d.instances.setupScript(v, p) },
+		"startup_script":  func(v *yaml.Node, p string) { ss.StartupScript = d.instances.setupScript(v, p) },
 	})
 	return ss
 }
@@ -261,10 +261,10 @@ func (d *decoder) setupScripts(n *yaml.Node, path string) *compute.SetupScripts 
 // setupScript decodes a script reference in Azure's YAML form {path, command, timeout_minutes}
 // or its REST form {script_source_path, script_arguments, timeout}; the script file is read now
 // (relative to the compute file), its arguments split into words.
-func (d *decoder) setupScript(n *yaml.Node, path string) *compute.SetupScript {
+func (d *instanceDecoder) setupScript(n *yaml.Node, path string) *compute.SetupScript {
 	sc := &compute.SetupScript{}
 	file := func(v *yaml.Node, p string) {
-		abs, ok := d.localFile(v, p)
+		abs, ok := d.computes.localFile(v, p)
 		if !ok || !d.confined(v, p, d.str(v, p), abs) { // confine.go
 			return
 		}

@@ -20,21 +20,21 @@ var (
 
 // kubernetesFields adds the keys of `type: kubernetes` (SPEC.md §1.3) and Hangar's
 // kubeconfig, context and instance_types.
-func (d *decoder) kubernetesFields(fs fields, s *compute.Spec) *compute.KubernetesSpec {
+func (d *computeDecoder) kubernetesFields(fs fields, s *compute.Spec) *compute.KubernetesSpec {
 	k := &compute.KubernetesSpec{Namespace: compute.DefaultNamespace}
 	fs["namespace"] = func(n *yaml.Node, p string) {
 		if k.Namespace = strings.TrimSpace(d.str(n, p)); !dnsLabel.MatchString(k.Namespace) {
 			d.expected(n, p, "a namespace name (lower-case letters, digits and -, at most 63)")
 		}
 	}
-	fs["kubeconfig"] = func(n *yaml.Node, p string) { k.Kubeconfig, _ = d.localFile(n, p) }
+	fs["kubeconfig"] = func(n *yaml.Node, p string) { k.Kubeconfig, _ = d.computes.localFile(n, p) }
 	fs["context"] = func(n *yaml.Node, p string) { k.Context = strings.TrimSpace(d.str(n, p)) }
-	fs["instance_types"] = func(n *yaml.Node, p string) { k.InstanceTypes = d.instanceTypes(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
+	fs["instance_types"] = func(n *yaml.Node, p string) { k.InstanceTypes = d.computes.instanceTypes(n, p) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computes.computeIdentity(n, p) }
 	fs["properties"] = func(n *yaml.Node, p string) { k.Properties = d.anyMap(n, p) }
 	fs["default_instance_type"] = func(n *yaml.Node, p string) { k.DefaultInstanceType = strings.TrimSpace(d.str(n, p)) }
 	fs["default_image"] = func(n *yaml.Node, p string) { k.DefaultImage = strings.TrimSpace(d.str(n, p)) }
-	fs["supervisor"] = func(n *yaml.Node, p string) { k.Supervisor = d.kubeSupervisor(n, p) }
+	fs["supervisor"] = func(n *yaml.Node, p string) { k.Supervisor = d.computes.kubeSupervisor(n, p) }
 	fs["server_url"] = func(n *yaml.Node, p string) {
 		k.ServerURL = strings.TrimSpace(d.str(n, p))
 		if u, err := url.Parse(k.ServerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -66,7 +66,7 @@ var labelValue = pattern.New(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 // checkKubernetes applies the rules across a kubernetes file's fields: the default instance
 // type is one of instance_types. (A file without supervisor: parses, as Azure's attach files
 // do; attaching it says what to add.)
-func (d *decoder) checkKubernetes(k *compute.KubernetesSpec) func(got map[string]*yaml.Node) {
+func (d *computeDecoder) checkKubernetes(k *compute.KubernetesSpec) func(got map[string]*yaml.Node) {
 	return func(got map[string]*yaml.Node) {
 		if n := got["default_instance_type"]; n != nil && k.DefaultInstanceType != "" {
 			if _, ok := k.InstanceTypes[k.DefaultInstanceType]; !ok {
@@ -77,7 +77,7 @@ func (d *decoder) checkKubernetes(k *compute.KubernetesSpec) func(got map[string
 }
 
 // kubeSupervisor decodes supervisor: {image | host_path}.
-func (d *decoder) kubeSupervisor(n *yaml.Node, path string) compute.KubeSupervisor {
+func (d *computeDecoder) kubeSupervisor(n *yaml.Node, path string) compute.KubeSupervisor {
 	var sup compute.KubeSupervisor
 	got := d.mapping(n, path, fields{
 		"image": func(v *yaml.Node, p string) { sup.Image = strings.TrimSpace(d.str(v, p)) },
@@ -95,7 +95,7 @@ func (d *decoder) kubeSupervisor(n *yaml.Node, path string) compute.KubeSupervis
 
 // instanceTypes decodes instance_types: name → {node_selector, requests, limits}, as in
 // Azure's InstanceType resources.
-func (d *decoder) instanceTypes(n *yaml.Node, path string) map[string]compute.InstanceType {
+func (d *computeDecoder) instanceTypes(n *yaml.Node, path string) map[string]compute.InstanceType {
 	out := map[string]compute.InstanceType{}
 	for _, p := range d.entries(n, path) {
 		name, v := p.key.Value, resolve(p.value)
@@ -111,18 +111,18 @@ func (d *decoder) instanceTypes(n *yaml.Node, path string) map[string]compute.In
 		var it compute.InstanceType
 		got := d.mapping(v, ip, fields{
 			"node_selector": func(v *yaml.Node, p string) { it.NodeSelector = d.stringMap(v, p) },
-			"requests":      func(v *yaml.Node, p string) { it.Requests = d.resourceList(v, p) },
-			"limits":        func(v *yaml.Node, p string) { it.Limits = d.resourceList(v, p) },
-			"tolerations":   func(v *yaml.Node, p string) { it.Tolerations = d.tolerations(v, p) },
+			"requests":      func(v *yaml.Node, p string) { it.Requests = d.computes.resourceList(v, p) },
+			"limits":        func(v *yaml.Node, p string) { it.Limits = d.computes.resourceList(v, p) },
+			"tolerations":   func(v *yaml.Node, p string) { it.Tolerations = d.computes.tolerations(v, p) },
 		})
-		d.checkRequestsLimits(got, ip, it)
+		d.computes.checkRequestsLimits(got, ip, it)
 		out[name] = it
 	}
 	return out
 }
 
 // resourceList decodes {cpu, memory, nvidia.com/gpu} with Kubernetes quantities.
-func (d *decoder) resourceList(n *yaml.Node, path string) compute.ResourceList {
+func (d *computeDecoder) resourceList(n *yaml.Node, path string) compute.ResourceList {
 	var r compute.ResourceList
 	d.mapping(n, path, fields{
 		"cpu": func(v *yaml.Node, p string) {
@@ -146,7 +146,7 @@ func (d *decoder) resourceList(n *yaml.Node, path string) compute.ResourceList {
 
 // checkRequestsLimits applies Kubernetes' rules: a request is at most its limit, and
 // GPU requests equal GPU limits.
-func (d *decoder) checkRequestsLimits(got map[string]*yaml.Node, path string, it compute.InstanceType) {
+func (d *computeDecoder) checkRequestsLimits(got map[string]*yaml.Node, path string, it compute.InstanceType) {
 	req, lim := got["requests"], got["limits"]
 	if req == nil || lim == nil {
 		return
@@ -172,7 +172,7 @@ func (d *decoder) checkRequestsLimits(got map[string]*yaml.Node, path string, it
 }
 
 // tolerations decodes a list of Kubernetes tolerations.
-func (d *decoder) tolerations(n *yaml.Node, path string) []compute.Toleration {
+func (d *computeDecoder) tolerations(n *yaml.Node, path string) []compute.Toleration {
 	n = resolve(n)
 	if n.Kind != yaml.SequenceNode {
 		d.expected(n, path, "a list of tolerations ({key, operator, value, effect})")

@@ -18,7 +18,7 @@ var serverlessSizeName = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // serverlessFields adds the keys of `type: serverless` (Hangar, design 0017): the workspace's
 // serverless pool. The returned check applies the rules between them.
-func (d *decoder) serverlessFields(fs fields) (*compute.ServerlessSpec, func(map[string]*yaml.Node)) {
+func (d *computeDecoder) serverlessFields(fs fields) (*compute.ServerlessSpec, func(map[string]*yaml.Node)) {
 	s := &compute.ServerlessSpec{
 		MaxInstances:            compute.DefaultServerlessMaxInstances,
 		IdleTimeBeforeScaleDown: compute.DefaultIdleTimeBeforeScaleDown,
@@ -27,26 +27,26 @@ func (d *decoder) serverlessFields(fs fields) (*compute.ServerlessSpec, func(map
 		ProvisionTimeout:        compute.DefaultProvisionTimeout,
 	}
 	maxOK := true
-	fs["sizes"] = func(n *yaml.Node, p string) { s.Sizes = d.serverlessSizes(n, p) }
-	fs["default_size"] = func(n *yaml.Node, p string) { s.DefaultSize = d.size(n, p) }
+	fs["sizes"] = func(n *yaml.Node, p string) { s.Sizes = d.computes.serverlessSizes(n, p) }
+	fs["default_size"] = func(n *yaml.Node, p string) { s.DefaultSize = d.computes.size(n, p) }
 	fs["max_instances"] = func(n *yaml.Node, p string) { s.MaxInstances, maxOK = d.boundedInt(n, p, 1, math.MaxInt32) }
 	fs["idle_time_before_scale_down"] = func(n *yaml.Node, p string) { s.IdleTimeBeforeScaleDown, _ = d.seconds(n, p) }
-	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &s.Provider) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.computes.provider(n, p, &s.Provider) }
 	fs["max_provision_retries"] = func(n *yaml.Node, p string) { s.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
-	fs["provision_timeout"] = func(n *yaml.Node, p string) { s.ProvisionTimeout = d.timeout(n, p) }
-	fs["join_timeout"] = func(n *yaml.Node, p string) { s.JoinTimeout = d.timeout(n, p) }
+	fs["provision_timeout"] = func(n *yaml.Node, p string) { s.ProvisionTimeout = d.jobs.timeout(n, p) }
+	fs["join_timeout"] = func(n *yaml.Node, p string) { s.JoinTimeout = d.jobs.timeout(n, p) }
 	return s, func(got map[string]*yaml.Node) {
 		if got["sizes"] == nil {
 			d.errorf(nil, "sizes", "required: the sizes jobs may ask for, e.g. [Standard_DS3_v2] (hangar sizes list)")
 			return
 		}
-		d.checkServerless(s, got, maxOK)
+		d.computes.checkServerless(s, got, maxOK)
 	}
 }
 
 // checkServerless applies the rules between a pool's fields: the default size is offered, no
 // size's bound exceeds the pool's quota.
-func (d *decoder) checkServerless(s *compute.ServerlessSpec, got map[string]*yaml.Node, maxOK bool) {
+func (d *computeDecoder) checkServerless(s *compute.ServerlessSpec, got map[string]*yaml.Node, maxOK bool) {
 	if len(s.Sizes) == 0 {
 		return // serverlessSizes reported it
 	}
@@ -73,7 +73,7 @@ func (d *decoder) checkServerless(s *compute.ServerlessSpec, got map[string]*yam
 
 // serverlessSizes decodes the pool's `sizes:`: a list of size names, or of
 // {name, max_instances} mappings.
-func (d *decoder) serverlessSizes(n *yaml.Node, path string) []compute.ServerlessSize {
+func (d *computeDecoder) serverlessSizes(n *yaml.Node, path string) []compute.ServerlessSize {
 	n = resolve(n)
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		d.expected(n, path, "a non-empty list of size names like [Standard_DS3_v2]")
@@ -88,7 +88,7 @@ func (d *decoder) serverlessSizes(n *yaml.Node, path string) []compute.Serverles
 		var nameNode *yaml.Node
 		if c.Kind == yaml.MappingNode {
 			got := d.mapping(c, ip, fields{
-				"name":          func(v *yaml.Node, p string) { z.Name = d.size(v, p) },
+				"name":          func(v *yaml.Node, p string) { z.Name = d.computes.size(v, p) },
 				"max_instances": func(v *yaml.Node, p string) { z.MaxInstances, _ = d.boundedInt(v, p, 1, math.MaxInt32) },
 				"isolated":      func(v *yaml.Node, p string) { z.Isolated, _ = d.boolean(v, p) },
 			})
@@ -98,7 +98,7 @@ func (d *decoder) serverlessSizes(n *yaml.Node, path string) []compute.Serverles
 			}
 			ip = join(ip, "name")
 		} else {
-			nameNode, z.Name = c, d.size(c, ip)
+			nameNode, z.Name = c, d.computes.size(c, ip)
 		}
 		switch key := strings.ToLower(z.Name); {
 		case z.Name == "":

@@ -21,20 +21,20 @@ var (
 )
 
 // sshFields adds the keys of `type: virtualmachine`/`ssh` (SPEC.md §1.4) and Hangar's.
-func (d *decoder) sshFields(fs fields, s *compute.Spec) (*compute.SSHSpec, func(map[string]*yaml.Node)) {
+func (d *computeDecoder) sshFields(fs fields, s *compute.Spec) (*compute.SSHSpec, func(map[string]*yaml.Node)) {
 	v := &compute.SSHSpec{}
-	check := d.sshHostFields(fs, &v.SSHHost)
+	check := d.computes.sshHostFields(fs, &v.SSHHost)
 	fs["require_container"] = func(n *yaml.Node, p string) { v.RequireContainer, _ = d.boolean(n, p) }
 	return v, func(got map[string]*yaml.Node) { check(nil, "", got, s.ResourceID) }
 }
 
 // sshLogin decodes a Slurm `login:` host: the keys of an ssh target, resource_id
 // included, without require_container.
-func (d *decoder) sshLogin(n *yaml.Node, path string) *compute.SSHHost {
+func (d *computeDecoder) sshLogin(n *yaml.Node, path string) *compute.SSHHost {
 	h := &compute.SSHHost{}
 	var resourceID string
 	fs := fields{"resource_id": func(v *yaml.Node, p string) { resourceID = strings.TrimSpace(d.str(v, p)) }}
-	check := d.sshHostFields(fs, h)
+	check := d.computes.sshHostFields(fs, h)
 	got := d.mapping(n, path, fs)
 	if n.Kind != yaml.MappingNode {
 		return nil
@@ -46,12 +46,12 @@ func (d *decoder) sshLogin(n *yaml.Node, path string) *compute.SSHHost {
 // sshHostFields adds an SSH host's keys to fs. The returned check, given the mapping
 // that holds them (nil at the top), its path, the decoded keys and resource_id, settles
 // the host, the port and the login.
-func (d *decoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, string, map[string]*yaml.Node, string) {
+func (d *computeDecoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, string, map[string]*yaml.Node, string) {
 	h.Port, h.WorkDir = compute.DefaultSSHPort, compute.DefaultWorkDir
 	var addrPort, settingsPort int
 	var settingsGot map[string]*yaml.Node
 	fs["address"] = func(n *yaml.Node, p string) {
-		if host, port, ok := d.hostPort(n, p, d.str(n, p)); ok {
+		if host, port, ok := d.computes.hostPort(n, p, d.str(n, p)); ok {
 			h.Host, addrPort = host, port
 		}
 	}
@@ -59,7 +59,7 @@ func (d *decoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, 
 		settingsGot = d.mapping(n, p, fields{
 			"admin_username":       func(v *yaml.Node, p string) { h.AdminUsername = strings.TrimSpace(d.str(v, p)) },
 			"admin_password":       func(v *yaml.Node, p string) { h.AdminPassword = d.str(v, p) },
-			"ssh_private_key_file": func(v *yaml.Node, p string) { d.privateKey(v, p, h) },
+			"ssh_private_key_file": func(v *yaml.Node, p string) { d.computes.privateKey(v, p, h) },
 			"ssh_port":             func(v *yaml.Node, p string) { settingsPort, _ = d.port(v, p) },
 		})
 	}
@@ -68,7 +68,7 @@ func (d *decoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, 
 			d.expected(n, p, "a public key line like \"ssh-ed25519 AAAA...\" (as in known_hosts, without the host)")
 		}
 	}
-	fs["known_hosts"] = func(n *yaml.Node, p string) { h.KnownHosts, _ = d.localFile(n, p) }
+	fs["known_hosts"] = func(n *yaml.Node, p string) { h.KnownHosts, _ = d.computes.localFile(n, p) }
 	fs["work_dir"] = func(n *yaml.Node, p string) {
 		if h.WorkDir = strings.TrimSpace(d.str(n, p)); h.WorkDir == "" || strings.ContainsAny(h.WorkDir, "\n\x00") {
 			d.expected(n, p, "a directory path")
@@ -76,7 +76,7 @@ func (d *decoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, 
 	}
 	return func(parent *yaml.Node, path string, got map[string]*yaml.Node, resourceID string) {
 		if got["address"] == nil {
-			addrPort = d.hostFromResourceID(parent, path, got["resource_id"], resourceID, h)
+			addrPort = d.computes.hostFromResourceID(parent, path, got["resource_id"], resourceID, h)
 		}
 		switch {
 		case settingsPort != 0 && addrPort != 0 && settingsPort != addrPort:
@@ -109,7 +109,7 @@ func (d *decoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml.Node, 
 // host name (host[:port]) as it is, and an Azure resource id
 // (/subscriptions/.../virtualMachines/<vm>) by its last segment, the VM name, with a
 // warning. It returns the port resource_id gives, or 0.
-func (d *decoder) hostFromResourceID(parent *yaml.Node, path string, rid *yaml.Node, resourceID string, h *compute.SSHHost) int {
+func (d *computeDecoder) hostFromResourceID(parent *yaml.Node, path string, rid *yaml.Node, resourceID string, h *compute.SSHHost) int {
 	switch {
 	case rid == nil:
 		d.errorf(parent, join(path, "address"), "required (a host or host:port; resource_id may name the host instead)")
@@ -127,7 +127,7 @@ func (d *decoder) hostFromResourceID(parent *yaml.Node, path string, rid *yaml.N
 		d.warnf(rid, join(path, "resource_id"), "an Azure resource id: connecting to its last segment %s as the host (give address: to choose)", quote(vm))
 		return 0
 	}
-	host, port, ok := d.hostPort(rid, join(path, "resource_id"), resourceID)
+	host, port, ok := d.computes.hostPort(rid, join(path, "resource_id"), resourceID)
 	if ok {
 		h.Host = host
 	}
@@ -136,7 +136,7 @@ func (d *decoder) hostFromResourceID(parent *yaml.Node, path string, rid *yaml.N
 
 // hostPort parses host, host:port, [ipv6]:port or a bare IPv6 address; port is 0 when
 // absent.
-func (d *decoder) hostPort(n *yaml.Node, path, s string) (string, int, bool) {
+func (d *computeDecoder) hostPort(n *yaml.Node, path, s string) (string, int, bool) {
 	s = strings.TrimSpace(s)
 	host, portText, hasPort := s, "", false
 	switch {
@@ -171,8 +171,8 @@ func (d *decoder) hostPort(n *yaml.Node, path, s string) (string, int, bool) {
 }
 
 // privateKey reads ssh_private_key_file into the host's PrivateKey.
-func (d *decoder) privateKey(n *yaml.Node, path string, h *compute.SSHHost) {
-	abs, ok := d.localFile(n, path)
+func (d *computeDecoder) privateKey(n *yaml.Node, path string, h *compute.SSHHost) {
+	abs, ok := d.computes.localFile(n, path)
 	if !ok {
 		return
 	}
@@ -217,7 +217,7 @@ var (
 )
 
 // slurmFields adds the keys of `type: slurm` (Hangar).
-func (d *decoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[string]*yaml.Node)) {
+func (d *computeDecoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[string]*yaml.Node)) {
 	sl := &compute.SlurmSpec{}
 	name := func(dst *string) func(*yaml.Node, string) {
 		return func(n *yaml.Node, p string) {
@@ -227,9 +227,9 @@ func (d *decoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[string]*y
 		}
 	}
 	fs["partition"], fs["account"], fs["qos"] = name(&sl.Partition), name(&sl.Account), name(&sl.QOS)
-	fs["login"] = func(n *yaml.Node, p string) { sl.Login = d.sshLogin(n, p) }
+	fs["login"] = func(n *yaml.Node, p string) { sl.Login = d.computes.sshLogin(n, p) }
 	fs["max_nodes"] = func(n *yaml.Node, p string) { sl.MaxNodes, _ = d.boundedInt(n, p, 0, math.MaxInt32) }
-	fs["time_limit"] = func(n *yaml.Node, p string) { sl.TimeLimitSeconds = d.slurmTime(n, p) }
+	fs["time_limit"] = func(n *yaml.Node, p string) { sl.TimeLimitSeconds = d.computes.slurmTime(n, p) }
 	fs["sbatch_args"] = func(n *yaml.Node, p string) {
 		sl.SbatchArgs = d.stringList(n, p)
 		if n.Kind != yaml.SequenceNode {
@@ -241,8 +241,8 @@ func (d *decoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[string]*y
 			}
 		}
 	}
-	fs["size_map"] = func(n *yaml.Node, p string) { sl.SizeMap = d.sizeMap(n, p) }
-	fs["priority_map"] = func(n *yaml.Node, p string) { sl.PriorityMap = d.priorityMap(n, p) }
+	fs["size_map"] = func(n *yaml.Node, p string) { sl.SizeMap = d.computes.sizeMap(n, p) }
+	fs["priority_map"] = func(n *yaml.Node, p string) { sl.PriorityMap = d.computes.priorityMap(n, p) }
 	fs["slurm_conf"] = nil // resolved by the check, which knows whether there is a login host
 	return sl, func(got map[string]*yaml.Node) {
 		conf := got["slurm_conf"]
@@ -254,14 +254,14 @@ func (d *decoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[string]*y
 				d.expected(conf, "slurm_conf", "a path on the login host")
 			}
 		default:
-			sl.SlurmConf, _ = d.localFile(conf, "slurm_conf")
+			sl.SlurmConf, _ = d.computes.localFile(conf, "slurm_conf")
 		}
 	}
 }
 
 // slurmTime decodes a default time limit in Slurm's --time syntax ("30", "1:00:00",
 // "2-12", "2-12:30:00"); a YAML integer is minutes, as in Slurm. It returns seconds.
-func (d *decoder) slurmTime(n *yaml.Node, path string) int64 {
+func (d *computeDecoder) slurmTime(n *yaml.Node, path string) int64 {
 	m := slurmDuration.FindStringSubmatch(strings.TrimSpace(n.Value))
 	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.ShortTag() != "!!int") || m == nil {
 		d.expected(n, path, "a Slurm time like 30 (minutes), 1:00:00 or 2-12:00:00")
@@ -288,7 +288,7 @@ func (d *decoder) slurmTime(n *yaml.Node, path string) int64 {
 }
 
 // sizeMap decodes size_map: Hangar size name → sbatch resources.
-func (d *decoder) sizeMap(n *yaml.Node, path string) map[string]compute.SlurmSize {
+func (d *computeDecoder) sizeMap(n *yaml.Node, path string) map[string]compute.SlurmSize {
 	out := map[string]compute.SlurmSize{}
 	for _, p := range d.entries(n, path) {
 		sp, v := join(path, p.key.Value), resolve(p.value)
@@ -316,7 +316,7 @@ func (d *decoder) sizeMap(n *yaml.Node, path string) map[string]compute.SlurmSiz
 }
 
 // priorityMap decodes priority_map: low, medium, high → sbatch --nice and --qos.
-func (d *decoder) priorityMap(n *yaml.Node, path string) map[string]compute.SlurmPriority {
+func (d *computeDecoder) priorityMap(n *yaml.Node, path string) map[string]compute.SlurmPriority {
 	out := map[string]compute.SlurmPriority{}
 	for _, p := range d.entries(n, path) {
 		sp, v := join(path, p.key.Value), resolve(p.value)

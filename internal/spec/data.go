@@ -42,13 +42,13 @@ func ParseData(file string, data []byte, baseDir string, sets []string) (*datase
 	fs := fields{
 		"$schema":     nil,
 		"name":        str(&s.Name),
-		"version":     func(n *yaml.Node, p string) { s.Version = d.assetVersion(n, p, dataset.Kind.ParseVersion) },
+		"version":     func(n *yaml.Node, p string) { s.Version = d.assets.assetVersion(n, p, dataset.Kind.ParseVersion) },
 		"type":        func(n *yaml.Node, p string) { s.Type = d.enum(n, p, dataset.Types...) },
 		"path":        func(n *yaml.Node, p string) { pathNode = n },
 		"description": str(&s.Description),
 		"tags":        func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
 		"properties":  func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
-		"datastore":   func(n *yaml.Node, p string) { s.Datastore = d.uploadDatastore(n, p) },
+		"datastore":   func(n *yaml.Node, p string) { s.Datastore = d.assets.uploadDatastore(n, p) },
 	}
 	for _, f := range dataReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
@@ -66,7 +66,7 @@ func ParseData(file string, data []byte, baseDir string, sets []string) (*datase
 	if pathNode == nil {
 		d.required(nil, "path")
 	} else {
-		s.Path = d.dataAssetPath(pathNode, "path", s.Type)
+		s.Path = d.assets.dataAssetPath(pathNode, "path", s.Type)
 	}
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
@@ -77,7 +77,7 @@ func ParseData(file string, data []byte, baseDir string, sets []string) (*datase
 // assetVersion decodes a versioned asset's version: a string, as Azure's are (version: 0.0.1,
 // version: "1", version: v2); YAML's own reading of the text does not matter (0.10 stays 0.10),
 // and an integer is given in its canonical form (007 is 7).
-func (d *decoder) assetVersion(n *yaml.Node, path string, parse func(string) (string, error)) string {
+func (d *assetDecoder) assetVersion(n *yaml.Node, path string, parse func(string) (string, error)) string {
 	s, ok := d.scalar(n, path, "a version (a string or an integer)")
 	if !ok {
 		return ""
@@ -96,7 +96,7 @@ func (d *decoder) assetVersion(n *yaml.Node, path string, parse func(string) (st
 
 // uploadDatastore decodes `datastore:`, where a local path is uploaded: workspaceblobstore
 // (with or without azureml:), the only datastore that takes uploads.
-func (d *decoder) uploadDatastore(n *yaml.Node, path string) string {
+func (d *assetDecoder) uploadDatastore(n *yaml.Node, path string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	name := s
 	if len(name) > len("azureml:") && strings.EqualFold(name[:len("azureml:")], "azureml:") {
@@ -112,7 +112,7 @@ func (d *decoder) uploadDatastore(n *yaml.Node, path string) string {
 // dataAssetPath decodes a data asset's path: a local file or folder (made absolute; it must exist;
 // an mltable folder must hold its MLTable file), a job output, a datastore path or an http(s)
 // URL. Azure storage URLs (wasbs://, abfss://, ...) cannot be reached from here.
-func (d *decoder) dataAssetPath(n *yaml.Node, path, typ string) string {
+func (d *assetDecoder) dataAssetPath(n *yaml.Node, path, typ string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	lower := strings.ToLower(s)
 	switch {

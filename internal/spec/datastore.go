@@ -48,7 +48,7 @@ func ParseDatastore(file string, data []byte, sets []string) (*datastore.Datasto
 		"type":        nil,
 		"description": func(n *yaml.Node, p string) { ds.Description = d.str(n, p) },
 		"tags":        func(n *yaml.Node, p string) { ds.Tags = d.stringMap(n, p) },
-		"path":        func(n *yaml.Node, p string) { ds.Path = d.sharedFolder(n, p) },
+		"path":        func(n *yaml.Node, p string) { ds.Path = d.assets.sharedFolder(n, p) },
 		"computes":    func(n *yaml.Node, p string) { ds.Computes = d.stringList(n, p) },
 	})
 	switch {
@@ -73,7 +73,7 @@ func ParseDatastore(file string, data []byte, sets []string) (*datastore.Datasto
 
 // sharedFolder decodes a local_folder's path: absolute and clean, because every node that
 // mounts the folder must find it at that same path; it is not resolved against the file.
-func (d *decoder) sharedFolder(n *yaml.Node, path string) string {
+func (d *assetDecoder) sharedFolder(n *yaml.Node, path string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	if !filepath.IsAbs(s) || filepath.Clean(s) != s {
 		d.expected(n, path, "a clean absolute folder path (the same on every node that mounts it)")

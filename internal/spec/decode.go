@@ -30,11 +30,31 @@ type decoder struct {
 	// root is the folder (absolute, links resolved) that the files the spec names must be in
 	// (confine.go); rootWhat says what it is, for messages.
 	root, rootWhat string
+
+	// The decoders of each noun (nouns.go): they share this decoder's state and its
+	// primitives (scalars, mappings, paths, problems) and reach one another through it.
+	jobs      *jobDecoder
+	sweeps    *sweepDecoder
+	pipelines *pipelineDecoder
+	parallel  *parallelDecoder
+	serving   *servingDecoder
+	computes  *computeDecoder
+	instances *instanceDecoder
+	assets    *assetDecoder
 }
 
 func newDecoder(file, baseDir string) *decoder {
-	return &decoder{file: file, baseDir: baseDir, fromSet: map[*yaml.Node]bool{}, budget: 100_000,
+	d := &decoder{file: file, baseDir: baseDir, fromSet: map[*yaml.Node]bool{}, budget: 100_000,
 		root: realDir(baseDir), rootWhat: "the folder of " + filepath.Base(file)}
+	d.jobs = &jobDecoder{d}
+	d.sweeps = &sweepDecoder{d}
+	d.pipelines = &pipelineDecoder{d}
+	d.parallel = &parallelDecoder{d}
+	d.serving = &servingDecoder{d}
+	d.computes = &computeDecoder{d}
+	d.instances = &instanceDecoder{d}
+	d.assets = &assetDecoder{d}
+	return d
 }
 
 // fields is a mapping's field table: the decoder for each known key. A nil decoder

@@ -74,8 +74,8 @@ func ParseDeployment(file string, data []byte, baseDir string, sets []string, op
 		Liveness:  defaultProbe,
 		Readiness: defaultProbe,
 	}
-	got := d.mapping(root, "", d.deploymentFields(dep))
-	d.checkDeployment(got, dep)
+	got := d.mapping(root, "", d.serving.deploymentFields(dep))
+	d.serving.checkDeployment(got, dep)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
@@ -83,7 +83,7 @@ func ParseDeployment(file string, data []byte, baseDir string, sets []string, op
 }
 
 // deploymentFields is the online deployment's field table.
-func (d *decoder) deploymentFields(dep *serving.Deployment) fields {
+func (d *servingDecoder) deploymentFields(dep *serving.Deployment) fields {
 	str := func(dst *string) func(*yaml.Node, string) {
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
@@ -95,20 +95,20 @@ func (d *decoder) deploymentFields(dep *serving.Deployment) fields {
 		"description":           str(&dep.Description),
 		"tags":                  func(n *yaml.Node, p string) { dep.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { dep.Properties = d.stringMap(n, p) },
-		"model":                 func(n *yaml.Node, p string) { dep.Model = d.deploymentModel(n, p, dep) },
-		"code_configuration":    func(n *yaml.Node, p string) { d.codeConfiguration(n, p, dep) },
-		"environment":           func(n *yaml.Node, p string) { dep.Environment = d.deploymentEnvironment(n, p, dep) },
-		"environment_variables": func(n *yaml.Node, p string) { dep.EnvironmentVariables = d.envVars(n, p) },
+		"model":                 func(n *yaml.Node, p string) { dep.Model = d.serving.deploymentModel(n, p, dep) },
+		"code_configuration":    func(n *yaml.Node, p string) { d.serving.codeConfiguration(n, p, dep) },
+		"environment":           func(n *yaml.Node, p string) { dep.Environment = d.serving.deploymentEnvironment(n, p, dep) },
+		"environment_variables": func(n *yaml.Node, p string) { dep.EnvironmentVariables = d.jobs.envVars(n, p) },
 		"instance_type":         str(&dep.InstanceType),
 		"instance_count":        func(n *yaml.Node, p string) { dep.InstanceCount, _ = d.boundedInt(n, p, 0, 1000) },
-		"compute":               func(n *yaml.Node, p string) { dep.Compute = d.compute(n, p) },
+		"compute":               func(n *yaml.Node, p string) { dep.Compute = d.jobs.compute(n, p) },
 		"command":               func(n *yaml.Node, p string) { dep.Command = d.text(n, p, "a shell command (a string)") },
-		"scale_settings":        func(n *yaml.Node, p string) { d.scaleSettings(n, p, &dep.Scale) },
-		"request_settings":      func(n *yaml.Node, p string) { d.requestSettings(n, p, &dep.Request) },
-		"liveness_probe":        func(n *yaml.Node, p string) { d.probe(n, p, &dep.Liveness, true) },
-		"readiness_probe":       func(n *yaml.Node, p string) { d.probe(n, p, &dep.Readiness, false) },
+		"scale_settings":        func(n *yaml.Node, p string) { d.serving.scaleSettings(n, p, &dep.Scale) },
+		"request_settings":      func(n *yaml.Node, p string) { d.serving.requestSettings(n, p, &dep.Request) },
+		"liveness_probe":        func(n *yaml.Node, p string) { d.serving.probe(n, p, &dep.Liveness, true) },
+		"readiness_probe":       func(n *yaml.Node, p string) { d.serving.probe(n, p, &dep.Readiness, false) },
 	}
-	d.unusedDeploymentFields(fs, dep)
+	d.serving.unusedDeploymentFields(fs, dep)
 	for _, f := range deploymentReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}
@@ -116,7 +116,7 @@ func (d *decoder) deploymentFields(dep *serving.Deployment) fields {
 }
 
 // checkDeployment applies the rules between a deployment's fields.
-func (d *decoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deployment) {
+func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deployment) {
 	switch n := got["name"]; {
 	case n == nil:
 		d.required(nil, "name")
@@ -137,14 +137,14 @@ func (d *decoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deploy
 			p.Path = "/" // the scoring server's route for both, as in Azure's inference server
 		}
 	}
-	d.checkServes(got, dep)
+	d.serving.checkServes(got, dep)
 }
 
 // checkServes checks that the deployment has something that serves: a scoring script, a
 // command that listens on $PORT, or an image that serves by its own entrypoint where its
 // inference_config says.
-func (d *decoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment) {
-	d.checkModelMount(got, dep)
+func (d *servingDecoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment) {
+	d.serving.checkModelMount(got, dep)
 	if dep.ScoringScript != "" || got["code_configuration"] != nil || dep.Command != "" {
 		return
 	}
@@ -170,7 +170,7 @@ func (d *decoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment
 
 // checkModelMount keeps model_mount_path where it takes effect (an image that serves by its own
 // entrypoint finds the model there), else keeps it aside with a warning.
-func (d *decoder) checkModelMount(got map[string]*yaml.Node, dep *serving.Deployment) {
+func (d *servingDecoder) checkModelMount(got map[string]*yaml.Node, dep *serving.Deployment) {
 	if dep.ModelMountPath == "" || dep.ServesByEntrypoint() {
 		return
 	}
@@ -180,7 +180,7 @@ func (d *decoder) checkModelMount(got map[string]*yaml.Node, dep *serving.Deploy
 }
 
 // mountPath decodes an absolute path inside a container: clean, not "/", no control characters.
-func (d *decoder) mountPath(n *yaml.Node, path string) string {
+func (d *servingDecoder) mountPath(n *yaml.Node, path string) string {
 	s := d.str(n, path)
 	if s == "" {
 		return ""
@@ -195,28 +195,28 @@ func (d *decoder) mountPath(n *yaml.Node, path string) string {
 
 // deploymentEnvironment decodes `environment:` as a job's, with the inline environment's
 // inference_config, which says where an image that serves itself answers.
-func (d *decoder) deploymentEnvironment(n *yaml.Node, path string, dep *serving.Deployment) job.Environment {
+func (d *servingDecoder) deploymentEnvironment(n *yaml.Node, path string, dep *serving.Deployment) job.Environment {
 	if n.Kind != yaml.MappingNode {
-		return d.jobEnvironment(n, path)
+		return d.assets.jobEnvironment(n, path)
 	}
 	var env job.Environment
-	fs := d.environmentFields(&env)
-	fs["inference_config"] = func(v *yaml.Node, p string) { dep.Inference = d.inferenceConfig(v, p) }
+	fs := d.assets.environmentFields(&env)
+	fs["inference_config"] = func(v *yaml.Node, p string) { dep.Inference = d.serving.inferenceConfig(v, p) }
 	d.mapping(n, path, fs)
-	d.checkEnvironment(n, path, &env)
+	d.assets.checkEnvironment(n, path, &env)
 	return env
 }
 
 // inferenceConfig decodes {liveness_route, readiness_route, scoring_route}, each {path, port}.
 // Hangar gives a replica one port, so the routes must share theirs.
-func (d *decoder) inferenceConfig(n *yaml.Node, path string) *serving.InferenceConfig {
+func (d *servingDecoder) inferenceConfig(n *yaml.Node, path string) *serving.InferenceConfig {
 	ic := &serving.InferenceConfig{}
 	var portAt *yaml.Node
 	route := func(dst *string) func(*yaml.Node, string) {
 		return func(v *yaml.Node, p string) {
 			var port int
 			got := d.mapping(v, p, fields{
-				"path": func(x *yaml.Node, xp string) { *dst = d.routePath(x, xp) },
+				"path": func(x *yaml.Node, xp string) { *dst = d.serving.routePath(x, xp) },
 				"port": func(x *yaml.Node, xp string) { port, _ = d.port(x, xp) },
 			})
 			for _, k := range []string{"path", "port"} {
@@ -247,7 +247,7 @@ func (d *decoder) inferenceConfig(n *yaml.Node, path string) *serving.InferenceC
 }
 
 // routePath decodes an HTTP path: it starts with "/" and holds no spaces or control characters.
-func (d *decoder) routePath(n *yaml.Node, path string) string {
+func (d *servingDecoder) routePath(n *yaml.Node, path string) string {
 	s := d.str(n, path)
 	if !strings.HasPrefix(s, "/") || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		d.expected(n, path, "an HTTP path starting with /")
@@ -258,10 +258,10 @@ func (d *decoder) routePath(n *yaml.Node, path string) string {
 
 // codeConfiguration decodes {code, scoring_script}: a local code folder (like a job's code)
 // and the script, a relative path inside it that must exist.
-func (d *decoder) codeConfiguration(n *yaml.Node, path string, dep *serving.Deployment) {
+func (d *servingDecoder) codeConfiguration(n *yaml.Node, path string, dep *serving.Deployment) {
 	var script *yaml.Node
 	got := d.mapping(n, path, fields{
-		"code":           func(v *yaml.Node, p string) { dep.Code = d.code(v, p) },
+		"code":           func(v *yaml.Node, p string) { dep.Code = d.jobs.code(v, p) },
 		"scoring_script": func(v *yaml.Node, p string) { script = v },
 	})
 	if n.Kind != yaml.MappingNode {
@@ -274,13 +274,13 @@ func (d *decoder) codeConfiguration(n *yaml.Node, path string, dep *serving.Depl
 		}
 	}
 	if script != nil {
-		dep.ScoringScript = d.scoringScript(script, join(path, "scoring_script"), dep.Code)
+		dep.ScoringScript = d.serving.scoringScript(script, join(path, "scoring_script"), dep.Code)
 	}
 }
 
 // scoringScript checks the script's path: relative, inside the code folder, an existing file.
 // It reaches the scoring server as AZUREML_ENTRY_SCRIPT, joined to the code folder.
-func (d *decoder) scoringScript(n *yaml.Node, path, code string) string {
+func (d *servingDecoder) scoringScript(n *yaml.Node, path, code string) string {
 	s := d.str(n, path)
 	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(s)))
 	switch {

@@ -19,7 +19,7 @@ const (
 // azureml:<name>@latest) or an inline model of the model schema, whose path resolves against
 // the file's folder. An inline model's description, tags, properties and stage are kept in
 // Extra["model"] for when it is registered.
-func (d *decoder) deploymentModel(n *yaml.Node, path string, dep *serving.Deployment) serving.ModelRef {
+func (d *servingDecoder) deploymentModel(n *yaml.Node, path string, dep *serving.Deployment) serving.ModelRef {
 	if n.Kind == yaml.ScalarNode {
 		s := d.str(n, path)
 		r, err := model.ParseRef(s, false)
@@ -36,9 +36,9 @@ func (d *decoder) deploymentModel(n *yaml.Node, path string, dep *serving.Deploy
 	}
 	got := d.mapping(n, path, fields{
 		"name":        func(v *yaml.Node, p string) { ref.Name = d.str(v, p) },
-		"version":     func(v *yaml.Node, p string) { ref.Version = d.modelVersion(v, p) },
+		"version":     func(v *yaml.Node, p string) { ref.Version = d.assets.modelVersion(v, p) },
 		"type":        func(v *yaml.Node, p string) { ref.Type = d.enum(v, p, model.Types...) },
-		"path":        func(v *yaml.Node, p string) { ref.Path = d.modelPath(v, p) },
+		"path":        func(v *yaml.Node, p string) { ref.Path = d.assets.modelPath(v, p) },
 		"description": keepAny("description"),
 		"tags":        func(v *yaml.Node, p string) { kept["tags"] = d.stringMap(v, p) },
 		"properties":  func(v *yaml.Node, p string) { kept["properties"] = d.stringMap(v, p) },
@@ -66,7 +66,7 @@ func (d *decoder) deploymentModel(n *yaml.Node, path string, dep *serving.Deploy
 
 // scaleSettings decodes `scale_settings`: type default (instance_count replicas), or
 // target_utilization with its bounds.
-func (d *decoder) scaleSettings(n *yaml.Node, path string, s *serving.ScaleSettings) {
+func (d *servingDecoder) scaleSettings(n *yaml.Node, path string, s *serving.ScaleSettings) {
 	target := lookup(n, "type") != nil && matchEnum(lookup(n, "type").Value, []string{serving.ScaleTargetUtilization}) != ""
 	if target {
 		*s = serving.ScaleSettings{Type: serving.ScaleTargetUtilization, MinInstances: 1, MaxInstances: 1,
@@ -103,7 +103,7 @@ func (d *decoder) scaleSettings(n *yaml.Node, path string, s *serving.ScaleSetti
 }
 
 // requestSettings decodes `request_settings` over Azure's defaults.
-func (d *decoder) requestSettings(n *yaml.Node, path string, r *serving.RequestSettings) {
+func (d *servingDecoder) requestSettings(n *yaml.Node, path string, r *serving.RequestSettings) {
 	d.mapping(n, path, fields{
 		"request_timeout_ms": func(v *yaml.Node, p string) {
 			r.RequestTimeoutMS, _ = d.boundedInt(v, p, 1, 3_600_000)
@@ -116,7 +116,7 @@ func (d *decoder) requestSettings(n *yaml.Node, path string, r *serving.RequestS
 }
 
 // probe decodes a ProbeSettings mapping over Azure's defaults (seconds and counts).
-func (d *decoder) probe(n *yaml.Node, path string, pr *serving.Probe, liveness bool) {
+func (d *servingDecoder) probe(n *yaml.Node, path string, pr *serving.Probe, liveness bool) {
 	d.mapping(n, path, fields{
 		"initial_delay": func(v *yaml.Node, p string) { pr.InitialDelay, _ = d.boundedInt(v, p, 0, 86_400) },
 		"period":        func(v *yaml.Node, p string) { pr.Period, _ = d.boundedInt(v, p, 1, 86_400) },
@@ -135,7 +135,7 @@ func (d *decoder) probe(n *yaml.Node, path string, pr *serving.Probe, liveness b
 
 // unusedDeploymentFields adds the schema's fields Hangar keeps without acting on them, in
 // Extra, with a warning where Azure would behave differently.
-func (d *decoder) unusedDeploymentFields(fs fields, dep *serving.Deployment) {
+func (d *servingDecoder) unusedDeploymentFields(fs fields, dep *serving.Deployment) {
 	fs["app_insights_enabled"] = func(n *yaml.Node, p string) {
 		v, ok := d.boolean(n, p)
 		if ok {
@@ -152,7 +152,7 @@ func (d *decoder) unusedDeploymentFields(fs fields, dep *serving.Deployment) {
 			d.warnf(n, p, "kept, no effect: replicas reach the network their node reaches")
 		}
 	}
-	fs["model_mount_path"] = func(n *yaml.Node, p string) { dep.ModelMountPath = d.mountPath(n, p) }
+	fs["model_mount_path"] = func(n *yaml.Node, p string) { dep.ModelMountPath = d.serving.mountPath(n, p) }
 	fs["data_collector"] = func(n *yaml.Node, p string) {
 		keep(&dep.Extra, "data_collector", d.anyMap(n, p))
 		d.warnf(n, p, "kept, no effect: no inference data is collected")

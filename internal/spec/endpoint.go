@@ -46,8 +46,8 @@ func ParseEndpoint(file string, data []byte, baseDir string, sets []string) (*se
 		return nil, d.warnings, d.errs.err()
 	}
 	e := &serving.Endpoint{AuthMode: serving.AuthKey}
-	got := d.mapping(root, "", d.endpointFields(e))
-	d.checkEndpoint(got, e)
+	got := d.mapping(root, "", d.serving.endpointFields(e))
+	d.serving.checkEndpoint(got, e)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
@@ -55,7 +55,7 @@ func ParseEndpoint(file string, data []byte, baseDir string, sets []string) (*se
 }
 
 // endpointFields is the online endpoint's field table.
-func (d *decoder) endpointFields(e *serving.Endpoint) fields {
+func (d *servingDecoder) endpointFields(e *serving.Endpoint) fields {
 	fs := fields{
 		"$schema":     nil,
 		"type":        func(n *yaml.Node, p string) { d.enum(n, p, onlineTypes...) },
@@ -63,14 +63,14 @@ func (d *decoder) endpointFields(e *serving.Endpoint) fields {
 		"description": func(n *yaml.Node, p string) { e.Description = d.str(n, p) },
 		"tags":        func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
 		"properties":  func(n *yaml.Node, p string) { e.Properties = d.stringMap(n, p) },
-		"auth_mode":   func(n *yaml.Node, p string) { e.AuthMode = d.authMode(n, p) },
-		"compute":     func(n *yaml.Node, p string) { e.Compute = d.compute(n, p) },
-		"traffic":     func(n *yaml.Node, p string) { e.Traffic = d.percents(n, p) },
+		"auth_mode":   func(n *yaml.Node, p string) { e.AuthMode = d.serving.authMode(n, p) },
+		"compute":     func(n *yaml.Node, p string) { e.Compute = d.jobs.compute(n, p) },
+		"traffic":     func(n *yaml.Node, p string) { e.Traffic = d.serving.percents(n, p) },
 		"mirror_traffic": func(n *yaml.Node, p string) {
-			e.MirrorTraffic = d.percents(n, p)
+			e.MirrorTraffic = d.serving.percents(n, p)
 		},
 		"identity": func(n *yaml.Node, p string) {
-			keep(&e.Extra, "identity", d.computeIdentity(n, p))
+			keep(&e.Extra, "identity", d.computes.computeIdentity(n, p))
 			d.warnf(n, p, "kept, no effect: replicas get no Azure identity")
 		},
 		"public_network_access": func(n *yaml.Node, p string) {
@@ -88,7 +88,7 @@ func (d *decoder) endpointFields(e *serving.Endpoint) fields {
 }
 
 // authMode decodes auth_mode: key or aml_token (Microsoft Entra tokens are Azure's own).
-func (d *decoder) authMode(n *yaml.Node, path string) string {
+func (d *servingDecoder) authMode(n *yaml.Node, path string) string {
 	switch v := d.enum(n, path, serving.AuthKey, serving.AuthAMLToken, "aad_token"); v {
 	case "aad_token":
 		d.errorf(n, path, "aad_token (Microsoft Entra ID) is not supported by this workspace; use key or aml_token")
@@ -99,7 +99,7 @@ func (d *decoder) authMode(n *yaml.Node, path string) string {
 }
 
 // checkEndpoint applies the rules between an endpoint's fields.
-func (d *decoder) checkEndpoint(got map[string]*yaml.Node, e *serving.Endpoint) {
+func (d *servingDecoder) checkEndpoint(got map[string]*yaml.Node, e *serving.Endpoint) {
 	switch n := got["name"]; {
 	case n == nil:
 		d.required(nil, "name")
@@ -108,7 +108,7 @@ func (d *decoder) checkEndpoint(got map[string]*yaml.Node, e *serving.Endpoint) 
 	}
 	total := 0
 	for _, name := range keys(e.Traffic) {
-		d.checkDeploymentRef(got["traffic"], "traffic", name)
+		d.serving.checkDeploymentRef(got["traffic"], "traffic", name)
 		total += e.Traffic[name]
 	}
 	if total != 0 && total != 100 {
@@ -116,7 +116,7 @@ func (d *decoder) checkEndpoint(got map[string]*yaml.Node, e *serving.Endpoint) 
 	}
 	mirrored := 0
 	for _, name := range keys(e.MirrorTraffic) {
-		d.checkDeploymentRef(got["mirror_traffic"], "mirror_traffic", name)
+		d.serving.checkDeploymentRef(got["mirror_traffic"], "mirror_traffic", name)
 		mirrored += e.MirrorTraffic[name]
 		if e.MirrorTraffic[name] > 0 && e.Traffic[name] > 0 {
 			d.errorf(keyNode(got["mirror_traffic"], name), join("mirror_traffic", name),
@@ -129,14 +129,14 @@ func (d *decoder) checkEndpoint(got map[string]*yaml.Node, e *serving.Endpoint) 
 }
 
 // checkDeploymentRef checks a deployment name used as a traffic key.
-func (d *decoder) checkDeploymentRef(m *yaml.Node, path, name string) {
+func (d *servingDecoder) checkDeploymentRef(m *yaml.Node, path, name string) {
 	if !deploymentName.MatchString(name) {
 		d.errorf(keyNode(m, name), join(path, name), "%s is not a deployment name (letters, digits, _ and -, starting with a letter or digit, at most 32)", quote(name))
 	}
 }
 
 // percents decodes a map of deployment name → integer percentage (0 to 100).
-func (d *decoder) percents(n *yaml.Node, path string) map[string]int {
+func (d *servingDecoder) percents(n *yaml.Node, path string) map[string]int {
 	pairs := d.entries(n, path)
 	if len(pairs) == 0 {
 		return nil

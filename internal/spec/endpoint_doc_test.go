@@ -18,7 +18,7 @@ func TestSchemaDocNamesOnlineFields(t *testing.T) {
 	doc := string(data)
 	var names []string
 	for _, fs := range []fields{
-		(&decoder{}).endpointFields(&serving.Endpoint{}), (&decoder{}).deploymentFields(&serving.Deployment{}),
+		newDecoder("", "").serving.endpointFields(&serving.Endpoint{}), newDecoder("", "").serving.deploymentFields(&serving.Deployment{}),
 	} {
 		names = append(names, keys(fs)...)
 	}

@@ -19,7 +19,7 @@ import (
 // envFile says whether an environment given as text names a file, and which: `file:<path>`
 // always; a path starting with ./, ../ or / (no environment name does); a name ending in .yml or
 // .yaml when such a file exists (else it stays a registered environment's name).
-func (d *decoder) envFile(v string) (string, bool) {
+func (d *jobDecoder) envFile(v string) (string, bool) {
 	v = strings.TrimSpace(v)
 	lower := strings.ToLower(v)
 	switch {
@@ -38,7 +38,7 @@ func (d *decoder) envFile(v string) (string, bool) {
 
 // environmentFile decodes the environment file a spec names at path (n is its node); problems
 // inside the file name that file and its fields.
-func (d *decoder) environmentFile(n *yaml.Node, path, ref string) job.Environment {
+func (d *jobDecoder) environmentFile(n *yaml.Node, path, ref string) job.Environment {
 	if ref == "" {
 		d.expected(n, path, "an environment file (file:./env.yml)")
 		return job.Environment{}
@@ -59,16 +59,16 @@ func (d *decoder) environmentFile(n *yaml.Node, path, ref string) job.Environmen
 		d.errorf(n, path, "read %s: %v", ref, unwrapPathError(err))
 		return job.Environment{}
 	}
-	ed, root := begin(d.relFile(ref), data, filepath.Dir(abs), nil, nil)
+	ed, root := begin(d.pipelines.relFile(ref), data, filepath.Dir(abs), nil, nil)
 	if !d.fromSet[n] { // one given with --set reads inside its own folder
 		d.inherit(ed)
 	}
 	var env job.Environment
 	if root != nil {
-		fs := ed.environmentFields(&env)
+		fs := ed.assets.environmentFields(&env)
 		fs["$schema"] = nil
 		ed.mapping(root, "", fs)
-		ed.checkEnvironment(root, "", &env)
+		ed.assets.checkEnvironment(root, "", &env)
 		if env.IsEmpty() && len(ed.errs) == 0 {
 			ed.errorf(nil, "", "empty environment: give image, build, conda_file or requirements")
 		}

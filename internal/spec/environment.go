@@ -33,10 +33,10 @@ func ParseEnvironment(file string, data []byte, baseDir string, sets []string, o
 		return nil, d.warnings, d.errs.err()
 	}
 	var env job.Environment
-	fs := d.environmentFields(&env)
+	fs := d.assets.environmentFields(&env)
 	fs["$schema"] = nil
 	got := d.mapping(root, "", fs)
-	d.checkEnvironment(root, "", &env)
+	d.assets.checkEnvironment(root, "", &env)
 	switch {
 	case got["name"] == nil:
 		d.required(nil, "name")
@@ -54,27 +54,27 @@ func ParseEnvironment(file string, data []byte, baseDir string, sets []string, o
 
 // jobEnvironment decodes a job's `environment:`, a reference, an environment file (envfile.go)
 // or an inline environment.
-func (d *decoder) jobEnvironment(n *yaml.Node, path string) job.Environment {
+func (d *assetDecoder) jobEnvironment(n *yaml.Node, path string) job.Environment {
 	if n.Kind == yaml.ScalarNode {
-		if ref, ok := d.envFile(n.Value); ok {
-			return d.environmentFile(n, path, ref)
+		if ref, ok := d.jobs.envFile(n.Value); ok {
+			return d.jobs.environmentFile(n, path, ref)
 		}
-		return job.Environment{Ref: d.envRef(n, path)}
+		return job.Environment{Ref: d.assets.envRef(n, path)}
 	}
 	var env job.Environment
 	if n.Kind != yaml.MappingNode {
 		d.expected(n, path, "an environment reference or an inline environment")
 		return env
 	}
-	d.mapping(n, path, d.environmentFields(&env))
-	d.checkEnvironment(n, path, &env)
+	d.mapping(n, path, d.assets.environmentFields(&env))
+	d.assets.checkEnvironment(n, path, &env)
 	return env
 }
 
 // envRef decodes a reference to a registered environment. The azureml: prefix is
 // removed; registry (azureml://registries/...) and ARM forms are kept whole, for the
 // server to accept or refuse.
-func (d *decoder) envRef(n *yaml.Node, path string) string {
+func (d *assetDecoder) envRef(n *yaml.Node, path string) string {
 	v := strings.TrimSpace(d.str(n, path))
 	lower := strings.ToLower(v)
 	if strings.HasPrefix(lower, "azureml:/") {
@@ -92,7 +92,7 @@ func (d *decoder) envRef(n *yaml.Node, path string) string {
 }
 
 // environmentFields is the field table of an inline or standalone environment.
-func (d *decoder) environmentFields(e *job.Environment) fields {
+func (d *assetDecoder) environmentFields(e *job.Environment) fields {
 	str := func(dst *string) func(*yaml.Node, string) {
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
@@ -102,8 +102,8 @@ func (d *decoder) environmentFields(e *job.Environment) fields {
 		"description":      str(&e.Description),
 		"tags":             func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
 		"image":            str(&e.Image),
-		"conda_file":       func(n *yaml.Node, p string) { d.condaFile(n, p, e) },
-		"build":            func(n *yaml.Node, p string) { d.build(n, p, e) },
+		"conda_file":       func(n *yaml.Node, p string) { d.assets.condaFile(n, p, e) },
+		"build":            func(n *yaml.Node, p string) { d.assets.build(n, p, e) },
 		"os_type":          func(n *yaml.Node, p string) { e.OSType = d.enum(n, p, "linux", "windows") },
 		"inference_config": nil,
 		"requirements": func(n *yaml.Node, p string) {
@@ -115,7 +115,7 @@ func (d *decoder) environmentFields(e *job.Environment) fields {
 }
 
 // checkEnvironment applies the rules between an environment's fields.
-func (d *decoder) checkEnvironment(n *yaml.Node, path string, e *job.Environment) {
+func (d *assetDecoder) checkEnvironment(n *yaml.Node, path string, e *job.Environment) {
 	if e.Image != "" && e.BuildPath != "" {
 		d.errorf(lookup(n, "build"), join(path, "build"), "image and build are mutually exclusive")
 	}
@@ -123,7 +123,7 @@ func (d *decoder) checkEnvironment(n *yaml.Node, path string, e *job.Environment
 
 // condaFile decodes conda_file: a local file (read into CondaSpec) or an inline mapping
 // (re-encoded as YAML text).
-func (d *decoder) condaFile(n *yaml.Node, path string, e *job.Environment) {
+func (d *assetDecoder) condaFile(n *yaml.Node, path string, e *job.Environment) {
 	if n.Kind == yaml.MappingNode {
 		d.entries(n, path)
 		text, err := yaml.Marshal(blockStyle(n))
@@ -165,7 +165,7 @@ func blockStyle(n *yaml.Node) *yaml.Node {
 }
 
 // build decodes build: {path, dockerfile_path}; a local context must hold the Dockerfile.
-func (d *decoder) build(n *yaml.Node, path string, e *job.Environment) {
+func (d *assetDecoder) build(n *yaml.Node, path string, e *job.Environment) {
 	var ctx, dockerfile *yaml.Node
 	got := d.mapping(n, path, fields{
 		"path":            func(v *yaml.Node, _ string) { ctx = v },

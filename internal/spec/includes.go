@@ -18,7 +18,7 @@ import (
 
 // additionalIncludes decodes additional_includes: each entry an existing file or folder,
 // returned absolute, two never of one name.
-func (d *decoder) additionalIncludes(n *yaml.Node, path string) []string {
+func (d *jobDecoder) additionalIncludes(n *yaml.Node, path string) []string {
 	if n.Kind != yaml.SequenceNode {
 		d.expected(n, path, "a list of files and folders")
 		return nil
@@ -32,7 +32,7 @@ func (d *decoder) additionalIncludes(n *yaml.Node, path string) []string {
 			d.errorf(item, ip, "Azure DevOps artifacts are not supported; list a local file or folder")
 			continue
 		}
-		abs, ok := d.include(item, ip)
+		abs, ok := d.jobs.include(item, ip)
 		if !ok {
 			continue
 		}
@@ -48,7 +48,7 @@ func (d *decoder) additionalIncludes(n *yaml.Node, path string) []string {
 }
 
 // include decodes one entry of additional_includes.
-func (d *decoder) include(n *yaml.Node, path string) (string, bool) {
+func (d *jobDecoder) include(n *yaml.Node, path string) (string, bool) {
 	written := strings.TrimSpace(d.str(n, path))
 	switch {
 	case written == "":
@@ -80,7 +80,7 @@ func (d *decoder) include(n *yaml.Node, path string) (string, bool) {
 
 // checkIncludes refuses an include whose name the code (a folder, or a single file) already
 // has at its root, as Azure does.
-func (d *decoder) checkIncludes(n *yaml.Node, path, code string, includes []string) {
+func (d *jobDecoder) checkIncludes(n *yaml.Node, path, code string, includes []string) {
 	if code == "" {
 		return
 	}

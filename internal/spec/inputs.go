@@ -44,7 +44,7 @@ func isLiteralType(t string) bool {
 }
 
 // checkName reports an input or output name that is not identifier-like or is reserved.
-func (d *decoder) checkName(k *yaml.Node, path string) {
+func (d *jobDecoder) checkName(k *yaml.Node, path string) {
 	switch name := k.Value; {
 	case !ioName.MatchString(name):
 		d.errorf(k, path, "name %s must start with a letter or _ and hold only letters, digits and _", quote(name))
@@ -63,12 +63,12 @@ func matchReserved(name string) bool {
 }
 
 // inputs decodes `inputs:`.
-func (d *decoder) inputs(n *yaml.Node, path string) map[string]job.Input {
+func (d *jobDecoder) inputs(n *yaml.Node, path string) map[string]job.Input {
 	out := map[string]job.Input{}
 	for _, p := range d.entries(n, path) {
 		ip := join(path, p.key.Value)
-		d.checkName(p.key, ip)
-		if in, ok := d.input(resolve(p.value), ip); ok {
+		d.jobs.checkName(p.key, ip)
+		if in, ok := d.jobs.input(resolve(p.value), ip); ok {
 			out[p.key.Value] = in
 		}
 	}
@@ -76,7 +76,7 @@ func (d *decoder) inputs(n *yaml.Node, path string) map[string]job.Input {
 }
 
 // input decodes one input: a scalar literal, or an object for a typed literal or data.
-func (d *decoder) input(n *yaml.Node, path string) (job.Input, bool) {
+func (d *jobDecoder) input(n *yaml.Node, path string) (job.Input, bool) {
 	switch {
 	case isNull(n):
 		d.expected(n, path, "a value or an input object")
@@ -90,8 +90,8 @@ func (d *decoder) input(n *yaml.Node, path string) (job.Input, bool) {
 	typ := job.URIFolder
 	if t := lookup(n, "type"); t != nil && !isNull(t) {
 		switch {
-		case d.legacyPath(t, join(path, "type")):
-			typ = d.pathType(lookup(n, "path"))
+		case d.jobs.legacyPath(t, join(path, "type")):
+			typ = d.jobs.pathType(lookup(n, "path"))
 		default:
 			if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
 				return job.Input{}, false
@@ -99,14 +99,14 @@ func (d *decoder) input(n *yaml.Node, path string) (job.Input, bool) {
 		}
 	}
 	if isLiteralType(typ) {
-		return d.literalInput(n, path, typ)
+		return d.jobs.literalInput(n, path, typ)
 	}
-	return d.dataInput(n, path, typ)
+	return d.jobs.dataInput(n, path, typ)
 }
 
 // legacyPath reports a type node that says `path`, the data type of Azure's first component
 // schema (sdk-2-0, still in its examples): a file or a folder, which the given path decides.
-func (d *decoder) legacyPath(t *yaml.Node, path string) bool {
+func (d *jobDecoder) legacyPath(t *yaml.Node, path string) bool {
 	if t.Kind != yaml.ScalarNode || !strings.EqualFold(strings.TrimSpace(t.Value), "path") {
 		return false
 	}
@@ -117,7 +117,7 @@ func (d *decoder) legacyPath(t *yaml.Node, path string) bool {
 // pathType is the type a legacy `type: path` input takes from its path (p, nil when none):
 // uri_file for a local file or a URI naming a file (its last part has an extension), else
 // uri_folder.
-func (d *decoder) pathType(p *yaml.Node) string {
+func (d *jobDecoder) pathType(p *yaml.Node) string {
 	if p = resolve(p); p == nil || p.Kind != yaml.ScalarNode || isNull(p) {
 		return job.URIFolder
 	}
@@ -148,7 +148,7 @@ func scalarType(n *yaml.Node) string {
 }
 
 // literalInput decodes {type: string|integer|number|boolean, default|value, ...}.
-func (d *decoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bool) {
+func (d *jobDecoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bool) {
 	in := job.Input{Type: typ}
 	errs := len(d.errs)
 	got := d.mapping(n, path, fields{
@@ -160,14 +160,14 @@ func (d *decoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bool)
 	vp := ""
 	for _, key := range []string{"default", "value"} { // value wins
 		if v := got[key]; v != nil {
-			if text, ok := d.literal(v, join(path, key), typ); ok {
+			if text, ok := d.jobs.literal(v, join(path, key), typ); ok {
 				in.Value, vn, vp = text, v, join(path, key)
 			}
 		}
 	}
 	switch {
 	case vn != nil:
-		d.literalBounds(got, path, typ, vn, vp, in.Value)
+		d.jobs.literalBounds(got, path, typ, vn, vp, in.Value)
 	case !in.Optional && got["default"] == nil && got["value"] == nil:
 		d.errorf(n, path, "default or value required (or optional: true)")
 	}
@@ -175,7 +175,7 @@ func (d *decoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bool)
 }
 
 // literal checks a literal value against its declared type and returns its text.
-func (d *decoder) literal(v *yaml.Node, path, typ string) (string, bool) {
+func (d *jobDecoder) literal(v *yaml.Node, path, typ string) (string, bool) {
 	switch typ {
 	case job.InputInteger:
 		_, ok := d.integer(v, path)
@@ -195,7 +195,7 @@ func (d *decoder) literal(v *yaml.Node, path, typ string) (string, bool) {
 }
 
 // literalBounds checks min, max and enum, and the value against them.
-func (d *decoder) literalBounds(got map[string]*yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
+func (d *jobDecoder) literalBounds(got map[string]*yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
 	numeric := typ == job.InputInteger || typ == job.InputNumber
 	val, _ := strconv.ParseFloat(value, 64)
 	if numeric {
@@ -222,19 +222,19 @@ func (d *decoder) literalBounds(got map[string]*yaml.Node, path, typ string, vn 
 		}
 	}
 	if e := got["enum"]; e != nil {
-		d.checkEnum(e, join(path, "enum"), typ, vn, vp, value)
+		d.jobs.checkEnum(e, join(path, "enum"), typ, vn, vp, value)
 	}
 }
 
 // checkEnum checks a literal's value against its enum list.
-func (d *decoder) checkEnum(e *yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
+func (d *jobDecoder) checkEnum(e *yaml.Node, path, typ string, vn *yaml.Node, vp, value string) {
 	if e.Kind != yaml.SequenceNode {
 		d.expected(e, path, "a list")
 		return
 	}
 	var allowed []string
 	for i, c := range e.Content {
-		text, ok := d.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ)
+		text, ok := d.jobs.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ)
 		if !ok {
 			return
 		}
@@ -255,13 +255,13 @@ func sameNumber(typ, a, b string) bool {
 }
 
 // dataInput decodes {type: uri_folder|..., path, mode, datastore, description}.
-func (d *decoder) dataInput(n *yaml.Node, path, typ string) (job.Input, bool) {
+func (d *jobDecoder) dataInput(n *yaml.Node, path, typ string) (job.Input, bool) {
 	in := job.Input{Type: typ, Mode: "ro_mount"}
 	errs := len(d.errs)
 	got := d.mapping(n, path, fields{
 		"type":        nil,
-		"path":        func(v *yaml.Node, p string) { in.Path = d.dataPath(v, p, typ) },
-		"mode":        func(v *yaml.Node, p string) { in.Mode = d.mode(v, p, typ, "input", inputModes, modelModes) },
+		"path":        func(v *yaml.Node, p string) { in.Path = d.jobs.dataPath(v, p, typ) },
+		"mode":        func(v *yaml.Node, p string) { in.Mode = d.jobs.mode(v, p, typ, "input", inputModes, modelModes) },
 		"datastore":   func(v *yaml.Node, p string) { in.Datastore = d.str(v, p) },
 		"description": func(v *yaml.Node, p string) { in.Description = d.str(v, p) },
 		"optional":    func(v *yaml.Node, p string) { in.Optional, _ = d.boolean(v, p) },
@@ -273,7 +273,7 @@ func (d *decoder) dataInput(n *yaml.Node, path, typ string) (job.Input, bool) {
 }
 
 // mode decodes a data mode and checks it against the type's allowed modes.
-func (d *decoder) mode(v *yaml.Node, path, typ, dir string, byType map[string][]string, other []string) string {
+func (d *jobDecoder) mode(v *yaml.Node, path, typ, dir string, byType map[string][]string, other []string) string {
 	allowed, ok := byType[typ]
 	if !ok {
 		allowed = other
@@ -297,7 +297,7 @@ func (d *decoder) mode(v *yaml.Node, path, typ, dir string, byType map[string][]
 
 // dataPath decodes a data input's path: URIs are kept as is; local paths are resolved,
 // made absolute and must exist with the right kind (file or directory).
-func (d *decoder) dataPath(v *yaml.Node, path, typ string) string {
+func (d *jobDecoder) dataPath(v *yaml.Node, path, typ string) string {
 	s := d.str(v, path)
 	switch {
 	case s == "":
@@ -319,12 +319,12 @@ func (d *decoder) dataPath(v *yaml.Node, path, typ string) string {
 }
 
 // outputs decodes `outputs:`.
-func (d *decoder) outputs(n *yaml.Node, path string) map[string]job.Output {
+func (d *jobDecoder) outputs(n *yaml.Node, path string) map[string]job.Output {
 	out := map[string]job.Output{}
 	for _, p := range d.entries(n, path) {
 		op := join(path, p.key.Value)
-		d.checkName(p.key, op)
-		out[p.key.Value] = d.output(resolve(p.value), op)
+		d.jobs.checkName(p.key, op)
+		out[p.key.Value] = d.jobs.output(resolve(p.value), op)
 	}
 	return out
 }
@@ -332,7 +332,7 @@ func (d *decoder) outputs(n *yaml.Node, path string) map[string]job.Output {
 var outputPathExprs = pattern.New(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 // output decodes one output; an empty value means a uri_folder in rw_mount mode.
-func (d *decoder) output(n *yaml.Node, path string) job.Output {
+func (d *jobDecoder) output(n *yaml.Node, path string) job.Output {
 	o := job.Output{Type: job.URIFolder, Mode: "rw_mount"}
 	if isNull(n) {
 		return o
@@ -341,13 +341,13 @@ func (d *decoder) output(n *yaml.Node, path string) job.Output {
 		d.expected(n, path, "an output object or nothing")
 		return o
 	}
-	if t := lookup(n, "type"); t != nil && !isNull(t) && !d.legacyPath(t, join(path, "type")) {
+	if t := lookup(n, "type"); t != nil && !isNull(t) && !d.jobs.legacyPath(t, join(path, "type")) {
 		o.Type = d.enum(t, join(path, "type"), dataTypes...)
 	}
 	d.mapping(n, path, fields{
 		"type":        nil,
-		"mode":        func(v *yaml.Node, p string) { o.Mode = d.mode(v, p, o.Type, "output", outputModes, modelOuts) },
-		"path":        func(v *yaml.Node, p string) { o.Path = d.outputPath(v, p) },
+		"mode":        func(v *yaml.Node, p string) { o.Mode = d.jobs.mode(v, p, o.Type, "output", outputModes, modelOuts) },
+		"path":        func(v *yaml.Node, p string) { o.Path = d.jobs.outputPath(v, p) },
 		"name":        func(v *yaml.Node, p string) { o.Name = d.str(v, p) },
 		"version":     func(v *yaml.Node, p string) { o.Version = d.str(v, p) },
 		"description": func(v *yaml.Node, p string) { o.Description = d.str(v, p) },
@@ -357,7 +357,7 @@ func (d *decoder) output(n *yaml.Node, path string) job.Output {
 
 // outputPath accepts only datastore URIs, which may use ${{name}}, ${{output_name}} and
 // ${{default_datastore}}.
-func (d *decoder) outputPath(v *yaml.Node, path string) string {
+func (d *jobDecoder) outputPath(v *yaml.Node, path string) string {
 	s := d.str(v, path)
 	if !strings.HasPrefix(strings.ToLower(s), "azureml://datastores/") || !strings.Contains(s, "/paths/") {
 		d.expected(v, path, "an azureml://datastores/<datastore>/paths/<path> URI")

@@ -35,7 +35,7 @@ func ParseJob(file string, data []byte, baseDir string, sets []string, opts ...F
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
-	spec := d.job(root)
+	spec := d.jobs.job(root)
 	if err := d.errs.err(); err != nil {
 		return nil, d.warnings, err
 	}
@@ -131,17 +131,17 @@ var (
 )
 
 // job decodes a command job from the root mapping.
-func (d *decoder) job(root *yaml.Node) *job.Spec {
+func (d *jobDecoder) job(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "command"}
 	if t := lookup(root, "type"); t != nil && !isNull(t) {
 		switch typ := d.enum(t, "type", jobTypes...); typ {
 		case "command":
 		case "parallel":
-			return d.parallelJob(root)
+			return d.parallel.parallelJob(root)
 		case "sweep":
-			return d.sweepJob(root)
+			return d.sweeps.sweepJob(root)
 		case "pipeline":
-			return d.pipelineJob(root)
+			return d.pipelines.pipelineJob(root)
 		case "":
 			return s
 		default:
@@ -149,38 +149,38 @@ func (d *decoder) job(root *yaml.Node) *job.Spec {
 			return s
 		}
 	}
-	got := d.mapping(root, "", d.jobFields(s))
-	d.checkJob(root, got, s)
+	got := d.mapping(root, "", d.jobs.jobFields(s))
+	d.jobs.checkJob(root, got, s)
 	return s
 }
 
 // jobFields is the command job's field table (SPEC.md §2).
-func (d *decoder) jobFields(s *job.Spec) fields {
+func (d *jobDecoder) jobFields(s *job.Spec) fields {
 	str := func(dst *string) func(*yaml.Node, string) {
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
 	fs := fields{
 		"$schema":               nil,
 		"type":                  nil,
-		"name":                  func(n *yaml.Node, p string) { s.Name = d.jobName(n, p) },
+		"name":                  func(n *yaml.Node, p string) { s.Name = d.jobs.jobName(n, p) },
 		"display_name":          str(&s.DisplayName),
 		"experiment_name":       str(&s.ExperimentName),
 		"description":           str(&s.Description),
 		"tags":                  func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
 		"command":               func(n *yaml.Node, p string) { s.Command = d.text(n, p, "a shell command (a string)") },
-		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobCode(n, p) },
-		"environment":           func(n *yaml.Node, p string) { s.Environment = d.jobEnvironment(n, p) },
-		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.envVars(n, p) },
-		"compute":               func(n *yaml.Node, p string) { s.Compute = d.compute(n, p) },
-		"inputs":                func(n *yaml.Node, p string) { s.Inputs = d.inputs(n, p) },
-		"outputs":               func(n *yaml.Node, p string) { s.Outputs = d.outputs(n, p) },
-		"resources":             func(n *yaml.Node, p string) { s.Resources = d.resources(n, p) },
-		"limits":                func(n *yaml.Node, p string) { s.Limits = d.limits(n, p) },
-		"distribution":          func(n *yaml.Node, p string) { s.Distribution = d.distribution(n, p) },
-		"queue_settings":        func(n *yaml.Node, p string) { s.QueueSettings = d.queueSettings(n, p) },
-		"services":              func(n *yaml.Node, p string) { s.Services = d.services(n, p) },
-		"identity":              func(n *yaml.Node, p string) { s.Identity = d.identity(n, p) },
+		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobs.jobCode(n, p) },
+		"environment":           func(n *yaml.Node, p string) { s.Environment = d.assets.jobEnvironment(n, p) },
+		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.jobs.envVars(n, p) },
+		"compute":               func(n *yaml.Node, p string) { s.Compute = d.jobs.compute(n, p) },
+		"inputs":                func(n *yaml.Node, p string) { s.Inputs = d.jobs.inputs(n, p) },
+		"outputs":               func(n *yaml.Node, p string) { s.Outputs = d.jobs.outputs(n, p) },
+		"resources":             func(n *yaml.Node, p string) { s.Resources = d.jobs.resources(n, p) },
+		"limits":                func(n *yaml.Node, p string) { s.Limits = d.jobs.limits(n, p) },
+		"distribution":          func(n *yaml.Node, p string) { s.Distribution = d.jobs.distribution(n, p) },
+		"queue_settings":        func(n *yaml.Node, p string) { s.QueueSettings = d.jobs.queueSettings(n, p) },
+		"services":              func(n *yaml.Node, p string) { s.Services = d.jobs.services(n, p) },
+		"identity":              func(n *yaml.Node, p string) { s.Identity = d.jobs.identity(n, p) },
 		"parent_job_name": func(n *yaml.Node, p string) {
 			d.str(n, p)
 			d.warnf(n, p, "ignored (Hangar does not nest jobs under a parent)")
@@ -196,7 +196,7 @@ func (d *decoder) jobFields(s *job.Spec) fields {
 }
 
 // checkJob applies the rules that span fields, and the defaults.
-func (d *decoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
+func (d *jobDecoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 	switch cmd := got["command"]; {
 	case cmd == nil:
 		d.required(nil, "command")
@@ -204,7 +204,7 @@ func (d *decoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Sp
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	default:
-		d.checkCommand(cmd, s)
+		d.jobs.checkCommand(cmd, s)
 	}
 	for name := range s.Outputs {
 		if _, dup := s.Inputs[name]; dup {
@@ -235,7 +235,7 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 // checkCommand checks every ${{ }} reference in the command against the declared inputs
 // and outputs, and that the command binds with the values the run will have, so that a
 // value bash would evaluate (see shell.go) is refused here, before anything is sent.
-func (d *decoder) checkCommand(n *yaml.Node, s *job.Spec) {
+func (d *jobDecoder) checkCommand(n *yaml.Node, s *job.Spec) {
 	uses, err := refUses(s.Command)
 	if err != nil {
 		d.errorf(n, "command", "%v", err)
@@ -304,7 +304,7 @@ func listOrNone(names []string) string {
 }
 
 // jobName checks a job name.
-func (d *decoder) jobName(n *yaml.Node, path string) string {
+func (d *jobDecoder) jobName(n *yaml.Node, path string) string {
 	s := d.str(n, path)
 	if s != "" && !jobName.MatchString(s) {
 		d.expected(n, path, "a name of letters, digits, _ and - starting with a letter or digit (at most 255)")

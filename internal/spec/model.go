@@ -40,9 +40,9 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 	fs := fields{
 		"$schema":     nil,
 		"name":        str(&m.Name),
-		"version":     func(n *yaml.Node, p string) { m.Version = d.modelVersion(n, p) },
+		"version":     func(n *yaml.Node, p string) { m.Version = d.assets.modelVersion(n, p) },
 		"type":        func(n *yaml.Node, p string) { m.Type = d.enum(n, p, model.Types...) },
-		"path":        func(n *yaml.Node, p string) { pathNode, m.Path = n, d.modelPath(n, p) },
+		"path":        func(n *yaml.Node, p string) { pathNode, m.Path = n, d.assets.modelPath(n, p) },
 		"description": str(&m.Description),
 		"tags":        func(n *yaml.Node, p string) { m.Tags = d.stringMap(n, p) },
 		"properties":  func(n *yaml.Node, p string) { m.Properties = d.stringMap(n, p) },
@@ -62,7 +62,7 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 			d.errorf(legacy, "local_path", "give path or local_path (legacy), not both")
 		} else {
 			d.warnf(legacy, "local_path", "a legacy field; write path: %s", legacy.Value)
-			m.Path = d.modelPath(legacy, "local_path")
+			m.Path = d.assets.modelPath(legacy, "local_path")
 		}
 	}
 	switch {
@@ -84,13 +84,13 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 }
 
 // modelVersion decodes a model's version: a string, as Azure's (0.0.1, v2), or an integer.
-func (d *decoder) modelVersion(n *yaml.Node, path string) string {
-	return d.assetVersion(n, path, model.ParseVersion)
+func (d *assetDecoder) modelVersion(n *yaml.Node, path string) string {
+	return d.assets.assetVersion(n, path, model.ParseVersion)
 }
 
 // modelPath decodes a model's path: a local file or folder (made absolute; it must exist) or a
 // job's output, azureml://jobs/<job>/outputs/<output>[/paths/<path>].
-func (d *decoder) modelPath(n *yaml.Node, path string) string {
+func (d *assetDecoder) modelPath(n *yaml.Node, path string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	switch {
 	case s == "":

@@ -37,16 +37,16 @@ var (
 // parallelJob decodes a `type: parallel` job: the settings of Hangar's parallel driver in
 // s.Parallel, task.code and task.environment as a command job's code and environment. The
 // server turns it into a command job (internal/parallel).
-func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
+func (d *parallelDecoder) parallelJob(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "parallel"}
 	p := &job.ParallelRun{MiniBatchSize: DefaultMiniBatchSize, MaxConcurrencyPerInstance: 1,
 		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, MaxRetries: DefaultMaxRetries,
 		TimeoutSeconds: DefaultParallelTimeout, LoggingLevel: DefaultLoggingLevel}
 	s.Parallel = p
-	common := d.jobFields(s)
+	common := d.jobs.jobFields(s)
 	fs := fields{
 		"mini_batch_size": func(n *yaml.Node, path string) {
-			if count, bytes := d.miniBatchSize(n, path); count > 0 || bytes > 0 {
+			if count, bytes := d.parallel.miniBatchSize(n, path); count > 0 || bytes > 0 {
 				p.MiniBatchSize, p.MiniBatchBytes = count, bytes
 			}
 		},
@@ -56,8 +56,8 @@ func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
 		"logging_level": func(n *yaml.Node, path string) {
 			p.LoggingLevel = strings.ToUpper(d.enum(n, path, "debug", "info", "warning", "error", "critical"))
 		},
-		"retry_settings": func(n *yaml.Node, path string) { d.retrySettings(n, path, p) },
-		"partition_keys": func(n *yaml.Node, path string) { p.PartitionKeys = d.partitionKeys(n, path) },
+		"retry_settings": func(n *yaml.Node, path string) { d.parallel.retrySettings(n, path, p) },
+		"partition_keys": func(n *yaml.Node, path string) { p.PartitionKeys = d.parallel.partitionKeys(n, path) },
 		"input_data":     nil,
 		"task":           nil,
 	}
@@ -67,14 +67,14 @@ func (d *decoder) parallelJob(root *yaml.Node) *job.Spec {
 		fs[k] = common[k]
 	}
 	got := d.mapping(root, "", fs)
-	d.parallelTask(got["task"], s)
-	d.checkParallel(got, s)
+	d.parallel.parallelTask(got["task"], s)
+	d.parallel.checkParallel(got, s)
 	return s
 }
 
 // miniBatchSize reads a number of files per mini-batch, or Azure's size form ("10kb", "1mb",
 // "100MB": bytes per mini-batch, 1kb = 1024 bytes), which it returns as bytes with count 0.
-func (d *decoder) miniBatchSize(n *yaml.Node, path string) (count int, bytes int64) {
+func (d *parallelDecoder) miniBatchSize(n *yaml.Node, path string) (count int, bytes int64) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		v := strings.TrimSpace(n.Value)
 		if i, err := strconv.Atoi(v); err == nil && i >= 1 {
@@ -107,7 +107,7 @@ func parseBatchBytes(v string) (int64, bool) {
 }
 
 // partitionKeys reads partition_keys: column names, each once.
-func (d *decoder) partitionKeys(n *yaml.Node, path string) []string {
+func (d *parallelDecoder) partitionKeys(n *yaml.Node, path string) []string {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		d.expected(n, path, "a list of column names")
 		return nil
@@ -124,15 +124,15 @@ func (d *decoder) partitionKeys(n *yaml.Node, path string) []string {
 	return out
 }
 
-func (d *decoder) retrySettings(n *yaml.Node, path string, p *job.ParallelRun) {
+func (d *parallelDecoder) retrySettings(n *yaml.Node, path string, p *job.ParallelRun) {
 	d.mapping(n, path, fields{
 		"max_retries": func(v *yaml.Node, vp string) { p.MaxRetries = d.smallInt(v, vp, 0) },
-		"timeout":     func(v *yaml.Node, vp string) { p.TimeoutSeconds = int(d.timeout(v, vp)) },
+		"timeout":     func(v *yaml.Node, vp string) { p.TimeoutSeconds = int(d.jobs.timeout(v, vp)) },
 	})
 }
 
 // parallelTask decodes `task:` (only run_function).
-func (d *decoder) parallelTask(n *yaml.Node, s *job.Spec) {
+func (d *parallelDecoder) parallelTask(n *yaml.Node, s *job.Spec) {
 	if n == nil {
 		d.required(nil, "task")
 		return
@@ -140,9 +140,9 @@ func (d *decoder) parallelTask(n *yaml.Node, s *job.Spec) {
 	p := s.Parallel
 	got := d.mapping(n, "task", fields{
 		"type":              func(v *yaml.Node, path string) { d.enum(v, path, "run_function") },
-		"code":              func(v *yaml.Node, path string) { s.Code = d.jobCode(v, path) },
+		"code":              func(v *yaml.Node, path string) { s.Code = d.jobs.jobCode(v, path) },
 		"entry_script":      func(v *yaml.Node, path string) { p.EntryScript = d.str(v, path) },
-		"environment":       func(v *yaml.Node, path string) { s.Environment = d.jobEnvironment(v, path) },
+		"environment":       func(v *yaml.Node, path string) { s.Environment = d.assets.jobEnvironment(v, path) },
 		"program_arguments": func(v *yaml.Node, path string) { p.ProgramArguments = d.str(v, path) },
 		"append_row_to":     nil,
 	})
@@ -166,12 +166,12 @@ func (d *decoder) parallelTask(n *yaml.Node, s *job.Spec) {
 		}
 	}
 	if a := got["program_arguments"]; a != nil {
-		d.checkArguments(a, s)
+		d.parallel.checkArguments(a, s)
 	}
 }
 
 // checkParallel checks input_data and the rules that span fields, and applies the defaults.
-func (d *decoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) {
+func (d *parallelDecoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) {
 	switch n := got["input_data"]; {
 	case n == nil:
 		d.required(nil, "input_data")
@@ -207,7 +207,7 @@ func (d *decoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) {
 }
 
 // checkArguments checks task.program_arguments' references as a command's are checked.
-func (d *decoder) checkArguments(n *yaml.Node, s *job.Spec) {
+func (d *parallelDecoder) checkArguments(n *yaml.Node, s *job.Spec) {
 	const path = "task.program_arguments"
 	uses, err := refUses(s.Parallel.ProgramArguments)
 	if err != nil {

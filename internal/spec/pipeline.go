@@ -26,10 +26,10 @@ func Registered(s job.PipelineStep) bool {
 // flattened into s.Pipeline (nested pipeline components inlined, every input bound except
 // those read from another step's output). Its steps are its jobs, or the pipeline component
 // named by `component:` (pipeline_top.go).
-func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
+func (d *pipelineDecoder) pipelineJob(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{}}
-	common := d.jobFields(s)
-	fs := fields{"jobs": nil, "component": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelineSettings(v, p) }}
+	common := d.jobs.jobFields(s)
+	fs := fields{"jobs": nil, "component": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelines.pipelineSettings(v, p) }}
 	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
 		"tags", "properties", "inputs", "outputs", "identity", "compute", "status", "creation_context", "id"} {
 		fs[k] = common[k]
@@ -48,7 +48,7 @@ func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 	switch jobs := got["jobs"]; {
 	case got["component"] != nil:
 		var done bool
-		if g, done = d.componentPipeline(s, got); done { // pipeline_top.go
+		if g, done = d.pipelines.componentPipeline(s, got); done { // pipeline_top.go
 			return s
 		}
 		at = got["component"]
@@ -61,11 +61,11 @@ func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 			params[name] = component.Input{Input: in, HasDefault: true}
 		}
 		sets := outputSettings(got["outputs"], s.Outputs)
-		g = d.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, outputSets: sets, compute: set.DefaultCompute, values: true})
+		g = d.pipelines.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, outputSets: sets, compute: set.DefaultCompute, values: true})
 		at = jobs
 	}
 	steps, problems := component.Resolve(g, s.Inputs)
-	d.report(at, problems)
+	d.pipelines.report(at, problems)
 	s.Pipeline.Steps, s.Pipeline.Outputs = steps, g.Outputs
 	if len(s.Pipeline.Outputs) == 0 {
 		s.Pipeline.Outputs = nil
@@ -79,7 +79,7 @@ func (d *decoder) pipelineJob(root *yaml.Node) *job.Spec {
 		return s // the server checks the graph once it has resolved the registered components
 	}
 	if err := pipeline.Check(*s.Pipeline); err != nil {
-		d.report(at, []error{err})
+		d.pipelines.report(at, []error{err})
 	}
 	return s
 }
@@ -95,7 +95,7 @@ func hasRegistered(steps map[string]job.PipelineStep) bool {
 
 // pipelineSettings decodes a pipeline's `settings`. Keys Hangar does not use are tolerated with
 // a warning, as Azure tolerates them.
-func (d *decoder) pipelineSettings(n *yaml.Node, path string) job.PipelineSettings {
+func (d *pipelineDecoder) pipelineSettings(n *yaml.Node, path string) job.PipelineSettings {
 	var s job.PipelineSettings
 	if n.Kind != yaml.MappingNode {
 		d.expected(n, path, "a mapping")
@@ -106,7 +106,7 @@ func (d *decoder) pipelineSettings(n *yaml.Node, path string) job.PipelineSettin
 		v := resolve(p.value)
 		switch p.key.Value {
 		case "default_compute":
-			s.DefaultCompute = d.compute(v, kp) // serverless: the workspace's serverless pool (design 0017)
+			s.DefaultCompute = d.jobs.compute(v, kp) // serverless: the workspace's serverless pool (design 0017)
 		case "default_datastore":
 			s.DefaultDatastore = component.ComputeName(d.str(v, kp))
 		case "continue_on_step_failure":
@@ -121,7 +121,7 @@ func (d *decoder) pipelineSettings(n *yaml.Node, path string) job.PipelineSettin
 }
 
 // report adds errors of the form "<field path>: <message>" (the component package's) at n.
-func (d *decoder) report(n *yaml.Node, errs []error) {
+func (d *pipelineDecoder) report(n *yaml.Node, errs []error) {
 	for _, err := range errs {
 		path, msg, ok := strings.Cut(err.Error(), ": ")
 		if !ok || strings.ContainsAny(path, " ") {

@@ -24,14 +24,14 @@ var stepOverrides = []string{"compute", "environment", "environment_variables", 
 // inline component, or a registered one (azureml:name:version, azureml:name@latest), which the
 // server resolves at create. A pipeline component's steps are inlined into g as
 // "<name>.<step>". It returns false when nothing was added.
-func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string]job.StepRef, name string, b stepBindings, pc pipeCtx) bool {
+func (d *pipelineDecoder) componentStep(g *component.Graph, groups map[string]map[string]job.StepRef, name string, b stepBindings, pc pipeCtx) bool {
 	ov := &job.Spec{Type: "command"}
-	common := d.jobFields(ov)
+	common := d.jobs.jobFields(ov)
 	var given map[string]job.Input
 	var outs map[string]job.Output
 	fs := fields{"type": nil, "component": nil,
-		"inputs":  func(v *yaml.Node, p string) { given = d.inputs(v, p) },
-		"outputs": func(v *yaml.Node, p string) { outs = d.outputs(v, p) },
+		"inputs":  func(v *yaml.Node, p string) { given = d.jobs.inputs(v, p) },
+		"outputs": func(v *yaml.Node, p string) { outs = d.jobs.outputs(v, p) },
 	}
 	for _, k := range stepOverrides {
 		fs[k] = common[k]
@@ -53,9 +53,9 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 	}
 	sets := outputSettings(got["outputs"], outs)
 	if cn.Kind == yaml.ScalarNode && strings.HasPrefix(strings.ToLower(strings.TrimSpace(cn.Value)), "azureml:") {
-		return d.registeredStep(g, name, cn, *ov, given, sets)
+		return d.pipelines.registeredStep(g, name, cn, *ov, given, sets)
 	}
-	comp, cmd, file, ok := d.stepComponent(cn)
+	comp, cmd, file, ok := d.pipelines.stepComponent(cn)
 	if !ok {
 		return false
 	}
@@ -65,19 +65,19 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 			compute = pc.compute
 		}
 		steps, groupOuts, errs := component.Inline(name, comp, component.Given{Values: values, From: b.from, Params: b.params}, compute)
-		d.report(b.node, errs)
+		d.pipelines.report(b.node, errs)
 		component.ApplyOutputs(steps, groupOuts, sets) // outputs: {scores: {mode: upload}} of the step
 		maps.Copy(g.Steps, steps)
 		groups[name] = groupOuts
-		d.checkStepOutputs(got["outputs"], outs, comp, file)
+		d.pipelines.checkStepOutputs(got["outputs"], outs, comp, file)
 		return true
 	}
 	inputs, errs := component.Bind(comp.Inputs, component.Given{Values: values, From: b.from, Params: b.params})
-	d.report(b.node, errs)
+	d.pipelines.report(b.node, errs)
 	sp := *comp.Job
-	d.override(&sp, ov, got)
+	d.pipelines.override(&sp, ov, got)
 	sp.Inputs, sp.Outputs = inputs, maps.Clone(comp.Outputs)
-	d.checkStepOutputs(got["outputs"], outs, comp, file)
+	d.pipelines.checkStepOutputs(got["outputs"], outs, comp, file)
 	for out, o := range sets {
 		if decl, declared := comp.Outputs[out]; declared {
 			sp.Outputs[out] = component.MergeOutput(decl, o) // what the step gives, on the declared output
@@ -85,7 +85,7 @@ func (d *decoder) componentStep(g *component.Graph, groups map[string]map[string
 	}
 	if len(errs) == 0 && pc.values && cmd != nil {
 		cd := newDecoder(file, d.baseDir)
-		cd.checkCommand(cmd, &sp)
+		cd.jobs.checkCommand(cmd, &sp)
 		d.errs = append(d.errs, cd.errs...)
 	}
 	if sp.Inputs == nil {
@@ -123,7 +123,7 @@ func givenModes(n *yaml.Node, given map[string]job.Input) {
 // sets (its outputs' settings sparse, only the fields given: the server puts them on the
 // component's declared outputs): the server resolves the component at create
 // (controller.resolvePipeline).
-func (d *decoder) registeredStep(g *component.Graph, name string, cn *yaml.Node, ov job.Spec, given map[string]job.Input, outs map[string]job.Output) bool {
+func (d *pipelineDecoder) registeredStep(g *component.Graph, name string, cn *yaml.Node, ov job.Spec, given map[string]job.Input, outs map[string]job.Output) bool {
 	ref, err := component.Kind.ParseRef(cn.Value, false)
 	if err != nil {
 		d.errorf(cn, "component", "%v", err)
@@ -159,7 +159,7 @@ func outputSettings(n *yaml.Node, outs map[string]job.Output) map[string]job.Out
 }
 
 // checkStepOutputs reports the outputs a step names that its component does not declare.
-func (d *decoder) checkStepOutputs(n *yaml.Node, outs map[string]job.Output, comp component.Spec, file string) {
+func (d *pipelineDecoder) checkStepOutputs(n *yaml.Node, outs map[string]job.Output, comp component.Spec, file string) {
 	for _, out := range keys(outs) {
 		if _, declared := comp.Outputs[out]; !declared {
 			d.errorf(keyNode(n, out), "outputs."+out, "the component %s has no output %s (its outputs: %s)", file, quote(out), listOrNone(keys(comp.Outputs)))
@@ -168,7 +168,7 @@ func (d *decoder) checkStepOutputs(n *yaml.Node, outs map[string]job.Output, com
 }
 
 // override applies a component step's own settings over the component's.
-func (d *decoder) override(sp, ov *job.Spec, got map[string]*yaml.Node) {
+func (d *pipelineDecoder) override(sp, ov *job.Spec, got map[string]*yaml.Node) {
 	set := func(key string, apply func()) {
 		if got[key] != nil {
 			apply()
@@ -200,21 +200,21 @@ func (d *decoder) override(sp, ov *job.Spec, got map[string]*yaml.Node) {
 }
 
 // stepComponent decodes a step's `component:`: an inline component or a component file.
-func (d *decoder) stepComponent(n *yaml.Node) (component.Spec, *yaml.Node, string, bool) {
+func (d *pipelineDecoder) stepComponent(n *yaml.Node) (component.Spec, *yaml.Node, string, bool) {
 	if n.Kind == yaml.MappingNode {
 		cd := newDecoder(d.file, d.baseDir)
 		cd.prefix, cd.fromSet, cd.depth = join(d.prefix, "component"), d.fromSet, d.depth+1
 		d.inherit(cd)
-		c, cmd := cd.component(n)
+		c, cmd := cd.assets.component(n)
 		d.errs, d.warnings = append(d.errs, cd.errs...), append(d.warnings, cd.warnings...)
 		return c, cmd, d.file, len(cd.errs) == 0
 	}
-	return d.componentFile(n, "component", "a component file (component: ./train.yml), an inline component or azureml:<name>:<version>")
+	return d.pipelines.componentFile(n, "component", "a component file (component: ./train.yml), an inline component or azureml:<name>:<version>")
 }
 
 // componentFile reads and decodes the component file a spec names (relative to the spec's
 // directory); its problems name that file.
-func (d *decoder) componentFile(n *yaml.Node, path, what string) (component.Spec, *yaml.Node, string, bool) {
+func (d *pipelineDecoder) componentFile(n *yaml.Node, path, what string) (component.Spec, *yaml.Node, string, bool) {
 	ref := strings.TrimSpace(d.str(n, path))
 	if ref == "" || isURI(ref) {
 		d.expected(n, path, what)
@@ -244,7 +244,7 @@ func (d *decoder) componentFile(n *yaml.Node, path, what string) (component.Spec
 		d.errorf(n, path, "read %s: %v", ref, unwrapPathError(err))
 		return component.Spec{}, nil, "", false
 	}
-	file := d.relFile(ref)
+	file := d.pipelines.relFile(ref)
 	cd, root := begin(file, data, filepath.Dir(abs), nil, nil)
 	cd.depth = d.depth + 1
 	if !d.fromSet[n] { // one given with --set reads inside its own folder
@@ -253,7 +253,7 @@ func (d *decoder) componentFile(n *yaml.Node, path, what string) (component.Spec
 	var c component.Spec
 	var cmd *yaml.Node
 	if root != nil {
-		c, cmd = cd.component(root)
+		c, cmd = cd.assets.component(root)
 	}
 	d.errs, d.warnings = append(d.errs, cd.errs...), append(d.warnings, cd.warnings...)
 	return c, cmd, file, len(cd.errs) == 0

@@ -34,7 +34,7 @@ var (
 
 // graph decodes a pipeline's `jobs` into its flat steps (nested pipeline components inlined)
 // and the producers of the pipeline's outputs.
-func (d *decoder) graph(n *yaml.Node, pc pipeCtx) component.Graph {
+func (d *pipelineDecoder) graph(n *yaml.Node, pc pipeCtx) component.Graph {
 	g := component.Graph{Steps: map[string]component.Step{}, Outputs: map[string]job.StepRef{}}
 	groups := map[string]map[string]job.StepRef{}
 	pairs := d.entries(n, "jobs")
@@ -47,9 +47,9 @@ func (d *decoder) graph(n *yaml.Node, pc pipeCtx) component.Graph {
 			d.errorf(p.key, "jobs."+name, "step name %s must start with a letter or _ and hold only letters, digits, _ and -", quote(name))
 			continue
 		}
-		d.step(&g, groups, name, resolve(p.value), pc)
+		d.pipelines.step(&g, groups, name, resolve(p.value), pc)
 	}
-	d.report(n, component.Follow(g.Steps, g.Outputs, groups))
+	d.pipelines.report(n, component.Follow(g.Steps, g.Outputs, groups))
 	component.ApplyOutputs(g.Steps, g.Outputs, pc.outputSets)
 	return g
 }
@@ -65,7 +65,7 @@ type stepBindings struct {
 }
 
 // step decodes one step and adds it (or, for a pipeline component, its steps) to g.
-func (d *decoder) step(g *component.Graph, groups map[string]map[string]job.StepRef, name string, n *yaml.Node, pc pipeCtx) {
+func (d *pipelineDecoder) step(g *component.Graph, groups map[string]map[string]job.StepRef, name string, n *yaml.Node, pc pipeCtx) {
 	path := "jobs." + name
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.expected(n, path, "a step (a mapping)")
@@ -75,7 +75,7 @@ func (d *decoder) step(g *component.Graph, groups map[string]map[string]job.Step
 	sd.prefix, sd.fromSet, sd.depth = path, d.fromSet, d.depth
 	d.inherit(sd)
 	defer func() { d.errs, d.warnings = append(d.errs, sd.errs...), append(d.warnings, sd.warnings...) }()
-	b := sd.bindings(n, pc)
+	b := sd.pipelines.bindings(n, pc)
 	typ := "command"
 	if t := lookup(n, "type"); t != nil && !isNull(t) {
 		typ = sd.enum(t, "type", "command", "pipeline", "parallel", "sweep", "spark", "automl", "flow")
@@ -83,20 +83,20 @@ func (d *decoder) step(g *component.Graph, groups map[string]map[string]job.Step
 	var st component.Step
 	switch {
 	case lookup(n, "component") != nil:
-		if !sd.componentStep(g, groups, name, b, pc) {
+		if !sd.pipelines.componentStep(g, groups, name, b, pc) {
 			return
 		}
 		st = g.Steps[name]
 	case typ == "command":
 		s := &job.Spec{Type: "command"}
-		fs := sd.jobFields(s)
+		fs := sd.jobs.jobFields(s)
 		got := sd.mapping(b.node, "", fs)
-		sd.checkJob(b.node, got, s)
+		sd.jobs.checkJob(b.node, got, s)
 		st.Spec = *s
 	case typ == "parallel":
-		st.Spec = *sd.parallelJob(b.node)
+		st.Spec = *sd.parallel.parallelJob(b.node)
 	case typ == "sweep":
-		st.Spec = *sd.sweepJob(b.node)
+		st.Spec = *sd.sweeps.sweepJob(b.node)
 	case typ == "":
 		return
 	default:
@@ -104,18 +104,18 @@ func (d *decoder) step(g *component.Graph, groups map[string]map[string]job.Step
 		return
 	}
 	if _, inlined := groups[name]; inlined {
-		d.bindOutputs(g, name, b, pc)
+		d.pipelines.bindOutputs(g, name, b, pc)
 		return
 	}
 	st.Deterministic = st.Deterministic || st.Component == ""
-	sd.finishStep(&st, b, pc)
+	sd.pipelines.finishStep(&st, b, pc)
 	g.Steps[name] = st
-	d.bindOutputs(g, name, b, pc)
+	d.pipelines.bindOutputs(g, name, b, pc)
 }
 
 // finishStep puts the bindings into a decoded step: inputs read from other steps lose their
 // stand-in path, parameters are recorded, and the compute is defaulted.
-func (d *decoder) finishStep(st *component.Step, b stepBindings, pc pipeCtx) {
+func (d *pipelineDecoder) finishStep(st *component.Step, b stepBindings, pc pipeCtx) {
 	for in, ref := range b.from {
 		if st.From == nil {
 			st.From = map[string]job.StepRef{}
@@ -142,7 +142,7 @@ func (d *decoder) finishStep(st *component.Step, b stepBindings, pc pipeCtx) {
 }
 
 // bindOutputs records the step's outputs that are the pipeline's (${{parent.outputs.y}}).
-func (d *decoder) bindOutputs(g *component.Graph, name string, b stepBindings, pc pipeCtx) {
+func (d *pipelineDecoder) bindOutputs(g *component.Graph, name string, b stepBindings, pc pipeCtx) {
 	for out, parent := range b.outputs {
 		if prev, dup := g.Outputs[parent]; dup {
 			d.errorf(b.node, "jobs."+name+".outputs."+out, "${{parent.outputs.%s}} is already written by jobs.%s.outputs.%s", parent, prev.Step, prev.Output)
@@ -153,15 +153,15 @@ func (d *decoder) bindOutputs(g *component.Graph, name string, b stepBindings, p
 }
 
 // bindings takes the ${{parent...}} bindings out of a step's inputs, outputs and compute.
-func (d *decoder) bindings(n *yaml.Node, pc pipeCtx) stepBindings {
+func (d *pipelineDecoder) bindings(n *yaml.Node, pc pipeCtx) stepBindings {
 	b := stepBindings{node: shallowCopy(n), params: map[string]string{}, from: map[string]job.StepRef{}, outputs: map[string]string{}}
 	for i := 0; i+1 < len(b.node.Content); i += 2 {
 		key, v := b.node.Content[i].Value, resolve(b.node.Content[i+1])
 		switch {
 		case key == "inputs" && v != nil && v.Kind == yaml.MappingNode:
-			b.node.Content[i+1] = d.inputBindings(v, pc, &b)
+			b.node.Content[i+1] = d.pipelines.inputBindings(v, pc, &b)
 		case key == "outputs" && v != nil && v.Kind == yaml.MappingNode:
-			b.node.Content[i+1] = d.outputBindings(v, pc, &b)
+			b.node.Content[i+1] = d.pipelines.outputBindings(v, pc, &b)
 		case key == "compute" && v != nil && v.Kind == yaml.ScalarNode && binding.MatchString(v.Value):
 			expr := binding.FindStringSubmatch(v.Value)[1]
 			param, ok := strings.CutPrefix(expr, "inputs.")
@@ -184,7 +184,7 @@ func (d *decoder) bindings(n *yaml.Node, pc pipeCtx) stepBindings {
 
 // inputBindings returns a copy of a step's inputs with each binding replaced by a stand-in:
 // the pipeline's value itself in a pipeline job, else a value of the declared kind.
-func (d *decoder) inputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml.Node {
+func (d *pipelineDecoder) inputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml.Node {
 	out := shallowCopy(n)
 	for i := 0; i+1 < len(out.Content); i += 2 {
 		name, v := out.Content[i].Value, resolve(out.Content[i+1])
@@ -207,13 +207,13 @@ func (d *decoder) inputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml
 		default:
 			continue
 		}
-		out.Content[i+1] = d.inputStandIn(holder, ip, expr, name, pc, b)
+		out.Content[i+1] = d.pipelines.inputStandIn(holder, ip, expr, name, pc, b)
 	}
 	return out
 }
 
 // inputStandIn records one input binding and returns the node that takes its place.
-func (d *decoder) inputStandIn(v *yaml.Node, ip, expr, name string, pc pipeCtx, b *stepBindings) *yaml.Node {
+func (d *pipelineDecoder) inputStandIn(v *yaml.Node, ip, expr, name string, pc pipeCtx, b *stepBindings) *yaml.Node {
 	parts := strings.Split(expr, ".")
 	switch {
 	case len(parts) == 2 && parts[0] == "inputs":
@@ -288,12 +288,12 @@ func nullNode(orig *yaml.Node) *yaml.Node {
 // a whole value becomes an empty output, the path of an output object is left out of it (the
 // object's other fields stay the step's own); either way the step's output is bound to the
 // pipeline's.
-func (d *decoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml.Node {
+func (d *pipelineDecoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yaml.Node {
 	out := shallowCopy(n)
 	for i := 0; i+1 < len(out.Content); i += 2 {
 		name, v := out.Content[i].Value, resolve(out.Content[i+1])
 		if v != nil && v.Kind == yaml.MappingNode {
-			out.Content[i+1] = d.outputPathBinding(v, name, pc, b)
+			out.Content[i+1] = d.pipelines.outputPathBinding(v, name, pc, b)
 			continue
 		}
 		if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
@@ -321,7 +321,7 @@ func (d *decoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindings) *yam
 // outputPathBinding takes a ${{parent.outputs.y}} out of an output object's path (Azure's
 // batch pipeline components write `scores: {mode: upload, path: ${{parent.outputs.scores}}}`)
 // and returns the object without it.
-func (d *decoder) outputPathBinding(v *yaml.Node, name string, pc pipeCtx, b *stepBindings) *yaml.Node {
+func (d *pipelineDecoder) outputPathBinding(v *yaml.Node, name string, pc pipeCtx, b *stepBindings) *yaml.Node {
 	i := keyIndex(v, "path")
 	if i < 0 {
 		return v
@@ -357,7 +357,7 @@ func shallowCopy(n *yaml.Node) *yaml.Node {
 
 // relFile is a file named in the spec as the messages show it: relative to the spec's own
 // directory as the user named the spec.
-func (d *decoder) relFile(ref string) string {
+func (d *pipelineDecoder) relFile(ref string) string {
 	if filepath.IsAbs(ref) {
 		return ref
 	}

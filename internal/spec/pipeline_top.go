@@ -29,7 +29,7 @@ const topComponentWhat = "a pipeline component file (component: ./pipeline.yml),
 // outputs into every output of the component. done says there is nothing more to decode here:
 // a registered component (resolved by the workspace at create, s.Pipeline.Component) or an
 // error.
-func (d *decoder) componentPipeline(s *job.Spec, got map[string]*yaml.Node) (g component.Graph, done bool) {
+func (d *pipelineDecoder) componentPipeline(s *job.Spec, got map[string]*yaml.Node) (g component.Graph, done bool) {
 	cn := resolve(got["component"])
 	if got["jobs"] != nil {
 		d.errorf(got["jobs"], "jobs", "give jobs or component, not both")
@@ -50,9 +50,9 @@ func (d *decoder) componentPipeline(s *job.Spec, got map[string]*yaml.Node) (g c
 	var file string
 	var ok bool
 	if cn != nil && cn.Kind == yaml.MappingNode {
-		comp, _, file, ok = d.stepComponent(cn)
+		comp, _, file, ok = d.pipelines.stepComponent(cn)
 	} else {
-		comp, _, file, ok = d.componentFile(cn, "component", topComponentWhat)
+		comp, _, file, ok = d.pipelines.componentFile(cn, "component", topComponentWhat)
 	}
 	if !ok {
 		return g, true
@@ -66,7 +66,7 @@ func (d *decoder) componentPipeline(s *job.Spec, got map[string]*yaml.Node) (g c
 	if at == nil {
 		at = cn
 	}
-	d.report(at, errs)
+	d.pipelines.report(at, errs)
 	for _, name := range keys(sets) {
 		if _, declared := comp.Outputs[name]; !declared {
 			d.errorf(keyNode(got["outputs"], name), "outputs."+name, "the component %s has no output %s (its outputs: %s)", file, quote(name), listOrNone(keys(comp.Outputs)))

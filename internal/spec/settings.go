@@ -19,7 +19,7 @@ var (
 
 // compute decodes `compute:` to a bare target name: azureml:NAME and NAME give NAME,
 // local and serverless (with or without azureml:) are kept; ARM ids are refused.
-func (d *decoder) compute(n *yaml.Node, path string) string {
+func (d *jobDecoder) compute(n *yaml.Node, path string) string {
 	v := strings.TrimSpace(d.str(n, path))
 	lower := strings.ToLower(v)
 	if strings.HasPrefix(lower, "azureml:/") || strings.HasPrefix(lower, "/subscriptions/") {
@@ -42,17 +42,17 @@ func (d *decoder) compute(n *yaml.Node, path string) string {
 }
 
 // code decodes `code:`, a local directory (or the legacy {local_path: dir}).
-func (d *decoder) code(n *yaml.Node, path string) string {
-	return d.codeOf(n, path, false)
+func (d *jobDecoder) code(n *yaml.Node, path string) string {
+	return d.jobs.codeOf(n, path, false)
 }
 
 // jobCode decodes a job's or a component's `code:`: a local directory, or a single file (Azure
 // takes code: ./train.py; the snapshot holds that file at its root).
-func (d *decoder) jobCode(n *yaml.Node, path string) string {
-	return d.codeOf(n, path, true)
+func (d *jobDecoder) jobCode(n *yaml.Node, path string) string {
+	return d.jobs.codeOf(n, path, true)
 }
 
-func (d *decoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
+func (d *jobDecoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
 	if n.Kind == yaml.MappingNode {
 		var local *yaml.Node
 		d.mapping(n, path, fields{"local_path": func(v *yaml.Node, _ string) { local = v }})
@@ -61,12 +61,12 @@ func (d *decoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
 			return ""
 		}
 		d.warnf(n, path, "{local_path: ...} is a legacy form; write code: %s", local.Value)
-		return d.codeDir(local, join(path, "local_path"), fileOK)
+		return d.jobs.codeDir(local, join(path, "local_path"), fileOK)
 	}
-	return d.codeDir(n, path, fileOK)
+	return d.jobs.codeDir(n, path, fileOK)
 }
 
-func (d *decoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
+func (d *jobDecoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
 	s := d.str(n, path)
 	lower := strings.ToLower(s)
 	switch {
@@ -96,7 +96,7 @@ func (d *decoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
 }
 
 // envVars decodes `environment_variables:`; scalar values are stringified.
-func (d *decoder) envVars(n *yaml.Node, path string) map[string]string {
+func (d *jobDecoder) envVars(n *yaml.Node, path string) map[string]string {
 	m := d.stringMap(n, path)
 	for _, k := range keys(m) {
 		if err := CheckEnvironmentVariable(k, m[k]); err != nil { // envvars.go
@@ -107,7 +107,7 @@ func (d *decoder) envVars(n *yaml.Node, path string) map[string]string {
 }
 
 // resources decodes `resources:`.
-func (d *decoder) resources(n *yaml.Node, path string) job.Resources {
+func (d *jobDecoder) resources(n *yaml.Node, path string) job.Resources {
 	var r job.Resources
 	d.mapping(n, path, fields{
 		"instance_count": func(v *yaml.Node, p string) { r.InstanceCount = d.smallInt(v, p, 1) },
@@ -136,17 +136,17 @@ func (d *decoder) smallInt(n *yaml.Node, path string, lo int64) int {
 }
 
 // limits decodes `limits:`.
-func (d *decoder) limits(n *yaml.Node, path string) job.Limits {
+func (d *jobDecoder) limits(n *yaml.Node, path string) job.Limits {
 	var l job.Limits
 	d.mapping(n, path, fields{
-		"timeout": func(v *yaml.Node, p string) { l.TimeoutSeconds = d.timeout(v, p) },
+		"timeout": func(v *yaml.Node, p string) { l.TimeoutSeconds = d.jobs.timeout(v, p) },
 	})
 	return l
 }
 
 // timeout decodes a positive number of seconds: a YAML integer, or an ISO-8601 duration
 // such as PT1H30M (fractions of a second round up).
-func (d *decoder) timeout(n *yaml.Node, path string) int64 {
+func (d *jobDecoder) timeout(n *yaml.Node, path string) int64 {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
 		var v int64
 		if n.Decode(&v) == nil && v > 0 {
@@ -182,7 +182,7 @@ func isoSeconds(s string) int64 {
 }
 
 // distribution decodes `distribution:` with the keys of its type (SPEC.md §2.1).
-func (d *decoder) distribution(n *yaml.Node, path string) *job.Distribution {
+func (d *jobDecoder) distribution(n *yaml.Node, path string) *job.Distribution {
 	if n.Kind != yaml.MappingNode {
 		d.expected(n, path, "a mapping")
 		return nil
@@ -224,7 +224,7 @@ func (d *decoder) distribution(n *yaml.Node, path string) *job.Distribution {
 }
 
 // queueSettings decodes `queue_settings:`.
-func (d *decoder) queueSettings(n *yaml.Node, path string) job.QueueSettings {
+func (d *jobDecoder) queueSettings(n *yaml.Node, path string) job.QueueSettings {
 	var q job.QueueSettings
 	d.mapping(n, path, fields{
 		"job_tier": func(v *yaml.Node, p string) { q.JobTier = d.enum(v, p, "spot", "basic", "standard", "premium") },
@@ -234,7 +234,7 @@ func (d *decoder) queueSettings(n *yaml.Node, path string) job.QueueSettings {
 }
 
 // identity decodes `identity:`, kept verbatim with its type normalised.
-func (d *decoder) identity(n *yaml.Node, path string) map[string]any {
+func (d *jobDecoder) identity(n *yaml.Node, path string) map[string]any {
 	out := map[string]any{}
 	var managedOnly []pair // value node, and its path in a scalar node's Value
 	str := func(key string) func(*yaml.Node, string) {
@@ -266,7 +266,7 @@ func (d *decoder) identity(n *yaml.Node, path string) map[string]any {
 
 // services decodes `services:` (interactive endpoints), kept verbatim; the read-only
 // endpoint, status and error_message are dropped.
-func (d *decoder) services(n *yaml.Node, path string) map[string]any {
+func (d *jobDecoder) services(n *yaml.Node, path string) map[string]any {
 	out := map[string]any{}
 	for _, p := range d.entries(n, path) {
 		sp := join(path, p.key.Value)

@@ -43,9 +43,9 @@ var RandomSeed = func() int64 {
 
 // sweepJob decodes a `type: sweep` job: the sweep's settings in s.Sweep, its trial as the
 // rest of s (a command job whose command may use ${{search_space.<name>}}).
-func (d *decoder) sweepJob(root *yaml.Node) *job.Spec {
+func (d *sweepDecoder) sweepJob(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "sweep", Sweep: &job.SweepRun{}}
-	common := d.jobFields(s)
+	common := d.jobs.jobFields(s)
 	fs := fields{"trial": nil, "search_space": nil, "sampling_algorithm": nil, "objective": nil,
 		"limits": nil, "early_termination": nil}
 	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
@@ -58,13 +58,13 @@ func (d *decoder) sweepJob(root *yaml.Node) *job.Spec {
 	if n := got["search_space"]; n == nil {
 		d.required(nil, "search_space")
 	} else {
-		cfg.Space = d.searchSpace(n, "search_space")
+		cfg.Space = d.sweeps.searchSpace(n, "search_space")
 	}
-	d.sampling(got["sampling_algorithm"], cfg)
-	d.objective(got["objective"], cfg)
-	d.sweepLimits(got["limits"], s)
+	d.sweeps.sampling(got["sampling_algorithm"], cfg)
+	d.sweeps.objective(got["objective"], cfg)
+	d.sweeps.sweepLimits(got["limits"], s)
 	if n := got["early_termination"]; n != nil {
-		cfg.Termination = d.termination(n, "early_termination", cfg)
+		cfg.Termination = d.sweeps.termination(n, "early_termination", cfg)
 	}
 	for name := range cfg.Space {
 		if _, dup := s.Inputs[name]; dup {
@@ -74,7 +74,7 @@ func (d *decoder) sweepJob(root *yaml.Node) *job.Spec {
 	if n := got["trial"]; n == nil {
 		d.required(nil, "trial")
 	} else {
-		d.trial(n, got, s)
+		d.sweeps.trial(n, got, s)
 	}
 	if s.ExperimentName == "" {
 		s.ExperimentName = defaultExperiment(d.baseDir)
@@ -87,7 +87,7 @@ func (d *decoder) sweepJob(root *yaml.Node) *job.Spec {
 
 // sampling decodes sampling_algorithm: a name, or {type, seed, rule, logbase}; it checks the
 // search space's kinds against the algorithm (Azure's rules) and fills a seed.
-func (d *decoder) sampling(n *yaml.Node, cfg *sweep.Config) {
+func (d *sweepDecoder) sampling(n *yaml.Node, cfg *sweep.Config) {
 	const path = "sampling_algorithm"
 	algos := []string{"random", "grid", "bayesian"}
 	smp := &cfg.Sampling
@@ -150,7 +150,7 @@ func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
 }
 
 // objective decodes {goal, primary_metric}.
-func (d *decoder) objective(n *yaml.Node, cfg *sweep.Config) {
+func (d *sweepDecoder) objective(n *yaml.Node, cfg *sweep.Config) {
 	const path = "objective"
 	if n == nil {
 		d.required(nil, path)
@@ -173,7 +173,7 @@ func (d *decoder) objective(n *yaml.Node, cfg *sweep.Config) {
 // sweepLimits decodes limits: max_total_trials (1..1000, default 1000), max_concurrent_trials
 // (default max_total_trials), timeout and trial_timeout in seconds; trial_timeout becomes each
 // trial's own limits.timeout.
-func (d *decoder) sweepLimits(n *yaml.Node, s *job.Spec) {
+func (d *sweepDecoder) sweepLimits(n *yaml.Node, s *job.Spec) {
 	l := &s.Sweep.Config.Limits
 	if n != nil {
 		d.mapping(n, "limits", fields{
@@ -185,9 +185,9 @@ func (d *decoder) sweepLimits(n *yaml.Node, s *job.Spec) {
 				}
 			},
 			"max_concurrent_trials": func(v *yaml.Node, p string) { l.MaxConcurrentTrials = d.smallInt(v, p, 1) },
-			"timeout":               func(v *yaml.Node, p string) { l.Timeout = seconds(d.timeout(v, p)) },
+			"timeout":               func(v *yaml.Node, p string) { l.Timeout = seconds(d.jobs.timeout(v, p)) },
 			"trial_timeout": func(v *yaml.Node, p string) {
-				secs := d.timeout(v, p)
+				secs := d.jobs.timeout(v, p)
 				l.TrialTimeout, s.Limits.TimeoutSeconds = seconds(secs), secs
 			},
 		})
@@ -202,7 +202,7 @@ func (d *decoder) sweepLimits(n *yaml.Node, s *job.Spec) {
 
 // termination decodes early_termination (Azure's bandit, median_stopping and
 // truncation_selection; Hangar's asha).
-func (d *decoder) termination(n *yaml.Node, path string, cfg *sweep.Config) *sweep.Termination {
+func (d *sweepDecoder) termination(n *yaml.Node, path string, cfg *sweep.Config) *sweep.Termination {
 	t := &sweep.Termination{EvaluationInterval: DefaultEvaluationInterval}
 	intField := func(dst *int, lo int64) func(*yaml.Node, string) {
 		return func(v *yaml.Node, p string) { *dst = d.smallInt(v, p, lo) }
@@ -245,12 +245,12 @@ func (d *decoder) termination(n *yaml.Node, path string, cfg *sweep.Config) *swe
 			}
 		}
 	}
-	d.checkTermination(n, path, got, t, cfg)
+	d.sweeps.checkTermination(n, path, got, t, cfg)
 	return t
 }
 
 // checkTermination applies the rules that span a policy's fields.
-func (d *decoder) checkTermination(n *yaml.Node, path string, got map[string]*yaml.Node, t *sweep.Termination, cfg *sweep.Config) {
+func (d *sweepDecoder) checkTermination(n *yaml.Node, path string, got map[string]*yaml.Node, t *sweep.Termination, cfg *sweep.Config) {
 	switch t.Type {
 	case "bandit":
 		switch sf, sa := got["slack_factor"], got["slack_amount"]; {
@@ -282,7 +282,7 @@ func (d *decoder) checkTermination(n *yaml.Node, path string, got map[string]*ya
 }
 
 // searchSpace decodes search_space: a name → expression map.
-func (d *decoder) searchSpace(n *yaml.Node, path string) sweep.Space {
+func (d *sweepDecoder) searchSpace(n *yaml.Node, path string) sweep.Space {
 	space := sweep.Space{}
 	pairs := d.entries(n, path)
 	if len(pairs) == 0 && n.Kind == yaml.MappingNode {
@@ -290,8 +290,8 @@ func (d *decoder) searchSpace(n *yaml.Node, path string) sweep.Space {
 	}
 	for _, p := range pairs {
 		ep := join(path, p.key.Value)
-		d.checkName(p.key, ep)
-		if e, ok := d.expression(resolve(p.value), ep); ok {
+		d.jobs.checkName(p.key, ep)
+		if e, ok := d.sweeps.expression(resolve(p.value), ep); ok {
 			space[p.key.Value] = e
 		}
 	}
@@ -308,7 +308,7 @@ var exprKinds = map[string][]string{
 }
 
 // expression decodes one search-space expression (Azure's YAML form, {type: ..., ...}).
-func (d *decoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) {
+func (d *sweepDecoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) {
 	var e sweep.Expr
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.expected(n, path, "an expression like {type: choice, values: [...]} or {type: uniform, min_value: 0, max_value: 1}")
@@ -325,7 +325,7 @@ func (d *decoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) {
 	num := func(dst *float64) func(*yaml.Node, string) {
 		return func(v *yaml.Node, p string) { *dst, _ = d.number(v, p) }
 	}
-	fs := fields{"type": nil, "values": func(v *yaml.Node, p string) { e.Values = d.choiceValues(v, p) },
+	fs := fields{"type": nil, "values": func(v *yaml.Node, p string) { e.Values = d.sweeps.choiceValues(v, p) },
 		"upper":     func(v *yaml.Node, p string) { e.Upper, _ = d.intAtLeast(v, p, 1) },
 		"min_value": num(&e.Low), "max_value": num(&e.High), "mu": num(&e.Mu), "sigma": num(&e.Sigma), "q": num(&e.Q)}
 	mine := exprKinds[e.Kind]
@@ -353,7 +353,7 @@ func (d *decoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) {
 }
 
 // choiceValues decodes a choice's values: a non-empty list of numbers, strings or booleans.
-func (d *decoder) choiceValues(n *yaml.Node, path string) []any {
+func (d *sweepDecoder) choiceValues(n *yaml.Node, path string) []any {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		d.expected(n, path, "a non-empty list of values")
 		return nil

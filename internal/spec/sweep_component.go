@@ -17,7 +17,7 @@ type componentSpec struct {
 }
 
 // trialComponent is a command component (component.go) as a sweep's trial uses it.
-func (d *decoder) trialComponent(c component.Spec, cmd, at *yaml.Node) componentSpec {
+func (d *sweepDecoder) trialComponent(c component.Spec, cmd, at *yaml.Node) componentSpec {
 	out := componentSpec{declared: map[string]bool{}, cmd: cmd}
 	if c.Type != component.Command {
 		d.errorf(at, "trial", "a sweep's trial must be a command component, got a %s component", c.Type)
@@ -40,7 +40,7 @@ func (d *decoder) trialComponent(c component.Spec, cmd, at *yaml.Node) component
 // bindComponent makes the sweep's trial template from a component: the component's command,
 // code, environment and settings; each of its inputs takes the sweep's input of that name, or
 // is bound per trial by the search-space parameter of that name, or keeps its default.
-func (d *decoder) bindComponent(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec, c componentSpec, file string) {
+func (d *sweepDecoder) bindComponent(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec, c componentSpec, file string) {
 	cj := c.job
 	space := s.Sweep.Config.Space
 	inputs := map[string]job.Input{}
@@ -92,13 +92,13 @@ func (d *decoder) bindComponent(n *yaml.Node, got map[string]*yaml.Node, s *job.
 	s.Resources, s.Distribution, s.Services = cj.Resources, cj.Distribution, cj.Services
 	s.Inputs, s.Outputs = inputs, outputs
 	if len(d.errs) == 0 {
-		d.checkComponentCommand(c.cmd, file, s)
+		d.sweeps.checkComponentCommand(c.cmd, file, s)
 	}
 }
 
 // checkComponentCommand checks the component's command against the trial's inputs, the
 // search-space ones standing in with a sample value; problems name the component file.
-func (d *decoder) checkComponentCommand(cmd *yaml.Node, file string, s *job.Spec) {
+func (d *sweepDecoder) checkComponentCommand(cmd *yaml.Node, file string, s *job.Spec) {
 	sample := *s
 	sample.Inputs = map[string]job.Input{}
 	for name, in := range s.Inputs {
@@ -108,6 +108,6 @@ func (d *decoder) checkComponentCommand(cmd *yaml.Node, file string, s *job.Spec
 		sample.Inputs[name] = job.Input{Type: paramType(v), Value: ParamText(v)}
 	}
 	cd := newDecoder(file, d.baseDir)
-	cd.checkCommand(cmd, &sample)
+	cd.jobs.checkCommand(cmd, &sample)
 	d.errs = append(d.errs, cd.errs...)
 }

@@ -17,17 +17,17 @@ import (
 
 // trial decodes a sweep's trial: an inline command job, or `./component.yml` naming a
 // command component file whose inputs the sweep's inputs and search space give values to.
-func (d *decoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
+func (d *sweepDecoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 	const path = "trial"
 	if n.Kind == yaml.ScalarNode {
-		d.componentTrial(n, path, got, s)
+		d.sweeps.componentTrial(n, path, got, s)
 		return
 	}
 	if n.Kind != yaml.MappingNode {
 		d.expected(n, path, "an inline command job or a component file (trial: ./train.yml)")
 		return
 	}
-	common := d.jobFields(s)
+	common := d.jobs.jobFields(s)
 	fs := fields{"type": func(v *yaml.Node, p string) { d.enum(v, p, "command") }}
 	for _, k := range []string{"command", "code", "environment", "environment_variables", "distribution",
 		"resources", "queue_settings", "services"} {
@@ -41,7 +41,7 @@ func (d *decoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, join(path, "command"), "must not be empty")
 	default:
-		d.checkTrialCommand(cmd, join(path, "command"), s)
+		d.sweeps.checkTrialCommand(cmd, join(path, "command"), s)
 	}
 	if dist := s.Distribution; dist != nil && dist.Type == "tensorflow" && lookup(tg["distribution"], "worker_count") == nil {
 		dist.WorkerCount = max(s.Resources.InstanceCount, 1)
@@ -51,7 +51,7 @@ func (d *decoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 // checkTrialCommand checks an inline trial's references (inputs, outputs and the search
 // space) and that the command binds with the values a trial may have: every choice, and a
 // stand-in of each numeric kind.
-func (d *decoder) checkTrialCommand(n *yaml.Node, path string, s *job.Spec) {
+func (d *sweepDecoder) checkTrialCommand(n *yaml.Node, path string, s *job.Spec) {
 	uses, err := refUses(s.Command)
 	if err != nil {
 		d.errorf(n, path, "%v", err)
@@ -229,7 +229,7 @@ func readSearchSpaceAsInputs(command string) (string, error) {
 // the sweep's file. Its inputs take their values from the sweep's inputs and search space (by
 // name), else from their defaults. `trial: azureml:<name>@latest` (a registered component) is
 // kept as written and bound by the server, which has the component.
-func (d *decoder) componentTrial(n *yaml.Node, path string, got map[string]*yaml.Node, s *job.Spec) {
+func (d *sweepDecoder) componentTrial(n *yaml.Node, path string, got map[string]*yaml.Node, s *job.Spec) {
 	ref := strings.TrimSpace(d.str(n, path))
 	if strings.HasPrefix(strings.ToLower(ref), "azureml:") {
 		// A registered component: the server binds it at create (controller.resolveSweepTrial).
@@ -240,15 +240,15 @@ func (d *decoder) componentTrial(n *yaml.Node, path string, got map[string]*yaml
 		s.Sweep.Trial = ref
 		return
 	}
-	c, cmd, file, ok := d.componentFile(n, path, "a component file (trial: ./train.yml)")
+	c, cmd, file, ok := d.pipelines.componentFile(n, path, "a component file (trial: ./train.yml)")
 	if !ok {
 		return
 	}
 	errs := len(d.errs)
-	comp := d.trialComponent(c, cmd, n)
+	comp := d.sweeps.trialComponent(c, cmd, n)
 	if len(d.errs) > errs {
 		return
 	}
 	s.Sweep.Trial = ref
-	d.bindComponent(n, got, s, comp, file)
+	d.sweeps.bindComponent(n, got, s, comp, file)
 }
