@@ -8,10 +8,11 @@ import (
 	"syscall"
 
 	"github.com/hangar-ml/hangar/internal/cli"
+	"github.com/hangar-ml/hangar/internal/nodecmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(cli.Run(ctx, cli.Deps{Serve: serve}, os.Args, os.Stderr))
+	os.Exit(cli.Run(ctx, cli.Deps{Serve: serve, Node: nodecmd.Commands}, os.Args, os.Stderr))
 }

@@ -60,6 +60,9 @@ type ServeOptions struct {
 // Deps are the parts the composition root provides.
 type Deps struct {
 	Serve func(ctx context.Context, o ServeOptions) error
+	// Node gives the node-side verbs (supervise, agent, reap, pod-entry, mpi-rsh: internal/nodecmd),
+	// which this package does not import.
+	Node func(env *Env) []*cobra.Command
 }
 
 // Env is what a command body uses: its output streams and how to reach the workspace.
@@ -122,8 +125,10 @@ func newRoot(env *Env) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	root.AddCommand(newMPIRshCmd(env), newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newSuperviseCmd(env), newVersionCmd(env))
-	root.AddCommand(newAgentCmd(env), newReapCmd(env), newPodEntryCmd(env))
+	root.AddCommand(newServerCmd(env), newComputeCmd(env), newJobCmd(env), newEnvironmentCmd(env), newSettingsCmd(env), newVersionCmd(env))
+	if env.deps.Node != nil {
+		root.AddCommand(env.deps.Node(env)...)
+	}
 	root.AddCommand(newWorkspaceCmd(env))
 	root.AddCommand(newStudioCmd(env))
 	root.AddCommand(newModelCmd(env))

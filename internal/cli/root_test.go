@@ -115,7 +115,6 @@ func TestExecuteUsageErrors(t *testing.T) {
 		{[]string{"job", "list", "--since", "yesterday"}, `--since: "yesterday" is neither a duration`},
 		{[]string{"job", "list", "--archived", "--all"}, `--archived and --all: give one`},
 		{[]string{"job", "create"}, `required flag(s) "file" not set`},
-		{[]string{"supervise"}, `required flag(s) "config" not set`},
 		{[]string{"job", "list", "-o", "xml"}, `--output must be table, json, yaml, tsv or none, not "xml"`},
 		{[]string{"job", "list", "--max-results", "many"}, `invalid argument "many"`},
 		{[]string{"server", "--heartbeat", "soon"}, `invalid argument "soon"`},

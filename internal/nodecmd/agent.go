@@ -1,4 +1,4 @@
-package cli
+package nodecmd
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/agent"
+	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
@@ -41,13 +42,13 @@ its certificate, the only one the agent and its supervisors trust.`
 type agentFlags struct {
 	server, token, workDir, nodeID, cores, memory, gpus, address string
 	serverCA                                                     string
-	logs                                                         logFlags
+	logs                                                         cli.LogFlags
 	labels, hide                                                 []string
 	heartbeat, exitGrace, keepRunDirs                            time.Duration
 	killRuns                                                     bool
 }
 
-func newAgentCmd(env *Env) *cobra.Command {
+func newAgentCmd(env *cli.Env) *cobra.Command {
 	var f agentFlags
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -89,7 +90,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
 	fl.DurationVar(&f.keepRunDirs, "keep-run-dirs", agent.DefaultKeepRunDirs, "how long an ended run's directory stays once the server recorded its end, for debugging")
-	f.logs.register(fl)
+	f.logs.Register(fl)
 	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
 		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
 	cmd.AddCommand(newSFTPServerCmd()) // a compute instance's SSH server runs it (hidden)
@@ -99,7 +100,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 // config turns the flags into an agent configuration; HANGAR_JOIN_TOKEN is removed from the
 // environment so that supervisors and runs do not inherit it.
 func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, error) {
-	log, err := f.logs.logger(os.Stderr)
+	log, err := f.logs.Logger(os.Stderr)
 	if err != nil {
 		return agent.Config{}, nil, err
 	}
@@ -116,7 +117,7 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
 	}
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
-		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, KeepRunDirs: f.keepRunDirs, Version: Version, Labels: map[string]string{},
+		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, KeepRunDirs: f.keepRunDirs, Version: cli.Version, Labels: map[string]string{},
 		Hide: f.hide, ServerCA: ca}
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()

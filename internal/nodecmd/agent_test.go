@@ -1,20 +1,21 @@
-package cli
+package nodecmd
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/hangar-ml/hangar/internal/agent"
+	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/resources"
 )
 
 func TestAgentFlags(t *testing.T) {
 	ok := agentFlags{server: "http://s", token: "hj1.t", workDir: "/w", gpus: "1,0", cores: "1500m", memory: "2Gi",
-		labels: []string{"zone=a", "disk=ssd"}, logs: logFlags{level: "info", format: "text"}, heartbeat: agent.DefaultHeartbeat}
+		labels: []string{"zone=a", "disk=ssd"}, logs: logFlags(t), heartbeat: agent.DefaultHeartbeat}
+	loud, xml := logFlags(t, "--log-level", "loud"), logFlags(t, "--log-format", "xml")
 	tests := []struct {
 		name   string
 		change func(f *agentFlags)
@@ -26,8 +27,8 @@ func TestAgentFlags(t *testing.T) {
 		{"bad memory", func(f *agentFlags) { f.memory = "2 bananas" }, true},
 		{"bad gpus", func(f *agentFlags) { f.gpus = "0,x" }, true},
 		{"bad label", func(f *agentFlags) { f.labels = []string{"novalue"} }, true},
-		{"bad log level", func(f *agentFlags) { f.logs.level = "loud" }, true},
-		{"bad log format", func(f *agentFlags) { f.logs.format = "xml" }, true},
+		{"bad log level", func(f *agentFlags) { f.logs = loud }, true},
+		{"bad log format", func(f *agentFlags) { f.logs = xml }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,9 +36,9 @@ func TestAgentFlags(t *testing.T) {
 			f := ok
 			tt.change(&f)
 			cfg, _, err := f.config(t.Context())
-			var ee *ExitError
+			var ee *cli.ExitError
 			if tt.usage {
-				if !errors.As(err, &ee) || ee.Code != ExitUsage {
+				if !errors.As(err, &ee) || ee.Code != cli.ExitUsage {
 					t.Fatalf("config = %v, want a usage error", err)
 				}
 				return
@@ -53,19 +54,14 @@ func TestAgentFlags(t *testing.T) {
 	}
 }
 
-// --log-format json writes one JSON object a line, which log collectors parse.
-func TestLogFormatJSON(t *testing.T) {
-	var buf bytes.Buffer
-	log, err := (&logFlags{level: "info", format: "json"}).logger(&buf)
-	if err != nil {
+// logFlags are the log flags as the command line args set them.
+func logFlags(t *testing.T, args ...string) cli.LogFlags {
+	t.Helper()
+	var l cli.LogFlags
+	fl := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+	l.Register(fl)
+	if err := fl.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	log.Info("run started", "run", "quiet_fox")
-	var rec map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-		t.Fatalf("not JSON: %q: %v", buf.String(), err)
-	}
-	if rec["msg"] != "run started" || rec["run"] != "quiet_fox" || rec["level"] != "INFO" {
-		t.Errorf("record %v", rec)
-	}
+	return l
 }

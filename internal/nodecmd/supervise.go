@@ -1,4 +1,4 @@
-package cli
+package nodecmd
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/supervisor"
 )
 
-func newSuperviseCmd(env *Env) *cobra.Command {
+func newSuperviseCmd(env *cli.Env) *cobra.Command {
 	var config string
 	cmd := &cobra.Command{
 		Use:   "supervise",

@@ -1,4 +1,4 @@
-package cli
+package nodecmd
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/cli"
 )
 
-func newMPIRshCmd(env *Env) *cobra.Command {
+func newMPIRshCmd(env *cli.Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mpi-rsh HOST COMMAND...",
 		Short: "Start a command on another node of the run (the MPI launcher's remote agent)",
@@ -30,10 +31,10 @@ only inside a run ($HANGAR_WORKSPACE_URL, $HANGAR_RUN_TOKEN, $HANGAR_RUN_ID).`,
 			code, err := mpiRsh(cmd.Context(), args[0], strings.Join(args[1:], " "))
 			if err != nil {
 				fmt.Fprintln(env.Stderr, "hangar mpi-rsh:", err)
-				return &ExitError{Code: 255}
+				return &cli.ExitError{Code: 255}
 			}
 			if code != 0 {
-				return &ExitError{Code: code}
+				return &cli.ExitError{Code: code}
 			}
 			return nil
 		},

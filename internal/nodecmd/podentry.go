@@ -1,4 +1,4 @@
-package cli
+package nodecmd
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/supervisor"
 )
 
 // newPodEntryCmd is `hangar pod-entry`, the first process of the container of a Hangar pod on
 // Kubernetes (internal/backend/kubernetes writes the pod spec that runs it).
-func newPodEntryCmd(env *Env) *cobra.Command {
+func newPodEntryCmd(env *cli.Env) *cobra.Command {
 	var e supervisor.PodEntry
 	var install, await string
 	cmd := &cobra.Command{
@@ -27,7 +28,7 @@ container's termination message. The Kubernetes backend's pods run it; nobody ru
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if await != "" { // the gate before an image that serves by its own entrypoint
 				if code := supervisor.AwaitGate(cmd.Context(), await, env.Stderr); code != 0 {
-					return &ExitError{Code: code}
+					return &cli.ExitError{Code: code}
 				}
 				return nil
 			}
@@ -44,7 +45,7 @@ container's termination message. The Kubernetes backend's pods run it; nobody ru
 			e.Exe = exe
 			e.Log = slog.New(slog.NewTextHandler(env.Stderr, nil)).With("component", "pod-entry")
 			if code := e.Run(cmd.Context()); code != 0 {
-				return &ExitError{Code: code}
+				return &cli.ExitError{Code: code}
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package cli
+package nodecmd
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/cli"
 	"github.com/hangar-ml/hangar/internal/runbox"
 	"github.com/hangar-ml/hangar/internal/supervisor"
 )
@@ -22,7 +23,7 @@ const salvageTimeout = 2 * time.Minute
 // result (a backend, an agent, the Slurm batch script): it ends every process the run left, then
 // stands in for the supervisor (ships what it had spooled, registers the node's logs and outputs,
 // writes the result file) and prints what it ended as JSON.
-func newReapCmd(env *Env) *cobra.Command {
+func newReapCmd(env *cli.Env) *cobra.Command {
 	var run, dir, why string
 	cmd := &cobra.Command{
 		Use:   "reap --run ID --dir RUN_DIR",
