@@ -20,7 +20,7 @@ type passTarget struct {
 }
 
 // reconcile is one pass: it reads what changed (everything on the first pass and every
-// Settings.Resync), calls the Placers that are due, and acts on the runs the sweep picks. Backend
+// Settings.Resync), calls the Placers that are due, and acts on the runs its pure pass picks. Backend
 // calls run on their target's calls: a pass never waits for a target.
 func (c *Controller) reconcile(ctx context.Context) error {
 	now := c.Now()
@@ -43,7 +43,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 	}
 	c.placeDue(ctx, now, targets, changed, kicked || full)
 	tv, busy := c.calls.snapshot(now)
-	in := sweepInput{Now: now, StaleAfter: c.Settings.StaleAfter, Limit: c.Settings.UnreachableLimit,
+	in := passInput{Now: now, StaleAfter: c.Settings.StaleAfter, Limit: c.Settings.UnreachableLimit,
 		Runs: c.view.runs, Targets: map[string]targetPass{}, Busy: busy, Nudged: nudged, Full: full,
 		Left: c.exits.snapshot(c.view.runs)}
 	for name, pt := range targets {
@@ -57,11 +57,11 @@ func (c *Controller) reconcile(ctx context.Context) error {
 			c.news.nudge(id)
 		}
 	}
-	c.act(ctx, sweep(in), loaded, targets, nudged)
+	c.act(ctx, pass(in), loaded, targets, nudged)
 	return nil
 }
 
-// passTargets reads the targets and what the sweep needs of each.
+// passTargets reads the targets and what the pass needs of each.
 func (c *Controller) passTargets(ctx context.Context) (map[string]passTarget, error) {
 	ts, err := c.Store.Computes(ctx)
 	if err != nil {
@@ -150,7 +150,7 @@ func (c *Controller) placeDue(ctx context.Context, now time.Time, targets map[st
 	}
 }
 
-// act reads each picked run again (unless this pass read it) and does what the sweep picked it
+// act reads each picked run again (unless this pass read it) and does what the pass picked it
 // for, if the run still needs it.
 func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.Run, targets map[string]passTarget, nudged map[string]bool) {
 	do := func(ids []string, fn func(*job.Run) error) {

@@ -13,7 +13,7 @@ import (
 
 // The loop keeps a small view of every active run (runView) so that a pass reads from the
 // store only what changed: the runs it was told about (Changed), and the runs the view says
-// need a look (sweep). A pass at start, and every Settings.Resync, rereads every active run.
+// need a look (pass, pure). A pass at start, and every Settings.Resync, rereads every active run.
 // The view is a hint: every action reads its run again and acts on what it reads.
 
 // runView is what the loop decides from without reading a run.
@@ -144,10 +144,10 @@ func (c *news) take() (runs map[string]bool, beats map[string]time.Time, kicked 
 	return runs, beats, kicked
 }
 
-// targetPass is what the sweep knows of a target in one pass.
+// targetPass is what the pass knows of a target in one pass.
 type targetPass struct {
 	Name string
-	// Placer: its backend places its runs (the loop calls Place; the sweep leaves them).
+	// Placer: its backend places its runs (the loop calls Place; the pass leaves them).
 	Placer bool
 	// Pender: its backend keeps an engine queue (a submitted Queued run is asked about).
 	Pender bool
@@ -170,8 +170,8 @@ type looks struct {
 	Cancel []string // cancel requested and not yet delivered
 }
 
-// sweepInput is what sweep decides from.
-type sweepInput struct {
+// passInput is what pass decides from.
+type passInput struct {
 	Now        time.Time
 	StaleAfter time.Duration
 	// Limit is Settings.UnreachableLimit.
@@ -188,9 +188,9 @@ type sweepInput struct {
 	Left map[string]time.Time
 }
 
-// sweep decides which runs a pass looks at. It is pure: the same input gives the same looks,
+// pass decides which runs a pass looks at. It is pure: the same input gives the same looks,
 // each list sorted oldest run first.
-func sweep(in sweepInput) looks {
+func pass(in passInput) looks {
 	var out looks
 	queued, handled := map[string][]runView{}, map[string]int{}
 	for _, v := range in.Runs {
@@ -216,7 +216,7 @@ func sweep(in sweepInput) looks {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(queued)) {
-		submit, wait := sweepTarget(in, in.Targets[name], handled[name], queued[name])
+		submit, wait := pickInTarget(in, in.Targets[name], handled[name], queued[name])
 		out.Submit = append(out.Submit, submit...)
 		out.Wait = append(out.Wait, wait...)
 	}
@@ -231,7 +231,7 @@ func sweep(in sweepInput) looks {
 // Notifier's canceled run: when nudged too (its end is seen as soon as its engine says so).
 // Otherwise once its supervisor has been silent StaleAfter, counting from when it left its
 // engine's queue at the earliest.
-func watched(in sweepInput, t targetPass, v runView) bool {
+func watched(in passInput, t targetPass, v runView) bool {
 	heard := v.Heartbeat
 	left, out := in.Left[v.ID]
 	if out && left.After(heard) {
@@ -249,10 +249,10 @@ func watched(in sweepInput, t targetPass, v runView) bool {
 	return in.Now.Sub(heard) >= in.StaleAfter
 }
 
-// sweepTarget splits a target's queued runs into those to submit now and those whose waiting
+// pickInTarget splits a target's queued runs into those to submit now and those whose waiting
 // reason must change or whose wait on a down target ran out.
 // handled counts its runs handed to the backend (each holds a slot of max_concurrent_runs).
-func sweepTarget(in sweepInput, t targetPass, handled int, runs []runView) (submit, wait []string) {
+func pickInTarget(in passInput, t targetPass, handled int, runs []runView) (submit, wait []string) {
 	if h := t.Calls.health; h.Down() {
 		// A run whose wait ran out is failed now, not used as the probe: its end must not wait
 		// for a probe's timeout, nor for the backoff to let one start.

@@ -12,7 +12,7 @@ import (
 
 // A pass looks only at the runs that need something; with a long queue on a full target and
 // nothing changing, it looks at none (the work of a pass follows what changed, not the queue).
-func TestSweep(t *testing.T) {
+func TestPass(t *testing.T) {
 	t0 := time.Date(2025, 3, 4, 20, 0, 0, 0, time.UTC)
 	full := fullReason("one", 1)
 	down := targetHealth{Failures: 4, Since: t0.Add(-90 * time.Minute), Until: t0.Add(time.Minute), Err: "connection refused"}
@@ -101,7 +101,7 @@ func TestSweep(t *testing.T) {
 		{"a Notifier's running run: silence, not changes",
 			[]runView{running("told", "kube", time.Second), running("silent", "kube", time.Minute)}, nil, []string{"told"}, nil, false,
 			looks{Watch: []string{"silent"}}},
-		{"placed by its backend: not the sweep's", []runView{queued("a", "pool", time.Second, "")}, nil, nil, nil, false, looks{}},
+		{"placed by its backend: not the pass's", []runView{queued("a", "pool", time.Second, "")}, nil, nil, nil, false, looks{}},
 		{"target gone: submit fails it", []runView{queued("a", "gone", time.Second, "")}, nil, nil, nil, false, looks{Submit: []string{"a"}}},
 	}
 	for _, tt := range tests {
@@ -128,10 +128,10 @@ func TestSweep(t *testing.T) {
 			for _, id := range tt.nudged {
 				nudged[id] = true
 			}
-			got := sweep(sweepInput{Now: t0, StaleAfter: 15 * time.Second, Limit: time.Hour, Runs: runs, Targets: tp, Busy: busy,
+			got := pass(passInput{Now: t0, StaleAfter: 15 * time.Second, Limit: time.Hour, Runs: runs, Targets: tp, Busy: busy,
 				Nudged: nudged, Full: tt.full, Left: tt.left})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("sweep (-want +got):\n%s", diff)
+				t.Errorf("pass (-want +got):\n%s", diff)
 			}
 		})
 	}
