@@ -128,7 +128,7 @@ func (s *Server) gate(pattern string, a access, h http.HandlerFunc) http.Handler
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := a.allows(who(r), pattern); err != nil {
 			if mlflow {
-				writeMLflowError(w, s.log, &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied, Message: err.Error()})
+				s.mlflow.WriteForbidden(w, err.Error())
 				return
 			}
 			writeError(w, s.log, err)

@@ -51,7 +51,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if err := endedRunWrite(p, r); err != nil { // runwrites.go
-			writeRunError(w, s.log, r, err)
+			s.writeRunError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))

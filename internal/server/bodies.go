@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 )
 
 // Request bodies: every route has a limit (a body over it gets 413 with a message naming the
@@ -76,7 +78,7 @@ var (
 // limitOf returns the limit of a route, by its registered pattern.
 func (s *Server) limitOf(pattern string) bodyLimit {
 	switch pattern {
-	case "PUT /api/blobs/{hash}", putArtifactRoute, mpuPartRoute:
+	case "PUT /api/blobs/{hash}", mlflowapi.PutArtifactRoute, mlflowapi.PartRoute:
 		return bodyLimit{bytes: s.maxBlob(), stream: true}
 	case "POST /api/blobs/bundle":
 		return bodyLimit{bytes: maxBundleBytes, stream: true}
@@ -86,7 +88,7 @@ func (s *Server) limitOf(pattern string) bodyLimit {
 		return batchLimit
 	case "POST /api/agents/join":
 		return joinLimit
-	case "POST " + mlflowPrefix + "runs/log-batch":
+	case "POST " + mlflowapi.Prefix + "runs/log-batch":
 		// 1000 metrics, or 100 params of 6000 bytes and 100 tags of 8000 (MLflow's limits).
 		return batchLimit
 	}

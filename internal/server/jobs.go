@@ -201,6 +201,6 @@ func (s *Server) jobArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
-	out.Uploaded, out.Withheld = s.downloadable(run, up) // mlflowartifacts.go
+	out.Uploaded, out.Withheld = s.mlflow.Downloadable(run, up) // mlflowapi
 	writeJSON(w, http.StatusOK, out)
 }

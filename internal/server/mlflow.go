@@ -1,60 +1,32 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
-	"github.com/hangar-ml/hangar/internal/controller"
-	"github.com/hangar-ml/hangar/internal/store"
-	"github.com/hangar-ml/hangar/internal/tracking"
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 )
 
-// The MLflow tracking REST API (docs/mlflow.md): MLflow 2.0 paths, JSON as MLflow's protos
-// define it, errors in MLflow's shape (mlflowauth.go), so that MLflow's clients log to Hangar
-// unchanged. An MLflow run is a Hangar run: run_id is the run's name.
+// The MLflow tracking API and the mlflow-artifacts proxy live in mlflowapi; the server mounts
+// them behind its authentication and access checks, and lends them its body reading.
 
-const mlflowPrefix = "/api/2.0/mlflow/"
+// newMLflow returns the MLflow API over the server's store and blobs.
+func (s *Server) newMLflow() *mlflowapi.API {
+	return mlflowapi.New(mlflowapi.Config{
+		Tracking: s.cfg.Store, Artifacts: s.cfg.Store, Runs: s.cfg.Store, RunWriter: s.cfg.Controller, Blobs: s.cfg.Blobs,
+		Caller: func(r *http.Request) mlflowapi.Caller {
+			p := who(r)
+			return mlflowapi.Caller{Admin: p.admin, RunID: p.runID}
+		},
+		Bodies: mlflowBodies{s}, MetricPoints: s.tel.metricPts, Workspace: s.cfg.Workspace, Log: s.log,
+	})
+}
 
-// mlflowRoutes registers the tracking API on api, and answers the MLflow UI's /ajax-api/ paths
+// mlflowRoutes registers the MLflow API on api, and answers the MLflow UI's /ajax-api/ paths
 // with the same handlers (authenticated as /api/ is).
 func (s *Server) mlflowRoutes(mux, api routes) {
-	// A job's script logs with its run's token: it may create an experiment (set_experiment
-	// creates a missing one), read experiments, and read and write its own run (allowRun);
-	// searching, creating runs and changing experiments take a user's token.
-	get := func(path string, a access, h http.HandlerFunc) { api.handle("GET "+mlflowPrefix+path, a, h) }
-	post := func(path string, a access, h http.HandlerFunc) { api.handle("POST "+mlflowPrefix+path, a, h) }
-	run, own := readOrRunAccess, contributeOrRunAccess
-
-	post("experiments/create", own, s.mlflowCreateExperiment)
-	get("experiments/get", run, s.mlflowGetExperiment)
-	get("experiments/get-by-name", run, s.mlflowGetExperimentByName)
-	get("experiments/search", readAccess, s.mlflowSearchExperiments)
-	post("experiments/search", readAccess, s.mlflowSearchExperiments)
-	get("experiments/list", readAccess, s.mlflowSearchExperiments) // MLflow 1.x, still used by old clients
-	post("experiments/update", contributeAccess, s.mlflowUpdateExperiment)
-	post("experiments/delete", contributeAccess.audited("experiment.delete"), s.mlflowExperimentStage("deleted"))
-	post("experiments/restore", contributeAccess, s.mlflowExperimentStage("active"))
-	post("experiments/set-experiment-tag", contributeAccess, s.mlflowSetExperimentTag)
-
-	post("runs/create", contributeAccess, s.mlflowCreateRun)
-	get("runs/get", run, s.mlflowGetRun)
-	post("runs/update", own, s.mlflowUpdateRun)
-	post("runs/delete", own, s.mlflowRunStage("deleted"))
-	post("runs/restore", own, s.mlflowRunStage("active"))
-	post("runs/search", readAccess, s.mlflowSearchRuns)
-	post("runs/log-metric", own, s.mlflowLogMetric)
-	post("runs/log-parameter", own, s.mlflowLogParam)
-	post("runs/set-tag", own, s.mlflowSetTag)
-	post("runs/delete-tag", own, s.mlflowDeleteTag)
-	post("runs/log-batch", own, s.mlflowLogBatch)
-	post("runs/log-inputs", own, s.mlflowLogInputs)
-	post("runs/log-model", own, s.mlflowLogModel)
-	get("metrics/get-history", run, s.mlflowMetricHistory)
-
+	s.mlflow.Routes(mlflowMux{api})
 	// The routes it forwards to check their own access.
 	mux.handle("/ajax-api/2.0/mlflow/", forwardAccess, ajaxAPI(api.mux).ServeHTTP)
 }
@@ -69,135 +41,45 @@ func ajaxAPI(api http.Handler) http.Handler {
 	})
 }
 
-// mlflowHandler decodes an In (from the query of a GET, the JSON body of a POST), lets fn
-// answer it, and writes the answer or the error in MLflow's shape.
-func mlflowHandler[In any](s *Server, fn func(r *http.Request, in *In) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in In
-		out, err := any(nil), decodeMLflow(r, &in)
-		if err == nil {
-			out, err = fn(r, &in)
-		}
-		if err != nil {
-			writeMLflowError(w, s.log, mlflowErr(err))
-			return
-		}
-		writeJSON(w, http.StatusOK, out)
-	}
-}
+// mlflowMux registers the MLflow API's routes with the server's access for each.
+type mlflowMux struct{ rt routes }
 
-// repeatedFields are the fields of MLflow's GET requests that may be given more than once.
-var repeatedFields = map[string]bool{"order_by": true, "experiment_ids": true}
-
-func decodeMLflow(r *http.Request, v any) error {
-	if r.Method == http.MethodGet {
-		m := map[string]any{}
-		for k, vs := range r.URL.Query() {
-			if repeatedFields[k] {
-				m[k] = vs
-			} else {
-				m[k] = vs[0]
-			}
-		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		return mlflowUnmarshal(b, v)
-	}
-	if r.ContentLength == 0 && r.Body == http.NoBody {
-		return nil
-	}
-	var raw json.RawMessage
-	if err := readJSON(r, &raw); err != nil {
-		return err
-	}
-	if len(raw) == 0 {
-		return nil
-	}
-	return mlflowUnmarshal(raw, v)
-}
-
-func mlflowUnmarshal(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return mlflowInvalid(fmt.Sprintf("Invalid value for parameter '%s': expected %s, got %s", te.Field, te.Type, te.Value))
-		}
-		return mlflowInvalid("malformed JSON body: " + err.Error())
-	}
-	return nil
-}
-
-// mlflowErr turns the errors of the store and of the tracking model into MLflow's: the
-// store's messages are MLflow's own, without the Go error's suffix.
-func mlflowErr(err error) error {
-	var te *tracking.Error
-	var he *httpError
-	var ce *controller.Error
+func (m mlflowMux) Handle(pattern string, a mlflowapi.Access, h http.HandlerFunc) {
+	acc := readAccess
 	switch {
-	case errors.As(err, &te):
-		return mlflowInvalid(te.Message)
-	case errors.As(err, &ce) && ce.Kind == controller.Conflict:
-		return &mlflowError{Status: http.StatusConflict, Code: mlflowConflict, Message: ce.Msg}
-	case errors.Is(err, store.ErrNotFound):
-		return &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())}
-	case errors.Is(err, store.ErrExists):
-		return &mlflowError{Status: http.StatusBadRequest, Code: mlflowAlreadyExists, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error())}
-	case errors.As(err, &he) && he.status < 500:
-		return &mlflowError{Status: he.status, Code: mlflowBadRequest, Message: he.msg}
+	case a.Contribute && a.Runs:
+		acc = contributeOrRunAccess
+	case a.Contribute:
+		acc = contributeAccess
+	case a.Runs:
+		acc = readOrRunAccess
 	}
-	return err
+	if a.Audit != "" {
+		acc = acc.audited(a.Audit)
+	}
+	m.rt.handle(pattern, acc, h)
 }
 
-func required(field, v string) error {
-	if v == "" {
-		return mlflowInvalid(fmt.Sprintf("Missing value for required parameter '%s'. See the API docs for more information about request parameters.", field))
-	}
-	return nil
+// mlflowBodies lends the MLflow API the server's body limits and errors (bodies.go, errors.go).
+type mlflowBodies struct{ s *Server }
+
+func (b mlflowBodies) ReadJSON(r *http.Request, v any) error { return readJSON(r, v) }
+
+func (b mlflowBodies) MaxBlob() int64 { return b.s.maxBlob() }
+
+func (b mlflowBodies) TooLarge(route string, limit, size int64) error {
+	return &tooLargeError{route: route, limit: limit, size: size}
 }
 
-// jsonInt is an int64 as MLflow's JSON carries it: a number, or a string (protobuf's JSON form
-// of int64, and every value of a GET's query).
-type jsonInt int64
-
-func (n *jsonInt) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "" || s == "null" {
-		return nil
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != float64(int64(f)) {
-			return mlflowInvalid(fmt.Sprintf("Invalid value %s: expected an integer", b))
-		}
-		v = int64(f)
-	}
-	*n = jsonInt(v)
-	return nil
+func (b mlflowBodies) BodyError(err error) (int, string, bool) {
+	st, _, msg, ok := bodyError(err)
+	return st, msg, ok
 }
 
-// jsonFloat is a double as MLflow's JSON carries it: a number or a string.
-type jsonFloat float64
-
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return mlflowInvalid(fmt.Sprintf("Invalid value %s: expected a number", b))
+func (b mlflowBodies) RequestError(err error) (int, string, bool) {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status, he.msg, true
 	}
-	*f = jsonFloat(v)
-	return nil
+	return 0, "", false
 }
-
-// viewType is a ViewType given as its name or its number.
-type viewType string
-
-func (v *viewType) UnmarshalJSON(b []byte) error {
-	*v = viewType(strings.Trim(string(b), `"`))
-	return nil
-}
-
-// empty is MLflow's answer to a request that returns nothing.
-type empty struct{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // returns the status and the decoded answer.
 func (ts *testServer) mlflowCall(t testing.TB, token, method, path string, in any) (int, map[string]any) {
 	t.Helper()
-	u := ts.url + mlflowPrefix + path
+	u := ts.url + mlflowapi.Prefix + path
 	var body io.Reader
 	if method == http.MethodGet && in != nil {
 		u += "?" + in.(url.Values).Encode()
@@ -106,9 +107,9 @@ func TestMLflowExperiments(t *testing.T) {
 	id := at(ts.ok(t, post, "experiments/create", map[string]any{"name": "vision",
 		"tags": []map[string]string{{"key": "team", "value": "a"}}}), "experiment_id").(string)
 	st, out := ts.mlflowCall(t, adminToken, post, "experiments/create", map[string]any{"name": "vision"})
-	wantMLflowError(t, "create twice", st, out, 400, mlflowAlreadyExists, "Experiment 'vision' already exists.")
+	wantMLflowError(t, "create twice", st, out, 400, mlflowapi.CodeAlreadyExists, "Experiment 'vision' already exists.")
 	st, out = ts.mlflowCall(t, adminToken, post, "experiments/create", map[string]any{})
-	wantMLflowError(t, "create without name", st, out, 400, mlflowInvalidParameter, "Missing value for required parameter 'name'")
+	wantMLflowError(t, "create without name", st, out, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'name'")
 
 	e := ts.ok(t, get, "experiments/get-by-name", q("experiment_name", "vision"))
 	if at(e, "experiment.experiment_id") != id || at(e, "experiment.lifecycle_stage") != "active" ||
@@ -116,9 +117,9 @@ func TestMLflowExperiments(t *testing.T) {
 		t.Errorf("get-by-name = %v", e)
 	}
 	st, out = ts.mlflowCall(t, adminToken, get, "experiments/get-by-name", q("experiment_name", "nope"))
-	wantMLflowError(t, "unknown name", st, out, 404, mlflowNotFound, "Could not find experiment with name 'nope'")
+	wantMLflowError(t, "unknown name", st, out, 404, mlflowapi.CodeNotFound, "Could not find experiment with name 'nope'")
 	st, out = ts.mlflowCall(t, adminToken, get, "experiments/get", q("experiment_id", "99"))
-	wantMLflowError(t, "unknown id", st, out, 404, mlflowNotFound, "No Experiment with id=99 exists")
+	wantMLflowError(t, "unknown id", st, out, 404, mlflowapi.CodeNotFound, "No Experiment with id=99 exists")
 
 	ts.ok(t, post, "experiments/create", map[string]any{"name": "nlp"})
 	ts.ok(t, post, "experiments/set-experiment-tag", map[string]any{"experiment_id": id, "key": "stage", "value": "prod"})
@@ -150,13 +151,13 @@ func TestMLflowExperiments(t *testing.T) {
 		t.Errorf("deleted experiments = %v", got)
 	}
 	st, out = ts.mlflowCall(t, adminToken, post, "runs/create", map[string]any{"experiment_id": id})
-	wantMLflowError(t, "run in a deleted experiment", st, out, 400, mlflowInvalidParameter, "must be in the 'active' state")
+	wantMLflowError(t, "run in a deleted experiment", st, out, 400, mlflowapi.CodeInvalidParameter, "must be in the 'active' state")
 	ts.ok(t, post, "experiments/restore", map[string]any{"experiment_id": id})
 	if got := at(ts.ok(t, get, "experiments/get", q("experiment_id", id)), "experiment.lifecycle_stage"); got != "active" {
 		t.Errorf("restored experiment is %v", got)
 	}
 	st, out = ts.mlflowCall(t, adminToken, post, "experiments/delete", map[string]any{"experiment_id": "0"})
-	wantMLflowError(t, "delete Default", st, out, 400, mlflowInvalidParameter, "Cannot delete the default experiment")
+	wantMLflowError(t, "delete Default", st, out, 400, mlflowapi.CodeInvalidParameter, "Cannot delete the default experiment")
 	// MLflow 1.x clients list experiments.
 	if got := names(ts.ok(t, get, "experiments/list", nil)); len(got) != 3 {
 		t.Errorf("experiments/list = %v", got)
@@ -183,13 +184,13 @@ func TestMLflowRunLogging(t *testing.T) {
 	ts.ok(t, post, "runs/log-parameter", map[string]any{"run_id": id, "key": "lr", "value": "0.01"})
 	ts.ok(t, post, "runs/log-parameter", map[string]any{"run_uuid": id, "key": "lr", "value": "0.01"}) // the same value again
 	st, out := ts.mlflowCall(t, adminToken, post, "runs/log-parameter", map[string]any{"run_id": id, "key": "lr", "value": "0.1"})
-	wantMLflowError(t, "param changed", st, out, 400, mlflowInvalidParameter, "Changing param values is not allowed. Param with key='lr' was already logged with value='0.01'")
+	wantMLflowError(t, "param changed", st, out, 400, mlflowapi.CodeInvalidParameter, "Changing param values is not allowed. Param with key='lr' was already logged with value='0.01'")
 	ts.ok(t, post, "runs/set-tag", map[string]any{"run_id": id, "key": "team", "value": "vision"})
 	ts.ok(t, post, "runs/set-tag", map[string]any{"run_id": id, "key": "mlflow.note.content", "value": "baseline"})
 	ts.ok(t, post, "runs/set-tag", map[string]any{"run_id": id, "key": "gone", "value": "x"})
 	ts.ok(t, post, "runs/delete-tag", map[string]any{"run_id": id, "key": "gone"})
 	st, out = ts.mlflowCall(t, adminToken, post, "runs/delete-tag", map[string]any{"run_id": id, "key": "gone"})
-	wantMLflowError(t, "delete a missing tag", st, out, 404, mlflowNotFound, "No tag with name: gone in run with id "+id)
+	wantMLflowError(t, "delete a missing tag", st, out, 404, mlflowapi.CodeNotFound, "No tag with name: gone in run with id "+id)
 	ts.ok(t, post, "runs/log-batch", map[string]any{"run_id": id,
 		"metrics": []map[string]any{{"key": "acc", "value": 0.5, "timestamp": 1700000002000, "step": 1}, {"key": "acc", "value": 0.9, "timestamp": 1700000003000, "step": 2}},
 		"params":  []map[string]string{{"key": "epochs", "value": "3"}},
@@ -242,7 +243,7 @@ func TestMLflowRunLogging(t *testing.T) {
 
 	ts.ok(t, post, "runs/delete", map[string]any{"run_id": id})
 	st, out = ts.mlflowCall(t, adminToken, post, "runs/log-metric", map[string]any{"run_id": id, "key": "loss", "value": 1, "timestamp": 1})
-	wantMLflowError(t, "log to a deleted run", st, out, 400, mlflowInvalidParameter, "must be in the 'active' state")
+	wantMLflowError(t, "log to a deleted run", st, out, 400, mlflowapi.CodeInvalidParameter, "must be in the 'active' state")
 	if runs := ts.ok(t, post, "runs/search", map[string]any{"experiment_ids": []string{exp.(string)}})["runs"]; runs != nil {
 		t.Errorf("search finds the deleted run: %v", runs)
 	}
@@ -277,25 +278,25 @@ func TestMLflowErrorsAndLimits(t *testing.T) {
 		status     int
 		code, msg  string
 	}{
-		{"unknown run", "runs/log-metric", map[string]any{"run_id": "ghost", "key": "a", "value": 1, "timestamp": 1}, 404, mlflowNotFound, "Run with id=ghost not found"},
-		{"get unknown run", "runs/update", map[string]any{"run_id": "ghost", "status": "FINISHED"}, 404, mlflowNotFound, "Run with id=ghost not found"},
-		{"no run id", "runs/log-parameter", map[string]any{"key": "a", "value": "1"}, 400, mlflowInvalidParameter, "Missing value for required parameter 'run_id'"},
-		{"1001 metrics", "runs/log-batch", map[string]any{"run_id": id, "metrics": many(1001, metric)}, 400, mlflowInvalidParameter, "at most 1000 metrics. Got 1001 metrics"},
-		{"101 params", "runs/log-batch", map[string]any{"run_id": id, "params": many(101, kv)}, 400, mlflowInvalidParameter, "at most 100 params"},
-		{"101 tags", "runs/log-batch", map[string]any{"run_id": id, "tags": many(101, kv)}, 400, mlflowInvalidParameter, "at most 100 tags"},
-		{"1001 in all", "runs/log-batch", map[string]any{"run_id": id, "metrics": many(1000, metric), "params": many(1, kv)}, 400, mlflowInvalidParameter, "1001 total entities"},
-		{"bad metric key", "runs/log-metric", map[string]any{"run_id": id, "key": "a;b", "value": 1, "timestamp": 1}, 400, mlflowInvalidParameter, "Invalid metric name: 'a;b'"},
-		{"long param", "runs/log-parameter", map[string]any{"run_id": id, "key": "p", "value": strings.Repeat("x", 6001)}, 400, mlflowInvalidParameter, "exceeded length limit of 6000"},
-		{"bad status", "runs/update", map[string]any{"run_id": id, "status": "DONE"}, 400, mlflowInvalidParameter, "Invalid value \"DONE\" for parameter 'status'"},
-		{"bad filter", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "filter": "metrics.a > 'x'"}, 400, mlflowInvalidParameter, "Expected numeric value type for metric. Found x"},
-		{"bad order", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "order_by": []string{"metrics.a UP"}}, 400, mlflowInvalidParameter, "Invalid ordering key"},
-		{"max_results", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "max_results": 50001}, 400, mlflowInvalidParameter, "'max_results'"},
-		{"bad token", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "page_token": "!!"}, 400, mlflowInvalidParameter, "Invalid page token"},
-		{"bad json type", "runs/log-metric", map[string]any{"run_id": id, "key": "a", "value": map[string]any{}}, 400, mlflowInvalidParameter, "expected a number"},
-		{"NaN", "runs/log-metric", map[string]any{"run_id": id, "key": "a", "value": "NaN", "timestamp": 1}, 400, mlflowInvalidParameter, "finite values only"},
-		{"two run names", "runs/create", map[string]any{"experiment_id": "0", "run_name": "a", "tags": []any{map[string]any{"key": "mlflow.runName", "value": "b"}}}, 400, mlflowInvalidParameter, "Both 'mlflow.runName' tag and 'run_name' are set, but they are different"},
-		{"unknown experiment", "runs/create", map[string]any{"experiment_id": "42"}, 404, mlflowNotFound, "No Experiment with id=42 exists"},
-		{"bad model", "runs/log-model", map[string]any{"run_id": id, "model_json": "nope"}, 400, mlflowInvalidParameter, "Malformed model info"},
+		{"unknown run", "runs/log-metric", map[string]any{"run_id": "ghost", "key": "a", "value": 1, "timestamp": 1}, 404, mlflowapi.CodeNotFound, "Run with id=ghost not found"},
+		{"get unknown run", "runs/update", map[string]any{"run_id": "ghost", "status": "FINISHED"}, 404, mlflowapi.CodeNotFound, "Run with id=ghost not found"},
+		{"no run id", "runs/log-parameter", map[string]any{"key": "a", "value": "1"}, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'run_id'"},
+		{"1001 metrics", "runs/log-batch", map[string]any{"run_id": id, "metrics": many(1001, metric)}, 400, mlflowapi.CodeInvalidParameter, "at most 1000 metrics. Got 1001 metrics"},
+		{"101 params", "runs/log-batch", map[string]any{"run_id": id, "params": many(101, kv)}, 400, mlflowapi.CodeInvalidParameter, "at most 100 params"},
+		{"101 tags", "runs/log-batch", map[string]any{"run_id": id, "tags": many(101, kv)}, 400, mlflowapi.CodeInvalidParameter, "at most 100 tags"},
+		{"1001 in all", "runs/log-batch", map[string]any{"run_id": id, "metrics": many(1000, metric), "params": many(1, kv)}, 400, mlflowapi.CodeInvalidParameter, "1001 total entities"},
+		{"bad metric key", "runs/log-metric", map[string]any{"run_id": id, "key": "a;b", "value": 1, "timestamp": 1}, 400, mlflowapi.CodeInvalidParameter, "Invalid metric name: 'a;b'"},
+		{"long param", "runs/log-parameter", map[string]any{"run_id": id, "key": "p", "value": strings.Repeat("x", 6001)}, 400, mlflowapi.CodeInvalidParameter, "exceeded length limit of 6000"},
+		{"bad status", "runs/update", map[string]any{"run_id": id, "status": "DONE"}, 400, mlflowapi.CodeInvalidParameter, "Invalid value \"DONE\" for parameter 'status'"},
+		{"bad filter", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "filter": "metrics.a > 'x'"}, 400, mlflowapi.CodeInvalidParameter, "Expected numeric value type for metric. Found x"},
+		{"bad order", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "order_by": []string{"metrics.a UP"}}, 400, mlflowapi.CodeInvalidParameter, "Invalid ordering key"},
+		{"max_results", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "max_results": 50001}, 400, mlflowapi.CodeInvalidParameter, "'max_results'"},
+		{"bad token", "runs/search", map[string]any{"experiment_ids": []string{"0"}, "page_token": "!!"}, 400, mlflowapi.CodeInvalidParameter, "Invalid page token"},
+		{"bad json type", "runs/log-metric", map[string]any{"run_id": id, "key": "a", "value": map[string]any{}}, 400, mlflowapi.CodeInvalidParameter, "expected a number"},
+		{"NaN", "runs/log-metric", map[string]any{"run_id": id, "key": "a", "value": "NaN", "timestamp": 1}, 400, mlflowapi.CodeInvalidParameter, "finite values only"},
+		{"two run names", "runs/create", map[string]any{"experiment_id": "0", "run_name": "a", "tags": []any{map[string]any{"key": "mlflow.runName", "value": "b"}}}, 400, mlflowapi.CodeInvalidParameter, "Both 'mlflow.runName' tag and 'run_name' are set, but they are different"},
+		{"unknown experiment", "runs/create", map[string]any{"experiment_id": "42"}, 404, mlflowapi.CodeNotFound, "No Experiment with id=42 exists"},
+		{"bad model", "runs/log-model", map[string]any{"run_id": id, "model_json": "nope"}, 400, mlflowapi.CodeInvalidParameter, "Malformed model info"},
 	}
 	for _, tt := range tests {
 		st, out := ts.mlflowCall(t, adminToken, post, tt.path, tt.body)
@@ -345,12 +346,12 @@ func TestMLflowRunTokenScope(t *testing.T) {
 	}
 	for _, f := range forbidden {
 		st, out := ts.mlflowCall(t, tok, f.method, f.path, f.in)
-		wantMLflowError(t, f.path, st, out, 403, mlflowPermissionDenied, "")
+		wantMLflowError(t, f.path, st, out, 403, mlflowapi.CodePermissionDenied, "")
 	}
 	// mlflow.set_experiment("x") in a job's script: get-by-name, then create when it is not
 	// there. Scripts do this routinely; a run token may create an experiment (not change one).
 	st, out := ts.mlflowCall(t, tok, http.MethodGet, "experiments/get-by-name", q("experiment_name", "from-a-script"))
-	wantMLflowError(t, "get-by-name", st, out, 404, mlflowNotFound, "")
+	wantMLflowError(t, "get-by-name", st, out, 404, mlflowapi.CodeNotFound, "")
 	if st, out := ts.mlflowCall(t, tok, post, "experiments/create", map[string]any{"name": "from-a-script"}); st != 200 || at(out, "experiment_id") == nil {
 		t.Errorf("experiments/create with a run token = %d %v", st, out)
 	}
@@ -480,7 +481,7 @@ func TestMLflowBasicAuth(t *testing.T) {
 	mine := ts.createJob(t, "mine").ID
 	other := ts.createJob(t, "other").ID
 	get := func(user, pass, run string) int {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.url+mlflowPrefix+"/runs/get?run_id="+run, nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.url+mlflowapi.Prefix+"/runs/get?run_id="+run, nil)
 		req.SetBasicAuth(user, pass)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -23,14 +24,14 @@ func TestMLflowArtifactsCannotShadowCollectedLogs(t *testing.T) {
 	for _, p := range []string{"user_logs/std_log.txt", "system_logs/supervisor.txt", "system_logs/node_1/x.txt", "user_logs"} {
 		r := ts.mlflowDo(t, tok, http.MethodPut, artRoot+"r/artifacts/"+p, strings.NewReader("FORGED"))
 		dir, _, _ := strings.Cut(p, "/")
-		if r.status != http.StatusForbidden || r.errCode(t) != mlflowPermissionDenied ||
+		if r.status != http.StatusForbidden || r.errCode(t) != mlflowapi.CodePermissionDenied ||
 			!strings.Contains(string(r.body), dir+"/ holds the logs Hangar collects from run r") {
 			t.Errorf("PUT %s = %d %s; want 403 PERMISSION_DENIED saying %s/ is Hangar's", p, r.status, r.body, dir)
 		}
 	}
 	r := ts.mlflowDo(t, tok, http.MethodPost, "/api/2.0/mlflow-artifacts/mpu/create/0/r/artifacts/user_logs",
 		strings.NewReader(`{"path":"std_log.txt","num_parts":1}`))
-	if r.status != http.StatusForbidden || r.errCode(t) != mlflowPermissionDenied {
+	if r.status != http.StatusForbidden || r.errCode(t) != mlflowapi.CodePermissionDenied {
 		t.Errorf("multipart upload into user_logs/ = %d %s; want 403", r.status, r.body)
 	}
 	for p, body := range map[string]string{"outputs/model.txt": "FROM MLFLOW", "outputs/plot.png": "png", "metrics.json": "{}"} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -105,7 +107,7 @@ func TestMLflowArtifactsUploadListDownloadDelete(t *testing.T) {
 		t.Fatalf("delete model = %d %q", r.status, r.body)
 	}
 	if r = ts.mlflowDo(t, tok, http.MethodGet, artRoot+"r/artifacts/model/weights.bin", nil); r.status != http.StatusNotFound ||
-		r.errCode(t) != mlflowNotFound {
+		r.errCode(t) != mlflowapi.CodeNotFound {
 		t.Errorf("download after delete = %d %q, want 404 RESOURCE_DOES_NOT_EXIST", r.status, r.body)
 	}
 	// An empty directory lists as {}, as MLflow's JSON leaves out an empty list.
@@ -146,7 +148,7 @@ func TestMLflowArtifactsAuth(t *testing.T) {
 		{http.MethodPost, "/api/2.0/mlflow-artifacts/mpu/create/0/r/artifacts/b.txt"},
 	} {
 		r := ts.mlflowDo(t, other, c.method, c.target, strings.NewReader("x"))
-		if r.status != http.StatusForbidden || r.errCode(t) != mlflowPermissionDenied {
+		if r.status != http.StatusForbidden || r.errCode(t) != mlflowapi.CodePermissionDenied {
 			t.Errorf("another run's token: %s %s = %d %q, want 403 PERMISSION_DENIED", c.method, c.target, r.status, r.body)
 		}
 		if r := ts.mlflowDo(t, "", c.method, c.target, strings.NewReader("x")); r.status != http.StatusUnauthorized {
@@ -186,7 +188,7 @@ func TestMLflowArtifactsPathAttacks(t *testing.T) {
 		artRoot + "r/artifacts/a%00b",
 		artRoot + "r/artifacts/a%0ab",
 		artRoot + "r/artifacts/%ff%fe",
-		artRoot + "r/artifacts/" + strings.Repeat("a", maxArtifactPath),
+		artRoot + "r/artifacts/" + strings.Repeat("a", mlflowapi.MaxArtifactPath),
 		"/api/2.0/mlflow-artifacts/artifacts/0/r/notartifacts/x",
 		"/api/2.0/mlflow-artifacts/artifacts/0/r",
 	}
@@ -220,26 +222,6 @@ func TestMLflowArtifactsPathAttacks(t *testing.T) {
 	if string(r.body) != victimContent {
 		t.Errorf("the victim's file = %d %q, want it unchanged", r.status, r.body)
 	}
-}
-
-func FuzzParseArtifactPath(f *testing.F) {
-	for _, s := range []string{"0/r/artifacts", "0/r/artifacts/a/b", "0/r/artifacts/../x", "0/r/artifacts/a\\b", "/0/r"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		a, err := parseArtifactPath(p)
-		if err != nil {
-			return
-		}
-		for _, seg := range strings.Split(p, "/") {
-			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "\\\x00") {
-				t.Fatalf("accepted %q (segment %q)", p, seg)
-			}
-		}
-		if got := a.experiment + "/" + a.run + "/artifacts"; !strings.HasPrefix(p, got) || strings.Contains(a.run, "/") {
-			t.Fatalf("parsed %q as %+v", p, a)
-		}
-	})
 }
 
 // putJobArtifacts registers a manifest of files (path → content) as the run's own artifacts.
@@ -300,7 +282,7 @@ func TestMLflowArtifactsShowJobArtifactsReadOnly(t *testing.T) {
 	} {
 		target := strings.TrimSuffix(artRoot+"r/artifacts/"+c.rel, "/")
 		r := ts.mlflowDo(t, adminToken, c.method, target, strings.NewReader("overwrite"))
-		if r.status != http.StatusForbidden || r.errCode(t) != mlflowPermissionDenied {
+		if r.status != http.StatusForbidden || r.errCode(t) != mlflowapi.CodePermissionDenied {
 			t.Errorf("%s %q = %d %q, want 403: job artifacts are read-only", c.method, c.rel, r.status, r.body)
 		}
 	}
@@ -322,12 +304,12 @@ func TestMLflowListArtifactsREST(t *testing.T) {
 		}
 	}
 	r := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow/artifacts/list?run_id=r", nil)
-	var got runArtifactsList
+	var got mlflowapi.ArtifactsList
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatalf("%d %s: %v", r.status, r.body, err)
 	}
 	size := int64(5)
-	want := runArtifactsList{RootURI: "mlflow-artifacts:/0/r/artifacts", Files: []mlflowFileInfo{
+	want := mlflowapi.ArtifactsList{RootURI: "mlflow-artifacts:/0/r/artifacts", Files: []mlflowapi.FileInfo{
 		{Path: "a.txt", FileSize: &size}, {Path: "dir", IsDir: true}, {Path: "outputs", IsDir: true}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("list root (-want +got):\n%s", diff)
@@ -342,7 +324,7 @@ func TestMLflowListArtifactsREST(t *testing.T) {
 func TestMLflowListArtifactsPages(t *testing.T) {
 	ts := newTestServer(t)
 	ts.createJob(t, "r")
-	for i := range listPageSize + 5 {
+	for i := range mlflowapi.ListPageSize + 5 {
 		p := "f" + strings.Repeat("0", 4-len(itoa(i))) + itoa(i)
 		if err := ts.store.PutMLflowArtifact(t.Context(), storeArtifact("r", p)); err != nil {
 			t.Fatal(err)
@@ -355,7 +337,7 @@ func TestMLflowListArtifactsPages(t *testing.T) {
 			t.Fatal("more pages than the files need")
 		}
 		r := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow/artifacts/list?run_id=r&page_token="+url.QueryEscape(token), nil)
-		var page runArtifactsList
+		var page mlflowapi.ArtifactsList
 		if err := json.Unmarshal(r.body, &page); err != nil {
 			t.Fatal(err)
 		}
@@ -366,8 +348,8 @@ func TestMLflowListArtifactsPages(t *testing.T) {
 			break
 		}
 	}
-	if len(all) != listPageSize+5 || all[0] != "f0000" || all[len(all)-1] != "f1004" {
-		t.Errorf("paged through %d files (%v ... ), want %d in order", len(all), all[:min(3, len(all))], listPageSize+5)
+	if len(all) != mlflowapi.ListPageSize+5 || all[0] != "f0000" || all[len(all)-1] != "f1004" {
+		t.Errorf("paged through %d files (%v ... ), want %d in order", len(all), all[:min(3, len(all))], mlflowapi.ListPageSize+5)
 	}
 }
 
@@ -385,8 +367,8 @@ func TestMLflowMultipartUpload(t *testing.T) {
 	}
 	r := post(tok, "create", "/model", map[string]any{"path": "/home/me/big.bin", "num_parts": 3})
 	var created struct {
-		UploadID    string          `json:"upload_id"`
-		Credentials []mpuCredential `json:"credentials"`
+		UploadID    string                    `json:"upload_id"`
+		Credentials []mlflowapi.MPUCredential `json:"credentials"`
 	}
 	if err := json.Unmarshal(r.body, &created); err != nil || r.status != http.StatusOK || len(created.Credentials) != 3 {
 		t.Fatalf("create = %d %s", r.status, r.body)
@@ -438,7 +420,7 @@ func TestMLflowMultipartUpload(t *testing.T) {
 		t.Errorf("abort = %d %s", r.status, r.body)
 	}
 	for _, body := range []map[string]any{{"path": "..", "num_parts": 1}, {"path": "x/", "num_parts": 1}, {"path": "x", "num_parts": 0},
-		{"path": "x", "num_parts": maxParts + 1}} {
+		{"path": "x", "num_parts": mlflowapi.MaxParts + 1}} {
 		if r := post(tok, "create", "", body); r.status != http.StatusBadRequest {
 			t.Errorf("create %v = %d %s, want 400", body, r.status, r.body)
 		}
@@ -456,11 +438,15 @@ func TestMLflowMultipartUpload(t *testing.T) {
 func TestMLflowMultipartUnsupported(t *testing.T) {
 	ts := newTestServer(t)
 	ts.srv.cfg.Workspace = ""
+	ts.srv.mlflow = ts.srv.newMLflow() // the API keeps the workspace it was made with
+	hs := httptest.NewServer(ts.srv.Handler())
+	t.Cleanup(hs.Close)
+	ts.url = hs.URL
 	ts.createJob(t, "r")
 	for _, verb := range []string{"create", "complete", "abort"} {
 		r := ts.mlflowDo(t, ts.ctrl.RunToken("r"), http.MethodPost, "/api/2.0/mlflow-artifacts/mpu/"+verb+"/0/r/artifacts",
 			strings.NewReader(`{"path":"big.bin","num_parts":3}`))
-		var e mlflowError
+		var e mlflowapi.Error
 		if err := json.Unmarshal(r.body, &e); err != nil || r.status != http.StatusNotImplemented ||
 			e.Code != "NOT_IMPLEMENTED" || !strings.HasPrefix(e.Message, "Multipart upload is not supported for the current artifact repository") {
 			t.Errorf("mpu/%s = %d %s", verb, r.status, r.body)
@@ -485,7 +471,7 @@ func TestMLflowListArtifactsRootIsTheRunsArtifactURI(t *testing.T) {
 		t.Fatalf("the job's experiment is Default: %s", uri)
 	}
 	r := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow/artifacts/list?run_id=e", nil)
-	var got runArtifactsList
+	var got mlflowapi.ArtifactsList
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatalf("%d %s: %v", r.status, r.body, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 )
 
 // BenchmarkMLflowLogBatch: log-batch of 10 metrics from 50 concurrent writers, each to its own
@@ -35,7 +37,7 @@ func BenchmarkMLflowLogBatch(b *testing.B) {
 					ms[k] = map[string]any{"key": fmt.Sprint("m", k), "value": float64(i), "timestamp": time.Now().UnixMilli(), "step": i}
 				}
 				body, _ := json.Marshal(map[string]any{"run_id": runs[w], "metrics": ms})
-				req, _ := http.NewRequest(http.MethodPost, ts.url+mlflowPrefix+"runs/log-batch", bytes.NewReader(body))
+				req, _ := http.NewRequest(http.MethodPost, ts.url+mlflowapi.Prefix+"runs/log-batch", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+adminToken)
 				resp, err := client.Do(req)
 				if err != nil || resp.StatusCode != 200 {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -77,10 +76,10 @@ func isMLflowPath(path string) bool {
 
 // writeRunError answers a refused run token's request: in MLflow's shape on MLflow's paths (a
 // conflict is RESOURCE_CONFLICT, which MLflow answers with 409), else in Hangar's.
-func writeRunError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
+func (s *Server) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 	if isMLflowPath(r.URL.Path) {
-		writeMLflowError(w, log, mlflowErr(err))
+		s.mlflow.WriteError(w, err)
 		return
 	}
-	writeError(w, log, err)
+	writeError(w, s.log, err)
 }

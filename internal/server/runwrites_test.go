@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 )
 
 // endedRun is a job whose supervisor reported it Completed; its token is still within the grace.
@@ -41,17 +42,17 @@ func TestEndedRunTokenWritesNothing(t *testing.T) {
 		{"POST", "/api/runs/" + id + "/serving", `{}`},
 		{"PUT", "/api/blobs/" + strings.Repeat("1", 64), "x"},
 		{"POST", "/api/blobs/bundle", ""},
-		{"POST", mlflowPrefix + "runs/log-batch", `{"run_id":"` + id + `","metrics":[{"key":"acc","value":1,"timestamp":1}]}`},
-		{"POST", mlflowPrefix + "runs/log-metric", `{"run_id":"` + id + `","key":"acc","value":1,"timestamp":1}`},
-		{"POST", mlflowPrefix + "runs/log-parameter", `{"run_id":"` + id + `","key":"lr","value":"9"}`},
-		{"POST", mlflowPrefix + "runs/set-tag", `{"run_id":"` + id + `","key":"t","value":"forged"}`},
-		{"POST", mlflowPrefix + "runs/delete-tag", `{"run_id":"` + id + `","key":"t"}`},
-		{"POST", mlflowPrefix + "runs/update", `{"run_id":"` + id + `","run_name":"renamed"}`},
-		{"POST", mlflowPrefix + "runs/delete", run},
-		{"POST", mlflowPrefix + "runs/restore", run},
-		{"POST", mlflowPrefix + "runs/log-inputs", run},
-		{"POST", mlflowPrefix + "runs/log-model", run},
-		{"POST", mlflowPrefix + "experiments/create", `{"name":"late"}`},
+		{"POST", mlflowapi.Prefix + "runs/log-batch", `{"run_id":"` + id + `","metrics":[{"key":"acc","value":1,"timestamp":1}]}`},
+		{"POST", mlflowapi.Prefix + "runs/log-metric", `{"run_id":"` + id + `","key":"acc","value":1,"timestamp":1}`},
+		{"POST", mlflowapi.Prefix + "runs/log-parameter", `{"run_id":"` + id + `","key":"lr","value":"9"}`},
+		{"POST", mlflowapi.Prefix + "runs/set-tag", `{"run_id":"` + id + `","key":"t","value":"forged"}`},
+		{"POST", mlflowapi.Prefix + "runs/delete-tag", `{"run_id":"` + id + `","key":"t"}`},
+		{"POST", mlflowapi.Prefix + "runs/update", `{"run_id":"` + id + `","run_name":"renamed"}`},
+		{"POST", mlflowapi.Prefix + "runs/delete", run},
+		{"POST", mlflowapi.Prefix + "runs/restore", run},
+		{"POST", mlflowapi.Prefix + "runs/log-inputs", run},
+		{"POST", mlflowapi.Prefix + "runs/log-model", run},
+		{"POST", mlflowapi.Prefix + "experiments/create", `{"name":"late"}`},
 		{"POST", "/ajax-api/2.0/mlflow/runs/set-tag", `{"run_id":"` + id + `","key":"t","value":"forged"}`},
 		{"PUT", "/api/2.0/mlflow-artifacts/artifacts/0/" + id + "/artifacts/late.txt", "x"},
 		{"DELETE", "/api/2.0/mlflow-artifacts/artifacts/0/" + id + "/artifacts/late.txt", ""},
@@ -69,7 +70,7 @@ func TestEndedRunTokenWritesNothing(t *testing.T) {
 		}
 	}
 	// Reads answer within the grace; the run is as it ended.
-	if st, body := ts.rawBody(t, tok, "GET", mlflowPrefix+"runs/get?run_id="+id, ""); st != http.StatusOK ||
+	if st, body := ts.rawBody(t, tok, "GET", mlflowapi.Prefix+"runs/get?run_id="+id, ""); st != http.StatusOK ||
 		strings.Contains(body, "forged") || strings.Contains(body, "renamed") || !strings.Contains(body, `"FINISHED"`) {
 		t.Errorf("runs/get with the ended run's token = %d %s; want the run as it ended", st, body)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -55,6 +56,7 @@ type Server struct {
 	log    *slog.Logger
 	studio *studioAuth // set by Handler
 	oidc   *oidcFlow   // set by Handler when Config.OIDC is
+	mlflow *mlflowapi.API
 	// table is every route Handler registered, with its access (access.go).
 	table []route
 }
@@ -66,6 +68,7 @@ func New(cfg Config) *Server {
 	if cfg.Serving != nil {
 		s.tel.reg.MustRegister(cfg.Serving.Router)
 	}
+	s.mlflow = s.newMLflow()
 	cfg.Controller.OnChange(s.hub.notify)
 	return s
 }
@@ -127,7 +130,6 @@ func (s *Server) Handler() http.Handler {
 	s.agentRoutes(api)
 	s.instanceRoutes(api)
 	s.jupyterRoutes(mux) // jupyter.go: /instances/{name}/jupyter/
-	s.mlflowArtifactRoutes(api)
 	s.jobListRoutes(api)
 	s.mlflowRoutes(mux, api)
 	s.agentPublicRoutes(mux)

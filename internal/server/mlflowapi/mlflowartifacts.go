@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"context"
@@ -26,10 +26,10 @@ import (
 // artifacts (its registered manifest) show beside them, read-only.
 const (
 	mlflowArtifactsPrefix = "/api/2.0/mlflow-artifacts/artifacts/"
-	// putArtifactRoute is the upload's pattern, which limitOf streams to disk like a blob.
-	putArtifactRoute = "PUT " + mlflowArtifactsPrefix + "{path...}"
+	// PutArtifactRoute is the upload's pattern, which limitOf streams to disk like a blob.
+	PutArtifactRoute = "PUT " + mlflowArtifactsPrefix + "{path...}"
 
-	mlflowNotImplemented = "NOT_IMPLEMENTED"
+	CodeNotImplemented = "NOT_IMPLEMENTED"
 	// mpuUnsupported must be MLflow's _UnsupportedMultipartUploadException.MESSAGE: a client
 	// falls back to a single PUT only when the error message starts with it. A server without a
 	// workspace folder for parts answers it.
@@ -40,13 +40,13 @@ const (
 )
 
 // mlflowArtifactRoutes registers the proxy and MLflow REST's ListArtifacts.
-func (s *Server) mlflowArtifactRoutes(mux routes) {
-	mux.handle(putArtifactRoute, contributeOrRunAccess, s.putMLflowArtifact)
-	mux.handle("GET "+mlflowArtifactsPrefix+"{path...}", readOrRunAccess, s.getMLflowArtifact)
-	mux.handle("DELETE "+mlflowArtifactsPrefix+"{path...}", contributeOrRunAccess, s.deleteMLflowArtifact)
-	mux.handle("GET /api/2.0/mlflow-artifacts/artifacts", readOrRunAccess, s.listMLflowArtifacts)
+func (s *API) mlflowArtifactRoutes(mux Mux) {
+	mux.Handle(PutArtifactRoute, contributeOrRunAccess, s.putMLflowArtifact)
+	mux.Handle("GET "+mlflowArtifactsPrefix+"{path...}", readOrRunAccess, s.getMLflowArtifact)
+	mux.Handle("DELETE "+mlflowArtifactsPrefix+"{path...}", contributeOrRunAccess, s.deleteMLflowArtifact)
+	mux.Handle("GET /api/2.0/mlflow-artifacts/artifacts", readOrRunAccess, s.listMLflowArtifacts)
 	s.mpuRoutes(mux)
-	mux.handle("GET /api/2.0/mlflow/artifacts/list", readOrRunAccess, s.listRunArtifacts)
+	mux.Handle("GET /api/2.0/mlflow/artifacts/list", readOrRunAccess, s.listRunArtifacts)
 }
 
 // artifactTarget is a parsed, authorized artifact path with its run and the run's job tree.
@@ -58,21 +58,21 @@ type artifactTarget struct {
 
 // target checks an artifact path, the caller's right to its run (a run token reaches its own
 // run only), and that the run exists.
-func (s *Server) target(r *http.Request, p string) (*artifactTarget, error) {
+func (s *API) target(r *http.Request, p string) (*artifactTarget, error) {
 	a, err := parseArtifactPath(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := allowRun(r, a.run); err != nil {
+	if err := s.allowRun(r, a.run); err != nil {
 		return nil, err
 	}
 	return s.runTarget(r.Context(), a)
 }
 
-func (s *Server) runTarget(ctx context.Context, a artifactPath) (*artifactTarget, error) {
-	run, err := s.cfg.Store.Run(ctx, a.run)
+func (s *API) runTarget(ctx context.Context, a artifactPath) (*artifactTarget, error) {
+	run, err := s.cfg.Runs.Run(ctx, a.run)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: "run " + a.run + " does not exist"}
+		return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "run " + a.run + " does not exist"}
 	}
 	if err != nil {
 		return nil, err
@@ -93,12 +93,12 @@ func (s *Server) runTarget(ctx context.Context, a artifactPath) (*artifactTarget
 // registered yet, what those folders hold is Hangar's only.
 func (t *artifactTarget) readOnly() error {
 	if dir, ok := api.CollectedLogDir(t.rel); ok {
-		return &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied,
+		return &Error{Status: http.StatusForbidden, Code: CodePermissionDenied,
 			Message: fmt.Sprintf("%s: %s/ holds the logs Hangar collects from run %s; files logged through MLflow cannot go there (log them under another path, e.g. logs/)",
 				t.rel, dir, t.run.ID)}
 	}
 	if owned, ok := t.job.owns(t.rel); ok {
-		return &mlflowError{Status: http.StatusForbidden, Code: mlflowPermissionDenied,
+		return &Error{Status: http.StatusForbidden, Code: CodePermissionDenied,
 			Message: fmt.Sprintf("%s is an artifact of job %s (%s); a job's own artifacts are read-only", t.relOrRoot(), t.run.ID, owned)}
 	}
 	return nil
@@ -111,7 +111,7 @@ func (t *artifactTarget) relOrRoot() string {
 	return t.rel
 }
 
-func (s *Server) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+func (s *API) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 	t, err := s.target(r, r.PathValue("path"))
 	if err == nil && t.rel == "" {
 		err = mlflowInvalid("an upload needs a file path below " + mlflowArtifactURI(t.experiment, t.run.ID))
@@ -120,57 +120,57 @@ func (s *Server) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		err = t.readOnly()
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	hash, size, err := s.cfg.Blobs.Put(r.Body, "")
 	if err != nil {
-		writeMLflowBodyError(w, s, err)
+		s.writeBodyError(w, err)
 		return
 	}
-	err = s.cfg.Store.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
+	err = s.cfg.Artifacts.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
 		Size: size, CreatedAt: time.Now().UTC()})
 	if errors.Is(err, store.ErrPathTaken) {
-		err = &mlflowError{Status: http.StatusBadRequest, Code: mlflowInvalidParameter, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error())}
+		err = &Error{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error())}
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// writeMLflowBodyError answers a failed upload: a body over its limit, too slow or cut short
+// writeBodyError answers a failed upload: a body over its limit, too slow or cut short
 // keeps its status; a full disk is 507 (as the blob routes answer it).
-func writeMLflowBodyError(w http.ResponseWriter, s *Server, err error) {
+func (s *API) writeBodyError(w http.ResponseWriter, err error) {
 	if blob.IsNoSpace(err) {
-		writeMLflowError(w, s.log, &mlflowError{Status: http.StatusInsufficientStorage, Code: mlflowInternal,
+		s.writeError(w, &Error{Status: http.StatusInsufficientStorage, Code: CodeInternal,
 			Message: "the workspace's disk is full: " + err.Error()})
 		return
 	}
-	writeMLflowError(w, s.log, err)
+	s.writeError(w, err)
 }
 
-func (s *Server) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+func (s *API) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 	t, err := s.target(r, r.PathValue("path"))
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	hash, err := s.artifactBlob(r.Context(), t)
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	f, err := s.cfg.Blobs.Open(hash)
 	if err != nil {
-		writeMLflowError(w, s.log, fmt.Errorf("artifact %s of run %s: %w", t.rel, t.run.ID, err))
+		s.writeError(w, fmt.Errorf("artifact %s of run %s: %w", t.rel, t.run.ID, err))
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	// Uploaded files are whatever a script wrote: served as data, never as a page of this
@@ -183,8 +183,8 @@ func (s *Server) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 }
 
 // artifactBlob returns the blob of the file at the target: the job's, else the uploaded one.
-func (s *Server) artifactBlob(ctx context.Context, t *artifactTarget) (string, error) {
-	notFound := &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound,
+func (s *API) artifactBlob(ctx context.Context, t *artifactTarget) (string, error) {
+	notFound := &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 		Message: fmt.Sprintf("run %s has no artifact file %s", t.run.ID, t.relOrRoot())}
 	if t.rel == "" {
 		return "", notFound
@@ -198,7 +198,7 @@ func (s *Server) artifactBlob(ctx context.Context, t *artifactTarget) (string, e
 	if _, ok := api.CollectedLogDir(t.rel); ok {
 		return "", notFound // an upload there (stored before they were refused) is never served
 	}
-	a, err := s.cfg.Store.MLflowArtifact(ctx, t.run.ID, t.rel)
+	a, err := s.cfg.Artifacts.MLflowArtifact(ctx, t.run.ID, t.rel)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", notFound
 	}
@@ -226,31 +226,31 @@ func artifactContentType(p string) string {
 	return "application/octet-stream"
 }
 
-func (s *Server) deleteMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+func (s *API) deleteMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 	t, err := s.target(r, r.PathValue("path"))
 	if err == nil {
 		err = t.readOnly()
 	}
 	if err == nil {
-		_, err = s.cfg.Store.DeleteMLflowArtifacts(r.Context(), t.run.ID, t.rel)
+		_, err = s.cfg.Artifacts.DeleteMLflowArtifacts(r.Context(), t.run.ID, t.rel)
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	// Deleting what is not there succeeds, as MLflow's local artifact store does.
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// mlflowFileInfo is MLflow's FileInfo: file_size only for files.
-type mlflowFileInfo struct {
+// FileInfo is MLflow's FileInfo: file_size only for files.
+type FileInfo struct {
 	Path     string `json:"path"`
 	IsDir    bool   `json:"is_dir"`
 	FileSize *int64 `json:"file_size,omitempty"`
 }
 
-func fileInfo(p string, e store.ArtifactEntry) mlflowFileInfo {
-	fi := mlflowFileInfo{Path: p, IsDir: e.IsDir}
+func fileInfo(p string, e store.ArtifactEntry) FileInfo {
+	fi := FileInfo{Path: p, IsDir: e.IsDir}
 	if !e.IsDir {
 		fi.FileSize = &e.Size
 	}
@@ -259,7 +259,7 @@ func fileInfo(p string, e store.ArtifactEntry) mlflowFileInfo {
 
 // children lists the target directory's children after the key after: the job's and the
 // uploaded ones, at most limit.
-func (s *Server) children(ctx context.Context, t *artifactTarget, after string, limit int) ([]store.ArtifactEntry, bool, error) {
+func (s *API) children(ctx context.Context, t *artifactTarget, after string, limit int) ([]store.ArtifactEntry, bool, error) {
 	if e, ok := t.job.entry(t.rel); ok && e.Type != snapshot.TypeDir {
 		return nil, false, nil // a file lists as nothing, as in MLflow
 	}
@@ -267,7 +267,7 @@ func (s *Server) children(ctx context.Context, t *artifactTarget, after string, 
 		return t.job.children(t.rel), false, nil // no upload is ever listed there
 	}
 	// One more than a page, and the collected log folders that may be left out at the root.
-	uploaded, err := s.cfg.Store.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1+len(api.CollectedLogDirs))
+	uploaded, err := s.cfg.Artifacts.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1+len(api.CollectedLogDirs))
 	if err != nil {
 		return nil, false, err
 	}
@@ -281,10 +281,10 @@ func (s *Server) children(ctx context.Context, t *artifactTarget, after string, 
 
 // listMLflowArtifacts answers GET artifacts?path=<exp>/<run>/artifacts[/dir]: the directory's
 // children by their names ({} when there are none, as MLflow's JSON omits an empty list).
-func (s *Server) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s *API) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
 	t, err := s.target(r, r.URL.Query().Get("path"))
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	es, more, err := s.children(r.Context(), t, "", maxListEntries)
@@ -293,11 +293,11 @@ func (s *Server) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
 			"or page with GET /api/2.0/mlflow/artifacts/list", t.relOrRoot(), t.run.ID, maxListEntries))
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	var out struct {
-		Files []mlflowFileInfo `json:"files,omitempty"`
+		Files []FileInfo `json:"files,omitempty"`
 	}
 	for _, e := range es {
 		out.Files = append(out.Files, fileInfo(e.Name, e))
@@ -324,7 +324,7 @@ const (
 	manifestCacheEntries = 20000
 )
 
-func (s *Server) jobManifest(hash string) (*snapshot.Manifest, error) {
+func (s *API) jobManifest(hash string) (*snapshot.Manifest, error) {
 	manifestCache.Lock()
 	m, ok := manifestCache.m[hash]
 	manifestCache.Unlock()
@@ -361,11 +361,11 @@ func (s *Server) jobManifest(hash string) (*snapshot.Manifest, error) {
 	return m, nil
 }
 
-// downloadable splits a run's files logged through MLflow into those `job download` brings down
+// Downloadable splits a run's files logged through MLflow into those `job download` brings down
 // beside the job's own (and the studio lists apart from them), and the paths it withholds: in a
 // folder of the logs Hangar collects, or where the job's own files are (a job's file always
 // wins over a file logged through MLflow, as the proxy serves it).
-func (s *Server) downloadable(run *job.Run, up []store.MLflowArtifact) (keep []api.UploadedArtifact, withheld []string) {
+func (s *API) Downloadable(run *job.Run, up []store.MLflowArtifact) (keep []api.UploadedArtifact, withheld []string) {
 	var tree jobTree
 	if run.ArtifactsHash != "" {
 		// A manifest too large to read here is not checked against: the download writes the

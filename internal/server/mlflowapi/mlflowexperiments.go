@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ type experimentRef struct {
 	ExperimentID string `json:"experiment_id"`
 }
 
-func (s *Server) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		Name             string        `json:"name"`
 		ArtifactLocation string        `json:"artifact_location"`
@@ -39,7 +39,7 @@ func (s *Server) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request) 
 				return nil, err
 			}
 		}
-		id, err := s.cfg.Store.CreateExperiment(r.Context(), in.Name, in.ArtifactLocation, in.Tags)
+		id, err := s.cfg.Tracking.CreateExperiment(r.Context(), in.Name, in.ArtifactLocation, in.Tags)
 		return experimentRef{ExperimentID: id}, err
 	})(w, r)
 }
@@ -48,17 +48,17 @@ type experimentAnswer struct {
 	Experiment *tracking.Experiment `json:"experiment"`
 }
 
-func (s *Server) mlflowGetExperiment(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowGetExperiment(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
 		if err := required("experiment_id", in.ExperimentID); err != nil {
 			return nil, err
 		}
-		e, err := s.cfg.Store.Experiment(r.Context(), in.ExperimentID)
+		e, err := s.cfg.Tracking.Experiment(r.Context(), in.ExperimentID)
 		return experimentAnswer{Experiment: e}, err
 	})(w, r)
 }
 
-func (s *Server) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		Name string `json:"experiment_name"`
 	}
@@ -66,12 +66,12 @@ func (s *Server) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Reques
 		if err := required("experiment_name", in.Name); err != nil {
 			return nil, err
 		}
-		e, err := s.cfg.Store.ExperimentByName(r.Context(), in.Name)
+		e, err := s.cfg.Tracking.ExperimentByName(r.Context(), in.Name)
 		return experimentAnswer{Experiment: e}, err
 	})(w, r)
 }
 
-func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		MaxResults jsonInt  `json:"max_results"`
 		PageToken  string   `json:"page_token"`
@@ -84,14 +84,14 @@ func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request)
 		NextPageToken string                 `json:"next_page_token,omitempty"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := workspaceOnly(r); err != nil {
+		if err := s.workspaceOnly(r); err != nil {
 			return nil, err
 		}
 		q, err := experimentQuery(in.MaxResults, in.PageToken, in.Filter, in.OrderBy, string(in.ViewType))
 		if err != nil {
 			return nil, err
 		}
-		es, more, err := s.cfg.Store.SearchExperiments(r.Context(), q)
+		es, more, err := s.cfg.Tracking.SearchExperiments(r.Context(), q)
 		o := out{Experiments: es}
 		if o.Experiments == nil {
 			o.Experiments = []*tracking.Experiment{}
@@ -125,13 +125,13 @@ func experimentQuery(maxResults jsonInt, token, filter string, orderBy []string,
 	return q, err
 }
 
-func (s *Server) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		ExperimentID string `json:"experiment_id"`
 		NewName      string `json:"new_name"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := workspaceOnly(r); err != nil {
+		if err := s.workspaceOnly(r); err != nil {
 			return nil, err
 		}
 		if err := required("experiment_id", in.ExperimentID); err != nil {
@@ -143,14 +143,14 @@ func (s *Server) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) 
 		if err := tracking.CheckExperimentName(in.NewName); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.RenameExperiment(r.Context(), in.ExperimentID, in.NewName)
+		return empty{}, s.cfg.Tracking.RenameExperiment(r.Context(), in.ExperimentID, in.NewName)
 	})(w, r)
 }
 
-func (s *Server) mlflowExperimentStage(stage string) http.HandlerFunc {
+func (s *API) mlflowExperimentStage(stage string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
-			if err := workspaceOnly(r); err != nil {
+			if err := s.workspaceOnly(r); err != nil {
 				return nil, err
 			}
 			if err := required("experiment_id", in.ExperimentID); err != nil {
@@ -159,19 +159,19 @@ func (s *Server) mlflowExperimentStage(stage string) http.HandlerFunc {
 			if in.ExperimentID == "0" && stage == "deleted" {
 				return nil, mlflowInvalid("Cannot delete the default experiment '0'. This is an internally reserved experiment.")
 			}
-			return empty{}, s.cfg.Store.SetExperimentStage(r.Context(), in.ExperimentID, stage)
+			return empty{}, s.cfg.Tracking.SetExperimentStage(r.Context(), in.ExperimentID, stage)
 		})(w, r)
 	}
 }
 
-func (s *Server) mlflowSetExperimentTag(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowSetExperimentTag(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		ExperimentID string `json:"experiment_id"`
 		Key          string `json:"key"`
 		Value        string `json:"value"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := workspaceOnly(r); err != nil {
+		if err := s.workspaceOnly(r); err != nil {
 			return nil, err
 		}
 		if err := required("experiment_id", in.ExperimentID); err != nil {
@@ -180,6 +180,6 @@ func (s *Server) mlflowSetExperimentTag(w http.ResponseWriter, r *http.Request) 
 		if err := tracking.CheckExperimentTag(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.SetExperimentTag(r.Context(), in.ExperimentID, tracking.KV{Key: in.Key, Value: in.Value})
+		return empty{}, s.cfg.Tracking.SetExperimentTag(r.Context(), in.ExperimentID, tracking.KV{Key: in.Key, Value: in.Value})
 	})(w, r)
 }

@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ func mlflowArtifactURI(experimentID, runID string) string {
 	return tracking.ArtifactURI(experimentID, runID)
 }
 
-// maxArtifactPath bounds an artifact path (MLflow sets no limit; file systems take 4096 bytes).
-const maxArtifactPath = 4096
+// MaxArtifactPath bounds an artifact path (MLflow sets no limit; file systems take 4096 bytes).
+const MaxArtifactPath = 4096
 
 // artifactPath is `<experiment id>/<run id>/artifacts[/<rel>]`, the path of a proxied artifact.
 // The experiment segment is kept as the client sent it: artifacts are stored by run (a run has
@@ -54,8 +54,8 @@ func checkArtifactPath(p string) error {
 	switch {
 	case p == "":
 		return bad("empty")
-	case len(p) > maxArtifactPath:
-		return mlflowInvalid(fmt.Sprintf("artifact path of %d bytes: at most %d", len(p), maxArtifactPath))
+	case len(p) > MaxArtifactPath:
+		return mlflowInvalid(fmt.Sprintf("artifact path of %d bytes: at most %d", len(p), MaxArtifactPath))
 	case !utf8.ValidString(p):
 		return bad("not UTF-8 text")
 	case strings.HasPrefix(p, "/"):

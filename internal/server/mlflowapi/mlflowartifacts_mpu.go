@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"crypto/rand"
@@ -26,10 +26,10 @@ import (
 // one blob. Parts wait as files in the workspace (mlflow-uploads/<upload id>/), not as blobs:
 // a part is no file of anyone's, and blobs are never removed.
 const (
-	// mpuPartRoute is a part's upload, which limitOf streams to disk like a blob.
-	mpuPartRoute = "PUT /api/2.0/mlflow-artifacts/mpu/part/{upload}/{part}"
-	// maxParts is S3's limit, which MLflow's chunking (100 MiB parts) stays far below.
-	maxParts = 10000
+	// PartRoute is a part's upload, which limitOf streams to disk like a blob.
+	PartRoute = "PUT /api/2.0/mlflow-artifacts/mpu/part/{upload}/{part}"
+	// MaxParts is S3's limit, which MLflow's chunking (100 MiB parts) stays far below.
+	MaxParts = 10000
 	// uploadTTL is how long an upload neither completed nor aborted keeps its parts.
 	uploadTTL  = 24 * time.Hour
 	uploadsDir = "mlflow-uploads"
@@ -42,7 +42,7 @@ type mpuUpload struct {
 	NumParts int    `json:"num_parts"`
 }
 
-type mpuRequest struct {
+type MPURequest struct {
 	Path     string `json:"path"` // the client's local file: its base name names the artifact
 	NumParts int    `json:"num_parts"`
 	UploadID string `json:"upload_id"`
@@ -52,31 +52,31 @@ type mpuRequest struct {
 	} `json:"parts"`
 }
 
-type mpuCredential struct {
+type MPUCredential struct {
 	URL        string            `json:"url"`
 	PartNumber int               `json:"part_number"`
 	Headers    map[string]string `json:"headers"`
 }
 
-func (s *Server) mpuRoutes(mux routes) {
-	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", contributeOrRunAccess, s.mpuCreate)
-	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/complete/{path...}", contributeOrRunAccess, s.mpuComplete)
-	mux.handle("POST /api/2.0/mlflow-artifacts/mpu/abort/{path...}", contributeOrRunAccess, s.mpuAbort)
-	mux.handle(mpuPartRoute, contributeOrRunAccess, s.mpuPart)
+func (s *API) mpuRoutes(mux Mux) {
+	mux.Handle("POST /api/2.0/mlflow-artifacts/mpu/create/{path...}", contributeOrRunAccess, s.mpuCreate)
+	mux.Handle("POST /api/2.0/mlflow-artifacts/mpu/complete/{path...}", contributeOrRunAccess, s.mpuComplete)
+	mux.Handle("POST /api/2.0/mlflow-artifacts/mpu/abort/{path...}", contributeOrRunAccess, s.mpuAbort)
+	mux.Handle(PartRoute, contributeOrRunAccess, s.mpuPart)
 }
 
 // mpuTarget reads an mpu request: the artifact directory in the URL, the file's base name in
 // the body.
-func (s *Server) mpuTarget(r *http.Request) (*artifactTarget, *mpuRequest, error) {
+func (s *API) mpuTarget(r *http.Request) (*artifactTarget, *MPURequest, error) {
 	t, err := s.target(r, r.PathValue("path"))
 	if err != nil {
 		return nil, nil, err
 	}
 	if s.cfg.Workspace == "" {
-		return nil, nil, &mlflowError{Status: http.StatusNotImplemented, Code: mlflowNotImplemented, Message: mpuUnsupported}
+		return nil, nil, &Error{Status: http.StatusNotImplemented, Code: CodeNotImplemented, Message: mpuUnsupported}
 	}
-	var req mpuRequest
-	if err := readJSON(r, &req); err != nil {
+	var req MPURequest
+	if err := s.cfg.Bodies.ReadJSON(r, &req); err != nil {
 		return nil, nil, err
 	}
 	// The client sends its local path: a Windows one separates with backslashes.
@@ -93,17 +93,17 @@ func (s *Server) mpuTarget(r *http.Request) (*artifactTarget, *mpuRequest, error
 	return t, &req, t.readOnly()
 }
 
-func (s *Server) mpuCreate(w http.ResponseWriter, r *http.Request) {
+func (s *API) mpuCreate(w http.ResponseWriter, r *http.Request) {
 	t, req, err := s.mpuTarget(r)
-	if err == nil && (req.NumParts < 1 || req.NumParts > maxParts) {
-		err = mlflowInvalid(fmt.Sprintf("num_parts %d: want 1 to %d", req.NumParts, maxParts))
+	if err == nil && (req.NumParts < 1 || req.NumParts > MaxParts) {
+		err = mlflowInvalid(fmt.Sprintf("num_parts %d: want 1 to %d", req.NumParts, MaxParts))
 	}
 	var id string
 	if err == nil {
 		id, err = s.newUpload(mpuUpload{Run: t.run.ID, Path: t.rel, NumParts: req.NumParts})
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	scheme := "http"
@@ -113,10 +113,10 @@ func (s *Server) mpuCreate(w http.ResponseWriter, r *http.Request) {
 	headers := map[string]string{"Authorization": r.Header.Get("Authorization")}
 	out := struct {
 		UploadID    string          `json:"upload_id"`
-		Credentials []mpuCredential `json:"credentials"`
+		Credentials []MPUCredential `json:"credentials"`
 	}{UploadID: id}
 	for n := 1; n <= req.NumParts; n++ {
-		out.Credentials = append(out.Credentials, mpuCredential{PartNumber: n, Headers: headers,
+		out.Credentials = append(out.Credentials, MPUCredential{PartNumber: n, Headers: headers,
 			URL: fmt.Sprintf("%s://%s/api/2.0/mlflow-artifacts/mpu/part/%s/%d", scheme, r.Host, id, n)})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -124,7 +124,7 @@ func (s *Server) mpuCreate(w http.ResponseWriter, r *http.Request) {
 
 // newUpload makes an upload's folder, after removing those of uploads left for longer than
 // uploadTTL.
-func (s *Server) newUpload(u mpuUpload) (string, error) {
+func (s *API) newUpload(u mpuUpload) (string, error) {
 	root := filepath.Join(s.cfg.Workspace, uploadsDir)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("multipart upload: %w", err)
@@ -150,8 +150,8 @@ func (s *Server) newUpload(u mpuUpload) (string, error) {
 }
 
 // upload reads an upload in progress and checks that the caller may write to its run.
-func (s *Server) upload(r *http.Request, id string) (*mpuUpload, string, error) {
-	notFound := &mlflowError{Status: http.StatusNotFound, Code: mlflowNotFound, Message: "no multipart upload " + id}
+func (s *API) upload(r *http.Request, id string) (*mpuUpload, string, error) {
+	notFound := &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no multipart upload " + id}
 	if b, err := hex.DecodeString(id); err != nil || len(b) != 16 || s.cfg.Workspace == "" {
 		return nil, "", notFound
 	}
@@ -167,26 +167,26 @@ func (s *Server) upload(r *http.Request, id string) (*mpuUpload, string, error) 
 	if err != nil {
 		return nil, "", fmt.Errorf("multipart upload %s: %w", id, err)
 	}
-	if err := allowRun(r, u.Run); err != nil {
+	if err := s.allowRun(r, u.Run); err != nil {
 		return nil, "", err
 	}
 	return &u, dir, nil
 }
 
-func (s *Server) mpuPart(w http.ResponseWriter, r *http.Request) {
+func (s *API) mpuPart(w http.ResponseWriter, r *http.Request) {
 	u, dir, err := s.upload(r, r.PathValue("upload"))
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	n, err := strconv.Atoi(r.PathValue("part"))
 	if err != nil || n < 1 || n > u.NumParts {
-		writeMLflowError(w, s.log, mlflowInvalid(fmt.Sprintf("part %q: want 1 to %d", r.PathValue("part"), u.NumParts)))
+		s.writeError(w, mlflowInvalid(fmt.Sprintf("part %q: want 1 to %d", r.PathValue("part"), u.NumParts)))
 		return
 	}
 	etag, err := writePart(dir, n, r.Body)
 	if err != nil {
-		writeMLflowBodyError(w, s, err)
+		s.writeBodyError(w, err)
 		return
 	}
 	w.Header().Set("ETag", etag)
@@ -215,7 +215,7 @@ func writePart(dir string, n int, body io.Reader) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (s *Server) mpuComplete(w http.ResponseWriter, r *http.Request) {
+func (s *API) mpuComplete(w http.ResponseWriter, r *http.Request) {
 	t, req, err := s.mpuTarget(r)
 	var u *mpuUpload
 	var dir string
@@ -231,14 +231,14 @@ func (s *Server) mpuComplete(w http.ResponseWriter, r *http.Request) {
 		hash, size, err = s.assemble(dir, req)
 	}
 	if err == nil {
-		err = s.cfg.Store.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
+		err = s.cfg.Artifacts.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
 			Size: size, CreatedAt: time.Now().UTC()})
 	}
 	if errors.Is(err, store.ErrPathTaken) {
 		err = mlflowInvalid(strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error()))
 	}
 	if err != nil {
-		writeMLflowBodyError(w, s, err)
+		s.writeBodyError(w, err)
 		return
 	}
 	_ = os.RemoveAll(dir)
@@ -247,7 +247,7 @@ func (s *Server) mpuComplete(w http.ResponseWriter, r *http.Request) {
 
 // assemble puts the listed parts, in part-number order, into one blob, checking each against
 // its ETag.
-func (s *Server) assemble(dir string, req *mpuRequest) (string, int64, error) {
+func (s *API) assemble(dir string, req *MPURequest) (string, int64, error) {
 	if len(req.Parts) == 0 {
 		return "", 0, mlflowInvalid("parts: none listed")
 	}
@@ -279,8 +279,8 @@ func (s *Server) assemble(dir string, req *mpuRequest) (string, int64, error) {
 		hashes = append(hashes, c)
 		readers = append(readers, io.TeeReader(f, c.h))
 	}
-	if total > s.maxBlob() {
-		return "", 0, &tooLargeError{route: "multipart upload", limit: s.maxBlob(), size: total}
+	if total > s.cfg.Bodies.MaxBlob() {
+		return "", 0, s.cfg.Bodies.TooLarge("multipart upload", s.cfg.Bodies.MaxBlob(), total)
 	}
 	hash, size, err := s.cfg.Blobs.Put(io.MultiReader(readers...), "")
 	if err != nil {
@@ -302,14 +302,14 @@ type etagCheck struct {
 	}
 }
 
-func (s *Server) mpuAbort(w http.ResponseWriter, r *http.Request) {
+func (s *API) mpuAbort(w http.ResponseWriter, r *http.Request) {
 	_, req, err := s.mpuTarget(r)
 	var dir string
 	if err == nil {
 		_, dir, err = s.upload(r, req.UploadID)
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	_ = os.RemoveAll(dir)

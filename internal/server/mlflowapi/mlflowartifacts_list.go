@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"context"
@@ -9,33 +9,33 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// listPageSize is how many entries one page of MLflow REST's ListArtifacts holds.
-const listPageSize = 1000
+// ListPageSize is how many entries one page of MLflow REST's ListArtifacts holds.
+const ListPageSize = 1000
 
-// runArtifactsList is MLflow REST's ListArtifacts response: paths relative to the run's
+// ArtifactsList is MLflow REST's ListArtifacts response: paths relative to the run's
 // artifact root.
-type runArtifactsList struct {
-	RootURI       string           `json:"root_uri"`
-	Files         []mlflowFileInfo `json:"files,omitempty"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
+type ArtifactsList struct {
+	RootURI       string     `json:"root_uri"`
+	Files         []FileInfo `json:"files,omitempty"`
+	NextPageToken string     `json:"next_page_token,omitempty"`
 }
 
 // listRunArtifacts answers GET /api/2.0/mlflow/artifacts/list?run_id=&path=&page_token=, the
 // listing older clients (and `mlflow artifacts list --run-id`) use, over the same files as the
 // proxy.
-func (s *Server) listRunArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s *API) listRunArtifacts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	runID := q.Get("run_id")
 	if runID == "" {
 		runID = q.Get("run_uuid") // MLflow's deprecated name, still sent by old clients
 	}
 	if runID == "" {
-		writeMLflowError(w, s.log, mlflowInvalid("missing value for required parameter 'run_id'"))
+		s.writeError(w, mlflowInvalid("missing value for required parameter 'run_id'"))
 		return
 	}
 	after, err := decodeArtifactPageToken(q.Get("page_token"))
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
 	// The run id is checked as an artifact path's segment is: it names a run, nothing else.
@@ -48,22 +48,22 @@ func (s *Server) listRunArtifacts(w http.ResponseWriter, r *http.Request) {
 		err = mlflowInvalid("run_id " + runID + ": not a run id")
 	}
 	if err == nil {
-		err = allowRun(r, a.run)
+		err = s.allowRun(r, a.run)
 	}
 	var t *artifactTarget
 	if err == nil {
 		t, err = s.runTarget(r.Context(), a)
 	}
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
-	es, more, err := s.children(r.Context(), t, after, listPageSize)
+	es, more, err := s.children(r.Context(), t, after, ListPageSize)
 	if err != nil {
-		writeMLflowError(w, s.log, err)
+		s.writeError(w, err)
 		return
 	}
-	out := runArtifactsList{RootURI: mlflowArtifactURI(s.mlflowExperimentOf(r.Context(), t.run), t.run.ID)}
+	out := ArtifactsList{RootURI: mlflowArtifactURI(s.mlflowExperimentOf(r.Context(), t.run), t.run.ID)}
 	for _, e := range es {
 		out.Files = append(out.Files, fileInfo(path.Join(t.rel, e.Name), e))
 	}
@@ -78,7 +78,7 @@ func decodeArtifactPageToken(tok string) (string, error) {
 		return "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil || len(b) == 0 || len(b) > maxArtifactPath {
+	if err != nil || len(b) == 0 || len(b) > MaxArtifactPath {
 		return "", mlflowInvalid("invalid page_token " + tok)
 	}
 	return string(b), nil
@@ -86,8 +86,8 @@ func decodeArtifactPageToken(tok string) (string, error) {
 
 // mlflowExperimentOf is the experiment id of a run, for its root_uri ("0", MLflow's Default
 // experiment, if it cannot be read: the proxy stores artifacts by run and does not need it).
-func (s *Server) mlflowExperimentOf(ctx context.Context, run *job.Run) string {
-	tr, err := s.cfg.Store.TrackingRun(ctx, run.ID)
+func (s *API) mlflowExperimentOf(ctx context.Context, run *job.Run) string {
+	tr, err := s.cfg.Tracking.TrackingRun(ctx, run.ID)
 	if err != nil || tr.Info.ExperimentID == "" {
 		return "0"
 	}

@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"context"
@@ -39,13 +39,13 @@ func (m metricIn) point() (tracking.MetricPoint, error) {
 	return tracking.MetricPoint{Key: m.Key, Value: v, Timestamp: ts, Step: int64(m.Step)}, nil
 }
 
-func (s *Server) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		metricIn
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -64,54 +64,54 @@ type kvIn struct {
 }
 
 // logMetrics stores a batch that may carry metric points, counting the points for /metrics.
-func (s *Server) logMetrics(ctx context.Context, id string, b store.Batch) error {
-	if err := s.cfg.Store.LogBatch(ctx, id, b); err != nil {
+func (s *API) logMetrics(ctx context.Context, id string, b store.Batch) error {
+	if err := s.cfg.Tracking.LogBatch(ctx, id, b); err != nil {
 		return err
 	}
-	s.tel.metricPts.Add(float64(len(b.Metrics)))
+	s.cfg.MetricPoints.Add(float64(len(b.Metrics)))
 	return nil
 }
 
-func (s *Server) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
 		if err := tracking.CheckParam(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
 	})(w, r)
 }
 
-func (s *Server) mlflowSetTag(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowSetTag(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
 		if err := tracking.CheckTag(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
 	})(w, r)
 }
 
-func (s *Server) mlflowDeleteTag(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowDeleteTag(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
 		if err := required("key", in.Key); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.DeleteRunTag(r.Context(), id, in.Key)
+		return empty{}, s.cfg.Tracking.DeleteRunTag(r.Context(), id, in.Key)
 	})(w, r)
 }
 
-func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		Metrics []metricIn    `json:"metrics"`
@@ -119,7 +119,7 @@ func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
 		Tags    []tracking.KV `json:"tags"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -167,13 +167,13 @@ func batchOf(metrics []metricIn, params, tags []tracking.KV) (store.Batch, error
 	return b, nil
 }
 
-func (s *Server) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		Datasets []tracking.DatasetInput `json:"datasets"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -185,19 +185,19 @@ func (s *Server) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
 				return nil, mlflowInvalid(fmt.Sprintf("datasets[%d]: %v", i, err))
 			}
 		}
-		return empty{}, s.cfg.Store.LogInputs(r.Context(), id, in.Datasets)
+		return empty{}, s.cfg.Tracking.LogInputs(r.Context(), id, in.Datasets)
 	})(w, r)
 }
 
 // mlflowLogModel records a logged model as MLflow's SQL store does: appended to the run's
 // mlflow.log-model.history tag, a JSON list.
-func (s *Server) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		ModelJSON string `json:"model_json"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +205,7 @@ func (s *Server) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
 		if err := json.Unmarshal([]byte(in.ModelJSON), &model); err != nil {
 			return nil, mlflowInvalid("Malformed model info. model_json is not a JSON object: " + err.Error())
 		}
-		run, err := s.cfg.Store.TrackingRun(r.Context(), id)
+		run, err := s.cfg.Tracking.TrackingRun(r.Context(), id)
 		if err != nil {
 			return nil, err
 		}
@@ -222,11 +222,11 @@ func (s *Server) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
 		if err := tracking.CheckTag(tracking.TagLoggedModel, string(b)); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Store.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: tracking.TagLoggedModel, Value: string(b)}}})
+		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: tracking.TagLoggedModel, Value: string(b)}}})
 	})(w, r)
 }
 
-func (s *Server) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		MetricKey  string  `json:"metric_key"`
@@ -238,7 +238,7 @@ func (s *Server) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
 		NextPageToken string                 `json:"next_page_token,omitempty"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +255,7 @@ func (s *Server) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		ms, more, err := s.cfg.Store.MetricHistory(r.Context(), id, in.MetricKey, offset, limit)
+		ms, more, err := s.cfg.Tracking.MetricHistory(r.Context(), id, in.MetricKey, offset, limit)
 		o := out{Metrics: ms}
 		if o.Metrics == nil {
 			o.Metrics = []tracking.MetricPoint{}

@@ -1,4 +1,4 @@
-package server
+package mlflowapi
 
 import (
 	"crypto/rand"
@@ -23,7 +23,7 @@ type runRef struct {
 }
 
 // id is the run named, after the caller's right to it is checked.
-func (ref runRef) id(r *http.Request) (string, error) {
+func (ref runRef) id(s *API, r *http.Request) (string, error) {
 	id := ref.RunID
 	if id == "" {
 		id = ref.RunUUID
@@ -31,14 +31,14 @@ func (ref runRef) id(r *http.Request) (string, error) {
 	if err := required("run_id", id); err != nil {
 		return "", err
 	}
-	return id, allowRun(r, id)
+	return id, s.allowRun(r, id)
 }
 
 type runAnswer struct {
 	Run *tracking.Run `json:"run"`
 }
 
-func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		ExperimentID string        `json:"experiment_id"`
 		UserID       string        `json:"user_id"`
@@ -47,7 +47,7 @@ func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
 		Tags         []tracking.KV `json:"tags"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := workspaceOnly(r); err != nil {
+		if err := s.workspaceOnly(r); err != nil {
 			return nil, err
 		}
 		if in.ExperimentID == "" {
@@ -67,10 +67,10 @@ func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		run := newTrackingRun(in.RunName, int64(in.StartTime))
-		if err := s.cfg.Controller.CreateTrackingRun(r.Context(), run, in.ExperimentID, in.UserID, in.Tags); err != nil {
+		if err := s.cfg.RunWriter.CreateTrackingRun(r.Context(), run, in.ExperimentID, in.UserID, in.Tags); err != nil {
 			return nil, err
 		}
-		got, err := s.cfg.Store.TrackingRun(r.Context(), run.ID)
+		got, err := s.cfg.Tracking.TrackingRun(r.Context(), run.ID)
 		return runAnswer{Run: got}, err
 	})(w, r)
 }
@@ -91,18 +91,18 @@ func newTrackingRun(name string, startMillis int64) *job.Run {
 	return &job.Run{ID: id, DisplayName: name, Status: job.Running, CreatedAt: start, StartedAt: &start, Attempt: 1}
 }
 
-func (s *Server) mlflowGetRun(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowGetRun(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *runRef) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
-		run, err := s.cfg.Store.TrackingRun(r.Context(), id)
+		run, err := s.cfg.Tracking.TrackingRun(r.Context(), id)
 		return runAnswer{Run: run}, err
 	})(w, r)
 }
 
-func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		Status  *string  `json:"status"`
@@ -113,7 +113,7 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 		RunInfo tracking.RunInfo `json:"run_info"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(r)
+		id, err := in.id(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -130,10 +130,10 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 			u.EndTime = &t
 		}
 		u.RunName = in.RunName
-		if err := s.cfg.Controller.UpdateTrackingRun(r.Context(), id, u); err != nil {
+		if err := s.cfg.RunWriter.UpdateTrackingRun(r.Context(), id, u); err != nil {
 			return nil, err
 		}
-		run, err := s.cfg.Store.TrackingRun(r.Context(), id)
+		run, err := s.cfg.Tracking.TrackingRun(r.Context(), id)
 		if err != nil {
 			return nil, err
 		}
@@ -141,19 +141,19 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 	})(w, r)
 }
 
-func (s *Server) mlflowRunStage(stage string) http.HandlerFunc {
+func (s *API) mlflowRunStage(stage string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		mlflowHandler(s, func(r *http.Request, in *runRef) (any, error) {
-			id, err := in.id(r)
+			id, err := in.id(s, r)
 			if err != nil {
 				return nil, err
 			}
-			return empty{}, s.cfg.Controller.SetRunStage(r.Context(), id, stage)
+			return empty{}, s.cfg.RunWriter.SetRunStage(r.Context(), id, stage)
 		})(w, r)
 	}
 }
 
-func (s *Server) mlflowSearchRuns(w http.ResponseWriter, r *http.Request) {
+func (s *API) mlflowSearchRuns(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		ExperimentIDs []string `json:"experiment_ids"`
 		Filter        string   `json:"filter"`
@@ -167,14 +167,14 @@ func (s *Server) mlflowSearchRuns(w http.ResponseWriter, r *http.Request) {
 		NextPageToken string          `json:"next_page_token,omitempty"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := workspaceOnly(r); err != nil {
+		if err := s.workspaceOnly(r); err != nil {
 			return nil, err
 		}
 		q, err := runQuery(in.ExperimentIDs, in.Filter, string(in.RunViewType), int(in.MaxResults), in.OrderBy, in.PageToken)
 		if err != nil {
 			return nil, err
 		}
-		runs, more, err := s.cfg.Store.SearchRuns(r.Context(), q)
+		runs, more, err := s.cfg.Tracking.SearchRuns(r.Context(), q)
 		o := out{Runs: runs}
 		if more {
 			o.NextPageToken = tracking.PageToken(q.Offset + q.Limit)
