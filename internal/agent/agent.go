@@ -217,7 +217,7 @@ func (a *Agent) join(ctx context.Context) error {
 	backoff := api.Backoff{Base: time.Second, Max: 30 * time.Second}
 	for {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		rep, err := c.JoinAgent(cctx, req)
+		rep, err := c.Agents.Join(cctx, req)
 		cancel()
 		if err == nil {
 			a.id = identity{NodeID: rep.NodeID, Pool: rep.Pool, AgentToken: rep.AgentToken}

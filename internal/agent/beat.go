@@ -73,7 +73,7 @@ func (a *Agent) send(ctx context.Context, hb api.AgentHeartbeat, report []api.Ag
 	} else {
 		close(watching)
 	}
-	rep, err := a.api.AgentHeartbeat(cctx, a.id.NodeID, hb)
+	rep, err := a.api.Agents.Heartbeat(cctx, a.id.NodeID, hb)
 	close(stop)
 	<-watching
 	return rep, ended.Load() && ctx.Err() == nil, err
@@ -142,7 +142,7 @@ func (a *Agent) leave(report []api.AgentRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	hb := api.AgentHeartbeat{Runs: report, Acks: a.acks, Draining: true, Leaving: true}
-	if _, err := a.api.AgentHeartbeat(ctx, a.id.NodeID, hb); err != nil {
+	if _, err := a.api.Agents.Heartbeat(ctx, a.id.NodeID, hb); err != nil {
 		a.log.Warn("last heartbeat", "err", err)
 	}
 	a.log.Info("agent exiting", "node", a.id.NodeID)

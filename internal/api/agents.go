@@ -222,50 +222,50 @@ type NodeEvent struct {
 	Reason string    `json:"reason,omitempty"`
 }
 
-// JoinAgent joins a cluster; the client's token is the join token.
-func (c *Client) JoinAgent(ctx context.Context, req JoinRequest) (*JoinReply, error) {
+// Join joins a cluster; the client's token is the join token.
+func (c *AgentClient) Join(ctx context.Context, req JoinRequest) (*JoinReply, error) {
 	var out JoinReply
 	return &out, c.do(ctx, http.MethodPost, "/api/agents/join", req, &out)
 }
 
-// AgentHeartbeat reports an agent's runs and returns its work; the client's token is the agent token.
-func (c *Client) AgentHeartbeat(ctx context.Context, nodeID string, hb AgentHeartbeat) (*HeartbeatReply, error) {
+// Heartbeat reports an agent's runs and returns its work; the client's token is the agent token.
+func (c *AgentClient) Heartbeat(ctx context.Context, nodeID string, hb AgentHeartbeat) (*HeartbeatReply, error) {
 	var out HeartbeatReply
 	return &out, c.do(ctx, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb, &out)
 }
 
-// ListNodes lists a cluster's nodes.
-func (c *Client) ListNodes(ctx context.Context, pool string) ([]Node, error) {
+// List lists a cluster's nodes.
+func (c *NodeClient) List(ctx context.Context, pool string) ([]Node, error) {
 	var out []Node
 	return out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil, &out)
 }
 
-// GetNode shows one node with its pending work.
-func (c *Client) GetNode(ctx context.Context, id string) (*Node, error) {
+// Get shows one node with its pending work.
+func (c *NodeClient) Get(ctx context.Context, id string) (*Node, error) {
 	var out Node
 	return &out, c.do(ctx, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil, &out)
 }
 
-// NodeEvents returns a cluster's timeline, oldest first; limit keeps the newest entries (0 = all).
-func (c *Client) NodeEvents(ctx context.Context, pool string, limit int) ([]NodeEvent, error) {
+// Events returns a cluster's timeline, oldest first; limit keeps the newest entries (0 = all).
+func (c *NodeClient) Events(ctx context.Context, pool string, limit int) ([]NodeEvent, error) {
 	var out []NodeEvent
 	p := "/api/computes/" + url.PathEscape(pool) + "/node-events?limit=" + strconv.Itoa(limit)
 	return out, c.do(ctx, http.MethodGet, p, nil, &out)
 }
 
-// ListSizes lists the workspace's size catalog.
-func (c *Client) ListSizes(ctx context.Context) ([]sizes.Size, error) {
+// List lists the workspace's size catalog.
+func (c *SizeClient) List(ctx context.Context) ([]sizes.Size, error) {
 	var out []sizes.Size
 	return out, c.do(ctx, http.MethodGet, "/api/sizes", nil, &out)
 }
 
-// CreateSize adds a workspace size.
-func (c *Client) CreateSize(ctx context.Context, s sizes.Size) (*sizes.Size, error) {
+// Create adds a workspace size.
+func (c *SizeClient) Create(ctx context.Context, s sizes.Size) (*sizes.Size, error) {
 	var out sizes.Size
 	return &out, c.do(ctx, http.MethodPost, "/api/sizes", s, &out)
 }
 
-// DeleteSize removes a workspace size.
-func (c *Client) DeleteSize(ctx context.Context, name string) error {
+// Delete removes a workspace size.
+func (c *SizeClient) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/api/sizes/"+url.PathEscape(name), nil, nil)
 }

@@ -45,44 +45,44 @@ func batchDeploymentPath(endpoint, name string) string {
 	return batchEndpointPath(endpoint) + "/deployments/" + url.PathEscape(name)
 }
 
-// CreateBatchEndpoint creates a batch endpoint.
-func (c *Client) CreateBatchEndpoint(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
+// Create creates a batch endpoint.
+func (c *BatchEndpointClient) Create(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
 	var out BatchEndpointView
 	return &out, c.do(ctx, http.MethodPost, "/api/batch-endpoints", e, &out)
 }
 
-// UpdateBatchEndpoint replaces a batch endpoint's definition.
-func (c *Client) UpdateBatchEndpoint(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
+// Update replaces a batch endpoint's definition.
+func (c *BatchEndpointClient) Update(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
 	var out BatchEndpointView
 	return &out, c.do(ctx, http.MethodPut, batchEndpointPath(e.Name), e, &out)
 }
 
-// BatchEndpoint reads a batch endpoint.
-func (c *Client) BatchEndpoint(ctx context.Context, name string) (*BatchEndpointView, error) {
+// Get reads a batch endpoint.
+func (c *BatchEndpointClient) Get(ctx context.Context, name string) (*BatchEndpointView, error) {
 	var out BatchEndpointView
 	return &out, c.do(ctx, http.MethodGet, batchEndpointPath(name), nil, &out)
 }
 
-// BatchEndpoints lists the batch endpoints.
-func (c *Client) BatchEndpoints(ctx context.Context) ([]BatchEndpointView, error) {
+// List lists the batch endpoints.
+func (c *BatchEndpointClient) List(ctx context.Context) ([]BatchEndpointView, error) {
 	var out []BatchEndpointView
 	return out, c.do(ctx, http.MethodGet, "/api/batch-endpoints", nil, &out)
 }
 
-// DeleteBatchEndpoint deletes a batch endpoint and its deployments.
-func (c *Client) DeleteBatchEndpoint(ctx context.Context, name string) error {
+// Delete deletes a batch endpoint and its deployments.
+func (c *BatchEndpointClient) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, batchEndpointPath(name), nil, nil)
 }
 
-// InvokeBatch queues a batch scoring job.
-func (c *Client) InvokeBatch(ctx context.Context, endpoint string, req BatchInvokeRequest) (*RunDetail, error) {
+// Invoke queues a batch scoring job.
+func (c *BatchEndpointClient) Invoke(ctx context.Context, endpoint string, req BatchInvokeRequest) (*RunDetail, error) {
 	var out RunDetail
 	return &out, c.do(ctx, http.MethodPost, batchEndpointPath(endpoint)+"/invoke", req, &out)
 }
 
-// PutBatchDeployment creates (create) or replaces a batch deployment; setDefault makes it its
+// Put creates (create) or replaces a batch deployment; setDefault makes it its
 // endpoint's default.
-func (c *Client) PutBatchDeployment(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*BatchDeploymentView, error) {
+func (c *BatchDeploymentClient) Put(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*BatchDeploymentView, error) {
 	var out BatchDeploymentView
 	method, p := http.MethodPut, batchDeploymentPath(d.Endpoint, d.Name)
 	if create {
@@ -91,19 +91,19 @@ func (c *Client) PutBatchDeployment(ctx context.Context, d serving.BatchDeployme
 	return &out, c.do(ctx, method, p+"?set_default="+strconv.FormatBool(setDefault), d, &out)
 }
 
-// BatchDeployment reads a batch deployment.
-func (c *Client) BatchDeployment(ctx context.Context, endpoint, name string) (*BatchDeploymentView, error) {
+// Get reads a batch deployment.
+func (c *BatchDeploymentClient) Get(ctx context.Context, endpoint, name string) (*BatchDeploymentView, error) {
 	var out BatchDeploymentView
 	return &out, c.do(ctx, http.MethodGet, batchDeploymentPath(endpoint, name), nil, &out)
 }
 
-// BatchDeployments lists a batch endpoint's deployments.
-func (c *Client) BatchDeployments(ctx context.Context, endpoint string) ([]BatchDeploymentView, error) {
+// List lists a batch endpoint's deployments.
+func (c *BatchDeploymentClient) List(ctx context.Context, endpoint string) ([]BatchDeploymentView, error) {
 	var out []BatchDeploymentView
 	return out, c.do(ctx, http.MethodGet, batchEndpointPath(endpoint)+"/deployments", nil, &out)
 }
 
-// DeleteBatchDeployment deletes a batch deployment.
-func (c *Client) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
+// Delete deletes a batch deployment.
+func (c *BatchDeploymentClient) Delete(ctx context.Context, endpoint, name string) error {
 	return c.do(ctx, http.MethodDelete, batchDeploymentPath(endpoint, name), nil, nil)
 }

@@ -69,6 +69,29 @@ type Client struct {
 	token   string
 	attempt int
 	hc      *http.Client
+
+	// The typed resource clients (resources.go).
+	Jobs             *JobClient
+	Runs             *RunClient
+	Blobs            *BlobClient
+	Computes         *ComputeClient
+	Sizes            *SizeClient
+	Nodes            *NodeClient
+	Agents           *AgentClient
+	Instances        *InstanceClient
+	Models           *ModelClient
+	Data             *DataClient
+	Datastores       *DatastoreClient
+	Environments     *EnvironmentClient
+	Components       *ComponentClient
+	Endpoints        *EndpointClient
+	Deployments      *DeploymentClient
+	BatchEndpoints   *BatchEndpointClient
+	BatchDeployments *BatchDeploymentClient
+	Users            *UserClient
+	Tokens           *TokenClient
+	Secrets          *SecretClient
+	Workspace        *WorkspaceClient
 }
 
 // AttemptHeader carries a supervisor's run attempt.
@@ -93,6 +116,7 @@ func (c *Client) SetToken(token string) {
 func NewClient(baseURL, token string, opts ...Option) *Client {
 	bases := SplitURLs(baseURL)
 	c := &Client{base: strings.TrimRight(baseURL, "/"), bases: bases, token: token, hc: &http.Client{}}
+	c.initResources()
 	if len(bases) > 0 {
 		c.base = bases[0]
 	}
@@ -255,34 +279,34 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 	return &h, c.do(ctx, http.MethodGet, "/api/health", nil, &h)
 }
 
-// ListComputes lists the workspace's compute targets.
-func (c *Client) ListComputes(ctx context.Context) ([]Compute, error) {
+// List lists the workspace's compute targets.
+func (c *ComputeClient) List(ctx context.Context) ([]Compute, error) {
 	var out []Compute
 	return out, c.do(ctx, http.MethodGet, "/api/computes", nil, &out)
 }
 
-// GetCompute shows one compute target.
-func (c *Client) GetCompute(ctx context.Context, name string) (*Compute, error) {
+// Get shows one compute target.
+func (c *ComputeClient) Get(ctx context.Context, name string) (*Compute, error) {
 	var out Compute
 	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil, &out)
 }
 
-// ComputeBrief returns a compute target without asking its backend to describe its node (which
+// Brief returns a compute target without asking its backend to describe its node (which
 // may probe the machine or reach a remote host): enough to know it exists.
-func (c *Client) ComputeBrief(ctx context.Context, name string) (*Compute, error) {
+func (c *ComputeClient) Brief(ctx context.Context, name string) (*Compute, error) {
 	var out Compute
 	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil, &out)
 }
 
-// MissingBlobs returns the hashes the server lacks.
-func (c *Client) MissingBlobs(ctx context.Context, hashes []string) ([]string, error) {
+// Missing returns the hashes the server lacks.
+func (c *BlobClient) Missing(ctx context.Context, hashes []string) ([]string, error) {
 	var out MissingResponse
 	err := c.do(ctx, http.MethodPost, "/api/blobs/missing", MissingRequest{Hashes: hashes}, &out)
 	return out.Missing, err
 }
 
-// PutBlob uploads one blob, streaming body; size is used as Content-Length when >= 0.
-func (c *Client) PutBlob(ctx context.Context, hash string, body io.Reader, size int64) error {
+// Put uploads one blob, streaming body; size is used as Content-Length when >= 0.
+func (c *BlobClient) Put(ctx context.Context, hash string, body io.Reader, size int64) error {
 	req, err := c.newRequest(ctx, http.MethodPut, "/api/blobs/"+hash, body)
 	if err != nil {
 		return err
@@ -293,7 +317,7 @@ func (c *Client) PutBlob(ctx context.Context, hash string, body io.Reader, size 
 }
 
 // PutBundle uploads a bundle (a tar stream of blobs named by hash).
-func (c *Client) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse, error) {
+func (c *BlobClient) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse, error) {
 	req, err := c.newRequest(ctx, http.MethodPost, "/api/blobs/bundle", body)
 	if err != nil {
 		return nil, err
@@ -303,8 +327,8 @@ func (c *Client) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse
 	return &out, c.send(req, &out)
 }
 
-// OpenBlob streams one blob; the caller closes it.
-func (c *Client) OpenBlob(ctx context.Context, hash string) (io.ReadCloser, error) {
+// Open streams one blob; the caller closes it.
+func (c *BlobClient) Open(ctx context.Context, hash string) (io.ReadCloser, error) {
 	resp, err := c.get(ctx, "/api/blobs/"+hash)
 	if err != nil {
 		return nil, err
@@ -331,32 +355,32 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 	return resp, nil
 }
 
-// CreateJob submits a job.
-func (c *Client) CreateJob(ctx context.Context, req CreateJobRequest) (*RunDetail, error) {
+// Create submits a job.
+func (c *JobClient) Create(ctx context.Context, req CreateJobRequest) (*RunDetail, error) {
 	var out RunDetail
 	return &out, c.do(ctx, http.MethodPost, "/api/jobs", req, &out)
 }
 
-// ListJobs lists runs, newest first.
-func (c *Client) ListJobs(ctx context.Context, limit int) ([]RunDetail, error) {
+// List lists runs, newest first.
+func (c *JobClient) List(ctx context.Context, limit int) ([]RunDetail, error) {
 	var out []RunDetail
 	return out, c.do(ctx, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil, &out)
 }
 
-// GetJob shows one run.
-func (c *Client) GetJob(ctx context.Context, name string) (*RunDetail, error) {
+// Get shows one run.
+func (c *JobClient) Get(ctx context.Context, name string) (*RunDetail, error) {
 	var out RunDetail
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil, &out)
 }
 
-// CancelJob asks for a run to be canceled.
-func (c *Client) CancelJob(ctx context.Context, name string) (*RunDetail, error) {
+// Cancel asks for a run to be canceled.
+func (c *JobClient) Cancel(ctx context.Context, name string) (*RunDetail, error) {
 	var out RunDetail
 	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil, &out)
 }
 
 // Logs returns log lines after seq `after`, waiting up to wait for new ones.
-func (c *Client) Logs(ctx context.Context, name, file string, after int64, wait time.Duration) (*LogsResponse, error) {
+func (c *JobClient) Logs(ctx context.Context, name, file string, after int64, wait time.Duration) (*LogsResponse, error) {
 	q := url.Values{}
 	q.Set("after", strconv.FormatInt(after, 10))
 	q.Set("wait", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
@@ -368,19 +392,19 @@ func (c *Client) Logs(ctx context.Context, name, file string, after int64, wait 
 }
 
 // Metrics returns a run's metric history.
-func (c *Client) Metrics(ctx context.Context, name string) (*MetricsResponse, error) {
+func (c *JobClient) Metrics(ctx context.Context, name string) (*MetricsResponse, error) {
 	var out MetricsResponse
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil, &out)
 }
 
 // Artifacts returns the manifests of a run's artifacts.
-func (c *Client) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
+func (c *JobClient) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
 	var out ArtifactsResponse
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil, &out)
 }
 
-// CreateCompute creates (or, with update, replaces) a compute target; the server verifies it first.
-func (c *Client) CreateCompute(ctx context.Context, s compute.Spec, update bool) (*Compute, error) {
+// Create creates (or, with update, replaces) a compute target; the server verifies it first.
+func (c *ComputeClient) Create(ctx context.Context, s compute.Spec, update bool) (*Compute, error) {
 	var out Compute
 	if update {
 		return &out, c.do(ctx, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s, &out)
@@ -388,18 +412,18 @@ func (c *Client) CreateCompute(ctx context.Context, s compute.Spec, update bool)
 	return &out, c.do(ctx, http.MethodPost, "/api/computes", s, &out)
 }
 
-// DeleteCompute removes (detaches) a compute target; force cancels its active runs.
-func (c *Client) DeleteCompute(ctx context.Context, name string, force bool) error {
+// Delete removes (detaches) a compute target; force cancels its active runs.
+func (c *ComputeClient) Delete(ctx context.Context, name string, force bool) error {
 	return c.do(ctx, http.MethodDelete, "/api/computes/"+url.PathEscape(name)+"?force="+strconv.FormatBool(force), nil, nil)
 }
 
 // Settings returns the workspace settings that are set.
-func (c *Client) Settings(ctx context.Context) (map[string]string, error) {
+func (c *WorkspaceClient) Settings(ctx context.Context) (map[string]string, error) {
 	var out map[string]string
 	return out, c.do(ctx, http.MethodGet, "/api/settings", nil, &out)
 }
 
 // SetSetting changes a workspace setting.
-func (c *Client) SetSetting(ctx context.Context, key, value string) error {
+func (c *WorkspaceClient) SetSetting(ctx context.Context, key, value string) error {
 	return c.do(ctx, http.MethodPut, "/api/settings/"+url.PathEscape(key), map[string]string{"value": value}, nil)
 }

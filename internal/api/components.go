@@ -21,14 +21,14 @@ type ArchiveComponentRequest struct {
 	Version string `json:"version,omitempty"`
 }
 
-// CreateComponent registers a component version.
-func (c *Client) CreateComponent(ctx context.Context, req CreateComponentRequest) (*component.Version, error) {
+// Create registers a component version.
+func (c *ComponentClient) Create(ctx context.Context, req CreateComponentRequest) (*component.Version, error) {
 	var out component.Version
 	return &out, c.do(ctx, http.MethodPost, "/api/components", req, &out)
 }
 
-// ListComponents lists the latest version of each component, or every version of one (name).
-func (c *Client) ListComponents(ctx context.Context, name string, includeArchived bool) ([]component.Version, error) {
+// List lists the latest version of each component, or every version of one (name).
+func (c *ComponentClient) List(ctx context.Context, name string, includeArchived bool) ([]component.Version, error) {
 	q := url.Values{}
 	if name != "" {
 		q.Set("name", name)
@@ -40,15 +40,15 @@ func (c *Client) ListComponents(ctx context.Context, name string, includeArchive
 	return out, c.do(ctx, http.MethodGet, "/api/components?"+q.Encode(), nil, &out)
 }
 
-// GetComponent shows one version ("latest" = the highest one not archived).
-func (c *Client) GetComponent(ctx context.Context, name, version string) (*component.Version, error) {
+// Get shows one version ("latest" = the highest one not archived).
+func (c *ComponentClient) Get(ctx context.Context, name, version string) (*component.Version, error) {
 	var out component.Version
 	return &out, c.do(ctx, http.MethodGet, "/api/components/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil, &out)
 }
 
-// ArchiveComponent archives (or, with archived false, restores) a version or every version,
+// Archive archives (or, with archived false, restores) a version or every version,
 // and returns every version of the component as they are now.
-func (c *Client) ArchiveComponent(ctx context.Context, name, version string, archived bool) ([]component.Version, error) {
+func (c *ComponentClient) Archive(ctx context.Context, name, version string, archived bool) ([]component.Version, error) {
 	verb := "archive"
 	if !archived {
 		verb = "restore"

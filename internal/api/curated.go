@@ -25,21 +25,21 @@ type CuratedEnvironment struct {
 	RunsIn string `json:"runs_in,omitempty"`
 }
 
-// CuratedEnvironments lists the mappings in force, and the defaults owners removed.
-func (c *Client) CuratedEnvironments(ctx context.Context) ([]CuratedEnvironment, error) {
+// Curated lists the mappings in force, and the defaults owners removed.
+func (c *EnvironmentClient) Curated(ctx context.Context) ([]CuratedEnvironment, error) {
 	var out []CuratedEnvironment
 	return out, c.do(ctx, http.MethodGet, "/api/settings/curated-environments", nil, &out)
 }
 
-// SetCuratedEnvironment maps a curated name or pattern (owners).
-func (c *Client) SetCuratedEnvironment(ctx context.Context, m CuratedEnvironment) (*CuratedEnvironment, error) {
+// SetCurated maps a curated name or pattern (owners).
+func (c *EnvironmentClient) SetCurated(ctx context.Context, m CuratedEnvironment) (*CuratedEnvironment, error) {
 	var out CuratedEnvironment
 	return &out, c.do(ctx, http.MethodPut, "/api/settings/curated-environments/"+url.PathEscape(m.Name), m, &out)
 }
 
-// RemoveCuratedEnvironment removes an owner's mapping (a default of the same name applies
+// RemoveCurated removes an owner's mapping (a default of the same name applies
 // again) or a default (the name is then unmapped) (owners).
-func (c *Client) RemoveCuratedEnvironment(ctx context.Context, name string) (*CuratedEnvironment, error) {
+func (c *EnvironmentClient) RemoveCurated(ctx context.Context, name string) (*CuratedEnvironment, error) {
 	var out CuratedEnvironment
 	return &out, c.do(ctx, http.MethodDelete, "/api/settings/curated-environments/"+url.PathEscape(name), nil, &out)
 }

@@ -21,14 +21,14 @@ type ArchiveDataRequest struct {
 	Version string `json:"version,omitempty"`
 }
 
-// CreateData registers a data asset version.
-func (c *Client) CreateData(ctx context.Context, req CreateDataRequest) (*dataset.Version, error) {
+// Create registers a data asset version.
+func (c *DataClient) Create(ctx context.Context, req CreateDataRequest) (*dataset.Version, error) {
 	var out dataset.Version
 	return &out, c.do(ctx, http.MethodPost, "/api/data", req, &out)
 }
 
-// ListData lists the latest version of each data asset, or every version of one (name).
-func (c *Client) ListData(ctx context.Context, name string, includeArchived bool) ([]dataset.Version, error) {
+// List lists the latest version of each data asset, or every version of one (name).
+func (c *DataClient) List(ctx context.Context, name string, includeArchived bool) ([]dataset.Version, error) {
 	q := url.Values{}
 	if name != "" {
 		q.Set("name", name)
@@ -40,15 +40,15 @@ func (c *Client) ListData(ctx context.Context, name string, includeArchived bool
 	return out, c.do(ctx, http.MethodGet, "/api/data?"+q.Encode(), nil, &out)
 }
 
-// GetData shows one version ("latest" = the highest one not archived).
-func (c *Client) GetData(ctx context.Context, name, version string) (*dataset.Version, error) {
+// Get shows one version ("latest" = the highest one not archived).
+func (c *DataClient) Get(ctx context.Context, name, version string) (*dataset.Version, error) {
 	var out dataset.Version
 	return &out, c.do(ctx, http.MethodGet, "/api/data/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil, &out)
 }
 
-// ArchiveData archives (or, with archived false, restores) a version or every version, and
+// Archive archives (or, with archived false, restores) a version or every version, and
 // returns every version of the data asset as they are now.
-func (c *Client) ArchiveData(ctx context.Context, name, version string, archived bool) ([]dataset.Version, error) {
+func (c *DataClient) Archive(ctx context.Context, name, version string, archived bool) ([]dataset.Version, error) {
 	verb := "archive"
 	if !archived {
 		verb = "restore"
@@ -57,20 +57,20 @@ func (c *Client) ArchiveData(ctx context.Context, name, version string, archived
 	return out, c.do(ctx, http.MethodPost, "/api/data/"+url.PathEscape(name)+"/"+verb, ArchiveDataRequest{Version: version}, &out)
 }
 
-// CreateDatastore creates or replaces a datastore.
-func (c *Client) CreateDatastore(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
+// Create creates or replaces a datastore.
+func (c *DatastoreClient) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
 	var out datastore.Datastore
 	return &out, c.do(ctx, http.MethodPut, "/api/datastores/"+url.PathEscape(d.Name), d, &out)
 }
 
-// ListDatastores lists the datastores, workspaceblobstore first.
-func (c *Client) ListDatastores(ctx context.Context) ([]datastore.Datastore, error) {
+// List lists the datastores, workspaceblobstore first.
+func (c *DatastoreClient) List(ctx context.Context) ([]datastore.Datastore, error) {
 	var out []datastore.Datastore
 	return out, c.do(ctx, http.MethodGet, "/api/datastores", nil, &out)
 }
 
-// GetDatastore shows one datastore.
-func (c *Client) GetDatastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+// Get shows one datastore.
+func (c *DatastoreClient) Get(ctx context.Context, name string) (*datastore.Datastore, error) {
 	var out datastore.Datastore
 	return &out, c.do(ctx, http.MethodGet, "/api/datastores/"+url.PathEscape(name), nil, &out)
 }

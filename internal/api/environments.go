@@ -8,20 +8,20 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// CreateEnvironment registers an environment version.
-func (c *Client) CreateEnvironment(ctx context.Context, env job.Environment) (*EnvironmentVersion, error) {
+// Create registers an environment version.
+func (c *EnvironmentClient) Create(ctx context.Context, env job.Environment) (*EnvironmentVersion, error) {
 	var out EnvironmentVersion
 	return &out, c.do(ctx, http.MethodPost, "/api/environments", env, &out)
 }
 
-// ListEnvironments lists environment versions ("" = every name).
-func (c *Client) ListEnvironments(ctx context.Context, name string) ([]EnvironmentVersion, error) {
+// List lists environment versions ("" = every name).
+func (c *EnvironmentClient) List(ctx context.Context, name string) ([]EnvironmentVersion, error) {
 	var out []EnvironmentVersion
 	return out, c.do(ctx, http.MethodGet, "/api/environments?name="+url.QueryEscape(name), nil, &out)
 }
 
-// GetEnvironment shows one version ("" or "latest" = the newest).
-func (c *Client) GetEnvironment(ctx context.Context, name, version string) (*EnvironmentVersion, error) {
+// Get shows one version ("" or "latest" = the newest).
+func (c *EnvironmentClient) Get(ctx context.Context, name, version string) (*EnvironmentVersion, error) {
 	if version == "" {
 		version = "latest"
 	}

@@ -36,7 +36,7 @@ type GCBlob struct {
 }
 
 // CollectBlobs has the server free the blobs nothing references (see GCRequest).
-func (c *Client) CollectBlobs(ctx context.Context, req GCRequest) (*GCReport, error) {
+func (c *WorkspaceClient) CollectBlobs(ctx context.Context, req GCRequest) (*GCReport, error) {
 	var out GCReport
 	return &out, c.do(ctx, http.MethodPost, "/api/workspace/gc", req, &out)
 }

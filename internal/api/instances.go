@@ -43,15 +43,15 @@ type InstanceScript struct {
 	ExitCode *int   `json:"exit_code,omitempty"`
 }
 
-// Instance returns a compute instance's life.
-func (c *Client) Instance(ctx context.Context, name string) (*Instance, error) {
+// Get returns a compute instance's life.
+func (c *InstanceClient) Get(ctx context.Context, name string) (*Instance, error) {
 	var out Instance
 	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"/instance", nil, &out)
 }
 
-// InstanceAction starts, stops or restarts a compute instance (action: start, stop, restart);
+// Action starts, stops or restarts a compute instance (action: start, stop, restart);
 // force lets a stop cancel the instance's active jobs.
-func (c *Client) InstanceAction(ctx context.Context, name, action string, force bool) (*Instance, error) {
+func (c *InstanceClient) Action(ctx context.Context, name, action string, force bool) (*Instance, error) {
 	var out Instance
 	path := "/api/computes/" + url.PathEscape(name) + "/" + url.PathEscape(action) + "?force=" + strconv.FormatBool(force)
 	return &out, c.do(ctx, http.MethodPost, path, nil, &out)

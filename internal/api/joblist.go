@@ -65,8 +65,8 @@ type JobPage struct {
 	Next string
 }
 
-// ListJobsPage lists one page of runs matching q.
-func (c *Client) ListJobsPage(ctx context.Context, q JobListQuery) (*JobPage, error) {
+// ListPage lists one page of runs matching q.
+func (c *JobClient) ListPage(ctx context.Context, q JobListQuery) (*JobPage, error) {
 	resp, err := c.get(ctx, "/api/jobs?"+q.Values().Encode())
 	if err != nil {
 		return nil, err
@@ -79,8 +79,8 @@ func (c *Client) ListJobsPage(ctx context.Context, q JobListQuery) (*JobPage, er
 	return p, nil
 }
 
-// ArchiveJob hides a run from job list (archive true) or shows it again.
-func (c *Client) ArchiveJob(ctx context.Context, name string, archive bool) (*RunDetail, error) {
+// Archive hides a run from job list (archive true) or shows it again.
+func (c *JobClient) Archive(ctx context.Context, name string, archive bool) (*RunDetail, error) {
 	verb := "/archive"
 	if !archive {
 		verb = "/restore"
@@ -89,7 +89,7 @@ func (c *Client) ArchiveJob(ctx context.Context, name string, archive bool) (*Ru
 	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil, &out)
 }
 
-// DeleteJob removes an ended run with its events, logs and metrics.
-func (c *Client) DeleteJob(ctx context.Context, name string) error {
+// Delete removes an ended run with its events, logs and metrics.
+func (c *JobClient) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/api/jobs/"+url.PathEscape(name), nil, nil)
 }

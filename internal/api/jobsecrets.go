@@ -79,43 +79,43 @@ type RunSecrets struct {
 	Values map[string]string `json:"values"`
 }
 
-// SetSecret creates a secret or replaces its value.
-func (c *Client) SetSecret(ctx context.Context, name, value string) (*SetSecretReply, error) {
-	return c.PutSecret(ctx, name, SetSecretRequest{Value: value})
+// Set creates a secret or replaces its value.
+func (c *SecretClient) Set(ctx context.Context, name, value string) (*SetSecretReply, error) {
+	return c.Secrets.Put(ctx, name, SetSecretRequest{Value: value})
 }
 
-// PutSecret sets a secret's value, and who may use it when req.Access is given.
-func (c *Client) PutSecret(ctx context.Context, name string, req SetSecretRequest) (*SetSecretReply, error) {
+// Put sets a secret's value, and who may use it when req.Access is given.
+func (c *SecretClient) Put(ctx context.Context, name string, req SetSecretRequest) (*SetSecretReply, error) {
 	var out SetSecretReply
 	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req, &out)
 }
 
-// SetSecretAccess replaces who may use a secret, leaving its value as it is.
-func (c *Client) SetSecretAccess(ctx context.Context, name string, a SecretAccess) (*SecretInfo, error) {
+// SetAccess replaces who may use a secret, leaving its value as it is.
+func (c *SecretClient) SetAccess(ctx context.Context, name string, a SecretAccess) (*SecretInfo, error) {
 	var out SecretInfo
 	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a, &out)
 }
 
-// Secrets lists the workspace's secrets (names and use, no values).
-func (c *Client) Secrets(ctx context.Context) ([]SecretInfo, error) {
+// List lists the workspace's secrets (names and use, no values).
+func (c *SecretClient) List(ctx context.Context) ([]SecretInfo, error) {
 	var out []SecretInfo
 	return out, c.do(ctx, http.MethodGet, "/api/secrets", nil, &out)
 }
 
-// DeleteSecret removes a secret; the reply names the active jobs that still name it.
-func (c *Client) DeleteSecret(ctx context.Context, name string) (*SecretInfo, error) {
+// Delete removes a secret; the reply names the active jobs that still name it.
+func (c *SecretClient) Delete(ctx context.Context, name string) (*SecretInfo, error) {
 	var out SecretInfo
 	return &out, c.do(ctx, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil, &out)
 }
 
-// RotateSecretKey reseals every sealed value of the workspace under a new key.
-func (c *Client) RotateSecretKey(ctx context.Context) (*RotateKeyReply, error) {
+// RotateKey reseals every sealed value of the workspace under a new key.
+func (c *SecretClient) RotateKey(ctx context.Context) (*RotateKeyReply, error) {
 	var out RotateKeyReply
 	return &out, c.do(ctx, http.MethodPost, "/api/secrets/rotate-key", struct{}{}, &out)
 }
 
-// RunSecrets fetches, with a run token, the values of the secrets the run's spec names.
-func (c *Client) RunSecrets(ctx context.Context, runID string) (*RunSecrets, error) {
+// Secrets fetches, with a run token, the values of the secrets the run's spec names.
+func (c *RunClient) Secrets(ctx context.Context, runID string) (*RunSecrets, error) {
 	var out RunSecrets
 	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil, &out)
 }

@@ -20,14 +20,14 @@ type ArchiveModelRequest struct {
 	Version string `json:"version,omitempty"`
 }
 
-// CreateModel registers a model version.
-func (c *Client) CreateModel(ctx context.Context, req CreateModelRequest) (*model.Version, error) {
+// Create registers a model version.
+func (c *ModelClient) Create(ctx context.Context, req CreateModelRequest) (*model.Version, error) {
 	var out model.Version
 	return &out, c.do(ctx, http.MethodPost, "/api/models", req, &out)
 }
 
-// ListModels lists the latest version of each model, or every version of one (name).
-func (c *Client) ListModels(ctx context.Context, name string, includeArchived bool) ([]model.Version, error) {
+// List lists the latest version of each model, or every version of one (name).
+func (c *ModelClient) List(ctx context.Context, name string, includeArchived bool) ([]model.Version, error) {
 	q := url.Values{}
 	if name != "" {
 		q.Set("name", name)
@@ -39,15 +39,15 @@ func (c *Client) ListModels(ctx context.Context, name string, includeArchived bo
 	return out, c.do(ctx, http.MethodGet, "/api/models?"+q.Encode(), nil, &out)
 }
 
-// GetModel shows one version ("latest" = the highest one not archived).
-func (c *Client) GetModel(ctx context.Context, name, version string) (*model.Version, error) {
+// Get shows one version ("latest" = the highest one not archived).
+func (c *ModelClient) Get(ctx context.Context, name, version string) (*model.Version, error) {
 	var out model.Version
 	return &out, c.do(ctx, http.MethodGet, "/api/models/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil, &out)
 }
 
-// ArchiveModel archives (or, with archived false, restores) a version or every version, and
+// Archive archives (or, with archived false, restores) a version or every version, and
 // returns every version of the model as they are now.
-func (c *Client) ArchiveModel(ctx context.Context, name, version string, archived bool) ([]model.Version, error) {
+func (c *ModelClient) Archive(ctx context.Context, name, version string, archived bool) ([]model.Version, error) {
 	verb := "archive"
 	if !archived {
 		verb = "restore"

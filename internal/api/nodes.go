@@ -15,9 +15,9 @@ type NodeDeletion struct {
 	Requeued []string `json:"requeued_runs,omitempty"`
 }
 
-// DeleteNode removes a cluster node: the provider deletes its machine and its runs are
+// Delete removes a cluster node: the provider deletes its machine and its runs are
 // requeued. The node is listed as releasing until its machine is gone.
-func (c *Client) DeleteNode(ctx context.Context, id string) (*NodeDeletion, error) {
+func (c *NodeClient) Delete(ctx context.Context, id string) (*NodeDeletion, error) {
 	var out NodeDeletion
 	return &out, c.do(ctx, http.MethodDelete, "/api/nodes/"+url.PathEscape(id), nil, &out)
 }

@@ -45,7 +45,7 @@ type PipelineOf struct {
 }
 
 // PipelineSteps returns a pipeline job's steps with their states.
-func (c *Client) PipelineSteps(ctx context.Context, name string) (*PipelineDetail, error) {
+func (c *JobClient) PipelineSteps(ctx context.Context, name string) (*PipelineDetail, error) {
 	var out PipelineDetail
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/steps", nil, &out)
 }

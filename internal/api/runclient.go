@@ -11,44 +11,44 @@ import (
 
 // The calls below are made by a run supervisor with its run token.
 
-// RunSpec fetches what the supervisor must execute; nodeID (a cluster node, or "") says where it
+// Spec fetches what the supervisor must execute; nodeID (a cluster node, or "") says where it
 // runs, for its place in a multi-node run.
-func (c *Client) RunSpec(ctx context.Context, runID, nodeID string) (*RunSpec, error) {
+func (c *RunClient) Spec(ctx context.Context, runID, nodeID string) (*RunSpec, error) {
 	var out RunSpec
 	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec?node="+url.QueryEscape(nodeID), nil, &out)
 }
 
 // ReportStatus reports a phase change.
-func (c *Client) ReportStatus(ctx context.Context, runID string, r StatusReport) (*StatusReply, error) {
+func (c *RunClient) ReportStatus(ctx context.Context, runID string, r StatusReport) (*StatusReply, error) {
 	var out StatusReply
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/status", r, &out)
 }
 
 // Heartbeat says the supervisor is alive; the reply carries a pending cancel.
-func (c *Client) Heartbeat(ctx context.Context, runID string) (*StatusReply, error) {
+func (c *RunClient) Heartbeat(ctx context.Context, runID string) (*StatusReply, error) {
 	var out StatusReply
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/heartbeat", struct{}{}, &out)
 }
 
 // ReportServing tells the server where a replica run answers (design 0014).
-func (c *Client) ReportServing(ctx context.Context, runID, address string) error {
+func (c *RunClient) ReportServing(ctx context.Context, runID, address string) error {
 	return c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/serving", ServingReport{Address: address}, nil)
 }
 
 // ShipLogs sends consecutive log lines; the answer says what the server holds.
-func (c *Client) ShipLogs(ctx context.Context, runID string, b LogBatch) (*Ack, error) {
+func (c *RunClient) ShipLogs(ctx context.Context, runID string, b LogBatch) (*Ack, error) {
 	var out Ack
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/logs", b, &out)
 }
 
 // ShipMetrics sends consecutive metrics.
-func (c *Client) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (*Ack, error) {
+func (c *RunClient) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (*Ack, error) {
 	var out Ack
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/metrics", b, &out)
 }
 
 // ReportArtifacts registers one node's collected artifacts.
-func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) (*ArtifactsReply, error) {
+func (c *RunClient) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) (*ArtifactsReply, error) {
 	var out ArtifactsReply
 	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, &out)
 }
@@ -56,7 +56,7 @@ func (c *Client) ReportArtifacts(ctx context.Context, runID string, r ArtifactsR
 // ContainerLog streams the output of the run's own serving container where only the backend can
 // read it (backend.ContainerLogger: a Kubernetes pod's main container), one "<RFC 3339 time>
 // <text>" line each, the lines written after since, following new ones for up to follow.
-func (c *Client) ContainerLog(ctx context.Context, runID string, since time.Time, follow time.Duration) (io.ReadCloser, error) {
+func (c *RunClient) ContainerLog(ctx context.Context, runID string, since time.Time, follow time.Duration) (io.ReadCloser, error) {
 	q := url.Values{}
 	if !since.IsZero() {
 		q.Set("since", since.UTC().Format(time.RFC3339Nano))

@@ -14,7 +14,7 @@ type StudioLogin struct {
 }
 
 // StudioLoginCode asks the server for a one-time studio login code, for the client's user.
-func (c *Client) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
+func (c *UserClient) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
 	var out StudioLogin
 	return &out, c.do(ctx, http.MethodPost, "/api/studio/login-codes", nil, &out)
 }

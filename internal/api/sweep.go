@@ -55,7 +55,7 @@ type TrialOf struct {
 }
 
 // SweepTrials returns a sweep's trials with their parameters and metric series.
-func (c *Client) SweepTrials(ctx context.Context, name string) (*SweepDetail, error) {
+func (c *JobClient) SweepTrials(ctx context.Context, name string) (*SweepDetail, error) {
 	var out SweepDetail
 	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/trials", nil, &out)
 }

@@ -14,7 +14,7 @@ import (
 // ConnectSSH opens the byte stream to compute instance name's SSH server through the workspace
 // server (GET /instances/{name}/ssh, upgraded to SSHUpgrade), verified and authenticated as
 // the client's API calls are. The caller closes it.
-func (c *Client) ConnectSSH(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+func (c *InstanceClient) ConnectSSH(ctx context.Context, name string) (io.ReadWriteCloser, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, "/instances/"+url.PathEscape(name)+"/ssh", nil)
 	if err != nil {
 		return nil, err

@@ -107,60 +107,60 @@ type AuditEntry struct {
 }
 
 // WhoAmI asks who the client's token stands for.
-func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
+func (c *UserClient) WhoAmI(ctx context.Context) (*WhoAmI, error) {
 	var out WhoAmI
 	return &out, c.do(ctx, http.MethodGet, "/api/whoami", nil, &out)
 }
 
-// CreateUser adds a user (owners only).
-func (c *Client) CreateUser(ctx context.Context, req CreateUserRequest) (*CreateUserReply, error) {
+// Create adds a user (owners only).
+func (c *UserClient) Create(ctx context.Context, req CreateUserRequest) (*CreateUserReply, error) {
 	var out CreateUserReply
 	return &out, c.do(ctx, http.MethodPost, "/api/users", req, &out)
 }
 
-// Users lists the workspace's users (owners only).
-func (c *Client) Users(ctx context.Context) ([]User, error) {
+// List lists the workspace's users (owners only).
+func (c *UserClient) List(ctx context.Context) ([]User, error) {
 	var out []User
 	return out, c.do(ctx, http.MethodGet, "/api/users", nil, &out)
 }
 
-// SetUserRole changes a user's role (owners only).
-func (c *Client) SetUserRole(ctx context.Context, name, role string) (*User, error) {
+// SetRole changes a user's role (owners only).
+func (c *UserClient) SetRole(ctx context.Context, name, role string) (*User, error) {
 	var out User
 	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role}, &out)
 }
 
-// SetUserOIDCSubject links a user to an OpenID Connect subject, or unlinks them ("") (owners only).
-func (c *Client) SetUserOIDCSubject(ctx context.Context, name, subject string) (*User, error) {
+// SetOIDCSubject links a user to an OpenID Connect subject, or unlinks them ("") (owners only).
+func (c *UserClient) SetOIDCSubject(ctx context.Context, name, subject string) (*User, error) {
 	var out User
 	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject}, &out)
 }
 
-// DeleteUser removes a user and their tokens (owners only).
-func (c *Client) DeleteUser(ctx context.Context, name string) error {
+// Delete removes a user and their tokens (owners only).
+func (c *UserClient) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/api/users/"+url.PathEscape(name), nil, nil)
 }
 
-// CreateToken mints a personal token; its value is in the reply only.
-func (c *Client) CreateToken(ctx context.Context, req CreateTokenRequest) (*TokenCreated, error) {
+// Create mints a personal token; its value is in the reply only.
+func (c *TokenClient) Create(ctx context.Context, req CreateTokenRequest) (*TokenCreated, error) {
 	var out TokenCreated
 	return &out, c.do(ctx, http.MethodPost, "/api/tokens", req, &out)
 }
 
-// Tokens lists the caller's tokens, or user's ("" the caller's; "*" everyone's, owners only).
-func (c *Client) Tokens(ctx context.Context, user string) ([]TokenInfo, error) {
+// List lists the caller's tokens, or user's ("" the caller's; "*" everyone's, owners only).
+func (c *TokenClient) List(ctx context.Context, user string) ([]TokenInfo, error) {
 	var out []TokenInfo
 	return out, c.do(ctx, http.MethodGet, "/api/tokens?user="+url.QueryEscape(user), nil, &out)
 }
 
-// RevokeToken revokes one of the caller's tokens (or, for an owner, user's).
-func (c *Client) RevokeToken(ctx context.Context, user, name string) (*TokenInfo, error) {
+// Revoke revokes one of the caller's tokens (or, for an owner, user's).
+func (c *TokenClient) Revoke(ctx context.Context, user, name string) (*TokenInfo, error) {
 	var out TokenInfo
 	return &out, c.do(ctx, http.MethodDelete, "/api/tokens/"+url.PathEscape(name)+"?user="+url.QueryEscape(user), nil, &out)
 }
 
 // Audit lists the audit log (owners only): user "" for everyone's, since zero for all of it.
-func (c *Client) Audit(ctx context.Context, user string, since time.Time) ([]AuditEntry, error) {
+func (c *UserClient) Audit(ctx context.Context, user string, since time.Time) ([]AuditEntry, error) {
 	q := url.Values{}
 	if user != "" {
 		q.Set("user", user)

@@ -49,7 +49,7 @@ func Access(ctx context.Context, bin, dir string, o AccessOptions) ([]Figure, er
 		if err != nil {
 			return nil, err
 		}
-		u, err := admin.CreateUser(ctx, api.CreateUserRequest{Name: "bench", Role: api.RoleReader})
+		u, err := admin.Users.Create(ctx, api.CreateUserRequest{Name: "bench", Role: api.RoleReader})
 		if err != nil {
 			return nil, fmt.Errorf("%s server: create a user: %w", name, err)
 		}
@@ -79,7 +79,7 @@ func Access(ctx context.Context, bin, dir string, o AccessOptions) ([]Figure, er
 	for range o.Rounds * o.Requests {
 		for i, k := range cases {
 			{
-				d, err := timeIt(func() error { _, err := k.client.ListJobs(ctx, 50); return err })
+				d, err := timeIt(func() error { _, err := k.client.Jobs.List(ctx, 50); return err })
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", k.name, err)
 				}

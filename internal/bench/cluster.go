@@ -123,7 +123,7 @@ func clusterJobs(ctx context.Context, c *api.Client, prefix string, n, conc int,
 	start := time.Now()
 	err := parallel(n, conc, func(i int) error {
 		sp := job.Spec{Command: "true", Compute: "bench-pool", Name: fmt.Sprintf("%s-%d", prefix, i), Resources: res}
-		_, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: sp})
+		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
 		return err
 	})
 	if err != nil {
@@ -138,7 +138,7 @@ func clusterJobs(ctx context.Context, c *api.Client, prefix string, n, conc int,
 // waitNodes waits until a cluster has want idle nodes.
 func waitNodes(ctx context.Context, c *api.Client, pool string, want int) error {
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
-		ns, err := c.ListNodes(ctx, pool)
+		ns, err := c.Nodes.List(ctx, pool)
 		if err != nil {
 			return err
 		}

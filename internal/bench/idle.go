@@ -45,15 +45,15 @@ func Idle(ctx context.Context, w *Workspace, opts IdleOptions) (cpu, latency []F
 			return nil, nil, err
 		}
 		defer removeCluster(context.WithoutCancel(ctx), w, target.Name)
-	} else if _, err := c.CreateCompute(ctx, target, false); err != nil {
+	} else if _, err := c.Computes.Create(ctx, target, false); err != nil {
 		return nil, nil, err
 	}
 	hold := job.Spec{Command: "sleep 100000", Compute: target.Name, Name: "bench-hold"}
-	if _, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: hold}); err != nil {
+	if _, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: hold}); err != nil {
 		return nil, nil, err
 	}
 	// The long job would outlive the benchmark's server (supervisors are detached).
-	defer func() { _, _ = c.CancelJob(context.WithoutCancel(ctx), hold.Name) }()
+	defer func() { _, _ = c.Jobs.Cancel(context.WithoutCancel(ctx), hold.Name) }()
 	if err := waitStatus(ctx, c, hold.Name, job.Running); err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +100,7 @@ func Idle(ctx context.Context, w *Workspace, opts IdleOptions) (cpu, latency []F
 func queueRuns(ctx context.Context, c *api.Client, target string, from, to int) error {
 	return parallel(to-from, 8, func(i int) error {
 		sp := job.Spec{Command: "true", Compute: target, Name: fmt.Sprintf("bench-q-%d", from+i)}
-		_, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: sp})
+		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
 		return err
 	})
 }
@@ -111,7 +111,7 @@ func p50p99(ms []float64) []float64 { return []float64{quantile(ms, 0.5), quanti
 // waitStatus polls a run until it is in state want (an end in another state is an error).
 func waitStatus(ctx context.Context, c *api.Client, name string, want job.State) error {
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -129,12 +129,12 @@ func waitStatus(ctx context.Context, c *api.Client, name string, want job.State)
 // in milliseconds.
 func apiLatency(ctx context.Context, c *api.Client, show string, n int) (list, shows []float64, err error) {
 	for i := 0; i < n; i++ {
-		d, err := timeIt(func() error { _, err := c.ListJobs(ctx, 50); return err })
+		d, err := timeIt(func() error { _, err := c.Jobs.List(ctx, 50); return err })
 		if err != nil {
 			return nil, nil, err
 		}
 		list = append(list, float64(d)/float64(time.Millisecond))
-		d, err = timeIt(func() error { _, err := c.GetJob(ctx, show); return err })
+		d, err = timeIt(func() error { _, err := c.Jobs.Get(ctx, show); return err })
 		if err != nil {
 			return nil, nil, err
 		}

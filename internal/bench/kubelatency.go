@@ -251,7 +251,7 @@ func kubeHangarOne(ctx context.Context, w *Workspace, c *api.Client, seen *sight
 		return 0, 0, nil, err
 	}
 	run, done, err := pollUntil(ctx, start, func() (bool, bool, error) {
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		if err != nil {
 			return false, false, err
 		}
@@ -263,7 +263,7 @@ func kubeHangarOne(ctx context.Context, w *Workspace, c *api.Client, seen *sight
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	d, err := c.GetJob(ctx, name)
+	d, err := c.Jobs.Get(ctx, name)
 	if err != nil {
 		return 0, 0, nil, err
 	}

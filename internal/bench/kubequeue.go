@@ -201,7 +201,7 @@ func waitUntil(ctx context.Context, start time.Time, what string, check func() (
 func submitKube(ctx context.Context, c *api.Client, names []string) error {
 	return parallel(len(names), 8, func(i int) error {
 		sp := job.Spec{Command: "sleep 2", Compute: kubeTarget, Name: names[i], Resources: job.Resources{InstanceType: "gpu"}}
-		_, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: sp})
+		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
 		return err
 	})
 }
@@ -212,7 +212,7 @@ func countRuns(ctx context.Context, c *api.Client, prefix string, count func(api
 	q := api.JobListQuery{Query: prefix, Limit: 1000}
 	n := 0
 	for {
-		page, err := c.ListJobsPage(ctx, q)
+		page, err := c.Jobs.ListPage(ctx, q)
 		if err != nil {
 			return 0, err
 		}
@@ -359,7 +359,7 @@ func checkShown(ctx context.Context, w *Workspace, names []string) (int, error) 
 // the plain Jobs' deletion, deleted).
 func cancelKube(ctx context.Context, c *api.Client, k *KubeCluster, names []string, prefix string, deleted Figure) ([]Figure, error) {
 	start := time.Now()
-	if err := parallel(len(names), 8, func(i int) error { _, err := c.CancelJob(ctx, names[i]); return err }); err != nil {
+	if err := parallel(len(names), 8, func(i int) error { _, err := c.Jobs.Cancel(ctx, names[i]); return err }); err != nil {
 		return nil, err
 	}
 	answered := time.Since(start)

@@ -172,7 +172,7 @@ func runPreemptCase(ctx context.Context, w *Workspace, c *api.Client, dir, marks
 func preemptAttempt(ctx context.Context, c *api.Client, name, marks string, n int, notice bool, after time.Duration) error {
 	var runID string
 	err := pollFor(ctx, 3*time.Minute, func() (bool, error) {
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		if err != nil || d.Attempt != n || d.Status != job.Running {
 			return false, err
 		}
@@ -182,7 +182,7 @@ func preemptAttempt(ctx context.Context, c *api.Client, name, marks string, n in
 	if err != nil {
 		return err
 	}
-	nodes, err := c.ListNodes(ctx, "spot")
+	nodes, err := c.Nodes.List(ctx, "spot")
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func preemptAttempt(ctx context.Context, c *api.Client, name, marks string, n in
 		}
 		// The supervisors save and the run is requeued; the machine then goes as without notice.
 		if err := pollFor(ctx, time.Minute, func() (bool, error) {
-			d, err := c.GetJob(ctx, name)
+			d, err := c.Jobs.Get(ctx, name)
 			return err == nil && d.Attempt > n, err
 		}); err != nil {
 			return err
@@ -217,7 +217,7 @@ func preemptAttempt(ctx context.Context, c *api.Client, name, marks string, n in
 		return err
 	}
 	return pollFor(ctx, 2*time.Minute, func() (bool, error) {
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		return err == nil && d.Attempt > n, err
 	})
 }
@@ -242,7 +242,7 @@ func redoneSteps(ctx context.Context, c *api.Client, name string, attempts, step
 		if a < attempts {
 			file = fmt.Sprintf("attempt_%d/std_log.txt", a)
 		}
-		resp, err := c.Logs(ctx, name, file, 0, 0)
+		resp, err := c.Jobs.Logs(ctx, name, file, 0, 0)
 		if err != nil {
 			return 0, fmt.Errorf("log of attempt %d: %w", a, err)
 		}
@@ -274,7 +274,7 @@ func waitRun(ctx context.Context, c *api.Client, name string, limit time.Duratio
 	var d *api.RunDetail
 	err := pollFor(ctx, limit, func() (bool, error) {
 		var err error
-		d, err = c.GetJob(ctx, name)
+		d, err = c.Jobs.Get(ctx, name)
 		return err == nil && d.Status.Terminal(), err
 	})
 	return d, err

@@ -174,7 +174,7 @@ func (r *replicaBench) takeover(ctx context.Context, dead *server, tok string, n
 	sp := job.Spec{Command: "true", Compute: "local"}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := c.CreateJob(cctx, api.CreateJobRequest{Spec: sp})
+		_, err := c.Jobs.Create(cctx, api.CreateJobRequest{Spec: sp})
 		cancel()
 		if err == nil {
 			return float64(time.Since(start)) / float64(time.Millisecond), nil

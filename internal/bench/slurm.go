@@ -77,7 +77,7 @@ func Slurm(ctx context.Context, w *Workspace, sc *SlurmCluster, dir string, n, m
 			return 0, 0, err
 		}
 		return pollUntil(ctx, start, func() (bool, bool, error) {
-			d, err := c.GetJob(ctx, name)
+			d, err := c.Jobs.Get(ctx, name)
 			if err != nil {
 				return false, false, err
 			}
@@ -153,7 +153,7 @@ func slurmThroughput(ctx context.Context, w *Workspace, c *api.Client, sc *Slurm
 	}
 	hAccepted := time.Since(start)
 	_, hDone, err := pollUntil(ctx, start, func() (bool, bool, error) {
-		list, err := c.ListJobs(ctx, many+100)
+		list, err := c.Jobs.List(ctx, many+100)
 		if err != nil {
 			return false, false, err
 		}

@@ -86,7 +86,7 @@ func storeMeasure(ctx context.Context, bin, dir string, env []string, o StoreOpt
 	for i := 0; i < o.Requests; i++ {
 		// The job's creation alone is timed; it runs (and ends) meanwhile, as in real use.
 		sp := job.Spec{Command: "true", Compute: "local", Name: fmt.Sprintf("bench-create-%d", i)}
-		d, err := timeIt(func() error { _, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: sp}); return err })
+		d, err := timeIt(func() error { _, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp}); return err })
 		if err != nil {
 			return nil, err
 		}

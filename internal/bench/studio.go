@@ -54,10 +54,10 @@ func StudioLatency(ctx context.Context, w *Workspace, lines int) ([]Figure, erro
 	total := lines + 300
 	spec := job.Spec{Name: fmt.Sprintf("bench-studio-%d", time.Now().UnixNano()),
 		Command: fmt.Sprintf(markCommand, total)}
-	if _, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: spec}); err != nil {
+	if _, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: spec}); err != nil {
 		return nil, err
 	}
-	defer func() { _, _ = c.CancelJob(context.WithoutCancel(ctx), spec.Name) }()
+	defer func() { _, _ = c.Jobs.Cancel(context.WithoutCancel(ctx), spec.Name) }()
 	if err := waitStatus(ctx, c, spec.Name, job.Running); err != nil {
 		return nil, err
 	}
@@ -97,11 +97,11 @@ func StudioLatency(ctx context.Context, w *Workspace, lines int) ([]Figure, erro
 func pollMarks(ctx context.Context, c *api.Client, name string) []float64 {
 	var lat []float64
 	after := int64(-1)
-	if resp, err := c.Logs(ctx, name, "", 0, 0); err == nil {
+	if resp, err := c.Jobs.Logs(ctx, name, "", 0, 0); err == nil {
 		after = resp.Next
 	}
 	for ctx.Err() == nil {
-		resp, err := c.Logs(ctx, name, "", max(after, 0), 20*time.Second)
+		resp, err := c.Jobs.Logs(ctx, name, "", max(after, 0), 20*time.Second)
 		if err != nil {
 			continue
 		}

@@ -114,7 +114,7 @@ func runJobs(ctx context.Context, c *api.Client, prefix string, n, conc int) (ti
 	start := time.Now()
 	err := parallel(n, conc, func(i int) error {
 		sp := job.Spec{Command: "true", Compute: "local", Name: fmt.Sprintf("%s-%d", prefix, i)}
-		_, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: sp})
+		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
 		return err
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func waitCompleted(ctx context.Context, c *api.Client, prefix string, n int, lim
 	deadline := time.Now().Add(limit)
 	for i := 0; i < n; {
 		name := fmt.Sprintf("%s-%d", prefix, i)
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		if err != nil {
 			return err
 		}

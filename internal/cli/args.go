@@ -72,7 +72,7 @@ func (e *Env) completer(list func(ctx context.Context, c *api.Client, prefix str
 
 // jobNames lists job names starting with prefix, newest first.
 func jobNames(ctx context.Context, c *api.Client, prefix string) ([]string, error) {
-	p, err := c.ListJobsPage(ctx, api.JobListQuery{Query: prefix, Limit: 200, Archived: "all"})
+	p, err := c.Jobs.ListPage(ctx, api.JobListQuery{Query: prefix, Limit: 200, Archived: "all"})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func jobNames(ctx context.Context, c *api.Client, prefix string) ([]string, erro
 
 // computeNames lists compute target names starting with prefix.
 func computeNames(ctx context.Context, c *api.Client, prefix string) ([]string, error) {
-	cs, err := c.ListComputes(ctx)
+	cs, err := c.Computes.List(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -31,9 +31,15 @@ type assetCommands[V asset.Versioned] struct {
 	row     func(V) []string
 	show    func(io.Writer, *V) error
 
-	list    func(c *api.Client, ctx context.Context, name string, includeArchived bool) ([]V, error)
-	get     func(c *api.Client, ctx context.Context, name, version string) (*V, error)
-	archive func(c *api.Client, ctx context.Context, name, version string, archived bool) ([]V, error)
+	// versions picks the kind's typed client (c.Models, c.Data, c.Components).
+	versions func(c *api.Client) versionClient[V]
+}
+
+// versionClient is what the shared commands ask of a versioned asset kind's typed client.
+type versionClient[V any] interface {
+	List(ctx context.Context, name string, includeArchived bool) ([]V, error)
+	Get(ctx context.Context, name, version string) (*V, error)
+	Archive(ctx context.Context, name, version string, archived bool) ([]V, error)
 }
 
 func (a assetCommands[V]) listCmd(env *Env) *cobra.Command {
@@ -50,7 +56,7 @@ func (a assetCommands[V]) listCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			vs, err := a.list(c, cmd.Context(), name, archived)
+			vs, err := a.versions(c).List(cmd.Context(), name, archived)
 			if err != nil {
 				return err
 			}
@@ -94,7 +100,7 @@ func (a assetCommands[V]) showCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := a.get(c, cmd.Context(), name, version)
+			v, err := a.versions(c).Get(cmd.Context(), name, version)
 			if err != nil {
 				return err
 			}
@@ -132,7 +138,7 @@ func (a assetCommands[V]) archiveCmd(env *Env, archive bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			vs, err := a.archive(c, cmd.Context(), name, version, archive)
+			vs, err := a.versions(c).Archive(cmd.Context(), name, version, archive)
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ func newAuditListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.Audit(cmd.Context(), user, from)
+			list, err := c.Users.Audit(cmd.Context(), user, from)
 			if err != nil {
 				return err
 			}

@@ -57,9 +57,9 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 			}
 			var v *api.BatchEndpointView
 			if update {
-				v, err = c.UpdateBatchEndpoint(cmd.Context(), *e)
+				v, err = c.BatchEndpoints.Update(cmd.Context(), *e)
 			} else {
-				v, err = c.CreateBatchEndpoint(cmd.Context(), *e)
+				v, err = c.BatchEndpoints.Create(cmd.Context(), *e)
 			}
 			if err != nil {
 				return fileError(file, err)
@@ -84,7 +84,7 @@ func batchEndpointSpec(ctx context.Context, env *Env, c *api.Client, file, name 
 		if name == "" || len(sets) == 0 {
 			return nil, usageError("give --file (-f), or --name and the fields to change with --set key=value")
 		}
-		v, err := c.BatchEndpoint(ctx, name)
+		v, err := c.BatchEndpoints.Get(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -107,11 +107,11 @@ func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.BatchEndpoint(cmd.Context(), name)
+			v, err := c.BatchEndpoints.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			deps, err := c.BatchDeployments(cmd.Context(), name)
+			deps, err := c.BatchDeployments.List(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ func newBatchEndpointListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eps, err := c.BatchEndpoints(cmd.Context())
+			eps, err := c.BatchEndpoints.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {
 		example: "  hangar batch-endpoint delete -n mnist-batch --yes",
 		what:    "batch endpoint", also: " and its deployments", nameHelp: "batch endpoint name",
 		del: func(ctx context.Context, c *api.Client, name, _ string) error {
-			return c.DeleteBatchEndpoint(ctx, name)
+			return c.BatchEndpoints.Delete(ctx, name)
 		},
 	})
 }
@@ -186,7 +186,7 @@ func newBatchListJobsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := c.BatchEndpoint(cmd.Context(), name); err != nil {
+			if _, err := c.BatchEndpoints.Get(cmd.Context(), name); err != nil {
 				return err
 			}
 			f := listFlags{all: true}

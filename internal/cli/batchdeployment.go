@@ -56,7 +56,7 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.PutBatchDeployment(cmd.Context(), *d, !update, setDefault)
+			v, err := c.BatchDeployments.Put(cmd.Context(), *d, !update, setDefault)
 			if err != nil {
 				return fileError(file, err)
 			}
@@ -112,7 +112,7 @@ func storedBatchDeployment(ctx context.Context, c *api.Client, endpoint, name st
 	if name == "" || endpoint == "" {
 		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
 	}
-	v, err := c.BatchDeployment(ctx, endpoint, name)
+	v, err := c.BatchDeployments.Get(ctx, endpoint, name)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.BatchDeployment(cmd.Context(), endpoint, name)
+			v, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
 			}
@@ -179,7 +179,7 @@ func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			deps, err := c.BatchDeployments(cmd.Context(), endpoint)
+			deps, err := c.BatchDeployments.List(cmd.Context(), endpoint)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func newBatchDeploymentDeleteCmd(env *Env) *cobra.Command {
 		example: "  hangar batch-deployment delete -n old -e mnist-batch --yes",
 		what:    "batch deployment", nameHelp: "deployment name", endpointHelp: "batch endpoint name",
 		del: func(ctx context.Context, c *api.Client, name, endpoint string) error {
-			return c.DeleteBatchDeployment(ctx, endpoint, name)
+			return c.BatchDeployments.Delete(ctx, endpoint, name)
 		},
 	})
 }
@@ -220,7 +220,7 @@ func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := c.BatchDeployment(cmd.Context(), endpoint, name); err != nil {
+			if _, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name); err != nil {
 				return err
 			}
 			f := listFlags{all: true}

@@ -93,7 +93,7 @@ func runBatchInvoke(cmd *cobra.Command, env *Env, f batchInvokeFlags) error {
 	if err := uploadInvokeInputs(cmd, u, req.Inputs); err != nil {
 		return fileError(f.file, err)
 	}
-	run, err := c.InvokeBatch(cmd.Context(), f.name, req)
+	run, err := c.BatchEndpoints.Invoke(cmd.Context(), f.name, req)
 	if err != nil {
 		return err
 	}

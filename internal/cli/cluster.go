@@ -19,11 +19,11 @@ type clusterShow struct {
 }
 
 func clusterView(ctx context.Context, c *api.Client, ct *api.Compute) (*clusterShow, error) {
-	nodes, err := c.ListNodes(ctx, ct.Name)
+	nodes, err := c.Nodes.List(ctx, ct.Name)
 	if err != nil {
 		return nil, err
 	}
-	events, err := c.NodeEvents(ctx, ct.Name, 50)
+	events, err := c.Nodes.Events(ctx, ct.Name, 50)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func newComputeNodeDeleteCmd(env *Env) *cobra.Command {
 
 // deleteNode asks (unless yes), deletes the node and says what became of it and its runs.
 func deleteNode(ctx context.Context, env *Env, c *api.Client, id string, yes bool) error {
-	n, err := c.GetNode(ctx, id)
+	n, err := c.Nodes.Get(ctx, id)
 	if api.IsNotFound(err) {
 		return fmt.Errorf("node %s does not exist (hangar compute show -n <cluster> lists the nodes)", id)
 	}
@@ -69,7 +69,7 @@ func deleteNode(ctx context.Context, env *Env, c *api.Client, id string, yes boo
 	if err := env.confirm(yes, q, "delete node "+id); err != nil {
 		return err
 	}
-	d, err := c.DeleteNode(ctx, id)
+	d, err := c.Nodes.Delete(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,8 @@ by its version (pipelines that name it keep working). Without --version every ve
 			return []string{v.Name, v.Version, v.Type, v.DisplayName, strings.Join(slices.Sorted(maps.Keys(v.Inputs)), ","),
 				strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ","), fmtTime(&v.CreatedAt)}
 		},
-		show: showComponent,
-		list: (*api.Client).ListComponents, get: (*api.Client).GetComponent, archive: (*api.Client).ArchiveComponent,
+		show:     showComponent,
+		versions: func(c *api.Client) versionClient[component.Version] { return c.Components },
 	}
 }
 
@@ -117,7 +117,7 @@ func (e *Env) createComponent(ctx context.Context, f componentCreateFlags) error
 	if err := e.uploadComponent(ctx, c, sp); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
-	v, err := c.CreateComponent(ctx, api.CreateComponentRequest{Spec: *sp, Source: f.file})
+	v, err := c.Components.Create(ctx, api.CreateComponentRequest{Spec: *sp, Source: f.file})
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}

@@ -54,7 +54,7 @@ func newComputeListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cs, err := c.ListComputes(cmd.Context())
+			cs, err := c.Computes.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -86,12 +86,12 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ct, err := c.GetCompute(cmd.Context(), name)
+			ct, err := c.Computes.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
 			if ct.Type == compute.TypeInstance {
-				in, err := c.Instance(cmd.Context(), name)
+				in, err := c.Instances.Get(cmd.Context(), name)
 				if err != nil {
 					return err
 				}

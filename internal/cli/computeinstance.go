@@ -40,7 +40,7 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 			if err != nil {
 				return err
 			}
-			in, err := c.InstanceAction(cmd.Context(), name, action, force)
+			in, err := c.Instances.Action(cmd.Context(), name, action, force)
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in, err := c.Instance(cmd.Context(), name)
+			in, err := c.Instances.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -152,7 +152,7 @@ func printScriptLog(ctx context.Context, c *api.Client, s api.InstanceScript, ou
 	fmt.Fprintln(out.w, head)
 	var after int64
 	for {
-		rep, err := c.Logs(ctx, s.Run, "", after, 0)
+		rep, err := c.Jobs.Logs(ctx, s.Run, "", after, 0)
 		if err != nil {
 			return err
 		}

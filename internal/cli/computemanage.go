@@ -106,7 +106,7 @@ func (e *Env) putCompute(ctx context.Context, s *compute.Spec, file string, upda
 	if err != nil {
 		return err
 	}
-	ct, err := c.CreateCompute(ctx, *s, update)
+	ct, err := c.Computes.Create(ctx, *s, update)
 	if err != nil {
 		return fileError(file, err)
 	}
@@ -133,7 +133,7 @@ func storedComputeSpec(ctx context.Context, env *Env, name string, sets []string
 	if err != nil {
 		return nil, err
 	}
-	ct, err := c.GetCompute(ctx, name)
+	ct, err := c.Computes.Get(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ given, and never waits for an answer.`,
 			if err := env.confirm(yes, q, verb+" compute "+name); err != nil {
 				return err
 			}
-			if err := c.DeleteCompute(cmd.Context(), name, force); err != nil {
+			if err := c.Computes.Delete(cmd.Context(), name, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Removed compute %s\n", name)

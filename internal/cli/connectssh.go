@@ -60,7 +60,7 @@ func (e *Env) connectSSH(ctx context.Context, name string, extra []string) error
 	if err != nil {
 		return err
 	}
-	in, err := c.Instance(ctx, name)
+	in, err := c.Instances.Get(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (e *Env) sshStdio(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := c.ConnectSSH(ctx, name)
+	conn, err := c.Instances.ConnectSSH(ctx, name)
 	if err != nil {
 		return err
 	}

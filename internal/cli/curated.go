@@ -48,7 +48,7 @@ func newCuratedListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ms, err := c.CuratedEnvironments(cmd.Context())
+			ms, err := c.Environments.Curated(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -136,7 +136,7 @@ name as a default replaces it.`,
 			if err != nil {
 				return err
 			}
-			m, err := c.SetCuratedEnvironment(cmd.Context(), api.CuratedEnvironment{Name: args[0], Environment: e, Description: f.description})
+			m, err := c.Environments.SetCurated(cmd.Context(), api.CuratedEnvironment{Name: args[0], Environment: e, Description: f.description})
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ maps them again with set.`,
 			if err != nil {
 				return err
 			}
-			m, err := c.RemoveCuratedEnvironment(cmd.Context(), args[0])
+			m, err := c.Environments.RemoveCurated(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -49,8 +49,8 @@ its version (jobs that name it keep working). Without --version every version is
 			}
 			return []string{v.Name, v.Version, v.Type, files, size, v.Source, fmtTime(&v.CreatedAt)}
 		},
-		show: showData,
-		list: (*api.Client).ListData, get: (*api.Client).GetData, archive: (*api.Client).ArchiveData,
+		show:     showData,
+		versions: func(c *api.Client) versionClient[dataset.Version] { return c.Data },
 	}
 }
 
@@ -172,7 +172,7 @@ func (e *Env) createData(ctx context.Context, f dataCreateFlags) error {
 			return err
 		}
 	}
-	v, err := c.CreateData(ctx, req)
+	v, err := c.Data.Create(ctx, req)
 	if err != nil {
 		return inFile(err)
 	}

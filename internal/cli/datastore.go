@@ -74,7 +74,7 @@ func (e *Env) createDatastore(ctx context.Context, file, name string, sets []str
 	if err != nil {
 		return err
 	}
-	out, err := c.CreateDatastore(ctx, *d)
+	out, err := c.Datastores.Create(ctx, *d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -106,7 +106,7 @@ func newDatastoreListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ds, err := c.ListDatastores(cmd.Context())
+			ds, err := c.Datastores.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -132,7 +132,7 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := c.GetDatastore(cmd.Context(), name)
+			d, err := c.Datastores.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}

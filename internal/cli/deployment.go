@@ -63,9 +63,9 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 			}
 			var v *api.DeploymentView
 			if update {
-				v, err = c.UpdateDeployment(cmd.Context(), *d)
+				v, err = c.Deployments.Update(cmd.Context(), *d)
 			} else {
-				v, err = c.CreateDeployment(cmd.Context(), *d, allTraffic)
+				v, err = c.Deployments.Create(cmd.Context(), *d, allTraffic)
 			}
 			if err != nil {
 				return fileError(file, err)
@@ -124,7 +124,7 @@ func storedDeployment(ctx context.Context, c *api.Client, endpoint, name string,
 	if name == "" || endpoint == "" || len(sets) == 0 {
 		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
 	}
-	v, err := c.Deployment(ctx, endpoint, name)
+	v, err := c.Deployments.Get(ctx, endpoint, name)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func waitDeployment(ctx context.Context, env *Env, c *api.Client, endpoint, name
 	defer cancel()
 	last := ""
 	for {
-		v, err := c.Deployment(ctx, endpoint, name)
+		v, err := c.Deployments.Get(ctx, endpoint, name)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +209,7 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.Deployment(cmd.Context(), endpoint, name)
+			v, err := c.Deployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
 			}
@@ -253,7 +253,7 @@ func newDeploymentListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			deps, err := c.Deployments(cmd.Context(), endpoint)
+			deps, err := c.Deployments.List(cmd.Context(), endpoint)
 			if err != nil {
 				return err
 			}
@@ -271,7 +271,7 @@ func newDeploymentDeleteCmd(env *Env) *cobra.Command {
 		example: "  hangar online-deployment delete -n blue -e my-endpoint --yes",
 		what:    "deployment", nameHelp: "deployment name", endpointHelp: "endpoint name",
 		del: func(ctx context.Context, c *api.Client, name, endpoint string) error {
-			return c.DeleteDeployment(ctx, endpoint, name)
+			return c.Deployments.Delete(ctx, endpoint, name)
 		},
 	})
 }
@@ -290,7 +290,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.Deployment(cmd.Context(), endpoint, name)
+			v, err := c.Deployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
 			}
@@ -300,7 +300,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 			}
 			var all []string
 			for after := int64(0); ; {
-				r, err := c.Logs(cmd.Context(), run, "", after, 0)
+				r, err := c.Jobs.Logs(cmd.Context(), run, "", after, 0)
 				if err != nil {
 					return err
 				}

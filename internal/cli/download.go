@@ -59,11 +59,11 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 	if err != nil {
 		return err
 	}
-	d, err := c.GetJob(ctx, f.name)
+	d, err := c.Jobs.Get(ctx, f.name)
 	if err != nil {
 		return err
 	}
-	arts, err := c.Artifacts(ctx, f.name)
+	arts, err := c.Jobs.Artifacts(ctx, f.name)
 	if err != nil {
 		return err
 	}

@@ -95,11 +95,11 @@ func (e *Env) dryRunGPUs(ctx context.Context, sp *job.Spec) ([]string, string) {
 	if err != nil {
 		return nil, "nowhere (no workspace)"
 	}
-	ct, err := c.GetCompute(ctx, sp.Compute)
+	ct, err := c.Computes.Get(ctx, sp.Compute)
 	if err != nil || ct.Spec == nil || ct.Spec.Cluster == nil {
 		return nil, "nowhere (not a cluster, or unknown)"
 	}
-	sizes, err := c.ListSizes(ctx)
+	sizes, err := c.Sizes.List(ctx)
 	if err != nil {
 		return nil, "nowhere (no size catalog)"
 	}

@@ -60,7 +60,7 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.CreateEndpoint(cmd.Context(), *e)
+			v, err := c.Endpoints.Create(cmd.Context(), *e)
 			if err != nil {
 				return fileError(file, err)
 			}
@@ -141,7 +141,7 @@ func updateEndpoint(ctx context.Context, env *Env, c *api.Client, file, name, tr
 			e.Name = name
 		}
 	case len(sets) > 0:
-		v, err := c.Endpoint(ctx, name)
+		v, err := c.Endpoints.Get(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -161,12 +161,12 @@ func updateEndpoint(ctx context.Context, env *Env, c *api.Client, file, name, tr
 		if u.MirrorTraffic, err = parseTrafficFlag("--mirror-traffic", mirror); err != nil {
 			return nil, err
 		}
-		return c.SetTraffic(ctx, name, u)
+		return c.Endpoints.SetTraffic(ctx, name, u)
 	}
 	if err := applyTrafficFlags(e, traffic, mirror); err != nil {
 		return nil, err
 	}
-	v, err := c.UpdateEndpoint(ctx, *e)
+	v, err := c.Endpoints.Update(ctx, *e)
 	if err != nil {
 		return nil, fileError(file, err)
 	}
@@ -227,11 +227,11 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.Endpoint(cmd.Context(), name)
+			v, err := c.Endpoints.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			deps, err := c.Deployments(cmd.Context(), name)
+			deps, err := c.Deployments.List(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -277,7 +277,7 @@ func newEndpointListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eps, err := c.Endpoints(cmd.Context())
+			eps, err := c.Endpoints.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -298,7 +298,7 @@ func newEndpointDeleteCmd(env *Env) *cobra.Command {
 		short:   "Delete an endpoint and its deployments (their replicas stop)",
 		example: "  hangar online-endpoint delete -n my-endpoint --yes",
 		what:    "online endpoint", also: " and all its deployments", nameHelp: "endpoint name",
-		del: func(ctx context.Context, c *api.Client, name, _ string) error { return c.DeleteEndpoint(ctx, name) },
+		del: func(ctx context.Context, c *api.Client, name, _ string) error { return c.Endpoints.Delete(ctx, name) },
 	})
 }
 
@@ -314,7 +314,7 @@ func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := c.EndpointCredentials(cmd.Context(), name)
+			k, err := c.Endpoints.Credentials(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -345,7 +345,7 @@ func newEndpointRegenerateCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.RegenerateKey(cmd.Context(), name, keyType); err != nil {
+			if err := c.Endpoints.RegenerateKey(cmd.Context(), name, keyType); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "Regenerated the %s key of %s (see get-credentials)\n", keyType, name)
@@ -375,11 +375,11 @@ func newEndpointInvokeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := c.Endpoint(cmd.Context(), name)
+			v, err := c.Endpoints.Get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			k, err := c.EndpointCredentials(cmd.Context(), name)
+			k, err := c.Endpoints.Credentials(cmd.Context(), name)
 			if err != nil {
 				return err
 			}

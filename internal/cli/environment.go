@@ -78,7 +78,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ev, err := c.CreateEnvironment(cmd.Context(), *e)
+			ev, err := c.Environments.Create(cmd.Context(), *e)
 			if err != nil {
 				return fileError(file, err)
 			}
@@ -109,7 +109,7 @@ func newEnvListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			evs, err := c.ListEnvironments(cmd.Context(), name)
+			evs, err := c.Environments.List(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ func newEnvShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ev, err := c.GetEnvironment(cmd.Context(), name, version)
+			ev, err := c.Environments.Get(cmd.Context(), name, version)
 			if err != nil {
 				return err
 			}

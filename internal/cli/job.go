@@ -90,7 +90,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 		return err
 	}
 	if sp.Compute != "" && sp.Compute != compute.ServerlessName { // the server says how to set up serverless
-		if _, err := c.ComputeBrief(ctx, sp.Compute); api.IsNotFound(err) {
+		if _, err := c.Computes.Brief(ctx, sp.Compute); api.IsNotFound(err) {
 			return fmt.Errorf("%s: compute: no compute target named %q in this workspace (see hangar compute list)", f.file, sp.Compute)
 		} else if err != nil {
 			return err
@@ -99,7 +99,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	if err := e.uploadJob(ctx, c, sp); err != nil {
 		return err
 	}
-	d, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: *sp, Warnings: warnings})
+	d, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: *sp, Warnings: warnings})
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) && ae.Code == api.CodeInvalid {

@@ -10,7 +10,7 @@ import (
 // or trials (a sweep), with the list's other filters. They were all created after the parent,
 // so the pages read start there; every page is read, the answer is one.
 func childJobs(ctx context.Context, c *api.Client, q api.JobListQuery, parent string) (*api.JobPage, error) {
-	p, err := c.GetJob(ctx, parent)
+	p, err := c.Jobs.Get(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func childJobs(ctx context.Context, c *api.Client, q api.JobListQuery, parent st
 	q.Limit, q.PageToken = 1000, ""
 	out := &api.JobPage{Runs: []api.RunDetail{}}
 	for {
-		page, err := c.ListJobsPage(ctx, q)
+		page, err := c.Jobs.ListPage(ctx, q)
 		if err != nil {
 			return nil, err
 		}

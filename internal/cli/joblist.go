@@ -94,7 +94,7 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 		return err
 	}
 	if f.mine {
-		me, err := c.WhoAmI(cmd.Context())
+		me, err := c.Users.WhoAmI(cmd.Context())
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (e *Env) listJobs(cmd *cobra.Command, f listFlags) error {
 	if f.parent != "" {
 		page, err = childJobs(cmd.Context(), c, q, f.parent)
 	} else {
-		page, err = c.ListJobsPage(cmd.Context(), q)
+		page, err = c.Jobs.ListPage(cmd.Context(), q)
 	}
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ func newJobArchiveCmd(env *Env, archive bool) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		d, err := c.ArchiveJob(cmd.Context(), name.name, archive)
+		d, err := c.Jobs.Archive(cmd.Context(), name.name, archive)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
 		if err := env.confirm(yes, q, "delete job "+name.name); err != nil {
 			return err
 		}
-		if err := c.DeleteJob(cmd.Context(), name.name); err != nil {
+		if err := c.Jobs.Delete(cmd.Context(), name.name); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "Deleted job %s\n", name.name)

@@ -40,7 +40,7 @@ the job is the argument.`,
 		if err != nil {
 			return err
 		}
-		resp, err := c.Metrics(cmd.Context(), name.name)
+		resp, err := c.Jobs.Metrics(cmd.Context(), name.name)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func newJobCompareCmd(env *Env) *cobra.Command {
 func compareJobs(ctx context.Context, c *api.Client, names []string) ([]comparison, error) {
 	out := make([]comparison, 0, len(names))
 	for _, n := range names {
-		d, err := c.GetJob(ctx, n)
+		d, err := c.Jobs.Get(ctx, n)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", n, err)
 		}

@@ -27,7 +27,7 @@ func newJobShowCmd(env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		d, err := c.GetJob(cmd.Context(), name.name)
+		d, err := c.Jobs.Get(cmd.Context(), name.name)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ given, and never waits for an answer.`,
 		if err := env.confirm(yes, fmt.Sprintf("Cancel job %s?", name.name), "cancel job "+name.name); err != nil {
 			return err
 		}
-		d, err := c.CancelJob(cmd.Context(), name.name)
+		d, err := c.Jobs.Cancel(cmd.Context(), name.name)
 		if err != nil {
 			return err
 		}

@@ -150,7 +150,7 @@ URL; $HANGAR_TOKEN, when set, still comes first.`,
 				return err
 			}
 			c.SetToken(tok)
-			me, err := c.WhoAmI(cmd.Context())
+			me, err := c.Users.WhoAmI(cmd.Context())
 			if err != nil {
 				return fmt.Errorf("check the token with %s: %w", url, err)
 			}
@@ -240,7 +240,7 @@ func newWhoAmICmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			me, err := c.WhoAmI(cmd.Context())
+			me, err := c.Users.WhoAmI(cmd.Context())
 			if err != nil {
 				return err
 			}

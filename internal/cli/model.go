@@ -46,8 +46,8 @@ its version (deployments that use it keep working). Without --version every vers
 		row: func(v model.Version) []string {
 			return []string{v.Name, v.Version, v.Type, fmt.Sprint(v.Files), humanBytes(v.Size), v.Source, fmtTime(&v.CreatedAt)}
 		},
-		show: showModel,
-		list: (*api.Client).ListModels, get: (*api.Client).GetModel, archive: (*api.Client).ArchiveModel,
+		show:     showModel,
+		versions: func(c *api.Client) versionClient[model.Version] { return c.Models },
 	}
 }
 
@@ -134,7 +134,7 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 			return err
 		}
 	}
-	v, err := c.CreateModel(ctx, req)
+	v, err := c.Models.Create(ctx, req)
 	if err != nil {
 		if f.file != "" {
 			return fmt.Errorf("%s: %w", f.file, err)
@@ -197,7 +197,7 @@ func (e *Env) downloadModel(ctx context.Context, name, version, dir string) erro
 	if err != nil {
 		return err
 	}
-	v, err := c.GetModel(ctx, name, version)
+	v, err := c.Models.Get(ctx, name, version)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (e *Env) streamPipeline(ctx context.Context, c *api.Client, name string, ra
 	seen := map[string]stepSeen{}
 	var lostSince time.Time
 	for {
-		d, err := c.GetJob(ctx, name)
+		d, err := c.Jobs.Get(ctx, name)
 		if err != nil {
 			if api.IsServerError(err) || ctx.Err() != nil {
 				return err
@@ -111,7 +111,7 @@ func (e *Env) printSteps(ctx context.Context, c *api.Client, d *api.RunDetail, s
 		if s.State != "failed" || s.RunID == "" {
 			continue
 		}
-		sd, err := c.GetJob(ctx, s.RunID)
+		sd, err := c.Jobs.Get(ctx, s.RunID)
 		if err != nil || len(sd.LogTail) == 0 || sd.Status != job.Failed {
 			continue
 		}

@@ -78,7 +78,7 @@ may submit jobs, and an existing one keeps its access (change it with hangar sec
 				a := access.access()
 				req.Access = &a
 			}
-			reply, err := c.PutSecret(cmd.Context(), name, req)
+			reply, err := c.Secrets.Put(cmd.Context(), name, req)
 			if err != nil {
 				return err
 			}
@@ -150,7 +150,7 @@ func newSecretListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.Secrets(cmd.Context())
+			list, err := c.Secrets.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ secret is gone. On a terminal it asks first; elsewhere it refuses unless --yes i
 			if err := env.confirm(yes, fmt.Sprintf("Delete secret %s?", name), "delete secret "+name); err != nil {
 				return err
 			}
-			out, err := c.DeleteSecret(cmd.Context(), name)
+			out, err := c.Secrets.Delete(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -221,7 +221,7 @@ when it starts again, and nothing is lost (docs/secrets.md). A backup taken befo
 			if err := env.confirm(yes, "Reseal every secret of the workspace under a new key?", "rotate the key"); err != nil {
 				return err
 			}
-			reply, err := c.RotateSecretKey(cmd.Context())
+			reply, err := c.Secrets.RotateKey(cmd.Context())
 			if err != nil {
 				return err
 			}

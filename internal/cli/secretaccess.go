@@ -59,7 +59,7 @@ deployment's replicas as the user's who last created or updated the deployment.`
 			if err != nil {
 				return err
 			}
-			info, err := c.SetSecretAccess(cmd.Context(), name, f.access())
+			info, err := c.Secrets.SetAccess(cmd.Context(), name, f.access())
 			if err != nil {
 				return err
 			}

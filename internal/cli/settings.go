@@ -27,7 +27,7 @@ func newSettingsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := c.Settings(cmd.Context())
+			m, err := c.Workspace.Settings(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ func newSettingsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.SetSetting(cmd.Context(), args[0], args[1]); err != nil {
+			if err := c.Workspace.SetSetting(cmd.Context(), args[0], args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Set %s = %s\n", args[0], args[1])

@@ -27,7 +27,7 @@ of it gets nodes that run nothing else.`,
 			if err != nil {
 				return err
 			}
-			ss, err := c.ListSizes(cmd.Context())
+			ss, err := c.Sizes.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -93,7 +93,7 @@ shared: a cluster of it gives each run nodes that run nothing else.`,
 			if err != nil {
 				return err
 			}
-			out, err := c.CreateSize(cmd.Context(), s)
+			out, err := c.Sizes.Create(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func newComputeDeleteSizeCmd(env *Env) *cobra.Command {
 			if err := env.confirm(yes, fmt.Sprintf("Remove node size %s?", name), "delete size "+name); err != nil {
 				return err
 			}
-			return c.DeleteSize(cmd.Context(), name)
+			return c.Sizes.Delete(cmd.Context(), name)
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "size name (or give it as the first argument)")

@@ -49,7 +49,7 @@ Piped or redirected, the log is written byte for byte.`,
 // On a terminal the lines are escaped unless raw (termsafe.go).
 func (e *Env) stream(ctx context.Context, c *api.Client, name string, raw bool) error {
 	files := []string{""}
-	if d, err := c.GetJob(ctx, name); err == nil {
+	if d, err := c.Jobs.Get(ctx, name); err == nil {
 		if d.Spec.Pipeline != nil {
 			return e.streamPipeline(ctx, c, name, raw) // pipelinestream.go: its steps, not a log
 		}
@@ -72,7 +72,7 @@ func (e *Env) stream(ctx context.Context, c *api.Client, name string, raw bool) 
 	if firstErr != nil {
 		return firstErr
 	}
-	d, err := c.GetJob(ctx, name)
+	d, err := c.Jobs.Get(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, out 
 	var after int64
 	var lostSince time.Time
 	for {
-		resp, err := c.Logs(ctx, name, file, after, 20*time.Second)
+		resp, err := c.Jobs.Logs(ctx, name, file, after, 20*time.Second)
 		if err != nil {
 			if api.IsServerError(err) || ctx.Err() != nil {
 				return err

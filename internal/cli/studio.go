@@ -29,7 +29,7 @@ user whose token asked for the code and with at most that user's role.`,
 			if err != nil {
 				return err
 			}
-			code, err := c.StudioLoginCode(ctx)
+			code, err := c.Users.StudioLoginCode(ctx)
 			if err != nil {
 				return fmt.Errorf("ask for a studio login code: %w", err)
 			}

@@ -43,7 +43,7 @@ letter or digit, then up to 63 letters, digits, '.', '-' or '_'.`,
 			if err != nil {
 				return err
 			}
-			tok, err := c.CreateToken(cmd.Context(), api.CreateTokenRequest{Name: name, User: user, ExpiresDays: days})
+			tok, err := c.Tokens.Create(cmd.Context(), api.CreateTokenRequest{Name: name, User: user, ExpiresDays: days})
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func newTokenListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.Tokens(cmd.Context(), user)
+			list, err := c.Tokens.List(cmd.Context(), user)
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ func newTokenRevokeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, err := c.RevokeToken(cmd.Context(), user, args[0])
+			t, err := c.Tokens.Revoke(cmd.Context(), user, args[0])
 			if err != nil {
 				return err
 			}

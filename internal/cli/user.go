@@ -67,7 +67,7 @@ issuer (` + "`hangar server --oidc-issuer`" + `) as that subject (the ID token's
 			if err != nil {
 				return err
 			}
-			rep, err := c.CreateUser(cmd.Context(), api.CreateUserRequest{Name: args[0], Role: role, ExpiresDays: days,
+			rep, err := c.Users.Create(cmd.Context(), api.CreateUserRequest{Name: args[0], Role: role, ExpiresDays: days,
 				OIDCSubject: subject})
 			if err != nil {
 				return err
@@ -98,7 +98,7 @@ func newUserListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			users, err := c.Users(cmd.Context())
+			users, err := c.Users.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -124,7 +124,7 @@ func newUserSetRoleCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			u, err := c.SetUserRole(cmd.Context(), args[0], args[1])
+			u, err := c.Users.SetRole(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func (e *Env) setOIDCSubject(cmd *cobra.Command, name, subject string) error {
 	if err != nil {
 		return err
 	}
-	u, err := c.SetUserOIDCSubject(cmd.Context(), name, subject)
+	u, err := c.Users.SetOIDCSubject(cmd.Context(), name, subject)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ sessions. Their jobs stay. On a terminal it asks first; elsewhere it refuses unl
 			if err := env.confirm(yes, fmt.Sprintf("Delete user %s and their tokens?", name), "delete user "+name); err != nil {
 				return err
 			}
-			if err := c.DeleteUser(cmd.Context(), name); err != nil {
+			if err := c.Users.Delete(cmd.Context(), name); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Deleted user %s\n", name)

@@ -42,7 +42,7 @@ how many bytes, and frees nothing.`,
 			if err != nil {
 				return err
 			}
-			rep, err := c.CollectBlobs(cmd.Context(), req)
+			rep, err := c.Workspace.CollectBlobs(cmd.Context(), req)
 			if err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ func newWorkspaceShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			me, err := c.WhoAmI(cmd.Context())
+			me, err := c.Users.WhoAmI(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -109,7 +109,7 @@ func (c *cluster) waitNode(id, what string, cond func(n *api.Node) bool) *api.No
 	var n *api.Node
 	waitFor(c.t, 60*time.Second, "node "+id+" "+what, func() bool {
 		var err error
-		n, err = c.w.client().GetNode(context.Background(), id)
+		n, err = c.w.client().Nodes.Get(context.Background(), id)
 		return err == nil && cond(n)
 	})
 	return n
@@ -269,7 +269,7 @@ func cancelAndRelease(t *testing.T, w *ws, c *cluster, a *agentProc, nodeID stri
 	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("released agent exit code %d", code)
 	}
-	evs, err := w.client().NodeEvents(context.Background(), "pool", 0)
+	evs, err := w.client().Nodes.Events(context.Background(), "pool", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,13 +294,13 @@ func checkAgentAuth(t *testing.T, w *ws, nodeID string) {
 		"run token":   api.NewClient(admin.BaseURL(), "r1.0123456789abcdef"),
 		"no token":    api.NewClient(admin.BaseURL(), ""),
 	} {
-		_, err := c.AgentHeartbeat(context.Background(), nodeID, api.AgentHeartbeat{})
+		_, err := c.Agents.Heartbeat(context.Background(), nodeID, api.AgentHeartbeat{})
 		var e *api.Error
 		if !errors.As(err, &e) || e.Status != http.StatusUnauthorized {
 			t.Errorf("heartbeat with the %s = %v, want 401", name, err)
 		}
 	}
-	if _, err := admin.JoinAgent(context.Background(), api.JoinRequest{}); err == nil {
+	if _, err := admin.Agents.Join(context.Background(), api.JoinRequest{}); err == nil {
 		t.Error("join with the admin token succeeded")
 	}
 }
@@ -356,10 +356,10 @@ func TestLocalProviderAgentsJoin(t *testing.T) {
 	// The node of an agent that stopped is unusable, and the controller deletes it at once: see
 	// either, with the reason on the cluster's timeline.
 	waitFor(t, 60*time.Second, "node "+nodes[1].ID+" to be unusable or gone", func() bool {
-		n, err := w.client().GetNode(context.Background(), nodes[1].ID)
+		n, err := w.client().Nodes.Get(context.Background(), nodes[1].ID)
 		return (err == nil && n.State == "unusable") || api.IsNotFound(err)
 	})
-	events, err := w.client().NodeEvents(context.Background(), "loc", 0)
+	events, err := w.client().Nodes.Events(context.Background(), "loc", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestLocalProviderAgentsJoin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ns, err := w.client().ListNodes(context.Background(), "loc"); err != nil || len(ns) != 0 {
+	if ns, err := w.client().Nodes.List(context.Background(), "loc"); err != nil || len(ns) != 0 {
 		t.Errorf("nodes left: %+v, %v", ns, err)
 	}
 }
@@ -437,7 +437,7 @@ func TestCommandProviderExampleHooks(t *testing.T) {
 	// The stopped agent's last heartbeat makes the node unusable, and the controller then deletes
 	// unusable nodes: either is the end of this node.
 	waitFor(t, time.Minute, "the node to be unusable or gone once its agent stopped", func() bool {
-		got, err := w.client().GetNode(context.Background(), n.ID)
+		got, err := w.client().Nodes.Get(context.Background(), n.ID)
 		return api.IsNotFound(err) || (err == nil && got.State == "unusable")
 	})
 }

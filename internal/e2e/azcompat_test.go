@@ -103,11 +103,11 @@ var azScripts = []azScript{
 			return r.want("setup", "done")
 		}},
 		{"job create --query name -o tsv prints the bare name", func(ctx context.Context, r azRun) error {
-			_, err := r.c.GetJob(ctx, r.one("job"))
+			_, err := r.c.Jobs.Get(ctx, r.one("job"))
 			return err
 		}},
 		{"--set a=1 b=2 on create adds a tag beside the file's and a new input", func(ctx context.Context, r azRun) error {
-			d, err := r.c.GetJob(ctx, r.one("job"))
+			d, err := r.c.Jobs.Get(ctx, r.one("job"))
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ var azScripts = []azScript{
 			return nil
 		}},
 		{"job show --query status -o tsv", func(ctx context.Context, r azRun) error {
-			d, err := r.c.GetJob(ctx, r.one("job"))
+			d, err := r.c.Jobs.Get(ctx, r.one("job"))
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ var azScripts = []azScript{
 		}},
 		{"job list --parent-job-name --query \"[].name\" -o tsv, one name a line", func(ctx context.Context, r azRun) error {
 			pipeline, _, _ := strings.Cut(r.one("pipeline"), " ")
-			p, err := r.c.PipelineSteps(ctx, pipeline)
+			p, err := r.c.Jobs.PipelineSteps(ctx, pipeline)
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ var azScripts = []azScript{
 			return nil
 		}},
 		{"job list --query \"[0].name\" -o tsv", func(ctx context.Context, r azRun) error {
-			p, err := r.c.ListJobsPage(ctx, api.JobListQuery{Limit: 1})
+			p, err := r.c.Jobs.ListPage(ctx, api.JobListQuery{Limit: 1})
 			if err != nil || len(p.Runs) != 1 {
 				return fmt.Errorf("list: %v", err)
 			}
@@ -196,7 +196,7 @@ var azScripts = []azScript{
 			return r.want("traffic", "100")
 		}},
 		{"online-endpoint delete --yes --no-wait", func(ctx context.Context, r azRun) error {
-			if _, err := r.c.Endpoint(ctx, r.one("deleted")); !api.IsNotFound(err) {
+			if _, err := r.c.Endpoints.Get(ctx, r.one("deleted")); !api.IsNotFound(err) {
 				return fmt.Errorf("endpoint %s after delete: %v, want not found", r.one("deleted"), err)
 			}
 			return nil
@@ -227,7 +227,7 @@ var azScripts = []azScript{
 		}},
 		{"batch-endpoint update --set defaults.deployment_name, with no file: invoke runs it", func(ctx context.Context, r azRun) error {
 			name, _, _ := strings.Cut(r.one("batch job"), " ")
-			d, err := r.c.GetJob(ctx, name)
+			d, err := r.c.Jobs.Get(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -250,7 +250,7 @@ var azScripts = []azScript{
 			return r.want("from datastore", "n1.txt,30 n2.txt,60 n3.txt,90")
 		}},
 		{"batch-endpoint invoke --mini-batch-size --instance-count, for that job alone", func(ctx context.Context, r azRun) error {
-			d, err := r.c.GetJob(ctx, r.one("overridden job"))
+			d, err := r.c.Jobs.Get(ctx, r.one("overridden job"))
 			if err != nil {
 				return err
 			}
@@ -266,14 +266,14 @@ var azScripts = []azScript{
 			return r.want("from file", "Completed n1.txt,30 n2.txt,60 n3.txt,90")
 		}},
 		{"batch-endpoint delete --yes --no-wait", func(ctx context.Context, r azRun) error {
-			if _, err := r.c.BatchEndpoint(ctx, "az-compat-batch"); !api.IsNotFound(err) {
+			if _, err := r.c.BatchEndpoints.Get(ctx, "az-compat-batch"); !api.IsNotFound(err) {
 				return fmt.Errorf("batch endpoint after delete: %v, want not found", err)
 			}
 			return nil
 		}},
 		{"compute delete --yes --no-wait", func(ctx context.Context, r azRun) error {
 			waitFor(r.w.t, 30*time.Second, "compute batch-cluster to be gone", func() bool {
-				_, err := r.c.GetCompute(ctx, "batch-cluster")
+				_, err := r.c.Computes.Get(ctx, "batch-cluster")
 				return api.IsNotFound(err)
 			})
 			return nil

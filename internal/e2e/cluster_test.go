@@ -175,7 +175,7 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 	w.ok("compute", "delete", "-n", "pool", "--yes")
 	waitFor(t, time.Minute, "the deleted cluster's nodes to go", func() bool {
 		for _, n := range nodes {
-			if _, err := w.client().GetNode(t.Context(), n.ID); !api.IsNotFound(err) {
+			if _, err := w.client().Nodes.Get(t.Context(), n.ID); !api.IsNotFound(err) {
 				return false
 			}
 		}
@@ -231,7 +231,7 @@ provider:
 	if !requeued {
 		t.Errorf("no requeue event: %+v", d.Events)
 	}
-	old, err := w.client().Logs(t.Context(), name, "attempt_1/std_log.txt", 0, 0)
+	old, err := w.client().Jobs.Logs(t.Context(), name, "attempt_1/std_log.txt", 0, 0)
 	if err != nil || len(old.Lines) == 0 || old.Lines[0].Text != "started" {
 		t.Errorf("attempt 1's log: %+v, %v", old, err)
 	}

@@ -94,7 +94,7 @@ func TestCuratedEnvironmentDefaultAndOwnerMapping(t *testing.T) {
 	if r := u.run("", "curated-environment", "set", "sklearn-1.5", "--image", "carls:1"); r.code == 0 || !strings.Contains(r.stderr, "contributor") {
 		t.Errorf("carl's set: exit %d, %s; want a refusal naming his role", r.code, r.stderr)
 	}
-	_, err = api.NewClient(si.URL, carl).RemoveCuratedEnvironment(t.Context(), "sklearn-1.5")
+	_, err = api.NewClient(si.URL, carl).Environments.RemoveCurated(t.Context(), "sklearn-1.5")
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden {
 		t.Errorf("carl's remove: %v, want 403", err)

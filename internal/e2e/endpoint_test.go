@@ -86,11 +86,11 @@ func (w *ws) scorer(endpoint string) *scorer {
 	w.t.Helper()
 	c := w.client()
 	ctx := w.t.Context()
-	v, err := c.Endpoint(ctx, endpoint)
+	v, err := c.Endpoints.Get(ctx, endpoint)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	k, err := c.EndpointCredentials(ctx, endpoint)
+	k, err := c.Endpoints.Credentials(ctx, endpoint)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func losses(t *testing.T, w *ws, name string, n int) (lines, metrics int) {
 	w.ok("job", "download", "-n", name, "--all", "--download-path", out)
 	file, _ := os.ReadFile(filepath.Join(out, name, "artifacts", "user_logs", "std_log.txt"))
 	lines = max(missing(stream, n), missing(string(file), n))
-	resp, err := w.client().Metrics(context.Background(), name)
+	resp, err := w.client().Jobs.Metrics(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -366,7 +366,7 @@ func readFile(t testing.TB, path string) string {
 func (w *ws) logs(name string) string {
 	w.t.Helper()
 	c := w.client()
-	resp, err := c.Logs(context.Background(), name, "", 0, 0)
+	resp, err := c.Jobs.Logs(context.Background(), name, "", 0, 0)
 	if err != nil {
 		w.t.Fatalf("logs of %s: %v", name, err)
 	}

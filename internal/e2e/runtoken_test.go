@@ -69,7 +69,7 @@ func TestFaultFinishedRunCannotBeRewritten(t *testing.T) {
 	ctx := context.Background()
 	attacker := api.NewClient(w.client().BaseURL(), tok)
 	w.waitStatus(other, time.Minute, job.Completed)
-	_, err := attacker.ShipLogs(ctx, other, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 2, Text: "INJECTED"}}})
+	_, err := attacker.Runs.ShipLogs(ctx, other, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 2, Text: "INJECTED"}}})
 	if st, msg := httpStatus(err); st != http.StatusForbidden {
 		t.Errorf("a run's token on another run = %d %q, want 403", st, msg)
 	}
@@ -85,27 +85,27 @@ func TestFaultFinishedRunCannotBeRewritten(t *testing.T) {
 
 	// Once the grace after the end passed, every write is refused and says why.
 	waitFor(t, 30*time.Second, "the token to be refused", func() bool {
-		_, err := attacker.Heartbeat(ctx, id)
+		_, err := attacker.Runs.Heartbeat(ctx, id)
 		st, _ := httpStatus(err)
 		return st == http.StatusUnauthorized
 	})
 	// What an attacker would send: the next log line, a metric, an empty artifact list.
-	lines, err := w.client().Logs(ctx, id, "", 0, 0)
+	lines, err := w.client().Jobs.Logs(ctx, id, "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := lines.Next + 1
 	empty := []byte(`{"entries":[]}`)
 	emptyHash := fmt.Sprintf("%x", sha256.Sum256(empty))
-	if err := w.client().PutBlob(ctx, emptyHash, bytes.NewReader(empty), int64(len(empty))); err != nil {
+	if err := w.client().Blobs.Put(ctx, emptyHash, bytes.NewReader(empty), int64(len(empty))); err != nil {
 		t.Fatal(err)
 	}
 	writes := map[string]error{}
-	_, writes["log lines"] = attacker.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: next, Text: "INJECTED"}}})
-	_, writes["metrics"] = attacker.ShipMetrics(ctx, id, api.MetricBatch{Metrics: []job.Metric{{Seq: 99, Name: "accuracy", Value: 1, Time: time.Now()}}})
-	_, writes["artifacts"] = attacker.ReportArtifacts(ctx, id, api.ArtifactsReport{Artifacts: emptyHash})
-	_, writes["status"] = attacker.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
-	writes["blob"] = attacker.PutBlob(ctx, strings.Repeat("1", 64), strings.NewReader("x"), 1)
+	_, writes["log lines"] = attacker.Runs.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: next, Text: "INJECTED"}}})
+	_, writes["metrics"] = attacker.Runs.ShipMetrics(ctx, id, api.MetricBatch{Metrics: []job.Metric{{Seq: 99, Name: "accuracy", Value: 1, Time: time.Now()}}})
+	_, writes["artifacts"] = attacker.Runs.ReportArtifacts(ctx, id, api.ArtifactsReport{Artifacts: emptyHash})
+	_, writes["status"] = attacker.Runs.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
+	writes["blob"] = attacker.Blobs.Put(ctx, strings.Repeat("1", 64), strings.NewReader("x"), 1)
 	for what, err := range writes {
 		st, msg := httpStatus(err)
 		if st != http.StatusUnauthorized || !strings.Contains(msg, "run "+id+" ended at ") || !strings.HasSuffix(msg, "; its token is no longer valid") {

@@ -74,7 +74,7 @@ display_name: honest
 	if st != http.StatusOK || !strings.Contains(body, `"lifecycle_stage":"active"`) || strings.Contains(body, "forged") {
 		t.Errorf("runs/get after the attack = %d %s; want the run active and as it ended", st, body)
 	}
-	arts, err := admin.Artifacts(context.Background(), id)
+	arts, err := admin.Jobs.Artifacts(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,10 +64,10 @@ func TestSecurityBoundValueInStartupVariable(t *testing.T) {
 	}
 	c := w.client()
 	ctx := context.Background()
-	_, err := c.CreateJob(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "BASH_ENV=${{inputs.setup}} bash -c :",
+	_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "BASH_ENV=${{inputs.setup}} bash -c :",
 		Inputs: map[string]job.Input{"setup": {Type: job.InputString, Value: payload}}}})
 	wantAPIError(t, err, "command: ${{inputs.setup}} would be put in BASH_ENV")
-	_, err = c.CreateJob(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "bash -c :",
+	_, err = c.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "bash -c :",
 		EnvironmentVariables: map[string]string{"BASH_ENV": "${{secrets.setup}}"}}})
 	wantAPIError(t, err, "environment_variables.BASH_ENV: ${{secrets.setup}} would be put in BASH_ENV, a variable whose value is code")
 	writeFiles(t, dir, map[string]string{"env.yml": "command: bash x.sh\nenvironment_variables:\n  BASH_ENV: '${{secrets.setup}}'\n"})
@@ -108,7 +108,7 @@ func TestSecuritySpecSlipsAreRefused(t *testing.T) {
 			}
 		})
 	}
-	_, err := w.client().CreateJob(context.Background(), api.CreateJobRequest{Spec: job.Spec{Command: "echo hi",
+	_, err := w.client().Jobs.Create(context.Background(), api.CreateJobRequest{Spec: job.Spec{Command: "echo hi",
 		EnvironmentVariables: map[string]string{"1BAD": "x"}}})
 	wantAPIError(t, err, `environment_variables.1BAD: invalid environment variable name "1BAD"`)
 	noJobs(t, w)

@@ -50,7 +50,7 @@ func TestServerlessPoolDeleteTakesItsClusters(t *testing.T) {
 		}
 	}
 	waitFor(t, time.Minute, "the pool's node to go", func() bool {
-		_, err := w.client().GetNode(t.Context(), node)
+		_, err := w.client().Nodes.Get(t.Context(), node)
 		return api.IsNotFound(err)
 	})
 }

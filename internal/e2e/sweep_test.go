@@ -132,7 +132,7 @@ func TestSweepLocal(t *testing.T) {
 	if n := strings.Count(list, "└ "+name+"_"); n != 6 {
 		t.Errorf("job list marks %d trials, want 6:\n%s", n, list)
 	}
-	trials, err := w.client().SweepTrials(t.Context(), name)
+	trials, err := w.client().Jobs.SweepTrials(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func snapshotJob(t *testing.T, w *ws, name string) jobSnapshot {
 	t.Helper()
 	d := w.show(name)
 	s := jobSnapshot{Status: d.Status, Metrics: d.Metrics, Log: w.ok("job", "stream", "-n", name).stdout, Files: map[string]string{}}
-	ms, err := w.client().Metrics(context.Background(), name)
+	ms, err := w.client().Jobs.Metrics(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,12 +74,12 @@ func mpiRsh(ctx context.Context, host, command string) (int, error) {
 	if a, err := strconv.Atoi(os.Getenv("HANGAR_RUN_ATTEMPT")); err == nil {
 		c.SetAttempt(a)
 	}
-	req, err := c.Exec(ctx, run, rank, command)
+	req, err := c.Runs.Exec(ctx, run, rank, command)
 	if err != nil {
 		return 0, err
 	}
 	for {
-		st, err := c.ExecStatus(ctx, run, req.ID, 20*time.Second)
+		st, err := c.Runs.ExecStatus(ctx, run, req.ID, 20*time.Second)
 		if err != nil {
 			return 0, err
 		}

@@ -58,7 +58,7 @@ type caller struct {
 // newUserToken creates user with role through the API and returns their first token.
 func newUserToken(t *testing.T, ts *testServer, user, role string) string {
 	t.Helper()
-	rep, err := ts.admin.CreateUser(t.Context(), api.CreateUserRequest{Name: user, Role: role})
+	rep, err := ts.admin.Users.Create(t.Context(), api.CreateUserRequest{Name: user, Role: role})
 	if err != nil {
 		t.Fatalf("create user %s: %v", user, err)
 	}
@@ -80,7 +80,7 @@ func matrixCallers(t *testing.T, ts *testServer, runToken string) []caller {
 
 	never := func(string, access) bool { return false }
 	revoked := newUserToken(t, ts, "u-revoked", api.RoleOwner)
-	if _, err := ts.admin.RevokeToken(ctx, "u-revoked", "first"); err != nil {
+	if _, err := ts.admin.Tokens.Revoke(ctx, "u-revoked", "first"); err != nil {
 		t.Fatal(err)
 	}
 	expired := tokens.NewPersonal()
@@ -213,7 +213,7 @@ func TestStudioSessionHasItsUsersRole(t *testing.T) {
 			t.Errorf("%s: cancel: %s, want %d", tc.role, resp.Status, tc.cancelWant)
 		}
 		// Deleting the user ends the session at once.
-		if err := ts.admin.DeleteUser(t.Context(), user); err != nil {
+		if err := ts.admin.Users.Delete(t.Context(), user); err != nil {
 			t.Fatal(err)
 		}
 		if resp := ts.studioReq(t, c, false, "GET", "/api/jobs", ""); resp.StatusCode != http.StatusUnauthorized {
@@ -225,7 +225,7 @@ func TestStudioSessionHasItsUsersRole(t *testing.T) {
 // studioLoginAs gets a login code with cl's token and trades it for the session cookie.
 func (ts *testServer) studioLoginAs(t *testing.T, cl *api.Client) *http.Cookie {
 	t.Helper()
-	code, err := cl.StudioLoginCode(t.Context())
+	code, err := cl.Users.StudioLoginCode(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestSubmitterIsTheRealUser(t *testing.T) {
 		if tc.claimed != "" {
 			sp.Properties["created_by"] = tc.claimed
 		}
-		d, err := tc.client.CreateJob(t.Context(), api.CreateJobRequest{Spec: sp})
+		d, err := tc.client.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: sp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,16 +273,16 @@ func TestSubmitterIsTheRealUser(t *testing.T) {
 func TestAuditRecordsChangesNotValues(t *testing.T) {
 	ts := newSecretServer(t) // secrets a and b set
 	rita := api.NewClient(ts.url, newUserToken(t, ts, "rita", api.RoleReader))
-	if _, err := ts.admin.SetSecret(t.Context(), "hf_token", "s3cret-value"); err != nil {
+	if _, err := ts.admin.Secrets.Set(t.Context(), "hf_token", "s3cret-value"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rita.SetSecret(t.Context(), "hf_token", "other-value"); err == nil {
+	if _, err := rita.Secrets.Set(t.Context(), "hf_token", "other-value"); err == nil {
 		t.Fatal("a reader set a secret")
 	}
-	if _, err := rita.RevokeToken(t.Context(), "", "first"); err != nil {
+	if _, err := rita.Tokens.Revoke(t.Context(), "", "first"); err != nil {
 		t.Fatal(err)
 	}
-	es, err := ts.admin.Audit(t.Context(), "", time.Time{})
+	es, err := ts.admin.Users.Audit(t.Context(), "", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestAuditRecordsChangesNotValues(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("audit log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if es, _ := ts.admin.Audit(t.Context(), "rita", time.Time{}); len(es) != 1 {
+	if es, _ := ts.admin.Users.Audit(t.Context(), "rita", time.Time{}); len(es) != 1 {
 		t.Errorf("audit of rita: %+v", es)
 	}
 }
@@ -312,7 +312,7 @@ func TestTokensAreTheirOwners(t *testing.T) {
 	ctx := t.Context()
 	rita := api.NewClient(ts.url, newUserToken(t, ts, "rita", api.RoleReader))
 	newUserToken(t, ts, "carl", api.RoleContributor)
-	laptop, err := rita.CreateToken(ctx, api.CreateTokenRequest{Name: "laptop", ExpiresDays: 30})
+	laptop, err := rita.Tokens.Create(ctx, api.CreateTokenRequest{Name: "laptop", ExpiresDays: 30})
 	if err != nil || !strings.HasPrefix(laptop.Token, "hpt_") || laptop.User != "rita" {
 		t.Fatalf("create: %+v, %v", laptop, err)
 	}
@@ -320,11 +320,11 @@ func TestTokensAreTheirOwners(t *testing.T) {
 		t.Errorf("a 30-day token lasts %v", d)
 	}
 	for _, call := range []func() error{
-		func() error { _, err := rita.Tokens(ctx, "carl"); return err },
-		func() error { _, err := rita.Tokens(ctx, "*"); return err },
-		func() error { _, err := rita.RevokeToken(ctx, "carl", "first"); return err },
+		func() error { _, err := rita.Tokens.List(ctx, "carl"); return err },
+		func() error { _, err := rita.Tokens.List(ctx, "*"); return err },
+		func() error { _, err := rita.Tokens.Revoke(ctx, "carl", "first"); return err },
 		func() error {
-			_, err := rita.CreateToken(ctx, api.CreateTokenRequest{Name: "x", User: "carl"})
+			_, err := rita.Tokens.Create(ctx, api.CreateTokenRequest{Name: "x", User: "carl"})
 			return err
 		},
 	} {
@@ -332,18 +332,18 @@ func TestTokensAreTheirOwners(t *testing.T) {
 			t.Errorf("a reader on carl's tokens: status %d, want 403", st)
 		}
 	}
-	own, err := rita.Tokens(ctx, "")
+	own, err := rita.Tokens.List(ctx, "")
 	if err != nil || len(own) != 2 {
 		t.Fatalf("rita's tokens: %+v, %v", own, err)
 	}
-	all, err := ts.admin.Tokens(ctx, "*")
+	all, err := ts.admin.Tokens.List(ctx, "*")
 	if err != nil || len(all) != 3 {
 		t.Fatalf("every token: %+v, %v", all, err)
 	}
-	if _, err := ts.admin.RevokeToken(ctx, "rita", "laptop"); err != nil {
+	if _, err := ts.admin.Tokens.Revoke(ctx, "rita", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := apiStatus(t, func() error { _, err := api.NewClient(ts.url, laptop.Token).WhoAmI(ctx); return err }()); st != http.StatusUnauthorized {
+	if st, _ := apiStatus(t, func() error { _, err := api.NewClient(ts.url, laptop.Token).Users.WhoAmI(ctx); return err }()); st != http.StatusUnauthorized {
 		t.Errorf("a revoked token: status %d, want 401", st)
 	}
 	b, _ := json.Marshal(all)

@@ -13,11 +13,11 @@ import (
 func TestBatchEndpointRoutes(t *testing.T) {
 	ts := newTestServer(t)
 	ctx := t.Context()
-	v, err := ts.admin.CreateBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", Description: "d"})
+	v, err := ts.admin.BatchEndpoints.Create(ctx, serving.BatchEndpoint{Name: "ep1", Description: "d"})
 	if err != nil || v.Name != "ep1" || v.AuthMode != serving.AuthAADToken || v.ProvisioningState != "Succeeded" {
 		t.Fatalf("create: %+v, %v", v, err)
 	}
-	if _, err := ts.admin.CreateBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1"}); err == nil {
+	if _, err := ts.admin.BatchEndpoints.Create(ctx, serving.BatchEndpoint{Name: "ep1"}); err == nil {
 		t.Error("second create succeeded")
 	} else if status, _ := apiStatus(t, err); status != http.StatusConflict {
 		t.Errorf("second create: status %d, want 409", status)
@@ -29,22 +29,22 @@ func TestBatchEndpointRoutes(t *testing.T) {
 	if status, _ := ts.raw(t, ts.ctrl.RunToken(run.ID), http.MethodGet, "/api/batch-endpoints/ep1", ""); status != http.StatusForbidden && status != http.StatusUnauthorized {
 		t.Errorf("a run's token: status %d, want 401 or 403", status)
 	}
-	_, err = ts.admin.InvokeBatch(ctx, "ep1", api.BatchInvokeRequest{})
+	_, err = ts.admin.BatchEndpoints.Invoke(ctx, "ep1", api.BatchInvokeRequest{})
 	if status, _ := apiStatus(t, err); status != http.StatusBadRequest {
 		t.Errorf("invoke with no deployment: %v (status %d), want 400", err, status)
 	}
-	_, err = ts.admin.BatchDeployment(ctx, "ep1", "nope")
+	_, err = ts.admin.BatchDeployments.Get(ctx, "ep1", "nope")
 	if status, _ := apiStatus(t, err); status != http.StatusNotFound {
 		t.Errorf("unknown deployment: %v (status %d), want 404", err, status)
 	}
-	eps, err := ts.admin.BatchEndpoints(ctx)
+	eps, err := ts.admin.BatchEndpoints.List(ctx)
 	if err != nil || len(eps) != 1 {
 		t.Fatalf("list: %v, %v", eps, err)
 	}
-	if err := ts.admin.DeleteBatchEndpoint(ctx, "ep1"); err != nil {
+	if err := ts.admin.BatchEndpoints.Delete(ctx, "ep1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ts.admin.BatchEndpoint(ctx, "ep1")
+	_, err = ts.admin.BatchEndpoints.Get(ctx, "ep1")
 	if status, _ := apiStatus(t, err); status != http.StatusNotFound {
 		t.Errorf("after delete: %v (status %d), want 404", err, status)
 	}

@@ -145,7 +145,7 @@ func TestBodyLimitsLetRealUseThrough(t *testing.T) {
 	for i := 1; i <= 2000; i++ {
 		b.Lines = append(b.Lines, job.LogLine{Seq: int64(i), Text: text, Time: time.Now().UTC()})
 	}
-	ack, err := ts.runClient("r").ShipLogs(t.Context(), "r", b)
+	ack, err := ts.runClient("r").Runs.ShipLogs(t.Context(), "r", b)
 	if err != nil || ack.Acked != 2000 {
 		t.Errorf("log batch of 2000 escaped lines: ack %+v, %v", ack, err)
 	}
@@ -215,11 +215,11 @@ func TestBodyTimeoutSparesSlowUploadsAndLongPolls(t *testing.T) {
 		}
 		pw.Close()
 	}()
-	if err := ts.admin.PutBlob(t.Context(), hash, pr, int64(len(data))); err != nil {
+	if err := ts.admin.Blobs.Put(t.Context(), hash, pr, int64(len(data))); err != nil {
 		t.Fatalf("a slow upload that keeps moving: %v", err)
 	}
 	ts.createJob(t, "r")
-	resp, err := ts.admin.Logs(t.Context(), "r", "", 0, 2*time.Second) // twice the body timeout
+	resp, err := ts.admin.Jobs.Logs(t.Context(), "r", "", 0, 2*time.Second) // twice the body timeout
 	if err != nil || resp.Done {
 		t.Fatalf("long poll of a quiet run = %+v, %v; want an empty answer after its wait", resp, err)
 	}

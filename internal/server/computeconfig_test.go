@@ -159,7 +159,7 @@ func TestComputeOperatorCannotSetHooks(t *testing.T) {
 			}
 		}
 	}
-	got, err := ts.admin.GetCompute(t.Context(), "hookd")
+	got, err := ts.admin.Computes.Get(t.Context(), "hookd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +169,11 @@ func TestComputeOperatorCannotSetHooks(t *testing.T) {
 	}
 	// The hooks' environment (cloud credentials) is the owner's to read.
 	for _, c := range []*api.Client{api.NewClient(ts.url, op), api.NewClient(ts.url, newUserToken(t, ts, "rita", api.RoleReader))} {
-		seen, err := c.GetCompute(t.Context(), "hookd")
+		seen, err := c.Computes.Get(t.Context(), "hookd")
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := c.ListComputes(t.Context())
+		all, err := c.Computes.List(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestInstanceOwnerIsTheCreator(t *testing.T) {
 			}
 			continue
 		}
-		c, err := ts.admin.GetCompute(t.Context(), tc.name)
+		c, err := ts.admin.Computes.Get(t.Context(), tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}

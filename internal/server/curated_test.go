@@ -15,7 +15,7 @@ func TestCuratedEnvironmentRoutes(t *testing.T) {
 	ctx := t.Context()
 	list := func(c *api.Client) map[string]api.CuratedEnvironment {
 		t.Helper()
-		ms, err := c.CuratedEnvironments(ctx)
+		ms, err := c.Environments.Curated(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,27 +30,27 @@ func TestCuratedEnvironmentRoutes(t *testing.T) {
 		t.Errorf("the default sklearn-* as a reader reads it: %+v", m)
 	}
 	set := api.CuratedEnvironment{Name: "sklearn-1.5", Environment: job.Environment{Image: "sk:1.5"}, Description: "the lab's"}
-	if m, err := ts.admin.SetCuratedEnvironment(ctx, set); err != nil || m.RunsIn != "image sk:1.5" || m.Builtin {
+	if m, err := ts.admin.Environments.SetCurated(ctx, set); err != nil || m.RunsIn != "image sk:1.5" || m.Builtin {
 		t.Fatalf("set: %+v, %v", m, err)
 	}
 	if m := list(reader)["sklearn-1.5"]; m.Description != "the lab's" || m.Environment.Image != "sk:1.5" {
 		t.Errorf("listed after set: %+v", m)
 	}
 	contributor := api.NewClient(ts.url, newUserToken(t, ts, "carl", api.RoleContributor))
-	_, err := contributor.SetCuratedEnvironment(ctx, api.CuratedEnvironment{Name: "sklearn-1.5", Environment: job.Environment{Image: "mine"}})
+	_, err := contributor.Environments.SetCurated(ctx, api.CuratedEnvironment{Name: "sklearn-1.5", Environment: job.Environment{Image: "mine"}})
 	if st, _ := apiStatus(t, err); st != http.StatusForbidden {
 		t.Errorf("a contributor's set: %d (%v), want 403", st, err)
 	}
-	if _, err := contributor.RemoveCuratedEnvironment(ctx, "sklearn-*"); err == nil {
+	if _, err := contributor.Environments.RemoveCurated(ctx, "sklearn-*"); err == nil {
 		t.Error("a contributor removed a default")
 	}
-	if m, err := ts.admin.RemoveCuratedEnvironment(ctx, "sklearn-1.5"); err != nil || !m.Removed {
+	if m, err := ts.admin.Environments.RemoveCurated(ctx, "sklearn-1.5"); err != nil || !m.Removed {
 		t.Errorf("remove: %+v, %v", m, err)
 	}
 	if _, ok := list(reader)["sklearn-1.5"]; ok {
 		t.Error("a removed mapping is still listed")
 	}
-	_, err = ts.admin.SetCuratedEnvironment(ctx, api.CuratedEnvironment{Name: "bad:1", Environment: job.Environment{Image: "x"}})
+	_, err = ts.admin.Environments.SetCurated(ctx, api.CuratedEnvironment{Name: "bad:1", Environment: job.Environment{Image: "x"}})
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest {
 		t.Errorf("a name with a version: %d (%v), want 400", st, err)
 	}

@@ -20,39 +20,39 @@ func TestDataRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := api.CreateDataRequest{Spec: dataset.Spec{Name: "iris", Path: "/client/iris"}, Manifest: manifest}
-	v, err := ts.admin.CreateData(ctx, req)
+	v, err := ts.admin.Data.Create(ctx, req)
 	if err != nil || v.Version != "1" || v.Source != dataset.SourceLocal || v.Type != dataset.URIFolder {
 		t.Fatalf("create = %+v, %v", v, err)
 	}
 	req.Spec.Version = "1"
-	_, err = ts.admin.CreateData(ctx, req)
+	_, err = ts.admin.Data.Create(ctx, req)
 	if st, code := apiStatus(t, err); st != http.StatusConflict || code != api.CodeConflict {
 		t.Errorf("a taken version: %d %s %v", st, code, err)
 	}
-	if got, err := ts.admin.GetData(ctx, "iris", "latest"); err != nil || got.Version != "1" {
+	if got, err := ts.admin.Data.Get(ctx, "iris", "latest"); err != nil || got.Version != "1" {
 		t.Errorf("latest = %+v, %v", got, err)
 	}
-	_, err = ts.admin.GetData(ctx, "ghost", "1")
+	_, err = ts.admin.Data.Get(ctx, "ghost", "1")
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("unknown data asset: %v", err)
 	}
-	if vs, err := ts.admin.ArchiveData(ctx, "iris", "1", true); err != nil || len(vs) != 1 || !vs[0].Archived {
+	if vs, err := ts.admin.Data.Archive(ctx, "iris", "1", true); err != nil || len(vs) != 1 || !vs[0].Archived {
 		t.Errorf("archive iris:1 answered %+v, %v", vs, err)
 	}
-	if list, err := ts.admin.ListData(ctx, "", false); err != nil || len(list) != 0 {
+	if list, err := ts.admin.Data.List(ctx, "", false); err != nil || len(list) != 0 {
 		t.Errorf("list after archiving = %+v, %v", list, err)
 	}
-	if d, err := ts.admin.CreateDatastore(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared"}); err != nil || d.Path != "/shared" {
+	if d, err := ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared"}); err != nil || d.Path != "/shared" {
 		t.Errorf("create datastore = %+v, %v", d, err)
 	}
-	_, err = ts.admin.CreateDatastore(ctx, datastore.Datastore{Name: "blob", Type: "azure_blob"})
+	_, err = ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "blob", Type: "azure_blob"})
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest || !strings.Contains(err.Error(), "Azure storage cannot be reached") {
 		t.Errorf("azure_blob datastore: %v", err)
 	}
-	if all, err := ts.admin.ListDatastores(ctx); err != nil || len(all) != 2 || all[0].Name != datastore.WorkspaceBlobStore {
+	if all, err := ts.admin.Datastores.List(ctx); err != nil || len(all) != 2 || all[0].Name != datastore.WorkspaceBlobStore {
 		t.Errorf("datastores = %+v, %v", all, err)
 	}
-	_, err = ts.admin.GetDatastore(ctx, "ghost")
+	_, err = ts.admin.Datastores.Get(ctx, "ghost")
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("unknown datastore: %v", err)
 	}

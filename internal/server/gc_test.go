@@ -22,7 +22,7 @@ func TestCollectBlobsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	hour := int64(3600)
-	dry, err := ts.admin.CollectBlobs(ctx, api.GCRequest{DryRun: true, GraceSeconds: &hour})
+	dry, err := ts.admin.Workspace.CollectBlobs(ctx, api.GCRequest{DryRun: true, GraceSeconds: &hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestCollectBlobsRoute(t *testing.T) {
 	if _, err := ts.blobs.Stat(h); err != nil {
 		t.Errorf("a dry run removed the blob: %v", err)
 	}
-	rep, err := ts.admin.CollectBlobs(ctx, api.GCRequest{}) // the server's grace: 1h
+	rep, err := ts.admin.Workspace.CollectBlobs(ctx, api.GCRequest{}) // the server's grace: 1h
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestCollectBlobsRoute(t *testing.T) {
 		t.Error("the unreferenced blob is still stored")
 	}
 	neg := int64(-1)
-	_, err = ts.admin.CollectBlobs(ctx, api.GCRequest{GraceSeconds: &neg})
+	_, err = ts.admin.Workspace.CollectBlobs(ctx, api.GCRequest{GraceSeconds: &neg})
 	if st, _ := apiStatus(t, err); st != 400 {
 		t.Errorf("negative grace: %v, want 400", err)
 	}

@@ -93,7 +93,7 @@ func (ts *testServer) runClient(id string) *api.Client {
 // createJob creates a job through the API.
 func (ts *testServer) createJob(t testing.TB, name string) *api.RunDetail {
 	t.Helper()
-	d, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, Command: "python train.py"}})
+	d, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, Command: "python train.py"}})
 	if err != nil {
 		t.Fatalf("create job %s: %v", name, err)
 	}
@@ -103,7 +103,7 @@ func (ts *testServer) createJob(t testing.TB, name string) *api.RunDetail {
 // report sends a supervisor status report with the run's token.
 func (ts *testServer) report(t testing.TB, id string, state job.State, exit *int) *api.StatusReply {
 	t.Helper()
-	reply, err := ts.runClient(id).ReportStatus(t.Context(), id, api.StatusReport{State: state, ExitCode: exit, Time: time.Now().UTC()})
+	reply, err := ts.runClient(id).Runs.ReportStatus(t.Context(), id, api.StatusReport{State: state, ExitCode: exit, Time: time.Now().UTC()})
 	if err != nil {
 		t.Fatalf("report %s for %s: %v", state, id, err)
 	}
@@ -117,7 +117,7 @@ func (ts *testServer) shipLines(t testing.TB, id string, from, to int) {
 	for i := from; i <= to; i++ {
 		b.Lines = append(b.Lines, job.LogLine{Seq: int64(i), Text: lineText(i), Time: time.Now().UTC()})
 	}
-	ack, err := ts.runClient(id).ShipLogs(t.Context(), id, b)
+	ack, err := ts.runClient(id).Runs.ShipLogs(t.Context(), id, b)
 	if err != nil {
 		t.Fatal(err)
 	}

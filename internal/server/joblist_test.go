@@ -16,7 +16,7 @@ import (
 
 func createTagged(t *testing.T, ts *testServer, name, experiment string, tags map[string]string) {
 	t.Helper()
-	_, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, DisplayName: "Disp " + name,
+	_, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, DisplayName: "Disp " + name,
 		ExperimentName: experiment, Tags: tags, Command: "python train.py"}})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
@@ -36,7 +36,7 @@ func listAll(t *testing.T, ts *testServer, q api.JobListQuery) ([]string, int) {
 	t.Helper()
 	var got []string
 	for pages := 1; pages < 20; pages++ {
-		p, err := ts.admin.ListJobsPage(t.Context(), q)
+		p, err := ts.admin.Jobs.ListPage(t.Context(), q)
 		if err != nil {
 			t.Fatalf("list %+v: %v", q, err)
 		}
@@ -87,12 +87,12 @@ func TestJobListFiltersSortsAndPages(t *testing.T) {
 func TestJobListRefusesBadQueries(t *testing.T) {
 	ts := newTestServer(t)
 	createTagged(t, ts, "a1", "", nil)
-	p, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Limit: 1, Order: "name"})
+	p, err := ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Limit: 1, Order: "name"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	createTagged(t, ts, "a2", "", nil)
-	p, err = ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Limit: 1, Order: "name"})
+	p, err = ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Limit: 1, Order: "name"})
 	if err != nil || p.Next == "" {
 		t.Fatalf("first page: %+v, %v; want a next token", p, err)
 	}
@@ -114,7 +114,7 @@ func TestJobListRefusesBadQueries(t *testing.T) {
 		}
 	}
 	// A well-formed token's values are compared, never run: the list goes on after that name.
-	page, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Order: "name", PageToken: injected})
+	page, err := ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Order: "name", PageToken: injected})
 	if err != nil || !cmp.Equal(names(page.Runs), []string{"a1", "a2"}) {
 		t.Errorf("list after %q = %v, %v; want a1 a2", "' OR 1=1 --", names(page.Runs), err)
 	}
@@ -129,12 +129,12 @@ func TestJobListCarriesLastMetrics(t *testing.T) {
 	waitFor(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
 	now := time.Now().UTC()
 	ts.report(t, "m1", job.Running, nil)
-	if _, err := ts.runClient("m1").ShipMetrics(t.Context(), "m1", api.MetricBatch{Metrics: []job.Metric{
+	if _, err := ts.runClient("m1").Runs.ShipMetrics(t.Context(), "m1", api.MetricBatch{Metrics: []job.Metric{
 		{Seq: 1, Name: "loss", Value: 0.9, Time: now}, {Seq: 2, Name: "loss", Value: 0.4, Time: now}, {Seq: 3, Name: "acc", Value: 0.8, Time: now},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Order: "name"})
+	p, err := ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Order: "name"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,12 +155,12 @@ func TestJobArchiveRestoreAndDelete(t *testing.T) {
 	ts.createJob(t, "old")
 	ts.createJob(t, "new")
 	waitFor(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
-	d, err := ts.admin.ArchiveJob(ctx, "old", true)
+	d, err := ts.admin.Jobs.Archive(ctx, "old", true)
 	if err != nil || !d.Archived {
 		t.Fatalf("archive: %+v, %v", d, err)
 	}
 	list := func(archived string) []string {
-		p, err := ts.admin.ListJobsPage(ctx, api.JobListQuery{Archived: archived})
+		p, err := ts.admin.Jobs.ListPage(ctx, api.JobListQuery{Archived: archived})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,33 +175,33 @@ func TestJobArchiveRestoreAndDelete(t *testing.T) {
 	if got := list("all"); !cmp.Equal(got, []string{"new", "old"}) {
 		t.Errorf("list of all = %v", got)
 	}
-	if p, err := ts.admin.ListJobsPage(ctx, api.JobListQuery{Archived: "all"}); err != nil || p.Runs[0].Archived || !p.Runs[1].Archived {
+	if p, err := ts.admin.Jobs.ListPage(ctx, api.JobListQuery{Archived: "all"}); err != nil || p.Runs[0].Archived || !p.Runs[1].Archived {
 		t.Errorf("archived marks in the list of all: %+v, %v", p, err)
 	}
-	if d, err := ts.admin.ArchiveJob(ctx, "old", false); err != nil || d.Archived {
+	if d, err := ts.admin.Jobs.Archive(ctx, "old", false); err != nil || d.Archived {
 		t.Fatalf("restore: %+v, %v", d, err)
 	}
 	if got := list(""); !cmp.Equal(got, []string{"new", "old"}) {
 		t.Errorf("list after restore = %v", got)
 	}
 
-	err = ts.admin.DeleteJob(ctx, "old")
+	err = ts.admin.Jobs.Delete(ctx, "old")
 	if !strings.Contains(err.Error(), "only ended jobs can be deleted") || !strings.Contains(err.Error(), "old") {
 		t.Errorf("delete a queued job = %v, want a conflict naming it", err)
 	}
 	ts.report(t, "old", job.Running, nil)
 	code := 0
 	ts.report(t, "old", job.Completed, &code)
-	if err := ts.admin.DeleteJob(ctx, "old"); err != nil {
+	if err := ts.admin.Jobs.Delete(ctx, "old"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.admin.GetJob(ctx, "old"); !api.IsNotFound(err) {
+	if _, err := ts.admin.Jobs.Get(ctx, "old"); !api.IsNotFound(err) {
 		t.Errorf("show after delete = %v, want not found", err)
 	}
-	if err := ts.admin.DeleteJob(ctx, "old"); !api.IsNotFound(err) {
+	if err := ts.admin.Jobs.Delete(ctx, "old"); !api.IsNotFound(err) {
 		t.Errorf("delete again = %v, want not found", err)
 	}
-	if _, err := ts.admin.ArchiveJob(ctx, "nope", true); !api.IsNotFound(err) {
+	if _, err := ts.admin.Jobs.Archive(ctx, "nope", true); !api.IsNotFound(err) {
 		t.Errorf("archive a missing job = %v, want not found", err)
 	}
 }
@@ -213,10 +213,10 @@ func TestBoundCommandReportedWithRunning(t *testing.T) {
 	ts.createJob(t, "b1")
 	waitFor(t, "the run submitted", func() bool { return len(ts.fake.Submitted()) == 1 })
 	bound := "python train.py --lr 0.01 --out /node/run/outputs/model"
-	if _, err := ts.runClient("b1").ReportStatus(t.Context(), "b1", api.StatusReport{State: job.Running, Command: bound, Time: time.Now().UTC()}); err != nil {
+	if _, err := ts.runClient("b1").Runs.ReportStatus(t.Context(), "b1", api.StatusReport{State: job.Running, Command: bound, Time: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ts.admin.GetJob(t.Context(), "b1")
+	d, err := ts.admin.Jobs.Get(t.Context(), "b1")
 	if err != nil || d.BoundCommand != bound || d.Spec.Command != "python train.py" {
 		t.Errorf("show: bound %q, spec command %q, %v", d.BoundCommand, d.Spec.Command, err)
 	}
@@ -231,14 +231,14 @@ func TestJobListSeesTagsSetThroughMLflow(t *testing.T) {
 		map[string]string{"run_id": "t2", "key": "stage", "value": "prod"}); st != http.StatusOK {
 		t.Fatalf("set-tag: %d %v", st, body)
 	}
-	p, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Tags: []string{"stage=prod"}})
+	p, err := ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Tags: []string{"stage=prod"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := names(p.Runs); len(got) != 1 || got[0] != "t2" || p.Runs[0].Tags["stage"] != "prod" {
 		t.Errorf("tag stage=prod lists %v (tags %v), want t2 with its tag", got, p.Runs)
 	}
-	all, err := ts.admin.ListJobsPage(t.Context(), api.JobListQuery{Order: "name"})
+	all, err := ts.admin.Jobs.ListPage(t.Context(), api.JobListQuery{Order: "name"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func newSecretServer(t *testing.T) *testServer {
 	}
 	ts.ctrl.Secrets = box
 	for name, v := range map[string]string{"a": valueA, "b": valueB} {
-		reply, err := ts.admin.SetSecret(t.Context(), name, v)
+		reply, err := ts.admin.Secrets.Set(t.Context(), name, v)
 		if err != nil || !reply.Created {
 			t.Fatalf("set %s: %+v, %v", name, reply, err)
 		}
@@ -36,7 +36,7 @@ func newSecretServer(t *testing.T) *testServer {
 	for name, env := range map[string]map[string]string{
 		"ja": {"A": "${{secrets.a}}"}, "jb": {"B": "${{secrets.b}}"}, "jn": nil,
 	} {
-		if _, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, Command: "env", EnvironmentVariables: env}}); err != nil {
+		if _, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, Command: "env", EnvironmentVariables: env}}); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
@@ -46,15 +46,15 @@ func newSecretServer(t *testing.T) *testServer {
 func TestRunTokenReadsOnlyTheSecretsItsSpecNames(t *testing.T) {
 	ts := newSecretServer(t)
 	ctx := t.Context()
-	got, err := ts.runClient("ja").RunSecrets(ctx, "ja")
+	got, err := ts.runClient("ja").Runs.Secrets(ctx, "ja")
 	if err != nil || len(got.Values) != 1 || got.Values["a"] != valueA {
 		t.Fatalf("ja's secrets = %+v, %v; want a only", got, err)
 	}
-	if got, err := ts.runClient("jn").RunSecrets(ctx, "jn"); err != nil || len(got.Values) != 0 {
+	if got, err := ts.runClient("jn").Runs.Secrets(ctx, "jn"); err != nil || len(got.Values) != 0 {
 		t.Fatalf("jn's secrets = %+v, %v; want none", got, err)
 	}
 	// Another run's secrets, with ja's token: refused, whatever that run names.
-	if _, err := ts.runClient("ja").RunSecrets(ctx, "jb"); err == nil {
+	if _, err := ts.runClient("ja").Runs.Secrets(ctx, "jb"); err == nil {
 		t.Fatal("ja's token read jb's secrets")
 	} else if st, _ := apiStatus(t, err); st != http.StatusForbidden {
 		t.Fatalf("ja reading jb's secrets: status %d, want 403", st)
@@ -84,7 +84,7 @@ func TestRunTokenReadsOnlyTheSecretsItsSpecNames(t *testing.T) {
 	ts.report(t, "ja", job.Preparing, nil)
 	zero := 0
 	ts.report(t, "ja", job.Completed, &zero)
-	if _, err := ts.runClient("ja").RunSecrets(ctx, "ja"); err == nil {
+	if _, err := ts.runClient("ja").Runs.Secrets(ctx, "ja"); err == nil {
 		t.Fatal("a completed run read its secrets")
 	}
 }
@@ -102,11 +102,11 @@ func TestWorkspaceTokenNeverReadsAValue(t *testing.T) {
 			t.Fatalf("job ja does not show its reference: %s", body)
 		}
 	}
-	list, err := ts.admin.Secrets(t.Context())
+	list, err := ts.admin.Secrets.List(t.Context())
 	if err != nil || len(list) != 2 || list[0].Name != "a" || !equalStrings(list[0].UsedBy, []string{"ja"}) {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
-	if _, err := ts.admin.SetSecret(t.Context(), "bad-name", "v"); err == nil {
+	if _, err := ts.admin.Secrets.Set(t.Context(), "bad-name", "v"); err == nil {
 		t.Fatal("a bad name was accepted")
 	} else if st, _ := apiStatus(t, err); st != http.StatusBadRequest {
 		t.Fatalf("bad name: status %d", st)
@@ -118,7 +118,7 @@ func TestWorkspaceTokenNeverReadsAValue(t *testing.T) {
 		t.Fatalf("delete again: %d", st)
 	}
 	// A job naming a secret that does not exist is refused at submit, naming the field.
-	_, err = ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Command: "env",
+	_, err = ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Command: "env",
 		EnvironmentVariables: map[string]string{"B": "${{secrets.b}}"}}})
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest || !strings.Contains(err.Error(), "environment_variables.B") {
 		t.Fatalf("job naming a deleted secret: %v", err)

@@ -92,7 +92,7 @@ func TestDuplicateJSONKeysRefused(t *testing.T) {
 			t.Errorf("POST %s %s: %d %s, want 400 saying %s", tc.path, tc.body, resp.StatusCode, b, tc.says)
 		}
 	}
-	runs, err := ts.admin.ListJobs(t.Context(), 0)
+	runs, err := ts.admin.Jobs.List(t.Context(), 0)
 	if err == nil && len(runs) != 0 {
 		t.Errorf("a refused job was created: %+v", runs)
 	}

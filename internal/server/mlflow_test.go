@@ -232,7 +232,7 @@ func TestMLflowRunLogging(t *testing.T) {
 	}
 
 	// job show shows the same run: name, description, params, tags, metrics, state.
-	d, err := ts.admin.GetJob(t.Context(), id)
+	d, err := ts.admin.Jobs.Get(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestMLflowRunTokenScope(t *testing.T) {
 			t.Errorf("runs/update %s of a job = %d %v", status, st, out)
 		}
 	}
-	d, err := ts.admin.GetJob(t.Context(), mine)
+	d, err := ts.admin.Jobs.Get(t.Context(), mine)
 	if err != nil || d.Status != job.Queued || d.EndedAt != nil || d.DisplayName != "named by mlflow" {
 		t.Errorf("job after runs/update = %+v, %v", d, err)
 	}
@@ -403,7 +403,7 @@ func TestMLflowOneMetricHistory(t *testing.T) {
 	id := ts.createJob(t, "train").ID
 	ts.report(t, id, job.Running, nil)
 	t0 := time.UnixMilli(1700000000000).UTC()
-	_, err := ts.runClient(id).ShipMetrics(t.Context(), id, api.MetricBatch{Metrics: []job.Metric{
+	_, err := ts.runClient(id).Runs.ShipMetrics(t.Context(), id, api.MetricBatch{Metrics: []job.Metric{
 		{Seq: 1, Name: "loss", Value: 2, Step: 0, Time: t0}, {Seq: 2, Name: "loss", Value: 1.5, Step: 1, Time: t0.Add(time.Second)}}})
 	if err != nil {
 		t.Fatal(err)
@@ -418,11 +418,11 @@ func TestMLflowOneMetricHistory(t *testing.T) {
 	if diff := cmp.Diff(want, hist["metrics"]); diff != "" {
 		t.Errorf("get-history (-want +got):\n%s", diff)
 	}
-	ms, err := ts.admin.Metrics(t.Context(), id)
+	ms, err := ts.admin.Jobs.Metrics(t.Context(), id)
 	if err != nil || len(ms.Metrics) != 3 || ms.Metrics[2].Value != 1 || ms.Metrics[2].Step != 2 {
 		t.Errorf("GET /api/jobs/%s/metrics = %+v, %v", id, ms, err)
 	}
-	d, err := ts.admin.GetJob(t.Context(), id)
+	d, err := ts.admin.Jobs.Get(t.Context(), id)
 	if err != nil || d.Metrics["loss"] != 1 {
 		t.Errorf("job show metrics = %v, %v", d.Metrics, err)
 	}
@@ -436,7 +436,7 @@ func TestMLflowOneMetricHistory(t *testing.T) {
 // its MLflow tags.
 func TestMLflowJobExperiment(t *testing.T) {
 	ts := newTestServer(t)
-	d, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "j", Command: "true",
+	d, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "j", Command: "true",
 		ExperimentName: "sweeps", Tags: map[string]string{"team": "a"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestMLflowJobExperiment(t *testing.T) {
 func TestCancelRunThatIsNotAJob(t *testing.T) {
 	ts := newTestServer(t)
 	id := at(ts.ok(t, http.MethodPost, "runs/create", map[string]any{"experiment_id": "0"}), "run.info.run_id").(string)
-	d, err := ts.admin.CancelJob(t.Context(), id)
+	d, err := ts.admin.Jobs.Cancel(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestCancelRunThatIsNotAJob(t *testing.T) {
 		t.Errorf("runs/get status %v, want KILLED", got)
 	}
 	j := ts.createJob(t, "a-job").ID
-	if d, err := ts.admin.CancelJob(t.Context(), j); err != nil || d.Status != job.CancelRequested {
+	if d, err := ts.admin.Jobs.Cancel(t.Context(), j); err != nil || d.Status != job.CancelRequested {
 		t.Errorf("a job's cancel: %v, %v; want CancelRequested", d, err)
 	}
 }

@@ -59,7 +59,7 @@ func TestMLflowArtifactsCannotShadowCollectedLogs(t *testing.T) {
 	if r := ts.mlflowDo(t, tok, http.MethodGet, artRoot+"r/artifacts/user_logs/std_log.txt", nil); string(r.body) != "hello\n" {
 		t.Errorf("user_logs/std_log.txt through the proxy = %d %q; want the job's", r.status, r.body)
 	}
-	arts, err := ts.admin.Artifacts(t.Context(), "r")
+	arts, err := ts.admin.Jobs.Artifacts(t.Context(), "r")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,7 @@ func (ts *testServer) putJobArtifacts(t testing.TB, run string, files map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.runClient(run).ReportArtifacts(t.Context(), run, api.ArtifactsReport{Artifacts: h}); err != nil {
+	if _, err := ts.runClient(run).Runs.ReportArtifacts(t.Context(), run, api.ArtifactsReport{Artifacts: h}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -463,7 +463,7 @@ func storeArtifact(run, p string) store.MLflowArtifact {
 // The old list's root_uri is the run's artifact_uri as runs/get answers it, experiment included.
 func TestMLflowListArtifactsRootIsTheRunsArtifactURI(t *testing.T) {
 	ts := newTestServer(t)
-	if _, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "e", ExperimentName: "cifar", Command: "true"}}); err != nil {
+	if _, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "e", ExperimentName: "cifar", Command: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	uri := at(ts.ok(t, http.MethodGet, "runs/get", url.Values{"run_id": {"e"}}), "run.info.artifact_uri").(string)

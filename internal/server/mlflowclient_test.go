@@ -59,7 +59,7 @@ func TestMLflowNodeClient(t *testing.T) {
 		t.Errorf("a job's token logging to another run: %q, want a 403", got.Other)
 	}
 
-	d, err := ts.admin.GetJob(t.Context(), got.RunID)
+	d, err := ts.admin.Jobs.Get(t.Context(), got.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestMLflowNodeClient(t *testing.T) {
 	if err != nil || len(ms) != 6 {
 		t.Errorf("stored history = %+v, %v; want 5 losses and 1 acc", ms, err)
 	}
-	jd, err := ts.admin.GetJob(t.Context(), jobID)
+	jd, err := ts.admin.Jobs.Get(t.Context(), jobID)
 	if err != nil || jd.Metrics["val_loss"] != 0.25 || jd.Params["seed"] != "42" || jd.Status != job.Queued {
 		t.Errorf("the job's run = %+v, %v", jd, err)
 	}

@@ -19,34 +19,34 @@ func TestModelRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := api.CreateModelRequest{Spec: model.Spec{Name: "mnist", Path: "/client/model"}, Manifest: manifest}
-	v, err := ts.admin.CreateModel(ctx, req)
+	v, err := ts.admin.Models.Create(ctx, req)
 	if err != nil || v.Version != "1" || v.Source != model.SourceLocal {
 		t.Fatalf("create = %+v, %v", v, err)
 	}
-	if _, err := ts.admin.CreateModel(ctx, req); err != nil {
+	if _, err := ts.admin.Models.Create(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	req.Spec.Version = "2"
-	_, err = ts.admin.CreateModel(ctx, req)
+	_, err = ts.admin.Models.Create(ctx, req)
 	if st, code := apiStatus(t, err); st != http.StatusConflict || code != api.CodeConflict || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("a taken version: %d %s %v", st, code, err)
 	}
-	if got, err := ts.admin.GetModel(ctx, "mnist", "latest"); err != nil || got.Version != "2" {
+	if got, err := ts.admin.Models.Get(ctx, "mnist", "latest"); err != nil || got.Version != "2" {
 		t.Errorf("latest = %+v, %v", got, err)
 	}
-	_, err = ts.admin.GetModel(ctx, "ghost", "1")
+	_, err = ts.admin.Models.Get(ctx, "ghost", "1")
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("unknown model: %v", err)
 	}
-	vs, err := ts.admin.ArchiveModel(ctx, "mnist", "2", true)
+	vs, err := ts.admin.Models.Archive(ctx, "mnist", "2", true)
 	if err != nil || len(vs) != 2 || !vs[0].Archived || vs[1].Archived {
 		t.Errorf("archive mnist:2 answered %+v, %v", vs, err)
 	}
-	list, err := ts.admin.ListModels(ctx, "", false)
+	list, err := ts.admin.Models.List(ctx, "", false)
 	if err != nil || len(list) != 1 || list[0].Version != "1" {
 		t.Errorf("list after archiving 2 = %+v, %v", list, err)
 	}
-	_, err = ts.admin.ArchiveModel(ctx, "ghost", "", true)
+	_, err = ts.admin.Models.Archive(ctx, "ghost", "", true)
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("archive unknown model: %v", err)
 	}

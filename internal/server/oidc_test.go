@@ -72,7 +72,7 @@ func TestOIDCLoginMapsToUserRole(t *testing.T) {
 		{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"},
 		{Name: "carl", Role: api.RoleContributor, OIDCSubject: "sub-carl"},
 	} {
-		if _, err := ts.admin.CreateUser(ctx, u); err != nil {
+		if _, err := ts.admin.Users.Create(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestOIDCLoginRefusals(t *testing.T) {
 	ts := newTestServer(t)
 	is := oidctest.New(t)
 	ts.withOIDC(t, is)
-	if _, err := ts.admin.CreateUser(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleOwner, OIDCSubject: "sub-rita"}); err != nil {
+	if _, err := ts.admin.Users.Create(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleOwner, OIDCSubject: "sub-rita"}); err != nil {
 		t.Fatal(err)
 	}
 	set := func(k string, v any) func(map[string]any) { return func(c map[string]any) { c[k] = v } }
@@ -180,7 +180,7 @@ func TestOIDCCallbackSingleUse(t *testing.T) {
 	ts := newTestServer(t)
 	is := oidctest.New(t)
 	ts.withOIDC(t, is)
-	if _, err := ts.admin.CreateUser(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
+	if _, err := ts.admin.Users.Create(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
 		t.Fatal(err)
 	}
 	is.Set("sub-rita", nil, "")
@@ -252,15 +252,15 @@ func TestOIDCRoutesOnlyWhenConfigured(t *testing.T) {
 func TestCreateUserOIDCSubject(t *testing.T) {
 	ts := newTestServer(t)
 	ctx := t.Context()
-	if _, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
+	if _, err := ts.admin.Users.Create(ctx, api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
 		t.Fatal(err)
 	}
 	var ae *api.Error
-	_, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "rob", Role: api.RoleOwner, OIDCSubject: "sub-rita"})
+	_, err := ts.admin.Users.Create(ctx, api.CreateUserRequest{Name: "rob", Role: api.RoleOwner, OIDCSubject: "sub-rita"})
 	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
 		t.Errorf("a second user with rita's subject: %v, want 409", err)
 	}
-	_, err = ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "rob", Role: api.RoleOwner, OIDCSubject: "a b"})
+	_, err = ts.admin.Users.Create(ctx, api.CreateUserRequest{Name: "rob", Role: api.RoleOwner, OIDCSubject: "a b"})
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(err.Error(), "oidc_subject") {
 		t.Errorf("a subject with a space: %v, want 400 naming oidc_subject", err)
 	}
@@ -273,7 +273,7 @@ func TestOIDCCallbackBoundToBrowser(t *testing.T) {
 	ts := newTestServer(t)
 	is := oidctest.New(t)
 	ts.withOIDC(t, is)
-	if _, err := ts.admin.CreateUser(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
+	if _, err := ts.admin.Users.Create(t.Context(), api.CreateUserRequest{Name: "rita", Role: api.RoleReader, OIDCSubject: "sub-rita"}); err != nil {
 		t.Fatal(err)
 	}
 	is.Set("sub-rita", nil, "")
@@ -343,18 +343,18 @@ func TestLinkExistingUserToOIDCSubject(t *testing.T) {
 	is := oidctest.New(t)
 	ts.withOIDC(t, is)
 	ctx := t.Context()
-	created, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "rita", Role: api.RoleReader})
+	created, err := ts.admin.Users.Create(ctx, api.CreateUserRequest{Name: "rita", Role: api.RoleReader})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.admin.CreateUser(ctx, api.CreateUserRequest{Name: "carl", Role: api.RoleReader, OIDCSubject: "sub-carl"}); err != nil {
+	if _, err := ts.admin.Users.Create(ctx, api.CreateUserRequest{Name: "carl", Role: api.RoleReader, OIDCSubject: "sub-carl"}); err != nil {
 		t.Fatal(err)
 	}
 	is.Set("sub-rita", nil, "")
 	if resp, body := signIn(t, ts, browser(t)); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "hangar user link-oidc NAME sub-rita") {
 		t.Fatalf("an unlinked identity: %s, want 403 naming the link command: %s", resp.Status, body)
 	}
-	u, err := ts.admin.SetUserOIDCSubject(ctx, "rita", "sub-rita")
+	u, err := ts.admin.Users.SetOIDCSubject(ctx, "rita", "sub-rita")
 	if err != nil || u.OIDCSubject != "sub-rita" || u.Role != api.RoleReader {
 		t.Fatalf("link rita: %+v, %v", u, err)
 	}
@@ -362,7 +362,7 @@ func TestLinkExistingUserToOIDCSubject(t *testing.T) {
 	if resp, body := signIn(t, ts, b); resp.StatusCode != http.StatusOK {
 		t.Fatalf("rita's sign-in once linked: %s: %s", resp.Status, body)
 	}
-	if who, err := api.NewClient(ts.url, created.Token.Token).WhoAmI(ctx); err != nil || who.User != "rita" {
+	if who, err := api.NewClient(ts.url, created.Token.Token).Users.WhoAmI(ctx); err != nil || who.User != "rita" {
 		t.Errorf("rita's token after linking: %+v, %v", who, err)
 	}
 
@@ -377,12 +377,12 @@ func TestLinkExistingUserToOIDCSubject(t *testing.T) {
 		{"rita", "a b", http.StatusBadRequest, "subject"},
 		{"nobody", "sub-x", http.StatusNotFound, "nobody"},
 	} {
-		if _, err := ts.admin.SetUserOIDCSubject(ctx, tc.name, tc.sub); !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(err.Error(), tc.says) {
+		if _, err := ts.admin.Users.SetOIDCSubject(ctx, tc.name, tc.sub); !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("link %s to %q: %v, want %d saying %q", tc.name, tc.sub, err, tc.status, tc.says)
 		}
 	}
 
-	if _, err := ts.admin.SetUserOIDCSubject(ctx, "rita", ""); err != nil {
+	if _, err := ts.admin.Users.SetOIDCSubject(ctx, "rita", ""); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _ := signIn(t, ts, browser(t)); resp.StatusCode != http.StatusForbidden {

@@ -17,7 +17,7 @@ func TestPipelineStepsRoute(t *testing.T) {
 		return job.PipelineStep{Spec: job.Spec{Type: "command", Command: cmd,
 			Outputs: map[string]job.Output{"o": {Type: "uri_folder"}}}, From: from, Deterministic: true}
 	}
-	pl, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Type: "pipeline", Name: "pl",
+	pl, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Type: "pipeline", Name: "pl",
 		Pipeline: &job.PipelineRun{Steps: map[string]job.PipelineStep{
 			"prep":  step("python prep.py --o ${{outputs.o}}", nil),
 			"train": step("python train.py --d ${{inputs.d}} --o ${{outputs.o}}", map[string]job.StepRef{"d": {Step: "prep", Output: "o"}}),
@@ -28,7 +28,7 @@ func TestPipelineStepsRoute(t *testing.T) {
 	if err := ts.ctrl.PipelinePass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ts.admin.PipelineSteps(t.Context(), pl.ID)
+	d, err := ts.admin.Jobs.PipelineSteps(t.Context(), pl.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,21 +36,21 @@ func TestPipelineStepsRoute(t *testing.T) {
 		d.Steps[1].Name != "train" || d.Steps[1].State != "" || d.Steps[1].Deps[0] != "prep" {
 		t.Errorf("steps = %+v, want prep queued as pl_prep and train waiting on it", d.Steps)
 	}
-	show, err := ts.admin.GetJob(t.Context(), "pl")
+	show, err := ts.admin.Jobs.Get(t.Context(), "pl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if show.Pipeline == nil || len(show.Pipeline.Steps) != 2 {
 		t.Errorf("job show of a pipeline: pipeline = %+v, want its two steps", show.Pipeline)
 	}
-	show, err = ts.admin.GetJob(t.Context(), "pl_prep")
+	show, err = ts.admin.Jobs.Get(t.Context(), "pl_prep")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if show.PipelineOf == nil || show.PipelineOf.Pipeline != "pl" || show.PipelineOf.Step != "prep" {
 		t.Errorf("job show of a step: pipeline_of = %+v, want pipeline pl step prep", show.PipelineOf)
 	}
-	runs, err := ts.admin.ListJobs(t.Context(), 100)
+	runs, err := ts.admin.Jobs.List(t.Context(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	ts.shipLines(t, a.ID, 1, 7)
 
 	ts.report(t, a.ID, job.Running, nil)
-	if _, err := ts.runClient(a.ID).ShipMetrics(t.Context(), a.ID, api.MetricBatch{Metrics: []job.Metric{
+	if _, err := ts.runClient(a.ID).Runs.ShipMetrics(t.Context(), a.ID, api.MetricBatch{Metrics: []job.Metric{
 		{Seq: 1, Name: "loss", Value: 1, Time: time.Now()}, {Seq: 2, Name: "loss", Value: 0.5, Time: time.Now()}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestFinishedRunTokenWritesNothing(t *testing.T) {
 	tok := ts.ctrl.RunToken("r")
 	rc := api.NewClient(ts.url, tok)
 	ts.shipLines(t, "r", 1, 2)
-	if _, err := rc.ShipMetrics(ctx, "r", api.MetricBatch{Metrics: []job.Metric{{Seq: 1, Name: "accuracy", Value: 0.5, Time: clk.Now()}}}); err != nil {
+	if _, err := rc.Runs.ShipMetrics(ctx, "r", api.MetricBatch{Metrics: []job.Metric{{Seq: 1, Name: "accuracy", Value: 0.5, Time: clk.Now()}}}); err != nil {
 		t.Fatal(err)
 	}
 	manifest, err := ts.blobs.PutBytes([]byte(`{"entries":[{"path":"outputs","type":"dir","mode":493}]}`))
@@ -57,23 +57,23 @@ func TestFinishedRunTokenWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest}); err != nil {
+	if _, err := rc.Runs.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest}); err != nil {
 		t.Fatal(err)
 	}
 	zero := 0
-	if _, err := rc.ReportStatus(ctx, "r", api.StatusReport{State: job.Completed, ExitCode: &zero, Time: clk.Now()}); err != nil {
+	if _, err := rc.Runs.ReportStatus(ctx, "r", api.StatusReport{State: job.Completed, ExitCode: &zero, Time: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := ts.admin.GetJob(ctx, "r")
+	before, err := ts.admin.Jobs.Get(ctx, "r")
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Within the grace: a retry of the final report and of the artifacts is fine, nothing new is.
-	if _, err := rc.ReportStatus(ctx, "r", api.StatusReport{State: job.Completed, ExitCode: &zero, Time: clk.Now()}); err != nil {
+	if _, err := rc.Runs.ReportStatus(ctx, "r", api.StatusReport{State: job.Completed, ExitCode: &zero, Time: clk.Now()}); err != nil {
 		t.Errorf("final report retried within the grace: %v", err)
 	}
-	if _, err := rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest}); err != nil {
+	if _, err := rc.Runs.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest}); err != nil {
 		t.Errorf("artifacts retried within the grace: %v", err)
 	}
 	frozen := []struct {
@@ -117,7 +117,7 @@ func TestFinishedRunTokenWritesNothing(t *testing.T) {
 		}
 	}
 
-	after, err := ts.admin.GetJob(ctx, "r")
+	after, err := ts.admin.Jobs.Get(ctx, "r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestFinishedRunTokenWritesNothing(t *testing.T) {
 	if after.Metrics["accuracy"] != 0.5 {
 		t.Errorf("accuracy %v, want 0.5", after.Metrics["accuracy"])
 	}
-	logs, err := ts.admin.Logs(ctx, "r", "", 0, 0)
+	logs, err := ts.admin.Jobs.Logs(ctx, "r", "", 0, 0)
 	if err != nil || len(logs.Lines) != 2 {
 		t.Errorf("logs %+v, %v; want the run's 2 lines", logs, err)
 	}
-	arts, err := ts.admin.Artifacts(ctx, "r")
+	arts, err := ts.admin.Jobs.Artifacts(ctx, "r")
 	if err != nil || arts.Artifacts != manifest {
 		t.Errorf("artifacts %+v, %v; want %s", arts, err, manifest)
 	}
@@ -171,7 +171,7 @@ func TestHeartbeatRenewsToken(t *testing.T) {
 	ts.report(t, "r", job.Running, nil)
 	for i := range 5 {
 		clk.Advance(50 * time.Minute)
-		reply, err := rc.Heartbeat(t.Context(), "r")
+		reply, err := rc.Runs.Heartbeat(t.Context(), "r")
 		if err != nil {
 			t.Fatalf("heartbeat %d: %v", i, err)
 		}

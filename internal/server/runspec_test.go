@@ -18,7 +18,7 @@ func TestRunSpecTokenOnlyForTheRun(t *testing.T) {
 		client *api.Client
 		token  bool
 	}{{"the workspace token", ts.admin, false}, {"an owner", boss, false}, {"the run", ts.runClient(run.ID), true}} {
-		spec, err := tc.client.RunSpec(t.Context(), run.ID, "")
+		spec, err := tc.client.Runs.Spec(t.Context(), run.ID, "")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

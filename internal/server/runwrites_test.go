@@ -74,7 +74,7 @@ func TestEndedRunTokenWritesNothing(t *testing.T) {
 		strings.Contains(body, "forged") || strings.Contains(body, "renamed") || !strings.Contains(body, `"FINISHED"`) {
 		t.Errorf("runs/get with the ended run's token = %d %s; want the run as it ended", st, body)
 	}
-	if lines, err := ts.admin.Logs(t.Context(), id, "", 0, 0); err != nil || len(lines.Lines) != 2 {
+	if lines, err := ts.admin.Jobs.Logs(t.Context(), id, "", 0, 0); err != nil || len(lines.Lines) != 2 {
 		t.Errorf("log after the refused writes: %+v, %v; want its 2 lines", lines, err)
 	}
 }
@@ -88,21 +88,21 @@ func TestEndedRunTokenLastWords(t *testing.T) {
 	c := ts.runClient(id)
 	ctx := t.Context()
 	exit := 0
-	if reply, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Completed, ExitCode: &exit, Time: time.Now(),
+	if reply, err := c.Runs.ReportStatus(ctx, id, api.StatusReport{State: job.Completed, ExitCode: &exit, Time: time.Now(),
 		Warnings: []string{"LATE WARNING"}}); err != nil || reply.State != job.Completed {
 		t.Errorf("a retry of the final report = %+v, %v; want accepted", reply, err)
 	}
-	if reply, err := c.Heartbeat(ctx, id); err != nil || !reply.Cancel {
+	if reply, err := c.Runs.Heartbeat(ctx, id); err != nil || !reply.Cancel {
 		t.Errorf("a heartbeat after the end = %+v, %v; want told to stop", reply, err)
 	}
-	if _, err := c.MissingBlobs(ctx, []string{strings.Repeat("2", 64)}); err != nil {
+	if _, err := c.Blobs.Missing(ctx, []string{strings.Repeat("2", 64)}); err != nil {
 		t.Errorf("the blob query after the end: %v", err)
 	}
-	_, err := c.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
+	_, err := c.Runs.ReportStatus(ctx, id, api.StatusReport{State: job.Failed, Reason: "forged", Time: time.Now()})
 	if st, _ := apiStatus(t, err); st != http.StatusConflict {
 		t.Errorf("another end after the end = %v; want 409", err)
 	}
-	d, err := ts.admin.GetJob(ctx, id)
+	d, err := ts.admin.Jobs.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,21 +121,21 @@ func TestEndedRunTokenLateLogLines(t *testing.T) {
 	id := ts.createJob(t, "orphan").ID
 	ts.report(t, id, job.Running, nil)
 	ts.shipLines(t, id, 1, 2)
-	if _, err := ts.admin.CancelJob(ctx, id); err != nil {
+	if _, err := ts.admin.Jobs.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	exit := 143
 	ts.report(t, id, job.Canceled, &exit)
 	c := ts.runClient(id)
-	if _, err := c.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: 3, Text: "got TERM"}}}); err != nil {
+	if _, err := c.Runs.ShipLogs(ctx, id, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 1, Text: "REWRITTEN"}, {Seq: 3, Text: "got TERM"}}}); err != nil {
 		t.Errorf("the supervisor's last log lines: %v", err)
 	}
-	if lines, err := ts.admin.Logs(ctx, id, "", 0, 0); err != nil || len(lines.Lines) != 3 ||
+	if lines, err := ts.admin.Jobs.Logs(ctx, id, "", 0, 0); err != nil || len(lines.Lines) != 3 ||
 		strings.Contains(lines.Lines[0].Text, "REWRITTEN") || lines.Lines[2].Text != "got TERM" {
 		t.Errorf("log after the last words: %+v, %v; want the 2 lines as stored and the late one", lines, err)
 	}
 	done := endedRun(t, ts, "done")
-	_, err := ts.runClient(done).ShipLogs(ctx, done, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 3, Text: "INJECTED"}}})
+	_, err := ts.runClient(done).Runs.ShipLogs(ctx, done, api.LogBatch{File: "std_log.txt", Lines: []job.LogLine{{Seq: 3, Text: "INJECTED"}}})
 	if st, _ := apiStatus(t, err); st != http.StatusConflict {
 		t.Errorf("a log line for a Completed run = %v; want 409", err)
 	}

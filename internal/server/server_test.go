@@ -61,7 +61,7 @@ func TestAuth(t *testing.T) {
 	if got := ts.fake.Canceled(); len(got) != 0 {
 		t.Errorf("refused requests reached the backend: cancels %v", got)
 	}
-	d, err := ts.admin.GetJob(t.Context(), "r2")
+	d, err := ts.admin.Jobs.Get(t.Context(), "r2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +84,14 @@ func TestBlobRoundTrip(t *testing.T) {
 		hashes = append(hashes, h)
 	}
 
-	missing, err := c.MissingBlobs(ctx, hashes)
+	missing, err := c.Blobs.Missing(ctx, hashes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(hashes, missing); diff != "" {
 		t.Fatalf("missing before upload (-want +got):\n%s", diff)
 	}
-	if err := c.PutBlob(ctx, hashes[0], bytes.NewReader(contents[0]), int64(len(contents[0]))); err != nil {
+	if err := c.Blobs.Put(ctx, hashes[0], bytes.NewReader(contents[0]), int64(len(contents[0]))); err != nil {
 		t.Fatal(err)
 	}
 	var bundle bytes.Buffer
@@ -104,14 +104,14 @@ func TestBlobRoundTrip(t *testing.T) {
 	if err := blob.WriteBundle(&bundle, items); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.PutBundle(ctx, &bundle)
+	resp, err := c.Blobs.PutBundle(ctx, &bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(&api.BundleResponse{Count: 3, Bytes: int64(len("bundled one") + len("bundled two"))}, resp); diff != "" {
 		t.Errorf("bundle response (-want +got):\n%s", diff)
 	}
-	missing, err = c.MissingBlobs(ctx, hashes)
+	missing, err = c.Blobs.Missing(ctx, hashes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestBlobRoundTrip(t *testing.T) {
 		t.Errorf("still missing after upload: %v", missing)
 	}
 	for i, h := range hashes {
-		rc, err := c.OpenBlob(ctx, h)
+		rc, err := c.Blobs.Open(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestBlobRoundTrip(t *testing.T) {
 
 	// A run's supervisor may download blobs too.
 	ts.createJob(t, "any")
-	rc, err := ts.runClient("any").OpenBlob(ctx, hashes[0])
+	rc, err := ts.runClient("any").Blobs.Open(ctx, hashes[0])
 	if err != nil {
 		t.Errorf("run token cannot download a blob: %v", err)
 	} else {
@@ -143,22 +143,22 @@ func TestBlobRoundTrip(t *testing.T) {
 	}
 
 	unknown := strings.Repeat("ab", 32)
-	_, err = c.OpenBlob(ctx, unknown)
+	_, err = c.Blobs.Open(ctx, unknown)
 	if st, code := apiStatus(t, err); st != http.StatusNotFound || code != api.CodeNotFound {
 		t.Errorf("download of an unknown blob = %d %q, want 404", st, code)
 	}
-	err = c.PutBlob(ctx, unknown, strings.NewReader("not what the name says"), -1)
+	err = c.Blobs.Put(ctx, unknown, strings.NewReader("not what the name says"), -1)
 	if st, code := apiStatus(t, err); st != http.StatusBadRequest || code != api.CodeInvalid {
 		t.Errorf("upload under a wrong hash = %d %q, want 400", st, code)
 	}
 	if ts.blobs.Has(unknown) {
 		t.Error("a blob that does not match its hash was stored")
 	}
-	_, err = c.MissingBlobs(ctx, []string{"../../etc/passwd"})
+	_, err = c.Blobs.Missing(ctx, []string{"../../etc/passwd"})
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest {
 		t.Errorf("missing with a bad hash = %d, want 400", st)
 	}
-	_, err = c.PutBundle(ctx, strings.NewReader("not a tar stream"))
+	_, err = c.Blobs.PutBundle(ctx, strings.NewReader("not a tar stream"))
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest {
 		t.Errorf("bad bundle = %d, want 400", st)
 	}
@@ -168,7 +168,7 @@ func TestJobCreateShowCancel(t *testing.T) {
 	ts := newTestServer(t)
 	ts.runLoop(t)
 	ctx := t.Context()
-	created, err := ts.admin.CreateJob(ctx, api.CreateJobRequest{
+	created, err := ts.admin.Jobs.Create(ctx, api.CreateJobRequest{
 		Spec:     job.Spec{Name: "train-1", DisplayName: "first", Command: "python train.py"},
 		Warnings: []string{"client warning"},
 	})
@@ -183,14 +183,14 @@ func TestJobCreateShowCancel(t *testing.T) {
 	}
 	waitFor(t, "the controller to submit the run", func() bool { return len(ts.fake.Submitted()) == 1 })
 
-	shown, err := ts.admin.GetJob(ctx, "train-1")
+	shown, err := ts.admin.Jobs.Get(ctx, "train-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if shown.DisplayName != "first" || shown.Spec.Command != "python train.py" || len(shown.Events) != 2 {
 		t.Errorf("shown: display %q, command %q, %d events", shown.DisplayName, shown.Spec.Command, len(shown.Events))
 	}
-	list, err := ts.admin.ListJobs(ctx, 10)
+	list, err := ts.admin.Jobs.List(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestJobCreateShowCancel(t *testing.T) {
 	}
 
 	ts.report(t, "train-1", job.Running, nil)
-	canceled, err := ts.admin.CancelJob(ctx, "train-1")
+	canceled, err := ts.admin.Jobs.Cancel(ctx, "train-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestJobCreateShowCancel(t *testing.T) {
 	if reply := ts.report(t, "train-1", job.Canceled, &code); reply.State != job.Canceled {
 		t.Errorf("final report reply %+v", reply)
 	}
-	shown, err = ts.admin.GetJob(ctx, "train-1")
+	shown, err = ts.admin.Jobs.Get(ctx, "train-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,12 +239,12 @@ func TestJobShowFailedRun(t *testing.T) {
 	ts.createJob(t, "r")
 	ts.shipLines(t, "r", 1, 25)
 	code := 1
-	_, err := ts.runClient("r").ReportStatus(t.Context(), "r",
+	_, err := ts.runClient("r").Runs.ReportStatus(t.Context(), "r",
 		api.StatusReport{State: job.Failed, ExitCode: &code, Reason: "the command exited with code 1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ts.admin.GetJob(t.Context(), "r")
+	d, err := ts.admin.Jobs.Get(t.Context(), "r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,21 +269,21 @@ func TestArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: strings.Repeat("cd", 32)})
+	_, err = rc.Runs.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: strings.Repeat("cd", 32)})
 	if st, code := apiStatus(t, err); st != http.StatusBadRequest || code != api.CodeInvalid {
 		t.Errorf("artifacts not uploaded = %d %q, want 400", st, code)
 	}
-	if _, err := rc.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: map[string]string{"model": manifest}}); err != nil {
+	if _, err := rc.Runs.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: map[string]string{"model": manifest}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ts.admin.Artifacts(ctx, "r")
+	got, err := ts.admin.Jobs.Artifacts(ctx, "r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(&api.ArtifactsResponse{Artifacts: manifest, NamedOutputs: map[string]string{"model": manifest}}, got); diff != "" {
 		t.Errorf("artifacts (-want +got):\n%s", diff)
 	}
-	d, err := ts.admin.GetJob(ctx, "r")
+	d, err := ts.admin.Jobs.Get(ctx, "r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestComputes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.createJob(t, "r")
-	cs, err := ts.admin.ListComputes(ctx)
+	cs, err := ts.admin.Computes.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestComputes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("computes (-want +got):\n%s", diff)
 	}
-	_, err = ts.admin.GetCompute(ctx, "nope")
+	_, err = ts.admin.Computes.Get(ctx, "nope")
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("unknown compute = %d, want 404", st)
 	}
@@ -336,26 +336,26 @@ func TestErrorMapping(t *testing.T) {
 		want     int
 		wantCode string
 	}{
-		{"unknown job", func() error { _, err := ts.admin.GetJob(ctx, "ghost"); return err }, 404, api.CodeNotFound},
-		{"cancel unknown job", func() error { _, err := ts.admin.CancelJob(ctx, "ghost"); return err }, 404, api.CodeNotFound},
-		{"logs of unknown job", func() error { _, err := ts.admin.Logs(ctx, "ghost", "", 0, 0); return err }, 404, api.CodeNotFound},
-		{"metrics of unknown job", func() error { _, err := ts.admin.Metrics(ctx, "ghost"); return err }, 404, api.CodeNotFound},
+		{"unknown job", func() error { _, err := ts.admin.Jobs.Get(ctx, "ghost"); return err }, 404, api.CodeNotFound},
+		{"cancel unknown job", func() error { _, err := ts.admin.Jobs.Cancel(ctx, "ghost"); return err }, 404, api.CodeNotFound},
+		{"logs of unknown job", func() error { _, err := ts.admin.Jobs.Logs(ctx, "ghost", "", 0, 0); return err }, 404, api.CodeNotFound},
+		{"metrics of unknown job", func() error { _, err := ts.admin.Jobs.Metrics(ctx, "ghost"); return err }, 404, api.CodeNotFound},
 		{"invalid job", func() error {
-			_, err := ts.admin.CreateJob(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Compute: "nowhere"}})
+			_, err := ts.admin.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Compute: "nowhere"}})
 			return err
 		}, 400, api.CodeInvalid},
 		{"duplicate name", func() error {
-			_, err := ts.admin.CreateJob(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Name: "done"}})
+			_, err := ts.admin.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Name: "done"}})
 			return err
 		}, 409, api.CodeConflict},
-		{"cancel a finished job", func() error { _, err := ts.admin.CancelJob(ctx, "done"); return err }, 409, api.CodeConflict},
+		{"cancel a finished job", func() error { _, err := ts.admin.Jobs.Cancel(ctx, "done"); return err }, 409, api.CodeConflict},
 		{"report after the end", func() error {
-			_, err := ts.runClient("done").ReportStatus(ctx, "done", api.StatusReport{State: job.Running})
+			_, err := ts.runClient("done").Runs.ReportStatus(ctx, "done", api.StatusReport{State: job.Running})
 			return err
 		}, 409, api.CodeConflict},
-		{"spec of a finished run", func() error { _, err := ts.runClient("done").RunSpec(ctx, "done", ""); return err }, 409, api.CodeConflict},
+		{"spec of a finished run", func() error { _, err := ts.runClient("done").Runs.Spec(ctx, "done", ""); return err }, 409, api.CodeConflict},
 		{"unknown state", func() error {
-			_, err := ts.runClient("done").ReportStatus(ctx, "done", api.StatusReport{State: "Exploded"})
+			_, err := ts.runClient("done").Runs.ReportStatus(ctx, "done", api.StatusReport{State: "Exploded"})
 			return err
 		}, 400, api.CodeInvalid},
 	}
@@ -392,14 +392,14 @@ func TestLogsLongPollWakesOnNewLines(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			b.Lines = append(b.Lines, job.LogLine{Seq: int64(i), Text: lineText(i)})
 		}
-		if _, err := ts.runClient("r").ShipLogs(context.WithoutCancel(t.Context()), "r", b); err != nil {
+		if _, err := ts.runClient("r").Runs.ShipLogs(context.WithoutCancel(t.Context()), "r", b); err != nil {
 			t.Errorf("ship: %v", err)
 		}
 	}()
 	// The poll may wait up to 60 s; the lines must end it long before the test gives up.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	resp, err := ts.admin.Logs(ctx, "r", "", 0, 60*time.Second)
+	resp, err := ts.admin.Jobs.Logs(ctx, "r", "", 0, 60*time.Second)
 	<-shipped
 	if err != nil {
 		t.Fatalf("long poll: %v", err)
@@ -427,13 +427,13 @@ func TestLogsLongPollWakesOnEnd(t *testing.T) {
 		for !ts.srv.hub.waiting("r") && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		if _, err := ts.runClient("r").ReportStatus(context.WithoutCancel(t.Context()), "r", api.StatusReport{State: job.Completed}); err != nil {
+		if _, err := ts.runClient("r").Runs.ReportStatus(context.WithoutCancel(t.Context()), "r", api.StatusReport{State: job.Completed}); err != nil {
 			t.Errorf("report: %v", err)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	resp, err := ts.admin.Logs(ctx, "r", "", 2, 60*time.Second)
+	resp, err := ts.admin.Jobs.Logs(ctx, "r", "", 2, 60*time.Second)
 	<-ended
 	if err != nil {
 		t.Fatalf("long poll: %v", err)
@@ -451,7 +451,7 @@ func TestLogsDone(t *testing.T) {
 
 	page := func(after int64) *api.LogsResponse {
 		t.Helper()
-		resp, err := ts.admin.Logs(ctx, "r", "", after, 0)
+		resp, err := ts.admin.Jobs.Logs(ctx, "r", "", after, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,7 +486,7 @@ func TestShipLogsIsIdempotent(t *testing.T) {
 		for _, s := range seqs {
 			b.Lines = append(b.Lines, job.LogLine{Seq: s, Text: lineText(int(s))})
 		}
-		ack, err := rc.ShipLogs(t.Context(), "r", b)
+		ack, err := rc.Runs.ShipLogs(t.Context(), "r", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -496,7 +496,7 @@ func TestShipLogsIsIdempotent(t *testing.T) {
 	if diff := cmp.Diff([]int64{2, 3, 3, 5}, acks); diff != "" {
 		t.Errorf("acks (-want +got):\n%s", diff)
 	}
-	resp, err := ts.admin.Logs(t.Context(), "r", "", 0, 0)
+	resp, err := ts.admin.Jobs.Logs(t.Context(), "r", "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,11 +567,11 @@ func TestJobShowOutputsInStableOrder(t *testing.T) {
 	for _, n := range want {
 		outs[n] = manifest
 	}
-	if _, err := ts.runClient("r").ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: outs}); err != nil {
+	if _, err := ts.runClient("r").Runs.ReportArtifacts(ctx, "r", api.ArtifactsReport{Artifacts: manifest, NamedOutputs: outs}); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		d, err := ts.admin.GetJob(ctx, "r")
+		d, err := ts.admin.Jobs.Get(ctx, "r")
 		if err != nil {
 			t.Fatal(err)
 		}

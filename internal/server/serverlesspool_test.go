@@ -27,7 +27,7 @@ func TestServerlessPoolView(t *testing.T) {
 	}
 	listed := func() *api.Compute {
 		t.Helper()
-		cs, err := ts.admin.ListComputes(ctx)
+		cs, err := ts.admin.Computes.List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestServerlessPoolView(t *testing.T) {
 		return nil
 	}
 	machine := &api.ServerlessPool{Configured: false, Capacity: "this machine; no pool configured"}
-	for what, c := range map[string]*api.Compute{"list": listed(), "show": must(ts.admin.GetCompute(ctx, "serverless"))} {
+	for what, c := range map[string]*api.Compute{"list": listed(), "show": must(ts.admin.Computes.Get(ctx, "serverless"))} {
 		c = pool(c)
 		if strings.HasPrefix(c.State, "unsupported") || c.Default || c.Description != compute.MachinePoolDescription {
 			t.Errorf("%s: state %q, default %v, description %q", what, c.State, c.Default, c.Description)
@@ -48,7 +48,7 @@ func TestServerlessPoolView(t *testing.T) {
 			t.Errorf("%s: serverless_pool (-want +got):\n%s", what, diff)
 		}
 	}
-	if err := ts.admin.SetSetting(ctx, "default_compute", "serverless"); err != nil {
+	if err := ts.admin.Workspace.SetSetting(ctx, "default_compute", "serverless"); err != nil {
 		t.Fatalf("default_compute serverless without a pool: %v", err)
 	}
 	if c := pool(listed()); !c.Default {
@@ -65,7 +65,7 @@ func TestServerlessPoolView(t *testing.T) {
 		Description: configured.Description, Properties: props}); err != nil {
 		t.Fatal(err)
 	}
-	c := pool(must(ts.admin.GetCompute(ctx, "serverless")))
+	c := pool(must(ts.admin.Computes.Get(ctx, "serverless")))
 	want := &api.ServerlessPool{Configured: true, Capacity: "local provider: agents on this machine"}
 	if diff := cmp.Diff(want, c.ServerlessPool); diff != "" || c.Description != "the lab's pool" {
 		t.Errorf("configured pool %q: serverless_pool (-want +got):\n%s", c.Description, diff)

@@ -35,7 +35,7 @@ func (ts *testServer) studioReq(t *testing.T, cookie *http.Cookie, csrf bool, me
 // studioLogin gets a login code with the workspace token and trades it for the session cookie.
 func (ts *testServer) studioLogin(t *testing.T) *http.Cookie {
 	t.Helper()
-	code, err := ts.admin.StudioLoginCode(t.Context())
+	code, err := ts.admin.Users.StudioLoginCode(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func (ts *testServer) studioLogin(t *testing.T) *http.Cookie {
 
 func TestStudioLoginCode(t *testing.T) {
 	ts := newTestServer(t)
-	code, err := ts.admin.StudioLoginCode(t.Context())
+	code, err := ts.admin.Users.StudioLoginCode(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestStudioSessionScope(t *testing.T) {
 			t.Errorf("%s: %s %s: %s, want %d", tt.name, tt.method, tt.path, resp.Status, tt.want)
 		}
 	}
-	run, err := ts.admin.GetJob(t.Context(), d.ID)
+	run, err := ts.admin.Jobs.Get(t.Context(), d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

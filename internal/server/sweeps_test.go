@@ -13,7 +13,7 @@ import (
 // a run token cannot read it.
 func TestSweepTrialsRoute(t *testing.T) {
 	ts := newTestServer(t)
-	sw, err := ts.admin.CreateJob(t.Context(), api.CreateJobRequest{Spec: job.Spec{Type: "sweep", Name: "sw",
+	sw, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Type: "sweep", Name: "sw",
 		Command: "python t.py --lr ${{search_space.lr}}",
 		Sweep: &job.SweepRun{Config: sweep.Config{
 			Space:     sweep.Space{"lr": {Kind: "choice", Values: []any{0.1, 0.2}}},
@@ -26,14 +26,14 @@ func TestSweepTrialsRoute(t *testing.T) {
 	if err := ts.ctrl.SweepPass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ts.admin.SweepTrials(t.Context(), sw.ID)
+	d, err := ts.admin.Jobs.SweepTrials(t.Context(), sw.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Trials) != 1 || d.Trials[0].RunID != "sw_0" || string(d.Trials[0].Params) != `{"lr":0.1}` || d.Metric != "acc" {
 		t.Errorf("trials = %+v, want trial sw_0 with lr 0.1", d)
 	}
-	show, err := ts.admin.GetJob(t.Context(), "sw_0")
+	show, err := ts.admin.Jobs.Get(t.Context(), "sw_0")
 	if err != nil {
 		t.Fatal(err)
 	}

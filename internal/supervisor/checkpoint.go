@@ -232,7 +232,7 @@ func (c *checkpointer) saveOnce(ctx context.Context, why string) (int, error) {
 	}
 	cp := api.CheckpointCommit{Attempt: c.s.spec.Attempt, Manifest: h, Files: len(files), Bytes: m.TotalSize(), SavedAt: at, Why: why}
 	err = c.s.conn.retry(ctx, "commit checkpoint", func(ctx context.Context) error {
-		return c.s.conn.c.CommitCheckpoint(ctx, c.s.cfg.RunID, cp)
+		return c.s.conn.c.Runs.CommitCheckpoint(ctx, c.s.cfg.RunID, cp)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("commit: %w", err)

@@ -49,7 +49,7 @@ func TestConnRetryFollowsPermanent(t *testing.T) {
 			c := &conn{c: api.NewClient(srv.URL, "tok"), log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				maxBackoff: 20 * time.Millisecond}
 			err := c.retry(t.Context(), "heartbeat", func(ctx context.Context) error {
-				_, err := c.c.Heartbeat(ctx, "r1")
+				_, err := c.c.Runs.Heartbeat(ctx, "r1")
 				return err
 			})
 			if (err != nil) != tt.wantErr || int(calls.Load()) != tt.wantCalls {
@@ -67,7 +67,7 @@ func TestRetryGivesUpOnAnAbsentServer(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	call := func(c *conn) error {
 		return c.retry(t.Context(), "fetch spec", func(ctx context.Context) error {
-			_, err := c.c.Heartbeat(ctx, "r1")
+			_, err := c.c.Runs.Heartbeat(ctx, "r1")
 			return err
 		})
 	}

@@ -79,7 +79,7 @@ func (s *Supervisor) register(ctx context.Context, report api.ArtifactsReport) e
 		var reply *api.ArtifactsReply
 		err := s.conn.retry(ctx, "register outputs", func(ctx context.Context) error {
 			var err error
-			reply, err = s.conn.c.ReportArtifacts(ctx, s.cfg.RunID, report)
+			reply, err = s.conn.c.Runs.ReportArtifacts(ctx, s.cfg.RunID, report)
 			return err
 		})
 		if err != nil || s.worker() || len(reply.WaitingFor) == 0 {

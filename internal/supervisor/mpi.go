@@ -94,7 +94,7 @@ func (s *Supervisor) splitRanks(world int) {
 func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	fmt.Fprintf(p.capt, "hangar: node %d waits for the MPI launcher on node 0\n", s.spec.NodeRank)
 	for !s.isCanceled() {
-		reqs, err := s.conn.c.PendingExecs(ctx, s.cfg.RunID, s.spec.NodeRank, 5*time.Second)
+		reqs, err := s.conn.c.Runs.PendingExecs(ctx, s.cfg.RunID, s.spec.NodeRank, 5*time.Second)
 		if err != nil {
 			s.conn.reresolve()
 			select {
@@ -107,7 +107,7 @@ func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline
 			st := s.execRelayed(w, r.Command)
 			fmt.Fprintf(p.capt, "hangar: started the MPI daemon for node %d (exit %d)\n", s.spec.NodeRank, st.ExitCode)
 			_ = s.conn.retry(ctx, "exec done", func(ctx context.Context) error {
-				return s.conn.c.ExecDone(ctx, s.cfg.RunID, r.ID, st)
+				return s.conn.c.Runs.ExecDone(ctx, s.cfg.RunID, r.ID, st)
 			})
 		}
 	}

@@ -88,7 +88,7 @@ func (s *Supervisor) deliver(ctx context.Context, w *workspace) error {
 	}
 	report.Node = s.spec.NodeRank
 	return s.conn.retry(ctx, "register outputs", func(ctx context.Context) error {
-		_, err := s.conn.c.ReportArtifacts(ctx, s.cfg.RunID, report)
+		_, err := s.conn.c.Runs.ReportArtifacts(ctx, s.cfg.RunID, report)
 		return err
 	})
 }

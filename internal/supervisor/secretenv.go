@@ -45,7 +45,7 @@ func (s *Supervisor) loadSecrets(ctx context.Context, p *pipeline) error {
 	var got *api.RunSecrets
 	err = s.conn.retry(ctx, "fetch secrets", func(ctx context.Context) error {
 		var err error
-		got, err = s.conn.c.RunSecrets(ctx, s.cfg.RunID)
+		got, err = s.conn.c.Runs.Secrets(ctx, s.cfg.RunID)
 		return err
 	})
 	if err != nil {

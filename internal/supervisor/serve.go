@@ -147,7 +147,7 @@ func (s *Supervisor) announceServe(ctx context.Context, port int) {
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	err = s.conn.retry(ctx, "report the replica's address", func(ctx context.Context) error {
-		return s.conn.c.ReportServing(ctx, s.cfg.RunID, addr)
+		return s.conn.c.Runs.ReportServing(ctx, s.cfg.RunID, addr)
 	})
 	if err != nil && ctx.Err() == nil {
 		s.warn("serve: report the replica's address: " + err.Error())

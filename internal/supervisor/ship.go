@@ -99,7 +99,7 @@ func logSender(c *conn, runID, file string) func(ctx context.Context, lines []ta
 		var ack *api.Ack
 		err := c.retry(ctx, "ship logs", func(ctx context.Context) error {
 			var err error
-			ack, err = c.c.ShipLogs(ctx, runID, b)
+			ack, err = c.c.Runs.ShipLogs(ctx, runID, b)
 			return err
 		})
 		if err != nil {
@@ -158,7 +158,7 @@ func metricSender(c *conn, runID string, attempt int, warn func(string)) func(ct
 		var ack *api.Ack
 		err := c.retry(ctx, "ship metrics", func(ctx context.Context) error {
 			var err error
-			ack, err = c.c.ShipMetrics(ctx, runID, b)
+			ack, err = c.c.Runs.ShipMetrics(ctx, runID, b)
 			return err
 		})
 		if err != nil {

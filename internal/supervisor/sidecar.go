@@ -143,7 +143,7 @@ func (r *logRelay) follow(ctx context.Context, warn func(string)) {
 
 // once relays what one request returns: lines "<RFC 3339 time> <text>".
 func (r *logRelay) once(ctx context.Context, follow time.Duration) (int, error) {
-	rc, err := r.c.ContainerLog(ctx, r.runID, r.since, follow)
+	rc, err := r.c.Runs.ContainerLog(ctx, r.runID, r.since, follow)
 	if err != nil {
 		return 0, err
 	}

@@ -146,7 +146,7 @@ func (s *Supervisor) OnSignal(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if reply, err := s.conn.c.Heartbeat(ctx, s.cfg.RunID); err == nil && reply.Cancel {
+	if reply, err := s.conn.c.Runs.Heartbeat(ctx, s.cfg.RunID); err == nil && reply.Cancel {
 		s.Cancel(stopReason(reply))
 		return
 	}
@@ -218,7 +218,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 
 func (s *Supervisor) fetchSpec(ctx context.Context) error {
 	return s.conn.retry(ctx, "fetch spec", func(ctx context.Context) error {
-		spec, err := s.conn.c.RunSpec(ctx, s.cfg.RunID, s.cfg.NodeID)
+		spec, err := s.conn.c.Runs.Spec(ctx, s.cfg.RunID, s.cfg.NodeID)
 		if err == nil {
 			if len(s.cfg.Nodes) > 0 { // the engine placed the nodes and named them
 				spec.Nodes, spec.NodeRank = s.cfg.Nodes, s.cfg.NodeRank
@@ -284,7 +284,7 @@ func (s *Supervisor) reportLoop(ctx context.Context) {
 			}
 			r.Warnings, r.Timings = s.takeWarnings(), s.takeTimings()
 			err := s.conn.retry(ctx, "report "+string(r.State), func(ctx context.Context) error {
-				reply, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
+				reply, err := s.conn.c.Runs.ReportStatus(ctx, s.cfg.RunID, r)
 				if err == nil && reply.Cancel {
 					s.Cancel(stopReason(reply))
 				}
@@ -310,7 +310,7 @@ func (s *Supervisor) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			hctx, cancel := context.WithTimeout(ctx, every)
-			reply, err := s.conn.c.Heartbeat(hctx, s.cfg.RunID)
+			reply, err := s.conn.c.Runs.Heartbeat(hctx, s.cfg.RunID)
 			cancel()
 			if err != nil && api.IsServerError(err) && api.Permanent(err) {
 				// The run ended (or moved to another attempt) and its token is refused: nothing
@@ -422,7 +422,7 @@ func (s *Supervisor) finalReport(ctx context.Context, res job.Result) {
 	r := api.StatusReport{State: res.State, Reason: res.Reason, ExitCode: res.ExitCode, Time: res.Time,
 		Warnings: s.takeWarnings(), Timings: s.takeTimings(), Node: s.spec.NodeRank}
 	err := s.conn.retry(ctx, "report "+string(res.State), func(ctx context.Context) error {
-		_, err := s.conn.c.ReportStatus(ctx, s.cfg.RunID, r)
+		_, err := s.conn.c.Runs.ReportStatus(ctx, s.cfg.RunID, r)
 		return err
 	})
 	if errors.Is(err, ErrServerGone) {

@@ -66,7 +66,7 @@ func Upload(ctx context.Context, c *api.Client, items []Item, progress func(sent
 	var missing []string
 	for start := 0; start < len(hashes); start += missingBatch {
 		end := min(start+missingBatch, len(hashes))
-		m, err := c.MissingBlobs(ctx, hashes[start:end])
+		m, err := c.Blobs.Missing(ctx, hashes[start:end])
 		if err != nil {
 			return st, fmt.Errorf("ask which blobs are missing: %w", err)
 		}
@@ -148,7 +148,7 @@ func putOne(ctx context.Context, c *api.Client, it Item, sent func(int, int64)) 
 		return fmt.Errorf("upload %s: %w", it.Hash, err)
 	}
 	defer r.Close()
-	if err := c.PutBlob(ctx, it.Hash, r, it.Size); err != nil {
+	if err := c.Blobs.Put(ctx, it.Hash, r, it.Size); err != nil {
 		return fmt.Errorf("upload %s: %w", it.Hash, err)
 	}
 	sent(1, it.Size)
@@ -164,7 +164,7 @@ func putBundle(ctx context.Context, c *api.Client, items []Item, sent func(int, 
 		total += it.Size
 	}
 	go func() { pw.CloseWithError(blob.WriteBundle(pw, bi)) }()
-	resp, err := c.PutBundle(ctx, pr)
+	resp, err := c.Blobs.PutBundle(ctx, pr)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
 		return fmt.Errorf("upload bundle of %d blobs: %w", len(items), err)
@@ -181,7 +181,7 @@ type ClientSource struct{ C *api.Client }
 
 // Open streams one blob from the server.
 func (s ClientSource) Open(ctx context.Context, hash string) (io.ReadCloser, error) {
-	return s.C.OpenBlob(ctx, hash)
+	return s.C.Blobs.Open(ctx, hash)
 }
 
 // FetchManifest reads and decodes a manifest blob from a source.
@@ -205,7 +205,7 @@ func FetchManifest(ctx context.Context, src snapshot.Source, hash string) (*snap
 // workspace that has a manifest has every file it names (blobs are never removed before the
 // manifests that name them); an unchanged tree therefore costs one small question.
 func UploadTree(ctx context.Context, c *api.Client, manifestHash string, manifest []byte, files []Item, progress func(int64)) (Stats, error) {
-	missing, err := c.MissingBlobs(ctx, []string{manifestHash})
+	missing, err := c.Blobs.Missing(ctx, []string{manifestHash})
 	if err != nil {
 		return Stats{}, fmt.Errorf("ask whether the tree is known: %w", err)
 	}

@@ -1,0 +1,82 @@
+package api
+
+// The client's typed resource clients, one a noun, as client-go's are: c.Jobs.Create,
+// c.Models.List, c.Endpoints.Get. Each shares its Client's transport (address, failover, token,
+// attempt, TLS); the methods that move bytes (do, send, get) stay on *Client.
+
+// JobClient submits, lists, shows, cancels, archives and deletes jobs and reads what they wrote.
+type JobClient struct{ *Client }
+
+// RunClient is a run's own side (its supervisor and the commands beside it): spec, status,
+// logs, metrics, artifacts, checkpoints, secrets and relayed commands.
+type RunClient struct{ *Client }
+
+// BlobClient moves content-addressed blobs.
+type BlobClient struct{ *Client }
+
+// ComputeClient manages compute targets.
+type ComputeClient struct{ *Client }
+
+// SizeClient manages the workspace's VM sizes.
+type SizeClient struct{ *Client }
+
+// NodeClient lists, shows and deletes a compute's nodes.
+type NodeClient struct{ *Client }
+
+// AgentClient is a node agent's side: join and heartbeat.
+type AgentClient struct{ *Client }
+
+// InstanceClient drives compute instances.
+type InstanceClient struct{ *Client }
+
+// ModelClient registers, lists, shows and archives model versions.
+type ModelClient struct{ *Client }
+
+// DataClient registers, lists, shows and archives data asset versions.
+type DataClient struct{ *Client }
+
+// DatastoreClient registers, lists and shows datastores.
+type DatastoreClient struct{ *Client }
+
+// EnvironmentClient registers, lists and shows environments and manages the curated ones.
+type EnvironmentClient struct{ *Client }
+
+// ComponentClient registers, lists, shows and archives component versions.
+type ComponentClient struct{ *Client }
+
+// EndpointClient manages online endpoints, their traffic and their keys.
+type EndpointClient struct{ *Client }
+
+// DeploymentClient manages an online endpoint's deployments.
+type DeploymentClient struct{ *Client }
+
+// BatchEndpointClient manages batch endpoints and invokes them.
+type BatchEndpointClient struct{ *Client }
+
+// BatchDeploymentClient manages a batch endpoint's deployments.
+type BatchDeploymentClient struct{ *Client }
+
+// UserClient manages users and says who the caller is.
+type UserClient struct{ *Client }
+
+// TokenClient creates, lists and revokes a user's tokens.
+type TokenClient struct{ *Client }
+
+// SecretClient manages workspace secrets.
+type SecretClient struct{ *Client }
+
+// WorkspaceClient reads and changes workspace-wide settings and collects unused blobs.
+type WorkspaceClient struct{ *Client }
+
+// initResources gives c its typed resource clients.
+func (c *Client) initResources() {
+	c.Jobs, c.Runs, c.Blobs = &JobClient{c}, &RunClient{c}, &BlobClient{c}
+	c.Computes, c.Sizes, c.Nodes = &ComputeClient{c}, &SizeClient{c}, &NodeClient{c}
+	c.Agents, c.Instances = &AgentClient{c}, &InstanceClient{c}
+	c.Models, c.Data, c.Datastores = &ModelClient{c}, &DataClient{c}, &DatastoreClient{c}
+	c.Environments, c.Components = &EnvironmentClient{c}, &ComponentClient{c}
+	c.Endpoints, c.Deployments = &EndpointClient{c}, &DeploymentClient{c}
+	c.BatchEndpoints, c.BatchDeployments = &BatchEndpointClient{c}, &BatchDeploymentClient{c}
+	c.Users, c.Tokens, c.Secrets = &UserClient{c}, &TokenClient{c}, &SecretClient{c}
+	c.Workspace = &WorkspaceClient{c}
+}
