@@ -24,10 +24,6 @@ const (
 	callTimeout      = 10 * time.Second
 )
 
-// ReadyLog is the message the agent logs once it has joined (or re-registered with a saved
-// identity): providers starting agents wait for it to know the start went well.
-const ReadyLog = "agent ready"
-
 // Config configures an agent.
 type Config struct {
 	// ServerURL is the workspace server as seen from this machine (the join URL).
@@ -162,7 +158,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.runs.sup.NodeID = a.id.NodeID // supervisors ask for their node's place in distributed runs
-	a.log.Info(ReadyLog, "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
+	a.log.Info(api.AgentReadyLog, "node", a.id.NodeID, "pool", a.id.Pool, "offers", a.info.Capacity.String(),
 		"runs", len(a.runs.known), "server", a.cfg.ServerURL)
 	defer a.jupyter.stop() // Jupyter and SSH are the instance's: they end with the agent
 	defer a.ssh.stop()

@@ -13,6 +13,11 @@ import (
 	"github.com/hangar-ml/hangar/internal/sizes"
 )
 
+// AgentReadyLog is the message `hangar agent` logs once it has joined (or re-registered with a
+// saved identity): providers starting agents wait for it in the agent's log to know the start
+// went well. It is protocol between the agent and whoever starts it, so neither imports the other.
+const AgentReadyLog = "agent ready"
+
 // AgentInfo is what an agent offers, sent when it joins and again when it re-registers.
 type AgentInfo struct {
 	// Capacity is what the agent offers runs: its slice of the machine.

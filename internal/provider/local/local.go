@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/agent"
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/provider"
 )
@@ -28,7 +28,7 @@ const RecordFile = "provider.json"
 // DefaultStopGrace is how long a deleted node's agent gets to cancel its runs before SIGKILL.
 const DefaultStopGrace = 20 * time.Second
 
-// DefaultStartWait is how long Create waits for a new agent to join (agent.ReadyLog in its
+// DefaultStartWait is how long Create waits for a new agent to join (api.AgentReadyLog in its
 // log) before it returns anyway: an agent that exits meanwhile fails the Create with its log.
 const DefaultStartWait = 10 * time.Second
 
@@ -134,7 +134,7 @@ type started struct {
 	exited <-chan error
 }
 
-// awaitStart waits until the agent has joined (agent.ReadyLog in its log), exited (an error
+// awaitStart waits until the agent has joined (api.AgentReadyLog in its log), exited (an error
 // with its log's tail) or StartWait passed (a slow join still has the node's join timeout).
 func (p *Provider) awaitStart(ctx context.Context, st started) error {
 	limit := p.StartWait
@@ -145,11 +145,11 @@ func (p *Provider) awaitStart(ctx context.Context, st started) error {
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for !strings.Contains(readFrom(st.log, st.offset), agent.ReadyLog) {
+	for !strings.Contains(readFrom(st.log, st.offset), api.AgentReadyLog) {
 		select {
 		case err := <-st.exited:
 			log := readFrom(st.log, st.offset)
-			if strings.Contains(log, agent.ReadyLog) {
+			if strings.Contains(log, api.AgentReadyLog) {
 				return nil // it joined, then left: the node's heartbeats tell the rest
 			}
 			out := provider.Summary(log)
