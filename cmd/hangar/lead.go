@@ -20,6 +20,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/endpoints"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/secrets"
@@ -133,10 +134,11 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	}
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
-	endpoints := server.NewServing(ctrl, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
+	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Secrets: key, Key: runKey,
+		Log: o.Log.With("component", "serving")}, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,
-		URL: ownURL, Workspace: h.Dir, Log: log, Serving: endpoints, OIDC: oidcConfig(o.OIDC), Role: ws.role, Servers: ws.servers,
+		URL: ownURL, Workspace: h.Dir, Log: log, Serving: serve, OIDC: oidcConfig(o.OIDC), Role: ws.role, Servers: ws.servers,
 	})
 	// The CLI on this machine and the local and Slurm supervisors find the server here: on a
 	// replicated workspace's shared directory, the leader.
@@ -152,7 +154,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	go ctrl.Run(ctx)
 	go ctrl.RunInstances(ctx, instanceOptions(log))
 	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
-	go endpoints.Run(ctx)
+	go serve.Run(ctx)
 	return srv.Handler(), nil
 }
 

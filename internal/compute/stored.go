@@ -43,3 +43,12 @@ func (s *Spec) SecretFields() []*string {
 func (s *Spec) RequiresContainer() bool {
 	return (s.Local != nil && s.Local.RequireContainer) || (s.SSH != nil && s.SSH.RequireContainer)
 }
+
+// VMHost is the host of an attached VM target ("" for any other target, or one whose
+// properties do not decode).
+func VMHost(t Target) string {
+	if st, err := Load(t); err == nil && st.Spec.SSH != nil {
+		return st.Spec.SSH.Host
+	}
+	return ""
+}

@@ -64,8 +64,6 @@ type Controller struct {
 	// whose backend.Notifier was given the loop's nudge.
 	exits     queueExits
 	notifying map[string]bool
-	// serving is the serving loop's memory (serving.go).
-	serving servingMemo
 	// SweepDecide replaces sweep.Decide (tests); sweeps is the sweep loop's wake-up (sweeploop.go).
 	SweepDecide func(hpo.Config, hpo.State) hpo.Decision
 	sweeps      sweepsMemo

@@ -51,7 +51,7 @@ func (s *Server) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create
 	if !create {
 		e.Name, status = r.PathValue("name"), http.StatusOK
 	}
-	rec, err := s.cfg.Controller.PutBatchEndpoint(r.Context(), e, create)
+	rec, err := s.cfg.Serving.PutBatchEndpoint(r.Context(), e, create)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -73,7 +73,7 @@ func (s *Server) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.cfg.Controller.BatchEndpoint(r.Context(), r.PathValue("name"))
+	rec, err := s.cfg.Serving.BatchEndpoint(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -82,7 +82,7 @@ func (s *Server) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Controller.DeleteBatchEndpoint(r.Context(), r.PathValue("name")); err != nil {
+	if err := s.cfg.Serving.DeleteBatchEndpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -95,7 +95,7 @@ func (s *Server) invokeBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	run, err := s.cfg.Controller.InvokeBatch(r.Context(), r.PathValue("name"), who(r).user, req)
+	run, err := s.cfg.Serving.InvokeBatch(r.Context(), r.PathValue("name"), who(r).user, req)
 	s.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
@@ -112,7 +112,7 @@ func (s *Server) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	if !create {
 		d.Name, status = r.PathValue("dep"), http.StatusOK
 	}
-	rec, err := s.cfg.Controller.PutBatchDeployment(r.Context(), d, create, r.URL.Query().Get("set_default") == "true")
+	rec, err := s.cfg.Serving.PutBatchDeployment(r.Context(), d, create, r.URL.Query().Get("set_default") == "true")
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -121,7 +121,7 @@ func (s *Server) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
-	ds, err := s.cfg.Controller.BatchDeployments(r.Context(), r.PathValue("name"))
+	ds, err := s.cfg.Serving.BatchDeployments(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -134,7 +134,7 @@ func (s *Server) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.cfg.Controller.BatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
+	rec, err := s.cfg.Serving.BatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -143,7 +143,7 @@ func (s *Server) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteBatchDeployment(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Controller.DeleteBatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
+	if err := s.cfg.Serving.DeleteBatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}

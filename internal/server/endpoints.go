@@ -46,7 +46,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	rec, err := s.cfg.Controller.CreateEndpoint(r.Context(), e)
+	rec, err := s.cfg.Serving.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -61,7 +61,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.Name = r.PathValue("name")
-	rec, err := s.cfg.Controller.UpdateEndpoint(r.Context(), e)
+	rec, err := s.cfg.Serving.UpdateEndpoint(r.Context(), e)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -75,7 +75,7 @@ func (s *Server) setTraffic(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	rec, err := s.cfg.Controller.SetTraffic(r.Context(), r.PathValue("name"), u)
+	rec, err := s.cfg.Serving.SetTraffic(r.Context(), r.PathValue("name"), u)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -97,7 +97,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.cfg.Controller.Endpoint(r.Context(), r.PathValue("name"))
+	rec, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -106,7 +106,7 @@ func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Controller.DeleteEndpoint(r.Context(), r.PathValue("name")); err != nil {
+	if err := s.cfg.Serving.DeleteEndpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) endpointCredentials(w http.ResponseWriter, r *http.Request) {
-	k, err := s.cfg.Controller.EndpointCredentials(r.Context(), r.PathValue("name"))
+	k, err := s.cfg.Serving.EndpointCredentials(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -131,7 +131,7 @@ func (s *Server) regenerateKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	if err := s.cfg.Controller.RegenerateKey(r.Context(), r.PathValue("name"), body.KeyType); err != nil {
+	if err := s.cfg.Serving.RegenerateKey(r.Context(), r.PathValue("name"), body.KeyType); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -147,7 +147,7 @@ func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
 	d.Endpoint = r.PathValue("name")
 	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	all, _ := strconv.ParseBool(r.URL.Query().Get("all_traffic"))
-	rec, err := s.cfg.Controller.CreateDeployment(r.Context(), d, all)
+	rec, err := s.cfg.Serving.CreateDeployment(r.Context(), d, all)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -163,7 +163,7 @@ func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Endpoint, d.Name = r.PathValue("name"), r.PathValue("dep")
 	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
-	rec, err := s.cfg.Controller.UpdateDeployment(r.Context(), d)
+	rec, err := s.cfg.Serving.UpdateDeployment(r.Context(), d)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -174,7 +174,7 @@ func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
 	v := api.DeploymentView{Deployment: d.Spec, Generation: d.Generation, ProvisioningState: d.State, Reason: d.Reason,
 		LastFailedReplica: d.LastFailed, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
-	reps, runs, err := s.cfg.Controller.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
+	reps, runs, err := s.cfg.Serving.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
 	if err != nil {
 		s.log.Warn("deployment replicas", "err", err)
 	}
@@ -186,7 +186,7 @@ func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.D
 }
 
 func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.cfg.Controller.Endpoint(r.Context(), r.PathValue("name")); err != nil {
+	if _, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -203,7 +203,7 @@ func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
-	d, err := s.cfg.Controller.Deployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
+	d, err := s.cfg.Serving.Deployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -212,7 +212,7 @@ func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteDeployment(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Controller.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
+	if err := s.cfg.Serving.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -225,7 +225,7 @@ func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	if err := s.cfg.Controller.ReportServing(r.Context(), r.PathValue("id"), rep.Address); err != nil {
+	if err := s.cfg.Serving.ReportServing(r.Context(), r.PathValue("id"), rep.Address); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -236,7 +236,7 @@ func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
 // started (requests by status class, latency, in flight, held, mirrored), for the studio.
 func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if _, err := s.cfg.Controller.Endpoint(r.Context(), name); err != nil {
+	if _, err := s.cfg.Serving.Endpoint(r.Context(), name); err != nil {
 		writeError(w, s.log, err)
 		return
 	}

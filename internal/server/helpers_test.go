@@ -20,7 +20,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/endpoints"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
@@ -65,9 +67,10 @@ func newTestServer(t testing.TB) *testServer {
 	}
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs}
+	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
-		URL: func() string { return ts.url }, Workspace: dir, Log: log,
+		URL: func() string { return ts.url }, Workspace: dir, Log: log, Serving: serve,
 	})
 	hs := httptest.NewServer(ts.srv.Handler())
 	t.Cleanup(hs.Close)

@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/endpoints"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -34,8 +35,9 @@ type Config struct {
 	// BodyTimeout is how long a JSON body may take to arrive and an upload may stall; zero
 	// means a minute.
 	BodyTimeout time.Duration
-	// Serving routes requests to online endpoints (/endpoints/...); nil: none are served.
-	Serving *Serving
+	// Serving owns online and batch endpoints: their routes call it, and requests to online
+	// endpoints (/endpoints/...) go to its router; nil: none are served.
+	Serving *endpoints.Serving
 	// OIDC turns on the studio's OpenID Connect login (oidc.go); nil: off.
 	OIDC *OIDC
 	// Role, when set, says the server's role among a replicated workspace's servers and the

@@ -1,4 +1,4 @@
-package controller
+package endpoints
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/model"
@@ -19,7 +20,7 @@ func batchFixture(t *testing.T) (*fixture, serving.BatchDeployment) {
 	h := putTree(t, f, map[string]string{"weights.json": `{"w": 3}`})
 	createModel(t, f, model.Spec{Name: "m", Path: "/client/model"}, h)
 	code := putTree(t, f, map[string]string{"score.py": "def init(): pass\n"})
-	if _, err := f.c.PutBatchEndpoint(t.Context(), serving.BatchEndpoint{Name: "ep1"}, true); err != nil {
+	if _, err := f.s.PutBatchEndpoint(t.Context(), serving.BatchEndpoint{Name: "ep1"}, true); err != nil {
 		t.Fatal(err)
 	}
 	d := serving.BatchDeployment{Name: "rows", Endpoint: "ep1", Model: serving.ModelRef{Ref: "m:1"},
@@ -31,20 +32,20 @@ func batchFixture(t *testing.T) (*fixture, serving.BatchDeployment) {
 func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 	f, d := batchFixture(t)
 	ctx := t.Context()
-	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
 	summary := d
 	summary.Name, summary.Settings.OutputAction = "summary", serving.OutputSummaryOnly
-	if _, err := f.c.PutBatchDeployment(ctx, summary, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, summary, true, false); err != nil {
 		t.Fatal(err)
 	}
-	e, err := f.c.BatchEndpoint(ctx, "ep1")
+	e, err := f.s.BatchEndpoint(ctx, "ep1")
 	if err != nil || e.Spec.DefaultDeployment != "rows" || e.Spec.AuthMode != serving.AuthAADToken {
 		t.Fatalf("endpoint %+v, %v: want the first deployment as default and aad_token", e, err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1", "b.txt": "2"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: data}})
+	run, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 	case run.Tags[serving.TagBatchEndpoint] != "ep1" || run.Tags[serving.TagBatchDeployment] != "rows":
 		t.Errorf("tags %v", run.Tags)
 	}
-	run2, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "summary", Input: job.Input{Type: job.URIFolder, Manifest: data}})
+	run2, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "summary", Input: job.Input{Type: job.URIFolder, Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,54 +74,54 @@ func TestInvokeBatchQueuesAParallelJob(t *testing.T) {
 func TestBatchRefusals(t *testing.T) {
 	f, d := batchFixture(t)
 	ctx := t.Context()
-	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
-	_, err := f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1"}, true)
-	wantKind(t, err, Conflict, "batch endpoint ep1 already exists")
-	_, err = f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep2", AuthMode: "key"}, true)
-	wantKind(t, err, Invalid, "auth_mode")
-	_, err = f.c.PutBatchDeployment(ctx, d, true, false)
-	wantKind(t, err, Conflict, "already exists")
+	_, err := f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1"}, true)
+	wantKind(t, err, controller.Conflict, "batch endpoint ep1 already exists")
+	_, err = f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep2", AuthMode: "key"}, true)
+	wantKind(t, err, controller.Invalid, "auth_mode")
+	_, err = f.s.PutBatchDeployment(ctx, d, true, false)
+	wantKind(t, err, controller.Conflict, "already exists")
 	noModel := d
 	noModel.Name, noModel.Model = "other", serving.ModelRef{Ref: "ghost:1"}
-	_, err = f.c.PutBatchDeployment(ctx, noModel, true, false)
-	wantKind(t, err, NotFound, "ghost")
+	_, err = f.s.PutBatchDeployment(ctx, noModel, true, false)
+	wantKind(t, err, controller.NotFound, "ghost")
 	noCompute := d
 	noCompute.Name, noCompute.Compute = "other", ""
-	_, err = f.c.PutBatchDeployment(ctx, noCompute, true, false)
-	wantKind(t, err, Invalid, "compute: required")
+	_, err = f.s.PutBatchDeployment(ctx, noCompute, true, false)
+	wantKind(t, err, controller.Invalid, "compute: required")
 	dotted := d
 	dotted.Name = "v.2"
-	_, err = f.c.PutBatchDeployment(ctx, dotted, true, false)
-	wantKind(t, err, Invalid, `name: "v.2" must be 1 to 32 letters, digits, '_' and '-'`)
+	_, err = f.s.PutBatchDeployment(ctx, dotted, true, false)
+	wantKind(t, err, controller.Invalid, `name: "v.2" must be 1 to 32 letters, digits, '_' and '-'`)
 	underscored := d
 	underscored.Name = "regular_deployment" // Azure's rule takes '_'
-	if _, err := f.c.PutBatchDeployment(ctx, underscored, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, underscored, true, false); err != nil {
 		t.Errorf("a batch deployment named regular_deployment: %v", err)
 	}
 	orphan := d
 	orphan.Endpoint = "nope"
-	_, err = f.c.PutBatchDeployment(ctx, orphan, true, false)
-	wantKind(t, err, NotFound, "no batch endpoint nope")
+	_, err = f.s.PutBatchDeployment(ctx, orphan, true, false)
+	wantKind(t, err, controller.NotFound, "no batch endpoint nope")
 
-	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "ghost", Input: job.Input{Type: job.URIFolder, Manifest: data}})
-	wantKind(t, err, NotFound, "has no deployment ghost")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: "mltable", Manifest: data}})
-	wantKind(t, err, Invalid, "uri_folder or uri_file")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Path: "/home/me/data"}})
-	wantKind(t, err, Invalid, "is a path on the client")
-	_, err = f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: notUploaded}})
-	wantKind(t, err, Invalid, "was not uploaded")
+	_, err = f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "ghost", Input: job.Input{Type: job.URIFolder, Manifest: data}})
+	wantKind(t, err, controller.NotFound, "has no deployment ghost")
+	_, err = f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: "mltable", Manifest: data}})
+	wantKind(t, err, controller.Invalid, "uri_folder or uri_file")
+	_, err = f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Path: "/home/me/data"}})
+	wantKind(t, err, controller.Invalid, "is a path on the client")
+	_, err = f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Type: job.URIFolder, Manifest: notUploaded}})
+	wantKind(t, err, controller.Invalid, "was not uploaded")
 
-	err = f.c.DeleteBatchDeployment(ctx, "ep1", "rows")
-	wantKind(t, err, Conflict, "default")
-	if err := f.c.DeleteBatchEndpoint(ctx, "ep1"); err != nil {
+	err = f.s.DeleteBatchDeployment(ctx, "ep1", "rows")
+	wantKind(t, err, controller.Conflict, "default")
+	if err := f.s.DeleteBatchEndpoint(ctx, "ep1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.BatchDeployment(ctx, "ep1", "rows")
-	wantKind(t, err, NotFound, "has no deployment rows")
+	_, err = f.s.BatchDeployment(ctx, "ep1", "rows")
+	wantKind(t, err, controller.NotFound, "has no deployment rows")
 }
 
 // TestUpdateBatchDeploymentAndDefault: an update replaces the settings the next invoke uses;
@@ -128,42 +129,42 @@ func TestBatchRefusals(t *testing.T) {
 func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 	f, d := batchFixture(t)
 	ctx := t.Context()
-	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
 	second := d
 	second.Name = "second"
-	if _, err := f.c.PutBatchDeployment(ctx, second, true, true); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, second, true, true); err != nil {
 		t.Fatal(err)
 	}
 	d.Settings.MiniBatchSize, d.Settings.OutputFileName = 3, "out.csv"
-	if _, err := f.c.PutBatchDeployment(ctx, d, false, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, false, false); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
-	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "rows", Input: job.Input{Manifest: data}})
+	run, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "rows", Input: job.Input{Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := run.Spec.Parallel; p.MiniBatchSize != 3 || p.OutputFileName != "out.csv" {
 		t.Errorf("after the update the job has %+v", p)
 	}
-	def, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
+	def, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
 	if err != nil || def.Tags[serving.TagBatchDeployment] != "second" {
 		t.Errorf("default after --set-default: %v, %v", def.Tags, err)
 	}
 	ghost := d
 	ghost.Name = "ghost"
-	_, err = f.c.PutBatchDeployment(ctx, ghost, false, false)
-	wantKind(t, err, NotFound, "has no deployment ghost")
-	_, err = f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "nope"}, false)
-	wantKind(t, err, NotFound, "no batch endpoint nope")
-	if e, err := f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", Description: "new"}, false); err != nil ||
+	_, err = f.s.PutBatchDeployment(ctx, ghost, false, false)
+	wantKind(t, err, controller.NotFound, "has no deployment ghost")
+	_, err = f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "nope"}, false)
+	wantKind(t, err, controller.NotFound, "no batch endpoint nope")
+	if e, err := f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", Description: "new"}, false); err != nil ||
 		e.Spec.DefaultDeployment != "second" || e.Spec.Description != "new" {
 		t.Errorf("update without defaults: %+v, %v; want the default kept", e, err)
 	}
-	_, err = f.c.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", DefaultDeployment: "ghost"}, false)
-	wantKind(t, err, Invalid, "defaults.deployment_name")
+	_, err = f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", DefaultDeployment: "ghost"}, false)
+	wantKind(t, err, controller.Invalid, "defaults.deployment_name")
 }
 
 // TestInvokeBatchOverrides: an invoke's overrides shape its job alone (the stored deployment
@@ -172,29 +173,31 @@ func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 func TestInvokeBatchOverrides(t *testing.T) {
 	f, d := batchFixture(t)
 	ctx := t.Context()
-	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
 	size, retries := 20, 0
 	inv := serving.BatchInvocation{BatchOverrides: serving.BatchOverrides{MiniBatchSize: &size, MaxRetries: &retries,
 		OutputFileName: "p.csv", OutputPath: "azureml://datastores/workspaceblobstore/paths/ep1/today", JobName: "score-today"}}
-	run, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: inv})
+	run, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: inv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := run.Spec.Parallel; run.ID != "score-today" || p.MiniBatchSize != 20 || p.MaxRetries != 0 || p.OutputFileName != "p.csv" {
 		t.Errorf("run %s with settings %+v; want score-today with the overrides", run.ID, p)
 	}
-	_, err = f.c.blobStorePath(ctx, datastore.URI{Datastore: datastore.WorkspaceBlobStore, Path: "ep1/today/p.csv"})
+	// A job reading the output path before the job finished is told which job writes it.
+	_, err = f.ctrl.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "cat ${{inputs.p}}", Compute: "local",
+		Inputs: map[string]job.Input{"p": {Type: job.URIFile, Path: "azureml://datastores/workspaceblobstore/paths/ep1/today/p.csv"}}}})
 	if err == nil || !strings.Contains(err.Error(), "written by job score-today (output score)") {
 		t.Errorf("reading the output path before the job finished: %v; want it to name the job", err)
 	}
-	stored, err := f.c.BatchDeployment(ctx, "ep1", "rows")
+	stored, err := f.s.BatchDeployment(ctx, "ep1", "rows")
 	if err != nil || !reflect.DeepEqual(stored.Spec.Settings, d.Settings) {
 		t.Errorf("stored settings %+v (%v), want them unchanged: %+v", stored.Spec.Settings, err, d.Settings)
 	}
-	again, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
+	again, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,10 +209,10 @@ func TestInvokeBatchOverrides(t *testing.T) {
 func TestInvokeBatchOverrideRefusals(t *testing.T) {
 	f, d := batchFixture(t)
 	ctx := t.Context()
-	if _, err := f.c.PutBatchDeployment(ctx, d, true, false); err != nil {
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.CreateDatastore(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
+	if _, err := f.ctrl.CreateDatastore(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
@@ -233,8 +236,8 @@ func TestInvokeBatchOverrideRefusals(t *testing.T) {
 			"output_path (--output-path): /tmp/out: expected azureml://datastores/<datastore>/paths/<path>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.c.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: tc.inv})
-			wantKind(t, err, Invalid, tc.want)
+			_, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Input: job.Input{Manifest: data}, BatchInvocation: tc.inv})
+			wantKind(t, err, controller.Invalid, tc.want)
 		})
 	}
 }

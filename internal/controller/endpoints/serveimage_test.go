@@ -1,4 +1,4 @@
-package controller
+package endpoints
 
 import (
 	"strings"
@@ -13,9 +13,8 @@ import (
 // nothing that serves, or no image to serve from, is refused naming the field.
 func TestDeploymentServedByImageEntrypoint(t *testing.T) {
 	f := newFixture(t)
-	f.c.Secrets = plainBox{}
 	ctx := t.Context()
-	if _, err := f.c.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
+	if _, err := f.s.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
 		t.Fatal(err)
 	}
 	ic := &serving.InferenceConfig{LivenessPath: "/live", ReadinessPath: "/ready", ScoringPath: "/predict", Port: 8501}
@@ -29,17 +28,17 @@ func TestDeploymentServedByImageEntrypoint(t *testing.T) {
 		{"no image", serving.Deployment{Name: "noimage", Endpoint: "ep-one", Inference: ic},
 			"environment.image: required for a deployment that serves by its image's entrypoint"},
 	} {
-		if _, err := f.c.CreateDeployment(ctx, tc.dep, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := f.s.CreateDeployment(ctx, tc.dep, false); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 
 	dep := serving.Deployment{Name: "tfs", Endpoint: "ep-one", Inference: ic, Environment: job.Environment{Image: "tfs:1"}}
-	if _, err := f.c.CreateDeployment(ctx, dep, true); err != nil {
+	if _, err := f.s.CreateDeployment(ctx, dep, true); err != nil {
 		t.Fatal(err)
 	}
 	servingPass(t, f)
-	reps, runs, err := f.c.ReplicaRuns(ctx, "ep-one", "tfs")
+	reps, runs, err := f.s.ReplicaRuns(ctx, "ep-one", "tfs")
 	if err != nil || len(reps) != 1 {
 		t.Fatalf("replicas: %v %v", reps, err)
 	}

@@ -1,10 +1,11 @@
-package controller
+package endpoints
 
 import (
 	"context"
 	"maps"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
@@ -14,8 +15,8 @@ import (
 // (its endpoint's default when "") run as a parallel job over the input scored, its rows going
 // to the output `score`, with req's overrides applied to this job alone (the stored deployment
 // is unchanged), submitted by user by (whose access to secrets counts for it).
-func (c *Controller) InvokeBatch(ctx context.Context, endpoint, by string, req api.BatchInvokeRequest) (*job.Run, error) {
-	e, err := c.BatchEndpoint(ctx, endpoint)
+func (s *Serving) InvokeBatch(ctx context.Context, endpoint, by string, req api.BatchInvokeRequest) (*job.Run, error) {
+	e, err := s.BatchEndpoint(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -25,29 +26,29 @@ func (c *Controller) InvokeBatch(ctx context.Context, endpoint, by string, req a
 			return nil, invalidf("batch endpoint %s has no deployment yet (batch-deployment create)", endpoint)
 		}
 	}
-	d, err := c.BatchDeployment(ctx, endpoint, deployment)
+	d, err := s.BatchDeployment(ctx, endpoint, deployment)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkBatchOutputPath(ctx, req.BatchInvocation); err != nil {
+	if err := s.checkBatchOutputPath(ctx, req.BatchInvocation); err != nil {
 		return nil, err
 	}
 	sp, err := serving.BatchInvokeSpec(d.Spec, d.Spec.Model.Manifest, req.Input, req.BatchInvocation)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	sp.Properties = StampSubmitter(maps.Clone(sp.Properties), by)
-	run, err := c.Create(ctx, api.CreateJobRequest{Spec: sp})
+	sp.Properties = controller.StampSubmitter(maps.Clone(sp.Properties), by)
+	run, err := s.runs.Create(ctx, api.CreateJobRequest{Spec: sp})
 	if err != nil {
 		return nil, err
 	}
-	c.Log.Info("batch job queued", "endpoint", endpoint, "deployment", deployment, "run", run.ID)
+	s.log.Info("batch job queued", "endpoint", endpoint, "deployment", deployment, "run", run.ID)
 	return run, nil
 }
 
 // checkBatchOutputPath refuses an output path no job output can be written at: only
 // workspaceblobstore holds what jobs write (a local_folder datastore is read in place).
-func (c *Controller) checkBatchOutputPath(ctx context.Context, inv serving.BatchInvocation) error {
+func (s *Serving) checkBatchOutputPath(ctx context.Context, inv serving.BatchInvocation) error {
 	p, field := inv.OutputPathField()
 	if p == "" {
 		return nil
@@ -56,7 +57,7 @@ func (c *Controller) checkBatchOutputPath(ctx context.Context, inv serving.Batch
 	if err != nil {
 		return invalidf("%s: %v", field, err)
 	}
-	ds, err := c.datastore(ctx, u.Datastore)
+	ds, err := s.resolve.Datastore(ctx, u.Datastore)
 	if err != nil {
 		return invalidf("%s: %v", field, err)
 	}

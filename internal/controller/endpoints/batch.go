@@ -1,4 +1,4 @@
-package controller
+package endpoints
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // the normal Create path, tagged with the endpoint and deployment.
 
 // PutBatchEndpoint creates (create) or replaces a batch endpoint.
-func (c *Controller) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint, create bool) (*store.BatchEndpointRecord, error) {
+func (s *Serving) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint, create bool) (*store.BatchEndpointRecord, error) {
 	if !endpointName.MatchString(e.Name) {
 		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", e.Name)
 	}
@@ -25,10 +25,10 @@ func (c *Controller) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoi
 	default:
 		return nil, invalidf("auth_mode: %q; a batch endpoint takes aad_token (the workspace token opens it)", e.AuthMode)
 	}
-	now := c.Now()
+	now := s.now()
 	rec := store.BatchEndpointRecord{Spec: e, CreatedAt: now, UpdatedAt: now}
 	if !create {
-		old, err := c.BatchEndpoint(ctx, e.Name)
+		old, err := s.BatchEndpoint(ctx, e.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -39,11 +39,11 @@ func (c *Controller) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoi
 		}
 	}
 	if e.DefaultDeployment != "" {
-		if _, err := c.BatchDeployment(ctx, e.Name, e.DefaultDeployment); err != nil {
+		if _, err := s.BatchDeployment(ctx, e.Name, e.DefaultDeployment); err != nil {
 			return nil, invalidf("defaults.deployment_name: %v", err)
 		}
 	}
-	err := c.Store.PutBatchEndpoint(ctx, rec, create)
+	err := s.store.PutBatchEndpoint(ctx, rec, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
 		return nil, conflictf("batch endpoint %s already exists", e.Name)
@@ -52,13 +52,13 @@ func (c *Controller) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoi
 	case err != nil:
 		return nil, err
 	}
-	c.Log.Info("batch endpoint stored", "endpoint", e.Name)
+	s.log.Info("batch endpoint stored", "endpoint", e.Name)
 	return &rec, nil
 }
 
 // BatchEndpoint reads one batch endpoint.
-func (c *Controller) BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error) {
-	e, err := c.Store.BatchEndpoint(ctx, name)
+func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error) {
+	e, err := s.store.BatchEndpoint(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("no batch endpoint %s", name)
 	}
@@ -66,32 +66,32 @@ func (c *Controller) BatchEndpoint(ctx context.Context, name string) (*store.Bat
 }
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments; their jobs stay.
-func (c *Controller) DeleteBatchEndpoint(ctx context.Context, name string) error {
-	if err := c.Store.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+func (s *Serving) DeleteBatchEndpoint(ctx context.Context, name string) error {
+	if err := s.store.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("no batch endpoint %s", name)
 	} else if err != nil {
 		return err
 	}
-	c.Log.Info("batch endpoint deleted", "endpoint", name)
+	s.log.Info("batch endpoint deleted", "endpoint", name)
 	return nil
 }
 
 // PutBatchDeployment checks and stores a batch deployment (create, or replace). The first
 // deployment of an endpoint, or one given setDefault, becomes its default, as on Azure.
-func (c *Controller) PutBatchDeployment(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*store.BatchDeploymentRecord, error) {
+func (s *Serving) PutBatchDeployment(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*store.BatchDeploymentRecord, error) {
 	if !deploymentName.MatchString(d.Name) {
 		return nil, invalidf("name: %q must be %s", d.Name, deploymentNameRule)
 	}
-	e, err := c.BatchEndpoint(ctx, d.Endpoint)
+	e, err := s.BatchEndpoint(ctx, d.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkBatchDeployment(ctx, &d); err != nil {
+	if err := s.checkBatchDeployment(ctx, &d); err != nil {
 		return nil, err
 	}
-	now := c.Now()
+	now := s.now()
 	rec := store.BatchDeploymentRecord{Spec: d, CreatedAt: now, UpdatedAt: now}
-	err = c.Store.PutBatchDeployment(ctx, rec, create)
+	err = s.store.PutBatchDeployment(ctx, rec, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
 		return nil, conflictf("batch deployment %s of %s already exists", d.Name, d.Endpoint)
@@ -103,17 +103,17 @@ func (c *Controller) PutBatchDeployment(ctx context.Context, d serving.BatchDepl
 	if setDefault || e.Spec.DefaultDeployment == "" {
 		e.Spec.DefaultDeployment = d.Name
 		e.UpdatedAt = now
-		if err := c.Store.PutBatchEndpoint(ctx, *e, false); err != nil {
+		if err := s.store.PutBatchEndpoint(ctx, *e, false); err != nil {
 			return nil, err
 		}
 	}
-	c.Log.Info("batch deployment stored", "endpoint", d.Endpoint, "deployment", d.Name)
+	s.log.Info("batch deployment stored", "endpoint", d.Endpoint, "deployment", d.Name)
 	return &rec, nil
 }
 
 // checkBatchDeployment resolves what a batch deployment names (model, compute, environment)
 // and refuses what its jobs could not run, before anything is stored.
-func (c *Controller) checkBatchDeployment(ctx context.Context, d *serving.BatchDeployment) error {
+func (s *Serving) checkBatchDeployment(ctx context.Context, d *serving.BatchDeployment) error {
 	switch {
 	case d.ScoringScript == "":
 		return invalidf("code_configuration.scoring_script: required (a script with init() and run(mini_batch))")
@@ -123,7 +123,7 @@ func (c *Controller) checkBatchDeployment(ctx context.Context, d *serving.BatchD
 		return invalidf("compute: required (azureml:<cluster>)")
 	}
 	if d.Model.Ref != "" {
-		mv, err := c.ResolveModel(ctx, d.Model.Ref)
+		mv, err := s.resolve.ResolveModel(ctx, d.Model.Ref)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (c *Controller) checkBatchDeployment(ctx context.Context, d *serving.BatchD
 	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
 		return invalidf("model.folder: %q is not a folder name", f)
 	}
-	target, err := c.resolveCompute(ctx, d.Compute)
+	target, err := s.resolve.ResolveCompute(ctx, d.Compute)
 	if err != nil {
 		return err
 	}
@@ -145,19 +145,19 @@ func (c *Controller) checkBatchDeployment(ctx context.Context, d *serving.BatchD
 	}
 	// Checked as the job an invoke makes, with a stand-in input.
 	sp := serving.BatchJobSpec(*d, d.Model.Manifest, job.Input{Type: job.URIFolder, Path: "azureml://datastores/workspaceblobstore/paths/x"})
-	if _, err := c.resolveEnvironment(ctx, &sp); err != nil {
+	if _, err := s.resolve.ResolveEnvironment(ctx, &sp); err != nil {
 		return err
 	}
 	d.Environment = sp.Environment
-	if _, err := c.checkForTarget(sp, target); err != nil {
+	if _, err := s.resolve.CheckForTarget(sp, target); err != nil {
 		return err
 	}
 	return nil
 }
 
 // BatchDeployment reads one batch deployment.
-func (c *Controller) BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error) {
-	d, err := c.Store.BatchDeployment(ctx, endpoint, name)
+func (s *Serving) BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error) {
+	d, err := s.store.BatchDeployment(ctx, endpoint, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
 	}
@@ -165,27 +165,27 @@ func (c *Controller) BatchDeployment(ctx context.Context, endpoint, name string)
 }
 
 // BatchDeployments lists a batch endpoint's deployments.
-func (c *Controller) BatchDeployments(ctx context.Context, endpoint string) ([]store.BatchDeploymentRecord, error) {
-	if _, err := c.BatchEndpoint(ctx, endpoint); err != nil {
+func (s *Serving) BatchDeployments(ctx context.Context, endpoint string) ([]store.BatchDeploymentRecord, error) {
+	if _, err := s.BatchEndpoint(ctx, endpoint); err != nil {
 		return nil, err
 	}
-	return c.Store.BatchDeployments(ctx, endpoint)
+	return s.store.BatchDeployments(ctx, endpoint)
 }
 
 // DeleteBatchDeployment removes a batch deployment that is not its endpoint's default.
-func (c *Controller) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
-	e, err := c.BatchEndpoint(ctx, endpoint)
+func (s *Serving) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
+	e, err := s.BatchEndpoint(ctx, endpoint)
 	if err != nil {
 		return err
 	}
 	if e.Spec.DefaultDeployment == name {
 		return conflictf("deployment %s is batch endpoint %s's default; make another the default first (batch-deployment create --set-default) or delete the endpoint", name, endpoint)
 	}
-	if err := c.Store.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
 	} else if err != nil {
 		return err
 	}
-	c.Log.Info("batch deployment deleted", "endpoint", endpoint, "deployment", name)
+	s.log.Info("batch deployment deleted", "endpoint", endpoint, "deployment", name)
 	return nil
 }

@@ -1,4 +1,4 @@
-package controller
+package endpoints
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
-	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
 // endpointName is Azure's rule for endpoint names (they become URL parts).
@@ -43,7 +42,7 @@ func newKey() string {
 }
 
 // CreateEndpoint stores a new online endpoint with two fresh keys, sealed.
-func (c *Controller) CreateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
+func (s *Serving) CreateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
 	if !endpointName.MatchString(e.Name) {
 		return nil, invalidf("name: %q must be 3 to 32 letters, digits and '-', starting with a letter", e.Name)
 	}
@@ -53,26 +52,26 @@ func (c *Controller) CreateEndpoint(ctx context.Context, e serving.Endpoint) (*s
 	if len(e.Traffic)+len(e.MirrorTraffic) > 0 {
 		return nil, invalidf("traffic: a new endpoint has no deployments yet; create them, then set traffic with online-endpoint update --traffic or online-deployment create --all-traffic")
 	}
-	sealed, err := c.sealKeys(endpointKeys{Primary: newKey(), Secondary: newKey()})
+	sealed, err := s.sealKeys(endpointKeys{Primary: newKey(), Secondary: newKey()})
 	if err != nil {
 		return nil, err
 	}
-	now := c.Now()
+	now := s.now()
 	rec := store.EndpointRecord{Spec: e, Keys: sealed, CreatedAt: now, UpdatedAt: now}
-	if err := c.Store.PutEndpoint(ctx, rec, true); errors.Is(err, store.ErrExists) {
+	if err := s.store.PutEndpoint(ctx, rec, true); errors.Is(err, store.ErrExists) {
 		return nil, conflictf("online endpoint %s already exists; use online-endpoint update", e.Name)
 	} else if err != nil {
 		return nil, err
 	}
-	c.Log.Info("online endpoint created", "endpoint", e.Name)
-	c.ServingChanged()
+	s.log.Info("online endpoint created", "endpoint", e.Name)
+	s.Wake()
 	return &rec, nil
 }
 
 // UpdateEndpoint replaces an endpoint's description, tags and traffic (its name, auth mode and
 // keys stay). Traffic must name its deployments.
-func (c *Controller) UpdateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
-	cur, err := c.endpoint(ctx, e.Name)
+func (s *Serving) UpdateEndpoint(ctx context.Context, e serving.Endpoint) (*store.EndpointRecord, error) {
+	cur, err := s.endpoint(ctx, e.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -80,20 +79,20 @@ func (c *Controller) UpdateEndpoint(ctx context.Context, e serving.Endpoint) (*s
 		return nil, invalidf("auth_mode: an endpoint's auth mode cannot change (%s); create another endpoint", cur.Spec.AuthMode)
 	}
 	e.AuthMode = cur.Spec.AuthMode
-	if err := c.checkTraffic(ctx, e.Name, e.Traffic, e.MirrorTraffic); err != nil {
+	if err := s.checkTraffic(ctx, e.Name, e.Traffic, e.MirrorTraffic); err != nil {
 		return nil, err
 	}
-	rec := store.EndpointRecord{Spec: e, CreatedAt: cur.CreatedAt, UpdatedAt: c.Now()}
-	if err := c.Store.PutEndpoint(ctx, rec, false); err != nil {
+	rec := store.EndpointRecord{Spec: e, CreatedAt: cur.CreatedAt, UpdatedAt: s.now()}
+	if err := s.store.PutEndpoint(ctx, rec, false); err != nil {
 		return nil, err
 	}
-	c.ServingChanged()
-	return c.endpoint(ctx, e.Name)
+	s.Wake()
+	return s.endpoint(ctx, e.Name)
 }
 
 // SetTraffic changes an endpoint's traffic and/or mirror traffic.
-func (c *Controller) SetTraffic(ctx context.Context, name string, u api.TrafficUpdate) (*store.EndpointRecord, error) {
-	cur, err := c.endpoint(ctx, name)
+func (s *Serving) SetTraffic(ctx context.Context, name string, u api.TrafficUpdate) (*store.EndpointRecord, error) {
+	cur, err := s.endpoint(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -104,16 +103,16 @@ func (c *Controller) SetTraffic(ctx context.Context, name string, u api.TrafficU
 	if u.MirrorTraffic != nil {
 		e.MirrorTraffic = u.MirrorTraffic
 	}
-	return c.UpdateEndpoint(ctx, e)
+	return s.UpdateEndpoint(ctx, e)
 }
 
 // Endpoint reads an online endpoint.
-func (c *Controller) Endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
-	return c.endpoint(ctx, name)
+func (s *Serving) Endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
+	return s.endpoint(ctx, name)
 }
 
-func (c *Controller) endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
-	e, err := c.Store.Endpoint(ctx, name)
+func (s *Serving) endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
+	e, err := s.store.Endpoint(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("no online endpoint named %s", name)
 	}
@@ -121,28 +120,28 @@ func (c *Controller) endpoint(ctx context.Context, name string) (*store.Endpoint
 }
 
 // DeleteEndpoint removes an endpoint and its deployments; their replicas stop.
-func (c *Controller) DeleteEndpoint(ctx context.Context, name string) error {
-	if err := c.Store.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+func (s *Serving) DeleteEndpoint(ctx context.Context, name string) error {
+	if err := s.store.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("no online endpoint named %s", name)
 	} else if err != nil {
 		return err
 	}
-	c.Log.Info("online endpoint deleted", "endpoint", name)
-	c.ServingChanged()
+	s.log.Info("online endpoint deleted", "endpoint", name)
+	s.Wake()
 	return nil
 }
 
 // EndpointCredentials are get-credentials' answer: the keys, or a fresh token.
-func (c *Controller) EndpointCredentials(ctx context.Context, name string) (*api.EndpointKeys, error) {
-	e, err := c.endpoint(ctx, name)
+func (s *Serving) EndpointCredentials(ctx context.Context, name string) (*api.EndpointKeys, error) {
+	e, err := s.endpoint(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if e.Spec.AuthMode == serving.AuthAMLToken {
-		exp := c.Now().Add(EndpointTokenTTL)
-		return &api.EndpointKeys{AccessToken: c.endpointTokens().Mint(name, exp), ExpiryTime: exp, TokenType: "Bearer"}, nil
+		exp := s.now().Add(EndpointTokenTTL)
+		return &api.EndpointKeys{AccessToken: s.endpointTokens().Mint(name, exp), ExpiryTime: exp, TokenType: "Bearer"}, nil
 	}
-	k, err := c.unsealKeys(e.Keys)
+	k, err := s.unsealKeys(e.Keys)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s: %w", name, err)
 	}
@@ -150,15 +149,15 @@ func (c *Controller) EndpointCredentials(ctx context.Context, name string) (*api
 }
 
 // RegenerateKey replaces an endpoint's primary or secondary key.
-func (c *Controller) RegenerateKey(ctx context.Context, name, which string) error {
-	e, err := c.endpoint(ctx, name)
+func (s *Serving) RegenerateKey(ctx context.Context, name, which string) error {
+	e, err := s.endpoint(ctx, name)
 	if err != nil {
 		return err
 	}
 	if e.Spec.AuthMode != serving.AuthKey {
 		return invalidf("endpoint %s uses auth_mode %s: it has no keys to regenerate", name, e.Spec.AuthMode)
 	}
-	k, err := c.unsealKeys(e.Keys)
+	k, err := s.unsealKeys(e.Keys)
 	if err != nil {
 		return err
 	}
@@ -170,18 +169,16 @@ func (c *Controller) RegenerateKey(ctx context.Context, name, which string) erro
 	default:
 		return invalidf("key-type: %q; use primary or secondary", which)
 	}
-	if e.Keys, err = c.sealKeys(*k); err != nil {
+	if e.Keys, err = s.sealKeys(*k); err != nil {
 		return err
 	}
-	e.UpdatedAt = c.Now()
-	if err := c.Store.PutEndpoint(ctx, *e, false); err != nil {
+	e.UpdatedAt = s.now()
+	if err := s.store.PutEndpoint(ctx, *e, false); err != nil {
 		return err
 	}
-	c.ServingChanged()
+	s.Wake()
 	return nil
 }
-
-func (c *Controller) endpointTokens() tokens.Endpoint { return tokens.Endpoint{Key: c.Tokens.Key} }
 
 func checkAuthMode(e *serving.Endpoint) error {
 	switch e.AuthMode {
@@ -198,8 +195,8 @@ func checkAuthMode(e *serving.Endpoint) error {
 
 // checkTraffic refuses traffic that names a deployment the endpoint does not have, does not add
 // up to 100 (or 0), or mirrors a deployment that takes live traffic.
-func (c *Controller) checkTraffic(ctx context.Context, endpoint string, traffic, mirror map[string]int) error {
-	deps, err := c.Store.Deployments(ctx, endpoint)
+func (s *Serving) checkTraffic(ctx context.Context, endpoint string, traffic, mirror map[string]int) error {
+	deps, err := s.store.Deployments(ctx, endpoint)
 	if err != nil {
 		return err
 	}
@@ -213,19 +210,19 @@ func (c *Controller) checkTraffic(ctx context.Context, endpoint string, traffic,
 	return nil
 }
 
-func (c *Controller) sealKeys(k endpointKeys) (string, error) {
+func (s *Serving) sealKeys(k endpointKeys) (string, error) {
 	b, _ := json.Marshal(k)
-	if c.Secrets == nil {
+	if s.secrets == nil {
 		return "", errors.New("no secret box to seal the endpoint's keys")
 	}
-	return c.Secrets.Encrypt(b)
+	return s.secrets.Encrypt(b)
 }
 
-func (c *Controller) unsealKeys(sealed string) (*endpointKeys, error) {
-	if c.Secrets == nil {
+func (s *Serving) unsealKeys(sealed string) (*endpointKeys, error) {
+	if s.secrets == nil {
 		return nil, errors.New("no secret box to unseal the endpoint's keys")
 	}
-	b, err := c.Secrets.Decrypt(sealed)
+	b, err := s.secrets.Decrypt(sealed)
 	if err != nil {
 		return nil, fmt.Errorf("unseal the keys: %w", err)
 	}

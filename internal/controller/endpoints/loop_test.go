@@ -1,7 +1,7 @@
-package controller
+package endpoints
 
 import (
-	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,38 +9,32 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/serving/router"
 )
 
-// plainBox "seals" by base64: the keys' sealing is the secrets package's, not this test's.
-type plainBox struct{}
-
-func (plainBox) Encrypt(b []byte) (string, error) { return base64.StdEncoding.EncodeToString(b), nil }
-func (plainBox) Decrypt(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
-
 // servingPass runs one pass of the serving loop and returns what it published.
-func servingPass(t *testing.T, f *fixture) ServingState {
+func servingPass(t *testing.T, f *fixture) router.Table {
 	t.Helper()
-	var got ServingState
-	if err := f.c.ServingPass(t.Context(), Serving{Publish: func(st ServingState) { got = st }}); err != nil {
+	if err := f.s.Pass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return got
+	return f.table
 }
 
 // replicasOf returns the deployment's replica runs (oldest first) and the ready ones published.
-func replicasOf(t *testing.T, f *fixture, st ServingState) (runs []string, ready []string) {
+func replicasOf(t *testing.T, f *fixture, tbl router.Table) (runs []string, ready []string) {
 	t.Helper()
-	reps, _, err := f.c.ReplicaRuns(t.Context(), "ep-one", "blue")
+	reps, _, err := f.s.ReplicaRuns(t.Context(), "ep-one", "blue")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range reps {
 		runs = append(runs, r.RunID)
 	}
-	for _, e := range st.Endpoints {
+	for _, e := range tbl {
 		for _, d := range e.Deployments {
 			for _, r := range d.Replicas {
-				ready = append(ready, r.RunID)
+				ready = append(ready, r.ID)
 			}
 		}
 	}
@@ -51,7 +45,7 @@ func replicasOf(t *testing.T, f *fixture, st ServingState) (runs []string, ready
 func serve(t *testing.T, f *fixture, run, addr string) {
 	t.Helper()
 	f.report(t, run, job.Running)
-	if err := f.c.ReportServing(t.Context(), run, addr); err != nil {
+	if err := f.s.ReportServing(t.Context(), run, addr); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -61,14 +55,13 @@ func serve(t *testing.T, f *fixture, run, addr string) {
 // the requests it was sent have had their request_timeout_ms.
 func TestServingUpdateDrainsTheOldReplica(t *testing.T) {
 	f := newFixture(t)
-	f.c.Secrets = plainBox{}
 	ctx := t.Context()
-	if _, err := f.c.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
+	if _, err := f.s.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
 		t.Fatal(err)
 	}
 	dep := serving.Deployment{Name: "blue", Endpoint: "ep-one", Command: "serve-on-port",
 		Request: serving.RequestSettings{RequestTimeoutMS: 3000}}
-	if _, err := f.c.CreateDeployment(ctx, dep, true); err != nil {
+	if _, err := f.s.CreateDeployment(ctx, dep, true); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ := replicasOf(t, f, servingPass(t, f))
@@ -82,7 +75,7 @@ func TestServingUpdateDrainsTheOldReplica(t *testing.T) {
 	}
 
 	dep.EnvironmentVariables = map[string]string{"V": "2"}
-	if _, err := f.c.UpdateDeployment(ctx, dep); err != nil {
+	if _, err := f.s.UpdateDeployment(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
 	runs, ready := replicasOf(t, f, servingPass(t, f))
@@ -114,19 +107,22 @@ func TestServingUpdateDrainsTheOldReplica(t *testing.T) {
 	if len(ready) != 1 || ready[0] != next {
 		t.Errorf("published %v, want only %s", ready, next)
 	}
+	want := []string{"queue ep-one/blue", "queue ep-one/blue", "cancel " + old}
+	if got := f.runs.calls(); !slices.Equal(got, want) {
+		t.Errorf("asked of the run core: %q, want %q", got, want)
+	}
 }
 
 // A replica run's spec carries its secret, the one the router's table gives that replica: one
 // per replica; a run that is no replica gets none.
 func TestReplicaSecretInSpecAndTable(t *testing.T) {
 	f := newFixture(t)
-	f.c.Secrets = plainBox{}
 	ctx := t.Context()
-	if _, err := f.c.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
+	if _, err := f.s.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
 		t.Fatal(err)
 	}
 	dep := serving.Deployment{Name: "blue", Endpoint: "ep-one", Command: "serve-on-port", InstanceCount: 2}
-	if _, err := f.c.CreateDeployment(ctx, dep, true); err != nil {
+	if _, err := f.s.CreateDeployment(ctx, dep, true); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ := replicasOf(t, f, servingPass(t, f))
@@ -135,7 +131,7 @@ func TestReplicaSecretInSpecAndTable(t *testing.T) {
 	}
 	secrets := map[string]string{}
 	for i, run := range runs {
-		sp, err := f.c.RunSpec(ctx, run, "", "")
+		sp, err := f.ctrl.RunSpec(ctx, run, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,17 +144,17 @@ func TestReplicaSecretInSpecAndTable(t *testing.T) {
 	if secrets[runs[0]] == secrets[runs[1]] {
 		t.Fatalf("two replicas share the secret %s", secrets[runs[0]])
 	}
-	for _, e := range servingPass(t, f).Endpoints {
+	for _, e := range servingPass(t, f) {
 		for _, d := range e.Deployments {
 			for _, r := range d.Replicas {
-				if r.Secret != secrets[r.RunID] {
-					t.Errorf("the router's table gives replica %s secret %q, its spec %q", r.RunID, r.Secret, secrets[r.RunID])
+				if r.Secret != secrets[r.ID] {
+					t.Errorf("the router's table gives replica %s secret %q, its spec %q", r.ID, r.Secret, secrets[r.ID])
 				}
 			}
 		}
 	}
 	plain := f.create(t, job.Spec{Command: "true", Compute: "local"})
-	if sp, err := f.c.RunSpec(ctx, plain.ID, "", ""); err != nil || sp.Replica != nil {
+	if sp, err := f.ctrl.RunSpec(ctx, plain.ID, "", ""); err != nil || sp.Replica != nil {
 		t.Errorf("a run that is no replica: %+v, %v; want no replica config", sp.Replica, err)
 	}
 }

@@ -1,4 +1,4 @@
-package controller
+package endpoints
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -21,34 +22,34 @@ const (
 
 // CreateDeployment stores a new deployment of an endpoint; the serving loop starts its replicas.
 // With allTraffic the endpoint sends it every request once it is stored.
-func (c *Controller) CreateDeployment(ctx context.Context, d serving.Deployment, allTraffic bool) (*store.DeploymentRecord, error) {
-	return c.putDeployment(ctx, d, true, allTraffic)
+func (s *Serving) CreateDeployment(ctx context.Context, d serving.Deployment, allTraffic bool) (*store.DeploymentRecord, error) {
+	return s.putDeployment(ctx, d, true, allTraffic)
 }
 
 // UpdateDeployment replaces a deployment's definition: its replicas are replaced by new ones,
 // the old ones stopping once the new ones are ready.
-func (c *Controller) UpdateDeployment(ctx context.Context, d serving.Deployment) (*store.DeploymentRecord, error) {
-	return c.putDeployment(ctx, d, false, false)
+func (s *Serving) UpdateDeployment(ctx context.Context, d serving.Deployment) (*store.DeploymentRecord, error) {
+	return s.putDeployment(ctx, d, false, false)
 }
 
-func (c *Controller) putDeployment(ctx context.Context, d serving.Deployment, create, allTraffic bool) (*store.DeploymentRecord, error) {
+func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, create, allTraffic bool) (*store.DeploymentRecord, error) {
 	if !deploymentName.MatchString(d.Name) {
 		return nil, invalidf("name: %q must be %s", d.Name, deploymentNameRule)
 	}
-	e, err := c.endpoint(ctx, d.Endpoint)
+	e, err := s.endpoint(ctx, d.Endpoint)
 	if err != nil {
 		return nil, err
 	}
 	d.Normalize()
-	if err := c.checkDeployment(ctx, &d, e.Spec); err != nil {
+	if err := s.checkDeployment(ctx, &d, e.Spec); err != nil {
 		return nil, err
 	}
-	now := c.Now()
+	now := s.now()
 	state := DeploymentCreating
 	if !create {
 		state = DeploymentUpdating
 	}
-	rec, err := c.Store.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
+	rec, err := s.store.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
 		CreatedAt: now, UpdatedAt: now}, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
@@ -58,20 +59,20 @@ func (c *Controller) putDeployment(ctx context.Context, d serving.Deployment, cr
 	case err != nil:
 		return nil, err
 	}
-	c.Log.Info("deployment stored", "endpoint", d.Endpoint, "deployment", d.Name, "generation", rec.Generation)
+	s.log.Info("deployment stored", "endpoint", d.Endpoint, "deployment", d.Name, "generation", rec.Generation)
 	if allTraffic {
 		e.Spec.Traffic = map[string]int{d.Name: 100}
-		if _, err := c.UpdateEndpoint(ctx, e.Spec); err != nil {
+		if _, err := s.UpdateEndpoint(ctx, e.Spec); err != nil {
 			return nil, err
 		}
 	}
-	c.ServingChanged()
+	s.Wake()
 	return rec, nil
 }
 
 // checkDeployment resolves what a deployment names (its model, environment and target) and
 // refuses what its replicas could not run, before anything is stored.
-func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment, e serving.Endpoint) error {
+func (s *Serving) checkDeployment(ctx context.Context, d *serving.Deployment, e serving.Endpoint) error {
 	if d.ScoringScript != "" && d.CodeSnapshot == "" {
 		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar online-deployment create -f FILE)")
 	}
@@ -79,7 +80,7 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT or an environment image with an inference_config whose entrypoint serves")
 	}
 	if d.Model.Ref != "" {
-		mv, err := c.ResolveModel(ctx, d.Model.Ref)
+		mv, err := s.resolve.ResolveModel(ctx, d.Model.Ref)
 		if err != nil {
 			return err
 		}
@@ -96,30 +97,30 @@ func (c *Controller) checkDeployment(ctx context.Context, d *serving.Deployment,
 	if d.Compute == "" {
 		d.Compute = e.Compute
 	}
-	target, err := c.resolveCompute(ctx, d.Compute)
+	target, err := s.resolve.ResolveCompute(ctx, d.Compute)
 	if err != nil {
 		return err
 	}
 	d.Compute = target.Name
 	sp := serving.ReplicaSpec(*d, target.Name, d.Model.Manifest)
-	if _, err := c.resolveEnvironment(ctx, &sp); err != nil {
+	if _, err := s.resolve.ResolveEnvironment(ctx, &sp); err != nil {
 		return err
 	}
 	d.Environment = sp.Environment
 	if d.ServesByEntrypoint() && d.Environment.Image == "" {
 		return invalidf("environment.image: required for a deployment that serves by its image's entrypoint (inference_config, no code_configuration, no command)")
 	}
-	if _, err := c.checkForTarget(sp, target); err != nil {
+	if _, err := s.resolve.CheckForTarget(sp, target); err != nil {
 		return err
 	}
 	// The replicas' secrets: refused now for a creator who may not use one, rather than at
 	// each replica's start.
-	return c.checkSecretRefs(ctx, d.Properties[PropSubmitter], &sp, nil) // jobsecrets.go
+	return s.resolve.CheckSecretRefs(ctx, d.Properties[controller.PropSubmitter], &sp) // jobsecrets.go
 }
 
 // DeleteDeployment removes a deployment that takes no traffic; its replicas stop.
-func (c *Controller) DeleteDeployment(ctx context.Context, endpoint, name string) error {
-	e, err := c.endpoint(ctx, endpoint)
+func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) error {
+	e, err := s.endpoint(ctx, endpoint)
 	if err != nil {
 		return err
 	}
@@ -127,19 +128,19 @@ func (c *Controller) DeleteDeployment(ctx context.Context, endpoint, name string
 		return conflictf("deployment %s takes %d%% of endpoint %s's traffic (%d%% mirrored); move its traffic first (online-endpoint update --traffic)",
 			name, e.Spec.Traffic[name], endpoint, e.Spec.MirrorTraffic[name])
 	}
-	if err := c.Store.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("endpoint %s has no deployment %s", endpoint, name)
 	} else if err != nil {
 		return err
 	}
-	c.Log.Info("deployment deleted", "endpoint", endpoint, "deployment", name)
-	c.ServingChanged()
+	s.log.Info("deployment deleted", "endpoint", endpoint, "deployment", name)
+	s.Wake()
 	return nil
 }
 
 // Deployment reads one deployment.
-func (c *Controller) Deployment(ctx context.Context, endpoint, name string) (*store.DeploymentRecord, error) {
-	d, err := c.Store.Deployment(ctx, endpoint, name)
+func (s *Serving) Deployment(ctx context.Context, endpoint, name string) (*store.DeploymentRecord, error) {
+	d, err := s.store.Deployment(ctx, endpoint, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("endpoint %s has no deployment %s", endpoint, name)
 	}
@@ -147,8 +148,8 @@ func (c *Controller) Deployment(ctx context.Context, endpoint, name string) (*st
 }
 
 // ReplicaRuns are a deployment's replicas with their runs, oldest first.
-func (c *Controller) ReplicaRuns(ctx context.Context, endpoint, name string) ([]store.Replica, []*job.Run, error) {
-	all, err := c.Store.Replicas(ctx)
+func (s *Serving) ReplicaRuns(ctx context.Context, endpoint, name string) ([]store.Replica, []*job.Run, error) {
+	all, err := s.store.Replicas(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +159,7 @@ func (c *Controller) ReplicaRuns(ctx context.Context, endpoint, name string) ([]
 		if r.Endpoint != endpoint || r.Deployment != name {
 			continue
 		}
-		run, err := c.Store.Run(ctx, r.RunID)
+		run, err := s.store.Run(ctx, r.RunID)
 		if err != nil {
 			continue
 		}
