@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/binding"
 )
 
 // maxSecretFile bounds what secret set reads; the server refuses more than 64 KiB anyway.
@@ -62,7 +62,7 @@ may submit jobs, and an existing one keeps its access (change it with hangar sec
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := spec.CheckSecretName(name); err != nil {
+			if err := binding.CheckSecretName(name); err != nil {
 				return usageError("%v", err)
 			}
 			value, err := env.secretValue(name, fromFile)

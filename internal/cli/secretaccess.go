@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/binding"
 )
 
 // accessFlags are who may use a secret, as secret set and secret access take them.
@@ -46,7 +46,7 @@ deployment's replicas as the user's who last created or updated the deployment.`
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := spec.CheckSecretName(name); err != nil {
+			if err := binding.CheckSecretName(name); err != nil {
 				return usageError("%v", err)
 			}
 			switch {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -121,7 +122,7 @@ func (c *Controller) queueChild(ctx context.Context, r *job.Run) error {
 		return nil
 	}
 	sp := r.Spec
-	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
+	if _, err := binding.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
 		_, terr := c.transition(ctx, r.ID, job.Failed, "command: "+err.Error(), nil, nil)
 		return terr
 	}

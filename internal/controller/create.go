@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/pattern"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -60,7 +61,7 @@ func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) 
 	}
 	// The CLI checks this too; a job sent straight to the API is refused here rather than failing
 	// later in Preparing.
-	if _, err := spec.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
+	if _, err := binding.Bind(sp.Command, spec.BindValues(&sp)); err != nil {
 		return nil, invalidf("command: %v", err)
 	}
 	r, events, err := c.validatedRun(ctx, sp, nil, "", warnings)

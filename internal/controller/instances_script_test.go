@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/compute"
-	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -19,7 +19,7 @@ func TestSetupScriptTextIsNotBound(t *testing.T) {
 	const text = "echo '${{secrets.hf_token}}' '${{inputs.x}}' \"$1\"\n"
 	sp := scriptJob(&store.Instance{Name: "dev1"}, &compute.InstanceSpec{Owner: "olga"}, "startup_script",
 		&compute.SetupScript{Content: text, Args: []string{"it's"}}, time.Unix(0, 0))
-	refs, err := spec.SecretRefs(&sp)
+	refs, err := binding.SecretRefs(&sp)
 	if err != nil || len(refs) != 0 {
 		t.Fatalf("secret refs of a setup script's run: %v, %v; want none", refs, err)
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -39,7 +39,7 @@ type Rotator interface {
 // SetSecret stores a secret's value sealed, creating the secret or replacing its value; a
 // non-nil access replaces who may use it at once (nil keeps it; a new secret is open).
 func (c *Controller) SetSecret(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
-	if err := spec.CheckSecretName(name); err != nil {
+	if err := binding.CheckSecretName(name); err != nil {
 		return false, invalidf("name: %v", err)
 	}
 	var stored *store.SecretAccess
@@ -72,7 +72,7 @@ func (c *Controller) SetSecret(ctx context.Context, name, value string, access *
 // SetSecretAccess replaces who may use a secret (its value stays). Runs already submitted are
 // checked again when they fetch the values.
 func (c *Controller) SetSecretAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
-	if err := spec.CheckSecretName(name); err != nil {
+	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
 	a, err := c.checkAccessInput(ctx, access)
@@ -122,11 +122,11 @@ func (c *Controller) secretUsers(ctx context.Context) (map[string][]string, erro
 	}
 	users := map[string][]string{}
 	for _, r := range active {
-		refs, err := spec.SecretRefs(&r.Spec)
+		refs, err := binding.SecretRefs(&r.Spec)
 		if err != nil {
 			continue // refused at create; a stored spec that no longer parses names nothing
 		}
-		for _, n := range spec.SecretNames(refs) {
+		for _, n := range binding.SecretNames(refs) {
 			users[n] = append(users[n], r.ID)
 		}
 	}
@@ -139,7 +139,7 @@ func (c *Controller) secretUsers(ctx context.Context) (map[string][]string, erro
 // DeleteSecret removes a secret. It returns the active jobs that name it: those that have not
 // fetched it yet will fail in Preparing, saying the secret is gone.
 func (c *Controller) DeleteSecret(ctx context.Context, name string) (usedBy []string, err error) {
-	if err := spec.CheckSecretName(name); err != nil {
+	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
 	if err := c.Store.DeleteJobSecret(ctx, name); err != nil {
@@ -157,12 +157,12 @@ func (c *Controller) DeleteSecret(ctx context.Context, name string) (usedBy []st
 // (a sweep's sample trial, when not nil), name a secret the workspace does not have, or one its
 // submitter by may not use (secretaccess.go): at submit time, rather than in Preparing.
 func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *job.Spec) error {
-	refs, err := spec.SecretRefs(sp)
+	refs, err := binding.SecretRefs(sp)
 	if err != nil {
 		return invalidf("%v", err)
 	}
 	if check != nil {
-		more, err := spec.SecretRefs(check)
+		more, err := binding.SecretRefs(check)
 		if err != nil {
 			return invalidf("trial: %v", err)
 		}
@@ -231,7 +231,7 @@ func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]s
 	if r.Status.Terminal() {
 		return nil, conflictf("run %s is %s: its secrets are no longer given out", runID, r.Status)
 	}
-	refs, err := spec.SecretRefs(&r.Spec)
+	refs, err := binding.SecretRefs(&r.Spec)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}

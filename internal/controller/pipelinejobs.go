@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/parallel"
 	"github.com/hangar-ml/hangar/internal/pattern"
@@ -131,7 +132,7 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, pipelin
 			return nil, field(err)
 		}
 		sp.Type = "sweep"
-	} else if _, err := spec.Bind(check.Command, spec.BindValues(&check)); err != nil {
+	} else if _, err := binding.Bind(check.Command, spec.BindValues(&check)); err != nil {
 		return nil, field(invalidf("command: %v", err))
 	}
 	w, err := c.checkForTarget(check, target)

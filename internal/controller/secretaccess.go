@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -95,7 +95,7 @@ func secretRefused(s store.JobSecret, v, user, role string) string {
 }
 
 // checkSecretAccess refuses the first reference to a secret user may not use.
-func (c *Controller) checkSecretAccess(ctx context.Context, user string, refs []spec.SecretRef, have map[string]store.JobSecret) (string, error) {
+func (c *Controller) checkSecretAccess(ctx context.Context, user string, refs []binding.SecretRef, have map[string]store.JobSecret) (string, error) {
 	role, err := c.userRole(ctx, user)
 	if err != nil {
 		return "", err

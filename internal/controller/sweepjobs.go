@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/spec"
@@ -73,7 +74,7 @@ func checkSweep(sp *job.Spec) (job.Spec, error) {
 	if err != nil {
 		return job.Spec{}, invalidf("trial: %v", err)
 	}
-	if _, err := spec.Bind(sample.Command, spec.BindValues(&sample)); err != nil {
+	if _, err := binding.Bind(sample.Command, spec.BindValues(&sample)); err != nil {
 		return job.Spec{}, invalidf("trial.command: %v", err)
 	}
 	return sample, nil

@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/compute"
 )
 
@@ -169,5 +170,5 @@ func (d *computeDecoder) hook(n *yaml.Node, path string) string {
 		d.errorf(n, path, "%s is a directory; expected a script", first)
 		return ""
 	}
-	return quoteWord(abs) + rest
+	return binding.QuoteWord(abs) + rest
 }

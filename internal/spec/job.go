@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"io"
 	"os"
@@ -234,9 +235,9 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 
 // checkCommand checks every ${{ }} reference in the command against the declared inputs
 // and outputs, and that the command binds with the values the run will have, so that a
-// value bash would evaluate (see shell.go) is refused here, before anything is sent.
+// value bash would evaluate (see package binding) is refused here, before anything is sent.
 func (d *jobDecoder) checkCommand(n *yaml.Node, s *job.Spec) {
-	uses, err := refUses(s.Command)
+	uses, err := binding.Uses(s.Command)
 	if err != nil {
 		d.errorf(n, "command", "%v", err)
 		return
@@ -252,19 +253,19 @@ func (d *jobDecoder) checkCommand(n *yaml.Node, s *job.Spec) {
 		known = append(known, "outputs."+name)
 	}
 	for _, u := range uses {
-		ctx, name, _ := strings.Cut(u.expr, ".")
-		switch ok := declared[u.expr]; {
+		ctx, name, _ := strings.Cut(u.Expr, ".")
+		switch ok := declared[u.Expr]; {
 		case ctx == "search_space" || ctx == "parent":
-			d.errorf(n, "command", "${{%s}} is only allowed in sweep/pipeline jobs", u.expr)
+			d.errorf(n, "command", "${{%s}} is only allowed in sweep/pipeline jobs", u.Expr)
 		case (ctx == "inputs" || ctx == "outputs") && !ok:
-			d.errorf(n, "command", "unknown reference ${{%s}}; known: %s", u.expr, listOrNone(known))
+			d.errorf(n, "command", "unknown reference ${{%s}}; known: %s", u.Expr, listOrNone(known))
 		case !ok:
-			d.errorf(n, "command", "unknown expression ${{%s}}; expected inputs.<name> or outputs.<name>", u.expr)
-		case ctx == "inputs" && s.Inputs[name].Optional && !u.optional:
-			d.errorf(n, "command", "optional input ${{%s}} must be used inside $[[ ... ]]", u.expr)
+			d.errorf(n, "command", "unknown expression ${{%s}}; expected inputs.<name> or outputs.<name>", u.Expr)
+		case ctx == "inputs" && s.Inputs[name].Optional && !u.Optional:
+			d.errorf(n, "command", "optional input ${{%s}} must be used inside $[[ ... ]]", u.Expr)
 		}
 	}
-	if _, err := Bind(s.Command, BindValues(s)); err != nil && !errors.Is(err, errNoValue) {
+	if _, err := binding.Bind(s.Command, BindValues(s)); err != nil && !errors.Is(err, binding.ErrNoValue) {
 		d.errorf(n, "command", "%v", err)
 	}
 }

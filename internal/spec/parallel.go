@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/pattern"
 )
@@ -209,21 +210,21 @@ func (d *parallelDecoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) 
 // checkArguments checks task.program_arguments' references as a command's are checked.
 func (d *parallelDecoder) checkArguments(n *yaml.Node, s *job.Spec) {
 	const path = "task.program_arguments"
-	uses, err := refUses(s.Parallel.ProgramArguments)
+	uses, err := binding.Uses(s.Parallel.ProgramArguments)
 	if err != nil {
 		d.errorf(n, path, "%v", err)
 		return
 	}
 	for _, u := range uses {
-		ctx, name, _ := strings.Cut(u.expr, ".")
+		ctx, name, _ := strings.Cut(u.Expr, ".")
 		switch {
 		case ctx == "inputs" && s.Inputs != nil && hasKey(s.Inputs, name):
 		case ctx == "outputs" && s.Outputs != nil && hasKey(s.Outputs, name):
 		default:
-			d.errorf(n, path, "unknown reference ${{%s}}; expected inputs.<name> or outputs.<name> declared by the job", u.expr)
+			d.errorf(n, path, "unknown reference ${{%s}}; expected inputs.<name> or outputs.<name> declared by the job", u.Expr)
 		}
 	}
-	if _, err := Bind(s.Parallel.ProgramArguments, BindValues(s)); err != nil && !errors.Is(err, errNoValue) {
+	if _, err := binding.Bind(s.Parallel.ProgramArguments, BindValues(s)); err != nil && !errors.Is(err, binding.ErrNoValue) {
 		d.errorf(n, path, "%v", err)
 	}
 }

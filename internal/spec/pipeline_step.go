@@ -28,8 +28,8 @@ type pipeCtx struct {
 
 var (
 	stepName = pattern.New(`^[A-Za-z_][A-Za-z0-9_-]{0,254}$`)
-	// binding is a value that is exactly one ${{parent...}} expression.
-	binding = pattern.New(`^\s*\$\{\{\s*parent\.([A-Za-z0-9_.-]+)\s*\}\}\s*$`)
+	// parentRef is a value that is exactly one ${{parent...}} expression.
+	parentRef = pattern.New(`^\s*\$\{\{\s*parent\.([A-Za-z0-9_.-]+)\s*\}\}\s*$`)
 )
 
 // graph decodes a pipeline's `jobs` into its flat steps (nested pipeline components inlined)
@@ -162,8 +162,8 @@ func (d *pipelineDecoder) bindings(n *yaml.Node, pc pipeCtx) stepBindings {
 			b.node.Content[i+1] = d.pipelines.inputBindings(v, pc, &b)
 		case key == "outputs" && v != nil && v.Kind == yaml.MappingNode:
 			b.node.Content[i+1] = d.pipelines.outputBindings(v, pc, &b)
-		case key == "compute" && v != nil && v.Kind == yaml.ScalarNode && binding.MatchString(v.Value):
-			expr := binding.FindStringSubmatch(v.Value)[1]
+		case key == "compute" && v != nil && v.Kind == yaml.ScalarNode && parentRef.MatchString(v.Value):
+			expr := parentRef.FindStringSubmatch(v.Value)[1]
 			param, ok := strings.CutPrefix(expr, "inputs.")
 			in, known := pc.params[param]
 			switch {
@@ -193,17 +193,17 @@ func (d *pipelineDecoder) inputBindings(n *yaml.Node, pc pipeCtx, b *stepBinding
 		switch {
 		case v == nil:
 			continue
-		case v.Kind == yaml.ScalarNode && binding.MatchString(v.Value):
-			expr = binding.FindStringSubmatch(v.Value)[1]
+		case v.Kind == yaml.ScalarNode && parentRef.MatchString(v.Value):
+			expr = parentRef.FindStringSubmatch(v.Value)[1]
 		case v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "${{parent."):
 			d.errorf(v, ip, "a binding must be the whole value (${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}})")
 			continue
 		case v.Kind == yaml.MappingNode:
 			p := lookup(v, "path")
-			if p == nil || p.Kind != yaml.ScalarNode || !binding.MatchString(p.Value) {
+			if p == nil || p.Kind != yaml.ScalarNode || !parentRef.MatchString(p.Value) {
 				continue
 			}
-			expr = binding.FindStringSubmatch(p.Value)[1]
+			expr = parentRef.FindStringSubmatch(p.Value)[1]
 		default:
 			continue
 		}
@@ -300,7 +300,7 @@ func (d *pipelineDecoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindin
 			continue
 		}
 		op := "outputs." + name
-		m := binding.FindStringSubmatch(v.Value)
+		m := parentRef.FindStringSubmatch(v.Value)
 		parent, ok := "", false
 		if m != nil {
 			parent, ok = strings.CutPrefix(m[1], "outputs.")
@@ -331,7 +331,7 @@ func (d *pipelineDecoder) outputPathBinding(v *yaml.Node, name string, pc pipeCt
 		return v
 	}
 	pp := "outputs." + name + ".path"
-	m := binding.FindStringSubmatch(p.Value)
+	m := parentRef.FindStringSubmatch(p.Value)
 	parent, ok := "", false
 	if m != nil {
 		parent, ok = strings.CutPrefix(m[1], "outputs.")

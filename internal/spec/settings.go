@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"math"
 	"strconv"
@@ -99,7 +100,7 @@ func (d *jobDecoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
 func (d *jobDecoder) envVars(n *yaml.Node, path string) map[string]string {
 	m := d.stringMap(n, path)
 	for _, k := range keys(m) {
-		if err := CheckEnvironmentVariable(k, m[k]); err != nil { // envvars.go
+		if err := binding.CheckEnvironmentVariable(k, m[k]); err != nil {
 			d.errorf(keyNode(n, k), join(path, k), "%v", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/sweep"
 )
 
@@ -123,7 +124,7 @@ func TestTrialSpecBindsValuesAsData(t *testing.T) {
 	if trial.Type != "command" || trial.Sweep != nil || trial.Command != "python train.py --lr ${{inputs.lr}}" {
 		t.Fatalf("trial = %s %q, want a command job reading the value as an input", trial.Type, trial.Command)
 	}
-	got, err := Bind(trial.Command, BindValues(&trial))
+	got, err := binding.Bind(trial.Command, BindValues(&trial))
 	if err != nil {
 		t.Fatal(err)
 	}

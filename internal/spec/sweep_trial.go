@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/sweep"
 )
@@ -52,7 +53,7 @@ func (d *sweepDecoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spe
 // space) and that the command binds with the values a trial may have: every choice, and a
 // stand-in of each numeric kind.
 func (d *sweepDecoder) checkTrialCommand(n *yaml.Node, path string, s *job.Spec) {
-	uses, err := refUses(s.Command)
+	uses, err := binding.Uses(s.Command)
 	if err != nil {
 		d.errorf(n, path, "%v", err)
 		return
@@ -69,16 +70,16 @@ func (d *sweepDecoder) checkTrialCommand(n *yaml.Node, path string, s *job.Spec)
 		known = append(known, "search_space."+name)
 	}
 	for _, u := range uses {
-		ctx, name, _ := strings.Cut(u.expr, ".")
+		ctx, name, _ := strings.Cut(u.Expr, ".")
 		switch {
-		case slices.Contains(known, u.expr):
-			if ctx == "inputs" && s.Inputs[name].Optional && !u.optional {
-				d.errorf(n, path, "optional input ${{%s}} must be used inside $[[ ... ]]", u.expr)
+		case slices.Contains(known, u.Expr):
+			if ctx == "inputs" && s.Inputs[name].Optional && !u.Optional {
+				d.errorf(n, path, "optional input ${{%s}} must be used inside $[[ ... ]]", u.Expr)
 			}
 		case ctx == "inputs" || ctx == "outputs" || ctx == "search_space":
-			d.errorf(n, path, "unknown reference ${{%s}}; known: %s", u.expr, listOrNone(known))
+			d.errorf(n, path, "unknown reference ${{%s}}; known: %s", u.Expr, listOrNone(known))
 		default:
-			d.errorf(n, path, "unknown expression ${{%s}}; expected inputs.<name>, outputs.<name> or search_space.<name>", u.expr)
+			d.errorf(n, path, "unknown expression ${{%s}}; expected inputs.<name>, outputs.<name> or search_space.<name>", u.Expr)
 		}
 	}
 	for _, params := range sampleParams(space) {
@@ -86,7 +87,7 @@ func (d *sweepDecoder) checkTrialCommand(n *yaml.Node, path string, s *job.Spec)
 		for name, v := range params {
 			values["search_space."+name] = ParamText(v)
 		}
-		if _, err := Bind(s.Command, values); err != nil && !errors.Is(err, errNoValue) {
+		if _, err := binding.Bind(s.Command, values); err != nil && !errors.Is(err, binding.ErrNoValue) {
 			d.errorf(n, path, "%v", err)
 			return
 		}
@@ -172,7 +173,7 @@ func paramType(v any) string {
 // TrialSpec is the command job a sweep's trial runs: the parent's trial template with the
 // trial's values as literal inputs, and ${{search_space.x}} in its command read as
 // ${{inputs.x}}, so that a value is bound like any input's (as data, quoted for the place it
-// lands in; see shell.go), never pasted into the command's text.
+// lands in; see package binding), never pasted into the command's text.
 func TrialSpec(parent job.Spec, params sweep.Params) (job.Spec, error) {
 	if parent.Sweep == nil {
 		return job.Spec{}, errors.New("not a sweep")
@@ -201,28 +202,12 @@ func TrialSpec(parent job.Spec, params sweep.Params) (job.Spec, error) {
 // readSearchSpaceAsInputs rewrites ${{search_space.x}} references as ${{inputs.x}}, leaving
 // every other byte of the command as written.
 func readSearchSpaceAsInputs(command string) (string, error) {
-	toks, err := tokenize(command)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, t := range toks {
-		switch t.kind {
-		case tokText:
-			b.WriteString(t.text)
-		case tokOpen:
-			b.WriteString("$[[")
-		case tokClose:
-			b.WriteString("]]")
-		case tokRef:
-			expr := t.text
-			if name, ok := strings.CutPrefix(expr, "search_space."); ok {
-				expr = "inputs." + name
-			}
-			b.WriteString("${{" + expr + "}}")
+	return binding.Rename(command, func(expr string) string {
+		if name, ok := strings.CutPrefix(expr, "search_space."); ok {
+			return "inputs." + name
 		}
-	}
-	return b.String(), nil
+		return expr
+	})
 }
 
 // componentTrial decodes `trial: ./component.yml`: a command component file read relative to

@@ -12,13 +12,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/envs"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/launch"
 	"github.com/hangar-ml/hangar/internal/runbox"
 	"github.com/hangar-ml/hangar/internal/snapshot"
-	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
@@ -106,7 +106,7 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.prepareParallel(values, extraEnv); err != nil {
 		return w, err
 	}
-	cmd, err := spec.Bind(sp.Command, values)
+	cmd, err := binding.Bind(sp.Command, values)
 	if err != nil {
 		return w, fmt.Errorf("bind command: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/spec"
+	"github.com/hangar-ml/hangar/internal/binding"
 )
 
 // A job's secrets (docs/secrets.md): the run's spec names them in its environment variables
@@ -38,7 +38,7 @@ func (e *secretEnv) redactText(text string) string {
 // loadSecrets fetches the values of the secrets the run's spec names and binds the variables
 // that name them; the run's log (p) and every later report redact them.
 func (s *Supervisor) loadSecrets(ctx context.Context, p *pipeline) error {
-	refs, err := spec.SecretRefs(&s.spec.Spec)
+	refs, err := binding.SecretRefs(&s.spec.Spec)
 	if err != nil || len(refs) == 0 {
 		return err
 	}
@@ -63,7 +63,7 @@ func (s *Supervisor) loadSecrets(ctx context.Context, p *pipeline) error {
 		if _, done := vars[ref.Var]; done {
 			continue
 		}
-		v, err := spec.BindSecrets(s.spec.Spec.EnvironmentVariables[ref.Var], got.Values)
+		v, err := binding.BindSecrets(s.spec.Spec.EnvironmentVariables[ref.Var], got.Values)
 		if err != nil {
 			return fmt.Errorf("environment_variables.%s: %w", ref.Var, err)
 		}

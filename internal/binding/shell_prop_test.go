@@ -1,4 +1,4 @@
-package spec
+package binding
 
 import (
 	"strings"
@@ -72,7 +72,7 @@ func startupName(prefix string) func(string) *bool {
 
 // nameOnly: a non-identifier is refused; an identifier may be refused too (OPTIND, PS4).
 func nameOnly(v string) *bool {
-	if ioName.MatchString(v) {
+	if envVarName.MatchString(v) {
 		return nil
 	}
 	return ptr(false)

@@ -1,4 +1,4 @@
-package spec
+package binding
 
 import (
 	"errors"
@@ -217,11 +217,11 @@ func (sp *spot) arithmetic() bool {
 	return false
 }
 
-// quoteWord quotes a value for an unquoted word: plain text as is, anything else in
+// QuoteWord quotes a value for an unquoted word: plain text as is, anything else in
 // single quotes.
-func quoteWord(v string) string { return quoteWordFor(v, false, false) }
+func QuoteWord(v string) string { return quoteWordFor(v, false, false) }
 
-// quoteWordFor is quoteWord for a word in context: strict words (a command name, [[ ]] operands, words with brace or tilde
+// quoteWordFor is QuoteWord for a word in context: strict words (a command name, [[ ]] operands, words with brace or tilde
 // expansion) keep fewer characters bare, since there "=", "-", "," or ":" change how
 // bash reads the word; keywordRisk words could spell a reserved word such as "done".
 func quoteWordFor(v string, strict, keyword bool) string {

@@ -1,4 +1,4 @@
-package spec
+package binding
 
 import (
 	"errors"
@@ -22,8 +22,9 @@ type token struct {
 	text string
 }
 
-// errNoValue is wrapped by Bind's error for a reference without a value.
-var errNoValue = errors.New("no value for")
+// ErrNoValue is wrapped by Bind's error for a reference without a value: a check made before
+// the run, with only the values known then, ignores it.
+var ErrNoValue = errors.New("no value for")
 
 var exprPattern = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$`)
 
@@ -95,16 +96,17 @@ func References(command string) []string {
 	return out
 }
 
-// refUse is one reference with whether it sits inside a $[[ ]] segment.
-type refUse struct {
-	expr     string
-	optional bool
+// Use is one reference with whether it sits inside a $[[ ]] segment.
+type Use struct {
+	Expr     string
+	Optional bool
 }
 
-// refUses lists every reference in a command with its segment context.
-func refUses(command string) ([]refUse, error) {
+// Uses lists every reference in a command with its segment context. On error it also
+// returns the references read so far.
+func Uses(command string) ([]Use, error) {
 	toks, err := tokenize(command)
-	var out []refUse
+	var out []Use
 	inSeg := false
 	for _, t := range toks {
 		switch t.kind {
@@ -113,10 +115,33 @@ func refUses(command string) ([]refUse, error) {
 		case tokClose:
 			inSeg = false
 		case tokRef:
-			out = append(out, refUse{t.text, inSeg})
+			out = append(out, Use{t.text, inSeg})
 		}
 	}
 	return out, err
+}
+
+// Rename rewrites each ${{expr}} of a command as ${{rename(expr)}}, leaving every other
+// byte as written.
+func Rename(command string, rename func(expr string) string) (string, error) {
+	toks, err := tokenize(command)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, t := range toks {
+		switch t.kind {
+		case tokText:
+			b.WriteString(t.text)
+		case tokOpen:
+			b.WriteString("$[[")
+		case tokClose:
+			b.WriteString("]]")
+		case tokRef:
+			b.WriteString("${{" + rename(t.text) + "}}")
+		}
+	}
+	return b.String(), nil
 }
 
 // Bind substitutes ${{inputs.x}}, ${{outputs.y}} (and any other key present in values)
@@ -145,7 +170,7 @@ func Bind(command string, values map[string]string) (string, error) {
 		case tokRef:
 			v, ok := values[t.text]
 			if !ok {
-				return "", fmt.Errorf("%w ${{%s}}", errNoValue, t.text)
+				return "", fmt.Errorf("%w ${{%s}}", ErrNoValue, t.text)
 			}
 			start := text.Len()
 			text.WriteString(placeholder(base, len(slots)))

@@ -1,9 +1,11 @@
-package spec
+package binding
 
 import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestBind(t *testing.T) {
@@ -50,7 +52,9 @@ func TestBind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diff(t, got, tt.want)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("mismatch (-want +got):\n%s", d)
+			}
 		})
 	}
 }
@@ -100,7 +104,9 @@ func TestReferences(t *testing.T) {
 		{"broken ${{inputs.a}} ${{", []string{"inputs.a"}},
 	}
 	for _, tt := range tests {
-		diff(t, References(tt.command), tt.want)
+		if d := cmp.Diff(tt.want, References(tt.command)); d != "" {
+			t.Errorf("mismatch (-want +got):\n%s", d)
+		}
 	}
 }
 

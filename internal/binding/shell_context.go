@@ -1,4 +1,4 @@
-package spec
+package binding
 
 import (
 	"fmt"
@@ -67,15 +67,15 @@ func (k check) check(s slot, info *scriptInfo) error {
 	v, ref := s.value, "${{"+s.name+"}}"
 	name := k.around[0] + v + k.around[1]
 	switch {
-	case k.kind == mustName && ioName.MatchString(v) && k.computed:
+	case k.kind == mustName && envVarName.MatchString(v) && k.computed:
 		return fmt.Errorf("%s is part of a variable name (%s) that bash puts together when it runs, so Hangar cannot tell which variable it names; use the value alone as the name", ref, k.where)
-	case k.kind == mustName && ioName.MatchString(v) && StartupVar(name) != "":
+	case k.kind == mustName && envVarName.MatchString(v) && StartupVar(name) != "":
 		return fmt.Errorf("%s is used as a variable name (%s), but %s is a variable whose value is code (%s); got %s", ref, k.where, name, StartupVar(name), quote(v))
-	case k.kind == mustName && ioName.MatchString(v) && info.intReason(name) != "":
+	case k.kind == mustName && envVarName.MatchString(v) && info.intReason(name) != "":
 		return fmt.Errorf("%s is used as a variable name (%s), but %s may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got %s", ref, k.where, name, quote(v))
 	case k.kind == mustInteger && !integerLit.MatchString(v):
 		return fmt.Errorf("%s is used in bash arithmetic (%s), so its value must be an integer; got %s", ref, k.where, quote(v))
-	case k.kind == mustName && !ioName.MatchString(v):
+	case k.kind == mustName && !envVarName.MatchString(v):
 		return fmt.Errorf("%s is used as a variable name (%s), so its value must be a name of letters, digits and _ not starting with a digit; got %s", ref, k.where, quote(v))
 	case k.kind == mustNotOption && strings.HasPrefix(v, "-"):
 		return fmt.Errorf("%s is where %s reads its options, so its value must not start with -; got %s", ref, k.where, quote(v))
