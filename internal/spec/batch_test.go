@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,59 +15,18 @@ const batchGolden = "testdata/batch.golden.json"
 // testdata/batch; the code, conda and model files they name are placeholders) and compares each
 // result and its warnings with testdata/batch.golden.json (-update rewrites it).
 func TestBatchExamplesGolden(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("testdata", "batch"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]any{}
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".yml") {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
-		var result any
-		var warnings []string
-		switch s := string(data); {
-		case strings.Contains(s, "batchEndpoint.schema.json"):
-			result, warnings, err = ParseBatchEndpointFile(p, nil)
-		case strings.Contains(s, "batchDeployment.schema.json"):
-			result, warnings, err = ParseBatchDeploymentFile(p, nil)
-		default:
-			return nil // a conda file
-		}
-		if err != nil {
-			t.Errorf("%s does not decode:\n%v", rel, err)
-			return nil
-		}
-		got[rel] = map[string]any{"result": result, "warnings": warnings}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) < 7 {
-		t.Fatalf("only %d example files decoded", len(got))
-	}
-	out, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.ReplaceAll(string(out), root, "$DIR") + "\n"
-	if *update {
-		if err := os.WriteFile(batchGolden, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(batchGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diff(t, text, string(want))
+	goldenExamples(t, exampleTree{dir: "batch", golden: batchGolden, exts: []string{".yml"}, min: 7,
+		decode: func(t *testing.T, root, p string, data []byte) (any, []string, bool, error) {
+			switch s := string(data); {
+			case strings.Contains(s, "batchEndpoint.schema.json"):
+				r, w, err := ParseBatchEndpointFile(p, nil)
+				return r, w, false, err
+			case strings.Contains(s, "batchDeployment.schema.json"):
+				r, w, err := ParseBatchDeploymentFile(p, nil)
+				return r, w, false, err
+			}
+			return nil, nil, true, nil // a conda file
+		}})
 }
 
 // TestBatchDeploymentErrors checks that bad batch files are refused with the file, the field

@@ -1,9 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,61 +18,20 @@ const onlineGolden = "testdata/online.golden.json"
 // in with sed) get fixed values first.
 // go test -run TestOnlineExamplesGolden -update rewrites it.
 func TestOnlineExamplesGolden(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("testdata", "online"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]any{}
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		data = fillPlaceholders(t, p, data)
-		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
-		var result any
-		var warnings []string
-		switch s := string(data); {
-		case strings.Contains(s, "OnlineEndpoint.schema.json"):
-			result, warnings, err = ParseEndpoint(p, data, filepath.Dir(p), nil)
-		case strings.Contains(s, "OnlineDeployment.schema.json"):
-			// Azure's deployments name conda files of sibling folders: read as with --spec-root
-			result, warnings, err = ParseDeployment(p, data, filepath.Dir(p), nil, Root(root))
-		default:
-			return nil // a conda file
-		}
-		if err != nil {
-			t.Errorf("%s does not decode:\n%v", rel, err)
-			return nil
-		}
-		got[rel] = map[string]any{"result": result, "warnings": warnings}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) < 20 {
-		t.Fatalf("only %d example files decoded", len(got))
-	}
-	out, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.ReplaceAll(string(out), root, "$DIR") + "\n"
-	if *update {
-		if err := os.WriteFile(onlineGolden, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(onlineGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diff(t, text, string(want))
+	goldenExamples(t, exampleTree{dir: "online", golden: onlineGolden, exts: []string{".yml", ".yaml"}, min: 20,
+		decode: func(t *testing.T, root, p string, data []byte) (any, []string, bool, error) {
+			data = fillPlaceholders(t, p, data)
+			switch s := string(data); {
+			case strings.Contains(s, "OnlineEndpoint.schema.json"):
+				r, w, err := ParseEndpoint(p, data, filepath.Dir(p), nil)
+				return r, w, false, err
+			case strings.Contains(s, "OnlineDeployment.schema.json"):
+				// Azure's deployments name conda files of sibling folders: read as with --spec-root
+				r, w, err := ParseDeployment(p, data, filepath.Dir(p), nil, Root(root))
+				return r, w, false, err
+			}
+			return nil, nil, true, nil // a conda file
+		}})
 }
 
 // examplePlaceholders are the values the examples' walkthroughs substitute with sed.

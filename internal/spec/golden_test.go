@@ -3,8 +3,10 @@ package spec
 import (
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,11 +58,19 @@ func (a archive) get(name string) (string, bool) {
 	return "", false
 }
 
-// TestGolden runs each testdata/*.txtar scenario: job.yml (or env.yml) and the files
-// beside it, --set overrides one per line in "args", and the expected result in
-// want.json (the decoded spec and warnings) or want.err (the error text).
-func TestGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/*.txtar")
+// decodeScenario decodes a scenario's file: a is the archive, dir the folder its files
+// were written to, sets its --set lines.
+type decodeScenario func(t *testing.T, a archive, dir string, sets []string) (result any, warnings []string, err error)
+
+// goldenScenarios is the one runner of the txtar scenarios (testdata/*.txtar,
+// testdata/compute, testdata/data, testdata/model): each archive matching pattern has its
+// files written to a folder (all sections but "args" and "want.*"), its --set overrides one
+// per line in "args", and is decoded by decode; the result and warnings must equal its
+// want.json, or the error its want.err, with the folder written $DIR (and, with parent, its
+// parent $PARENT). -update rewrites the want sections.
+func goldenScenarios(t *testing.T, pattern string, parent bool, decode decodeScenario) {
+	t.Helper()
+	paths, err := filepath.Glob(pattern)
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
@@ -71,7 +81,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := parseArchive(string(data))
-			gotName, got := runScenario(t, a)
+			gotName, got := runScenario(t, a, parent, decode)
 			if *update {
 				var kept []archiveFile
 				for _, f := range a.files {
@@ -94,8 +104,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// runScenario parses the scenario and returns the name and content of its result section.
-func runScenario(t *testing.T, a archive) (string, string) {
+// runScenario decodes the scenario and returns the name and content of its result section.
+func runScenario(t *testing.T, a archive, parent bool, decode decodeScenario) (string, string) {
+	t.Helper()
 	files := map[string]string{}
 	for _, f := range a.files {
 		if f.name != "args" && !strings.HasPrefix(f.name, "want.") {
@@ -107,21 +118,101 @@ func runScenario(t *testing.T, a archive) (string, string) {
 	if args, ok := a.get("args"); ok {
 		sets = strings.Split(strings.TrimRight(args, "\n"), "\n")
 	}
-	var result any
-	var warnings []string
-	var err error
-	if yml, ok := a.get("job.yml"); ok {
-		result, warnings, err = ParseJob("job.yml", []byte(yml), dir, sets)
-	} else {
-		yml, _ := a.get("env.yml")
-		result, warnings, err = ParseEnvironment("env.yml", []byte(yml), dir, sets)
+	result, warnings, err := decode(t, a, dir, sets)
+	clean := strings.NewReplacer(dir, "$DIR").Replace
+	if parent {
+		clean = strings.NewReplacer(dir, "$DIR", filepath.Dir(dir), "$PARENT").Replace
 	}
 	if err != nil {
-		return "want.err", strings.ReplaceAll(err.Error(), dir, "$DIR") + "\n"
+		return "want.err", clean(err.Error()) + "\n"
 	}
 	out, jerr := json.MarshalIndent(map[string]any{"result": result, "warnings": warnings}, "", "  ")
 	if jerr != nil {
 		t.Fatal(jerr)
 	}
-	return "want.json", strings.ReplaceAll(string(out), dir, "$DIR") + "\n"
+	return "want.json", clean(string(out)) + "\n"
+}
+
+// TestGolden runs each testdata/*.txtar scenario: job.yml (or env.yml) and the files
+// beside it, --set overrides one per line in "args", and the expected result in
+// want.json (the decoded spec and warnings) or want.err (the error text).
+func TestGolden(t *testing.T) {
+	goldenScenarios(t, "testdata/*.txtar", false, func(t *testing.T, a archive, dir string, sets []string) (any, []string, error) {
+		if yml, ok := a.get("job.yml"); ok {
+			return ParseJob("job.yml", []byte(yml), dir, sets)
+		}
+		yml, _ := a.get("env.yml")
+		return ParseEnvironment("env.yml", []byte(yml), dir, sets)
+	})
+}
+
+// exampleTree is a folder of Azure's example files (copied unchanged under testdata) decoded
+// into one golden JSON file.
+type exampleTree struct {
+	dir, golden string   // the folder under testdata, and the golden file
+	exts        []string // the endings of the file names read
+	// decode reads one file; skip leaves it out (a conda file). An error fails the test, or
+	// with keepErrors is recorded in the golden file (each line of it).
+	decode     func(t *testing.T, root, path string, data []byte) (result any, warnings []string, skip bool, err error)
+	keepErrors bool
+	min        int // the fewest files that must decode
+}
+
+// goldenExamples is the one runner of the example trees (testdata/batch, testdata/online,
+// testdata/pipelines): every file's result and warnings by its path, the folder written
+// $DIR, equal the golden file; -update rewrites it.
+func goldenExamples(t *testing.T, x exampleTree) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("testdata", x.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	decoded := 0
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !slices.ContainsFunc(x.exts, func(ext string) bool { return strings.HasSuffix(p, ext) }) {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		result, warnings, skip, err := x.decode(t, root, p, data)
+		switch {
+		case skip:
+			return nil
+		case err != nil && x.keepErrors:
+			got[rel] = map[string]any{"errors": strings.Split(err.Error(), "\n")}
+			return nil
+		case err != nil:
+			t.Errorf("%s does not decode:\n%v", rel, err)
+			return nil
+		}
+		decoded++
+		got[rel] = map[string]any{"result": result, "warnings": warnings}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decoded < x.min {
+		t.Fatalf("only %d example files decoded", decoded)
+	}
+	out, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(out), root, "$DIR") + "\n"
+	if *update {
+		if err := os.WriteFile(x.golden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(x.golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, text, string(want))
 }

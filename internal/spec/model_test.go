@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,64 +12,10 @@ import (
 // spec and warnings) or want.err. Scenarios copied from Azure/azureml-examples say so in their
 // comment. Run with -update to rewrite the want sections.
 func TestModelGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/model/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := parseArchive(string(data))
-			gotName, got := runModelScenario(t, a)
-			if *update {
-				var kept []archiveFile
-				for _, f := range a.files {
-					if f.name != "want.json" && f.name != "want.err" {
-						kept = append(kept, f)
-					}
-				}
-				a.files = append(kept, archiveFile{gotName, got})
-				if err := os.WriteFile(path, []byte(a.format()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, ok := a.get(gotName)
-			if !ok {
-				t.Fatalf("got %s, but the scenario has no %s section:\n%s", gotName, gotName, got)
-			}
-			diff(t, got, want)
-		})
-	}
-}
-
-func runModelScenario(t *testing.T, a archive) (string, string) {
-	files := map[string]string{}
-	for _, f := range a.files {
-		if f.name != "args" && !strings.HasPrefix(f.name, "want.") {
-			files[f.name] = f.data
-		}
-	}
-	dir := writeTree(t, files)
-	var sets []string
-	if args, ok := a.get("args"); ok {
-		sets = strings.Split(strings.TrimRight(args, "\n"), "\n")
-	}
-	yml, _ := a.get("model.yml")
-	m, warnings, err := ParseModel("model.yml", []byte(yml), dir, sets)
-	// A path may leave the scenario's folder (../basic-chat): its parent is $PARENT.
-	clean := strings.NewReplacer(dir, "$DIR", filepath.Dir(dir), "$PARENT").Replace
-	if err != nil {
-		return "want.err", clean(err.Error()) + "\n"
-	}
-	out, jerr := json.MarshalIndent(map[string]any{"result": m, "warnings": warnings}, "", "  ")
-	if jerr != nil {
-		t.Fatal(jerr)
-	}
-	return "want.json", clean(string(out)) + "\n"
+	goldenScenarios(t, "testdata/model/*.txtar", true, func(t *testing.T, a archive, dir string, sets []string) (any, []string, error) {
+		yml, _ := a.get("model.yml")
+		return ParseModel("model.yml", []byte(yml), dir, sets)
+	})
 }
 
 // The model file's reading path: a missing file is an error naming it; ParseModelFile resolves
