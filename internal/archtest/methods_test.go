@@ -15,7 +15,6 @@ var knownBroad = map[string]string{
 	"internal/controller.Controller": "issue 29: being split by noun",
 	"internal/server.Server":         "issue 29: being split by route group",
 	"internal/store.Store":           "issue 29: being split by aggregate",
-	"internal/supervisor.Supervisor": "issue 29: being split by noun",
 }
 
 // No type in internal/ has a method set over maxMethods.

@@ -28,7 +28,7 @@ func (s *Supervisor) openBox(ctx context.Context, w *workspace) error {
 	}
 	o := runbox.Options{
 		RunID: s.cfg.RunID, Dir: s.cfg.Dir, Hide: s.cfg.Hide, Sandbox: mode,
-		Share: append([]string{s.cfg.Dir, s.envDir()}, s.directInputs()...),
+		Share: append([]string{s.cfg.Dir, s.environment.dir()}, s.inputs.direct()...),
 		// Under Slurm the job's processes stay where Slurm tracks them (it ends them with the job);
 		// in a Kubernetes pod, the pod's cgroup holds them and the pod is their sandbox.
 		NoCgroup: os.Getenv("SLURM_JOB_ID") != "" || s.cfg.Pod,
@@ -47,7 +47,7 @@ func (s *Supervisor) openBox(ctx context.Context, w *workspace) error {
 		o.ReadOnly = []string{exe} // `hangar mpi-rsh` and the CLI inside runs
 	}
 	o.ReadOnly = append(o.ReadOnly, pipPaths()...)
-	if err := os.MkdirAll(s.envDir(), 0o755); err != nil { // shared only if it exists
+	if err := os.MkdirAll(s.environment.dir(), 0o755); err != nil { // shared only if it exists
 		return fmt.Errorf("environment cache: %w", err)
 	}
 	box, warnings, err := runbox.Open(ctx, o)
@@ -95,10 +95,10 @@ func pipPaths() []string {
 	return out
 }
 
-// directInputs are the node's folders and files that inputs read in place (mode: direct, a
+// direct are the node's folders and files that inputs read in place (mode: direct, a
 // local_folder datastore): the sandbox shows them to a run user who could not otherwise reach
 // them through the directories above (their own permissions still apply).
-func (s *Supervisor) directInputs() []string {
+func (s *inputFetcher) direct() []string {
 	var out []string
 	for _, in := range s.spec.Spec.Inputs {
 		if in.Mode == "direct" && in.Manifest == "" && filepath.IsAbs(in.Path) {
@@ -166,7 +166,7 @@ func (s *Supervisor) giveToRunUser(w *workspace) error {
 		return fmt.Errorf("metrics file: %w", err)
 	}
 	f.Close()
-	paths := []string{w.dir, filepath.Join(s.cfg.Dir, "named-outputs"), s.checkpointDir(), w.metricsFile}
+	paths := []string{w.dir, filepath.Join(s.cfg.Dir, "named-outputs"), s.checkpoints.dir(), w.metricsFile}
 	if s.spec.Spec.Parallel != nil { // the driver writes why it failed there (parallel.go)
 		reason := filepath.Join(s.cfg.Dir, "hangar", parallelReasonFile)
 		if err := os.WriteFile(reason, nil, 0o644); err != nil {
@@ -176,7 +176,7 @@ func (s *Supervisor) giveToRunUser(w *workspace) error {
 	}
 	for name, in := range s.spec.Spec.Inputs {
 		if in.Manifest != "" && in.Mode != "ro_mount" && in.Mode != "" {
-			dir, err := s.inputDir(name)
+			dir, err := s.inputs.dir(name)
 			if err != nil {
 				return err
 			}

@@ -50,13 +50,13 @@ type checkpointer struct {
 	last string
 }
 
-// checkpointDir is the run's HANGAR_CHECKPOINT_DIR on this node.
-func (s *Supervisor) checkpointDir() string { return filepath.Join(s.cfg.Dir, CheckpointDirName) }
+// dir is the run's HANGAR_CHECKPOINT_DIR on this node.
+func (s *checkpointing) dir() string { return filepath.Join(s.cfg.Dir, CheckpointDirName) }
 
-// prepareCheckpoint creates HANGAR_CHECKPOINT_DIR and restores the run's latest checkpoint
+// prepare creates HANGAR_CHECKPOINT_DIR and restores the run's latest checkpoint
 // into it, saying so in the run's log.
-func (s *Supervisor) prepareCheckpoint(ctx context.Context, src snapshot.Source, log io.Writer, env map[string]string) error {
-	dir := s.checkpointDir()
+func (s *checkpointing) prepare(ctx context.Context, src snapshot.Source, log io.Writer, env map[string]string) error {
+	dir := s.dir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint folder: %w", err)
 	}
@@ -106,7 +106,7 @@ type notices struct {
 }
 
 // listenNotices takes api.NoticeSignal from now on; stop ends that.
-func (s *Supervisor) listenNotices() (stop func()) {
+func (s *checkpointing) listenNotices() (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, api.NoticeSignal)
 	dir := filepath.Join(s.cfg.Dir, "hangar")
@@ -135,32 +135,32 @@ func (s *Supervisor) listenNotices() (stop func()) {
 	}
 }
 
-func (s *Supervisor) notice() {
+func (s *checkpointing) notice() {
 	s.notes.mu.Lock()
 	c := s.notes.active
 	s.notes.mu.Unlock()
 	if c == nil {
 		s.log.Info("shutdown notice: no command running, nothing to save now")
-		ackNotice(s)
+		ackNotice(s.Supervisor)
 		return
 	}
 	s.log.Info("shutdown notice: saving the checkpoint now")
 	if !s.worker() {
 		c.saveNow(context.Background(), "notice")
 	}
-	ackNotice(s)
+	ackNotice(s.Supervisor)
 }
 
-// startCheckpoints saves the folder periodically and on notices while the command runs. The
+// start saves the folder periodically and on notices while the command runs. The
 // returned stop ends that and, for an attempt that did not complete, saves one last time.
 // Only node 0 of a multi-node run saves (its ranks hold the state, as rank 0 does in
 // PyTorch's convention); every node gets the folder restored.
-func (s *Supervisor) startCheckpoints(ctx context.Context) (stop func(job.Result)) {
+func (s *checkpointing) start(ctx context.Context) (stop func(job.Result)) {
 	every, warning := checkpointInterval(s.spec.Spec.EnvironmentVariables)
 	if warning != "" {
 		s.warn(warning)
 	}
-	c := &checkpointer{s: s, dir: s.checkpointDir(), every: every}
+	c := &checkpointer{s: s.Supervisor, dir: s.dir(), every: every}
 	s.notes.mu.Lock()
 	s.notes.active = c
 	s.notes.mu.Unlock()
@@ -215,19 +215,19 @@ func (c *checkpointer) saveNow(ctx context.Context, why string) {
 // committed checkpoint holds (0: nothing committed, the folder is empty or unchanged).
 func (c *checkpointer) saveOnce(ctx context.Context, why string) (int, error) {
 	at := time.Now().UTC()
-	m, err := c.s.fromDir(ctx, c.dir)
+	m, err := c.s.outputs.fromDir(ctx, c.dir)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", c.dir, err)
 	}
 	files := m.Files()
-	h, manifest, err := c.s.putManifest(m)
+	h, manifest, err := c.s.outputs.putManifest(m)
 	if err != nil {
 		return 0, err
 	}
 	if h == c.last || (len(files) == 0 && c.last == "") {
 		return 0, nil
 	}
-	if err := c.s.upload(ctx, c.s.fileItems(m), []transfer.Item{manifest}); err != nil {
+	if err := c.s.outputs.upload(ctx, c.s.outputs.fileItems(m), []transfer.Item{manifest}); err != nil {
 		return 0, err
 	}
 	cp := api.CheckpointCommit{Attempt: c.s.spec.Attempt, Manifest: h, Files: len(files), Bytes: m.TotalSize(), SavedAt: at, Why: why}

@@ -41,7 +41,7 @@ func (c *container) pull(ctx context.Context, out io.Writer) error {
 }
 
 // command builds `<runtime> run ...` for the workspace.
-func (s *Supervisor) containerCommand(w *workspace) (*exec.Cmd, error) {
+func (s *runEnvironment) containerCommand(w *workspace) (*exec.Cmd, error) {
 	c := w.container
 	envFile := filepath.Join(s.cfg.Dir, "hangar", "container.env")
 	var long []string
@@ -104,7 +104,7 @@ func (c *container) stop(grace time.Duration) {
 
 // containerVars are the variables the command sees inside a container: Hangar's and the job's,
 // not the host's (whose PATH and HOME mean nothing in the image).
-func (s *Supervisor) containerVars(host map[string]string) map[string]string {
+func (s *runEnvironment) containerVars(host map[string]string) map[string]string {
 	out := map[string]string{}
 	keep := func(k string) bool {
 		for _, p := range []string{"HANGAR_", "AZUREML_", "AZURE_ML_", "MLFLOW_", "PYTHONUNBUFFERED", "VIRTUAL_ENV"} {

@@ -13,10 +13,10 @@ import (
 	"github.com/hangar-ml/hangar/internal/node"
 )
 
-// setupEnvironment makes the job's environment ready on this node: a managed Python environment
+// setup makes the job's environment ready on this node: a managed Python environment
 // from the node's cache (built first when missing, with its output in the run's log and in
 // system_logs/env_build.txt), or the user's own interpreter. It records how long that took.
-func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra map[string]string, log io.Writer) error {
+func (s *runEnvironment) setup(ctx context.Context, w *workspace, extra map[string]string, log io.Writer) error {
 	spec, err := envs.FromEnvironment(s.spec.Spec.Environment)
 	if err != nil {
 		return fmt.Errorf("environment: %w", err)
@@ -37,7 +37,7 @@ func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra m
 				return err
 			}
 			if spec.Kind == envs.Managed {
-				return s.managedEnvironment(ctx, w, spec, extra, log)
+				return s.managed(ctx, w, spec, extra, log)
 			}
 			return nil
 		}
@@ -49,12 +49,12 @@ func (s *Supervisor) setupEnvironment(ctx context.Context, w *workspace, extra m
 		}
 		return s.interpreterShim(w, spec.Interpreter)
 	case envs.Managed:
-		return s.managedEnvironment(ctx, w, spec, extra, log)
+		return s.managed(ctx, w, spec, extra, log)
 	}
 	return nil
 }
 
-func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec envs.Spec, extra map[string]string, log io.Writer) error {
+func (s *runEnvironment) managed(ctx context.Context, w *workspace, spec envs.Spec, extra map[string]string, log io.Writer) error {
 	start := time.Now()
 	defer func() { s.timing("environment", time.Since(start)) }()
 	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, SystemLogsDir, "env_build.txt"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -63,7 +63,7 @@ func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec 
 	}
 	defer f.Close()
 	out := io.MultiWriter(log, f)
-	cache := &envs.Cache{Dir: s.envDir(), MaxBytes: s.envCacheMax()}
+	cache := &envs.Cache{Dir: s.dir(), MaxBytes: s.cacheMax()}
 	if w.container != nil { // built with the image's python, used inside the image
 		cache.Interpreters = envs.ImageFinder{Runtime: w.container.rt, Image: spec.Image}
 		cache.Builder = envs.ImageBuilder{Runtime: w.container.rt, Image: spec.Image}
@@ -86,7 +86,7 @@ func (s *Supervisor) managedEnvironment(ctx context.Context, w *workspace, spec 
 }
 
 // interpreterShim puts `python` and `python3` for the user's interpreter first on PATH.
-func (s *Supervisor) interpreterShim(w *workspace, interpreter string) error {
+func (s *runEnvironment) interpreterShim(w *workspace, interpreter string) error {
 	st, err := os.Stat(interpreter)
 	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		return fmt.Errorf("environment interpreter_path %s is not an executable file on this node", interpreter)
@@ -106,16 +106,16 @@ func (s *Supervisor) interpreterShim(w *workspace, interpreter string) error {
 	return nil
 }
 
-// envDir is the node's environment cache.
-func (s *Supervisor) envDir() string {
+// dir is the node's environment cache.
+func (s *runEnvironment) dir() string {
 	if s.cfg.EnvDir != "" {
 		return s.cfg.EnvDir
 	}
 	return filepath.Join(filepath.Dir(s.cfg.CacheDir), "envs")
 }
 
-// envCacheMax is the cache's size limit: HANGAR_ENV_CACHE_MAX_BYTES on the node, else the workspace's.
-func (s *Supervisor) envCacheMax() int64 {
+// cacheMax is the cache's size limit: HANGAR_ENV_CACHE_MAX_BYTES on the node, else the workspace's.
+func (s *runEnvironment) cacheMax() int64 {
 	if v, err := strconv.ParseInt(os.Getenv("HANGAR_ENV_CACHE_MAX_BYTES"), 10, 64); err == nil {
 		return v
 	}
@@ -142,15 +142,15 @@ func (s *Supervisor) takeTimings() map[string]float64 {
 
 // giveCache lets the run user make new environments in the node's cache (the folder itself, not
 // the environments other runs built: they stay as they are, readable).
-func (s *Supervisor) giveCache(w *workspace) error {
+func (s *runEnvironment) giveCache(w *workspace) error {
 	u := w.box.User()
 	if u == nil {
 		return nil
 	}
-	if err := os.MkdirAll(s.envDir(), 0o755); err != nil {
+	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 		return fmt.Errorf("environment cache: %w", err)
 	}
-	if err := os.Lchown(s.envDir(), u.UID, u.GID); err != nil {
+	if err := os.Lchown(s.dir(), u.UID, u.GID); err != nil {
 		return fmt.Errorf("environment cache: give it to %s: %w", u, err)
 	}
 	return nil

@@ -36,16 +36,16 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 	case s.isCanceled():
 		res = job.Result{State: s.stopState(s.cancelWhy), Reason: s.cancelWhy}
 	case w.sidecar:
-		res = s.runSidecar(ctx, w, p)
+		res = s.serving.runSidecar(ctx, w, p)
 	default:
 		s.report(job.Starting, "starting the command")
-		stopCheckpoints := s.startCheckpoints(ctx)
+		stopCheckpoints := s.checkpoints.start(ctx)
 		res = s.parallelResult(s.runCommand(ctx, w, p))
 		stopCheckpoints(res)
 	}
 	s.endBox(ctx, w, p) // the box opens while preparing (environment builds run in it)
 	p.close()
-	if err := s.finalize(ctx, w, p); err != nil && res.State == job.Completed {
+	if err := s.outputs.finalize(ctx, w, p); err != nil && res.State == job.Completed {
 		res = job.Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}
 	}
 	if w.env != nil {
@@ -108,11 +108,11 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	case w.container != nil && (len(w.plan.Processes) > 1 || w.plan.MPI):
 		return job.Result{State: job.Failed, Reason: "distributed runs in a container image are not supported yet"}
 	case w.plan.MPI && s.worker():
-		return s.runMPIWorker(ctx, w, p)
+		return s.ranks.runMPIWorker(ctx, w, p)
 	case w.plan.MPI:
-		return s.runMPI(w, p)
+		return s.ranks.runMPI(w, p)
 	case len(w.plan.Processes) > 1:
-		return s.runRanks(w, p)
+		return s.ranks.run(w, p)
 	case len(w.plan.Processes) == 1:
 		w.vars = withEnv(w.vars, w.plan.Processes[0].Env)
 	}
@@ -122,7 +122,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	}
 	cmd := w.proc(false, w.vars, w.shell, "-c", w.command)
 	if w.container != nil {
-		if cmd, err = s.containerCommand(w); err != nil {
+		if cmd, err = s.environment.containerCommand(w); err != nil {
 			pw.Close()
 			pr.Close()
 			return job.Result{State: job.Failed, Reason: fmt.Sprintf("container: %v", err)}
@@ -143,7 +143,7 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 	if w.servePort != 0 { // a replica: tell the server where it answers once it does
 		sctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go s.announceServe(sctx, w.servePort)
+		go s.serving.announce(sctx, w.servePort)
 	}
 	captured := make(chan struct{})
 	go func() { p.capt.copyFrom(pr); close(captured) }()

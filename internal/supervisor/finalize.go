@@ -21,7 +21,7 @@ import (
 // server is away, so a run's outputs are not lost to a server restart. Every node of a
 // multi-node run does this for its own files (see collect); node 0 then waits until the run's
 // artifacts hold every node's part, so that its end report still means the logs are complete.
-func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) error {
+func (s *outputCollector) finalize(ctx context.Context, w *workspace, p *pipeline) error {
 	s.report(job.Finalizing, "collecting outputs and logs")
 	ctx = context.WithoutCancel(ctx)
 	var firstErr error
@@ -49,7 +49,7 @@ func (s *Supervisor) finalize(ctx context.Context, w *workspace, p *pipeline) er
 
 // upload sends the collected files, then the manifests that name them (see
 // transfer.UploadTree), retrying while the server is away.
-func (s *Supervisor) upload(ctx context.Context, files, manifests []transfer.Item) error {
+func (s *outputCollector) upload(ctx context.Context, files, manifests []transfer.Item) error {
 	err := s.conn.retry(ctx, "upload outputs", func(ctx context.Context) error {
 		if _, err := transfer.Upload(ctx, s.conn.c, files, nil); err != nil {
 			return err
@@ -71,7 +71,7 @@ var nodeWaitPoll = struct{ first, max time.Duration }{100 * time.Millisecond, 2 
 // server takes the same part any number of times) until the server says the run's artifacts
 // hold every node's part, or that it stopped waiting for the missing ones (NodeOutputsWait on
 // the server bounds the wait, and the run carries a warning).
-func (s *Supervisor) register(ctx context.Context, report api.ArtifactsReport) error {
+func (s *outputCollector) register(ctx context.Context, report api.ArtifactsReport) error {
 	report.Node = s.spec.NodeRank
 	poll := nodeWaitPoll.first
 	var waited []int
@@ -105,7 +105,7 @@ func (s *Supervisor) register(ctx context.Context, report api.ArtifactsReport) e
 // system logs go under system_logs/node_<n>/. Where two nodes wrote the same path in outputs/ or
 // logs/ (or a named output) differently, node 0's file is kept (the lowest node wins; the run
 // says which paths).
-func (s *Supervisor) collect(ctx context.Context, w *workspace) (rep api.ArtifactsReport, items, manifests []transfer.Item, err error) {
+func (s *outputCollector) collect(ctx context.Context, w *workspace) (rep api.ArtifactsReport, items, manifests []transfer.Item, err error) {
 	art := &snapshot.Manifest{}
 	for _, p := range s.artifactDirs(w) {
 		m, err := s.fromDir(ctx, p.dir)
@@ -147,14 +147,14 @@ func (s *Supervisor) collect(ctx context.Context, w *workspace) (rep api.Artifac
 	return rep, items, manifests, nil
 }
 
-func (s *Supervisor) fromDir(ctx context.Context, dir string) (*snapshot.Manifest, error) {
+func (s *outputCollector) fromDir(ctx context.Context, dir string) (*snapshot.Manifest, error) {
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		return &snapshot.Manifest{}, nil
 	}
 	return snapshot.FromDir(ctx, dir, s.cache)
 }
 
-func (s *Supervisor) putManifest(m *snapshot.Manifest) (string, transfer.Item, error) {
+func (s *outputCollector) putManifest(m *snapshot.Manifest) (string, transfer.Item, error) {
 	b, h, err := m.Encode()
 	if err != nil {
 		return "", transfer.Item{}, err
@@ -165,7 +165,7 @@ func (s *Supervisor) putManifest(m *snapshot.Manifest) (string, transfer.Item, e
 	return h, transfer.BytesItem(h, b), nil
 }
 
-func (s *Supervisor) fileItems(m *snapshot.Manifest) []transfer.Item {
+func (s *outputCollector) fileItems(m *snapshot.Manifest) []transfer.Item {
 	var out []transfer.Item
 	for _, e := range m.Files() {
 		out = append(out, transfer.FileItem(e.Hash, e.Size, s.cache.Path(e.Hash)))
@@ -180,7 +180,7 @@ type artifactDir struct {
 }
 
 // artifactDirs are this node's folders that make its part of the artifacts (see collect).
-func (s *Supervisor) artifactDirs(w *workspace) []artifactDir {
+func (s *outputCollector) artifactDirs(w *workspace) []artifactDir {
 	dirs := []artifactDir{
 		{"outputs", filepath.Join(w.dir, "outputs"), nil},
 		{"logs", filepath.Join(w.dir, "logs"), nil},

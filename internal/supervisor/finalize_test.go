@@ -110,7 +110,7 @@ func TestRegisterWaitsForTheOtherNodes(t *testing.T) {
 		hs := httptest.NewServer(srv)
 		s := newTestSupervisor(t, hs.URL, tt.node)
 		rep := api.ArtifactsReport{Artifacts: "m", NamedOutputs: map[string]string{"model": "n"}}
-		if err := s.register(t.Context(), rep); err != nil {
+		if err := s.outputs.register(t.Context(), rep); err != nil {
 			t.Fatalf("node %d: register: %v", tt.node, err)
 		}
 		hs.Close()
@@ -147,7 +147,7 @@ func TestCollectOfAWorkerNode(t *testing.T) {
 		}
 	}
 	w := &workspace{dir: wd, outputDirs: map[string]string{"model": filepath.Join(s.cfg.Dir, "named-outputs", "model")}}
-	rep, _, _, err := s.collect(t.Context(), w)
+	rep, _, _, err := s.outputs.collect(t.Context(), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestCollectLeavesOutLinksThatLeave(t *testing.T) {
 		}
 	}
 	w := &workspace{dir: wd, outputDirs: map[string]string{"model": named}}
-	rep, _, _, err := s.collect(t.Context(), w)
+	rep, _, _, err := s.outputs.collect(t.Context(), w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestMLflowVariables(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestSupervisor(t, "http://127.0.0.1:4242/", 0)
 			s.spec.Spec = tc.spec
-			vars := s.environment(&workspace{dir: t.TempDir()}, nil)
+			vars := s.environment.vars(&workspace{dir: t.TempDir()}, nil)
 			got := map[string]string{}
 			for k := range tc.want {
 				v, ok := vars[k]

@@ -17,7 +17,7 @@ const modelRootDir = "azureml-models"
 
 // modelInput is the run's model input and the folder its files sit under below
 // AZUREML_MODEL_DIR ("" : directly); name "" when the run has no model.
-func (s *Supervisor) modelInput() (name, folder string) {
+func (s *inputFetcher) modelInput() (name, folder string) {
 	if sv := s.spec.Spec.Serve; sv != nil && sv.ModelInput != "" {
 		return sv.ModelInput, sv.ModelFolder
 	}
@@ -27,11 +27,11 @@ func (s *Supervisor) modelInput() (name, folder string) {
 	return "", ""
 }
 
-func (s *Supervisor) modelRoot() string { return filepath.Join(s.cfg.Dir, "hangar", modelRootDir) }
+func (s *inputFetcher) modelRoot() string { return filepath.Join(s.cfg.Dir, "hangar", modelRootDir) }
 
-// inputDir is where the input name is materialized: <run>/inputs/<name>, except a folder model,
+// dir is where the input name is materialized: <run>/inputs/<name>, except a folder model,
 // which is materialized as AZUREML_MODEL_DIR/<folder>.
-func (s *Supervisor) inputDir(name string) (string, error) {
+func (s *inputFetcher) dir(name string) (string, error) {
 	model, folder := s.modelInput()
 	if name != model || folder == "" {
 		return filepath.Join(s.cfg.Dir, "inputs", name), nil
@@ -44,7 +44,7 @@ func (s *Supervisor) inputDir(name string) (string, error) {
 
 // modelDir is AZUREML_MODEL_DIR for a model materialized at input (inputDir's place): the
 // folder above it for a folder model, the input itself for a one-file model.
-func (s *Supervisor) modelDir(input, folder string) (string, error) {
+func (s *inputFetcher) modelDir(input, folder string) (string, error) {
 	if input == "" {
 		return "", fmt.Errorf("the model input was not materialized")
 	}

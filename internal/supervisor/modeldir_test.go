@@ -96,10 +96,10 @@ func TestModelDirIsRealFolders(t *testing.T) {
 				s.spec.Spec.Serve = &job.Serve{ModelInput: "model", ModelFolder: tc.folder}
 			}
 			values, env := map[string]string{}, map[string]string{}
-			if err := s.prepareInputs(t.Context(), s.source(), values, env); err != nil {
+			if err := s.inputs.prepare(t.Context(), s.source(), values, env); err != nil {
 				t.Fatal(err)
 			}
-			dir, err := s.modelDir(values["inputs.model"], tc.folder)
+			dir, err := s.inputs.modelDir(values["inputs.model"], tc.folder)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,11 +119,11 @@ func TestModelDirRefusesBadFolder(t *testing.T) {
 	s := newTestSupervisor(t, "http://127.0.0.1:1", 0)
 	for _, f := range []string{"../x", "a/b", ".", ".."} {
 		s.spec.Spec = job.Spec{Serve: &job.Serve{ModelInput: "model", ModelFolder: f}}
-		if _, err := s.inputDir("model"); err == nil {
+		if _, err := s.inputs.dir("model"); err == nil {
 			t.Errorf("folder %q: no error", f)
 		}
 	}
-	if _, err := s.modelDir("/elsewhere/model", "model"); err == nil {
+	if _, err := s.inputs.modelDir("/elsewhere/model", "model"); err == nil {
 		t.Error("a model materialized elsewhere than its place: no error")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // runMPI runs the command once under mpirun (Open MPI) with one slot per process of the plan; the
 // launcher starts the ranks. Its output, tagged with each line's rank, is the run's log; each
 // rank's own output is collected afterwards into std_log_process_<rank>.txt.
-func (s *Supervisor) runMPI(w *workspace, p *pipeline) job.Result {
+func (s *rankLauncher) runMPI(w *workspace, p *pipeline) job.Result {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		return job.Result{State: job.Failed, Reason: "distribution mpi: mpirun (Open MPI) is not on this node's PATH"}
@@ -66,12 +66,12 @@ func (s *Supervisor) runMPI(w *workspace, p *pipeline) job.Result {
 	go func() { p.capt.copyFrom(retag(pr)); close(captured) }()
 	res := s.wait(w, cmd, nil)
 	s.drainOutput(w, cmd.Process.Pid, pr, captured)
-	s.splitRanks(w.plan.WorldSize)
+	s.split(w.plan.WorldSize)
 	return res
 }
 
-// splitRanks writes each rank's lines of the run's log into user_logs/std_log_process_<n>.txt.
-func (s *Supervisor) splitRanks(world int) {
+// split writes each rank's lines of the run's log into user_logs/std_log_process_<n>.txt.
+func (s *rankLauncher) split(world int) {
 	b, err := os.ReadFile(filepath.Join(s.cfg.Dir, UserLogsDir, StdLogFile))
 	if err != nil {
 		return
@@ -91,7 +91,7 @@ func (s *Supervisor) splitRanks(world int) {
 // runMPIWorker serves a node other than the first of a multi-node MPI run: mpirun on node 0 asks,
 // through the server, for its daemons to be started here; this runs each request (they daemonize
 // and start this node's ranks, whose output goes back to mpirun) until the run ends.
-func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) job.Result {
+func (s *rankLauncher) runMPIWorker(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	fmt.Fprintf(p.capt, "hangar: node %d waits for the MPI launcher on node 0\n", s.spec.NodeRank)
 	for !s.isCanceled() {
 		reqs, err := s.conn.c.Runs.PendingExecs(ctx, s.cfg.RunID, s.spec.NodeRank, 5*time.Second)
@@ -116,7 +116,7 @@ func (s *Supervisor) runMPIWorker(ctx context.Context, w *workspace, p *pipeline
 }
 
 // execRelayed runs a relayed command with the run's variables and returns how it ended.
-func (s *Supervisor) execRelayed(w *workspace, command string) api.ExecStatus {
+func (s *rankLauncher) execRelayed(w *workspace, command string) api.ExecStatus {
 	cmd := w.proc(false, w.vars, "/bin/sh", "-c", command)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -13,7 +13,7 @@ import (
 // it. Such a link is never followed: what it points at (the node's own files) is not read, let
 // alone uploaded. Before, one such link was registered and then failed every download of the
 // run, its logs included.
-func (s *Supervisor) keepInside(m *snapshot.Manifest, tree string) *snapshot.Manifest {
+func (s *outputCollector) keepInside(m *snapshot.Manifest, tree string) *snapshot.Manifest {
 	kept, dropped := snapshot.WithoutEscapingLinks(m)
 	for _, le := range dropped {
 		s.warn(s.linkWarning(le, tree))
@@ -22,7 +22,7 @@ func (s *Supervisor) keepInside(m *snapshot.Manifest, tree string) *snapshot.Man
 }
 
 // linkWarning says which link of tree was left out, and why.
-func (s *Supervisor) linkWarning(le *snapshot.LinkError, tree string) string {
+func (s *outputCollector) linkWarning(le *snapshot.LinkError, tree string) string {
 	c := *le
 	c.AbsoluteInside = !c.Loop && filepath.IsAbs(c.Target) && within(s.cfg.Dir, c.Target)
 	prefix, folder := "", "run's artifacts"

@@ -29,7 +29,7 @@ func (s *Supervisor) prepareParallel(values, env map[string]string) error {
 		return nil
 	}
 	if p.ModelInput != "" {
-		dir, err := s.modelDir(values["inputs."+p.ModelInput], p.ModelFolder)
+		dir, err := s.inputs.modelDir(values["inputs."+p.ModelInput], p.ModelFolder)
 		if err != nil {
 			return fmt.Errorf("parallel: %w", err)
 		}

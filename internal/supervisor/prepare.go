@@ -85,16 +85,16 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	}
 	values := map[string]string{}
 	extraEnv := map[string]string{}
-	if err := s.prepareInputs(ctx, src, values, extraEnv); err != nil {
+	if err := s.inputs.prepare(ctx, src, values, extraEnv); err != nil {
 		return w, err
 	}
-	if err := s.prepareOutputs(w, values, extraEnv); err != nil {
+	if err := s.outputs.prepare(w, values, extraEnv); err != nil {
 		return w, err
 	}
-	if err := s.prepareServe(w, values, extraEnv); err != nil {
+	if err := s.serving.prepare(w, values, extraEnv); err != nil {
 		return w, err
 	}
-	if err := s.prepareCheckpoint(ctx, src, p.capt, extraEnv); err != nil {
+	if err := s.checkpoints.prepare(ctx, src, p.capt, extraEnv); err != nil {
 		return w, err
 	}
 	if err := s.prepareServerCA(extraEnv); err != nil { // servertls.go
@@ -122,21 +122,21 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.openBox(ctx, w); err != nil { // box.go: environment builds run in it too
 		return w, err
 	}
-	if err := s.setupEnvironment(ctx, w, extraEnv, p.capt); err != nil {
+	if err := s.environment.setup(ctx, w, extraEnv, p.capt); err != nil {
 		return w, err
 	}
 	if err := s.giveToRunUser(w); err != nil {
 		return w, err
 	}
-	if err := s.checkImageServe(w, p.capt); err != nil {
+	if err := s.serving.checkImage(w, p.capt); err != nil {
 		return w, err
 	}
-	if w.plan, err = s.launchPlan(); err != nil {
+	if w.plan, err = s.ranks.plan(); err != nil {
 		return w, err
 	}
-	vars := s.environment(w, extraEnv)
+	vars := s.environment.vars(w, extraEnv)
 	if w.container != nil {
-		w.containerVars = s.containerVars(vars)
+		w.containerVars = s.environment.containerVars(vars)
 	}
 	for _, k := range sortedKeys(vars) {
 		w.vars = append(w.vars, k+"="+vars[k])
@@ -177,16 +177,16 @@ func (c *cachedSource) Open(ctx context.Context, hash string) (io.ReadCloser, er
 	return c.cache.Open(hash)
 }
 
-// prepareInputs materializes data inputs under <run>/inputs/<name> (a deployment's model below
+// prepare materializes data inputs under <run>/inputs/<name> (a deployment's model below
 // AZUREML_MODEL_DIR: modeldir.go) and records every input's value.
-func (s *Supervisor) prepareInputs(ctx context.Context, src snapshot.Source, values, env map[string]string) error {
+func (s *inputFetcher) prepare(ctx context.Context, src snapshot.Source, values, env map[string]string) error {
 	names := sortedKeys(s.spec.Spec.Inputs)
 	for _, name := range names {
 		in := s.spec.Spec.Inputs[name]
 		if in.Optional && !in.IsLiteral() && in.Path == "" && in.Manifest == "" {
 			continue // an optional data input left out
 		}
-		v, err := s.prepareInput(ctx, src, name, in)
+		v, err := s.prepareOne(ctx, src, name, in)
 		if err != nil {
 			return fmt.Errorf("input %s: %w", name, err)
 		}
@@ -199,14 +199,14 @@ func (s *Supervisor) prepareInputs(ctx context.Context, src snapshot.Source, val
 	return nil
 }
 
-func (s *Supervisor) prepareInput(ctx context.Context, src snapshot.Source, name string, in job.Input) (string, error) {
+func (s *inputFetcher) prepareOne(ctx context.Context, src snapshot.Source, name string, in job.Input) (string, error) {
 	if in.IsLiteral() {
 		return in.Value, nil
 	}
 	if in.Mode == "direct" && in.Manifest == "" {
 		return in.Path, nil
 	}
-	dest, err := s.inputDir(name) // modeldir.go: a deployment's model where Azure lays it out
+	dest, err := s.dir(name) // modeldir.go: a deployment's model where Azure lays it out
 	if err != nil {
 		return "", err
 	}
@@ -235,7 +235,7 @@ func (s *Supervisor) prepareInput(ctx context.Context, src snapshot.Source, name
 }
 
 // download fetches an http(s) uri_file input.
-func (s *Supervisor) download(ctx context.Context, in job.Input, dest string) (string, error) {
+func (s *inputFetcher) download(ctx context.Context, in job.Input, dest string) (string, error) {
 	if in.Type != job.URIFile {
 		return "", fmt.Errorf("%s over http(s) is not supported; use uri_file or mode: direct", in.Type)
 	}
@@ -270,8 +270,8 @@ func (s *Supervisor) download(ctx context.Context, in job.Input, dest string) (s
 	return out, f.Close()
 }
 
-// prepareOutputs creates a folder per named output; a uri_file output is a file inside it.
-func (s *Supervisor) prepareOutputs(w *workspace, values, env map[string]string) error {
+// prepare creates a folder per named output; a uri_file output is a file inside it.
+func (s *outputCollector) prepare(w *workspace, values, env map[string]string) error {
 	for _, name := range sortedKeys(s.spec.Spec.Outputs) {
 		out := s.spec.Spec.Outputs[name]
 		dir := filepath.Join(s.cfg.Dir, "named-outputs", name)
@@ -302,7 +302,7 @@ func outputFileName(name, p, run string) string {
 	return base
 }
 
-// environment is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
+// vars is the host's variables without Hangar's own credentials, then Hangar's, then the job's.
 //
 // MLflow's variables point a script's MLflow client at this run, as Azure ML does: the tracking
 // URI is the address this supervisor reaches the server at (an SSH node's reverse tunnel, a
@@ -311,7 +311,7 @@ func outputFileName(name, p, run string) string {
 // run alone). A job's environment_variables win over them: a job logs to another MLflow server
 // by setting MLFLOW_TRACKING_URI, and then gets no run token in MLFLOW_TRACKING_TOKEN (only the
 // one it sets), so the workspace's credential never travels there.
-func (s *Supervisor) environment(w *workspace, extra map[string]string) map[string]string {
+func (s *runEnvironment) vars(w *workspace, extra map[string]string) map[string]string {
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")

@@ -36,14 +36,14 @@ type rankExit struct {
 	cmd  *exec.Cmd
 }
 
-// runRanks starts one process per rank of this node, each with its variables and its own log
+// run starts one process per rank of this node, each with its variables and its own log
 // (user_logs/std_log_process_<rank>.txt), whose lines also go to the merged log with a
 // "[rank N] " prefix. The first rank to fail makes the others stop (SIGTERM, grace, SIGKILL), and
 // the run's reason names it.
-func (s *Supervisor) runRanks(w *workspace, p *pipeline) job.Result {
-	ranks, err := s.startRanks(w, p)
+func (s *rankLauncher) run(w *workspace, p *pipeline) job.Result {
+	ranks, err := s.start(w, p)
 	if err != nil {
-		s.stopRanks(w, ranks)
+		s.stopAll(w, ranks)
 		return job.Result{State: job.Failed, Reason: err.Error()}
 	}
 	s.report(job.Running, fmt.Sprintf("%d processes on this node", len(ranks)))
@@ -55,7 +55,7 @@ func (s *Supervisor) runRanks(w *workspace, p *pipeline) job.Result {
 			exits <- rankExit{r.p.Rank, err, r.cmd}
 		}()
 	}
-	res := s.waitRanks(w, ranks, exits)
+	res := s.waitAll(w, ranks, exits)
 	for _, r := range ranks {
 		s.drainOutput(w, r.cmd.Process.Pid, r.pr, r.captured)
 		r.capt.close()
@@ -63,7 +63,7 @@ func (s *Supervisor) runRanks(w *workspace, p *pipeline) job.Result {
 	return res
 }
 
-func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
+func (s *rankLauncher) start(w *workspace, p *pipeline) ([]*rank, error) {
 	var ranks []*rank
 	for _, proc := range w.plan.Processes {
 		capt, err := newCapture(filepath.Join(s.cfg.Dir, UserLogsDir, proc.Log), nil)
@@ -97,8 +97,8 @@ func (s *Supervisor) startRanks(w *workspace, p *pipeline) ([]*rank, error) {
 	return ranks, nil
 }
 
-// waitRanks waits for every rank, stopping all on the first failure, a cancel or the timeout.
-func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExit) job.Result {
+// waitAll waits for every rank, stopping all on the first failure, a cancel or the timeout.
+func (s *rankLauncher) waitAll(w *workspace, ranks []*rank, exits <-chan rankExit) job.Result {
 	var timeout <-chan time.Time
 	if t := s.spec.Spec.Limits.TimeoutSeconds; t > 0 {
 		timer := time.NewTimer(time.Duration(t) * time.Second)
@@ -114,7 +114,7 @@ func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExi
 			if code := exitCode(e.cmd, e.err); code != 0 && first == nil && stopReason == "" {
 				first = &e
 				s.log.Info("rank failed; stopping the others", "rank", e.rank, "exit_code", code)
-				go s.stopRanks(w, ranks)
+				go s.stopAll(w, ranks)
 			}
 			continue
 		case <-canceled:
@@ -123,7 +123,7 @@ func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExi
 			stopReason = fmt.Sprintf("canceled: the job exceeded limits.timeout (%ds)", s.spec.Spec.Limits.TimeoutSeconds)
 		}
 		left++ // that was no exit
-		go s.stopRanks(w, ranks)
+		go s.stopAll(w, ranks)
 		canceled, timeout = nil, nil
 	}
 	now := time.Now().UTC()
@@ -140,10 +140,10 @@ func (s *Supervisor) waitRanks(w *workspace, ranks []*rank, exits <-chan rankExi
 	return job.Result{State: job.Completed, ExitCode: &zero, Time: now}
 }
 
-// stopRanks sends SIGTERM to every rank's process group, then SIGKILL to every rank still
+// stopAll sends SIGTERM to every rank's process group, then SIGKILL to every rank still
 // running after the grace period (proc.Escalate; a rank that is gone is not signalled: its pid
 // may already belong to someone else).
-func (s *Supervisor) stopRanks(w *workspace, ranks []*rank) {
+func (s *rankLauncher) stopAll(w *workspace, ranks []*rank) {
 	grace := time.Duration(s.spec.CancelGraceSeconds) * time.Second
 	if grace <= 0 {
 		grace = 10 * time.Second
@@ -182,8 +182,8 @@ func withEnv(vars []string, extra map[string]string) []string {
 	return out
 }
 
-// launchPlan plans this node's processes from the run's distribution and topology.
-func (s *Supervisor) launchPlan() (launch.Plan, error) {
+// plan plans this node's processes from the run's distribution and topology.
+func (s *rankLauncher) plan() (launch.Plan, error) {
 	sp := s.spec.Spec
 	gpus := s.spec.GPUs // assigned by the server on cluster nodes
 	if gpus == nil {

@@ -28,7 +28,7 @@ func Salvage(ctx context.Context, dir, why string, log *slog.Logger) job.Result 
 		res.Reason += "; its spooled logs and outputs were collected"
 	}
 	res.Time = time.Now().UTC()
-	s := &Supervisor{cfg: api.SupervisorConfig{Dir: dir}, log: log}
+	s := assemble(&Supervisor{cfg: api.SupervisorConfig{Dir: dir}, log: log})
 	if err := s.writeResult(res); err != nil {
 		res.Reason += "; the result could not be written: " + err.Error()
 	}
@@ -73,12 +73,12 @@ func salvage(ctx context.Context, dir string, log *slog.Logger) error {
 			return fmt.Errorf("ship the metrics: %w", err)
 		}
 	}
-	return s.deliver(ctx, w)
+	return s.outputs.deliver(ctx, w)
 }
 
 // deliver collects this node's artifacts, uploads them and registers them once (a stand-in does
 // not wait for the other nodes' parts).
-func (s *Supervisor) deliver(ctx context.Context, w *workspace) error {
+func (s *outputCollector) deliver(ctx context.Context, w *workspace) error {
 	report, files, manifests, err := s.collect(ctx, w)
 	if err != nil {
 		return fmt.Errorf("collect outputs: %w", err)

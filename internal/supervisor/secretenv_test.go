@@ -134,7 +134,7 @@ func TestSupervisorBindsAndRedactsSecrets(t *testing.T) {
 	if len(asked) != 1 || asked[0] != "GET /api/runs/r/secrets Bearer tok" {
 		t.Fatalf("requests = %q", asked)
 	}
-	vars := s.environment(&workspace{dir: t.TempDir()}, nil)
+	vars := s.environment.vars(&workspace{dir: t.TempDir()}, nil)
 	if vars["HF_TOKEN"] != testSecret || vars["AUTH"] != "Bearer "+testSecret || vars["PLAIN"] != "p" {
 		t.Fatalf("variables: HF_TOKEN=%q AUTH=%q PLAIN=%q", vars["HF_TOKEN"], vars["AUTH"], vars["PLAIN"])
 	}

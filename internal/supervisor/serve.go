@@ -22,25 +22,25 @@ import (
 // serveProbeEvery is how often a starting replica's probe is tried.
 const serveProbeEvery = 100 * time.Millisecond
 
-// prepareServe sets a replica's variables: PORT, HANGAR_SERVE_HOST (where to listen),
+// prepare sets a replica's variables: PORT, HANGAR_SERVE_HOST (where to listen),
 // HANGAR_REPLICA_SECRET (what the router's requests carry), AZUREML_MODEL_DIR, and for a
 // scoring script the scoring server written beside the run (HANGAR_SCORING_SERVER),
 // AML_APP_ROOT (the code folder) and AZUREML_ENTRY_SCRIPT.
-func (s *Supervisor) prepareServe(w *workspace, values, env map[string]string) error {
+func (s *replicaServer) prepare(w *workspace, values, env map[string]string) error {
 	sv := s.spec.Spec.Serve
 	if sv == nil {
 		return nil
 	}
-	l, err := s.replicaListen()
+	l, err := s.listen()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if sv.Entrypoint {
-		return s.prepareImageServe(w, l, values, env)
+		return s.prepareImage(w, l, values, env)
 	}
 	env[scoring.SecretEnv], env[scoring.HostEnv] = l.secret, l.host
 	if sv.ModelInput != "" {
-		dir, err := s.modelDir(values["inputs."+sv.ModelInput], sv.ModelFolder)
+		dir, err := s.inputs.modelDir(values["inputs."+sv.ModelInput], sv.ModelFolder)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -86,8 +86,8 @@ func (l listen) probeHost() string {
 	return l.host
 }
 
-// replicaListen is this replica's listen, from the server's replica config.
-func (s *Supervisor) replicaListen() (listen, error) {
+// listen is this replica's listen, from the server's replica config.
+func (s *replicaServer) listen() (listen, error) {
 	rc := s.spec.Replica
 	if rc == nil || rc.Secret == "" {
 		return listen{}, fmt.Errorf("the server sent no replica secret with the run (is it older than this supervisor?): a replica answers only requests that carry one")
@@ -114,10 +114,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// announceServe waits until the replica's probe answers 200, then reports the address the
+// announce waits until the replica's probe answers 200, then reports the address the
 // server reaches it at: this node's address on its own route to the server, and the port. It
 // gives up when ctx ends (the command ended).
-func (s *Supervisor) announceServe(ctx context.Context, port int) {
+func (s *replicaServer) announce(ctx context.Context, port int) {
 	sv := s.spec.Spec.Serve
 	host, err := s.localAddress(ctx)
 	if err != nil {
@@ -172,7 +172,7 @@ func probeOK(ctx context.Context, client *http.Client, url, secret string) bool 
 
 // localAddress is this node's address on its route to the server: the address the server can
 // reach a replica at (a loopback server gets loopback; a pod, its pod IP).
-func (s *Supervisor) localAddress(ctx context.Context) (string, error) {
+func (s *replicaServer) localAddress(ctx context.Context) (string, error) {
 	u, err := url.Parse(s.conn.c.BaseURL())
 	if err != nil {
 		return "", err

@@ -29,10 +29,10 @@ func (is *imageServe) runArgs() []string {
 	return append([]string{"-p", "127.0.0.1:" + strconv.Itoa(is.hostPort) + ":" + strconv.Itoa(is.port)}, is.mounts...)
 }
 
-// prepareImageServe picks the node's ports, starts the proxy in front of the image's, sets PORT
+// prepareImage picks the node's ports, starts the proxy in front of the image's, sets PORT
 // (the image's own port) and AZUREML_MODEL_DIR (the mount inside the container) and plans the
 // model's mount.
-func (s *Supervisor) prepareImageServe(w *workspace, l listen, values, env map[string]string) error {
+func (s *replicaServer) prepareImage(w *workspace, l listen, values, env map[string]string) error {
 	if s.sidecar() { // a Kubernetes pod runs the image beside this supervisor
 		return s.prepareSidecar(w, values)
 	}
@@ -87,9 +87,9 @@ func safeMountPath(p string) bool {
 		!strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f || r == ':' || r == ',' })
 }
 
-// checkImageServe refuses to start an image that serves by its entrypoint without a container
+// checkImage refuses to start an image that serves by its entrypoint without a container
 // runtime (its command would be nothing), and says in the run's log how it starts.
-func (s *Supervisor) checkImageServe(w *workspace, log io.Writer) error {
+func (s *replicaServer) checkImage(w *workspace, log io.Writer) error {
 	if w.imageServe == nil {
 		return nil
 	}

@@ -66,7 +66,7 @@ func TestPrepareImageServe(t *testing.T) {
 			ModelMount: "/var/azureml-app/azureml-models/hpt/3"}}
 	w := &workspace{}
 	env := map[string]string{}
-	if err := s.prepareServe(w, map[string]string{"inputs.model": "/run/inputs/model"}, env); err != nil {
+	if err := s.serving.prepare(w, map[string]string{"inputs.model": "/run/inputs/model"}, env); err != nil {
 		t.Fatal(err)
 	}
 	if w.imageServe == nil || w.servePort == 0 || w.servePort != w.imageServe.proxyPort || w.imageServe.hostPort == 0 {
@@ -83,12 +83,12 @@ func TestPrepareImageServe(t *testing.T) {
 	}
 
 	var log bytes.Buffer
-	err := s.checkImageServe(w, &log)
+	err := s.serving.checkImage(w, &log)
 	if err == nil || !strings.Contains(err.Error(), "environment.image: tfs:1 serves by its own entrypoint, which needs a container runtime") {
 		t.Errorf("no runtime: %v", err)
 	}
 	w.container = &container{rt: "podman", name: "hangar-r", image: "tfs:1"}
-	if err := s.checkImageServe(w, &log); err != nil || !strings.Contains(log.String(), "its port 8501 is published on 127.0.0.1:"+strconv.Itoa(w.imageServe.hostPort)) {
+	if err := s.serving.checkImage(w, &log); err != nil || !strings.Contains(log.String(), "its port 8501 is published on 127.0.0.1:"+strconv.Itoa(w.imageServe.hostPort)) {
 		t.Errorf("with a runtime: %v, log %q", err, log.String())
 	}
 }

@@ -115,7 +115,7 @@ func TestPrepareServeListen(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := map[string]string{}
-			err := s.prepareServe(&workspace{dir: t.TempDir()}, map[string]string{}, env)
+			err := s.serving.prepare(&workspace{dir: t.TempDir()}, map[string]string{}, env)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)

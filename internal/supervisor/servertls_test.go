@@ -73,7 +73,7 @@ func TestServerCAVariables(t *testing.T) {
 			if err := s.prepareServerCA(extra); err != nil {
 				t.Fatal(err)
 			}
-			vars := s.environment(&workspace{dir: t.TempDir()}, extra)
+			vars := s.environment.vars(&workspace{dir: t.TempDir()}, extra)
 			path, ok := vars["MLFLOW_TRACKING_SERVER_CERT_PATH"]
 			if ok != tc.wantPath {
 				t.Fatalf("MLFLOW_TRACKING_SERVER_CERT_PATH = %q (set %v), want set %v", path, ok, tc.wantPath)

@@ -37,11 +37,11 @@ const (
 	relayPause  = time.Second
 )
 
-func (s *Supervisor) sidecar() bool { return s.cfg.ServeGate != "" }
+func (s *replicaServer) sidecar() bool { return s.cfg.ServeGate != "" }
 
 // prepareSidecar checks that the model input is where the pod mounts it into the image's
 // container, and takes the image's own port as the replica's.
-func (s *Supervisor) prepareSidecar(w *workspace, values map[string]string) error {
+func (s *replicaServer) prepareSidecar(w *workspace, values map[string]string) error {
 	sv := s.spec.Spec.Serve
 	if sv.Port < 1 || sv.Port > 65535 {
 		return fmt.Errorf("serve: environment.inference_config: port %d is not a port", sv.Port)
@@ -83,7 +83,7 @@ func linkModel(model, link string) error {
 
 // runSidecar opens the gate and serves until the run is stopped (its pod's SIGTERM, or a
 // cancel), relaying the image's output meanwhile, restarts included.
-func (s *Supervisor) runSidecar(ctx context.Context, w *workspace, p *pipeline) job.Result {
+func (s *replicaServer) runSidecar(ctx context.Context, w *workspace, p *pipeline) job.Result {
 	if err := WriteGate(s.cfg.ServeGate, GateReady); err != nil {
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("serve: open the gate: %v", err)}
 	}
@@ -91,7 +91,7 @@ func (s *Supervisor) runSidecar(ctx context.Context, w *workspace, p *pipeline) 
 		s.spec.Spec.Environment.Image, w.servePort)
 	s.report(job.Running, "")
 	sctx, stop := context.WithCancel(ctx)
-	go s.announceServe(sctx, w.servePort)
+	go s.announce(sctx, w.servePort)
 	r := &logRelay{c: s.conn.c, runID: s.cfg.RunID, out: p.capt}
 	relayed := make(chan struct{})
 	go func() { defer close(relayed); r.follow(sctx, s.warn) }()
@@ -109,7 +109,7 @@ func (s *Supervisor) runSidecar(ctx context.Context, w *workspace, p *pipeline) 
 }
 
 // podStopReason is why a pod's supervisor was stopped by Kubernetes rather than by a cancel.
-func (s *Supervisor) podStopReason() string {
+func (s *replicaServer) podStopReason() string {
 	if s.sidecar() {
 		return "Kubernetes stopped the pod of the replica (its Deployment was scaled down or deleted, or the pod was evicted, preempted or its node drained), not a cancel from Hangar; the replica's log has the image's output"
 	}

@@ -79,6 +79,14 @@ type Supervisor struct {
 
 	// notes routes the node's shutdown notices to the checkpoint saver (checkpoint.go).
 	notes notices
+
+	// The parts, by noun (parts.go).
+	inputs      *inputFetcher
+	environment *runEnvironment
+	ranks       *rankLauncher
+	outputs     *outputCollector
+	serving     *replicaServer
+	checkpoints *checkpointing
 }
 
 // New prepares a supervisor from its config file contents.
@@ -93,14 +101,14 @@ func New(cfg api.SupervisorConfig, log *slog.Logger) (*Supervisor, error) {
 	}
 	sec := &secretEnv{}
 	log = slog.New(redactHandler{next: log.Handler(), env: sec}) // secretenv.go
-	s := &Supervisor{
+	s := assemble(&Supervisor{
 		cfg: cfg, log: log, cache: cache, secrets: sec,
 		conn:     newConn(api.NewClient(cfg.ServerURL, cfg.Token, verify), cfg.ServerURLFile, log, maxOffline(cfg)),
 		reports:  make(chan api.StatusReport, 64),
 		reported: make(chan struct{}),
 		canceled: make(chan struct{}),
 		warned:   map[string]bool{},
-	}
+	})
 	if cfg.LocalBlobDir != "" {
 		if st, err := os.Stat(cfg.LocalBlobDir); err == nil && st.IsDir() {
 			s.local, _ = blob.Open(cfg.LocalBlobDir)
@@ -150,7 +158,7 @@ func (s *Supervisor) OnSignal(ctx context.Context) {
 		s.Cancel(stopReason(reply))
 		return
 	}
-	s.Interrupt(s.podStopReason())
+	s.Interrupt(s.serving.podStopReason())
 }
 
 func (s *Supervisor) isCanceled() bool {
@@ -187,7 +195,7 @@ func (s *Supervisor) takeWarnings() []string {
 // could not even be fetched; every later failure becomes the run's Failed status.
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer s.forgetToken()
-	defer s.listenNotices()()
+	defer s.checkpoints.listenNotices()()
 	if err := s.fetchSpec(ctx); err != nil {
 		res := job.Result{State: job.Failed, Reason: "fetch run spec: " + err.Error(), Time: time.Now().UTC()}
 		_ = s.writeResult(res)
