@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/controller/endpoints"
+	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/secrets"
@@ -132,6 +133,9 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	if err := ctrl.FinishKeyRotation(ctx); err != nil {
 		return nil, err
 	}
+	// The parent loop: sweeps and pipelines, their children created through the controller.
+	parentLoop := parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st, Reader: st,
+		Log: o.Log.With("component", "parents")})
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
 	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Secrets: key, Key: runKey,
@@ -152,6 +156,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	}
 	log.Info("workspace server listening", "url", ownURL(), "nodes", urlFn(), "home", h.Dir, "database", db)
 	go ctrl.Run(ctx)
+	go parentLoop.Run(ctx)
 	go ctrl.RunInstances(ctx, instanceOptions(log))
 	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
 	go serve.Run(ctx)

@@ -22,29 +22,13 @@ import (
 type createRunFunc func(ctx context.Context, r *job.Run, events ...job.Event) error
 
 // createParent stores a new parent run (kind "sweep" or "pipeline", create the store's for that
-// kind) and wakes the parent loop, which creates its children.
+// kind); its change wakes the parent loop (package parents), which creates its children.
 func (c *Controller) createParent(ctx context.Context, kind string, create createRunFunc, r *job.Run, events []job.Event, logAttrs ...any) error {
 	if err := storeNewRun(ctx, create, r, events); err != nil {
 		return err
 	}
 	c.Log.Info(kind+" created", append([]any{"run", r.ID}, logAttrs...)...)
 	c.Changed(r.ID)
-	c.KickSweeps()
-	return nil
-}
-
-// parentPassOver drives each active parent of one kind (listed by active) with drive; one
-// parent's error is logged and does not stop the others.
-func (c *Controller) parentPassOver(ctx context.Context, kind string, active func(context.Context) ([]*job.Run, error), drive func(context.Context, *job.Run) error) error {
-	parents, err := active(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range parents {
-		if err := drive(ctx, p); err != nil && ctx.Err() == nil {
-			c.Log.Error(kind, "run", p.ID, "err", err)
-		}
-	}
 	return nil
 }
 
@@ -116,9 +100,8 @@ func (c *Controller) queueChild(ctx context.Context, r *job.Run) error {
 	} else if err := c.recordOutputPaths(ctx, stored); err != nil {
 		return err
 	}
-	if r.Spec.Sweep != nil { // a sweep step is a sweep: the parent loop creates its trials
+	if r.Spec.Sweep != nil { // a sweep step is a sweep: the parent loop, woken by its change, creates its trials
 		c.Changed(r.ID)
-		c.KickSweeps()
 		return nil
 	}
 	sp := r.Spec

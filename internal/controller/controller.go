@@ -14,9 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/pipeline"
 	"github.com/hangar-ml/hangar/internal/store"
-	hpo "github.com/hangar-ml/hangar/internal/sweep"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -64,11 +62,6 @@ type Controller struct {
 	// whose backend.Notifier was given the loop's nudge.
 	exits     queueExits
 	notifying map[string]bool
-	// SweepDecide replaces sweep.Decide (tests); sweeps is the sweep loop's wake-up (sweeploop.go).
-	SweepDecide func(hpo.Config, hpo.State) hpo.Decision
-	sweeps      sweepsMemo
-	// PipelineDecide replaces pipeline.Decide (tests).
-	PipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
 	// rotating serialises key rotations (jobsecrets.go); gc, the blob collections (gc.go).
 	rotating sync.Mutex
 	gc       sync.Mutex
@@ -101,7 +94,6 @@ func (c *Controller) Kick() {
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go c.RunSweeps(ctx)
 	t := time.NewTicker(c.Settings.Tick)
 	defer t.Stop()
 	for {

@@ -16,7 +16,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pipeline"
 	"github.com/hangar-ml/hangar/internal/store"
+	hpo "github.com/hangar-ml/hangar/internal/sweep"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -49,6 +51,10 @@ type fixture struct {
 	c     *Controller
 	fake  *backendtest.Fake
 	clock *clock
+	// sweepDecide and pipelineDecide are the parent loop's engines (parentloop_test.go): the
+	// real ones unless a test scripts them.
+	sweepDecide    func(hpo.Config, hpo.State) hpo.Decision
+	pipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
 }
 
 func newFixture(t testing.TB) *fixture {

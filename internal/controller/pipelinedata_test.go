@@ -6,6 +6,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/pipeline"
 )
 
 // writeThenRead is Azure's 4b_datastore_datapath_uri, shortened: "write" writes its output at a
@@ -69,7 +70,7 @@ func TestStepReadingAMissingPathFailsWhenItStarts(t *testing.T) {
 	}
 	f.pipelinePass(t)
 	st := f.steps(t, p.ID)["read"]
-	if st.State != stepFailed || !strings.Contains(st.Reason, "input f: azureml://datastores/workspaceblobstore/paths/azureml/4b_datapath/other.txt") ||
+	if st.State != string(pipeline.Failed) || !strings.Contains(st.Reason, "input f: azureml://datastores/workspaceblobstore/paths/azureml/4b_datapath/other.txt") ||
 		strings.Contains(st.Reason, "no job named") {
 		t.Errorf("read = %+v; want it failed naming the missing path", st)
 	}

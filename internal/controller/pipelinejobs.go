@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/binding"
+	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/parallel"
 	"github.com/hangar-ml/hangar/internal/pattern"
@@ -194,9 +195,10 @@ func stepRunName(pipeline, step string) string {
 	return pipeline + "_" + strings.ReplaceAll(step, ".", "_")
 }
 
-// createStepRun creates a step's run (its From inputs bound in sp) and its row, as
-// <pipeline>_<step>; a step already created (by a pass before a restart) is left as it is.
-func (c *Controller) createStepRun(ctx context.Context, p *job.Run, name, key string, sp job.Spec) error {
+// CreateStepRun creates a step's run (its From inputs bound in sp) and its row, as
+// <pipeline>_<step>, and queues it; a step already created (by a pass before a restart) is left
+// as it is. The parent loop (package parents) asks for it.
+func (c *Controller) CreateStepRun(ctx context.Context, p *job.Run, name, key string, sp job.Spec) error {
 	tags := childTags(p, sp.Tags)
 	// Azure tags a pipeline's child runs with their pipeline.
 	tags["azureml.pipeline"] = p.ID
@@ -255,7 +257,7 @@ func (c *Controller) PipelineDetail(ctx context.Context, r *job.Run) (*api.Pipel
 			as.Type = "command"
 		}
 		if _, ok := rows[name]; ok {
-			as.State = string(stepState(s))
+			as.State = string(parents.StepState(s))
 		}
 		if run := s.Run; run != nil {
 			as.Status, as.Started, as.Ended = run.Status, run.StartedAt, run.EndedAt

@@ -58,7 +58,7 @@ func (f *fixture) createPipeline(t testing.TB, sp job.Spec) *job.Run {
 
 func (f *fixture) pipelinePass(t testing.TB) {
 	t.Helper()
-	if err := f.c.PipelinePass(t.Context()); err != nil {
+	if err := f.parents().PipelinePass(t.Context()); err != nil {
 		t.Fatalf("PipelinePass: %v", err)
 	}
 }
@@ -335,7 +335,7 @@ func TestPipelineContinuesAfterRestart(t *testing.T) {
 		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}, fake: f.fake, clock: f.clock}
 	g.c.Init()
 	var decided []map[string]pipeline.StepState
-	g.c.PipelineDecide = func(pl job.PipelineRun, st pipeline.State) pipeline.Decision {
+	g.pipelineDecide = func(pl job.PipelineRun, st pipeline.State) pipeline.Decision {
 		decided = append(decided, st.Steps)
 		return pipeline.Decide(pl, st)
 	}
@@ -344,8 +344,8 @@ func TestPipelineContinuesAfterRestart(t *testing.T) {
 	if decided[0]["prep"] != pipeline.Completed {
 		t.Errorf("after the restart the planner saw %v, want prep completed from the store", decided[0])
 	}
-	if err := g.c.createStepRun(t.Context(), f.run(t, p.ID), "train", "", f.run(t, p.ID+"_train").Spec); err != nil {
-		t.Fatalf("createStepRun again: %v", err)
+	if err := g.c.CreateStepRun(t.Context(), f.run(t, p.ID), "train", "", f.run(t, p.ID+"_train").Spec); err != nil {
+		t.Fatalf("CreateStepRun again: %v", err)
 	}
 	runs, err := g.c.Store.Runs(t.Context(), storeAll)
 	if err != nil {

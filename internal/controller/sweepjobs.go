@@ -13,7 +13,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
-	hpo "github.com/hangar-ml/hangar/internal/sweep"
 )
 
 // paramName is a search-space parameter's name: it becomes the name of an input of each trial.
@@ -80,17 +79,10 @@ func checkSweep(sp *job.Spec) (job.Spec, error) {
 	return sample, nil
 }
 
-// createTrial creates trial index of sweep p as a command run named <sweep>_<index>; a trial
-// already created (by a pass before a restart) is left as it is.
-func (c *Controller) createTrial(ctx context.Context, p *job.Run, index int, params hpo.Params) error {
-	sp, err := spec.TrialSpec(p.Spec, params)
-	if err != nil {
-		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
-	}
+// CreateTrialRun creates trial index of sweep p (its spec sp, drawn with params) as a command
+// run named <sweep>_<index>, and queues it; a trial already created (by a pass before a restart)
+// is left as it is. The parent loop (package parents) asks for it.
+func (c *Controller) CreateTrialRun(ctx context.Context, p *job.Run, index int, raw json.RawMessage, sp job.Spec) error {
 	r, err := c.createChild(ctx, childRun{parent: p, name: fmt.Sprintf("%s_%d", p.ID, index),
 		display: fmt.Sprintf("%s trial %d", p.DisplayName, index), description: p.Description,
 		compute: p.Compute, reason: "waiting for compute " + p.Compute,

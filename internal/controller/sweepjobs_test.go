@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 	hpo "github.com/hangar-ml/hangar/internal/sweep"
 	"github.com/hangar-ml/hangar/internal/tracking"
@@ -52,7 +54,7 @@ func sweepSpec(total, concurrent int) job.Spec {
 
 func (f *fixture) sweepPass(t testing.TB) {
 	t.Helper()
-	if err := f.c.SweepPass(t.Context()); err != nil {
+	if err := f.parents().SweepPass(t.Context()); err != nil {
 		t.Fatalf("SweepPass: %v", err)
 	}
 }
@@ -88,7 +90,7 @@ func (f *fixture) logMetric(t testing.TB, id string, values ...float64) {
 
 func newSweepFixture(t testing.TB) *fixture {
 	f := newFixture(t)
-	f.c.SweepDecide = scriptedDecide
+	f.sweepDecide = scriptedDecide
 	return f
 }
 
@@ -217,10 +219,10 @@ func TestSweepContinuesAfterRestart(t *testing.T) {
 		t.Fatal("no seed chosen at create")
 	}
 	g := &fixture{c: &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: f.c.Backends, Tokens: f.c.Tokens,
-		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now, SweepDecide: scriptedDecide}, fake: f.fake, clock: f.clock}
+		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}, fake: f.fake, clock: f.clock}
 	g.c.Init()
 	var seen []int64
-	g.c.SweepDecide = func(cfg hpo.Config, st hpo.State) hpo.Decision {
+	g.sweepDecide = func(cfg hpo.Config, st hpo.State) hpo.Decision {
 		seen = append(seen, cfg.Sampling.Seed)
 		return scriptedDecide(cfg, st)
 	}
@@ -234,9 +236,12 @@ func TestSweepContinuesAfterRestart(t *testing.T) {
 	}
 	// A pass that died after creating a trial but before recording it leaves nothing to redo:
 	// creating the same index again is refused by the store.
-	err := g.c.createTrial(t.Context(), f.run(t, p.ID), 1, hpo.Params{"lr": 0.01})
+	sp1, err := spec.TrialSpec(f.run(t, p.ID).Spec, hpo.Params{"lr": 0.01})
 	if err != nil {
-		t.Fatalf("createTrial again: %v", err)
+		t.Fatal(err)
+	}
+	if err := g.c.CreateTrialRun(t.Context(), f.run(t, p.ID), 1, json.RawMessage(`{"lr":0.01}`), sp1); err != nil {
+		t.Fatalf("CreateTrialRun again: %v", err)
 	}
 	if n := len(g.trials(t, p.ID)); n != 2 {
 		t.Errorf("%d trials after re-creating index 1, want 2", n)

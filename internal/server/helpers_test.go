@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/controller/endpoints"
+	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -32,13 +33,15 @@ const adminToken = "admin-secret"
 // testServer is the real server over a real store and blob store, with the fake backend for
 // "local", behind httptest.
 type testServer struct {
-	srv   *Server
-	url   string
-	ctrl  *controller.Controller
-	fake  *backendtest.Fake
-	store *store.Store
-	blobs *blob.Store
-	admin *api.Client
+	srv  *Server
+	url  string
+	ctrl *controller.Controller
+	// parents is the parent loop (sweeps, pipelines) over ctrl.
+	parents *parents.Loop
+	fake    *backendtest.Fake
+	store   *store.Store
+	blobs   *blob.Store
+	admin   *api.Client
 }
 
 func newTestServer(t testing.TB) *testServer {
@@ -66,7 +69,8 @@ func newTestServer(t testing.TB) *testServer {
 		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: []byte("run key")}, Log: log,
 	}
 	ctrl.Init()
-	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs}
+	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
+		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st, Reader: st, Log: log})}
 	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
@@ -79,13 +83,14 @@ func newTestServer(t testing.TB) *testServer {
 	return ts
 }
 
-// runLoop runs the controller loop until the test ends.
+// runLoop runs the controller's run loop and the parent loop until the test ends.
 func (ts *testServer) runLoop(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() { ts.ctrl.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	done := make(chan struct{}, 2)
+	go func() { ts.ctrl.Run(ctx); done <- struct{}{} }()
+	go func() { ts.parents.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
 }
 
 // runClient is a supervisor's client for a run, with that run's token.

@@ -25,7 +25,7 @@ func TestPipelineStepsRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.ctrl.PipelinePass(t.Context()); err != nil {
+	if err := ts.parents.PipelinePass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ts.admin.Jobs.PipelineSteps(t.Context(), pl.ID)

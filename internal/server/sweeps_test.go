@@ -23,7 +23,7 @@ func TestSweepTrialsRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.ctrl.SweepPass(t.Context()); err != nil {
+	if err := ts.parents.SweepPass(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ts.admin.Jobs.SweepTrials(t.Context(), sw.ID)

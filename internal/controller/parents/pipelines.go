@@ -1,4 +1,4 @@
-package controller
+package parents
 
 import (
 	"context"
@@ -20,39 +20,16 @@ const (
 	stepFailed  = string(pipeline.Failed) // its inputs could not be bound
 )
 
-// parentPass is one pass of the parent-run loop (RunSweeps): sweeps and pipelines are both
-// parents whose children are runs the loop creates from what the store says, so one loop, one
-// wake-up and one period drive both.
-func (c *Controller) parentPass(ctx context.Context) error {
-	return errors.Join(c.SweepPass(ctx), c.PipelinePass(ctx))
-}
-
-// PipelinePass is one pass over the active pipelines: each reads its steps from the store,
-// asks pipeline.Decide what to do and does it.
-func (c *Controller) PipelinePass(ctx context.Context) error {
-	return c.parentPassOver(ctx, "pipeline", c.Store.ActivePipelines, func(ctx context.Context, p *job.Run) error {
-		return c.drivePipeline(ctx, p.ID)
-	})
-}
-
-// pipelineDecide is the planner (a field so that tests can replace it).
-func (c *Controller) pipelineDecide(p job.PipelineRun, st pipeline.State) pipeline.Decision {
-	if c.PipelineDecide != nil {
-		return c.PipelineDecide(p, st)
-	}
-	return pipeline.Decide(p, st)
-}
-
 // drivePipeline decides and applies until a decision changes nothing more at once: a step
 // reused from the cache or skipped lets the next steps start in the same pass, so that a fully
 // cached pipeline completes in one pass.
-func (c *Controller) drivePipeline(ctx context.Context, id string) error {
+func (l *Loop) drivePipeline(ctx context.Context, id string) error {
 	for range 1000 {
-		p, err := c.Store.Run(ctx, id)
+		p, err := l.reader.Run(ctx, id)
 		if err != nil || p.Status.Terminal() || p.Spec.Pipeline == nil {
 			return err
 		}
-		again, err := c.pipelineStep(ctx, p)
+		again, err := l.pipelineStep(ctx, p)
 		if err != nil || !again {
 			return err
 		}
@@ -63,9 +40,9 @@ func (c *Controller) drivePipeline(ctx context.Context, id string) error {
 // pipelineStep does one decision: skip, cancel, start (or reuse), and end the pipeline when
 // the planner says it is done. again says a step changed state at once (reused, skipped,
 // failed binding), so deciding again may do more.
-func (c *Controller) pipelineStep(ctx context.Context, p *job.Run) (again bool, err error) {
+func (l *Loop) pipelineStep(ctx context.Context, p *job.Run) (again bool, err error) {
 	pl := *p.Spec.Pipeline
-	stored, err := c.Store.PipelineSteps(ctx, p.ID)
+	stored, err := l.store.PipelineSteps(ctx, p.ID)
 	if err != nil {
 		return false, err
 	}
@@ -73,23 +50,23 @@ func (c *Controller) pipelineStep(ctx context.Context, p *job.Run) (again bool, 
 	st := pipeline.State{Steps: map[string]pipeline.StepState{}, Canceling: p.Status == job.CancelRequested}
 	for _, s := range stored {
 		rows[s.Name] = s
-		st.Steps[s.Name] = stepState(s)
+		st.Steps[s.Name] = StepState(s)
 	}
-	d := c.pipelineDecide(pl, st)
+	d := l.pipelineDecide(pl, st)
 	for _, s := range d.Skip {
-		err := c.Store.PutStep(ctx, store.Step{Pipeline: p.ID, Name: s.Step, State: stepSkipped, Reason: s.Reason, CreatedAt: c.Now()})
+		err := l.store.PutStep(ctx, store.Step{Pipeline: p.ID, Name: s.Step, State: stepSkipped, Reason: s.Reason, CreatedAt: l.now()})
 		if err != nil && !errors.Is(err, store.ErrStepExists) {
 			return false, err
 		}
 		again = true
 	}
 	for _, name := range d.Cancel {
-		if err := c.cancelStep(ctx, p, rows[name], st); err != nil {
+		if err := l.cancelStep(ctx, p, rows[name], st); err != nil {
 			return false, err
 		}
 	}
 	for _, name := range d.Start {
-		reused, err := c.startStep(ctx, p, rows, name)
+		reused, err := l.startStep(ctx, p, rows, name)
 		if err != nil {
 			return false, err
 		}
@@ -98,21 +75,21 @@ func (c *Controller) pipelineStep(ctx context.Context, p *job.Run) (again bool, 
 	// Running from its first step on (a restart between a step's creation and this finds
 	// the step stored and the pipeline still Queued).
 	if (again || len(d.Start) > 0 || len(stored) > 0) && p.Status == job.Queued {
-		if p, err = c.transition(ctx, p.ID, job.Running, "pipeline: running its steps", nil, nil); err != nil {
+		if p, err = l.runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
 			return false, err
 		}
 	}
 	if again || len(d.Start) > 0 || len(d.Skip) > 0 {
-		c.Changed(p.ID)
+		l.runs.Changed(p.ID)
 	}
 	if d.Done {
-		return false, c.endPipeline(ctx, p, rows, d)
+		return false, l.endPipeline(ctx, p, rows, d)
 	}
 	return again, nil
 }
 
-// stepState is a stored step's state as the planner sees it.
-func stepState(s store.Step) pipeline.StepState {
+// StepState is a stored step's state as the planner sees it.
+func StepState(s store.Step) pipeline.StepState {
 	if s.RunID == "" {
 		return pipeline.StepState(s.State)
 	}
@@ -143,7 +120,7 @@ func producerRun(s store.Step) string {
 // startStep binds a step's inputs to its producers' outputs, then reuses an earlier run of the
 // same step from the step cache (unless force_rerun) or creates the step's run. reused says
 // the step completed at once (from the cache) or could not start (an output it reads is missing).
-func (c *Controller) startStep(ctx context.Context, p *job.Run, rows map[string]store.Step, name string) (bool, error) {
+func (l *Loop) startStep(ctx context.Context, p *job.Run, rows map[string]store.Step, name string) (bool, error) {
 	pl := *p.Spec.Pipeline
 	step := pl.Steps[name]
 	sp := step.Spec
@@ -152,17 +129,15 @@ func (c *Controller) startStep(ctx context.Context, p *job.Run, rows map[string]
 		sp.Inputs = map[string]job.Input{}
 	}
 	for in, ref := range step.From {
-		src := producerRun(rows[ref.Step])
-		decl := fromInput(step.Spec.Inputs[in], pl, ref, "azureml://jobs/"+src+"/outputs/"+ref.Output, "")
-		bound, err := c.resolveJobOutput(ctx, in, decl)
+		bound, err := l.resolver.ResolveStepInput(ctx, pl, name, in, ref, producerRun(rows[ref.Step]))
 		if err != nil {
 			reason := fmt.Sprintf("input %s: step %s's output %s: %v", in, ref.Step, ref.Output, err)
-			return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: reason})
+			return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: reason})
 		}
 		sp.Inputs[in] = bound
 	}
-	if err := c.resolveStartData(ctx, p, name, &sp); err != nil { // pipelinedata.go
-		return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: err.Error()})
+	if err := l.resolver.ResolveStartData(ctx, p, name, &sp); err != nil {
+		return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: err.Error()})
 	}
 	bound := step
 	bound.Spec = sp
@@ -171,23 +146,23 @@ func (c *Controller) startStep(ctx context.Context, p *job.Run, rows map[string]
 		key = ""
 	}
 	if key != "" && !pl.Settings.ForceRerun {
-		hit, err := c.Store.CachedStep(ctx, key)
+		hit, err := l.store.CachedStep(ctx, key)
 		if err != nil {
 			return false, err
 		}
 		if hit != "" {
-			c.Log.Info("step reused", "pipeline", p.ID, "step", name, "from", hit)
-			return true, c.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepReused,
+			l.log.Info("step reused", "pipeline", p.ID, "step", name, "from", hit)
+			return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepReused,
 				ReusedFrom: hit, CacheKey: key, Reason: "reused the outputs of " + hit})
 		}
 	}
-	return false, c.createStepRun(ctx, p, name, key, sp)
+	return false, l.runs.CreateStepRun(ctx, p, name, key, sp)
 }
 
 // recordStep stores a step that has no run; one stored already (a pass before a restart) stays.
-func (c *Controller) recordStep(ctx context.Context, s store.Step) error {
-	s.CreatedAt = c.Now()
-	if err := c.Store.PutStep(ctx, s); err != nil && !errors.Is(err, store.ErrStepExists) {
+func (l *Loop) recordStep(ctx context.Context, s store.Step) error {
+	s.CreatedAt = l.now()
+	if err := l.store.PutStep(ctx, s); err != nil && !errors.Is(err, store.ErrStepExists) {
 		return err
 	}
 	return nil
@@ -195,7 +170,7 @@ func (c *Controller) recordStep(ctx context.Context, s store.Step) error {
 
 // cancelStep cancels a queued or running step's run, saying why: the pipeline was canceled, or
 // a step failed and continue_on_step_failure is off.
-func (c *Controller) cancelStep(ctx context.Context, p *job.Run, s store.Step, st pipeline.State) error {
+func (l *Loop) cancelStep(ctx context.Context, p *job.Run, s store.Step, st pipeline.State) error {
 	if s.Run == nil || s.Run.Status.Terminal() || s.Run.Status == job.CancelRequested {
 		return nil
 	}
@@ -211,25 +186,25 @@ func (c *Controller) cancelStep(ctx context.Context, p *job.Run, s store.Step, s
 		reason = fmt.Sprintf("canceled by pipeline %s: step %s did not complete and continue_on_step_failure is false",
 			p.ID, strings.Join(failed, ", "))
 	}
-	if err := c.Store.SetStepReason(ctx, p.ID, s.Name, reason); err != nil {
+	if err := l.store.SetStepReason(ctx, p.ID, s.Name, reason); err != nil {
 		return err
 	}
-	c.Log.Info("step canceled", "pipeline", p.ID, "step", s.Name, "reason", reason)
-	_, err := c.transition(ctx, s.RunID, job.CancelRequested, reason, nil, nil)
-	c.Kick()
+	l.log.Info("step canceled", "pipeline", p.ID, "step", s.Name, "reason", reason)
+	_, err := l.runs.Transition(ctx, s.RunID, job.CancelRequested, reason)
+	l.runs.Kick()
 	return err
 }
 
 // endPipeline binds the pipeline's own outputs to the steps that produced them (so that
 // `job download <pipeline> --output-name y` gets them), records why it ended and ends it.
-func (c *Controller) endPipeline(ctx context.Context, p *job.Run, rows map[string]store.Step, d pipeline.Decision) error {
+func (l *Loop) endPipeline(ctx context.Context, p *job.Run, rows map[string]store.Step, d pipeline.Decision) error {
 	named := map[string]string{}
 	for out, ref := range p.Spec.Pipeline.Outputs {
 		id := producerRun(rows[ref.Step])
 		if id == "" {
 			continue
 		}
-		r, err := c.Store.Run(ctx, id)
+		r, err := l.reader.Run(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		} else if err != nil {
@@ -240,14 +215,11 @@ func (c *Controller) endPipeline(ctx context.Context, p *job.Run, rows map[strin
 		}
 	}
 	if len(named) > 0 {
-		if _, err := c.Store.UpdateRun(ctx, p.ID, func(r *job.Run) ([]job.Event, error) {
-			r.NamedOutputs = named
-			return nil, nil
-		}); err != nil {
+		if err := l.runs.SetNamedOutputs(ctx, p.ID, named); err != nil {
 			return fmt.Errorf("bind the outputs of pipeline %s: %w", p.ID, err)
 		}
 	}
-	if err := c.Store.SetPipelineReason(ctx, p.ID, d.Reason); err != nil {
+	if err := l.store.SetPipelineReason(ctx, p.ID, d.Reason); err != nil {
 		return err
 	}
 	to := map[string]job.State{pipeline.StatusCompleted: job.Completed, pipeline.StatusFailed: job.Failed,
@@ -256,7 +228,7 @@ func (c *Controller) endPipeline(ctx context.Context, p *job.Run, rows map[strin
 		return fmt.Errorf("pipeline %s: the planner ended it with status %q", p.ID, d.Status)
 	}
 	if p.Status == job.Queued && to != job.Canceled {
-		if _, err := c.transition(ctx, p.ID, job.Running, "pipeline: running its steps", nil, nil); err != nil {
+		if _, err := l.runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
 			return err
 		}
 	}
@@ -264,7 +236,7 @@ func (c *Controller) endPipeline(ctx context.Context, p *job.Run, rows map[strin
 	if d.Reason != "" {
 		msg = "pipeline done: " + d.Reason
 	}
-	c.Log.Info("pipeline ended", "run", p.ID, "status", to, "reason", d.Reason)
-	_, err := c.transition(ctx, p.ID, to, msg, nil, nil)
+	l.log.Info("pipeline ended", "run", p.ID, "status", to, "reason", d.Reason)
+	_, err := l.runs.Transition(ctx, p.ID, to, msg)
 	return err
 }

@@ -1,4 +1,4 @@
-package controller
+package parents
 
 import (
 	"bytes"
@@ -9,84 +9,28 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
 	hpo "github.com/hangar-ml/hangar/internal/sweep"
 )
 
-// sweepTick is the sweep loop's period (it is also kicked when a sweep is created or canceled
-// and when a trial ends).
-const sweepTick = time.Second
-
-// sweepsMemo is the sweep loop's wake-up channel; everything else it knows is in the store, so
-// that a restarted server continues each sweep where it was.
-type sweepsMemo struct {
-	once sync.Once
-	kick chan struct{}
-}
-
-func (m *sweepsMemo) ch() chan struct{} {
-	m.once.Do(func() { m.kick = make(chan struct{}, 1) })
-	return m.kick
-}
-
-// KickSweeps wakes the sweep loop.
-func (c *Controller) KickSweeps() {
-	select {
-	case c.sweeps.ch() <- struct{}{}:
-	default:
-	}
-}
-
-// RunSweeps drives every active sweep and pipeline (parentPass) until ctx ends.
-func (c *Controller) RunSweeps(ctx context.Context) {
-	c.OnChange(func(string) { c.KickSweeps() }) // a child ended, a parent was canceled
-	t := time.NewTicker(sweepTick)
-	defer t.Stop()
-	for {
-		if err := c.parentPass(ctx); err != nil && ctx.Err() == nil {
-			c.Log.Error("parent pass", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-c.sweeps.ch():
-		}
-	}
-}
-
-// SweepPass is one pass over the active sweeps: each reads its trials from the store, asks
-// sweep.Decide what to do and does it.
-func (c *Controller) SweepPass(ctx context.Context) error {
-	return c.parentPassOver(ctx, "sweep", c.Store.ActiveSweeps, c.driveSweep)
-}
-
-// decide is the sweep engine (a field so that tests can replace it).
-func (c *Controller) decide(cfg hpo.Config, st hpo.State) hpo.Decision {
-	if c.SweepDecide != nil {
-		return c.SweepDecide(cfg, st)
-	}
-	return hpo.Decide(cfg, st)
-}
-
 // driveSweep does one sweep's pass: cascade a cancel; else stop what the engine stops, start
 // what it starts, record the best trial, and end the sweep once it is done and nothing runs.
-func (c *Controller) driveSweep(ctx context.Context, p *job.Run) error {
+func (l *Loop) driveSweep(ctx context.Context, p *job.Run) error {
 	cfg := p.Spec.Sweep.Config
-	stored, err := c.Store.Trials(ctx, p.ID)
+	stored, err := l.store.Trials(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	trials, active, err := c.trialHistory(ctx, cfg, stored)
+	trials, active, err := l.trialHistory(ctx, cfg, stored)
 	if err != nil {
 		return err
 	}
 	if p.Status == job.CancelRequested {
-		return c.cancelSweep(ctx, p, stored, active)
+		return l.cancelSweep(ctx, p, stored, active)
 	}
 	var started time.Time
 	if p.StartedAt != nil {
@@ -94,9 +38,9 @@ func (c *Controller) driveSweep(ctx context.Context, p *job.Run) error {
 	} else {
 		started = p.CreatedAt
 	}
-	d := c.decide(cfg, hpo.State{Trials: trials, Started: started, Now: c.Now()})
+	d := l.sweepDecide(cfg, hpo.State{Trials: trials, Started: started, Now: l.now()})
 	for _, s := range d.Stop {
-		if err := c.stopTrial(ctx, p, stored, s); err != nil {
+		if err := l.stopTrial(ctx, p, stored, s); err != nil {
 			return err
 		}
 	}
@@ -105,20 +49,20 @@ func (c *Controller) driveSweep(ctx context.Context, p *job.Run) error {
 		next = max(next, t.Index+1)
 	}
 	for i, params := range d.Start {
-		if err := c.createTrial(ctx, p, next+i, params); err != nil {
+		if err := l.createTrial(ctx, p, next+i, params); err != nil {
 			return err
 		}
 	}
 	if len(d.Start) > 0 && p.Status == job.Queued {
-		if _, err := c.transition(ctx, p.ID, job.Running, "sweep: running its trials", nil, nil); err != nil {
+		if _, err := l.runs.Transition(ctx, p.ID, job.Running, "sweep: running its trials"); err != nil {
 			return err
 		}
 	}
-	if err := c.recordBest(ctx, p, cfg, trials, stored, d); err != nil {
+	if err := l.recordBest(ctx, p, cfg, trials, stored, d); err != nil {
 		return err
 	}
 	if d.Done && active == 0 && len(d.Start) == 0 {
-		return c.endSweep(ctx, p, trials, d.Reason)
+		return l.endSweep(ctx, p, trials, d.Reason)
 	}
 	return nil
 }
@@ -126,7 +70,7 @@ func (c *Controller) driveSweep(ctx context.Context, p *job.Run) error {
 // trialHistory turns the stored trials into the engine's history: state, typed parameters and
 // the primary metric's series (both tracking writers: MLflow and the metrics file). active
 // counts the trials not ended.
-func (c *Controller) trialHistory(ctx context.Context, cfg hpo.Config, stored []store.Trial) ([]hpo.Trial, int, error) {
+func (l *Loop) trialHistory(ctx context.Context, cfg hpo.Config, stored []store.Trial) ([]hpo.Trial, int, error) {
 	out := make([]hpo.Trial, 0, len(stored))
 	active := 0
 	for _, t := range stored {
@@ -143,7 +87,7 @@ func (c *Controller) trialHistory(ctx context.Context, cfg hpo.Config, stored []
 			if r.EndedAt != nil {
 				ht.Ended = *r.EndedAt
 			}
-			series, err := c.Store.MetricSeries(ctx, r.ID, cfg.Objective.Metric)
+			series, err := l.store.MetricSeries(ctx, r.ID, cfg.Objective.Metric)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -215,42 +159,42 @@ func typedParams(space hpo.Space, raw json.RawMessage) (hpo.Params, error) {
 }
 
 // stopTrial records why the sweep stops a trial, then cancels its run with that reason.
-func (c *Controller) stopTrial(ctx context.Context, p *job.Run, stored []store.Trial, s hpo.Stop) error {
+func (l *Loop) stopTrial(ctx context.Context, p *job.Run, stored []store.Trial, s hpo.Stop) error {
 	i := slices.IndexFunc(stored, func(t store.Trial) bool { return t.Index == s.Index })
 	if i < 0 || stored[i].Run == nil || stored[i].Run.Status.Terminal() || stored[i].Run.Status == job.CancelRequested {
 		return nil
 	}
-	if err := c.Store.StopTrial(ctx, p.ID, s.Index, s.Reason); err != nil {
+	if err := l.store.StopTrial(ctx, p.ID, s.Index, s.Reason); err != nil {
 		return err
 	}
-	c.Log.Info("trial stopped", "sweep", p.ID, "trial", s.Index, "reason", s.Reason)
-	_, err := c.transition(ctx, stored[i].RunID, job.CancelRequested, "stopped by sweep "+p.ID+": "+s.Reason, nil, nil)
-	c.Kick()
+	l.log.Info("trial stopped", "sweep", p.ID, "trial", s.Index, "reason", s.Reason)
+	_, err := l.runs.Transition(ctx, stored[i].RunID, job.CancelRequested, "stopped by sweep "+p.ID+": "+s.Reason)
+	l.runs.Kick()
 	return err
 }
 
 // cancelSweep cascades a sweep's cancel to its trials; the sweep is Canceled once they ended.
-func (c *Controller) cancelSweep(ctx context.Context, p *job.Run, stored []store.Trial, active int) error {
+func (l *Loop) cancelSweep(ctx context.Context, p *job.Run, stored []store.Trial, active int) error {
 	for _, t := range stored {
 		if t.Run == nil || t.Run.Status.Terminal() || t.Run.Status == job.CancelRequested {
 			continue
 		}
-		if _, err := c.transition(ctx, t.RunID, job.CancelRequested, "its sweep "+p.ID+" was canceled", nil, nil); err != nil {
+		if _, err := l.runs.Transition(ctx, t.RunID, job.CancelRequested, "its sweep "+p.ID+" was canceled"); err != nil {
 			return err
 		}
-		c.Kick()
+		l.runs.Kick()
 	}
 	if active > 0 {
 		return nil
 	}
-	_, err := c.transition(ctx, p.ID, job.Canceled, "canceled by the user", nil, nil)
+	_, err := l.runs.Transition(ctx, p.ID, job.Canceled, "canceled by the user")
 	return err
 }
 
 // recordBest stores the best trial so far (sweep.Best) when it changed.
-func (c *Controller) recordBest(ctx context.Context, p *job.Run, cfg hpo.Config, trials []hpo.Trial, stored []store.Trial, d hpo.Decision) error {
+func (l *Loop) recordBest(ctx context.Context, p *job.Run, cfg hpo.Config, trials []hpo.Trial, stored []store.Trial, d hpo.Decision) error {
 	best, ok := hpo.Best(cfg, trials)
-	old, err := c.Store.SweepOutcome(ctx, p.ID)
+	old, err := l.store.SweepOutcome(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -268,10 +212,10 @@ func (c *Controller) recordBest(ctx context.Context, p *job.Run, cfg hpo.Config,
 	if o.BestRunID == old.BestRunID && o.DoneReason == old.DoneReason && sameMetric(o.BestMetric, old.BestMetric) {
 		return nil
 	}
-	if err := c.Store.SetSweepOutcome(ctx, p.ID, o); err != nil {
+	if err := l.store.SetSweepOutcome(ctx, p.ID, o); err != nil {
 		return err
 	}
-	c.Changed(p.ID)
+	l.runs.Changed(p.ID)
 	return nil
 }
 
@@ -284,14 +228,14 @@ func sameMetric(a, b *float64) bool {
 
 // endSweep ends a sweep whose engine is done and whose trials all ended: Completed when a trial
 // completed, else Failed.
-func (c *Controller) endSweep(ctx context.Context, p *job.Run, trials []hpo.Trial, reason string) error {
+func (l *Loop) endSweep(ctx context.Context, p *job.Run, trials []hpo.Trial, reason string) error {
 	completed := 0
 	for _, t := range trials {
 		if t.State == hpo.Completed {
 			completed++
 		}
 	}
-	out, err := c.Store.SweepOutcome(ctx, p.ID)
+	out, err := l.store.SweepOutcome(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -306,28 +250,38 @@ func (c *Controller) endSweep(ctx context.Context, p *job.Run, trials []hpo.Tria
 	if completed == 0 {
 		to = job.Failed
 	}
-	if err := c.takeBestOutputs(ctx, p.ID, out.BestRunID); err != nil {
+	if err := l.takeBestOutputs(ctx, p.ID, out.BestRunID); err != nil {
 		return err
 	}
-	_, err = c.transition(ctx, p.ID, to, msg, nil, nil)
+	_, err = l.runs.Transition(ctx, p.ID, to, msg)
 	return err
 }
 
 // takeBestOutputs makes the best trial's named outputs the sweep's, as Azure's sweep job's
 // outputs are its best trial's (a pipeline step reading a sweep step's output reads them).
-func (c *Controller) takeBestOutputs(ctx context.Context, sweep, best string) error {
+func (l *Loop) takeBestOutputs(ctx context.Context, sweep, best string) error {
 	if best == "" {
 		return nil
 	}
-	r, err := c.Store.Run(ctx, best)
+	r, err := l.reader.Run(ctx, best)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && len(r.NamedOutputs) == 0) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	_, err = c.Store.UpdateRun(ctx, sweep, func(s *job.Run) ([]job.Event, error) {
-		s.NamedOutputs = maps.Clone(r.NamedOutputs)
-		return nil, nil
-	})
-	return err
+	return l.runs.SetNamedOutputs(ctx, sweep, maps.Clone(r.NamedOutputs))
+}
+
+// createTrial creates trial index of sweep p (a command run named <sweep>_<index>, through the
+// run core); a trial already created (by a pass before a restart) is left as it is.
+func (l *Loop) createTrial(ctx context.Context, p *job.Run, index int, params hpo.Params) error {
+	sp, err := spec.TrialSpec(p.Spec, params)
+	if err != nil {
+		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
+	}
+	return l.runs.CreateTrialRun(ctx, p, index, raw, sp)
 }

@@ -1,0 +1,9 @@
+package controller
+
+import "github.com/hangar-ml/hangar/internal/controller/parents"
+
+// parents is the parent loop over the fixture's controller and store, with its engines.
+func (f *fixture) parents() *parents.Loop {
+	return parents.New(parents.Config{Runs: f.c, Resolver: f.c, Store: f.c.Store, Reader: f.c.Store,
+		Log: f.c.Log, Now: f.clock.Now, SweepDecide: f.sweepDecide, PipelineDecide: f.pipelineDecide})
+}
