@@ -51,17 +51,13 @@ func (a assetCommands[V]) listCmd(env *Env) *cobra.Command {
 		Example: fmt.Sprintf("  hangar %s list\n  hangar %s list --name %s --include-archived -o json",
 			a.kind.Command, a.kind.Command, a.example),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			vs, err := a.versions(c).List(cmd.Context(), name, archived)
 			if err != nil {
 				return err
 			}
 			return env.printData(vs, func(w io.Writer) error { return a.table(w, vs, archived) })
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "list this "+a.kind.Noun+"'s versions")
 	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")

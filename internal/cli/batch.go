@@ -46,11 +46,7 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 		Short:   short,
 		Example: example,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			e, err := batchEndpointSpec(cmd.Context(), env, c, file, name, sets, update)
 			if err != nil {
 				return err
@@ -68,7 +64,7 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 				_, err := fmt.Fprintf(w, "Batch endpoint %s: %s\n", v.Name, v.ProvisioningState)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "batch endpoint YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
@@ -102,11 +98,7 @@ func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 		Short:   "Show a batch endpoint and its deployments",
 		Example: "  hangar batch-endpoint show -n mnist-batch -o yaml",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			v, err := c.BatchEndpoints.Get(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -123,7 +115,7 @@ func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 				}
 				return nil
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
 	_ = cmd.MarkFlagRequired("name")
@@ -143,11 +135,7 @@ func newBatchEndpointListCmd(env *Env) *cobra.Command {
 		Short:   "List the batch endpoints",
 		Example: "  hangar batch-endpoint list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			eps, err := c.BatchEndpoints.List(cmd.Context())
 			if err != nil {
 				return err
@@ -159,7 +147,7 @@ func newBatchEndpointListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "DEFAULT DEPLOYMENT", "DESCRIPTION"}, rows)
 			})
-		},
+		}),
 	}
 }
 
@@ -181,11 +169,7 @@ func newBatchListJobsCmd(env *Env) *cobra.Command {
 		Short:   "List a batch endpoint's scoring jobs, newest first",
 		Example: "  hangar batch-endpoint list-jobs -n mnist-batch",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if _, err := c.BatchEndpoints.Get(cmd.Context(), name); err != nil {
 				return err
 			}
@@ -193,7 +177,7 @@ func newBatchListJobsCmd(env *Env) *cobra.Command {
 			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + name}
 			f.q.Limit = 50
 			return env.listJobs(cmd, f)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
 	_ = cmd.MarkFlagRequired("name")

@@ -42,11 +42,8 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 		Short:   short,
 		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+			var err error
 			var d *serving.BatchDeployment
 			if file == "" && update {
 				d, err = storedBatchDeployment(cmd.Context(), c, endpoint, name, sets)
@@ -64,7 +61,7 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 				_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "batch deployment YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
@@ -141,11 +138,7 @@ func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
 		Short:   "Show a batch deployment and its settings",
 		Example: "  hangar batch-deployment show -n mnist-torch -e mnist-batch -o yaml",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			v, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
@@ -158,7 +151,7 @@ func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
 					st.MiniBatchSize, st.MaxConcurrencyPerInstance, st.MaxRetries, st.Timeout, st.ErrorThreshold, st.OutputAction, st.OutputFileName)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
@@ -174,11 +167,7 @@ func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 		Short:   "List a batch endpoint's deployments",
 		Example: "  hangar batch-deployment list -e mnist-batch",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			deps, err := c.BatchDeployments.List(cmd.Context(), endpoint)
 			if err != nil {
 				return err
@@ -190,7 +179,7 @@ func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "COMPUTE", "INSTANCES", "MODEL", "OUTPUT"}, rows)
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
 	_ = cmd.MarkFlagRequired("endpoint-name")
@@ -215,11 +204,7 @@ func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
 		Short:   "List the scoring jobs a batch deployment ran, newest first",
 		Example: "  hangar batch-deployment list-jobs -n mnist-torch -e mnist-batch\n  hangar batch-deployment list-jobs -n mnist-torch -e mnist-batch --query \"[].name\" -o tsv",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if _, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name); err != nil {
 				return err
 			}
@@ -227,7 +212,7 @@ func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
 			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + endpoint, serving.TagBatchDeployment + "=" + name}
 			f.q.Limit = 50
 			return env.listJobs(cmd, f)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")

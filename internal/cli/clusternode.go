@@ -42,13 +42,9 @@ func newComputeNodeDeleteCmd(env *Env) *cobra.Command {
   hangar compute node delete -n gpu-pool-1a2b3c4d5e
   hangar compute node delete -n gpu-pool-1a2b3c4d5e --yes`,
 		Args: nameArgs(&id, "node"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			return deleteNode(cmd.Context(), env, c, id, yes)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&id, "name", "n", "", "node id (the NODE column of compute show; or give it as the first argument)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")

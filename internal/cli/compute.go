@@ -49,11 +49,7 @@ func newComputeListCmd(env *Env) *cobra.Command {
 		Short:   "List compute targets",
 		Example: "  hangar compute list\n  hangar compute list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			cs, err := c.Computes.List(cmd.Context())
 			if err != nil {
 				return err
@@ -69,7 +65,7 @@ func newComputeListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "TYPE", "STATE", "DEFAULT", "ACTIVE RUNS"}, rows)
 			})
-		},
+		}),
 	}
 }
 
@@ -81,11 +77,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 		Example:           "  hangar compute show local\n  hangar compute show -n local -o yaml",
 		Args:              nameArgs(&name, "compute target"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			ct, err := c.Computes.Get(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -106,7 +98,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 				return err
 			}
 			return env.printData(view, func(w io.Writer) error { return showCluster(w, view) })
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
 	return cmd

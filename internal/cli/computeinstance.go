@@ -35,11 +35,7 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 		Example:           example,
 		Args:              nameArgs(&name, "compute instance"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			in, err := c.Instances.Action(cmd.Context(), name, action, force)
 			if err != nil {
 				return err
@@ -48,7 +44,7 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 				_, err := fmt.Fprintf(w, "Compute instance %s: %s (%s)\n", in.Name, in.State, in.Reason)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
 	if action == "stop" {
@@ -116,11 +112,7 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 		Example:           "  hangar compute logs dev1",
 		Args:              nameArgs(&name, "compute instance"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			in, err := c.Instances.Get(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -136,7 +128,7 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
 	addRawFlag(cmd, &raw)

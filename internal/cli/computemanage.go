@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
@@ -189,11 +190,7 @@ given, and never waits for an answer.`,
 		Example:           fmt.Sprintf("  hangar compute %s gpu-box\n  hangar compute %s -n gpu-box --force --yes   # cancels its active runs", verb, verb),
 		Args:              nameArgs(&name, "compute target"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			q := fmt.Sprintf("Remove compute target %s from the workspace?", name)
 			if force {
 				q = fmt.Sprintf("Remove compute target %s from the workspace, canceling its active runs?", name)
@@ -206,7 +203,7 @@ given, and never waits for an answer.`,
 			}
 			fmt.Fprintf(env.Stderr, "Removed compute %s\n", name)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
 	cmd.Flags().BoolVar(&force, "force", false, "also when runs are active: they are canceled")

@@ -43,17 +43,13 @@ func newCuratedListCmd(env *Env) *cobra.Command {
 		Short:   "List the mappings in force, and the defaults owners removed",
 		Example: "  hangar curated-environment list\n  hangar curated-environment list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			ms, err := c.Environments.Curated(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return env.printData(ms, func(w io.Writer) error { return curatedTable(w, ms) })
-		},
+		}),
 	}
 }
 
@@ -165,11 +161,7 @@ names it matched unmapped: their jobs run in the host environment, with a warnin
 maps them again with set.`,
 		Example: "  hangar curated-environment remove sklearn-1.5\n  hangar curated-environment remove 'mlflow*'",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			m, err := c.Environments.RemoveCurated(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -183,6 +175,6 @@ maps them again with set.`,
 				}
 				return err
 			})
-		},
+		}),
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
@@ -101,11 +102,7 @@ func newDatastoreListCmd(env *Env) *cobra.Command {
 		Short:   "List datastores (workspaceblobstore first)",
 		Example: "  hangar datastore list\n  hangar datastore list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			ds, err := c.Datastores.List(cmd.Context())
 			if err != nil {
 				return err
@@ -117,7 +114,7 @@ func newDatastoreListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "TYPE", "PATH", "MOUNTED ON", "DESCRIPTION"}, rows)
 			})
-		},
+		}),
 	}
 }
 
@@ -127,11 +124,7 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 		Use:     "show NAME",
 		Short:   "Show a datastore",
 		Example: "  hangar datastore show workspaceblobstore\n  hangar datastore show shared -o yaml",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			d, err := c.Datastores.Get(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -149,7 +142,7 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 				section(w, "Tags", sortedPairs(d.Tags))
 				return nil
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "datastore name (or give it as the argument)")
 	cmd.Args = nameArgs(&name, "datastore")

@@ -47,11 +47,8 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 		Short:   short,
 		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+			var err error
 			var d *serving.Deployment
 			if file == "" {
 				d, err = storedDeployment(cmd.Context(), c, endpoint, name, sets)
@@ -79,7 +76,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 				_, err := fmt.Fprintf(w, "Deployment %s of endpoint %s: %s (%s)\n", v.Name, v.Endpoint, v.ProvisioningState, v.Reason)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "online deployment YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
@@ -204,11 +201,7 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 		Short:   "Show a deployment: its state, replicas (runs) and settings",
 		Example: "  hangar online-deployment show -n blue -e my-endpoint",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			v, err := c.Deployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
@@ -222,7 +215,7 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 				}
 				return nil
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
@@ -248,17 +241,13 @@ func newDeploymentListCmd(env *Env) *cobra.Command {
 		Short:   "List an endpoint's deployments",
 		Example: "  hangar online-deployment list -e my-endpoint",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			deps, err := c.Deployments.List(cmd.Context(), endpoint)
 			if err != nil {
 				return err
 			}
 			return env.printData(deps, func(w io.Writer) error { return printDeployments(w, deps) })
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("endpoint-name")
@@ -285,11 +274,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 		Short:   "Print the output of a deployment's newest replica (its run's std_log.txt)",
 		Example: "  hangar online-deployment get-logs -n blue -e my-endpoint --lines 100",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			v, err := c.Deployments.Get(cmd.Context(), endpoint, name)
 			if err != nil {
 				return err
@@ -321,7 +306,7 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 				out.line(l)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
 	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")

@@ -222,11 +222,7 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 		Short:   "Show an endpoint: its scoring URI, auth mode, traffic and deployments",
 		Example: "  hangar online-endpoint show -n my-endpoint\n  hangar online-endpoint show -n my-endpoint -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			v, err := c.Endpoints.Get(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -244,7 +240,7 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 				fmt.Fprintln(w, "Deployments:")
 				return printDeployments(w, deps)
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("name")
@@ -272,11 +268,7 @@ func newEndpointListCmd(env *Env) *cobra.Command {
 		Short:   "List the online endpoints",
 		Example: "  hangar online-endpoint list\n  hangar online-endpoint list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			eps, err := c.Endpoints.List(cmd.Context())
 			if err != nil {
 				return err
@@ -289,7 +281,7 @@ func newEndpointListCmd(env *Env) *cobra.Command {
 				}
 				return tw.Flush()
 			})
-		},
+		}),
 	}
 }
 
@@ -309,11 +301,7 @@ func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 		Short:   "Print an endpoint's keys (auth_mode key) or a fresh one-hour token (aml_token)",
 		Example: "  hangar online-endpoint get-credentials -n my-endpoint\n  hangar online-endpoint get-credentials -n my-endpoint -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			k, err := c.Endpoints.Credentials(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -326,7 +314,7 @@ func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 				_, err := fmt.Fprintf(w, "primaryKey:   %s\nsecondaryKey: %s\n", k.PrimaryKey, k.SecondaryKey)
 				return err
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("name")
@@ -340,17 +328,13 @@ func newEndpointRegenerateCmd(env *Env) *cobra.Command {
 		Short:   "Replace an endpoint's primary or secondary key (the other keeps working)",
 		Example: "  hangar online-endpoint regenerate-keys -n my-endpoint --key-type secondary",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if err := c.Endpoints.RegenerateKey(cmd.Context(), name, keyType); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "Regenerated the %s key of %s (see get-credentials)\n", keyType, name)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	cmd.Flags().StringVar(&keyType, "key-type", "primary", "primary or secondary")

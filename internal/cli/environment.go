@@ -104,11 +104,7 @@ func newEnvListCmd(env *Env) *cobra.Command {
 		Short:   "List environments and their versions",
 		Example: "  hangar environment list\n  hangar environment list -n sklearn -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			evs, err := c.Environments.List(cmd.Context(), name)
 			if err != nil {
 				return err
@@ -120,7 +116,7 @@ func newEnvListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, rows)
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
 	return cmd

@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
 )
 
 func newJobArchiveCmd(env *Env, archive bool) *cobra.Command {
@@ -16,11 +18,7 @@ func newJobArchiveCmd(env *Env, archive bool) *cobra.Command {
 	}
 	cmd := &cobra.Command{Use: use, Short: short, Example: example}
 	name := addNameArg(cmd, "job", jobNames, env)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		d, err := c.Jobs.Archive(cmd.Context(), name.name, archive)
 		if err != nil {
 			return err
@@ -33,7 +31,7 @@ func newJobArchiveCmd(env *Env, archive bool) *cobra.Command {
 			_, err := fmt.Fprintf(w, "Restored job %s to job list\n", d.ID)
 			return err
 		})
-	}
+	})
 	return cmd
 }
 
@@ -53,11 +51,7 @@ On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
 	}
 	name := addNameArg(cmd, "job", jobNames, env)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		q := fmt.Sprintf("Delete job %s with its events, logs and metrics? This cannot be undone.", name.name)
 		if err := env.confirm(yes, q, "delete job "+name.name); err != nil {
 			return err
@@ -67,6 +61,6 @@ On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
 		}
 		fmt.Fprintf(env.Stderr, "Deleted job %s\n", name.name)
 		return nil
-	}
+	})
 	return cmd
 }

@@ -125,17 +125,13 @@ func newJobCompareCmd(env *Env) *cobra.Command {
 		},
 		ValidArgsFunction: env.completerAny(jobNames),
 	}
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		cs, err := compareJobs(cmd.Context(), c, args)
 		if err != nil {
 			return err
 		}
 		return env.printData(cs, func(w io.Writer) error { return compareTable(w, cs) })
-	}
+	})
 	return cmd
 }
 

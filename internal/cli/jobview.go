@@ -22,17 +22,13 @@ func newJobShowCmd(env *Env) *cobra.Command {
   hangar job show plucky_otter_k3x9q2mz --query bound_command`,
 	}
 	name := addNameArg(cmd, "job", jobNames, env)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		d, err := c.Jobs.Get(cmd.Context(), name.name)
 		if err != nil {
 			return err
 		}
 		return env.printData(d, func(w io.Writer) error { return showJob(w, d) })
-	}
+	})
 	return cmd
 }
 
@@ -47,11 +43,7 @@ given, and never waits for an answer.`,
 	}
 	name := addNameArg(cmd, "job", jobNames, env)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		if err := env.confirm(yes, fmt.Sprintf("Cancel job %s?", name.name), "cancel job "+name.name); err != nil {
 			return err
 		}
@@ -63,7 +55,7 @@ given, and never waits for an answer.`,
 			_, err := fmt.Fprintf(w, "Job %s: %s\n", d.ID, d.Status)
 			return err
 		})
-	}
+	})
 	return cmd
 }
 

@@ -235,11 +235,7 @@ func newWhoAmICmd(env *Env) *cobra.Command {
 		Short:   "Show the user and role the CLI's credentials stand for",
 		Example: "  hangar whoami\n  hangar whoami -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			me, err := c.Users.WhoAmI(cmd.Context())
 			if err != nil {
 				return err
@@ -248,7 +244,7 @@ func newWhoAmICmd(env *Env) *cobra.Command {
 				_, err := fmt.Fprintf(w, "%s (%s) at %s\n", me.User, me.Role, c.BaseURL())
 				return err
 			})
-		},
+		}),
 	}
 }
 

@@ -145,11 +145,7 @@ func newSecretListCmd(env *Env) *cobra.Command {
 		Short:   "List the secrets: names, times and the jobs using them (never values)",
 		Example: "  hangar secret list\n  hangar secret list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			list, err := c.Secrets.List(cmd.Context())
 			if err != nil {
 				return err
@@ -165,7 +161,7 @@ func newSecretListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "MAY BE USED BY", "CREATED", "UPDATED", "USED BY (ACTIVE JOBS)", "LAST FETCHED BY"}, rows)
 			})
-		},
+		}),
 	}
 }
 
@@ -213,11 +209,7 @@ key file is replaced only after that committed; a server stopped in the middle f
 when it starts again, and nothing is lost (docs/secrets.md). A backup taken before holds the old key.`,
 		Example: "  hangar secret rotate-key --yes",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if err := env.confirm(yes, "Reseal every secret of the workspace under a new key?", "rotate the key"); err != nil {
 				return err
 			}
@@ -230,7 +222,7 @@ when it starts again, and nothing is lost (docs/secrets.md). A backup taken befo
 				return env.printData(reply, nil)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
 )
 
 func newSettingsCmd(env *Env) *cobra.Command {
@@ -22,11 +24,7 @@ func newSettingsCmd(env *Env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List the settings that are set", Args: cobra.NoArgs,
 		Example: "  hangar settings list -o json",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			m, err := c.Workspace.Settings(cmd.Context())
 			if err != nil {
 				return err
@@ -43,22 +41,18 @@ func newSettingsCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"SETTING", "VALUE"}, rows)
 			})
-		},
+		}),
 	}
 	set := &cobra.Command{
 		Use: "set KEY VALUE", Short: "Change a setting", Args: cobra.ExactArgs(2),
 		Example: "  hangar settings set quota.family.NCSv3 24",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if err := c.Workspace.SetSetting(cmd.Context(), args[0], args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Set %s = %s\n", args[0], args[1])
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(list, set)
 	return groupCmd(cmd)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/sizes"
 )
@@ -22,17 +23,13 @@ local-half, local-full, and local-gpu on a machine with GPUs), and the workspace
 of it gets nodes that run nothing else.`,
 		Example: "  hangar compute list-sizes\n  hangar compute list-sizes -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			ss, err := c.Sizes.List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return env.printData(ss, func(w io.Writer) error { return sizeTable(w, ss) })
-		},
+		}),
 	}
 }
 
@@ -123,16 +120,12 @@ func newComputeDeleteSizeCmd(env *Env) *cobra.Command {
 		Short:   "Remove a node size the workspace added",
 		Example: "  hangar compute delete-size onprem-a100\n  hangar compute delete-size -n onprem-a100 --yes",
 		Args:    nameArgs(&name, "size"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if err := env.confirm(yes, fmt.Sprintf("Remove node size %s?", name), "delete size "+name); err != nil {
 				return err
 			}
 			return c.Sizes.Delete(cmd.Context(), name)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "size name (or give it as the first argument)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")

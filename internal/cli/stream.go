@@ -32,13 +32,9 @@ Piped or redirected, the log is written byte for byte.`,
 	name := addNameArg(cmd, "job", jobNames, env)
 	var raw bool
 	addRawFlag(cmd, &raw)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := env.client(cmd.Context())
-		if err != nil {
-			return err
-		}
+	cmd.RunE = env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 		return env.stream(cmd.Context(), c, name.name, raw)
-	}
+	})
 	return cmd
 }
 

@@ -102,18 +102,14 @@ func newTokenRevokeCmd(env *Env) *cobra.Command {
 		Short:   "Revoke a personal token: it is refused from the next request on",
 		Example: "  hangar token revoke laptop\n  hangar token revoke first --user rita",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			t, err := c.Tokens.Revoke(cmd.Context(), user, args[0])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Revoked token %q of %s\n", t.Name, t.User)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "another user's token (owners only)")
 	return cmd

@@ -93,11 +93,7 @@ func newUserListCmd(env *Env) *cobra.Command {
 		Short:   "List the users and their roles",
 		Example: "  hangar user list\n  hangar user list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			users, err := c.Users.List(cmd.Context())
 			if err != nil {
 				return err
@@ -109,7 +105,7 @@ func newUserListCmd(env *Env) *cobra.Command {
 				}
 				return table(w, []string{"NAME", "ROLE", "CREATED", "OIDC SUBJECT"}, rows)
 			})
-		},
+		}),
 	}
 }
 
@@ -119,18 +115,14 @@ func newUserSetRoleCmd(env *Env) *cobra.Command {
 		Short:   "Change a user's role (takes effect on their next request)",
 		Example: "  hangar user set-role rita contributor",
 		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			u, err := c.Users.SetRole(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "User %s now has the role %s\n", u.Name, u.Role)
 			return nil
-		},
+		}),
 	}
 }
 

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// The shapes most commands share: dial the workspace, ask one thing, print it.
+
+// withClient is a command's RunE that dials the workspace and hands run the client.
+func (e *Env) withClient(run func(cmd *cobra.Command, args []string, c *api.Client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := e.client(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, c)
+	}
+}
+
+// fetchAndPrint is a command's RunE that dials the workspace, fetches one value and prints it
+// (printData: human calls it a table).
+func fetchAndPrint[T any](e *Env, fetch func(ctx context.Context, c *api.Client) (T, error), human func(w io.Writer, v T) error) func(*cobra.Command, []string) error {
+	return e.withClient(func(cmd *cobra.Command, _ []string, c *api.Client) error {
+		v, err := fetch(cmd.Context(), c)
+		if err != nil {
+			return err
+		}
+		return e.printData(v, func(w io.Writer) error { return human(w, v) })
+	})
+}
+
+// tableOf writes items as a table, one row each.
+func tableOf[T any](w io.Writer, header []string, items []T, row func(T) []string) error {
+	rows := make([][]string, 0, len(items))
+	for _, it := range items {
+		rows = append(rows, row(it))
+	}
+	return table(w, header, rows)
+}
