@@ -130,25 +130,14 @@ func noneIfEmpty(s string) string {
 }
 
 func newBatchEndpointListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the batch endpoints",
-		Example: "  hangar batch-endpoint list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			eps, err := c.BatchEndpoints.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.printData(eps, func(w io.Writer) error {
-				rows := make([][]string, 0, len(eps))
-				for _, e := range eps {
-					rows = append(rows, []string{e.Name, noneIfEmpty(e.DefaultDeployment), e.Description})
-				}
-				return table(w, []string{"NAME", "DEFAULT DEPLOYMENT", "DESCRIPTION"}, rows)
-			})
-		}),
-	}
+	return listCmd(env, "List the batch endpoints", "  hangar batch-endpoint list -o json",
+		func(ctx context.Context, c *api.Client) ([]api.BatchEndpointView, error) {
+			return c.BatchEndpoints.List(ctx)
+		},
+		[]string{"NAME", "DEFAULT DEPLOYMENT", "DESCRIPTION"},
+		func(e api.BatchEndpointView) []string {
+			return []string{e.Name, noneIfEmpty(e.DefaultDeployment), e.Description}
+		})
 }
 
 func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {

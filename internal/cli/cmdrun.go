@@ -42,3 +42,11 @@ func tableOf[T any](w io.Writer, header []string, items []T, row func(T) []strin
 	}
 	return table(w, header, rows)
 }
+
+// listCmd is a `list` command without flags: it fetches the items and prints a row for each.
+func listCmd[T any](env *Env, short, example string, fetch func(context.Context, *api.Client) ([]T, error), header []string, row func(T) []string) *cobra.Command {
+	return &cobra.Command{
+		Use: "list", Short: short, Example: example, Args: cobra.NoArgs,
+		RunE: fetchAndPrint(env, fetch, func(w io.Writer, items []T) error { return tableOf(w, header, items, row) }),
+	}
+}

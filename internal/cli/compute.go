@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -44,29 +45,16 @@ Slurm clusters (type: slurm) and Kubernetes clusters (type: kubernetes: each job
 }
 
 func newComputeListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List compute targets",
-		Example: "  hangar compute list\n  hangar compute list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			cs, err := c.Computes.List(cmd.Context())
-			if err != nil {
-				return err
+	return listCmd(env, "List compute targets", "  hangar compute list\n  hangar compute list -o json",
+		func(ctx context.Context, c *api.Client) ([]api.Compute, error) { return c.Computes.List(ctx) },
+		[]string{"NAME", "TYPE", "STATE", "DEFAULT", "ACTIVE RUNS"},
+		func(c api.Compute) []string {
+			def := ""
+			if c.Default {
+				def = "*"
 			}
-			return env.printData(cs, func(w io.Writer) error {
-				rows := make([][]string, 0, len(cs))
-				for _, c := range cs {
-					def := ""
-					if c.Default {
-						def = "*"
-					}
-					rows = append(rows, []string{c.Name, c.Type, c.State, def, strconv.Itoa(c.ActiveRuns)})
-				}
-				return table(w, []string{"NAME", "TYPE", "STATE", "DEFAULT", "ACTIVE RUNS"}, rows)
-			})
-		}),
-	}
+			return []string{c.Name, c.Type, c.State, def, strconv.Itoa(c.ActiveRuns)}
+		})
 }
 
 func newComputeShowCmd(env *Env) *cobra.Command {

@@ -97,25 +97,12 @@ func mounts(d datastore.Datastore) []string {
 }
 
 func newDatastoreListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List datastores (workspaceblobstore first)",
-		Example: "  hangar datastore list\n  hangar datastore list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			ds, err := c.Datastores.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.printData(ds, func(w io.Writer) error {
-				rows := make([][]string, 0, len(ds))
-				for _, d := range ds {
-					rows = append(rows, []string{d.Name, d.Type, d.Path, strings.Join(mounts(d), ","), d.Description})
-				}
-				return table(w, []string{"NAME", "TYPE", "PATH", "MOUNTED ON", "DESCRIPTION"}, rows)
-			})
-		}),
-	}
+	return listCmd(env, "List datastores (workspaceblobstore first)", "  hangar datastore list\n  hangar datastore list -o json",
+		func(ctx context.Context, c *api.Client) ([]datastore.Datastore, error) { return c.Datastores.List(ctx) },
+		[]string{"NAME", "TYPE", "PATH", "MOUNTED ON", "DESCRIPTION"},
+		func(d datastore.Datastore) []string {
+			return []string{d.Name, d.Type, d.Path, strings.Join(mounts(d), ","), d.Description}
+		})
 }
 
 func newDatastoreShowCmd(env *Env) *cobra.Command {

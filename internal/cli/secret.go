@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -140,29 +141,16 @@ func readLimited(path string) ([]byte, error) {
 }
 
 func newSecretListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the secrets: names, times and the jobs using them (never values)",
-		Example: "  hangar secret list\n  hangar secret list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			list, err := c.Secrets.List(cmd.Context())
-			if err != nil {
-				return err
+	return listCmd(env, "List the secrets: names, times and the jobs using them (never values)", "  hangar secret list\n  hangar secret list -o json",
+		func(ctx context.Context, c *api.Client) ([]api.SecretInfo, error) { return c.Secrets.List(ctx) },
+		[]string{"NAME", "MAY BE USED BY", "CREATED", "UPDATED", "USED BY (ACTIVE JOBS)", "LAST FETCHED BY"},
+		func(s api.SecretInfo) []string {
+			last := ""
+			if s.LastUsedBy != "" {
+				last = s.LastUsedBy + " at " + fmtTime(&s.LastUsedAt)
 			}
-			return env.printData(list, func(w io.Writer) error {
-				rows := make([][]string, 0, len(list))
-				for _, s := range list {
-					last := ""
-					if s.LastUsedBy != "" {
-						last = s.LastUsedBy + " at " + fmtTime(&s.LastUsedAt)
-					}
-					rows = append(rows, []string{s.Name, s.Access.String(), fmtTime(&s.CreatedAt), fmtTime(&s.UpdatedAt), strings.Join(s.UsedBy, ","), last})
-				}
-				return table(w, []string{"NAME", "MAY BE USED BY", "CREATED", "UPDATED", "USED BY (ACTIVE JOBS)", "LAST FETCHED BY"}, rows)
-			})
-		}),
-	}
+			return []string{s.Name, s.Access.String(), fmtTime(&s.CreatedAt), fmtTime(&s.UpdatedAt), strings.Join(s.UsedBy, ","), last}
+		})
 }
 
 func newSecretDeleteCmd(env *Env) *cobra.Command {

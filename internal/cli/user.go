@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -88,25 +89,10 @@ issuer (` + "`hangar server --oidc-issuer`" + `) as that subject (the ID token's
 }
 
 func newUserListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the users and their roles",
-		Example: "  hangar user list\n  hangar user list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			users, err := c.Users.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.printData(users, func(w io.Writer) error {
-				rows := make([][]string, 0, len(users))
-				for _, u := range users {
-					rows = append(rows, []string{u.Name, u.Role, fmtTime(&u.CreatedAt), u.OIDCSubject})
-				}
-				return table(w, []string{"NAME", "ROLE", "CREATED", "OIDC SUBJECT"}, rows)
-			})
-		}),
-	}
+	return listCmd(env, "List the users and their roles", "  hangar user list\n  hangar user list -o json",
+		func(ctx context.Context, c *api.Client) ([]api.User, error) { return c.Users.List(ctx) },
+		[]string{"NAME", "ROLE", "CREATED", "OIDC SUBJECT"},
+		func(u api.User) []string { return []string{u.Name, u.Role, fmtTime(&u.CreatedAt), u.OIDCSubject} })
 }
 
 func newUserSetRoleCmd(env *Env) *cobra.Command {
