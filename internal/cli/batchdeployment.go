@@ -9,7 +9,6 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/serving"
-	"github.com/hangar-ml/hangar/internal/spec"
 )
 
 func newBatchDeploymentCmd(env *Env) *cobra.Command {
@@ -30,8 +29,7 @@ Nothing runs until batch-endpoint invoke.`,
 }
 
 func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
-	var file, name, endpoint, root string
-	var sets []string
+	var f deploymentFlags
 	var setDefault, noWait bool
 	use, short := "create", "Create a batch deployment from a YAML file (the endpoint's first becomes its default)"
 	if update {
@@ -43,19 +41,16 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
 		Args:    cobra.NoArgs,
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			var err error
-			var d *serving.BatchDeployment
-			if file == "" && update {
-				d, err = storedBatchDeployment(cmd.Context(), c, endpoint, name, sets)
-			} else {
-				d, err = batchDeploymentFromFile(cmd.Context(), env, c, file, name, endpoint, root, sets)
+			if f.file == "" && !update {
+				return usageError("give --file (-f)")
 			}
+			d, err := batchDeploymentSource.read(cmd.Context(), env, c, f)
 			if err != nil {
 				return err
 			}
 			v, err := c.BatchDeployments.Put(cmd.Context(), *d, !update, setDefault)
 			if err != nil {
-				return fileError(file, err)
+				return fileError(f.file, err)
 			}
 			return env.printData(v, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
@@ -63,11 +58,7 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "batch deployment YAML file")
-	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
-	addSpecRootFlag(cmd, &root)
+	f.add(cmd, "batch deployment YAML file")
 	cmd.Flags().BoolVar(&setDefault, "set-default", false, "make it the endpoint's default deployment")
 	addNoWaitFlag(cmd, &noWait)
 	if update {
@@ -76,48 +67,6 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 		_ = cmd.MarkFlagRequired("file")
 	}
 	return cmd
-}
-
-// batchDeploymentFromFile reads a batch deployment's file and uploads its code and model.
-func batchDeploymentFromFile(ctx context.Context, env *Env, c *api.Client, file, name, endpoint, root string, sets []string) (*serving.BatchDeployment, error) {
-	if file == "" {
-		return nil, usageError("give --file (-f)")
-	}
-	d, warnings, err := spec.ParseBatchDeploymentFile(file, sets, specFiles(root)...)
-	if err != nil {
-		return nil, specError(err)
-	}
-	env.warn(warnings)
-	if name != "" {
-		d.Name = name
-	}
-	if endpoint != "" {
-		d.Endpoint = endpoint
-	}
-	if d.Endpoint == "" {
-		return nil, usageError("%s: endpoint_name: required (or --endpoint-name)", file)
-	}
-	if err := uploadBatchDeployment(ctx, env, c, d); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// storedBatchDeployment is the stored batch deployment with sets applied (an update without a
-// file).
-func storedBatchDeployment(ctx context.Context, c *api.Client, endpoint, name string, sets []string) (*serving.BatchDeployment, error) {
-	if name == "" || endpoint == "" {
-		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
-	}
-	v, err := c.BatchDeployments.Get(ctx, endpoint, name)
-	if err != nil {
-		return nil, err
-	}
-	d := v.BatchDeployment
-	if err := applyStoredSets(&d, sets, batchDeploymentKind); err != nil {
-		return nil, err
-	}
-	return &d, nil
 }
 
 // uploadBatchDeployment uploads the code folder and an inline model's files, as for an online

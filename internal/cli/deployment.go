@@ -12,7 +12,6 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/serving"
-	"github.com/hangar-ml/hangar/internal/spec"
 )
 
 func newOnlineDeploymentCmd(env *Env) *cobra.Command {
@@ -34,8 +33,7 @@ workspace default): its logs are get-logs, and a replica that crashes is replace
 }
 
 func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
-	var file, name, endpoint, root string
-	var sets []string
+	var f deploymentFlags
 	var allTraffic, noWait bool
 	var timeout time.Duration
 	use, short := "create", "Create a deployment from a YAML file and wait until a replica answers"
@@ -48,13 +46,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
 		Args:    cobra.NoArgs,
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			var err error
-			var d *serving.Deployment
-			if file == "" {
-				d, err = storedDeployment(cmd.Context(), c, endpoint, name, sets)
-			} else {
-				d, err = deploymentFromFile(cmd.Context(), env, c, file, name, endpoint, root, sets)
-			}
+			d, err := onlineDeploymentSource.read(cmd.Context(), env, c, f)
 			if err != nil {
 				return err
 			}
@@ -65,7 +57,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 				v, err = c.Deployments.Create(cmd.Context(), *d, allTraffic)
 			}
 			if err != nil {
-				return fileError(file, err)
+				return fileError(f.file, err)
 			}
 			if !noWait {
 				if v, err = waitDeployment(cmd.Context(), env, c, d.Endpoint, d.Name, v.Generation, timeout); err != nil {
@@ -78,11 +70,7 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "online deployment YAML file")
-	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint (default: endpoint_name in the file)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
-	addSpecRootFlag(cmd, &root)
+	f.add(cmd, "online deployment YAML file")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once stored, without waiting for a replica")
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for a replica to answer")
 	if !update {
@@ -92,44 +80,6 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 		cmd.Example += "\n  hangar online-deployment update -n blue -e my-endpoint --set instance_count=2"
 	}
 	return cmd
-}
-
-// deploymentFromFile reads a deployment's file and uploads its code and model.
-func deploymentFromFile(ctx context.Context, env *Env, c *api.Client, file, name, endpoint, root string, sets []string) (*serving.Deployment, error) {
-	d, warnings, err := spec.ParseDeploymentFile(file, sets, specFiles(root)...)
-	if err != nil {
-		return nil, specError(err)
-	}
-	env.warn(warnings)
-	if name != "" {
-		d.Name = name
-	}
-	if endpoint != "" {
-		d.Endpoint = endpoint
-	}
-	if d.Endpoint == "" {
-		return nil, usageError("%s: endpoint_name: required (or --endpoint-name)", file)
-	}
-	if err := uploadDeployment(ctx, env, c, d); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// storedDeployment is the stored deployment with sets applied (an update without a file).
-func storedDeployment(ctx context.Context, c *api.Client, endpoint, name string, sets []string) (*serving.Deployment, error) {
-	if name == "" || endpoint == "" || len(sets) == 0 {
-		return nil, usageError("give --file (-f), or --name, --endpoint-name and the fields to change with --set key=value")
-	}
-	v, err := c.Deployments.Get(ctx, endpoint, name)
-	if err != nil {
-		return nil, err
-	}
-	d := v.Deployment
-	if err := applyStoredSets(&d, sets, onlineDeploymentKind); err != nil {
-		return nil, err
-	}
-	return &d, nil
 }
 
 // uploadDeployment uploads the deployment's code folder and its inline model's files.
