@@ -122,7 +122,7 @@ func (s *Server) gate(pattern string, a access, h http.HandlerFunc) http.Handler
 		return h
 	}
 	if a.audit != "" {
-		h = s.audited(pattern, a.audit, h)
+		h = s.identity.audited(pattern, a.audit, h)
 	}
 	mlflow := strings.Contains(pattern, "/api/2.0/mlflow")
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -12,27 +12,27 @@ import (
 )
 
 // agentRoutes adds the admin routes for cluster nodes and sizes to the authenticated API mux.
-func (s *Server) agentRoutes(mux routes) {
-	mux.handle("GET /api/computes/{name}/nodes", readAccess, s.listNodes)
-	mux.handle("GET /api/computes/{name}/node-events", readAccess, s.listNodeEvents)
-	mux.handle("GET /api/nodes/{id}", readAccess, s.getNode)
-	mux.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.deleteNode)
-	mux.handle("GET /api/sizes", readAccess, s.listSizes)
-	mux.handle("POST /api/sizes", computeAccess.audited("size.create"), s.createSize)
-	mux.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.deleteSize)
+func (s *clusterRoutes) agentRoutes(mux routes) {
+	mux.handle("GET /api/computes/{name}/nodes", readAccess, s.cluster.listNodes)
+	mux.handle("GET /api/computes/{name}/node-events", readAccess, s.cluster.listNodeEvents)
+	mux.handle("GET /api/nodes/{id}", readAccess, s.cluster.getNode)
+	mux.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.cluster.deleteNode)
+	mux.handle("GET /api/sizes", readAccess, s.computes.listSizes)
+	mux.handle("POST /api/sizes", computeAccess.audited("size.create"), s.computes.createSize)
+	mux.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.computes.deleteSize)
 }
 
 // agentPublicRoutes adds the routes agents call to the outer mux, outside the workspace-token
 // authentication: they carry their own tokens (a join token, then the agent token), and
 // neither the admin token nor run tokens are accepted there.
-func (s *Server) agentPublicRoutes(mux routes) {
-	mux.handle("POST /api/agents/join", publicAccess, s.agentJoin)
-	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.agentHeartbeat)
+func (s *clusterRoutes) agentPublicRoutes(mux routes) {
+	mux.handle("POST /api/agents/join", publicAccess, s.cluster.agentJoin)
+	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.cluster.agentHeartbeat)
 }
 
 // agents is the clusters' dispatcher: the one the cluster backend queues work with, so that a
 // heartbeat waiting for work returns as soon as some is queued.
-func (s *Server) agents() (*cluster.Dispatcher, error) {
+func (s *clusterRoutes) agents() (*cluster.Dispatcher, error) {
 	if s.cfg.Clusters == nil || s.cfg.Clusters.Agents == nil {
 		return nil, &httpError{http.StatusNotFound, api.CodeNotFound, "clusters are not enabled on this server"}
 	}
@@ -43,8 +43,8 @@ func bearer(r *http.Request) string {
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
 
-func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) {
-	d, err := s.agents()
+func (s *clusterRoutes) agentJoin(w http.ResponseWriter, r *http.Request) {
+	d, err := s.cluster.agents()
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -64,8 +64,8 @@ func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) {
 
 // agentHeartbeat answers an agent's heartbeat, holding it while the agent asks (a long poll)
 // until work is queued for its node.
-func (s *Server) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
-	d, err := s.agents()
+func (s *clusterRoutes) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	d, err := s.cluster.agents()
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -111,7 +111,7 @@ func agentError(err error) error {
 	return err
 }
 
-func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) listNodes(w http.ResponseWriter, r *http.Request) {
 	pool := r.PathValue("name")
 	if _, err := s.cfg.Store.Compute(r.Context(), pool); err != nil {
 		writeError(w, s.log, err)
@@ -129,7 +129,7 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) getNode(w http.ResponseWriter, r *http.Request) {
 	n, err := s.cfg.Store.Node(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -144,7 +144,7 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteNode removes a node by hand: 202, as its machine is deleted in the background.
-func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) deleteNode(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Clusters == nil {
 		writeError(w, s.log, badRequest("clusters are not enabled on this server"))
 		return
@@ -157,7 +157,7 @@ func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, out)
 }
 
-func (s *Server) listNodeEvents(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) listNodeEvents(w http.ResponseWriter, r *http.Request) {
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

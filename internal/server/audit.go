@@ -22,12 +22,12 @@ import (
 // maxAuditPeek is how much of a create's body is kept to read its name.
 const maxAuditPeek = 64 << 10
 
-func (s *Server) auditRoutes(mux routes) {
-	mux.handle("GET /api/audit", ownerAccess, s.listAudit)
+func (s *identityRoutes) auditRoutes(mux routes) {
+	mux.handle("GET /api/audit", ownerAccess, s.identity.listAudit)
 }
 
 // audit appends an entry; a failure is logged, as the change it records has been made.
-func (s *Server) audit(ctx context.Context, user, action, object, detail string) {
+func (s *identityRoutes) audit(ctx context.Context, user, action, object, detail string) {
 	e := store.AuditEntry{At: time.Now().UTC(), User: user, Action: action, Object: object, Detail: detail}
 	if err := s.cfg.Store.AddAudit(ctx, e); err != nil {
 		s.log.Error("audit log", "action", action, "object", object, "err", err)
@@ -35,7 +35,7 @@ func (s *Server) audit(ctx context.Context, user, action, object, detail string)
 }
 
 // audited records the requests that h answers with a 2xx as action.
-func (s *Server) audited(pattern, action string, h http.HandlerFunc) http.HandlerFunc {
+func (s *identityRoutes) audited(pattern, action string, h http.HandlerFunc) http.HandlerFunc {
 	named := !strings.Contains(pattern, "{")
 	return func(w http.ResponseWriter, r *http.Request) {
 		var peek *bytes.Buffer
@@ -60,7 +60,7 @@ func (s *Server) audited(pattern, action string, h http.HandlerFunc) http.Handle
 				object += "/" + body.Name
 			}
 		}
-		s.audit(context.WithoutCancel(r.Context()), who(r).user, action, object, r.URL.RawQuery)
+		s.identity.audit(context.WithoutCancel(r.Context()), who(r).user, action, object, r.URL.RawQuery)
 	}
 }
 
@@ -106,7 +106,7 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.AuditFilter{User: q.Get("user")}
 	if v := q.Get("since"); v != "" {

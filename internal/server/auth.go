@@ -42,7 +42,7 @@ var adminPrincipal = principal{admin: true, user: api.AdminUser, role: api.RoleO
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := bearerOrBasic(r)
-		p, ok, err := s.studioPrincipal(r, tok)
+		p, ok, err := s.identity.studioPrincipal(r, tok)
 		if !ok {
 			p, err = s.tokenPrincipal(r, tok)
 		}
@@ -71,7 +71,7 @@ func (s *Server) tokenPrincipal(r *http.Request, tok string) (principal, error) 
 	case tok == "":
 		return principal{}, errNoToken
 	case tokens.IsPersonal(tok):
-		return s.personalPrincipal(r.Context(), tok)
+		return s.identity.personalPrincipal(r.Context(), tok)
 	}
 	run, err := s.cfg.Controller.Authenticate(r.Context(), tok)
 	if err != nil {

@@ -11,18 +11,18 @@ import (
 // batchRoutes are the batch endpoints' routes. Azure opens them with a Microsoft Entra token
 // (aad_token); a workspace has none, so the workspace token opens them, like the rest of /api.
 // A batch endpoint's jobs are listed by GET /api/jobs?tag=hangar.batch_endpoint=NAME.
-func (s *Server) batchRoutes(mux routes) {
-	mux.handle("POST /api/batch-endpoints", contributeAccess, s.createBatchEndpoint)
-	mux.handle("GET /api/batch-endpoints", readAccess, s.listBatchEndpoints)
-	mux.handle("GET /api/batch-endpoints/{name}", readAccess, s.getBatchEndpoint)
-	mux.handle("PUT /api/batch-endpoints/{name}", contributeAccess, s.updateBatchEndpoint)
-	mux.handle("DELETE /api/batch-endpoints/{name}", contributeAccess.audited("batch-endpoint.delete"), s.deleteBatchEndpoint)
-	mux.handle("POST /api/batch-endpoints/{name}/invoke", contributeAccess, s.invokeBatch)
-	mux.handle("POST /api/batch-endpoints/{name}/deployments", contributeAccess, s.putBatchDeployment)
-	mux.handle("GET /api/batch-endpoints/{name}/deployments", readAccess, s.listBatchDeployments)
-	mux.handle("GET /api/batch-endpoints/{name}/deployments/{dep}", readAccess, s.getBatchDeployment)
-	mux.handle("PUT /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess, s.putBatchDeployment)
-	mux.handle("DELETE /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess.audited("batch-deployment.delete"), s.deleteBatchDeployment)
+func (s *batchRoutes) batchRoutes(mux routes) {
+	mux.handle("POST /api/batch-endpoints", contributeAccess, s.batch.createBatchEndpoint)
+	mux.handle("GET /api/batch-endpoints", readAccess, s.batch.listBatchEndpoints)
+	mux.handle("GET /api/batch-endpoints/{name}", readAccess, s.batch.getBatchEndpoint)
+	mux.handle("PUT /api/batch-endpoints/{name}", contributeAccess, s.batch.updateBatchEndpoint)
+	mux.handle("DELETE /api/batch-endpoints/{name}", contributeAccess.audited("batch-endpoint.delete"), s.batch.deleteBatchEndpoint)
+	mux.handle("POST /api/batch-endpoints/{name}/invoke", contributeAccess, s.batch.invokeBatch)
+	mux.handle("POST /api/batch-endpoints/{name}/deployments", contributeAccess, s.batch.putBatchDeployment)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments", readAccess, s.batch.listBatchDeployments)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments/{dep}", readAccess, s.batch.getBatchDeployment)
+	mux.handle("PUT /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess, s.batch.putBatchDeployment)
+	mux.handle("DELETE /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess.audited("batch-deployment.delete"), s.batch.deleteBatchDeployment)
 }
 
 func batchEndpointView(e store.BatchEndpointRecord) api.BatchEndpointView {
@@ -33,15 +33,15 @@ func batchDeploymentView(d store.BatchDeploymentRecord) api.BatchDeploymentView 
 	return api.BatchDeploymentView{BatchDeployment: d.Spec, ProvisioningState: "Succeeded", CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
-func (s *Server) createBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.putBatchEndpoint(w, r, true)
+func (s *batchRoutes) createBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.batch.putBatchEndpoint(w, r, true)
 }
 
-func (s *Server) updateBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.putBatchEndpoint(w, r, false)
+func (s *batchRoutes) updateBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.batch.putBatchEndpoint(w, r, false)
 }
 
-func (s *Server) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create bool) {
+func (s *batchRoutes) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create bool) {
 	var e serving.BatchEndpoint
 	if err := readJSON(r, &e); err != nil {
 		writeError(w, s.log, err)
@@ -59,7 +59,7 @@ func (s *Server) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create
 	writeJSON(w, status, batchEndpointView(*rec))
 }
 
-func (s *Server) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
 	eps, err := s.cfg.Store.BatchEndpoints(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -72,7 +72,7 @@ func (s *Server) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.cfg.Serving.BatchEndpoint(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -81,7 +81,7 @@ func (s *Server) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, batchEndpointView(*rec))
 }
 
-func (s *Server) deleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) deleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Serving.DeleteBatchEndpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -89,18 +89,18 @@ func (s *Server) deleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) invokeBatch(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) invokeBatch(w http.ResponseWriter, r *http.Request) {
 	var req api.BatchInvokeRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
 	run, err := s.cfg.Serving.InvokeBatch(r.Context(), r.PathValue("name"), who(r).user, req)
-	s.respondDetail(w, r, http.StatusCreated, run, err)
+	s.jobs.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
 // putBatchDeployment is POST .../deployments (create) and PUT .../deployments/{dep} (update).
-func (s *Server) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	var d serving.BatchDeployment
 	if err := readJSON(r, &d); err != nil {
 		writeError(w, s.log, err)
@@ -120,7 +120,7 @@ func (s *Server) putBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, batchDeploymentView(*rec))
 }
 
-func (s *Server) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
 	ds, err := s.cfg.Serving.BatchDeployments(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -133,7 +133,7 @@ func (s *Server) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.cfg.Serving.BatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -142,7 +142,7 @@ func (s *Server) getBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, batchDeploymentView(*rec))
 }
 
-func (s *Server) deleteBatchDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *batchRoutes) deleteBatchDeployment(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Serving.DeleteBatchDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
 		writeError(w, s.log, err)
 		return

@@ -7,7 +7,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 )
 
-func (s *Server) missingBlobs(w http.ResponseWriter, r *http.Request) {
+func (s *blobRoutes) missingBlobs(w http.ResponseWriter, r *http.Request) {
 	var req api.MissingRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -26,7 +26,7 @@ func (s *Server) missingBlobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.MissingResponse{Missing: missing})
 }
 
-func (s *Server) putBlob(w http.ResponseWriter, r *http.Request) {
+func (s *blobRoutes) putBlob(w http.ResponseWriter, r *http.Request) {
 	h := r.PathValue("hash")
 	if !blob.ValidHash(h) {
 		writeError(w, s.log, badRequest("not a blob hash: "+h))
@@ -39,7 +39,7 @@ func (s *Server) putBlob(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (s *Server) putBundle(w http.ResponseWriter, r *http.Request) {
+func (s *blobRoutes) putBundle(w http.ResponseWriter, r *http.Request) {
 	n, b, err := s.cfg.Blobs.PutBundle(r.Body)
 	if err != nil {
 		if _, _, _, ok := bodyError(err); !ok && !blob.IsNoSpace(err) {
@@ -51,7 +51,7 @@ func (s *Server) putBundle(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.BundleResponse{Count: n, Bytes: b})
 }
 
-func (s *Server) getBlob(w http.ResponseWriter, r *http.Request) {
+func (s *blobRoutes) getBlob(w http.ResponseWriter, r *http.Request) {
 	h := r.PathValue("hash")
 	if !blob.ValidHash(h) {
 		writeError(w, s.log, badRequest("not a blob hash: "+h))

@@ -11,8 +11,8 @@ import (
 // runCheckpoint commits a supervisor's uploaded checkpoint (docs/checkpoints.md). Its run's
 // token only (runOnly; the attempt header keeps an older attempt out), its body bounded like
 // every JSON body (bodies.go).
-func (s *Server) runCheckpoint(w http.ResponseWriter, r *http.Request) {
-	withBody(s, w, r, func(cp api.CheckpointCommit) (any, error) {
+func (s *runRoutes) runCheckpoint(w http.ResponseWriter, r *http.Request) {
+	withBody(s.Server, w, r, func(cp api.CheckpointCommit) (any, error) {
 		if err := s.cfg.Controller.CommitCheckpoint(r.Context(), r.PathValue("id"), cp); err != nil {
 			return nil, err
 		}
@@ -21,7 +21,7 @@ func (s *Server) runCheckpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkpointDetail adds the run's latest checkpoint and what its preemptions cost to job show.
-func (s *Server) checkpointDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
+func (s *runRoutes) checkpointDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
 	d.Checkpoint = s.cfg.Controller.LatestCheckpoint(ctx, run.ID)
 	ps, err := s.cfg.Controller.Preemptions(ctx, run.ID, d.Events)
 	if err != nil {

@@ -117,7 +117,7 @@ func changedOwnerFields(old, s *compute.Spec) []ownerField {
 // checkOwnerFields refuses a user below owner a spec that sets or changes an owner-only field
 // (compared with the stored target of that name, so that a compute operator may still update a
 // cluster an owner gave hooks to, leaving them as they are).
-func (s *Server) checkOwnerFields(r *http.Request, spec *compute.Spec) error {
+func (s *computeRoutes) checkOwnerFields(r *http.Request, spec *compute.Spec) error {
 	p := who(r)
 	if p.role == api.RoleOwner {
 		return nil

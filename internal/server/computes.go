@@ -12,7 +12,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-func (s *Server) listComputes(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.cfg.Store.Computes(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -20,11 +20,11 @@ func (s *Server) listComputes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.Compute, 0, len(ts))
 	for _, t := range ts {
-		c := s.describe(r.Context(), t, false)
+		c := s.computes.describe(r.Context(), t, false)
 		redactHookEnv(who(r), c.Spec)
 		out = append(out, c)
 	}
-	if pool, err := s.machinePool(r.Context()); err != nil { // serverlesspool.go
+	if pool, err := s.endpoints.machinePool(r.Context()); err != nil { // serverlesspool.go
 		writeError(w, s.log, err)
 		return
 	} else if pool != nil {
@@ -33,10 +33,10 @@ func (s *Server) listComputes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) getCompute(w http.ResponseWriter, r *http.Request) {
 	t, err := s.cfg.Store.Compute(r.Context(), r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) && r.PathValue("name") == compute.ServerlessName {
-		pool, err := s.machinePool(r.Context()) // serverlesspool.go
+		pool, err := s.endpoints.machinePool(r.Context()) // serverlesspool.go
 		if err != nil {
 			writeError(w, s.log, err)
 			return
@@ -49,13 +49,13 @@ func (s *Server) getCompute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	c := s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
+	c := s.computes.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
 	redactHookEnv(who(r), c.Spec)
 	writeJSON(w, http.StatusOK, c)
 }
 
 // describe turns a target into its API view; with detail, the backend describes its node.
-func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) api.Compute {
+func (s *computeRoutes) describe(ctx context.Context, t compute.Target, detail bool) api.Compute {
 	c := api.Compute{Name: t.Name, Type: t.Type, Description: t.Description, CreatedAt: t.CreatedAt}
 	if st, err := compute.Load(t); err == nil {
 		c.Spec, c.Node = st.Spec.Redacted(), st.Node
@@ -88,21 +88,21 @@ func (s *Server) describe(ctx context.Context, t compute.Target, detail bool) ap
 	} else if t.Type == compute.TypeServerless {
 		_, f.HasBackend = s.cfg.Backends[compute.TypeCluster] // its jobs run on managed clusters
 	}
-	s.describePool(&c) // serverlesspool.go
-	s.stateFacts(ctx, t, c.Spec, &f)
+	s.endpoints.describePool(&c) // serverlesspool.go
+	s.computes.stateFacts(ctx, t, c.Spec, &f)
 	c.State = targetState(f) // computestate.go
 	return c
 }
 
-func (s *Server) createCompute(w http.ResponseWriter, r *http.Request) {
-	s.putCompute(w, r, false)
+func (s *computeRoutes) createCompute(w http.ResponseWriter, r *http.Request) {
+	s.computes.putCompute(w, r, false)
 }
 
-func (s *Server) updateCompute(w http.ResponseWriter, r *http.Request) {
-	s.putCompute(w, r, true)
+func (s *computeRoutes) updateCompute(w http.ResponseWriter, r *http.Request) {
+	s.computes.putCompute(w, r, true)
 }
 
-func (s *Server) putCompute(w http.ResponseWriter, r *http.Request, update bool) {
+func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, update bool) {
 	var spec compute.Spec
 	if err := readJSON(r, &spec); err != nil {
 		writeError(w, s.log, err)
@@ -112,7 +112,7 @@ func (s *Server) putCompute(w http.ResponseWriter, r *http.Request, update bool)
 		writeError(w, s.log, badRequest("name in the body differs from the path"))
 		return
 	}
-	if err := s.checkOwnerFields(r, &spec); err != nil {
+	if err := s.computes.checkOwnerFields(r, &spec); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -129,10 +129,10 @@ func (s *Server) putCompute(w http.ResponseWriter, r *http.Request, update bool)
 	if update {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, s.describe(r.Context(), *t, false))
+	writeJSON(w, status, s.computes.describe(r.Context(), *t, false))
 }
 
-func (s *Server) deleteCompute(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) deleteCompute(w http.ResponseWriter, r *http.Request) {
 	force := r.URL.Query().Get("force") == "true"
 	if err := s.cfg.Controller.DeleteCompute(r.Context(), r.PathValue("name"), force); err != nil {
 		writeError(w, s.log, err)

@@ -108,7 +108,7 @@ func oneLine(s string) string {
 // stateFacts reads what a target's state needs beyond its backend: an instance's state, a
 // cluster's nodes and provisioning error, the serverless pool's clusters' nodes (a store that
 // cannot tell leaves them out).
-func (s *Server) stateFacts(ctx context.Context, t compute.Target, spec *compute.Spec, f *targetFacts) {
+func (s *computeRoutes) stateFacts(ctx context.Context, t compute.Target, spec *compute.Spec, f *targetFacts) {
 	switch t.Type {
 	case compute.TypeInstance:
 		if row, err := s.cfg.Store.Instance(ctx, t.Name); err == nil {
@@ -118,17 +118,17 @@ func (s *Server) stateFacts(ctx context.Context, t compute.Target, spec *compute
 		if spec != nil && spec.Cluster != nil {
 			f.MaxNodes = spec.Cluster.MaxInstances
 		}
-		s.poolNodes(ctx, f, func(pool string) bool { return pool == t.Name })
+		s.computes.poolNodes(ctx, f, func(pool string) bool { return pool == t.Name })
 	case compute.TypeServerless:
 		if spec != nil && spec.Serverless != nil {
 			f.MaxNodes = spec.Serverless.MaxInstances
 		}
-		s.poolNodes(ctx, f, func(pool string) bool { return compute.ServerlessSizeOf(pool) != "" })
+		s.computes.poolNodes(ctx, f, func(pool string) bool { return compute.ServerlessSizeOf(pool) != "" })
 	}
 }
 
 // poolNodes adds the nodes of the pools that match, and the first provisioning error among them.
-func (s *Server) poolNodes(ctx context.Context, f *targetFacts, match func(pool string) bool) {
+func (s *computeRoutes) poolNodes(ctx context.Context, f *targetFacts, match func(pool string) bool) {
 	nodes, err := s.cfg.Store.Nodes(ctx, store.NodeFilter{})
 	if err != nil {
 		return

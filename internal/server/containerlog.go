@@ -17,7 +17,7 @@ const maxContainerLogFollow = 60 * time.Second
 // runContainerLog streams, to the run's own supervisor, the output of the run's serving
 // container where only its backend can read it (backend.ContainerLogger: the image of a replica
 // on Kubernetes, beside its supervisor's sidecar). The supervisor relays it into the run's log.
-func (s *Server) runContainerLog(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) runContainerLog(w http.ResponseWriter, r *http.Request) {
 	ctx, id, q := r.Context(), r.PathValue("id"), r.URL.Query()
 	var since time.Time
 	if v := q.Get("since"); v != "" {

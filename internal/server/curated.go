@@ -9,13 +9,13 @@ import (
 
 // curatedRoutes are the mappings of Azure's curated environments: every role reads them (a job's
 // warning names them), owners change them (what jobs that name a curated environment run in).
-func (s *Server) curatedRoutes(rt routes) {
-	rt.handle("GET /api/settings/curated-environments", readAccess, s.listCurated)
-	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.putCurated)
-	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.deleteCurated)
+func (s *assetRoutes) curatedRoutes(rt routes) {
+	rt.handle("GET /api/settings/curated-environments", readAccess, s.assets.listCurated)
+	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.assets.putCurated)
+	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.assets.deleteCurated)
 }
 
-func (s *Server) listCurated(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) listCurated(w http.ResponseWriter, r *http.Request) {
 	ms, err := s.cfg.Controller.CuratedEnvironments(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -28,7 +28,7 @@ func (s *Server) listCurated(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) putCurated(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) putCurated(w http.ResponseWriter, r *http.Request) {
 	var body api.CuratedEnvironment
 	if err := readJSON(r, &body); err != nil {
 		writeError(w, s.log, err)
@@ -47,7 +47,7 @@ func (s *Server) putCurated(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, curatedView(*m))
 }
 
-func (s *Server) deleteCurated(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) deleteCurated(w http.ResponseWriter, r *http.Request) {
 	m, err := s.cfg.Controller.RemoveCuratedEnvironment(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)

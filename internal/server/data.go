@@ -10,16 +10,16 @@ import (
 )
 
 // dataRoutes adds the data asset and datastore routes (issue 15), admin only like models.
-func (s *Server) dataRoutes(mux routes) {
-	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s,
+func (s *assetRoutes) dataRoutes(mux routes) {
+	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s.Server,
 		create: s.cfg.Controller.CreateData, resolve: s.cfg.Controller.ResolveData,
 		setArchived: s.cfg.Controller.SetDataArchived, versions: s.cfg.Store.DataVersions}.routes(mux, "data")
-	mux.handle("GET /api/datastores", readAccess, s.listDatastores)
-	mux.handle("GET /api/datastores/{name}", readAccess, s.getDatastore)
-	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.putDatastore)
+	mux.handle("GET /api/datastores", readAccess, s.assets.listDatastores)
+	mux.handle("GET /api/datastores/{name}", readAccess, s.assets.getDatastore)
+	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.assets.putDatastore)
 }
 
-func (s *Server) listDatastores(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) listDatastores(w http.ResponseWriter, r *http.Request) {
 	all, err := s.cfg.Controller.Datastores(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -28,7 +28,7 @@ func (s *Server) listDatastores(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, all)
 }
 
-func (s *Server) getDatastore(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) getDatastore(w http.ResponseWriter, r *http.Request) {
 	d, err := s.cfg.Controller.Datastore(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -38,7 +38,7 @@ func (s *Server) getDatastore(w http.ResponseWriter, r *http.Request) {
 }
 
 // putDatastore creates or replaces the datastore named in the path.
-func (s *Server) putDatastore(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) putDatastore(w http.ResponseWriter, r *http.Request) {
 	var d datastore.Datastore
 	if err := readJSON(r, &d); err != nil {
 		writeError(w, s.log, err)

@@ -13,25 +13,25 @@ import (
 
 // endpointRoutes are the online endpoints' management routes (the workspace token) and the
 // replicas' address report (the run token). Requests to endpoints go to the router (serving.go).
-func (s *Server) endpointRoutes(api routes) {
-	api.handle("POST /api/online-endpoints", contributeAccess, s.createEndpoint)
-	api.handle("GET /api/online-endpoints", readAccess, s.listEndpoints)
-	api.handle("GET /api/online-endpoints/{name}", readAccess, s.getEndpoint)
-	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.updateEndpoint)
-	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.setTraffic)
-	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.deleteEndpoint)
-	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpointCredentials)
-	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.regenerateKeys)
-	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.createDeployment)
-	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.listDeployments)
-	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.getDeployment)
-	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.updateDeployment)
-	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.deleteDeployment)
-	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpointStats)
-	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.runServing))
+func (s *endpointRoutes) endpointRoutes(api routes) {
+	api.handle("POST /api/online-endpoints", contributeAccess, s.endpoints.createEndpoint)
+	api.handle("GET /api/online-endpoints", readAccess, s.endpoints.listEndpoints)
+	api.handle("GET /api/online-endpoints/{name}", readAccess, s.endpoints.getEndpoint)
+	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.endpoints.updateEndpoint)
+	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.endpoints.setTraffic)
+	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.endpoints.deleteEndpoint)
+	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpoints.endpointCredentials)
+	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.endpoints.regenerateKeys)
+	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.endpoints.createDeployment)
+	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.endpoints.listDeployments)
+	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.endpoints.getDeployment)
+	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.endpoints.updateDeployment)
+	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.endpoints.deleteDeployment)
+	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpoints.endpointStats)
+	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.endpoints.runServing))
 }
 
-func (s *Server) endpointView(e store.EndpointRecord) api.EndpointView {
+func (s *endpointRoutes) endpointView(e store.EndpointRecord) api.EndpointView {
 	base := ""
 	if s.cfg.URL != nil {
 		base = s.cfg.URL()
@@ -40,7 +40,7 @@ func (s *Server) endpointView(e store.EndpointRecord) api.EndpointView {
 		ProvisioningState: "Succeeded", CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
-func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) createEndpoint(w http.ResponseWriter, r *http.Request) {
 	var e serving.Endpoint
 	if err := readJSON(r, &e); err != nil {
 		writeError(w, s.log, err)
@@ -51,10 +51,10 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.endpointView(*rec))
+	writeJSON(w, http.StatusCreated, s.endpoints.endpointView(*rec))
 }
 
-func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 	var e serving.Endpoint
 	if err := readJSON(r, &e); err != nil {
 		writeError(w, s.log, err)
@@ -66,10 +66,10 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
 }
 
-func (s *Server) setTraffic(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
 	var u api.TrafficUpdate
 	if err := readJSON(r, &u); err != nil {
 		writeError(w, s.log, err)
@@ -80,10 +80,10 @@ func (s *Server) setTraffic(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
 }
 
-func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	eps, err := s.cfg.Store.Endpoints(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -91,21 +91,21 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.EndpointView, 0, len(eps))
 	for _, e := range eps {
-		out = append(out, s.endpointView(e))
+		out = append(out, s.endpoints.endpointView(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) getEndpoint(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
 }
 
-func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Serving.DeleteEndpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -113,7 +113,7 @@ func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) endpointCredentials(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) endpointCredentials(w http.ResponseWriter, r *http.Request) {
 	k, err := s.cfg.Serving.EndpointCredentials(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -123,7 +123,7 @@ func (s *Server) endpointCredentials(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, k)
 }
 
-func (s *Server) regenerateKeys(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) regenerateKeys(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		KeyType string `json:"key_type"`
 	}
@@ -138,7 +138,7 @@ func (s *Server) regenerateKeys(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) createDeployment(w http.ResponseWriter, r *http.Request) {
 	var d serving.Deployment
 	if err := readJSON(r, &d); err != nil {
 		writeError(w, s.log, err)
@@ -152,10 +152,10 @@ func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.deploymentView(r, *rec))
+	writeJSON(w, http.StatusCreated, s.endpoints.deploymentView(r, *rec))
 }
 
-func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) updateDeployment(w http.ResponseWriter, r *http.Request) {
 	var d serving.Deployment
 	if err := readJSON(r, &d); err != nil {
 		writeError(w, s.log, err)
@@ -168,10 +168,10 @@ func (s *Server) updateDeployment(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.deploymentView(r, *rec))
+	writeJSON(w, http.StatusOK, s.endpoints.deploymentView(r, *rec))
 }
 
-func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
+func (s *endpointRoutes) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
 	v := api.DeploymentView{Deployment: d.Spec, Generation: d.Generation, ProvisioningState: d.State, Reason: d.Reason,
 		LastFailedReplica: d.LastFailed, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
 	reps, runs, err := s.cfg.Serving.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
@@ -185,7 +185,7 @@ func (s *Server) deploymentView(r *http.Request, d store.DeploymentRecord) api.D
 	return v
 }
 
-func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) listDeployments(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -197,21 +197,21 @@ func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.DeploymentView, 0, len(deps))
 	for _, d := range deps {
-		out = append(out, s.deploymentView(r, d))
+		out = append(out, s.endpoints.deploymentView(r, d))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) getDeployment(w http.ResponseWriter, r *http.Request) {
 	d, err := s.cfg.Serving.Deployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.deploymentView(r, *d))
+	writeJSON(w, http.StatusOK, s.endpoints.deploymentView(r, *d))
 }
 
-func (s *Server) deleteDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) deleteDeployment(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Serving.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -219,7 +219,7 @@ func (s *Server) deleteDeployment(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) runServing(w http.ResponseWriter, r *http.Request) {
 	var rep api.ServingReport
 	if err := readJSON(r, &rep); err != nil {
 		writeError(w, s.log, err)
@@ -234,7 +234,7 @@ func (s *Server) runServing(w http.ResponseWriter, r *http.Request) {
 
 // endpointStats is what the router counted for an endpoint's deployments since the server
 // started (requests by status class, latency, in flight, held, mirrored), for the studio.
-func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) endpointStats(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if _, err := s.cfg.Serving.Endpoint(r.Context(), name); err != nil {
 		writeError(w, s.log, err)

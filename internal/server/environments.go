@@ -12,7 +12,7 @@ func envView(e store.EnvironmentVersion) api.EnvironmentVersion {
 	return api.EnvironmentVersion{Name: e.Name, Version: e.Version, Spec: e.Spec, CreatedAt: e.CreatedAt}
 }
 
-func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) createEnvironment(w http.ResponseWriter, r *http.Request) {
 	var env job.Environment
 	if err := readJSON(r, &env); err != nil {
 		writeError(w, s.log, err)
@@ -26,7 +26,7 @@ func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, envView(*ev))
 }
 
-func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) listEnvironments(w http.ResponseWriter, r *http.Request) {
 	evs, err := s.cfg.Store.Environments(r.Context(), r.URL.Query().Get("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -39,7 +39,7 @@ func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) getEnvironment(w http.ResponseWriter, r *http.Request) {
 	ev, err := s.cfg.Store.Environment(r.Context(), r.PathValue("name"), r.PathValue("version"))
 	if err != nil {
 		writeError(w, s.log, err)

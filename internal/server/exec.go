@@ -36,7 +36,7 @@ func waitParam(r *http.Request) time.Duration {
 	return time.Duration(min(s, 60) * float64(time.Second))
 }
 
-func (s *Server) execCreate(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) execCreate(w http.ResponseWriter, r *http.Request) {
 	var req api.ExecRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -56,7 +56,7 @@ func (s *Server) execCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, req)
 }
 
-func (s *Server) execTake(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) execTake(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("id") + "/" + r.URL.Query().Get("node")
 	deadline := time.Now().Add(waitParam(r))
 	x := s.exec
@@ -81,7 +81,7 @@ func (s *Server) execTake(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) execGet(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) execGet(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("id") + "/" + r.PathValue("eid")
 	deadline := time.Now().Add(waitParam(r))
 	x := s.exec
@@ -110,7 +110,7 @@ func (s *Server) execGet(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) execDone(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) execDone(w http.ResponseWriter, r *http.Request) {
 	var st api.ExecStatus
 	if err := readJSON(r, &st); err != nil {
 		writeError(w, s.log, err)

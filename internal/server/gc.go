@@ -11,11 +11,11 @@ import (
 // gcRoutes registers the blob collector (controller.CollectBlobs): owners only, since it frees
 // space every user's jobs may count on, and audited. On a replicated workspace the leader
 // answers it (the others forward every request), so one collection runs at a time.
-func (s *Server) gcRoutes(mux routes) {
-	mux.handle("POST /api/workspace/gc", ownerAccess.audited("workspace.gc"), s.collectBlobs)
+func (s *blobRoutes) gcRoutes(mux routes) {
+	mux.handle("POST /api/workspace/gc", ownerAccess.audited("workspace.gc"), s.blobs.collectBlobs)
 }
 
-func (s *Server) collectBlobs(w http.ResponseWriter, r *http.Request) {
+func (s *blobRoutes) collectBlobs(w http.ResponseWriter, r *http.Request) {
 	var req api.GCRequest
 	if r.ContentLength != 0 {
 		if err := readJSON(r, &req); err != nil {

@@ -6,22 +6,22 @@ import (
 
 // instanceRoutes adds compute instances' routes (design 0018): their life, and start, stop and
 // restart (no body; ?force=true lets a stop cancel the instance's jobs). Compute operators and owners.
-func (s *Server) instanceRoutes(mux routes) {
-	mux.handle("GET /api/computes/{name}/instance", readAccess, s.getInstance)
+func (s *instanceRoutes) instanceRoutes(mux routes) {
+	mux.handle("GET /api/computes/{name}/instance", readAccess, s.instances.getInstance)
 	for _, action := range []string{"start", "stop", "restart"} {
-		mux.handle("POST /api/computes/{name}/"+action, computeAccess.audited("compute."+action), s.instanceAction(action))
+		mux.handle("POST /api/computes/{name}/"+action, computeAccess.audited("compute."+action), s.instances.instanceAction(action))
 	}
 }
 
 // jupyterRoutes adds the proxy to instances' Jupyter servers (jupyter.go) and the tunnel to
 // their SSH servers (ssh.go) to the outer mux: both check their own credentials (the instance's
 // owner and workspace owners).
-func (s *Server) jupyterRoutes(mux routes) {
-	mux.handle("/instances/{name}/jupyter/", publicAccess, s.jupyterProxy)
-	mux.handle("GET /instances/{name}/ssh", publicAccess, s.sshTunnel)
+func (s *instanceRoutes) jupyterRoutes(mux routes) {
+	mux.handle("/instances/{name}/jupyter/", publicAccess, s.instances.jupyterProxy)
+	mux.handle("GET /instances/{name}/ssh", publicAccess, s.runs.sshTunnel)
 }
 
-func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+func (s *instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
 	in, err := s.cfg.Controller.Instance(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -30,7 +30,7 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, in)
 }
 
-func (s *Server) instanceAction(action string) http.HandlerFunc {
+func (s *instanceRoutes) instanceAction(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		force := r.URL.Query().Get("force") == "true"
 		in, err := s.cfg.Controller.InstanceAction(r.Context(), r.PathValue("name"), action, force)

@@ -11,7 +11,7 @@ import (
 // jobContext is a job's creation context and services as Azure's job show has them: who created
 // it (its created_by property, which the server stamped with the user the request authenticated
 // as) and when; the studio's page of the job and the MLflow tracking URI, at the server's address.
-func (s *Server) jobContext(run *job.Run) (*api.CreationContext, map[string]api.JobService) {
+func (s *jobRoutes) jobContext(run *job.Run) (*api.CreationContext, map[string]api.JobService) {
 	cc := &api.CreationContext{CreatedAt: run.CreatedAt, CreatedBy: run.Spec.Properties["created_by"], CreatedByType: "User"}
 	if s.cfg.URL == nil {
 		return cc, nil

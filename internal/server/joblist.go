@@ -25,10 +25,10 @@ const (
 )
 
 // jobListRoutes registers job archive, restore and delete (job list is GET /api/jobs).
-func (s *Server) jobListRoutes(mux routes) {
-	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.archiveJob(true))
-	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.archiveJob(false))
-	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.deleteJob)
+func (s *jobRoutes) jobListRoutes(mux routes) {
+	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.jobs.archiveJob(true))
+	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.jobs.archiveJob(false))
+	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.jobs.deleteJob)
 }
 
 // parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.
@@ -114,7 +114,7 @@ func decodePageToken(tok, order string) (*store.RunCursor, error) {
 
 // listJobs answers a page of runs with their last metrics (one query for the page); the next
 // page's token is in the NextPageHeader.
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) listJobs(w http.ResponseWriter, r *http.Request) {
 	f, err := parseJobList(r.URL.Query())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -180,7 +180,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) archiveJob(archive bool) http.HandlerFunc {
+func (s *jobRoutes) archiveJob(archive bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("name")
 		if err := s.cfg.Controller.Archive(r.Context(), id, archive); err != nil {
@@ -188,11 +188,11 @@ func (s *Server) archiveJob(archive bool) http.HandlerFunc {
 			return
 		}
 		run, err := s.cfg.Store.Run(r.Context(), id)
-		s.respondDetail(w, r, http.StatusOK, run, err)
+		s.jobs.respondDetail(w, r, http.StatusOK, run, err)
 	}
 }
 
-func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) deleteJob(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("name")
 	err := s.cfg.Controller.DeleteRun(r.Context(), id) // its directory and the blobs only it used too
 	if errors.Is(err, store.ErrNotEnded) {

@@ -17,7 +17,7 @@ import (
 // StdLog is the combined stdout/stderr log of a single-process run.
 const StdLog = "std_log.txt"
 
-func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) createJob(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateJobRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -25,30 +25,30 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	stampSubmitter(who(r), &req.Spec) // users.go
 	run, err := s.cfg.Controller.Create(r.Context(), req)
-	s.respondDetail(w, r, http.StatusCreated, run, err)
+	s.jobs.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
-func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) getJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
-	s.respondDetail(w, r, http.StatusOK, run, err)
+	s.jobs.respondDetail(w, r, http.StatusOK, run, err)
 }
 
-func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) cancelJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Controller.Cancel(r.Context(), r.PathValue("name"))
-	s.respondDetail(w, r, http.StatusOK, run, err)
+	s.jobs.respondDetail(w, r, http.StatusOK, run, err)
 }
 
 // respondDetail answers a run as `job show` shows it (see detail), or err.
-func (s *Server) respondDetail(w http.ResponseWriter, r *http.Request, status int, run *job.Run, err error) {
+func (s *jobRoutes) respondDetail(w http.ResponseWriter, r *http.Request, status int, run *job.Run, err error) {
 	var d *api.RunDetail
 	if err == nil {
-		d, err = s.detail(r.Context(), run)
+		d, err = s.jobs.detail(r.Context(), run)
 	}
 	s.respond(w, status, d, err)
 }
 
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
-func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
+func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
 	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != "", Serverless: controller.ServerlessUse(run)}
 	if d.Warnings == nil {
 		d.Warnings = []string{}
@@ -68,7 +68,7 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	d.CreationContext, d.Services = s.jobContext(run)
+	d.CreationContext, d.Services = s.jobs.jobContext(run)
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
 		d.Phases[k] = v
@@ -77,13 +77,13 @@ func (s *Server) detail(ctx context.Context, run *job.Run) (*api.RunDetail, erro
 		d.Outputs = append(d.Outputs, name)
 	}
 	sort.Strings(d.Outputs)
-	if err := s.sweepDetail(ctx, run, d); err != nil {
+	if err := s.jobs.sweepDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
-	if err := s.pipelineDetail(ctx, run, d); err != nil {
+	if err := s.jobs.pipelineDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
-	if err := s.checkpointDetail(ctx, run, d); err != nil {
+	if err := s.runs.checkpointDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
 	if run.Status == job.Failed {
@@ -121,7 +121,7 @@ func phases(events []job.Event, now time.Time) map[string]float64 {
 }
 
 // jobLogs returns log lines after ?after=, waiting up to ?wait= seconds for new ones (long poll).
-func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobLogs(w http.ResponseWriter, r *http.Request) {
 	ctx, id := r.Context(), r.PathValue("name")
 	q := r.URL.Query()
 	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
@@ -166,7 +166,7 @@ func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobMetrics(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.cfg.Store.Run(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -186,7 +186,7 @@ func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
 // (about 15 MB of JSON).
 const maxUploadedListed = 100_000
 
-func (s *Server) jobArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobArtifacts(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)

@@ -12,16 +12,16 @@ import (
 // the workspace token (nor to the studio, whose allowlist names none of them): values go in
 // through PUT and come out only to a live run's own token, for the secrets its spec names and its
 // submitter may use (controller/secretaccess.go).
-func (s *Server) secretRoutes(mux routes) {
-	mux.handle("GET /api/secrets", readAccess, s.listSecrets)
-	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.setSecret)
-	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.setSecretAccess)
-	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.deleteSecret)
-	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.rotateKey)
-	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(s.runSecrets))
+func (s *secretRoutes) secretRoutes(mux routes) {
+	mux.handle("GET /api/secrets", readAccess, s.secrets.listSecrets)
+	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.secrets.setSecret)
+	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.secrets.setSecretAccess)
+	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.secrets.deleteSecret)
+	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.secrets.rotateKey)
+	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.secrets.runTokenOnly(s.secrets.runSecrets))
 }
 
-func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) listSecrets(w http.ResponseWriter, r *http.Request) {
 	list, err := s.cfg.Controller.ListSecrets(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -30,7 +30,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
 	var body api.SetSecretRequest
 	if err := readJSON(r, &body); err != nil {
 		writeError(w, s.log, err)
@@ -43,7 +43,7 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := api.SetSecretReply{Name: name, Created: created}
-	if info, err := s.secretInfo(r, name); err == nil {
+	if info, err := s.secrets.secretInfo(r, name); err == nil {
 		reply.Access = info.Access
 	}
 	status := http.StatusOK
@@ -54,7 +54,7 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
 }
 
 // secretInfo is what secret list says of one secret.
-func (s *Server) secretInfo(r *http.Request, name string) (*api.SecretInfo, error) {
+func (s *secretRoutes) secretInfo(r *http.Request, name string) (*api.SecretInfo, error) {
 	list, err := s.cfg.Controller.ListSecrets(r.Context())
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (s *Server) secretInfo(r *http.Request, name string) (*api.SecretInfo, erro
 	return nil, fmt.Errorf("secret %s: %w", name, store.ErrNotFound)
 }
 
-func (s *Server) setSecretAccess(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) setSecretAccess(w http.ResponseWriter, r *http.Request) {
 	var body api.SecretAccess
 	if err := readJSON(r, &body); err != nil {
 		writeError(w, s.log, err)
@@ -77,7 +77,7 @@ func (s *Server) setSecretAccess(w http.ResponseWriter, r *http.Request) {
 	s.respond(w, http.StatusOK, info, err)
 }
 
-func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	used, err := s.cfg.Controller.DeleteSecret(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -86,7 +86,7 @@ func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.SecretInfo{Name: r.PathValue("name"), UsedBy: append([]string{}, used...)})
 }
 
-func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) rotateKey(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.cfg.Controller.RotateKey(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -95,7 +95,7 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reply)
 }
 
-func (s *Server) runSecrets(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) runSecrets(w http.ResponseWriter, r *http.Request) {
 	vals, err := s.cfg.Controller.RunSecrets(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, s.log, err)
@@ -106,7 +106,7 @@ func (s *Server) runSecrets(w http.ResponseWriter, r *http.Request) {
 
 // runTokenOnly is runOnly without the workspace token: a route only the run's own token may
 // call (the values of its secrets).
-func (s *Server) runTokenOnly(h http.HandlerFunc) http.HandlerFunc {
+func (s *secretRoutes) runTokenOnly(h http.HandlerFunc) http.HandlerFunc {
 	inner := s.runOnly(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if p := who(r); p.admin || p.runID == "" {

@@ -24,13 +24,13 @@ const jupyterMaxBody = 64 << 20
 // or a user's token, for the instance's owner or a workspace owner. Jupyter's browser pages
 // make their own requests (POSTs without the studio's CSRF header), so the studio's cookie rules
 // (studioAllowed) do not fit; SameSite=Strict and the cross-site check still apply.
-func (s *Server) jupyterProxy(w http.ResponseWriter, r *http.Request) {
+func (s *instanceRoutes) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := jupyterPathOK(name, r.URL.EscapedPath()); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	p, err := s.jupyterPrincipal(r)
+	p, err := s.instances.jupyterPrincipal(r)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -45,13 +45,13 @@ func (s *Server) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, jupyterMaxBody)
-	s.jupyterReverse(t).ServeHTTP(w, r)
+	s.instances.jupyterReverse(t).ServeHTTP(w, r)
 }
 
 // jupyterReverse forwards to t, the relay the instance's agent runs before its Jupyter
 // (agent/jupyter_relay.go): the caller's credentials stay here, the relay's key goes, and never
 // comes back to the caller (jupyterhide.go).
-func (s *Server) jupyterReverse(t *controller.JupyterTarget) *httputil.ReverseProxy {
+func (s *instanceRoutes) jupyterReverse(t *controller.JupyterTarget) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", t.Addr
@@ -102,7 +102,7 @@ func jupyterAllowed(p principal, name, owner string) error {
 
 // jupyterPrincipal is who calls: a bearer (or Basic) token, else a studio session's cookie.
 // Jupyter's own pages may send "Authorization: token ...": that is not ours, and not used.
-func (s *Server) jupyterPrincipal(r *http.Request) (principal, error) {
+func (s *instanceRoutes) jupyterPrincipal(r *http.Request) (principal, error) {
 	tok := ""
 	if _, pass, ok := r.BasicAuth(); ok {
 		tok = pass

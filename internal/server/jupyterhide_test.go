@@ -61,7 +61,7 @@ func TestJupyterProxyHidesTheKey(t *testing.T) {
 	}))
 	defer upstream.Close()
 	s := &Server{log: slog.New(slog.DiscardHandler)}
-	rp := s.jupyterReverse(&controller.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: key})
+	rp := s.instances.jupyterReverse(&controller.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: key})
 	for _, p := range []string{"tree", "login", "api/config"} {
 		req := httptest.NewRequest(http.MethodGet, "http://hangar.example/instances/dev/jupyter/"+p, nil)
 		req.Header.Set("Accept-Encoding", "gzip, deflate, br")

@@ -8,16 +8,22 @@ import (
 )
 
 // modelAPI serves the model registry; server.go registers its handlers by name.
-func (s *Server) modelAPI() assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest] {
-	return assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest]{s: s,
+func (s *assetRoutes) modelAPI() assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest] {
+	return assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest]{s: s.Server,
 		create: s.cfg.Controller.CreateModel, resolve: s.cfg.Controller.ResolveModel,
 		setArchived: s.cfg.Controller.SetModelArchived, versions: s.cfg.Store.Models}
 }
 
-func (s *Server) createModel(w http.ResponseWriter, r *http.Request) {
-	s.modelAPI().createVersion(w, r)
+func (s *assetRoutes) createModel(w http.ResponseWriter, r *http.Request) {
+	s.assets.modelAPI().createVersion(w, r)
 }
-func (s *Server) listModels(w http.ResponseWriter, r *http.Request)   { s.modelAPI().list(w, r) }
-func (s *Server) getModel(w http.ResponseWriter, r *http.Request)     { s.modelAPI().get(w, r) }
-func (s *Server) archiveModel(w http.ResponseWriter, r *http.Request) { s.modelAPI().archive(w, r) }
-func (s *Server) restoreModel(w http.ResponseWriter, r *http.Request) { s.modelAPI().restore(w, r) }
+func (s *assetRoutes) listModels(w http.ResponseWriter, r *http.Request) {
+	s.assets.modelAPI().list(w, r)
+}
+func (s *assetRoutes) getModel(w http.ResponseWriter, r *http.Request) { s.assets.modelAPI().get(w, r) }
+func (s *assetRoutes) archiveModel(w http.ResponseWriter, r *http.Request) {
+	s.assets.modelAPI().archive(w, r)
+}
+func (s *assetRoutes) restoreModel(w http.ResponseWriter, r *http.Request) {
+	s.assets.modelAPI().restore(w, r)
+}

@@ -277,7 +277,7 @@ func clip(s string, n int) string {
 }
 
 // redirectURL is the callback's address, registered with the issuer.
-func (s *Server) oidcRedirectURL() string {
+func (s *identityRoutes) oidcRedirectURL() string {
 	if s.oidc.cfg.RedirectURL != "" {
 		return s.oidc.cfg.RedirectURL
 	}

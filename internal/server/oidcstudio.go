@@ -13,16 +13,16 @@ import (
 
 // oidcRoutes serves the studio's OpenID Connect login when the server has one configured: all
 // three routes are public, as the browser has no session yet.
-func (s *Server) oidcRoutes(mux routes) {
+func (s *identityRoutes) oidcRoutes(mux routes) {
 	if s.cfg.OIDC == nil {
 		return
 	}
 	if s.oidc == nil || s.oidc.cfg != *s.cfg.OIDC {
 		s.oidc = newOIDCFlow(*s.cfg.OIDC)
 	}
-	mux.handle("GET /studio/oidc", publicAccess, s.oidcInfo)
-	mux.handle("GET /studio/oidc/login", publicAccess, s.oidcLogin)
-	mux.handle("GET "+oidcCallback, publicAccess, s.oidcCallbackHandler)
+	mux.handle("GET /studio/oidc", publicAccess, s.identity.oidcInfo)
+	mux.handle("GET /studio/oidc/login", publicAccess, s.identity.oidcLogin)
+	mux.handle("GET "+oidcCallback, publicAccess, s.identity.oidcCallbackHandler)
 }
 
 // OIDCInfo tells the studio's login page which issuer it may offer.
@@ -31,17 +31,17 @@ type OIDCInfo struct {
 	Name   string `json:"name"`
 }
 
-func (s *Server) oidcInfo(w http.ResponseWriter, _ *http.Request) {
+func (s *identityRoutes) oidcInfo(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, OIDCInfo{Issuer: s.oidc.cfg.Issuer, Name: oidcIssuerName(s.oidc.cfg.Issuer)})
 }
 
 // oidcLogin starts a sign-in: a fresh state in a cookie for this browser, and the browser sent
 // to the issuer (whose address is configured, never taken from the request).
-func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	p, err := s.oidc.discover(r.Context())
 	if err != nil {
 		s.log.Warn("OpenID Connect login", "err", err)
-		s.oidcRefuse(w, &oidcRefusal{status: http.StatusBadGateway, msg: "the identity provider " + s.oidc.cfg.Issuer + " could not be reached: try again later"})
+		s.identity.oidcRefuse(w, &oidcRefusal{status: http.StatusBadGateway, msg: "the identity provider " + s.oidc.cfg.Issuer + " could not be reached: try again later"})
 		return
 	}
 	state, pend := s.oidc.start()
@@ -49,36 +49,36 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		MaxAge: int(oidcLoginTTL.Seconds()), HttpOnly: true, Secure: r.TLS != nil,
 		// Lax, not Strict: the issuer's redirect back is a cross-site navigation.
 		SameSite: http.SameSiteLaxMode})
-	to := s.oidc.oauth(p, s.oidcRedirectURL()).AuthCodeURL(state, oidcNonce(pend.nonce), oauth2S256(pend.verifier))
+	to := s.oidc.oauth(p, s.identity.oidcRedirectURL()).AuthCodeURL(state, oidcNonce(pend.nonce), oauth2S256(pend.verifier))
 	http.Redirect(w, r, to, http.StatusFound)
 }
 
 // oidcCallbackHandler finishes a sign-in: the session cookie for the linked user, then the
 // studio's own page (a fixed path: nothing in the request picks where the browser goes).
-func (s *Server) oidcCallbackHandler(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) oidcCallbackHandler(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// The state is single use whatever happens next: the cookie goes too.
 	http.SetCookie(w, &http.Cookie{Name: oidcStateCookie, Value: "", Path: "/studio/oidc/", MaxAge: -1,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
-	id, err := s.oidc.finish(ctx, r, s.oidcRedirectURL())
+	id, err := s.oidc.finish(ctx, r, s.identity.oidcRedirectURL())
 	if err != nil {
-		s.oidcRefuse(w, err)
+		s.identity.oidcRefuse(w, err)
 		return
 	}
 	u, err := s.cfg.Store.UserByOIDCSubject(ctx, id.subject)
 	if errors.Is(err, store.ErrNotFound) {
 		s.log.Info("OpenID Connect login of an unknown identity", "subject", id.subject, "email", id.email)
-		s.oidcRefuse(w, unknownIdentity(s.oidc.cfg.Issuer, id))
+		s.identity.oidcRefuse(w, unknownIdentity(s.oidc.cfg.Issuer, id))
 		return
 	}
 	if err != nil {
-		s.oidcRefuse(w, err)
+		s.identity.oidcRefuse(w, err)
 		return
 	}
 	value, exp := s.studio.session(u.Name)
 	http.SetCookie(w, &http.Cookie{Name: studioCookie, Value: value, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	s.audit(ctx, u.Name, "user.login", "users/"+u.Name, "oidc subject="+id.subject)
+	s.identity.audit(ctx, u.Name, "user.login", "users/"+u.Name, "oidc subject="+id.subject)
 	http.Redirect(w, r, "/studio/#/jobs", http.StatusSeeOther)
 }
 
@@ -101,7 +101,7 @@ var refusalPage = template.Must(template.New("refusal").Parse(`<!doctype html>
 
 // oidcRefuse answers a refused sign-in with a page that says why; anything else is a 500 whose
 // detail is logged, not shown.
-func (s *Server) oidcRefuse(w http.ResponseWriter, err error) {
+func (s *identityRoutes) oidcRefuse(w http.ResponseWriter, err error) {
 	status, msg := http.StatusInternalServerError, "internal error"
 	var re *oidcRefusal
 	if errors.As(err, &re) {
@@ -139,7 +139,7 @@ func checkOIDCSubject(field, sub string) error {
 // setUserOIDCSubject links an existing user to the subject they sign in to the studio as, or
 // unlinks them (an empty subject): users made before OpenID Connect was set up keep their
 // tokens. The workspace token's user is never linked (no sign-in stands for it).
-func (s *Server) setUserOIDCSubject(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Request) {
 	var req api.SetOIDCSubjectRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -161,7 +161,7 @@ func (s *Server) setUserOIDCSubject(w http.ResponseWriter, r *http.Request) {
 	if req.Subject == "" {
 		action, detail = "user.unlink-oidc", ""
 	}
-	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
+	s.identity.audit(r.Context(), who(r).user, action, "users/"+name, detail)
 	u, err := s.cfg.Store.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)

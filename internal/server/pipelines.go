@@ -10,7 +10,7 @@ import (
 
 // jobSteps answers a pipeline's steps with their states (the studio's graph reads it; job show
 // gets the same inside the run's detail).
-func (s *Server) jobSteps(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobSteps(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	run, err := s.cfg.Store.Run(ctx, r.PathValue("name"))
 	if err != nil {
@@ -26,7 +26,7 @@ func (s *Server) jobSteps(w http.ResponseWriter, r *http.Request) {
 }
 
 // pipelineDetail adds to job show a pipeline's steps, or a step's pipeline.
-func (s *Server) pipelineDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
+func (s *jobRoutes) pipelineDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
 	if run.Spec.Pipeline != nil {
 		pd, err := s.cfg.Controller.PipelineDetail(ctx, run)
 		d.Pipeline = pd

@@ -30,11 +30,11 @@ var podName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 // replicaClaimRoutes adds the route the pods of Deployments claim replica runs by, outside user
 // authentication: it takes the claim token only (no run, workspace or user token), which opens
 // that one Deployment's runs.
-func (s *Server) replicaClaimRoutes(mux routes) {
-	mux.handle("POST /api/replica-claims", publicAccess, s.claimReplica)
+func (s *endpointRoutes) replicaClaimRoutes(mux routes) {
+	mux.handle("POST /api/replica-claims", publicAccess, s.endpoints.claimReplica)
 }
 
-func (s *Server) claimReplica(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) claimReplica(w http.ResponseWriter, r *http.Request) {
 	kb, ok := s.cfg.Backends[compute.TypeKubernetes].(replicaClaimer)
 	if !ok {
 		writeError(w, s.log, &httpError{http.StatusNotFound, api.CodeNotFound, "no backend here realises replicas with claims"})
@@ -54,7 +54,7 @@ func (s *Server) claimReplica(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, badRequest("pod: "+quoteClip(req.Pod)+" is not a pod name"))
 		return
 	}
-	cfg, err := kb.ClaimReplica(r.Context(), token, req.Pod, s.runEnded)
+	cfg, err := kb.ClaimReplica(r.Context(), token, req.Pod, s.endpoints.runEnded)
 	var refusal claimRefusal
 	switch {
 	case errors.As(err, &refusal) && refusal.ClaimDenied():
@@ -74,7 +74,7 @@ func (s *Server) claimReplica(w http.ResponseWriter, r *http.Request) {
 
 // runEnded says whether a run has ended, or is not a replica of this workspace at all: such a
 // run is never handed to a pod.
-func (s *Server) runEnded(ctx context.Context, id string) (bool, error) {
+func (s *endpointRoutes) runEnded(ctx context.Context, id string) (bool, error) {
 	run, err := s.cfg.Store.Run(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return true, nil

@@ -11,7 +11,7 @@ import (
 // runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
 // token only: an owner reading the spec gets none, so no user holds a run token, which would
 // read the values of the secrets the run names (GET /api/runs/{id}/secrets).
-func (s *Server) runSpec(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) runSpec(w http.ResponseWriter, r *http.Request) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err == nil && s.cfg.Servers != nil {
 		spec.Servers = s.cfg.Servers()
@@ -22,8 +22,8 @@ func (s *Server) runSpec(w http.ResponseWriter, r *http.Request) {
 	s.respond(w, http.StatusOK, spec, err)
 }
 
-func (s *Server) runStatus(w http.ResponseWriter, r *http.Request) {
-	withBody(s, w, r, func(rep api.StatusReport) (any, error) {
+func (s *runRoutes) runStatus(w http.ResponseWriter, r *http.Request) {
+	withBody(s.Server, w, r, func(rep api.StatusReport) (any, error) {
 		if !rep.State.Valid() {
 			return nil, badRequest("unknown state " + string(rep.State))
 		}
@@ -31,7 +31,7 @@ func (s *Server) runStatus(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) runHeartbeat(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) runHeartbeat(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.cfg.Controller.Heartbeat(r.Context(), r.PathValue("id"))
 	if err == nil && s.cfg.Servers != nil {
 		reply.Servers = s.cfg.Servers()
@@ -39,8 +39,8 @@ func (s *Server) runHeartbeat(w http.ResponseWriter, r *http.Request) {
 	s.respond(w, http.StatusOK, reply, err)
 }
 
-func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) {
-	withBody(s, w, r, func(b api.LogBatch) (any, error) {
+func (s *runRoutes) runLogs(w http.ResponseWriter, r *http.Request) {
+	withBody(s.Server, w, r, func(b api.LogBatch) (any, error) {
 		if b.File == "" {
 			b.File = StdLog
 		}
@@ -55,8 +55,8 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) runMetrics(w http.ResponseWriter, r *http.Request) {
-	withBody(s, w, r, func(b api.MetricBatch) (any, error) {
+func (s *runRoutes) runMetrics(w http.ResponseWriter, r *http.Request) {
+	withBody(s.Server, w, r, func(b api.MetricBatch) (any, error) {
 		id := r.PathValue("id")
 		acked, err := s.cfg.Controller.AppendMetrics(r.Context(), id, b.Metrics)
 		if err != nil {
@@ -68,8 +68,8 @@ func (s *Server) runMetrics(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) runArtifacts(w http.ResponseWriter, r *http.Request) {
-	withBody(s, w, r, func(rep api.ArtifactsReport) (any, error) {
+func (s *runRoutes) runArtifacts(w http.ResponseWriter, r *http.Request) {
+	withBody(s.Server, w, r, func(rep api.ArtifactsReport) (any, error) {
 		return s.cfg.Controller.RegisterArtifacts(r.Context(), r.PathValue("id"), rep)
 	})
 }

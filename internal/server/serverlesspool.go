@@ -16,7 +16,7 @@ import (
 
 // machinePool is this machine's serverless pool as compute list and show give it, or nil when
 // an owner configured a pool (it is then a stored target like the others).
-func (s *Server) machinePool(ctx context.Context) (*api.Compute, error) {
+func (s *endpointRoutes) machinePool(ctx context.Context) (*api.Compute, error) {
 	_, err := s.cfg.Store.Compute(ctx, compute.ServerlessName)
 	if err == nil {
 		return nil, nil
@@ -27,13 +27,13 @@ func (s *Server) machinePool(ctx context.Context) (*api.Compute, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.describe(ctx, *t, false)
+	c := s.computes.describe(ctx, *t, false)
 	c.ServerlessPool = &api.ServerlessPool{Configured: false, Capacity: compute.MachinePoolDescription}
 	return &c, nil
 }
 
 // describePool fills in a serverless pool's entry: where its capacity comes from.
-func (s *Server) describePool(c *api.Compute) {
+func (s *endpointRoutes) describePool(c *api.Compute) {
 	if c.Type != compute.TypeServerless {
 		return
 	}

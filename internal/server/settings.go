@@ -31,7 +31,7 @@ func settingAllowed(key, value string) bool {
 	return ok && check(value)
 }
 
-func (s *Server) listSettings(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) listSettings(w http.ResponseWriter, r *http.Request) {
 	out := map[string]string{}
 	for _, prefix := range []string{controller.SettingDefaultCompute, controller.SettingEnvCacheMax, cluster.SettingUserMaxRuns, cluster.SettingQuotaPrefix} {
 		m, err := s.cfg.Store.Settings(r.Context(), prefix)
@@ -46,7 +46,7 @@ func (s *Server) listSettings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) putSetting(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) putSetting(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
 	var body struct {
 		Value string `json:"value"`

@@ -20,7 +20,7 @@ var thisMachine = sync.OnceValue(func() sizes.Machine {
 	return sizes.MachineOf(node.Detect(ctx))
 })
 
-func (s *Server) listSizes(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) listSizes(w http.ResponseWriter, r *http.Request) {
 	c, err := sizes.Load(r.Context(), s.cfg.Store, thisMachine())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -29,7 +29,7 @@ func (s *Server) listSizes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c.List())
 }
 
-func (s *Server) createSize(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) createSize(w http.ResponseWriter, r *http.Request) {
 	var z sizes.Size
 	if err := readJSON(r, &z); err != nil {
 		writeError(w, s.log, err)
@@ -55,7 +55,7 @@ func (s *Server) createSize(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, z)
 }
 
-func (s *Server) deleteSize(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) deleteSize(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Store.DeleteSize(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return

@@ -23,7 +23,7 @@ const sshDialWithin = 10 * time.Second
 // because it checks its own credentials: a user's token (or the workspace token), for the
 // instance's owner or a workspace owner; never a run's token, never a studio cookie. The request
 // has no body.
-func (s *Server) sshTunnel(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) sshTunnel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p, err := s.tokenPrincipal(r, bearerOrBasic(r))
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Server) sshTunnel(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+api.SSHUpgrade+"\r\n\r\n"); err != nil {
 		return
 	}
-	s.audit(context.WithoutCancel(r.Context()), p.user, "compute.connect-ssh", name, "")
+	s.identity.audit(context.WithoutCancel(r.Context()), p.user, "compute.connect-ssh", name, "")
 	s.log.Info("ssh tunnel opened", "instance", name, "user", p.user)
 	pipe(conn, brw.Reader, upstream)
 	s.log.Info("ssh tunnel closed", "instance", name, "user", p.user)

@@ -9,22 +9,22 @@ import (
 
 // studioRoutes serves the web studio's pages at / and its login: the code route is the
 // workspace token's (the CLI's), the login and logout routes are the browser's.
-func (s *Server) studioRoutes(mux, apiMux routes) {
+func (s *identityRoutes) studioRoutes(mux, apiMux routes) {
 	s.studio = newStudioAuth(s.cfg.AdminToken, apiMux.mux)
 	pages := studio.Handler()
 	mux.handle("GET /{$}", publicAccess, pages.ServeHTTP)
 	mux.handle("GET /studio/", publicAccess, pages.ServeHTTP)
-	mux.handle("POST /studio/login", publicAccess, s.studioLogin)
-	mux.handle("POST /studio/logout", publicAccess, s.studioLogout)
-	apiMux.handle("POST /api/studio/login-codes", readAccess, s.studioLoginCode)
+	mux.handle("POST /studio/login", publicAccess, s.identity.studioLogin)
+	mux.handle("POST /studio/logout", publicAccess, s.identity.studioLogout)
+	apiMux.handle("POST /api/studio/login-codes", readAccess, s.identity.studioLoginCode)
 }
 
-func (s *Server) studioLoginCode(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) studioLoginCode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.studio.newCode(who(r).user))
 }
 
 // studioLogin trades a login code for a session cookie.
-func (s *Server) studioLogin(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) studioLogin(w http.ResponseWriter, r *http.Request) {
 	if err := checkStudioRequest(r); err != nil {
 		writeError(w, s.log, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) studioLogin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.StudioLogin{ExpiresAt: exp.UTC()})
 }
 
-func (s *Server) studioLogout(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) studioLogout(w http.ResponseWriter, r *http.Request) {
 	if err := checkStudioRequest(r); err != nil {
 		writeError(w, s.log, err)
 		return

@@ -138,7 +138,7 @@ var (
 
 // studioPrincipal admits a request made with the studio's session cookie. ok is false when the
 // request has a bearer token or no cookie: the other credentials decide then.
-func (s *Server) studioPrincipal(r *http.Request, bearer string) (p principal, ok bool, err error) {
+func (s *identityRoutes) studioPrincipal(r *http.Request, bearer string) (p principal, ok bool, err error) {
 	a := s.studio
 	if a == nil || bearer != "" || s.cfg.AdminToken == "" {
 		return principal{}, false, nil

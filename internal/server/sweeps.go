@@ -10,7 +10,7 @@ import (
 
 // jobTrials answers a sweep's trials with their parameters and primary-metric series (the
 // studio's plots read it; job show gets the same inside the run's detail).
-func (s *Server) jobTrials(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobTrials(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	run, err := s.cfg.Store.Run(ctx, r.PathValue("name"))
 	if err != nil {
@@ -26,7 +26,7 @@ func (s *Server) jobTrials(w http.ResponseWriter, r *http.Request) {
 }
 
 // sweepDetail adds to job show a sweep's trials and best trial, or a trial's sweep.
-func (s *Server) sweepDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
+func (s *jobRoutes) sweepDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
 	if run.Spec.Sweep != nil {
 		sd, err := s.cfg.Controller.SweepDetail(ctx, run)
 		if err != nil {

@@ -31,17 +31,17 @@ const (
 	tokenTouchEvery = time.Minute
 )
 
-func (s *Server) userRoutes(mux routes) {
-	mux.handle("GET /api/whoami", readAccess, s.whoami)
-	mux.handle("GET /api/users", ownerAccess, s.listUsers)
-	mux.handle("POST /api/users", ownerAccess, s.createUser)
-	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.setUserRole)
-	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.setUserOIDCSubject) // oidcstudio.go
-	mux.handle("DELETE /api/users/{name}", ownerAccess, s.deleteUser)
+func (s *identityRoutes) userRoutes(mux routes) {
+	mux.handle("GET /api/whoami", readAccess, s.identity.whoami)
+	mux.handle("GET /api/users", ownerAccess, s.identity.listUsers)
+	mux.handle("POST /api/users", ownerAccess, s.identity.createUser)
+	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.identity.setUserRole)
+	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.identity.setUserOIDCSubject) // oidcstudio.go
+	mux.handle("DELETE /api/users/{name}", ownerAccess, s.identity.deleteUser)
 	// Every user manages their own tokens; owners anyone's (checked by tokenOwner).
-	mux.handle("POST /api/tokens", readAccess, s.createToken)
-	mux.handle("GET /api/tokens", readAccess, s.listTokens)
-	mux.handle("DELETE /api/tokens/{name}", readAccess, s.revokeToken)
+	mux.handle("POST /api/tokens", readAccess, s.identity.createToken)
+	mux.handle("GET /api/tokens", readAccess, s.identity.listTokens)
+	mux.handle("DELETE /api/tokens/{name}", readAccess, s.identity.revokeToken)
 }
 
 var (
@@ -50,7 +50,7 @@ var (
 )
 
 // personalPrincipal is the user a personal token belongs to, if it is valid now.
-func (s *Server) personalPrincipal(ctx context.Context, tok string) (principal, error) {
+func (s *identityRoutes) personalPrincipal(ctx context.Context, tok string) (principal, error) {
 	hash := tokens.PersonalHash(tok)
 	t, err := s.cfg.Store.UserTokenByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
@@ -81,12 +81,12 @@ func (s *Server) personalPrincipal(ctx context.Context, tok string) (principal, 
 	return principal{admin: true, user: u.Name, role: u.Role}, nil
 }
 
-func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 	p := who(r)
 	writeJSON(w, http.StatusOK, api.WhoAmI{User: p.user, Role: p.role, Workspace: s.cfg.Workspace})
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listUsers(w http.ResponseWriter, r *http.Request) {
 	us, err := s.cfg.Store.Users(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
@@ -117,7 +117,7 @@ func checkDays(field string, days int) error {
 	return nil
 }
 
-func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) createUser(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateUserRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -143,8 +143,8 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, conflictIfExists(err))
 		return
 	}
-	s.audit(ctx, who(r).user, "user.create", "users/"+u.Name, "role="+u.Role)
-	tok, err := s.mintToken(ctx, who(r).user, u.Name, "first", req.ExpiresDays)
+	s.identity.audit(ctx, who(r).user, "user.create", "users/"+u.Name, "role="+u.Role)
+	tok, err := s.identity.mintToken(ctx, who(r).user, u.Name, "first", req.ExpiresDays)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -169,7 +169,7 @@ func checkNotAdmin(name, what string) error {
 	return nil
 }
 
-func (s *Server) setUserRole(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) setUserRole(w http.ResponseWriter, r *http.Request) {
 	var req api.SetRoleRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -187,7 +187,7 @@ func (s *Server) setUserRole(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
+	s.identity.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
 	u, err := s.cfg.Store.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)
@@ -196,7 +196,7 @@ func (s *Server) setUserRole(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, apiUser(*u))
 }
 
-func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) deleteUser(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	err := checkNotAdmin(name, "deleted")
 	if err == nil {
@@ -206,7 +206,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.audit(r.Context(), who(r).user, "user.delete", "users/"+name, "")
+	s.identity.audit(r.Context(), who(r).user, "user.delete", "users/"+name, "")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -225,7 +225,7 @@ func tokenOwner(r *http.Request, user string) (string, error) {
 }
 
 // mintToken creates a personal token for user and records it in the audit log as by.
-func (s *Server) mintToken(ctx context.Context, by, user, name string, days int) (*api.TokenCreated, error) {
+func (s *identityRoutes) mintToken(ctx context.Context, by, user, name string, days int) (*api.TokenCreated, error) {
 	if days == 0 {
 		days = api.DefaultTokenDays
 	}
@@ -236,7 +236,7 @@ func (s *Server) mintToken(ctx context.Context, by, user, name string, days int)
 	if err := s.cfg.Store.CreateUserToken(ctx, t); err != nil {
 		return nil, conflictIfExists(err)
 	}
-	s.audit(ctx, by, "token.create", "users/"+user+"/tokens/"+name, "expires="+t.ExpiresAt.Format(time.RFC3339))
+	s.identity.audit(ctx, by, "token.create", "users/"+user+"/tokens/"+name, "expires="+t.ExpiresAt.Format(time.RFC3339))
 	return &api.TokenCreated{TokenInfo: tokenInfo(t, now), Token: tok}, nil
 }
 
@@ -254,7 +254,7 @@ func tokenInfo(t store.UserToken, now time.Time) api.TokenInfo {
 	return info
 }
 
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) createToken(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateTokenRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, s.log, err)
@@ -274,7 +274,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	tok, err := s.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
+	tok, err := s.identity.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -282,7 +282,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, tok)
 }
 
-func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listTokens(w http.ResponseWriter, r *http.Request) {
 	user, err := tokenOwner(r, r.URL.Query().Get("user"))
 	if user == "*" {
 		user = "" // every user's: tokenOwner let only an owner ask
@@ -304,7 +304,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("name")
 	user, err := tokenOwner(r, r.URL.Query().Get("user"))
 	if err == nil {
@@ -314,7 +314,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
+	s.identity.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
 	ts, err := s.cfg.Store.UserTokens(ctx, user)
 	if err != nil {
 		writeError(w, s.log, err)
