@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/asset"
@@ -72,17 +71,7 @@ func (v Version) AssetKey() asset.Key {
 }
 
 // CheckType returns the type's canonical spelling ("" is uri_folder), or an error.
-func CheckType(t string) (string, error) {
-	if t == "" {
-		return URIFolder, nil
-	}
-	for _, known := range Types {
-		if strings.EqualFold(strings.ReplaceAll(t, "-", "_"), known) {
-			return known, nil
-		}
-	}
-	return "", fmt.Errorf("type %q: expected one of %s", t, strings.Join(Types, ", "))
-}
+func CheckType(t string) (string, error) { return asset.CheckType(t, Types) }
 
 // CheckFiles says whether the files (slash paths relative to the asset's top) fit the type: a
 // uri_file is one file, an mltable holds an MLTable file at its top. where names the data in

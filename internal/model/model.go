@@ -1,8 +1,6 @@
 package model
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/asset"
@@ -70,14 +68,4 @@ func CheckName(name string) error { return Kind.CheckName(name) }
 func ParseVersion(s string) (string, error) { return Kind.ParseVersion(s) }
 
 // CheckType returns the type's canonical spelling ("" is custom_model), or an error.
-func CheckType(t string) (string, error) {
-	if t == "" {
-		return CustomModel, nil
-	}
-	for _, known := range Types {
-		if strings.EqualFold(strings.ReplaceAll(t, "-", "_"), known) {
-			return known, nil
-		}
-	}
-	return "", fmt.Errorf("type %q: expected one of %s", t, strings.Join(Types, ", "))
-}
+func CheckType(t string) (string, error) { return asset.CheckType(t, Types) }
