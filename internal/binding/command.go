@@ -49,7 +49,7 @@ func tokenize(cmd string) ([]token, error) {
 			}
 			expr := strings.TrimSpace(cmd[i+3 : i+3+end])
 			if !exprPattern.MatchString(expr) {
-				return toks, fmt.Errorf("malformed expression ${{%s}}", truncate(cmd[i+3:i+3+end]))
+				return toks, fmt.Errorf("malformed expression ${{%s}}", Truncate(cmd[i+3:i+3+end]))
 			}
 			flush(i)
 			toks = append(toks, token{tokRef, expr})

@@ -16,7 +16,7 @@ var envVarName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // value is code (StartupVar). The error does not name the field; callers add its path.
 func CheckEnvironmentVariable(name, value string) error {
 	if !envVarName.MatchString(name) {
-		return fmt.Errorf("invalid environment variable name %s: expected a letter or _ then letters, digits or _, as a shell variable's name", quote(name))
+		return fmt.Errorf("invalid environment variable name %s: expected a letter or _ then letters, digits or _, as a shell variable's name", Quote(name))
 	}
 	secrets, err := SecretsIn(value) // secretrefs.go
 	if err != nil {

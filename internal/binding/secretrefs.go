@@ -3,7 +3,8 @@ package binding
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
@@ -82,7 +83,7 @@ type SecretRef struct {
 // code (CheckEnvironmentVariable) is an error naming its field path.
 func SecretRefs(sp *job.Spec) ([]SecretRef, error) {
 	var out []SecretRef
-	for _, k := range sortedKeys(sp.EnvironmentVariables) {
+	for _, k := range slices.Sorted(maps.Keys(sp.EnvironmentVariables)) {
 		if err := CheckEnvironmentVariable(k, sp.EnvironmentVariables[k]); err != nil { // envvars.go
 			return nil, fmt.Errorf("environment_variables.%s: %w", k, err)
 		}
@@ -99,16 +100,12 @@ func SecretRefs(sp *job.Spec) ([]SecretRef, error) {
 
 // SecretNames is the sorted set of names in refs.
 func SecretNames(refs []SecretRef) []string {
-	seen := map[string]bool{}
 	var out []string
 	for _, r := range refs {
-		if !seen[r.Name] {
-			seen[r.Name] = true
-			out = append(out, r.Name)
-		}
+		out = append(out, r.Name)
 	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // BindSecrets substitutes every ${{secrets.<name>}} of value with its value from values; a
@@ -133,13 +130,4 @@ func BindSecrets(value string, values map[string]string) (string, error) {
 	}
 	b.WriteString(rest)
 	return b.String(), nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -70,20 +70,20 @@ func (k check) check(s slot, info *scriptInfo) error {
 	case k.kind == mustName && envVarName.MatchString(v) && k.computed:
 		return fmt.Errorf("%s is part of a variable name (%s) that bash puts together when it runs, so Hangar cannot tell which variable it names; use the value alone as the name", ref, k.where)
 	case k.kind == mustName && envVarName.MatchString(v) && StartupVar(name) != "":
-		return fmt.Errorf("%s is used as a variable name (%s), but %s is a variable whose value is code (%s); got %s", ref, k.where, name, StartupVar(name), quote(v))
+		return fmt.Errorf("%s is used as a variable name (%s), but %s is a variable whose value is code (%s); got %s", ref, k.where, name, StartupVar(name), Quote(v))
 	case k.kind == mustName && envVarName.MatchString(v) && info.intReason(name) != "":
-		return fmt.Errorf("%s is used as a variable name (%s), but %s may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got %s", ref, k.where, name, quote(v))
+		return fmt.Errorf("%s is used as a variable name (%s), but %s may have the integer attribute (or be a name reference), so bash would evaluate what is assigned to it; got %s", ref, k.where, name, Quote(v))
 	case k.kind == mustInteger && !integerLit.MatchString(v):
-		return fmt.Errorf("%s is used in bash arithmetic (%s), so its value must be an integer; got %s", ref, k.where, quote(v))
+		return fmt.Errorf("%s is used in bash arithmetic (%s), so its value must be an integer; got %s", ref, k.where, Quote(v))
 	case k.kind == mustName && !envVarName.MatchString(v):
-		return fmt.Errorf("%s is used as a variable name (%s), so its value must be a name of letters, digits and _ not starting with a digit; got %s", ref, k.where, quote(v))
+		return fmt.Errorf("%s is used as a variable name (%s), so its value must be a name of letters, digits and _ not starting with a digit; got %s", ref, k.where, Quote(v))
 	case k.kind == mustNotOption && strings.HasPrefix(v, "-"):
-		return fmt.Errorf("%s is where %s reads its options, so its value must not start with -; got %s", ref, k.where, quote(v))
+		return fmt.Errorf("%s is where %s reads its options, so its value must not start with -; got %s", ref, k.where, Quote(v))
 	case k.kind == mustNotBuiltin && readsArgs(k.around[0]+v+k.around[1]):
 		return fmt.Errorf("%s is the command name, so its value must not make it the bash builtin %s, which reads its arguments as code or variable names; got %s",
-			ref, k.around[0]+v+k.around[1], quote(v))
+			ref, k.around[0]+v+k.around[1], Quote(v))
 	case k.kind == mustNotParen && strings.HasPrefix(v, "("):
-		return fmt.Errorf("%s is assigned by %s, which reads a value starting with ( as an array assignment and expands it again; got %s", ref, k.where, quote(v))
+		return fmt.Errorf("%s is assigned by %s, which reads a value starting with ( as an array assignment and expands it again; got %s", ref, k.where, Quote(v))
 	case k.kind == mustNotTestV && v == "-v":
 		return fmt.Errorf("%s is an argument of %s, where -v makes the next argument a variable name that bash evaluates; got \"-v\"", ref, k.where)
 	}

@@ -2,12 +2,13 @@ package binding
 
 import "strconv"
 
-// quote writes a value for a message: quoted, and cut after 60 characters.
-func quote(s string) string {
-	return strconv.Quote(truncate(s))
+// Quote quotes a user value for a message, shortening long ones (Truncate).
+func Quote(s string) string {
+	return strconv.Quote(Truncate(s))
 }
 
-func truncate(s string) string {
+// Truncate shortens a user value for a message: its first 60 characters and "...".
+func Truncate(s string) string {
 	const max = 60
 	if r := []rune(s); len(r) > max {
 		return string(r[:max]) + "..."

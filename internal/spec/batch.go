@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -29,11 +28,9 @@ var (
 // ParseBatchEndpointFile reads a batch endpoint YAML (Azure's batchEndpoint schema) with the
 // same rules as ParseJobFile.
 func ParseBatchEndpointFile(file string, sets []string) (*serving.BatchEndpoint, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseBatchEndpoint(file, data, filepath.Dir(file), sets)
+	return parseFile(file, func(data []byte, dir string) (*serving.BatchEndpoint, []string, error) {
+		return ParseBatchEndpoint(file, data, dir, sets)
+	})
 }
 
 // ParseBatchEndpoint is ParseBatchEndpointFile for YAML already read.
@@ -69,21 +66,16 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 	case e.Name != "" && !endpointName.MatchString(e.Name):
 		d.expected(n, "name", "an endpoint name of 3 to 32 letters, digits and -, starting with a letter")
 	}
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return e, d.warnings, nil
+	return result(d, e)
 }
 
 // ParseBatchDeploymentFile reads a batch deployment YAML (Azure's batchDeployment schema):
 // `type: model`, or the legacy form (no type) with its settings at the root. `type: pipeline`
 // is refused. Relative paths resolve against the file's folder and are returned absolute.
 func ParseBatchDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.BatchDeployment, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseBatchDeployment(file, data, filepath.Dir(file), sets, opts...)
+	return parseFile(file, func(data []byte, dir string) (*serving.BatchDeployment, []string, error) {
+		return ParseBatchDeployment(file, data, dir, sets, opts...)
+	})
 }
 
 // ParseBatchDeployment is ParseBatchDeploymentFile for YAML already read.
@@ -108,10 +100,7 @@ func ParseBatchDeployment(file string, data []byte, baseDir string, sets []strin
 	}
 	got := d.mapping(root, "", fs)
 	d.serving.checkBatchDeployment(got, dep)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return dep, d.warnings, nil
+	return result(d, dep)
 }
 
 func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fields {

@@ -1,9 +1,6 @@
 package spec
 
 import (
-	"os"
-	"path/filepath"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hangar-ml/hangar/internal/serving"
@@ -15,11 +12,9 @@ import (
 // output_file_name, error_threshold, logging_level, retry_settings, compute.instance_count,
 // output_dataset, job_name, experiment_name), with the rules of ParseJobFile.
 func ParseBatchInvokeFile(file string) (*serving.BatchInvocation, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseBatchInvoke(file, data, filepath.Dir(file))
+	return parseFile(file, func(data []byte, dir string) (*serving.BatchInvocation, []string, error) {
+		return ParseBatchInvoke(file, data, dir)
+	})
 }
 
 // ParseBatchInvoke is ParseBatchInvokeFile for YAML already read.
@@ -56,10 +51,7 @@ func ParseBatchInvoke(file string, data []byte, baseDir string) (*serving.BatchI
 		fs[k] = d.serving.batchOverride(&inv.BatchOverrides, k)
 	}
 	d.mapping(root, "", fs)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return inv, d.warnings, nil
+	return result(d, inv)
 }
 
 // batchOverride decodes a scalar into the override az's key names, its errors at the field.

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,19 +24,16 @@ var componentKeys = []string{"name", "version", "display_name", "description", "
 // component create, applying --set overrides. Relative paths resolve against the file's
 // directory and are returned absolute. The error, when not nil, is an ErrorList.
 func ParseComponentFile(file string, sets []string, opts ...FileOption) (*component.Spec, []string, error) {
-	data, err := os.ReadFile(file)
+	data, err := readSpec(file)
 	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}}
+		return nil, nil, err
 	}
 	d, root := begin(file, data, filepath.Dir(file), sets, componentKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
 	c, _ := d.assets.component(root)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return &c, d.warnings, nil
+	return result(d, &c)
 }
 
 // component decodes a component file's mapping: a command component (its step in Job) or a

@@ -72,11 +72,9 @@ var sshHostKeys = []string{
 // ParseJobFile: strict decoding, every problem with its file, field path and line, and
 // --set overrides. Relative paths resolve against the file's folder.
 func ParseComputeFile(file string, sets []string, opts ...FileOption) (*compute.Spec, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseCompute(file, data, filepath.Dir(file), sets, opts...)
+	return parseFile(file, func(data []byte, dir string) (*compute.Spec, []string, error) {
+		return ParseCompute(file, data, dir, sets, opts...)
+	})
 }
 
 // ParseCompute is ParseComputeFile for YAML already read; baseDir is the directory
@@ -87,10 +85,7 @@ func ParseCompute(file string, data []byte, baseDir string, sets []string, opts 
 		return nil, d.warnings, d.errs.err()
 	}
 	s := d.computes.computeSpec(root)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return s, d.warnings, nil
+	return result(d, s)
 }
 
 // computeSpec decodes the root mapping with the field table of its type.

@@ -21,11 +21,9 @@ var dataReadOnly = []string{"id", "creation_context", "latest_version", "auto_de
 // ParseDataFile reads a data asset YAML (the Azure ML data schema, data.schema.json) with the
 // same rules as ParseJobFile: strict, every problem with its field path, --set applied first.
 func ParseDataFile(file string, sets []string) (*dataset.Spec, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseData(file, data, filepath.Dir(file), sets)
+	return parseFile(file, func(data []byte, dir string) (*dataset.Spec, []string, error) {
+		return ParseData(file, data, dir, sets)
+	})
 }
 
 // ParseData is ParseDataFile for YAML already read; local paths resolve against baseDir.
@@ -68,10 +66,7 @@ func ParseData(file string, data []byte, baseDir string, sets []string) (*datase
 	} else {
 		s.Path = d.assets.dataAssetPath(pathNode, "path", s.Type)
 	}
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return &s, d.warnings, nil
+	return result(d, &s)
 }
 
 // assetVersion decodes a versioned asset's version: a string, as Azure's are (version: 0.0.1,

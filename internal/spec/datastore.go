@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,9 +17,9 @@ var datastoreKeys = []string{"name", "type", "path", "description", "tags.*", "c
 // a shared filesystem: path, and computes, the targets whose nodes mount it); Azure's storage
 // types are refused with the reason.
 func ParseDatastoreFile(file string, sets []string) (*datastore.Datastore, []string, error) {
-	data, err := os.ReadFile(file)
+	data, err := readSpec(file)
 	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
+		return nil, nil, err
 	}
 	return ParseDatastore(file, data, sets)
 }
@@ -65,10 +64,7 @@ func ParseDatastore(file string, data []byte, sets []string) (*datastore.Datasto
 	if got["path"] == nil {
 		d.required(nil, "path")
 	}
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return &ds, d.warnings, nil
+	return result(d, &ds)
 }
 
 // sharedFolder decodes a local_folder's path: absolute and clean, because every node that

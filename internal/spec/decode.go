@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -506,4 +507,31 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// readSpec reads a spec file; a file that cannot be read is an ErrorList naming it.
+func readSpec(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
+	}
+	return data, nil
+}
+
+// result is what a Parse function returns once d has read v: v and the warnings, or the
+// problems found (and the warnings).
+func result[T any](d *decoder, v *T) (*T, []string, error) {
+	if err := d.errs.err(); err != nil {
+		return nil, d.warnings, err
+	}
+	return v, d.warnings, nil
+}
+
+// parseFile reads file and decodes it with parse, relative paths resolving against its folder.
+func parseFile[T any](file string, parse func(data []byte, baseDir string) (*T, []string, error)) (*T, []string, error) {
+	data, err := readSpec(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parse(data, filepath.Dir(file))
 }

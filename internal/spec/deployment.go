@@ -53,11 +53,9 @@ var probeKeys = []string{"initial_delay", "period", "timeout", "success_threshol
 // (model, code, conda file) resolve against the file's folder and are returned absolute.
 // endpoint_name may be absent: the CLI then takes it from --endpoint-name.
 func ParseDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.Deployment, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseDeployment(file, data, filepath.Dir(file), sets, opts...)
+	return parseFile(file, func(data []byte, dir string) (*serving.Deployment, []string, error) {
+		return ParseDeployment(file, data, dir, sets, opts...)
+	})
 }
 
 // ParseDeployment is ParseDeploymentFile for YAML already read.
@@ -76,10 +74,7 @@ func ParseDeployment(file string, data []byte, baseDir string, sets []string, op
 	}
 	got := d.mapping(root, "", d.serving.deploymentFields(dep))
 	d.serving.checkDeployment(got, dep)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return dep, d.warnings, nil
+	return result(d, dep)
 }
 
 // deploymentFields is the online deployment's field table.

@@ -1,9 +1,6 @@
 package spec
 
 import (
-	"os"
-	"path/filepath"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hangar-ml/hangar/internal/pattern"
@@ -32,11 +29,9 @@ var endpointKeys = []string{
 // kubernetesOnlineEndpoint schemas) with the same rules as ParseJobFile: strict decoding,
 // every problem with its file, field path and line, and --set overrides.
 func ParseEndpointFile(file string, sets []string) (*serving.Endpoint, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseEndpoint(file, data, filepath.Dir(file), sets)
+	return parseFile(file, func(data []byte, dir string) (*serving.Endpoint, []string, error) {
+		return ParseEndpoint(file, data, dir, sets)
+	})
 }
 
 // ParseEndpoint is ParseEndpointFile for YAML already read.
@@ -48,10 +43,7 @@ func ParseEndpoint(file string, data []byte, baseDir string, sets []string) (*se
 	e := &serving.Endpoint{AuthMode: serving.AuthKey}
 	got := d.mapping(root, "", d.serving.endpointFields(e))
 	d.serving.checkEndpoint(got, e)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return e, d.warnings, nil
+	return result(d, e)
 }
 
 // endpointFields is the online endpoint's field table.

@@ -19,11 +19,9 @@ var (
 // ParseEnvironmentFile reads a standalone environment YAML (SPEC.md §6) with the same
 // rules as ParseJobFile; name is required there.
 func ParseEnvironmentFile(file string, sets []string, opts ...FileOption) (*job.Environment, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseEnvironment(file, data, filepath.Dir(file), sets, opts...)
+	return parseFile(file, func(data []byte, dir string) (*job.Environment, []string, error) {
+		return ParseEnvironment(file, data, dir, sets, opts...)
+	})
 }
 
 // ParseEnvironment is ParseEnvironmentFile for YAML already read.
@@ -46,10 +44,7 @@ func ParseEnvironment(file string, data []byte, baseDir string, sets []string, o
 	if env.IsEmpty() && len(d.errs) == 0 {
 		d.errorf(nil, "", "empty environment: give image, build, conda_file or requirements")
 	}
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return &env, d.warnings, nil
+	return result(d, &env)
 }
 
 // jobEnvironment decodes a job's `environment:`, a reference, an environment file (envfile.go)

@@ -3,10 +3,11 @@ package spec
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/binding"
 )
 
 // Error is one problem in a spec file: the file as the user named it, the field path
@@ -97,18 +98,11 @@ func describe(n *yaml.Node) string {
 	return truncate(n.Value)
 }
 
-// quote quotes a user value for a message, shortening long ones.
-func quote(s string) string {
-	return strconv.Quote(truncate(s))
-}
+// quote quotes a user value for a message, shortening long ones; truncate only shortens.
+// Messages of the binder and of the decoder write values alike.
+func quote(s string) string { return binding.Quote(s) }
 
-func truncate(s string) string {
-	const max = 60
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "..."
-	}
-	return s
-}
+func truncate(s string) string { return binding.Truncate(s) }
 
 // closest returns the candidate nearest to word by edit distance (ignoring case), or ""
 // when none is close enough to be a plausible typo.

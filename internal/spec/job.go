@@ -7,7 +7,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/binding"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,11 +21,9 @@ import (
 // the spec resolve against filepath.Dir(file) and are returned absolute. The error, when
 // not nil, is an ErrorList; warnings are formatted like errors.
 func ParseJobFile(file string, sets []string, opts ...FileOption) (*job.Spec, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}}
-	}
-	return ParseJob(file, data, filepath.Dir(file), sets, opts...)
+	return parseFile(file, func(data []byte, dir string) (*job.Spec, []string, error) {
+		return ParseJob(file, data, dir, sets, opts...)
+	})
 }
 
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative
@@ -37,10 +34,7 @@ func ParseJob(file string, data []byte, baseDir string, sets []string, opts ...F
 		return nil, d.warnings, d.errs.err()
 	}
 	spec := d.jobs.job(root)
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return spec, d.warnings, nil
+	return result(d, spec)
 }
 
 // begin parses the document, applies the overrides and returns the root mapping (nil
@@ -197,16 +191,9 @@ func (d *jobDecoder) jobFields(s *job.Spec) fields {
 }
 
 // checkJob applies the rules that span fields, and the defaults.
-func (d *jobDecoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
-	switch cmd := got["command"]; {
-	case cmd == nil:
-		d.required(nil, "command")
-	case !isString(cmd): // text reported it
-	case strings.TrimSpace(s.Command) == "":
-		d.errorf(cmd, "command", "must not be empty")
-	default:
-		d.jobs.checkCommand(cmd, s)
-	}
+// checkShared checks and defaults what a command job and a parallel job share: no output
+// named as an input, the experiment (the folder's name), one instance.
+func (d *jobDecoder) checkShared(got map[string]*yaml.Node, s *job.Spec) {
 	for name := range s.Outputs {
 		if _, dup := s.Inputs[name]; dup {
 			d.errorf(keyNode(got["outputs"], name), "outputs."+name, "name %s is also used by an input", quote(name))
@@ -218,6 +205,19 @@ func (d *jobDecoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job
 	if s.Resources.InstanceCount == 0 {
 		s.Resources.InstanceCount = 1
 	}
+}
+
+func (d *jobDecoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
+	switch cmd := got["command"]; {
+	case cmd == nil:
+		d.required(nil, "command")
+	case !isString(cmd): // text reported it
+	case strings.TrimSpace(s.Command) == "":
+		d.errorf(cmd, "command", "must not be empty")
+	default:
+		d.jobs.checkCommand(cmd, s)
+	}
+	d.checkShared(got, s)
 	if dist := s.Distribution; dist != nil && dist.Type == "tensorflow" && lookup(got["distribution"], "worker_count") == nil {
 		dist.WorkerCount = s.Resources.InstanceCount
 	}

@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -19,11 +17,9 @@ var modelReadOnly = []string{"id", "creation_context", "job_name", "latest_versi
 // ParseModelFile reads a model YAML (the Azure ML model schema) with the same rules as
 // ParseJobFile: strict, every problem with its field path, --set applied first.
 func ParseModelFile(file string, sets []string) (*model.Spec, []string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, ErrorList{{File: file, Msg: "read: " + unwrapPathError(err).Error()}}
-	}
-	return ParseModel(file, data, filepath.Dir(file), sets)
+	return parseFile(file, func(data []byte, dir string) (*model.Spec, []string, error) {
+		return ParseModel(file, data, dir, sets)
+	})
 }
 
 // ParseModel is ParseModelFile for YAML already read; local paths resolve against baseDir.
@@ -77,10 +73,7 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 	if m.Type == "" && got["type"] == nil {
 		m.Type = model.CustomModel
 	}
-	if err := d.errs.err(); err != nil {
-		return nil, d.warnings, err
-	}
-	return &m, d.warnings, nil
+	return result(d, &m)
 }
 
 // modelVersion decodes a model's version: a string, as Azure's (0.0.1, v2), or an integer.

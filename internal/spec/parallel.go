@@ -194,17 +194,7 @@ func (d *parallelDecoder) checkParallel(got map[string]*yaml.Node, s *job.Spec) 
 			s.Parallel.InputData = m[1]
 		}
 	}
-	for name := range s.Outputs {
-		if _, dup := s.Inputs[name]; dup {
-			d.errorf(keyNode(got["outputs"], name), "outputs."+name, "name %s is also used by an input", quote(name))
-		}
-	}
-	if s.ExperimentName == "" {
-		s.ExperimentName = defaultExperiment(d.baseDir)
-	}
-	if s.Resources.InstanceCount == 0 {
-		s.Resources.InstanceCount = 1
-	}
+	d.jobs.checkShared(got, s)
 }
 
 // checkArguments checks task.program_arguments' references as a command's are checked.
