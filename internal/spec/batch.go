@@ -122,12 +122,12 @@ func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fie
 				k.Value = "path"
 			}
 			var online serving.Deployment
-			dep.Model = d.serving.deploymentModel(n, p, &online)
+			dep.Model = d.deploymentModel(n, p, &online)
 			dep.Extra = online.Extra
 		},
 		"code_configuration": func(n *yaml.Node, p string) {
 			var online serving.Deployment
-			d.serving.codeConfiguration(n, p, &online)
+			d.codeConfiguration(n, p, &online)
 			dep.Code, dep.ScoringScript = online.Code, online.ScoringScript
 		},
 		"environment": func(n *yaml.Node, p string) { dep.Environment = d.assets.jobEnvironment(n, p) },
@@ -135,7 +135,7 @@ func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fie
 		"resources": func(n *yaml.Node, p string) {
 			d.mapping(n, p, fields{"instance_count": func(v *yaml.Node, vp string) { dep.InstanceCount = d.smallInt(v, vp, 1) }})
 		},
-		"settings": func(n *yaml.Node, p string) { d.mapping(n, p, d.serving.batchSettingFields(&dep.Settings)) },
+		"settings": func(n *yaml.Node, p string) { d.mapping(n, p, d.batchSettingFields(&dep.Settings)) },
 	}
 	for _, f := range batchReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }

@@ -58,13 +58,13 @@ func (d *assetDecoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	fs := fields{
 		"$schema":          nil,
 		"type":             nil,
-		"name":             func(v *yaml.Node, p string) { c.Name = d.assets.componentName(v, p) },
-		"version":          func(v *yaml.Node, p string) { c.Version = d.assets.assetVersion(v, p, component.Kind.ParseVersion) },
+		"name":             func(v *yaml.Node, p string) { c.Name = d.componentName(v, p) },
+		"version":          func(v *yaml.Node, p string) { c.Version = d.assetVersion(v, p, component.Kind.ParseVersion) },
 		"display_name":     func(v *yaml.Node, p string) { c.DisplayName = d.str(v, p) },
 		"description":      func(v *yaml.Node, p string) { c.Description = d.str(v, p) },
 		"tags":             func(v *yaml.Node, p string) { c.Tags = d.stringMap(v, p) },
 		"is_deterministic": func(v *yaml.Node, p string) { c.Deterministic, _ = d.boolean(v, p) },
-		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.assets.componentInputs(v, p) },
+		"inputs":           func(v *yaml.Node, p string) { c.Inputs = d.componentInputs(v, p) },
 		"outputs":          func(v *yaml.Node, p string) { c.Outputs = d.jobs.outputs(v, p) },
 	}
 	fs["additional_includes"] = nil // a command component's: decoded below
@@ -106,7 +106,7 @@ func (d *assetDecoder) component(root *yaml.Node) (component.Spec, *yaml.Node) {
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	case len(d.errs) == 0:
-		d.assets.checkComponentRefs(cmd, c, s)
+		d.checkComponentRefs(cmd, c, s)
 	}
 	if s.Resources.InstanceCount == 0 {
 		s.Resources.InstanceCount = 1
@@ -155,22 +155,13 @@ func (d *assetDecoder) componentName(n *yaml.Node, path string) string {
 // optional, min, max, enum, description and mode. A literal shorthand (`lr: 0.1`) declares
 // an input of its type with that default.
 func (d *assetDecoder) componentInputs(n *yaml.Node, path string) map[string]component.Input {
-	out := map[string]component.Input{}
-	for _, p := range d.entries(n, path) {
-		ip := join(path, p.key.Value)
-		d.jobs.checkName(p.key, ip)
-		v := resolve(p.value)
+	return declared(d.decoder, n, path, func(v *yaml.Node, ip string) (component.Input, bool) {
 		if v == nil || v.Kind != yaml.MappingNode {
-			if in, ok := d.jobs.input(v, ip); ok {
-				out[p.key.Value] = component.Input{Input: in, HasDefault: true}
-			}
-			continue
+			in, ok := d.jobs.input(v, ip)
+			return component.Input{Input: in, HasDefault: true}, ok
 		}
-		if in, ok := d.assets.componentInput(v, ip); ok {
-			out[p.key.Value] = in
-		}
-	}
-	return out
+		return d.componentInput(v, ip)
+	})
 }
 
 // componentInput decodes one declared input object.
@@ -208,7 +199,7 @@ func (d *assetDecoder) componentInput(v *yaml.Node, path string) (component.Inpu
 		"datastore":   func(x *yaml.Node, xp string) { in.Datastore = d.str(x, xp) },
 		"min":         func(x *yaml.Node, xp string) { in.Min = bound(x, xp) },
 		"max":         func(x *yaml.Node, xp string) { in.Max = bound(x, xp) },
-		"enum":        func(x *yaml.Node, xp string) { in.Enum = d.assets.enumValues(x, xp, typ) },
+		"enum":        func(x *yaml.Node, xp string) { in.Enum = d.enumValues(x, xp, typ) },
 	})
 	for _, key := range []string{"default", "value", "path"} {
 		x := got[key]

@@ -105,27 +105,27 @@ func (d *computeDecoder) computeSpec(root *yaml.Node) *compute.Spec {
 	default:
 		s.Type = compute.NormalizeType(typ)
 	}
-	fs := d.computes.computeCommon(s)
+	fs := d.computeCommon(s)
 	var check func(got map[string]*yaml.Node)
 	switch s.Type {
 	case compute.TypeLocal:
-		s.Local = d.computes.localFields(fs)
+		s.Local = d.localFields(fs)
 	case compute.TypeCluster:
-		s.Cluster, check = d.computes.clusterFields(fs, s)
+		s.Cluster, check = d.clusterFields(fs, s)
 	case compute.TypeInstance:
 		s.Instance, check = d.instances.instanceFields(fs, s)
 	case compute.TypeSSH:
-		s.SSH, check = d.computes.sshFields(fs, s)
+		s.SSH, check = d.sshFields(fs, s)
 	case compute.TypeSlurm:
-		s.Slurm, check = d.computes.slurmFields(fs)
+		s.Slurm, check = d.slurmFields(fs)
 	case compute.TypeKubernetes:
-		s.Kubernetes = d.computes.kubernetesFields(fs, s)
-		check = d.computes.checkKubernetes(s.Kubernetes)
+		s.Kubernetes = d.kubernetesFields(fs, s)
+		check = d.checkKubernetes(s.Kubernetes)
 	case compute.TypeServerless:
-		s.Serverless, check = d.computes.serverlessFields(fs)
+		s.Serverless, check = d.serverlessFields(fs)
 	}
 	got := d.mapping(root, "", fs)
-	d.computes.checkTargetName(got["name"], s)
+	d.checkTargetName(got["name"], s)
 	if check != nil {
 		check(got)
 	}
@@ -236,7 +236,7 @@ func (d *computeDecoder) computeIdentity(n *yaml.Node, path string) map[string]a
 			typ = d.enum(v, p, compute.IdentitySystem, compute.IdentityUser, compute.IdentityNone, compute.IdentitySystemUser)
 			out["type"] = typ
 		},
-		"user_assigned_identities": func(v *yaml.Node, p string) { out["user_assigned_identities"] = d.computes.userIdentities(v, p) },
+		"user_assigned_identities": func(v *yaml.Node, p string) { out["user_assigned_identities"] = d.userIdentities(v, p) },
 		"principal_id":             func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 		"tenant_id":                func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 	})
@@ -295,7 +295,7 @@ func (d *computeDecoder) localFile(n *yaml.Node, path string) (string, bool) {
 		d.expected(n, path, "a local file path")
 		return "", false
 	}
-	p, ok := d.computes.expandHome(n, path, written)
+	p, ok := d.expandHome(n, path, written)
 	if !ok {
 		return "", false
 	}

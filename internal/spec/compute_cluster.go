@@ -25,17 +25,17 @@ func (d *computeDecoder) clusterFields(fs fields, s *compute.Spec) (*compute.Clu
 		ProvisionTimeout:        compute.DefaultProvisionTimeout,
 	}
 	minOK, maxOK := true, true
-	fs["size"] = func(n *yaml.Node, p string) { c.Size = d.computes.size(n, p) }
+	fs["size"] = func(n *yaml.Node, p string) { c.Size = d.size(n, p) }
 	fs["tier"] = func(n *yaml.Node, p string) { c.Tier = d.enum(n, p, compute.TierDedicated, compute.TierLowPriority) }
 	fs["min_instances"] = func(n *yaml.Node, p string) { c.MinInstances, minOK = d.boundedInt(n, p, 0, math.MaxInt32) }
 	fs["max_instances"] = func(n *yaml.Node, p string) { c.MaxInstances, maxOK = d.boundedInt(n, p, 1, math.MaxInt32) }
 	fs["idle_time_before_scale_down"] = func(n *yaml.Node, p string) { c.IdleTimeBeforeScaleDown, _ = d.seconds(n, p) }
 	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { c.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
-	fs["ssh_settings"] = func(n *yaml.Node, p string) { c.SSHSettings = d.computes.sshSettings(n, p, false) }
-	fs["network_settings"] = func(n *yaml.Node, p string) { c.NetworkSettings = d.computes.networkSettings(n, p) }
+	fs["ssh_settings"] = func(n *yaml.Node, p string) { c.SSHSettings = d.sshSettings(n, p, false) }
+	fs["network_settings"] = func(n *yaml.Node, p string) { c.NetworkSettings = d.networkSettings(n, p) }
 	fs["enable_node_public_ip"] = func(n *yaml.Node, p string) { c.EnableNodePublicIP, _ = d.boolean(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computes.computeIdentity(n, p) }
-	fs["provider"] = func(n *yaml.Node, p string) { d.computes.provider(n, p, &c.Provider) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &c.Provider) }
 	fs["max_provision_retries"] = func(n *yaml.Node, p string) { c.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
 	fs["provision_timeout"] = func(n *yaml.Node, p string) { c.ProvisionTimeout = d.jobs.timeout(n, p) }
 	fs["join_timeout"] = func(n *yaml.Node, p string) { c.JoinTimeout = d.jobs.timeout(n, p) }
@@ -116,9 +116,9 @@ func (d *computeDecoder) provider(n *yaml.Node, path string, p *compute.Provider
 	}
 	got := d.mapping(n, path, fields{
 		"type":      func(v *yaml.Node, pp string) { p.Type = d.enum(v, pp, compute.ProviderLocal, compute.ProviderCommand) },
-		"create":    only("create", func(v *yaml.Node, pp string) { p.Create = d.computes.hook(v, pp) }),
-		"delete":    only("delete", func(v *yaml.Node, pp string) { p.Delete = d.computes.hook(v, pp) }),
-		"preempted": only("preempted", func(v *yaml.Node, pp string) { p.Preempted = d.computes.hook(v, pp) }),
+		"create":    only("create", func(v *yaml.Node, pp string) { p.Create = d.hook(v, pp) }),
+		"delete":    only("delete", func(v *yaml.Node, pp string) { p.Delete = d.hook(v, pp) }),
+		"preempted": only("preempted", func(v *yaml.Node, pp string) { p.Preempted = d.hook(v, pp) }),
 		"timeout":   only("timeout", func(v *yaml.Node, pp string) { p.Timeout = d.jobs.timeout(v, pp) }),
 		"env":       only("env", func(v *yaml.Node, pp string) { p.Env = d.jobs.envVars(v, pp) }),
 	})

@@ -27,7 +27,7 @@ func (d *instanceDecoder) instanceFields(fs fields, s *compute.Spec) (*compute.I
 	fs["idle_time_before_shutdown_minutes"] = func(n *yaml.Node, p string) {
 		in.IdleTimeBeforeShutdownMinutes, _ = d.boundedInt(n, p, 15, 4320)
 	}
-	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) { isoMinutes = d.instances.isoMinutes(n, p) }
+	fs["idle_time_before_shutdown"] = func(n *yaml.Node, p string) { isoMinutes = d.isoMinutes(n, p) }
 	fs["ssh_public_access_enabled"] = func(n *yaml.Node, p string) { in.SSHPublicAccessEnabled, _ = d.boolean(n, p) }
 	fs["ssh_settings"] = func(n *yaml.Node, p string) { in.SSHSettings = d.computes.sshSettings(n, p, true) }
 	fs["network_settings"] = func(n *yaml.Node, p string) { in.NetworkSettings = d.computes.networkSettings(n, p) }
@@ -40,8 +40,8 @@ func (d *instanceDecoder) instanceFields(fs fields, s *compute.Spec) (*compute.I
 			"user_object_id": func(v *yaml.Node, p string) { in.CreateOnBehalfOf["user_object_id"] = d.str(v, p) },
 		})
 	}
-	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.instances.instanceSchedules(n, p) }
-	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.instances.setupScripts(n, p) }
+	fs["schedules"] = func(n *yaml.Node, p string) { in.Schedules = d.instanceSchedules(n, p) }
+	fs["setup_scripts"] = func(n *yaml.Node, p string) { in.SetupScripts = d.setupScripts(n, p) }
 	fs["custom_applications"] = func(n *yaml.Node, p string) {
 		if n.Kind != yaml.SequenceNode {
 			d.expected(n, p, "a list of applications")
@@ -95,7 +95,7 @@ func (d *instanceDecoder) instanceSchedules(n *yaml.Node, path string) *compute.
 				return
 			}
 			for i, c := range v.Content {
-				if st, ok := d.instances.startStop(resolve(c), fmt.Sprintf("%s[%d]", p, i)); ok {
+				if st, ok := d.startStop(resolve(c), fmt.Sprintf("%s[%d]", p, i)); ok {
 					out.ComputeStartStop = append(out.ComputeStartStop, st)
 				}
 			}
@@ -111,7 +111,7 @@ func (d *instanceDecoder) startStop(n *yaml.Node, path string) (compute.StartSto
 	got := d.mapping(n, path, fields{
 		"action":   func(v *yaml.Node, p string) { st.Action = d.enum(v, p, "start", "stop") },
 		"state":    func(v *yaml.Node, p string) { st.State = d.enum(v, p, "enabled", "disabled") },
-		"trigger":  func(v *yaml.Node, p string) { trigger = v; st.Trigger = d.instances.scheduleTrigger(v, p) },
+		"trigger":  func(v *yaml.Node, p string) { trigger = v; st.Trigger = d.scheduleTrigger(v, p) },
 		"schedule": func(v *yaml.Node, p string) { d.warnf(v, p, "read-only field ignored") },
 		"provisioning_status": func(v *yaml.Node, p string) {
 			d.warnf(v, p, "read-only field ignored")
@@ -152,7 +152,7 @@ func (d *instanceDecoder) scheduleTrigger(n *yaml.Node, path string) compute.Sch
 		"time_zone":  func(v *yaml.Node, p string) { t.TimeZone = d.str(v, p) },
 		"frequency":  func(v *yaml.Node, p string) { t.Frequency = d.enum(v, p, "minute", "hour", "day", "week", "month") },
 		"interval":   func(v *yaml.Node, p string) { t.Interval, _ = d.boundedInt(v, p, 1, 1000) },
-		"schedule":   func(v *yaml.Node, p string) { t.Schedule = d.instances.recurrencePattern(v, p) },
+		"schedule":   func(v *yaml.Node, p string) { t.Schedule = d.recurrencePattern(v, p) },
 	})
 	if n.Kind != yaml.MappingNode {
 		return t
@@ -252,8 +252,8 @@ func triggerCron(t compute.ScheduleTrigger) (string, error) {
 func (d *instanceDecoder) setupScripts(n *yaml.Node, path string) *compute.SetupScripts {
 	ss := &compute.SetupScripts{}
 	d.mapping(n, path, fields{
-		"creation_script": func(v *yaml.Node, p string) { ss.CreationScript = d.instances.setupScript(v, p) },
-		"startup_script":  func(v *yaml.Node, p string) { ss.StartupScript = d.instances.setupScript(v, p) },
+		"creation_script": func(v *yaml.Node, p string) { ss.CreationScript = d.setupScript(v, p) },
+		"startup_script":  func(v *yaml.Node, p string) { ss.StartupScript = d.setupScript(v, p) },
 	})
 	return ss
 }

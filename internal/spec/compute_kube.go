@@ -27,14 +27,14 @@ func (d *computeDecoder) kubernetesFields(fs fields, s *compute.Spec) *compute.K
 			d.expected(n, p, "a namespace name (lower-case letters, digits and -, at most 63)")
 		}
 	}
-	fs["kubeconfig"] = func(n *yaml.Node, p string) { k.Kubeconfig, _ = d.computes.localFile(n, p) }
+	fs["kubeconfig"] = func(n *yaml.Node, p string) { k.Kubeconfig, _ = d.localFile(n, p) }
 	fs["context"] = func(n *yaml.Node, p string) { k.Context = strings.TrimSpace(d.str(n, p)) }
-	fs["instance_types"] = func(n *yaml.Node, p string) { k.InstanceTypes = d.computes.instanceTypes(n, p) }
-	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computes.computeIdentity(n, p) }
+	fs["instance_types"] = func(n *yaml.Node, p string) { k.InstanceTypes = d.instanceTypes(n, p) }
+	fs["identity"] = func(n *yaml.Node, p string) { s.Identity = d.computeIdentity(n, p) }
 	fs["properties"] = func(n *yaml.Node, p string) { k.Properties = d.anyMap(n, p) }
 	fs["default_instance_type"] = func(n *yaml.Node, p string) { k.DefaultInstanceType = strings.TrimSpace(d.str(n, p)) }
 	fs["default_image"] = func(n *yaml.Node, p string) { k.DefaultImage = strings.TrimSpace(d.str(n, p)) }
-	fs["supervisor"] = func(n *yaml.Node, p string) { k.Supervisor = d.computes.kubeSupervisor(n, p) }
+	fs["supervisor"] = func(n *yaml.Node, p string) { k.Supervisor = d.kubeSupervisor(n, p) }
 	fs["server_url"] = func(n *yaml.Node, p string) {
 		k.ServerURL = strings.TrimSpace(d.str(n, p))
 		if u, err := url.Parse(k.ServerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -111,11 +111,11 @@ func (d *computeDecoder) instanceTypes(n *yaml.Node, path string) map[string]com
 		var it compute.InstanceType
 		got := d.mapping(v, ip, fields{
 			"node_selector": func(v *yaml.Node, p string) { it.NodeSelector = d.stringMap(v, p) },
-			"requests":      func(v *yaml.Node, p string) { it.Requests = d.computes.resourceList(v, p) },
-			"limits":        func(v *yaml.Node, p string) { it.Limits = d.computes.resourceList(v, p) },
-			"tolerations":   func(v *yaml.Node, p string) { it.Tolerations = d.computes.tolerations(v, p) },
+			"requests":      func(v *yaml.Node, p string) { it.Requests = d.resourceList(v, p) },
+			"limits":        func(v *yaml.Node, p string) { it.Limits = d.resourceList(v, p) },
+			"tolerations":   func(v *yaml.Node, p string) { it.Tolerations = d.tolerations(v, p) },
 		})
-		d.computes.checkRequestsLimits(got, ip, it)
+		d.checkRequestsLimits(got, ip, it)
 		out[name] = it
 	}
 	return out

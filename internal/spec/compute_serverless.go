@@ -27,11 +27,11 @@ func (d *computeDecoder) serverlessFields(fs fields) (*compute.ServerlessSpec, f
 		ProvisionTimeout:        compute.DefaultProvisionTimeout,
 	}
 	maxOK := true
-	fs["sizes"] = func(n *yaml.Node, p string) { s.Sizes = d.computes.serverlessSizes(n, p) }
-	fs["default_size"] = func(n *yaml.Node, p string) { s.DefaultSize = d.computes.size(n, p) }
+	fs["sizes"] = func(n *yaml.Node, p string) { s.Sizes = d.serverlessSizes(n, p) }
+	fs["default_size"] = func(n *yaml.Node, p string) { s.DefaultSize = d.size(n, p) }
 	fs["max_instances"] = func(n *yaml.Node, p string) { s.MaxInstances, maxOK = d.boundedInt(n, p, 1, math.MaxInt32) }
 	fs["idle_time_before_scale_down"] = func(n *yaml.Node, p string) { s.IdleTimeBeforeScaleDown, _ = d.seconds(n, p) }
-	fs["provider"] = func(n *yaml.Node, p string) { d.computes.provider(n, p, &s.Provider) }
+	fs["provider"] = func(n *yaml.Node, p string) { d.provider(n, p, &s.Provider) }
 	fs["max_provision_retries"] = func(n *yaml.Node, p string) { s.MaxProvisionRetries, _ = d.boundedInt(n, p, 0, 1000) }
 	fs["provision_timeout"] = func(n *yaml.Node, p string) { s.ProvisionTimeout = d.jobs.timeout(n, p) }
 	fs["join_timeout"] = func(n *yaml.Node, p string) { s.JoinTimeout = d.jobs.timeout(n, p) }
@@ -40,7 +40,7 @@ func (d *computeDecoder) serverlessFields(fs fields) (*compute.ServerlessSpec, f
 			d.errorf(nil, "sizes", "required: the sizes jobs may ask for, e.g. [Standard_DS3_v2] (hangar sizes list)")
 			return
 		}
-		d.computes.checkServerless(s, got, maxOK)
+		d.checkServerless(s, got, maxOK)
 	}
 }
 
@@ -88,7 +88,7 @@ func (d *computeDecoder) serverlessSizes(n *yaml.Node, path string) []compute.Se
 		var nameNode *yaml.Node
 		if c.Kind == yaml.MappingNode {
 			got := d.mapping(c, ip, fields{
-				"name":          func(v *yaml.Node, p string) { z.Name = d.computes.size(v, p) },
+				"name":          func(v *yaml.Node, p string) { z.Name = d.size(v, p) },
 				"max_instances": func(v *yaml.Node, p string) { z.MaxInstances, _ = d.boundedInt(v, p, 1, math.MaxInt32) },
 				"isolated":      func(v *yaml.Node, p string) { z.Isolated, _ = d.boolean(v, p) },
 			})
@@ -98,7 +98,7 @@ func (d *computeDecoder) serverlessSizes(n *yaml.Node, path string) []compute.Se
 			}
 			ip = join(ip, "name")
 		} else {
-			nameNode, z.Name = c, d.computes.size(c, ip)
+			nameNode, z.Name = c, d.size(c, ip)
 		}
 		switch key := strings.ToLower(z.Name); {
 		case z.Name == "":

@@ -23,7 +23,7 @@ var (
 // sshFields adds the keys of `type: virtualmachine`/`ssh` (SPEC.md §1.4) and Hangar's.
 func (d *computeDecoder) sshFields(fs fields, s *compute.Spec) (*compute.SSHSpec, func(map[string]*yaml.Node)) {
 	v := &compute.SSHSpec{}
-	check := d.computes.sshHostFields(fs, &v.SSHHost)
+	check := d.sshHostFields(fs, &v.SSHHost)
 	fs["require_container"] = func(n *yaml.Node, p string) { v.RequireContainer, _ = d.boolean(n, p) }
 	return v, func(got map[string]*yaml.Node) { check(nil, "", got, s.ResourceID) }
 }
@@ -34,7 +34,7 @@ func (d *computeDecoder) sshLogin(n *yaml.Node, path string) *compute.SSHHost {
 	h := &compute.SSHHost{}
 	var resourceID string
 	fs := fields{"resource_id": func(v *yaml.Node, p string) { resourceID = strings.TrimSpace(d.str(v, p)) }}
-	check := d.computes.sshHostFields(fs, h)
+	check := d.sshHostFields(fs, h)
 	got := d.mapping(n, path, fs)
 	if n.Kind != yaml.MappingNode {
 		return nil
@@ -51,7 +51,7 @@ func (d *computeDecoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml
 	var addrPort, settingsPort int
 	var settingsGot map[string]*yaml.Node
 	fs["address"] = func(n *yaml.Node, p string) {
-		if host, port, ok := d.computes.hostPort(n, p, d.str(n, p)); ok {
+		if host, port, ok := d.hostPort(n, p, d.str(n, p)); ok {
 			h.Host, addrPort = host, port
 		}
 	}
@@ -59,7 +59,7 @@ func (d *computeDecoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml
 		settingsGot = d.mapping(n, p, fields{
 			"admin_username":       func(v *yaml.Node, p string) { h.AdminUsername = strings.TrimSpace(d.str(v, p)) },
 			"admin_password":       func(v *yaml.Node, p string) { h.AdminPassword = d.str(v, p) },
-			"ssh_private_key_file": func(v *yaml.Node, p string) { d.computes.privateKey(v, p, h) },
+			"ssh_private_key_file": func(v *yaml.Node, p string) { d.privateKey(v, p, h) },
 			"ssh_port":             func(v *yaml.Node, p string) { settingsPort, _ = d.port(v, p) },
 		})
 	}
@@ -68,7 +68,7 @@ func (d *computeDecoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml
 			d.expected(n, p, "a public key line like \"ssh-ed25519 AAAA...\" (as in known_hosts, without the host)")
 		}
 	}
-	fs["known_hosts"] = func(n *yaml.Node, p string) { h.KnownHosts, _ = d.computes.localFile(n, p) }
+	fs["known_hosts"] = func(n *yaml.Node, p string) { h.KnownHosts, _ = d.localFile(n, p) }
 	fs["work_dir"] = func(n *yaml.Node, p string) {
 		if h.WorkDir = strings.TrimSpace(d.str(n, p)); h.WorkDir == "" || strings.ContainsAny(h.WorkDir, "\n\x00") {
 			d.expected(n, p, "a directory path")
@@ -76,7 +76,7 @@ func (d *computeDecoder) sshHostFields(fs fields, h *compute.SSHHost) func(*yaml
 	}
 	return func(parent *yaml.Node, path string, got map[string]*yaml.Node, resourceID string) {
 		if got["address"] == nil {
-			addrPort = d.computes.hostFromResourceID(parent, path, got["resource_id"], resourceID, h)
+			addrPort = d.hostFromResourceID(parent, path, got["resource_id"], resourceID, h)
 		}
 		switch {
 		case settingsPort != 0 && addrPort != 0 && settingsPort != addrPort:
@@ -127,7 +127,7 @@ func (d *computeDecoder) hostFromResourceID(parent *yaml.Node, path string, rid 
 		d.warnf(rid, join(path, "resource_id"), "an Azure resource id: connecting to its last segment %s as the host (give address: to choose)", quote(vm))
 		return 0
 	}
-	host, port, ok := d.computes.hostPort(rid, join(path, "resource_id"), resourceID)
+	host, port, ok := d.hostPort(rid, join(path, "resource_id"), resourceID)
 	if ok {
 		h.Host = host
 	}
@@ -172,7 +172,7 @@ func (d *computeDecoder) hostPort(n *yaml.Node, path, s string) (string, int, bo
 
 // privateKey reads ssh_private_key_file into the host's PrivateKey.
 func (d *computeDecoder) privateKey(n *yaml.Node, path string, h *compute.SSHHost) {
-	abs, ok := d.computes.localFile(n, path)
+	abs, ok := d.localFile(n, path)
 	if !ok {
 		return
 	}
@@ -227,9 +227,9 @@ func (d *computeDecoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[st
 		}
 	}
 	fs["partition"], fs["account"], fs["qos"] = name(&sl.Partition), name(&sl.Account), name(&sl.QOS)
-	fs["login"] = func(n *yaml.Node, p string) { sl.Login = d.computes.sshLogin(n, p) }
+	fs["login"] = func(n *yaml.Node, p string) { sl.Login = d.sshLogin(n, p) }
 	fs["max_nodes"] = func(n *yaml.Node, p string) { sl.MaxNodes, _ = d.boundedInt(n, p, 0, math.MaxInt32) }
-	fs["time_limit"] = func(n *yaml.Node, p string) { sl.TimeLimitSeconds = d.computes.slurmTime(n, p) }
+	fs["time_limit"] = func(n *yaml.Node, p string) { sl.TimeLimitSeconds = d.slurmTime(n, p) }
 	fs["sbatch_args"] = func(n *yaml.Node, p string) {
 		sl.SbatchArgs = d.stringList(n, p)
 		if n.Kind != yaml.SequenceNode {
@@ -241,8 +241,8 @@ func (d *computeDecoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[st
 			}
 		}
 	}
-	fs["size_map"] = func(n *yaml.Node, p string) { sl.SizeMap = d.computes.sizeMap(n, p) }
-	fs["priority_map"] = func(n *yaml.Node, p string) { sl.PriorityMap = d.computes.priorityMap(n, p) }
+	fs["size_map"] = func(n *yaml.Node, p string) { sl.SizeMap = d.sizeMap(n, p) }
+	fs["priority_map"] = func(n *yaml.Node, p string) { sl.PriorityMap = d.priorityMap(n, p) }
 	fs["slurm_conf"] = nil // resolved by the check, which knows whether there is a login host
 	return sl, func(got map[string]*yaml.Node) {
 		conf := got["slurm_conf"]
@@ -254,7 +254,7 @@ func (d *computeDecoder) slurmFields(fs fields) (*compute.SlurmSpec, func(map[st
 				d.expected(conf, "slurm_conf", "a path on the login host")
 			}
 		default:
-			sl.SlurmConf, _ = d.computes.localFile(conf, "slurm_conf")
+			sl.SlurmConf, _ = d.localFile(conf, "slurm_conf")
 		}
 	}
 }

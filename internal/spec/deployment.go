@@ -90,20 +90,20 @@ func (d *servingDecoder) deploymentFields(dep *serving.Deployment) fields {
 		"description":           str(&dep.Description),
 		"tags":                  func(n *yaml.Node, p string) { dep.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { dep.Properties = d.stringMap(n, p) },
-		"model":                 func(n *yaml.Node, p string) { dep.Model = d.serving.deploymentModel(n, p, dep) },
-		"code_configuration":    func(n *yaml.Node, p string) { d.serving.codeConfiguration(n, p, dep) },
-		"environment":           func(n *yaml.Node, p string) { dep.Environment = d.serving.deploymentEnvironment(n, p, dep) },
+		"model":                 func(n *yaml.Node, p string) { dep.Model = d.deploymentModel(n, p, dep) },
+		"code_configuration":    func(n *yaml.Node, p string) { d.codeConfiguration(n, p, dep) },
+		"environment":           func(n *yaml.Node, p string) { dep.Environment = d.deploymentEnvironment(n, p, dep) },
 		"environment_variables": func(n *yaml.Node, p string) { dep.EnvironmentVariables = d.jobs.envVars(n, p) },
 		"instance_type":         str(&dep.InstanceType),
 		"instance_count":        func(n *yaml.Node, p string) { dep.InstanceCount, _ = d.boundedInt(n, p, 0, 1000) },
 		"compute":               func(n *yaml.Node, p string) { dep.Compute = d.jobs.compute(n, p) },
 		"command":               func(n *yaml.Node, p string) { dep.Command = d.text(n, p, "a shell command (a string)") },
-		"scale_settings":        func(n *yaml.Node, p string) { d.serving.scaleSettings(n, p, &dep.Scale) },
-		"request_settings":      func(n *yaml.Node, p string) { d.serving.requestSettings(n, p, &dep.Request) },
-		"liveness_probe":        func(n *yaml.Node, p string) { d.serving.probe(n, p, &dep.Liveness, true) },
-		"readiness_probe":       func(n *yaml.Node, p string) { d.serving.probe(n, p, &dep.Readiness, false) },
+		"scale_settings":        func(n *yaml.Node, p string) { d.scaleSettings(n, p, &dep.Scale) },
+		"request_settings":      func(n *yaml.Node, p string) { d.requestSettings(n, p, &dep.Request) },
+		"liveness_probe":        func(n *yaml.Node, p string) { d.probe(n, p, &dep.Liveness, true) },
+		"readiness_probe":       func(n *yaml.Node, p string) { d.probe(n, p, &dep.Readiness, false) },
 	}
-	d.serving.unusedDeploymentFields(fs, dep)
+	d.unusedDeploymentFields(fs, dep)
 	for _, f := range deploymentReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}
@@ -132,14 +132,14 @@ func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving
 			p.Path = "/" // the scoring server's route for both, as in Azure's inference server
 		}
 	}
-	d.serving.checkServes(got, dep)
+	d.checkServes(got, dep)
 }
 
 // checkServes checks that the deployment has something that serves: a scoring script, a
 // command that listens on $PORT, or an image that serves by its own entrypoint where its
 // inference_config says.
 func (d *servingDecoder) checkServes(got map[string]*yaml.Node, dep *serving.Deployment) {
-	d.serving.checkModelMount(got, dep)
+	d.checkModelMount(got, dep)
 	if dep.ScoringScript != "" || got["code_configuration"] != nil || dep.Command != "" {
 		return
 	}
@@ -196,7 +196,7 @@ func (d *servingDecoder) deploymentEnvironment(n *yaml.Node, path string, dep *s
 	}
 	var env job.Environment
 	fs := d.assets.environmentFields(&env)
-	fs["inference_config"] = func(v *yaml.Node, p string) { dep.Inference = d.serving.inferenceConfig(v, p) }
+	fs["inference_config"] = func(v *yaml.Node, p string) { dep.Inference = d.inferenceConfig(v, p) }
 	d.mapping(n, path, fs)
 	d.assets.checkEnvironment(n, path, &env)
 	return env
@@ -211,7 +211,7 @@ func (d *servingDecoder) inferenceConfig(n *yaml.Node, path string) *serving.Inf
 		return func(v *yaml.Node, p string) {
 			var port int
 			got := d.mapping(v, p, fields{
-				"path": func(x *yaml.Node, xp string) { *dst = d.serving.routePath(x, xp) },
+				"path": func(x *yaml.Node, xp string) { *dst = d.routePath(x, xp) },
 				"port": func(x *yaml.Node, xp string) { port, _ = d.port(x, xp) },
 			})
 			for _, k := range []string{"path", "port"} {
@@ -269,7 +269,7 @@ func (d *servingDecoder) codeConfiguration(n *yaml.Node, path string, dep *servi
 		}
 	}
 	if script != nil {
-		dep.ScoringScript = d.serving.scoringScript(script, join(path, "scoring_script"), dep.Code)
+		dep.ScoringScript = d.scoringScript(script, join(path, "scoring_script"), dep.Code)
 	}
 }
 

@@ -152,7 +152,7 @@ func (d *servingDecoder) unusedDeploymentFields(fs fields, dep *serving.Deployme
 			d.warnf(n, p, "kept, no effect: replicas reach the network their node reaches")
 		}
 	}
-	fs["model_mount_path"] = func(n *yaml.Node, p string) { dep.ModelMountPath = d.serving.mountPath(n, p) }
+	fs["model_mount_path"] = func(n *yaml.Node, p string) { dep.ModelMountPath = d.mountPath(n, p) }
 	fs["data_collector"] = func(n *yaml.Node, p string) {
 		keep(&dep.Extra, "data_collector", d.anyMap(n, p))
 		d.warnf(n, p, "kept, no effect: no inference data is collected")

@@ -55,11 +55,11 @@ func (d *servingDecoder) endpointFields(e *serving.Endpoint) fields {
 		"description": func(n *yaml.Node, p string) { e.Description = d.str(n, p) },
 		"tags":        func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
 		"properties":  func(n *yaml.Node, p string) { e.Properties = d.stringMap(n, p) },
-		"auth_mode":   func(n *yaml.Node, p string) { e.AuthMode = d.serving.authMode(n, p) },
+		"auth_mode":   func(n *yaml.Node, p string) { e.AuthMode = d.authMode(n, p) },
 		"compute":     func(n *yaml.Node, p string) { e.Compute = d.jobs.compute(n, p) },
-		"traffic":     func(n *yaml.Node, p string) { e.Traffic = d.serving.percents(n, p) },
+		"traffic":     func(n *yaml.Node, p string) { e.Traffic = d.percents(n, p) },
 		"mirror_traffic": func(n *yaml.Node, p string) {
-			e.MirrorTraffic = d.serving.percents(n, p)
+			e.MirrorTraffic = d.percents(n, p)
 		},
 		"identity": func(n *yaml.Node, p string) {
 			keep(&e.Extra, "identity", d.computes.computeIdentity(n, p))
@@ -100,7 +100,7 @@ func (d *servingDecoder) checkEndpoint(got map[string]*yaml.Node, e *serving.End
 	}
 	total := 0
 	for _, name := range keys(e.Traffic) {
-		d.serving.checkDeploymentRef(got["traffic"], "traffic", name)
+		d.checkDeploymentRef(got["traffic"], "traffic", name)
 		total += e.Traffic[name]
 	}
 	if total != 0 && total != 100 {
@@ -108,7 +108,7 @@ func (d *servingDecoder) checkEndpoint(got map[string]*yaml.Node, e *serving.End
 	}
 	mirrored := 0
 	for _, name := range keys(e.MirrorTraffic) {
-		d.serving.checkDeploymentRef(got["mirror_traffic"], "mirror_traffic", name)
+		d.checkDeploymentRef(got["mirror_traffic"], "mirror_traffic", name)
 		mirrored += e.MirrorTraffic[name]
 		if e.MirrorTraffic[name] > 0 && e.Traffic[name] > 0 {
 			d.errorf(keyNode(got["mirror_traffic"], name), join("mirror_traffic", name),

@@ -54,15 +54,15 @@ func (d *assetDecoder) jobEnvironment(n *yaml.Node, path string) job.Environment
 		if ref, ok := d.jobs.envFile(n.Value); ok {
 			return d.jobs.environmentFile(n, path, ref)
 		}
-		return job.Environment{Ref: d.assets.envRef(n, path)}
+		return job.Environment{Ref: d.envRef(n, path)}
 	}
 	var env job.Environment
 	if n.Kind != yaml.MappingNode {
 		d.expected(n, path, "an environment reference or an inline environment")
 		return env
 	}
-	d.mapping(n, path, d.assets.environmentFields(&env))
-	d.assets.checkEnvironment(n, path, &env)
+	d.mapping(n, path, d.environmentFields(&env))
+	d.checkEnvironment(n, path, &env)
 	return env
 }
 
@@ -97,8 +97,8 @@ func (d *assetDecoder) environmentFields(e *job.Environment) fields {
 		"description":      str(&e.Description),
 		"tags":             func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
 		"image":            str(&e.Image),
-		"conda_file":       func(n *yaml.Node, p string) { d.assets.condaFile(n, p, e) },
-		"build":            func(n *yaml.Node, p string) { d.assets.build(n, p, e) },
+		"conda_file":       func(n *yaml.Node, p string) { d.condaFile(n, p, e) },
+		"build":            func(n *yaml.Node, p string) { d.build(n, p, e) },
 		"os_type":          func(n *yaml.Node, p string) { e.OSType = d.enum(n, p, "linux", "windows") },
 		"inference_config": nil,
 		"requirements": func(n *yaml.Node, p string) {

@@ -32,7 +32,7 @@ func (d *jobDecoder) additionalIncludes(n *yaml.Node, path string) []string {
 			d.errorf(item, ip, "Azure DevOps artifacts are not supported; list a local file or folder")
 			continue
 		}
-		abs, ok := d.jobs.include(item, ip)
+		abs, ok := d.include(item, ip)
 		if !ok {
 			continue
 		}

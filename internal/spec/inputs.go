@@ -64,12 +64,18 @@ func matchReserved(name string) bool {
 
 // inputs decodes `inputs:`.
 func (d *jobDecoder) inputs(n *yaml.Node, path string) map[string]job.Input {
-	out := map[string]job.Input{}
+	return declared(d.decoder, n, path, d.input)
+}
+
+// declared decodes a mapping of declared names (inputs, outputs): each name is checked
+// (checkName), then its value decoded by one, which says whether it is kept.
+func declared[T any](d *decoder, n *yaml.Node, path string, one func(v *yaml.Node, path string) (T, bool)) map[string]T {
+	out := map[string]T{}
 	for _, p := range d.entries(n, path) {
 		ip := join(path, p.key.Value)
 		d.jobs.checkName(p.key, ip)
-		if in, ok := d.jobs.input(resolve(p.value), ip); ok {
-			out[p.key.Value] = in
+		if v, ok := one(resolve(p.value), ip); ok {
+			out[p.key.Value] = v
 		}
 	}
 	return out
@@ -90,8 +96,8 @@ func (d *jobDecoder) input(n *yaml.Node, path string) (job.Input, bool) {
 	typ := job.URIFolder
 	if t := lookup(n, "type"); t != nil && !isNull(t) {
 		switch {
-		case d.jobs.legacyPath(t, join(path, "type")):
-			typ = d.jobs.pathType(lookup(n, "path"))
+		case d.legacyPath(t, join(path, "type")):
+			typ = d.pathType(lookup(n, "path"))
 		default:
 			if typ = d.enum(t, join(path, "type"), inputTypes...); typ == "" {
 				return job.Input{}, false
@@ -99,9 +105,9 @@ func (d *jobDecoder) input(n *yaml.Node, path string) (job.Input, bool) {
 		}
 	}
 	if isLiteralType(typ) {
-		return d.jobs.literalInput(n, path, typ)
+		return d.literalInput(n, path, typ)
 	}
-	return d.jobs.dataInput(n, path, typ)
+	return d.dataInput(n, path, typ)
 }
 
 // legacyPath reports a type node that says `path`, the data type of Azure's first component
@@ -160,14 +166,14 @@ func (d *jobDecoder) literalInput(n *yaml.Node, path, typ string) (job.Input, bo
 	vp := ""
 	for _, key := range []string{"default", "value"} { // value wins
 		if v := got[key]; v != nil {
-			if text, ok := d.jobs.literal(v, join(path, key), typ); ok {
+			if text, ok := d.literal(v, join(path, key), typ); ok {
 				in.Value, vn, vp = text, v, join(path, key)
 			}
 		}
 	}
 	switch {
 	case vn != nil:
-		d.jobs.literalBounds(got, path, typ, vn, vp, in.Value)
+		d.literalBounds(got, path, typ, vn, vp, in.Value)
 	case !in.Optional && got["default"] == nil && got["value"] == nil:
 		d.errorf(n, path, "default or value required (or optional: true)")
 	}
@@ -222,7 +228,7 @@ func (d *jobDecoder) literalBounds(got map[string]*yaml.Node, path, typ string, 
 		}
 	}
 	if e := got["enum"]; e != nil {
-		d.jobs.checkEnum(e, join(path, "enum"), typ, vn, vp, value)
+		d.checkEnum(e, join(path, "enum"), typ, vn, vp, value)
 	}
 }
 
@@ -234,7 +240,7 @@ func (d *jobDecoder) checkEnum(e *yaml.Node, path, typ string, vn *yaml.Node, vp
 	}
 	var allowed []string
 	for i, c := range e.Content {
-		text, ok := d.jobs.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ)
+		text, ok := d.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ)
 		if !ok {
 			return
 		}
@@ -260,8 +266,8 @@ func (d *jobDecoder) dataInput(n *yaml.Node, path, typ string) (job.Input, bool)
 	errs := len(d.errs)
 	got := d.mapping(n, path, fields{
 		"type":        nil,
-		"path":        func(v *yaml.Node, p string) { in.Path = d.jobs.dataPath(v, p, typ) },
-		"mode":        func(v *yaml.Node, p string) { in.Mode = d.jobs.mode(v, p, typ, "input", inputModes, modelModes) },
+		"path":        func(v *yaml.Node, p string) { in.Path = d.dataPath(v, p, typ) },
+		"mode":        func(v *yaml.Node, p string) { in.Mode = d.mode(v, p, typ, "input", inputModes, modelModes) },
 		"datastore":   func(v *yaml.Node, p string) { in.Datastore = d.str(v, p) },
 		"description": func(v *yaml.Node, p string) { in.Description = d.str(v, p) },
 		"optional":    func(v *yaml.Node, p string) { in.Optional, _ = d.boolean(v, p) },
@@ -320,13 +326,7 @@ func (d *jobDecoder) dataPath(v *yaml.Node, path, typ string) string {
 
 // outputs decodes `outputs:`.
 func (d *jobDecoder) outputs(n *yaml.Node, path string) map[string]job.Output {
-	out := map[string]job.Output{}
-	for _, p := range d.entries(n, path) {
-		op := join(path, p.key.Value)
-		d.jobs.checkName(p.key, op)
-		out[p.key.Value] = d.jobs.output(resolve(p.value), op)
-	}
-	return out
+	return declared(d.decoder, n, path, func(v *yaml.Node, op string) (job.Output, bool) { return d.output(v, op), true })
 }
 
 var outputPathExprs = pattern.New(`\$\{\{\s*([^}]*?)\s*\}\}`)
@@ -341,13 +341,13 @@ func (d *jobDecoder) output(n *yaml.Node, path string) job.Output {
 		d.expected(n, path, "an output object or nothing")
 		return o
 	}
-	if t := lookup(n, "type"); t != nil && !isNull(t) && !d.jobs.legacyPath(t, join(path, "type")) {
+	if t := lookup(n, "type"); t != nil && !isNull(t) && !d.legacyPath(t, join(path, "type")) {
 		o.Type = d.enum(t, join(path, "type"), dataTypes...)
 	}
 	d.mapping(n, path, fields{
 		"type":        nil,
-		"mode":        func(v *yaml.Node, p string) { o.Mode = d.jobs.mode(v, p, o.Type, "output", outputModes, modelOuts) },
-		"path":        func(v *yaml.Node, p string) { o.Path = d.jobs.outputPath(v, p) },
+		"mode":        func(v *yaml.Node, p string) { o.Mode = d.mode(v, p, o.Type, "output", outputModes, modelOuts) },
+		"path":        func(v *yaml.Node, p string) { o.Path = d.outputPath(v, p) },
 		"name":        func(v *yaml.Node, p string) { o.Name = d.str(v, p) },
 		"version":     func(v *yaml.Node, p string) { o.Version = d.str(v, p) },
 		"description": func(v *yaml.Node, p string) { o.Description = d.str(v, p) },

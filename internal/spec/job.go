@@ -144,8 +144,8 @@ func (d *jobDecoder) job(root *yaml.Node) *job.Spec {
 			return s
 		}
 	}
-	got := d.mapping(root, "", d.jobs.jobFields(s))
-	d.jobs.checkJob(root, got, s)
+	got := d.mapping(root, "", d.jobFields(s))
+	d.checkJob(root, got, s)
 	return s
 }
 
@@ -157,25 +157,25 @@ func (d *jobDecoder) jobFields(s *job.Spec) fields {
 	fs := fields{
 		"$schema":               nil,
 		"type":                  nil,
-		"name":                  func(n *yaml.Node, p string) { s.Name = d.jobs.jobName(n, p) },
+		"name":                  func(n *yaml.Node, p string) { s.Name = d.jobName(n, p) },
 		"display_name":          str(&s.DisplayName),
 		"experiment_name":       str(&s.ExperimentName),
 		"description":           str(&s.Description),
 		"tags":                  func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
 		"properties":            func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
 		"command":               func(n *yaml.Node, p string) { s.Command = d.text(n, p, "a shell command (a string)") },
-		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobs.jobCode(n, p) },
+		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobCode(n, p) },
 		"environment":           func(n *yaml.Node, p string) { s.Environment = d.assets.jobEnvironment(n, p) },
-		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.jobs.envVars(n, p) },
-		"compute":               func(n *yaml.Node, p string) { s.Compute = d.jobs.compute(n, p) },
-		"inputs":                func(n *yaml.Node, p string) { s.Inputs = d.jobs.inputs(n, p) },
-		"outputs":               func(n *yaml.Node, p string) { s.Outputs = d.jobs.outputs(n, p) },
-		"resources":             func(n *yaml.Node, p string) { s.Resources = d.jobs.resources(n, p) },
-		"limits":                func(n *yaml.Node, p string) { s.Limits = d.jobs.limits(n, p) },
-		"distribution":          func(n *yaml.Node, p string) { s.Distribution = d.jobs.distribution(n, p) },
-		"queue_settings":        func(n *yaml.Node, p string) { s.QueueSettings = d.jobs.queueSettings(n, p) },
-		"services":              func(n *yaml.Node, p string) { s.Services = d.jobs.services(n, p) },
-		"identity":              func(n *yaml.Node, p string) { s.Identity = d.jobs.identity(n, p) },
+		"environment_variables": func(n *yaml.Node, p string) { s.EnvironmentVariables = d.envVars(n, p) },
+		"compute":               func(n *yaml.Node, p string) { s.Compute = d.compute(n, p) },
+		"inputs":                func(n *yaml.Node, p string) { s.Inputs = d.inputs(n, p) },
+		"outputs":               func(n *yaml.Node, p string) { s.Outputs = d.outputs(n, p) },
+		"resources":             func(n *yaml.Node, p string) { s.Resources = d.resources(n, p) },
+		"limits":                func(n *yaml.Node, p string) { s.Limits = d.limits(n, p) },
+		"distribution":          func(n *yaml.Node, p string) { s.Distribution = d.distribution(n, p) },
+		"queue_settings":        func(n *yaml.Node, p string) { s.QueueSettings = d.queueSettings(n, p) },
+		"services":              func(n *yaml.Node, p string) { s.Services = d.services(n, p) },
+		"identity":              func(n *yaml.Node, p string) { s.Identity = d.identity(n, p) },
 		"parent_job_name": func(n *yaml.Node, p string) {
 			d.str(n, p)
 			d.warnf(n, p, "ignored (Hangar does not nest jobs under a parent)")
@@ -215,7 +215,7 @@ func (d *jobDecoder) checkJob(root *yaml.Node, got map[string]*yaml.Node, s *job
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, "command", "must not be empty")
 	default:
-		d.jobs.checkCommand(cmd, s)
+		d.checkCommand(cmd, s)
 	}
 	d.checkShared(got, s)
 	if dist := s.Distribution; dist != nil && dist.Type == "tensorflow" && lookup(got["distribution"], "worker_count") == nil {

@@ -78,7 +78,7 @@ func ParseModel(file string, data []byte, baseDir string, sets []string) (*model
 
 // modelVersion decodes a model's version: a string, as Azure's (0.0.1, v2), or an integer.
 func (d *assetDecoder) modelVersion(n *yaml.Node, path string) string {
-	return d.assets.assetVersion(n, path, model.ParseVersion)
+	return d.assetVersion(n, path, model.ParseVersion)
 }
 
 // modelPath decodes a model's path: a local file or folder (made absolute; it must exist) or a

@@ -47,7 +47,7 @@ func (d *parallelDecoder) parallelJob(root *yaml.Node) *job.Spec {
 	common := d.jobs.jobFields(s)
 	fs := fields{
 		"mini_batch_size": func(n *yaml.Node, path string) {
-			if count, bytes := d.parallel.miniBatchSize(n, path); count > 0 || bytes > 0 {
+			if count, bytes := d.miniBatchSize(n, path); count > 0 || bytes > 0 {
 				p.MiniBatchSize, p.MiniBatchBytes = count, bytes
 			}
 		},
@@ -57,8 +57,8 @@ func (d *parallelDecoder) parallelJob(root *yaml.Node) *job.Spec {
 		"logging_level": func(n *yaml.Node, path string) {
 			p.LoggingLevel = strings.ToUpper(d.enum(n, path, "debug", "info", "warning", "error", "critical"))
 		},
-		"retry_settings": func(n *yaml.Node, path string) { d.parallel.retrySettings(n, path, p) },
-		"partition_keys": func(n *yaml.Node, path string) { p.PartitionKeys = d.parallel.partitionKeys(n, path) },
+		"retry_settings": func(n *yaml.Node, path string) { d.retrySettings(n, path, p) },
+		"partition_keys": func(n *yaml.Node, path string) { p.PartitionKeys = d.partitionKeys(n, path) },
 		"input_data":     nil,
 		"task":           nil,
 	}
@@ -68,8 +68,8 @@ func (d *parallelDecoder) parallelJob(root *yaml.Node) *job.Spec {
 		fs[k] = common[k]
 	}
 	got := d.mapping(root, "", fs)
-	d.parallel.parallelTask(got["task"], s)
-	d.parallel.checkParallel(got, s)
+	d.parallelTask(got["task"], s)
+	d.checkParallel(got, s)
 	return s
 }
 
@@ -167,7 +167,7 @@ func (d *parallelDecoder) parallelTask(n *yaml.Node, s *job.Spec) {
 		}
 	}
 	if a := got["program_arguments"]; a != nil {
-		d.parallel.checkArguments(a, s)
+		d.checkArguments(a, s)
 	}
 }
 

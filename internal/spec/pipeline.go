@@ -29,7 +29,7 @@ func Registered(s job.PipelineStep) bool {
 func (d *pipelineDecoder) pipelineJob(root *yaml.Node) *job.Spec {
 	s := &job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{}}
 	common := d.jobs.jobFields(s)
-	fs := fields{"jobs": nil, "component": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelines.pipelineSettings(v, p) }}
+	fs := fields{"jobs": nil, "component": nil, "settings": func(v *yaml.Node, p string) { s.Pipeline.Settings = d.pipelineSettings(v, p) }}
 	for _, k := range []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
 		"tags", "properties", "inputs", "outputs", "identity", "compute", "status", "creation_context", "id"} {
 		fs[k] = common[k]
@@ -48,7 +48,7 @@ func (d *pipelineDecoder) pipelineJob(root *yaml.Node) *job.Spec {
 	switch jobs := got["jobs"]; {
 	case got["component"] != nil:
 		var done bool
-		if g, done = d.pipelines.componentPipeline(s, got); done { // pipeline_top.go
+		if g, done = d.componentPipeline(s, got); done { // pipeline_top.go
 			return s
 		}
 		at = got["component"]
@@ -61,11 +61,11 @@ func (d *pipelineDecoder) pipelineJob(root *yaml.Node) *job.Spec {
 			params[name] = component.Input{Input: in, HasDefault: true}
 		}
 		sets := outputSettings(got["outputs"], s.Outputs)
-		g = d.pipelines.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, outputSets: sets, compute: set.DefaultCompute, values: true})
+		g = d.graph(jobs, pipeCtx{params: params, outputs: s.Outputs, outputSets: sets, compute: set.DefaultCompute, values: true})
 		at = jobs
 	}
 	steps, problems := component.Resolve(g, s.Inputs)
-	d.pipelines.report(at, problems)
+	d.report(at, problems)
 	s.Pipeline.Steps, s.Pipeline.Outputs = steps, g.Outputs
 	if len(s.Pipeline.Outputs) == 0 {
 		s.Pipeline.Outputs = nil
@@ -79,7 +79,7 @@ func (d *pipelineDecoder) pipelineJob(root *yaml.Node) *job.Spec {
 		return s // the server checks the graph once it has resolved the registered components
 	}
 	if err := pipeline.Check(*s.Pipeline); err != nil {
-		d.pipelines.report(at, []error{err})
+		d.report(at, []error{err})
 	}
 	return s
 }

@@ -53,9 +53,9 @@ func (d *pipelineDecoder) componentStep(g *component.Graph, groups map[string]ma
 	}
 	sets := outputSettings(got["outputs"], outs)
 	if cn.Kind == yaml.ScalarNode && strings.HasPrefix(strings.ToLower(strings.TrimSpace(cn.Value)), "azureml:") {
-		return d.pipelines.registeredStep(g, name, cn, *ov, given, sets)
+		return d.registeredStep(g, name, cn, *ov, given, sets)
 	}
-	comp, cmd, file, ok := d.pipelines.stepComponent(cn)
+	comp, cmd, file, ok := d.stepComponent(cn)
 	if !ok {
 		return false
 	}
@@ -65,19 +65,19 @@ func (d *pipelineDecoder) componentStep(g *component.Graph, groups map[string]ma
 			compute = pc.compute
 		}
 		steps, groupOuts, errs := component.Inline(name, comp, component.Given{Values: values, From: b.from, Params: b.params}, compute)
-		d.pipelines.report(b.node, errs)
+		d.report(b.node, errs)
 		component.ApplyOutputs(steps, groupOuts, sets) // outputs: {scores: {mode: upload}} of the step
 		maps.Copy(g.Steps, steps)
 		groups[name] = groupOuts
-		d.pipelines.checkStepOutputs(got["outputs"], outs, comp, file)
+		d.checkStepOutputs(got["outputs"], outs, comp, file)
 		return true
 	}
 	inputs, errs := component.Bind(comp.Inputs, component.Given{Values: values, From: b.from, Params: b.params})
-	d.pipelines.report(b.node, errs)
+	d.report(b.node, errs)
 	sp := *comp.Job
-	d.pipelines.override(&sp, ov, got)
+	d.override(&sp, ov, got)
 	sp.Inputs, sp.Outputs = inputs, maps.Clone(comp.Outputs)
-	d.pipelines.checkStepOutputs(got["outputs"], outs, comp, file)
+	d.checkStepOutputs(got["outputs"], outs, comp, file)
 	for out, o := range sets {
 		if decl, declared := comp.Outputs[out]; declared {
 			sp.Outputs[out] = component.MergeOutput(decl, o) // what the step gives, on the declared output
@@ -209,7 +209,7 @@ func (d *pipelineDecoder) stepComponent(n *yaml.Node) (component.Spec, *yaml.Nod
 		d.errs, d.warnings = append(d.errs, cd.errs...), append(d.warnings, cd.warnings...)
 		return c, cmd, d.file, len(cd.errs) == 0
 	}
-	return d.pipelines.componentFile(n, "component", "a component file (component: ./train.yml), an inline component or azureml:<name>:<version>")
+	return d.componentFile(n, "component", "a component file (component: ./train.yml), an inline component or azureml:<name>:<version>")
 }
 
 // componentFile reads and decodes the component file a spec names (relative to the spec's
@@ -244,7 +244,7 @@ func (d *pipelineDecoder) componentFile(n *yaml.Node, path, what string) (compon
 		d.errorf(n, path, "read %s: %v", ref, unwrapPathError(err))
 		return component.Spec{}, nil, "", false
 	}
-	file := d.pipelines.relFile(ref)
+	file := d.relFile(ref)
 	cd, root := begin(file, data, filepath.Dir(abs), nil, nil)
 	cd.depth = d.depth + 1
 	if !d.fromSet[n] { // one given with --set reads inside its own folder

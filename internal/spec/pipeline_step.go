@@ -47,9 +47,9 @@ func (d *pipelineDecoder) graph(n *yaml.Node, pc pipeCtx) component.Graph {
 			d.errorf(p.key, "jobs."+name, "step name %s must start with a letter or _ and hold only letters, digits, _ and -", quote(name))
 			continue
 		}
-		d.pipelines.step(&g, groups, name, resolve(p.value), pc)
+		d.step(&g, groups, name, resolve(p.value), pc)
 	}
-	d.pipelines.report(n, component.Follow(g.Steps, g.Outputs, groups))
+	d.report(n, component.Follow(g.Steps, g.Outputs, groups))
 	component.ApplyOutputs(g.Steps, g.Outputs, pc.outputSets)
 	return g
 }
@@ -104,13 +104,13 @@ func (d *pipelineDecoder) step(g *component.Graph, groups map[string]map[string]
 		return
 	}
 	if _, inlined := groups[name]; inlined {
-		d.pipelines.bindOutputs(g, name, b, pc)
+		d.bindOutputs(g, name, b, pc)
 		return
 	}
 	st.Deterministic = st.Deterministic || st.Component == ""
 	sd.pipelines.finishStep(&st, b, pc)
 	g.Steps[name] = st
-	d.pipelines.bindOutputs(g, name, b, pc)
+	d.bindOutputs(g, name, b, pc)
 }
 
 // finishStep puts the bindings into a decoded step: inputs read from other steps lose their
@@ -159,9 +159,9 @@ func (d *pipelineDecoder) bindings(n *yaml.Node, pc pipeCtx) stepBindings {
 		key, v := b.node.Content[i].Value, resolve(b.node.Content[i+1])
 		switch {
 		case key == "inputs" && v != nil && v.Kind == yaml.MappingNode:
-			b.node.Content[i+1] = d.pipelines.inputBindings(v, pc, &b)
+			b.node.Content[i+1] = d.inputBindings(v, pc, &b)
 		case key == "outputs" && v != nil && v.Kind == yaml.MappingNode:
-			b.node.Content[i+1] = d.pipelines.outputBindings(v, pc, &b)
+			b.node.Content[i+1] = d.outputBindings(v, pc, &b)
 		case key == "compute" && v != nil && v.Kind == yaml.ScalarNode && parentRef.MatchString(v.Value):
 			expr := parentRef.FindStringSubmatch(v.Value)[1]
 			param, ok := strings.CutPrefix(expr, "inputs.")
@@ -207,7 +207,7 @@ func (d *pipelineDecoder) inputBindings(n *yaml.Node, pc pipeCtx, b *stepBinding
 		default:
 			continue
 		}
-		out.Content[i+1] = d.pipelines.inputStandIn(holder, ip, expr, name, pc, b)
+		out.Content[i+1] = d.inputStandIn(holder, ip, expr, name, pc, b)
 	}
 	return out
 }
@@ -293,7 +293,7 @@ func (d *pipelineDecoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindin
 	for i := 0; i+1 < len(out.Content); i += 2 {
 		name, v := out.Content[i].Value, resolve(out.Content[i+1])
 		if v != nil && v.Kind == yaml.MappingNode {
-			out.Content[i+1] = d.pipelines.outputPathBinding(v, name, pc, b)
+			out.Content[i+1] = d.outputPathBinding(v, name, pc, b)
 			continue
 		}
 		if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {

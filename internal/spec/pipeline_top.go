@@ -50,9 +50,9 @@ func (d *pipelineDecoder) componentPipeline(s *job.Spec, got map[string]*yaml.No
 	var file string
 	var ok bool
 	if cn != nil && cn.Kind == yaml.MappingNode {
-		comp, _, file, ok = d.pipelines.stepComponent(cn)
+		comp, _, file, ok = d.stepComponent(cn)
 	} else {
-		comp, _, file, ok = d.pipelines.componentFile(cn, "component", topComponentWhat)
+		comp, _, file, ok = d.componentFile(cn, "component", topComponentWhat)
 	}
 	if !ok {
 		return g, true
@@ -66,7 +66,7 @@ func (d *pipelineDecoder) componentPipeline(s *job.Spec, got map[string]*yaml.No
 	if at == nil {
 		at = cn
 	}
-	d.pipelines.report(at, errs)
+	d.report(at, errs)
 	for _, name := range keys(sets) {
 		if _, declared := comp.Outputs[name]; !declared {
 			d.errorf(keyNode(got["outputs"], name), "outputs."+name, "the component %s has no output %s (its outputs: %s)", file, quote(name), listOrNone(keys(comp.Outputs)))

@@ -44,13 +44,13 @@ func (d *jobDecoder) compute(n *yaml.Node, path string) string {
 
 // code decodes `code:`, a local directory (or the legacy {local_path: dir}).
 func (d *jobDecoder) code(n *yaml.Node, path string) string {
-	return d.jobs.codeOf(n, path, false)
+	return d.codeOf(n, path, false)
 }
 
 // jobCode decodes a job's or a component's `code:`: a local directory, or a single file (Azure
 // takes code: ./train.py; the snapshot holds that file at its root).
 func (d *jobDecoder) jobCode(n *yaml.Node, path string) string {
-	return d.jobs.codeOf(n, path, true)
+	return d.codeOf(n, path, true)
 }
 
 func (d *jobDecoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
@@ -62,9 +62,9 @@ func (d *jobDecoder) codeOf(n *yaml.Node, path string, fileOK bool) string {
 			return ""
 		}
 		d.warnf(n, path, "{local_path: ...} is a legacy form; write code: %s", local.Value)
-		return d.jobs.codeDir(local, join(path, "local_path"), fileOK)
+		return d.codeDir(local, join(path, "local_path"), fileOK)
 	}
-	return d.jobs.codeDir(n, path, fileOK)
+	return d.codeDir(n, path, fileOK)
 }
 
 func (d *jobDecoder) codeDir(n *yaml.Node, path string, fileOK bool) string {
@@ -140,7 +140,7 @@ func (d *decoder) smallInt(n *yaml.Node, path string, lo int64) int {
 func (d *jobDecoder) limits(n *yaml.Node, path string) job.Limits {
 	var l job.Limits
 	d.mapping(n, path, fields{
-		"timeout": func(v *yaml.Node, p string) { l.TimeoutSeconds = d.jobs.timeout(v, p) },
+		"timeout": func(v *yaml.Node, p string) { l.TimeoutSeconds = d.timeout(v, p) },
 	})
 	return l
 }

@@ -58,13 +58,13 @@ func (d *sweepDecoder) sweepJob(root *yaml.Node) *job.Spec {
 	if n := got["search_space"]; n == nil {
 		d.required(nil, "search_space")
 	} else {
-		cfg.Space = d.sweeps.searchSpace(n, "search_space")
+		cfg.Space = d.searchSpace(n, "search_space")
 	}
-	d.sweeps.sampling(got["sampling_algorithm"], cfg)
-	d.sweeps.objective(got["objective"], cfg)
-	d.sweeps.sweepLimits(got["limits"], s)
+	d.sampling(got["sampling_algorithm"], cfg)
+	d.objective(got["objective"], cfg)
+	d.sweepLimits(got["limits"], s)
 	if n := got["early_termination"]; n != nil {
-		cfg.Termination = d.sweeps.termination(n, "early_termination", cfg)
+		cfg.Termination = d.termination(n, "early_termination", cfg)
 	}
 	for name := range cfg.Space {
 		if _, dup := s.Inputs[name]; dup {
@@ -74,7 +74,7 @@ func (d *sweepDecoder) sweepJob(root *yaml.Node) *job.Spec {
 	if n := got["trial"]; n == nil {
 		d.required(nil, "trial")
 	} else {
-		d.sweeps.trial(n, got, s)
+		d.trial(n, got, s)
 	}
 	if s.ExperimentName == "" {
 		s.ExperimentName = defaultExperiment(d.baseDir)
@@ -245,7 +245,7 @@ func (d *sweepDecoder) termination(n *yaml.Node, path string, cfg *sweep.Config)
 			}
 		}
 	}
-	d.sweeps.checkTermination(n, path, got, t, cfg)
+	d.checkTermination(n, path, got, t, cfg)
 	return t
 }
 
@@ -291,7 +291,7 @@ func (d *sweepDecoder) searchSpace(n *yaml.Node, path string) sweep.Space {
 	for _, p := range pairs {
 		ep := join(path, p.key.Value)
 		d.jobs.checkName(p.key, ep)
-		if e, ok := d.sweeps.expression(resolve(p.value), ep); ok {
+		if e, ok := d.expression(resolve(p.value), ep); ok {
 			space[p.key.Value] = e
 		}
 	}
@@ -325,7 +325,7 @@ func (d *sweepDecoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) 
 	num := func(dst *float64) func(*yaml.Node, string) {
 		return func(v *yaml.Node, p string) { *dst, _ = d.number(v, p) }
 	}
-	fs := fields{"type": nil, "values": func(v *yaml.Node, p string) { e.Values = d.sweeps.choiceValues(v, p) },
+	fs := fields{"type": nil, "values": func(v *yaml.Node, p string) { e.Values = d.choiceValues(v, p) },
 		"upper":     func(v *yaml.Node, p string) { e.Upper, _ = d.intAtLeast(v, p, 1) },
 		"min_value": num(&e.Low), "max_value": num(&e.High), "mu": num(&e.Mu), "sigma": num(&e.Sigma), "q": num(&e.Q)}
 	mine := exprKinds[e.Kind]

@@ -92,7 +92,7 @@ func (d *sweepDecoder) bindComponent(n *yaml.Node, got map[string]*yaml.Node, s 
 	s.Resources, s.Distribution, s.Services = cj.Resources, cj.Distribution, cj.Services
 	s.Inputs, s.Outputs = inputs, outputs
 	if len(d.errs) == 0 {
-		d.sweeps.checkComponentCommand(c.cmd, file, s)
+		d.checkComponentCommand(c.cmd, file, s)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 func (d *sweepDecoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spec) {
 	const path = "trial"
 	if n.Kind == yaml.ScalarNode {
-		d.sweeps.componentTrial(n, path, got, s)
+		d.componentTrial(n, path, got, s)
 		return
 	}
 	if n.Kind != yaml.MappingNode {
@@ -42,7 +42,7 @@ func (d *sweepDecoder) trial(n *yaml.Node, got map[string]*yaml.Node, s *job.Spe
 	case strings.TrimSpace(s.Command) == "":
 		d.errorf(cmd, join(path, "command"), "must not be empty")
 	default:
-		d.sweeps.checkTrialCommand(cmd, join(path, "command"), s)
+		d.checkTrialCommand(cmd, join(path, "command"), s)
 	}
 	if dist := s.Distribution; dist != nil && dist.Type == "tensorflow" && lookup(tg["distribution"], "worker_count") == nil {
 		dist.WorkerCount = max(s.Resources.InstanceCount, 1)
@@ -230,10 +230,10 @@ func (d *sweepDecoder) componentTrial(n *yaml.Node, path string, got map[string]
 		return
 	}
 	errs := len(d.errs)
-	comp := d.sweeps.trialComponent(c, cmd, n)
+	comp := d.trialComponent(c, cmd, n)
 	if len(d.errs) > errs {
 		return
 	}
 	s.Sweep.Trial = ref
-	d.sweeps.bindComponent(n, got, s, comp, file)
+	d.bindComponent(n, got, s, comp, file)
 }
