@@ -11,23 +11,17 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// agentRoutes adds the admin routes for cluster nodes and sizes to the authenticated API mux.
-func (s *clusterRoutes) agentRoutes(mux routes) {
-	mux.handle("GET /api/computes/{name}/nodes", readAccess, s.cluster.listNodes)
-	mux.handle("GET /api/computes/{name}/node-events", readAccess, s.cluster.listNodeEvents)
-	mux.handle("GET /api/nodes/{id}", readAccess, s.cluster.getNode)
-	mux.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.cluster.deleteNode)
-	mux.handle("GET /api/sizes", readAccess, s.computes.listSizes)
-	mux.handle("POST /api/sizes", computeAccess.audited("size.create"), s.computes.createSize)
-	mux.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.computes.deleteSize)
-}
-
-// agentPublicRoutes adds the routes agents call to the outer mux, outside the workspace-token
-// authentication: they carry their own tokens (a join token, then the agent token), and
-// neither the admin token nor run tokens are accepted there.
-func (s *clusterRoutes) agentPublicRoutes(mux routes) {
-	mux.handle("POST /api/agents/join", publicAccess, s.cluster.agentJoin)
-	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.cluster.agentHeartbeat)
+// routes adds the admin routes for cluster nodes to the authenticated API mux, and the routes
+// agents call to the outer mux, outside the workspace-token authentication: they carry their own
+// tokens (a join token, then the agent token), and neither the admin token nor run tokens are
+// accepted there.
+func (s *clusterRoutes) routes(mux, api routes) {
+	api.handle("GET /api/computes/{name}/nodes", readAccess, s.listNodes)
+	api.handle("GET /api/computes/{name}/node-events", readAccess, s.listNodeEvents)
+	api.handle("GET /api/nodes/{id}", readAccess, s.getNode)
+	api.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.deleteNode)
+	mux.handle("POST /api/agents/join", publicAccess, s.agentJoin)
+	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.agentHeartbeat)
 }
 
 // agents is the clusters' dispatcher: the one the cluster backend queues work with, so that a
@@ -44,7 +38,7 @@ func bearer(r *http.Request) string {
 }
 
 func (s *clusterRoutes) agentJoin(w http.ResponseWriter, r *http.Request) {
-	d, err := s.cluster.agents()
+	d, err := s.agents()
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -65,7 +59,7 @@ func (s *clusterRoutes) agentJoin(w http.ResponseWriter, r *http.Request) {
 // agentHeartbeat answers an agent's heartbeat, holding it while the agent asks (a long poll)
 // until work is queued for its node.
 func (s *clusterRoutes) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
-	d, err := s.cluster.agents()
+	d, err := s.agents()
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -8,6 +8,22 @@ import (
 	"github.com/hangar-ml/hangar/internal/asset"
 )
 
+// routes registers models, data, environments (curated ones too) and components: every role
+// reads them, those who submit create them.
+func (s *assetRoutes) routes(_, api routes) {
+	s.curatedRoutes(api)
+	api.handle("POST /api/environments", contributeAccess, s.createEnvironment)
+	api.handle("GET /api/environments", readAccess, s.listEnvironments)
+	api.handle("GET /api/environments/{name}/versions/{version}", readAccess, s.getEnvironment)
+	api.handle("POST /api/models", contributeAccess, s.createModel)
+	api.handle("GET /api/models", readAccess, s.listModels)
+	api.handle("GET /api/models/{name}/versions/{version}", readAccess, s.getModel)
+	api.handle("POST /api/models/{name}/archive", contributeAccess.audited("model.archive"), s.archiveModel)
+	api.handle("POST /api/models/{name}/restore", contributeAccess, s.restoreModel)
+	s.dataRoutes(api)
+	s.componentRoutes(api)
+}
+
 // archiveBody is the body of archive and restore: one version, or "" for every version.
 type archiveBody = struct {
 	Version string `json:"version,omitempty"`

@@ -23,7 +23,7 @@ import (
 const maxAuditPeek = 64 << 10
 
 func (s *identityRoutes) auditRoutes(mux routes) {
-	mux.handle("GET /api/audit", ownerAccess, s.identity.listAudit)
+	mux.handle("GET /api/audit", ownerAccess, s.listAudit)
 }
 
 // audit appends an entry; a failure is logged, as the change it records has been made.
@@ -60,7 +60,7 @@ func (s *identityRoutes) audited(pattern, action string, h http.HandlerFunc) htt
 				object += "/" + body.Name
 			}
 		}
-		s.identity.audit(context.WithoutCancel(r.Context()), who(r).user, action, object, r.URL.RawQuery)
+		s.audit(context.WithoutCancel(r.Context()), who(r).user, action, object, r.URL.RawQuery)
 	}
 }
 

@@ -8,21 +8,21 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// batchRoutes are the batch endpoints' routes. Azure opens them with a Microsoft Entra token
+// routes are the batch endpoints' routes. Azure opens them with a Microsoft Entra token
 // (aad_token); a workspace has none, so the workspace token opens them, like the rest of /api.
 // A batch endpoint's jobs are listed by GET /api/jobs?tag=hangar.batch_endpoint=NAME.
-func (s *batchRoutes) batchRoutes(mux routes) {
-	mux.handle("POST /api/batch-endpoints", contributeAccess, s.batch.createBatchEndpoint)
-	mux.handle("GET /api/batch-endpoints", readAccess, s.batch.listBatchEndpoints)
-	mux.handle("GET /api/batch-endpoints/{name}", readAccess, s.batch.getBatchEndpoint)
-	mux.handle("PUT /api/batch-endpoints/{name}", contributeAccess, s.batch.updateBatchEndpoint)
-	mux.handle("DELETE /api/batch-endpoints/{name}", contributeAccess.audited("batch-endpoint.delete"), s.batch.deleteBatchEndpoint)
-	mux.handle("POST /api/batch-endpoints/{name}/invoke", contributeAccess, s.batch.invokeBatch)
-	mux.handle("POST /api/batch-endpoints/{name}/deployments", contributeAccess, s.batch.putBatchDeployment)
-	mux.handle("GET /api/batch-endpoints/{name}/deployments", readAccess, s.batch.listBatchDeployments)
-	mux.handle("GET /api/batch-endpoints/{name}/deployments/{dep}", readAccess, s.batch.getBatchDeployment)
-	mux.handle("PUT /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess, s.batch.putBatchDeployment)
-	mux.handle("DELETE /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess.audited("batch-deployment.delete"), s.batch.deleteBatchDeployment)
+func (s *batchRoutes) routes(_, mux routes) {
+	mux.handle("POST /api/batch-endpoints", contributeAccess, s.createBatchEndpoint)
+	mux.handle("GET /api/batch-endpoints", readAccess, s.listBatchEndpoints)
+	mux.handle("GET /api/batch-endpoints/{name}", readAccess, s.getBatchEndpoint)
+	mux.handle("PUT /api/batch-endpoints/{name}", contributeAccess, s.updateBatchEndpoint)
+	mux.handle("DELETE /api/batch-endpoints/{name}", contributeAccess.audited("batch-endpoint.delete"), s.deleteBatchEndpoint)
+	mux.handle("POST /api/batch-endpoints/{name}/invoke", contributeAccess, s.invokeBatch)
+	mux.handle("POST /api/batch-endpoints/{name}/deployments", contributeAccess, s.putBatchDeployment)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments", readAccess, s.listBatchDeployments)
+	mux.handle("GET /api/batch-endpoints/{name}/deployments/{dep}", readAccess, s.getBatchDeployment)
+	mux.handle("PUT /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess, s.putBatchDeployment)
+	mux.handle("DELETE /api/batch-endpoints/{name}/deployments/{dep}", contributeAccess.audited("batch-deployment.delete"), s.deleteBatchDeployment)
 }
 
 func batchEndpointView(e store.BatchEndpointRecord) api.BatchEndpointView {
@@ -34,11 +34,11 @@ func batchDeploymentView(d store.BatchDeploymentRecord) api.BatchDeploymentView 
 }
 
 func (s *batchRoutes) createBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.batch.putBatchEndpoint(w, r, true)
+	s.putBatchEndpoint(w, r, true)
 }
 
 func (s *batchRoutes) updateBatchEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.batch.putBatchEndpoint(w, r, false)
+	s.putBatchEndpoint(w, r, false)
 }
 
 func (s *batchRoutes) putBatchEndpoint(w http.ResponseWriter, r *http.Request, create bool) {

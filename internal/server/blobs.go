@@ -7,6 +7,16 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 )
 
+// routes registers the blobs: runs' supervisors and those who submit put them, every role and
+// runs read them; and the collector (gc.go).
+func (s *blobRoutes) routes(_, api routes) {
+	api.handle("POST /api/blobs/missing", contributeOrRunAccess, s.missingBlobs)
+	api.handle("PUT /api/blobs/{hash}", contributeOrRunAccess, s.putBlob)
+	api.handle("POST /api/blobs/bundle", contributeOrRunAccess, s.putBundle)
+	api.handle("GET /api/blobs/{hash}", readOrRunAccess, s.getBlob)
+	s.gcRoutes(api)
+}
+
 func (s *blobRoutes) missingBlobs(w http.ResponseWriter, r *http.Request) {
 	var req api.MissingRequest
 	if err := readJSON(r, &req); err != nil {

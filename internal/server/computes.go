@@ -12,6 +12,18 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
+// routes registers computes and sizes: every role reads them, compute operators and owners change them.
+func (s *computeRoutes) routes(_, api routes) {
+	api.handle("GET /api/computes", readAccess, s.listComputes)
+	api.handle("GET /api/computes/{name}", readAccess, s.getCompute)
+	api.handle("POST /api/computes", computeAccess.audited("compute.create"), s.createCompute)
+	api.handle("PUT /api/computes/{name}", computeAccess.audited("compute.update"), s.updateCompute)
+	api.handle("DELETE /api/computes/{name}", computeAccess.audited("compute.delete"), s.deleteCompute)
+	api.handle("GET /api/sizes", readAccess, s.listSizes)
+	api.handle("POST /api/sizes", computeAccess.audited("size.create"), s.createSize)
+	api.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.deleteSize)
+}
+
 func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.cfg.Store.Computes(r.Context())
 	if err != nil {
@@ -20,7 +32,7 @@ func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.Compute, 0, len(ts))
 	for _, t := range ts {
-		c := s.computes.describe(r.Context(), t, false)
+		c := s.describe(r.Context(), t, false)
 		redactHookEnv(who(r), c.Spec)
 		out = append(out, c)
 	}
@@ -49,7 +61,7 @@ func (s *computeRoutes) getCompute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	c := s.computes.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
+	c := s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
 	redactHookEnv(who(r), c.Spec)
 	writeJSON(w, http.StatusOK, c)
 }
@@ -89,17 +101,17 @@ func (s *computeRoutes) describe(ctx context.Context, t compute.Target, detail b
 		_, f.HasBackend = s.cfg.Backends[compute.TypeCluster] // its jobs run on managed clusters
 	}
 	s.endpoints.describePool(&c) // serverlesspool.go
-	s.computes.stateFacts(ctx, t, c.Spec, &f)
+	s.stateFacts(ctx, t, c.Spec, &f)
 	c.State = targetState(f) // computestate.go
 	return c
 }
 
 func (s *computeRoutes) createCompute(w http.ResponseWriter, r *http.Request) {
-	s.computes.putCompute(w, r, false)
+	s.putCompute(w, r, false)
 }
 
 func (s *computeRoutes) updateCompute(w http.ResponseWriter, r *http.Request) {
-	s.computes.putCompute(w, r, true)
+	s.putCompute(w, r, true)
 }
 
 func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, update bool) {
@@ -112,7 +124,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 		writeError(w, s.log, badRequest("name in the body differs from the path"))
 		return
 	}
-	if err := s.computes.checkOwnerFields(r, &spec); err != nil {
+	if err := s.checkOwnerFields(r, &spec); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
@@ -129,7 +141,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 	if update {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, s.computes.describe(r.Context(), *t, false))
+	writeJSON(w, status, s.describe(r.Context(), *t, false))
 }
 
 func (s *computeRoutes) deleteCompute(w http.ResponseWriter, r *http.Request) {

@@ -118,12 +118,12 @@ func (s *computeRoutes) stateFacts(ctx context.Context, t compute.Target, spec *
 		if spec != nil && spec.Cluster != nil {
 			f.MaxNodes = spec.Cluster.MaxInstances
 		}
-		s.computes.poolNodes(ctx, f, func(pool string) bool { return pool == t.Name })
+		s.poolNodes(ctx, f, func(pool string) bool { return pool == t.Name })
 	case compute.TypeServerless:
 		if spec != nil && spec.Serverless != nil {
 			f.MaxNodes = spec.Serverless.MaxInstances
 		}
-		s.computes.poolNodes(ctx, f, func(pool string) bool { return compute.ServerlessSizeOf(pool) != "" })
+		s.poolNodes(ctx, f, func(pool string) bool { return compute.ServerlessSizeOf(pool) != "" })
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 // curatedRoutes are the mappings of Azure's curated environments: every role reads them (a job's
 // warning names them), owners change them (what jobs that name a curated environment run in).
 func (s *assetRoutes) curatedRoutes(rt routes) {
-	rt.handle("GET /api/settings/curated-environments", readAccess, s.assets.listCurated)
-	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.assets.putCurated)
-	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.assets.deleteCurated)
+	rt.handle("GET /api/settings/curated-environments", readAccess, s.listCurated)
+	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.putCurated)
+	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.deleteCurated)
 }
 
 func (s *assetRoutes) listCurated(w http.ResponseWriter, r *http.Request) {

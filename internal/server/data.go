@@ -14,27 +14,19 @@ func (s *assetRoutes) dataRoutes(mux routes) {
 	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s.Server,
 		create: s.cfg.Controller.CreateData, resolve: s.cfg.Controller.ResolveData,
 		setArchived: s.cfg.Controller.SetDataArchived, versions: s.cfg.Store.DataVersions}.routes(mux, "data")
-	mux.handle("GET /api/datastores", readAccess, s.assets.listDatastores)
-	mux.handle("GET /api/datastores/{name}", readAccess, s.assets.getDatastore)
-	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.assets.putDatastore)
+	mux.handle("GET /api/datastores", readAccess, s.listDatastores)
+	mux.handle("GET /api/datastores/{name}", readAccess, s.getDatastore)
+	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.putDatastore)
 }
 
 func (s *assetRoutes) listDatastores(w http.ResponseWriter, r *http.Request) {
 	all, err := s.cfg.Controller.Datastores(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, all)
+	s.respond(w, http.StatusOK, all, err)
 }
 
 func (s *assetRoutes) getDatastore(w http.ResponseWriter, r *http.Request) {
 	d, err := s.cfg.Controller.Datastore(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	s.respond(w, http.StatusOK, d, err)
 }
 
 // putDatastore creates or replaces the datastore named in the path.
@@ -49,9 +41,5 @@ func (s *assetRoutes) putDatastore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.cfg.Controller.CreateDatastore(r.Context(), d)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, out, err)
 }

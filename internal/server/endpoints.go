@@ -11,24 +11,25 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// endpointRoutes are the online endpoints' management routes (the workspace token) and the
+// routes are the online endpoints' management routes (the workspace token) and the
 // replicas' address report (the run token). Requests to endpoints go to the router (serving.go).
-func (s *endpointRoutes) endpointRoutes(api routes) {
-	api.handle("POST /api/online-endpoints", contributeAccess, s.endpoints.createEndpoint)
-	api.handle("GET /api/online-endpoints", readAccess, s.endpoints.listEndpoints)
-	api.handle("GET /api/online-endpoints/{name}", readAccess, s.endpoints.getEndpoint)
-	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.endpoints.updateEndpoint)
-	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.endpoints.setTraffic)
-	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.endpoints.deleteEndpoint)
-	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpoints.endpointCredentials)
-	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.endpoints.regenerateKeys)
-	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.endpoints.createDeployment)
-	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.endpoints.listDeployments)
-	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.endpoints.getDeployment)
-	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.endpoints.updateDeployment)
-	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.endpoints.deleteDeployment)
-	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpoints.endpointStats)
-	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.endpoints.runServing))
+func (s *endpointRoutes) routes(mux, api routes) {
+	s.replicaClaimRoutes(mux)
+	api.handle("POST /api/online-endpoints", contributeAccess, s.createEndpoint)
+	api.handle("GET /api/online-endpoints", readAccess, s.listEndpoints)
+	api.handle("GET /api/online-endpoints/{name}", readAccess, s.getEndpoint)
+	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.updateEndpoint)
+	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.setTraffic)
+	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.deleteEndpoint)
+	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpointCredentials)
+	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.regenerateKeys)
+	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.createDeployment)
+	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.listDeployments)
+	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.getDeployment)
+	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.updateDeployment)
+	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.deleteDeployment)
+	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpointStats)
+	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.runServing))
 }
 
 func (s *endpointRoutes) endpointView(e store.EndpointRecord) api.EndpointView {
@@ -51,7 +52,7 @@ func (s *endpointRoutes) createEndpoint(w http.ResponseWriter, r *http.Request) 
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.endpoints.endpointView(*rec))
+	writeJSON(w, http.StatusCreated, s.endpointView(*rec))
 }
 
 func (s *endpointRoutes) updateEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +67,7 @@ func (s *endpointRoutes) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
 }
 
 func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +81,7 @@ func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
 }
 
 func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +92,7 @@ func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.EndpointView, 0, len(eps))
 	for _, e := range eps {
-		out = append(out, s.endpoints.endpointView(e))
+		out = append(out, s.endpointView(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -102,7 +103,7 @@ func (s *endpointRoutes) getEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpoints.endpointView(*rec))
+	writeJSON(w, http.StatusOK, s.endpointView(*rec))
 }
 
 func (s *endpointRoutes) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +153,7 @@ func (s *endpointRoutes) createDeployment(w http.ResponseWriter, r *http.Request
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.endpoints.deploymentView(r, *rec))
+	writeJSON(w, http.StatusCreated, s.deploymentView(r, *rec))
 }
 
 func (s *endpointRoutes) updateDeployment(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +169,7 @@ func (s *endpointRoutes) updateDeployment(w http.ResponseWriter, r *http.Request
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpoints.deploymentView(r, *rec))
+	writeJSON(w, http.StatusOK, s.deploymentView(r, *rec))
 }
 
 func (s *endpointRoutes) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
@@ -197,7 +198,7 @@ func (s *endpointRoutes) listDeployments(w http.ResponseWriter, r *http.Request)
 	}
 	out := make([]api.DeploymentView, 0, len(deps))
 	for _, d := range deps {
-		out = append(out, s.endpoints.deploymentView(r, d))
+		out = append(out, s.deploymentView(r, d))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -208,7 +209,7 @@ func (s *endpointRoutes) getDeployment(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.endpoints.deploymentView(r, *d))
+	writeJSON(w, http.StatusOK, s.deploymentView(r, *d))
 }
 
 func (s *endpointRoutes) deleteDeployment(w http.ResponseWriter, r *http.Request) {

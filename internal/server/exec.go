@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -56,58 +57,61 @@ func (s *runRoutes) execCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, req)
 }
 
-func (s *runRoutes) execTake(w http.ResponseWriter, r *http.Request) {
-	key := r.PathValue("id") + "/" + r.URL.Query().Get("node")
-	deadline := time.Now().Add(waitParam(r))
-	x := s.exec
+// wait long-polls the relay: it calls ready (with mu held) at once and after each change, until
+// it says yes or the deadline passes (ready is then told it is the last call). It returns false
+// when the request ended first.
+func (x *execRelay) wait(ctx context.Context, deadline time.Time, ready func(last bool) bool) bool {
 	for {
 		x.mu.Lock()
-		reqs, changed := x.pending[key], x.changed
-		delete(x.pending, key)
+		changed, done := x.changed, ready(!time.Now().Before(deadline))
 		x.mu.Unlock()
-		if len(reqs) > 0 || !time.Now().Before(deadline) {
-			if reqs == nil {
-				reqs = []api.ExecRequest{}
-			}
-			writeJSON(w, http.StatusOK, reqs)
-			return
+		if done {
+			return true
 		}
 		select {
-		case <-r.Context().Done():
-			return
+		case <-ctx.Done():
+			return false
 		case <-changed:
 		case <-time.After(time.Until(deadline)):
 		}
 	}
 }
 
+func (s *runRoutes) execTake(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("id") + "/" + r.URL.Query().Get("node")
+	x := s.exec
+	var reqs []api.ExecRequest
+	if !x.wait(r.Context(), time.Now().Add(waitParam(r)), func(last bool) bool {
+		reqs = x.pending[key]
+		delete(x.pending, key)
+		return len(reqs) > 0 || last
+	}) {
+		return
+	}
+	if reqs == nil {
+		reqs = []api.ExecRequest{}
+	}
+	writeJSON(w, http.StatusOK, reqs)
+}
+
 func (s *runRoutes) execGet(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("id") + "/" + r.PathValue("eid")
-	deadline := time.Now().Add(waitParam(r))
 	x := s.exec
-	for {
-		x.mu.Lock()
-		st, changed := x.status[key], x.changed
-		var cp api.ExecStatus
-		if st != nil {
+	var st *api.ExecStatus
+	var cp api.ExecStatus
+	if !x.wait(r.Context(), time.Now().Add(waitParam(r)), func(last bool) bool {
+		if st = x.status[key]; st != nil {
 			cp = *st
 		}
-		x.mu.Unlock()
-		if st == nil {
-			writeError(w, s.log, &httpError{http.StatusNotFound, api.CodeNotFound, "no such exec request"})
-			return
-		}
-		if cp.Done || !time.Now().Before(deadline) {
-			writeJSON(w, http.StatusOK, cp)
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-changed:
-		case <-time.After(time.Until(deadline)):
-		}
+		return st == nil || cp.Done || last
+	}) {
+		return
 	}
+	if st == nil {
+		writeError(w, s.log, &httpError{http.StatusNotFound, api.CodeNotFound, "no such exec request"})
+		return
+	}
+	writeJSON(w, http.StatusOK, cp)
 }
 
 func (s *runRoutes) execDone(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,7 @@ import (
 // space every user's jobs may count on, and audited. On a replicated workspace the leader
 // answers it (the others forward every request), so one collection runs at a time.
 func (s *blobRoutes) gcRoutes(mux routes) {
-	mux.handle("POST /api/workspace/gc", ownerAccess.audited("workspace.gc"), s.blobs.collectBlobs)
+	mux.handle("POST /api/workspace/gc", ownerAccess.audited("workspace.gc"), s.collectBlobs)
 }
 
 func (s *blobRoutes) collectBlobs(w http.ResponseWriter, r *http.Request) {
@@ -32,9 +32,5 @@ func (s *blobRoutes) collectBlobs(w http.ResponseWriter, r *http.Request) {
 		grace = time.Duration(*req.GraceSeconds) * time.Second
 	}
 	rep, err := s.cfg.Controller.CollectBlobs(r.Context(), req.DryRun, grace)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
+	s.respond(w, http.StatusOK, rep, err)
 }

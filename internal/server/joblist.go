@@ -26,9 +26,9 @@ const (
 
 // jobListRoutes registers job archive, restore and delete (job list is GET /api/jobs).
 func (s *jobRoutes) jobListRoutes(mux routes) {
-	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.jobs.archiveJob(true))
-	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.jobs.archiveJob(false))
-	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.jobs.deleteJob)
+	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.archiveJob(true))
+	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.archiveJob(false))
+	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.deleteJob)
 }
 
 // parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.
@@ -188,7 +188,7 @@ func (s *jobRoutes) archiveJob(archive bool) http.HandlerFunc {
 			return
 		}
 		run, err := s.cfg.Store.Run(r.Context(), id)
-		s.jobs.respondDetail(w, r, http.StatusOK, run, err)
+		s.respondDetail(w, r, http.StatusOK, run, err)
 	}
 }
 

@@ -17,6 +17,21 @@ import (
 // StdLog is the combined stdout/stderr log of a single-process run.
 const StdLog = "std_log.txt"
 
+// routes registers jobs as users see them: every role reads them, those who submit create and
+// cancel them; and archive, restore and delete (joblist.go).
+func (s *jobRoutes) routes(_, api routes) {
+	api.handle("POST /api/jobs", contributeAccess, s.createJob)
+	api.handle("GET /api/jobs", readAccess, s.listJobs)
+	api.handle("GET /api/jobs/{name}", readAccess, s.getJob)
+	api.handle("POST /api/jobs/{name}/cancel", contributeAccess, s.cancelJob)
+	api.handle("GET /api/jobs/{name}/logs", readAccess, s.jobLogs)
+	api.handle("GET /api/jobs/{name}/metrics", readAccess, s.jobMetrics)
+	api.handle("GET /api/jobs/{name}/trials", readAccess, s.jobTrials)
+	api.handle("GET /api/jobs/{name}/steps", readAccess, s.jobSteps)
+	api.handle("GET /api/jobs/{name}/artifacts", readAccess, s.jobArtifacts)
+	s.jobListRoutes(api)
+}
+
 func (s *jobRoutes) createJob(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateJobRequest
 	if err := readJSON(r, &req); err != nil {
@@ -25,24 +40,24 @@ func (s *jobRoutes) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	stampSubmitter(who(r), &req.Spec) // users.go
 	run, err := s.cfg.Controller.Create(r.Context(), req)
-	s.jobs.respondDetail(w, r, http.StatusCreated, run, err)
+	s.respondDetail(w, r, http.StatusCreated, run, err)
 }
 
 func (s *jobRoutes) getJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
-	s.jobs.respondDetail(w, r, http.StatusOK, run, err)
+	s.respondDetail(w, r, http.StatusOK, run, err)
 }
 
 func (s *jobRoutes) cancelJob(w http.ResponseWriter, r *http.Request) {
 	run, err := s.cfg.Controller.Cancel(r.Context(), r.PathValue("name"))
-	s.jobs.respondDetail(w, r, http.StatusOK, run, err)
+	s.respondDetail(w, r, http.StatusOK, run, err)
 }
 
 // respondDetail answers a run as `job show` shows it (see detail), or err.
 func (s *jobRoutes) respondDetail(w http.ResponseWriter, r *http.Request, status int, run *job.Run, err error) {
 	var d *api.RunDetail
 	if err == nil {
-		d, err = s.jobs.detail(r.Context(), run)
+		d, err = s.detail(r.Context(), run)
 	}
 	s.respond(w, status, d, err)
 }
@@ -68,7 +83,7 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	d.CreationContext, d.Services = s.jobs.jobContext(run)
+	d.CreationContext, d.Services = s.jobContext(run)
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
 		d.Phases[k] = v
@@ -77,10 +92,10 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 		d.Outputs = append(d.Outputs, name)
 	}
 	sort.Strings(d.Outputs)
-	if err := s.jobs.sweepDetail(ctx, run, d); err != nil {
+	if err := s.sweepDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
-	if err := s.jobs.pipelineDetail(ctx, run, d); err != nil {
+	if err := s.pipelineDetail(ctx, run, d); err != nil {
 		return nil, err
 	}
 	if err := s.runs.checkpointDetail(ctx, run, d); err != nil {

@@ -8,26 +8,24 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// secretRoutes are the workspace secrets' routes (docs/secrets.md). No route answers a value to
+// routes are the workspace's settings and its secrets' routes (docs/secrets.md). No route answers a value to
 // the workspace token (nor to the studio, whose allowlist names none of them): values go in
 // through PUT and come out only to a live run's own token, for the secrets its spec names and its
 // submitter may use (controller/secretaccess.go).
-func (s *secretRoutes) secretRoutes(mux routes) {
-	mux.handle("GET /api/secrets", readAccess, s.secrets.listSecrets)
-	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.secrets.setSecret)
-	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.secrets.setSecretAccess)
-	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.secrets.deleteSecret)
-	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.secrets.rotateKey)
-	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.secrets.runTokenOnly(s.secrets.runSecrets))
+func (s *secretRoutes) routes(_, mux routes) {
+	mux.handle("GET /api/settings", readAccess, s.listSettings)
+	mux.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), s.putSetting)
+	mux.handle("GET /api/secrets", readAccess, s.listSecrets)
+	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.setSecret)
+	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.setSecretAccess)
+	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.deleteSecret)
+	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.rotateKey)
+	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(s.runSecrets))
 }
 
 func (s *secretRoutes) listSecrets(w http.ResponseWriter, r *http.Request) {
 	list, err := s.cfg.Controller.ListSecrets(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, list)
+	s.respond(w, http.StatusOK, list, err)
 }
 
 func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
@@ -43,7 +41,7 @@ func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := api.SetSecretReply{Name: name, Created: created}
-	if info, err := s.secrets.secretInfo(r, name); err == nil {
+	if info, err := s.secretInfo(r, name); err == nil {
 		reply.Access = info.Access
 	}
 	status := http.StatusOK
@@ -88,11 +86,7 @@ func (s *secretRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
 
 func (s *secretRoutes) rotateKey(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.cfg.Controller.RotateKey(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, reply)
+	s.respond(w, http.StatusOK, reply, err)
 }
 
 func (s *secretRoutes) runSecrets(w http.ResponseWriter, r *http.Request) {

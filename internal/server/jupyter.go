@@ -30,7 +30,7 @@ func (s *instanceRoutes) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	p, err := s.instances.jupyterPrincipal(r)
+	p, err := s.jupyterPrincipal(r)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -45,7 +45,7 @@ func (s *instanceRoutes) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, jupyterMaxBody)
-	s.instances.jupyterReverse(t).ServeHTTP(w, r)
+	s.jupyterReverse(t).ServeHTTP(w, r)
 }
 
 // jupyterReverse forwards to t, the relay the instance's agent runs before its Jupyter

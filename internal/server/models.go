@@ -15,15 +15,15 @@ func (s *assetRoutes) modelAPI() assetAPI[model.Version, api.CreateModelRequest,
 }
 
 func (s *assetRoutes) createModel(w http.ResponseWriter, r *http.Request) {
-	s.assets.modelAPI().createVersion(w, r)
+	s.modelAPI().createVersion(w, r)
 }
 func (s *assetRoutes) listModels(w http.ResponseWriter, r *http.Request) {
-	s.assets.modelAPI().list(w, r)
+	s.modelAPI().list(w, r)
 }
-func (s *assetRoutes) getModel(w http.ResponseWriter, r *http.Request) { s.assets.modelAPI().get(w, r) }
+func (s *assetRoutes) getModel(w http.ResponseWriter, r *http.Request) { s.modelAPI().get(w, r) }
 func (s *assetRoutes) archiveModel(w http.ResponseWriter, r *http.Request) {
-	s.assets.modelAPI().archive(w, r)
+	s.modelAPI().archive(w, r)
 }
 func (s *assetRoutes) restoreModel(w http.ResponseWriter, r *http.Request) {
-	s.assets.modelAPI().restore(w, r)
+	s.modelAPI().restore(w, r)
 }

@@ -152,18 +152,7 @@ func (f *oidcFlow) start() (state string, p oidcPending) {
 	p = oidcPending{nonce: rand.Text(), verifier: oauth2.GenerateVerifier(), exp: now.Add(oidcLoginTTL)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	oldest, oldestAt := "", time.Time{}
-	for h, q := range f.pending {
-		switch {
-		case !now.Before(q.exp):
-			delete(f.pending, h)
-		case oldest == "" || q.exp.Before(oldestAt):
-			oldest, oldestAt = h, q.exp
-		}
-	}
-	if len(f.pending) >= maxOIDCPending {
-		delete(f.pending, oldest)
-	}
+	makeRoom(f.pending, now, maxOIDCPending, func(q oidcPending) time.Time { return q.exp })
 	f.pending[hashCode(state)] = p
 	return state, p
 }

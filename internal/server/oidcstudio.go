@@ -20,9 +20,9 @@ func (s *identityRoutes) oidcRoutes(mux routes) {
 	if s.oidc == nil || s.oidc.cfg != *s.cfg.OIDC {
 		s.oidc = newOIDCFlow(*s.cfg.OIDC)
 	}
-	mux.handle("GET /studio/oidc", publicAccess, s.identity.oidcInfo)
-	mux.handle("GET /studio/oidc/login", publicAccess, s.identity.oidcLogin)
-	mux.handle("GET "+oidcCallback, publicAccess, s.identity.oidcCallbackHandler)
+	mux.handle("GET /studio/oidc", publicAccess, s.oidcInfo)
+	mux.handle("GET /studio/oidc/login", publicAccess, s.oidcLogin)
+	mux.handle("GET "+oidcCallback, publicAccess, s.oidcCallbackHandler)
 }
 
 // OIDCInfo tells the studio's login page which issuer it may offer.
@@ -41,7 +41,7 @@ func (s *identityRoutes) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	p, err := s.oidc.discover(r.Context())
 	if err != nil {
 		s.log.Warn("OpenID Connect login", "err", err)
-		s.identity.oidcRefuse(w, &oidcRefusal{status: http.StatusBadGateway, msg: "the identity provider " + s.oidc.cfg.Issuer + " could not be reached: try again later"})
+		s.oidcRefuse(w, &oidcRefusal{status: http.StatusBadGateway, msg: "the identity provider " + s.oidc.cfg.Issuer + " could not be reached: try again later"})
 		return
 	}
 	state, pend := s.oidc.start()
@@ -49,7 +49,7 @@ func (s *identityRoutes) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		MaxAge: int(oidcLoginTTL.Seconds()), HttpOnly: true, Secure: r.TLS != nil,
 		// Lax, not Strict: the issuer's redirect back is a cross-site navigation.
 		SameSite: http.SameSiteLaxMode})
-	to := s.oidc.oauth(p, s.identity.oidcRedirectURL()).AuthCodeURL(state, oidcNonce(pend.nonce), oauth2S256(pend.verifier))
+	to := s.oidc.oauth(p, s.oidcRedirectURL()).AuthCodeURL(state, oidcNonce(pend.nonce), oauth2S256(pend.verifier))
 	http.Redirect(w, r, to, http.StatusFound)
 }
 
@@ -60,25 +60,25 @@ func (s *identityRoutes) oidcCallbackHandler(w http.ResponseWriter, r *http.Requ
 	// The state is single use whatever happens next: the cookie goes too.
 	http.SetCookie(w, &http.Cookie{Name: oidcStateCookie, Value: "", Path: "/studio/oidc/", MaxAge: -1,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
-	id, err := s.oidc.finish(ctx, r, s.identity.oidcRedirectURL())
+	id, err := s.oidc.finish(ctx, r, s.oidcRedirectURL())
 	if err != nil {
-		s.identity.oidcRefuse(w, err)
+		s.oidcRefuse(w, err)
 		return
 	}
 	u, err := s.cfg.Store.UserByOIDCSubject(ctx, id.subject)
 	if errors.Is(err, store.ErrNotFound) {
 		s.log.Info("OpenID Connect login of an unknown identity", "subject", id.subject, "email", id.email)
-		s.identity.oidcRefuse(w, unknownIdentity(s.oidc.cfg.Issuer, id))
+		s.oidcRefuse(w, unknownIdentity(s.oidc.cfg.Issuer, id))
 		return
 	}
 	if err != nil {
-		s.identity.oidcRefuse(w, err)
+		s.oidcRefuse(w, err)
 		return
 	}
 	value, exp := s.studio.session(u.Name)
 	http.SetCookie(w, &http.Cookie{Name: studioCookie, Value: value, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	s.identity.audit(ctx, u.Name, "user.login", "users/"+u.Name, "oidc subject="+id.subject)
+	s.audit(ctx, u.Name, "user.login", "users/"+u.Name, "oidc subject="+id.subject)
 	http.Redirect(w, r, "/studio/#/jobs", http.StatusSeeOther)
 }
 
@@ -161,7 +161,7 @@ func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Reque
 	if req.Subject == "" {
 		action, detail = "user.unlink-oidc", ""
 	}
-	s.identity.audit(r.Context(), who(r).user, action, "users/"+name, detail)
+	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
 	u, err := s.cfg.Store.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)

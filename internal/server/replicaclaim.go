@@ -31,7 +31,7 @@ var podName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 // authentication: it takes the claim token only (no run, workspace or user token), which opens
 // that one Deployment's runs.
 func (s *endpointRoutes) replicaClaimRoutes(mux routes) {
-	mux.handle("POST /api/replica-claims", publicAccess, s.endpoints.claimReplica)
+	mux.handle("POST /api/replica-claims", publicAccess, s.claimReplica)
 }
 
 func (s *endpointRoutes) claimReplica(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +54,7 @@ func (s *endpointRoutes) claimReplica(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, badRequest("pod: "+quoteClip(req.Pod)+" is not a pod name"))
 		return
 	}
-	cfg, err := kb.ClaimReplica(r.Context(), token, req.Pod, s.endpoints.runEnded)
+	cfg, err := kb.ClaimReplica(r.Context(), token, req.Pod, s.runEnded)
 	var refusal claimRefusal
 	switch {
 	case errors.As(err, &refusal) && refusal.ClaimDenied():

@@ -11,6 +11,30 @@ import (
 // runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
 // token only: an owner reading the spec gets none, so no user holds a run token, which would
 // read the values of the secrets the run names (GET /api/runs/{id}/secrets).
+// routes registers what a run's supervisor calls, each kept to its own run's current attempt
+// (runOnly) or an owner.
+func (s *runRoutes) routes(_, api routes) {
+	for _, r := range []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"GET /api/runs/{id}/spec", s.runSpec},
+		{"POST /api/runs/{id}/status", s.runStatus},
+		{"POST /api/runs/{id}/heartbeat", s.runHeartbeat},
+		{"POST /api/runs/{id}/logs", s.runLogs},
+		{"POST /api/runs/{id}/metrics", s.runMetrics},
+		{"POST /api/runs/{id}/artifacts", s.runArtifacts},
+		{"POST /api/runs/{id}/checkpoint", s.runCheckpoint},
+		{"GET /api/runs/{id}/container-log", s.runContainerLog},
+		{"POST /api/runs/{id}/exec", s.execCreate},
+		{"GET /api/runs/{id}/exec", s.execTake},
+		{"GET /api/runs/{id}/exec/{eid}", s.execGet},
+		{"POST /api/runs/{id}/exec/{eid}/done", s.execDone},
+	} {
+		api.handle(r.pattern, runAccess, s.runOnly(r.h))
+	}
+}
+
 func (s *runRoutes) runSpec(w http.ResponseWriter, r *http.Request) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err == nil && s.cfg.Servers != nil {

@@ -83,69 +83,12 @@ func (s *Server) Handler() http.Handler {
 	outer, apiMux := http.NewServeMux(), http.NewServeMux()
 	mux, api := routes{s: s, mux: outer, authenticate: true}, routes{s: s, mux: apiMux}
 	mux.handle("GET /api/health", publicAccess, s.health)
-
-	api.handle("GET /api/computes", readAccess, s.computes.listComputes)
-	api.handle("GET /api/computes/{name}", readAccess, s.computes.getCompute)
-	api.handle("POST /api/computes", computeAccess.audited("compute.create"), s.computes.createCompute)
-	api.handle("PUT /api/computes/{name}", computeAccess.audited("compute.update"), s.computes.updateCompute)
-	api.handle("DELETE /api/computes/{name}", computeAccess.audited("compute.delete"), s.computes.deleteCompute)
-
-	api.handle("POST /api/blobs/missing", contributeOrRunAccess, s.blobs.missingBlobs)
-	api.handle("PUT /api/blobs/{hash}", contributeOrRunAccess, s.blobs.putBlob)
-	api.handle("POST /api/blobs/bundle", contributeOrRunAccess, s.blobs.putBundle)
-	api.handle("GET /api/blobs/{hash}", readOrRunAccess, s.blobs.getBlob)
-
-	api.handle("GET /api/settings", readAccess, s.secrets.listSettings)
-	api.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), s.secrets.putSetting)
-	s.assets.curatedRoutes(api) // curated.go
-	api.handle("POST /api/environments", contributeAccess, s.assets.createEnvironment)
-	api.handle("GET /api/environments", readAccess, s.assets.listEnvironments)
-	api.handle("GET /api/environments/{name}/versions/{version}", readAccess, s.assets.getEnvironment)
-	api.handle("POST /api/models", contributeAccess, s.assets.createModel)
-	api.handle("GET /api/models", readAccess, s.assets.listModels)
-	api.handle("GET /api/models/{name}/versions/{version}", readAccess, s.assets.getModel)
-	api.handle("POST /api/models/{name}/archive", contributeAccess.audited("model.archive"), s.assets.archiveModel)
-	api.handle("POST /api/models/{name}/restore", contributeAccess, s.assets.restoreModel)
-	s.assets.dataRoutes(api)
-	s.assets.componentRoutes(api)
-
-	api.handle("POST /api/jobs", contributeAccess, s.jobs.createJob)
-	api.handle("GET /api/jobs", readAccess, s.jobs.listJobs)
-	api.handle("GET /api/jobs/{name}", readAccess, s.jobs.getJob)
-	api.handle("POST /api/jobs/{name}/cancel", contributeAccess, s.jobs.cancelJob)
-	api.handle("GET /api/jobs/{name}/logs", readAccess, s.jobs.jobLogs)
-	api.handle("GET /api/jobs/{name}/metrics", readAccess, s.jobs.jobMetrics)
-	api.handle("GET /api/jobs/{name}/trials", readAccess, s.jobs.jobTrials)
-	api.handle("GET /api/jobs/{name}/steps", readAccess, s.jobs.jobSteps)
-	api.handle("GET /api/jobs/{name}/artifacts", readAccess, s.jobs.jobArtifacts)
-
-	api.handle("GET /api/runs/{id}/spec", runAccess, s.runOnly(s.runs.runSpec))
-	api.handle("POST /api/runs/{id}/status", runAccess, s.runOnly(s.runs.runStatus))
-	api.handle("POST /api/runs/{id}/heartbeat", runAccess, s.runOnly(s.runs.runHeartbeat))
-	api.handle("POST /api/runs/{id}/logs", runAccess, s.runOnly(s.runs.runLogs))
-	api.handle("POST /api/runs/{id}/metrics", runAccess, s.runOnly(s.runs.runMetrics))
-	api.handle("POST /api/runs/{id}/artifacts", runAccess, s.runOnly(s.runs.runArtifacts))
-	api.handle("POST /api/runs/{id}/checkpoint", runAccess, s.runOnly(s.runs.runCheckpoint))
-	api.handle("GET /api/runs/{id}/container-log", runAccess, s.runOnly(s.runs.runContainerLog))
-	api.handle("POST /api/runs/{id}/exec", runAccess, s.runOnly(s.runs.execCreate))
-	api.handle("GET /api/runs/{id}/exec", runAccess, s.runOnly(s.runs.execTake))
-	api.handle("GET /api/runs/{id}/exec/{eid}", runAccess, s.runOnly(s.runs.execGet))
-	api.handle("POST /api/runs/{id}/exec/{eid}/done", runAccess, s.runOnly(s.runs.execDone))
-	s.cluster.agentRoutes(api)
-	s.instances.instanceRoutes(api)
-	s.instances.jupyterRoutes(mux) // jupyter.go: /instances/{name}/jupyter/
-	s.jobs.jobListRoutes(api)
+	for _, g := range []interface{ routes(mux, api routes) }{s.computes, s.blobs, s.secrets, s.assets, s.jobs, s.runs,
+		s.cluster, s.instances, s.endpoints, s.batch, s.identity} {
+		g.routes(mux, api)
+	}
 	s.mlflowRoutes(mux, api)
-	s.cluster.agentPublicRoutes(mux)
-	s.endpoints.replicaClaimRoutes(mux) // replicaclaim.go
-	s.identity.studioRoutes(mux, api)
-	s.identity.oidcRoutes(mux) // oidc.go
-	s.endpoints.endpointRoutes(api)
-	s.batch.batchRoutes(api)
-	s.secrets.secretRoutes(api) // jobsecrets.go
-	s.identity.userRoutes(api)  // users.go
-	s.identity.auditRoutes(api) // audit.go
-	s.blobs.gcRoutes(api)       // gc.go
+
 	// The API mux is authenticated as a whole; its routes check their access.
 	outer.Handle("/api/", s.authenticate(apiMux))
 	// Prometheus scrapes with the workspace token (authorization.credentials_file).

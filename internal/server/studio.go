@@ -14,9 +14,9 @@ func (s *identityRoutes) studioRoutes(mux, apiMux routes) {
 	pages := studio.Handler()
 	mux.handle("GET /{$}", publicAccess, pages.ServeHTTP)
 	mux.handle("GET /studio/", publicAccess, pages.ServeHTTP)
-	mux.handle("POST /studio/login", publicAccess, s.identity.studioLogin)
-	mux.handle("POST /studio/logout", publicAccess, s.identity.studioLogout)
-	apiMux.handle("POST /api/studio/login-codes", readAccess, s.identity.studioLoginCode)
+	mux.handle("POST /studio/login", publicAccess, s.studioLogin)
+	mux.handle("POST /studio/logout", publicAccess, s.studioLogout)
+	apiMux.handle("POST /api/studio/login-codes", readAccess, s.studioLoginCode)
 }
 
 func (s *identityRoutes) studioLoginCode(w http.ResponseWriter, r *http.Request) {

@@ -86,24 +86,31 @@ func hashCode(code string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// makeRoom makes room for one more entry in m, pending codes (login codes, OpenID Connect
+// sign-ins) by their hash: it drops those expired at now and, when max are still there, the one
+// that expires first.
+func makeRoom[V any](m map[string]V, now time.Time, max int, exp func(V) time.Time) {
+	oldest, oldestAt := "", time.Time{}
+	for h, v := range m {
+		switch e := exp(v); {
+		case !now.Before(e):
+			delete(m, h)
+		case oldest == "" || e.Before(oldestAt):
+			oldest, oldestAt = h, e
+		}
+	}
+	if len(m) >= max {
+		delete(m, oldest)
+	}
+}
+
 // newCode mints a one-time login code for user.
 func (a *studioAuth) newCode(user string) api.StudioLogin {
 	code := rand.Text() + rand.Text() // 2 × 128 bits
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	oldest, oldestAt := "", time.Time{}
-	for h, c := range a.codes {
-		switch {
-		case !now.Before(c.exp):
-			delete(a.codes, h)
-		case oldest == "" || c.exp.Before(oldestAt):
-			oldest, oldestAt = h, c.exp
-		}
-	}
-	if len(a.codes) >= maxLoginCodes {
-		delete(a.codes, oldest)
-	}
+	makeRoom(a.codes, now, maxLoginCodes, func(c loginCode) time.Time { return c.exp })
 	exp := now.Add(loginCodeTTL)
 	a.codes[hashCode(code)] = loginCode{exp: exp, user: user}
 	return api.StudioLogin{Code: code, ExpiresAt: exp.UTC()}

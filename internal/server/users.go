@@ -31,17 +31,26 @@ const (
 	tokenTouchEvery = time.Minute
 )
 
+// routes registers the studio's pages and logins (studio.go, oidcstudio.go), users, roles and
+// tokens, and the audit log (audit.go).
+func (s *identityRoutes) routes(mux, api routes) {
+	s.studioRoutes(mux, api)
+	s.oidcRoutes(mux)
+	s.userRoutes(api)
+	s.auditRoutes(api)
+}
+
 func (s *identityRoutes) userRoutes(mux routes) {
-	mux.handle("GET /api/whoami", readAccess, s.identity.whoami)
-	mux.handle("GET /api/users", ownerAccess, s.identity.listUsers)
-	mux.handle("POST /api/users", ownerAccess, s.identity.createUser)
-	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.identity.setUserRole)
-	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.identity.setUserOIDCSubject) // oidcstudio.go
-	mux.handle("DELETE /api/users/{name}", ownerAccess, s.identity.deleteUser)
+	mux.handle("GET /api/whoami", readAccess, s.whoami)
+	mux.handle("GET /api/users", ownerAccess, s.listUsers)
+	mux.handle("POST /api/users", ownerAccess, s.createUser)
+	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.setUserRole)
+	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.setUserOIDCSubject) // oidcstudio.go
+	mux.handle("DELETE /api/users/{name}", ownerAccess, s.deleteUser)
 	// Every user manages their own tokens; owners anyone's (checked by tokenOwner).
-	mux.handle("POST /api/tokens", readAccess, s.identity.createToken)
-	mux.handle("GET /api/tokens", readAccess, s.identity.listTokens)
-	mux.handle("DELETE /api/tokens/{name}", readAccess, s.identity.revokeToken)
+	mux.handle("POST /api/tokens", readAccess, s.createToken)
+	mux.handle("GET /api/tokens", readAccess, s.listTokens)
+	mux.handle("DELETE /api/tokens/{name}", readAccess, s.revokeToken)
 }
 
 var (
@@ -143,8 +152,8 @@ func (s *identityRoutes) createUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, conflictIfExists(err))
 		return
 	}
-	s.identity.audit(ctx, who(r).user, "user.create", "users/"+u.Name, "role="+u.Role)
-	tok, err := s.identity.mintToken(ctx, who(r).user, u.Name, "first", req.ExpiresDays)
+	s.audit(ctx, who(r).user, "user.create", "users/"+u.Name, "role="+u.Role)
+	tok, err := s.mintToken(ctx, who(r).user, u.Name, "first", req.ExpiresDays)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -187,7 +196,7 @@ func (s *identityRoutes) setUserRole(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.identity.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
+	s.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
 	u, err := s.cfg.Store.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)
@@ -206,7 +215,7 @@ func (s *identityRoutes) deleteUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.identity.audit(r.Context(), who(r).user, "user.delete", "users/"+name, "")
+	s.audit(r.Context(), who(r).user, "user.delete", "users/"+name, "")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -236,7 +245,7 @@ func (s *identityRoutes) mintToken(ctx context.Context, by, user, name string, d
 	if err := s.cfg.Store.CreateUserToken(ctx, t); err != nil {
 		return nil, conflictIfExists(err)
 	}
-	s.identity.audit(ctx, by, "token.create", "users/"+user+"/tokens/"+name, "expires="+t.ExpiresAt.Format(time.RFC3339))
+	s.audit(ctx, by, "token.create", "users/"+user+"/tokens/"+name, "expires="+t.ExpiresAt.Format(time.RFC3339))
 	return &api.TokenCreated{TokenInfo: tokenInfo(t, now), Token: tok}, nil
 }
 
@@ -274,12 +283,8 @@ func (s *identityRoutes) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	tok, err := s.identity.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, tok)
+	tok, err := s.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
+	s.respond(w, http.StatusCreated, tok, err)
 }
 
 func (s *identityRoutes) listTokens(w http.ResponseWriter, r *http.Request) {
@@ -314,7 +319,7 @@ func (s *identityRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.identity.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
+	s.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
 	ts, err := s.cfg.Store.UserTokens(ctx, user)
 	if err != nil {
 		writeError(w, s.log, err)
