@@ -55,8 +55,8 @@ its version (jobs that name it keep working). Without --version every version is
 }
 
 type dataCreateFlags struct {
-	file, name, version, path, typ, description, datastore string
-	sets                                                   []string
+	fileAssetFlags
+	datastore string
 }
 
 func newDataCreateCmd(env *Env) *cobra.Command {
@@ -79,46 +79,27 @@ next integer is taken; registering a version that exists is refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return env.createData(cmd.Context(), f) },
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "data YAML file")
-	fl.StringVarP(&f.name, "name", "n", "", "data asset name (default: from the file)")
-	fl.StringVarP(&f.version, "version", "v", "", "version, a string such as 3 or 0.0.1 (default: the next integer)")
-	fl.StringVarP(&f.path, "path", "p", "", "local file or folder, a job output, a datastore path or an http(s) URL")
-	fl.StringVarP(&f.typ, "type", "t", "", "uri_folder (default), uri_file or mltable")
-	fl.StringVarP(&f.description, "description", "d", "", "description")
-	fl.StringVar(&f.datastore, "datastore", "", "where a local path is uploaded: workspaceblobstore (the default, and the only one)")
-	fl.StringArrayVar(&f.sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
+	f.add(cmd.Flags(), "data", "data asset", "local file or folder, a job output, a datastore path or an http(s) URL",
+		"uri_folder (default), uri_file or mltable")
+	cmd.Flags().StringVar(&f.datastore, "datastore", "", "where a local path is uploaded: workspaceblobstore (the default, and the only one)")
 	return cmd
+}
+
+var dataAsset = fileAssetKind[dataset.Spec]{
+	kind: dataset.Kind, noun: "data", parse: spec.ParseDataFile,
+	fields: func(sp *dataset.Spec) assetFields {
+		return assetFields{&sp.Name, &sp.Version, &sp.Type, &sp.Description, &sp.Path}
+	},
+	remote: isRemoteData, checkType: dataset.CheckType,
+	noName: "which data asset? give --name (or a file with name:)",
+	noPath: "where is the data? give --path (a local file or folder, a job output, a datastore path or an http(s) URL)",
 }
 
 // dataSpec builds what to register from the file and the flags, checked as far as the client can.
 func dataSpec(f dataCreateFlags, warn io.Writer) (*dataset.Spec, error) {
-	sp, err := readAssetFile(f.file, f.sets, "data", spec.ParseDataFile, warn)
-	if err != nil {
-		return nil, err
-	}
-	applyFlags(flagOverride{&sp.Name, f.name}, flagOverride{&sp.Version, f.version}, flagOverride{&sp.Type, f.typ},
-		flagOverride{&sp.Description, f.description}, flagOverride{&sp.Datastore, f.datastore})
-	if f.path != "" {
-		sp.Path = f.path
-		if !isRemoteData(f.path) {
-			abs, err := filepath.Abs(f.path)
-			if err != nil {
-				return nil, err
-			}
-			sp.Path = abs
-		}
-	}
-	switch {
-	case sp.Name == "":
-		return nil, usageError("which data asset? give --name (or a file with name:)")
-	case sp.Path == "":
-		return nil, usageError("where is the data? give --path (a local file or folder, a job output, a datastore path or an http(s) URL)")
-	}
-	if err := checkAssetFields(dataset.Kind, sp.Name, &sp.Type, &sp.Version, dataset.CheckType); err != nil {
-		return nil, err
-	}
-	return sp, nil
+	return dataAsset.spec(f.fileAssetFlags, warn, func(sp *dataset.Spec) []flagOverride {
+		return []flagOverride{{&sp.Datastore, f.datastore}}
+	})
 }
 
 func isRemoteData(p string) bool {

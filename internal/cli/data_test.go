@@ -23,24 +23,24 @@ func TestDataSpecFromFileAndFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sp, err := dataSpec(dataCreateFlags{file: filepath.Join(dir, "data.yml"), name: "b", sets: []string{"description=x"}}, io.Discard)
+	sp, err := dataSpec(dataCreateFlags{fileAssetFlags: fileAssetFlags{file: filepath.Join(dir, "data.yml"), name: "b", sets: []string{"description=x"}}}, io.Discard)
 	if err != nil || sp.Name != "b" || sp.Version != "3" || sp.Type != dataset.URIFolder || sp.Description != "x" || sp.Path != filepath.Join(dir, "d") {
 		t.Errorf("spec = %+v, %v", sp, err)
 	}
 	t.Chdir(dir)
-	if sp, err = dataSpec(dataCreateFlags{name: "c", path: "t", typ: "mltable"}, io.Discard); err != nil || sp.Path != filepath.Join(dir, "t") {
+	if sp, err = dataSpec(dataCreateFlags{fileAssetFlags: fileAssetFlags{name: "c", path: "t", typ: "mltable"}}, io.Discard); err != nil || sp.Path != filepath.Join(dir, "t") {
 		t.Errorf("flags only = %+v, %v", sp, err)
 	}
 	uri := "azureml://datastores/workspaceblobstore/paths/x/"
-	if sp, err = dataSpec(dataCreateFlags{name: "c", path: uri}, io.Discard); err != nil || sp.Path != uri {
+	if sp, err = dataSpec(dataCreateFlags{fileAssetFlags: fileAssetFlags{name: "c", path: uri}}, io.Discard); err != nil || sp.Path != uri {
 		t.Errorf("a datastore path = %+v, %v", sp, err)
 	}
-	for _, f := range []dataCreateFlags{
+	for _, f := range []fileAssetFlags{
 		{path: "d"}, {name: "c"}, {name: "c", path: "d", typ: "csv"}, {name: "c", path: "d", version: "v 0"},
 		{name: "c", path: "d", sets: []string{"x=1"}}, {name: "a b", path: "d"},
 	} {
 		var ee *ExitError
-		if _, err := dataSpec(f, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
+		if _, err := dataSpec(dataCreateFlags{fileAssetFlags: f}, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
 			t.Errorf("%+v: %v, want a usage error", f, err)
 		}
 	}

@@ -52,8 +52,8 @@ its version (deployments that use it keep working). Without --version every vers
 }
 
 type modelCreateFlags struct {
-	file, name, version, path, typ, description, stage string
-	sets                                               []string
+	fileAssetFlags
+	stage string
 }
 
 func newModelCreateCmd(env *Env) *cobra.Command {
@@ -73,46 +73,30 @@ Without --version the next integer is taken; registering a version that exists i
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return env.createModel(cmd.Context(), f) },
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "model YAML file")
-	fl.StringVarP(&f.name, "name", "n", "", "model name (default: from the file)")
-	fl.StringVarP(&f.version, "version", "v", "", "version, a string such as 3 or 0.0.1 (default: the next integer)")
-	fl.StringVarP(&f.path, "path", "p", "", "local file or folder, or azureml://jobs/<job>/outputs/<output>[/paths/<path>]")
-	fl.StringVarP(&f.typ, "type", "t", "", "custom_model (default), mlflow_model or triton_model")
-	fl.StringVarP(&f.description, "description", "d", "", "description")
-	fl.StringVar(&f.stage, "stage", "", "stage (kept and shown)")
-	fl.StringArrayVar(&f.sets, "set", nil, "override a field of the file: --set key.path=value (repeatable)")
+	f.add(cmd.Flags(), "model", "model", "local file or folder, or azureml://jobs/<job>/outputs/<output>[/paths/<path>]",
+		"custom_model (default), mlflow_model or triton_model")
+	cmd.Flags().StringVar(&f.stage, "stage", "", "stage (kept and shown)")
 	return cmd
 }
 
+var modelAsset = fileAssetKind[model.Spec]{
+	kind: model.Kind, noun: "model", parse: spec.ParseModelFile,
+	fields: func(sp *model.Spec) assetFields {
+		return assetFields{&sp.Name, &sp.Version, &sp.Type, &sp.Description, &sp.Path}
+	},
+	remote: isAzureMLRef, checkType: model.CheckType,
+	noName: "which model? give --name (or a file with name:)",
+	noPath: "where are the model's files? give --path (a local file or folder, or azureml://jobs/<job>/outputs/<output>)",
+}
+
+// isAzureMLRef says whether p is an azureml: reference rather than a local path.
+func isAzureMLRef(p string) bool { return strings.HasPrefix(strings.ToLower(p), "azureml:") }
+
 // modelSpec builds what to register from the file and the flags, checked as far as the client can.
 func modelSpec(f modelCreateFlags, warn io.Writer) (*model.Spec, error) {
-	sp, err := readAssetFile(f.file, f.sets, "model", spec.ParseModelFile, warn)
-	if err != nil {
-		return nil, err
-	}
-	applyFlags(flagOverride{&sp.Name, f.name}, flagOverride{&sp.Version, f.version}, flagOverride{&sp.Type, f.typ},
-		flagOverride{&sp.Description, f.description}, flagOverride{&sp.Stage, f.stage})
-	if f.path != "" {
-		sp.Path = f.path
-		if !strings.HasPrefix(strings.ToLower(f.path), "azureml:") {
-			abs, err := filepath.Abs(f.path)
-			if err != nil {
-				return nil, err
-			}
-			sp.Path = abs
-		}
-	}
-	switch {
-	case sp.Name == "":
-		return nil, usageError("which model? give --name (or a file with name:)")
-	case sp.Path == "":
-		return nil, usageError("where are the model's files? give --path (a local file or folder, or azureml://jobs/<job>/outputs/<output>)")
-	}
-	if err := checkAssetFields(model.Kind, sp.Name, &sp.Type, &sp.Version, model.CheckType); err != nil {
-		return nil, err
-	}
-	return sp, nil
+	return modelAsset.spec(f.fileAssetFlags, warn, func(sp *model.Spec) []flagOverride {
+		return []flagOverride{{&sp.Stage, f.stage}}
+	})
 }
 
 func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
@@ -125,7 +109,7 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 		return err
 	}
 	req := api.CreateModelRequest{Spec: *sp}
-	if !strings.HasPrefix(strings.ToLower(sp.Path), "azureml:") {
+	if !isAzureMLRef(sp.Path) {
 		st, err := os.Stat(sp.Path)
 		if err != nil {
 			return fmt.Errorf("model %s: path: %w", sp.Name, err)

@@ -51,7 +51,7 @@ func TestModelSpecFromFileAndFlags(t *testing.T) {
 	if err := os.WriteFile(file, []byte("name: a\nversion: 3\npath: w\ntype: mlflow_model\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := modelSpec(modelCreateFlags{file: file, name: "b", sets: []string{"description=d"}}, io.Discard)
+	sp, err := modelSpec(modelCreateFlags{fileAssetFlags: fileAssetFlags{file: file, name: "b", sets: []string{"description=d"}}}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +59,16 @@ func TestModelSpecFromFileAndFlags(t *testing.T) {
 		t.Errorf("spec = %+v", sp)
 	}
 	t.Chdir(dir)
-	sp, err = modelSpec(modelCreateFlags{name: "c", path: "w"}, io.Discard)
+	sp, err = modelSpec(modelCreateFlags{fileAssetFlags: fileAssetFlags{name: "c", path: "w"}}, io.Discard)
 	if err != nil || sp.Path != filepath.Join(dir, "w") || sp.Type != "custom_model" {
 		t.Errorf("flags only = %+v, %v", sp, err)
 	}
-	for _, f := range []modelCreateFlags{
+	for _, f := range []fileAssetFlags{
 		{path: "w"}, {name: "c"}, {name: "c", path: "w", typ: "onnx"}, {name: "c", path: "w", version: "1:0"},
 		{name: "c", path: "w", sets: []string{"x=1"}}, {name: "a b", path: "w"},
 	} {
 		var ee *ExitError
-		if _, err := modelSpec(f, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
+		if _, err := modelSpec(modelCreateFlags{fileAssetFlags: f}, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
 			t.Errorf("%+v: %v, want a usage error", f, err)
 		}
 	}
