@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -49,4 +50,29 @@ func listCmd[T any](env *Env, short, example string, fetch func(context.Context,
 		Use: "list", Short: short, Example: example, Args: cobra.NoArgs,
 		RunE: fetchAndPrint(env, fetch, func(w io.Writer, items []T) error { return tableOf(w, header, items, row) }),
 	}
+}
+
+// namedDelete is a `delete NAME` verb that asks first on a terminal and elsewhere needs --yes.
+type namedDelete struct {
+	short, long, example string
+	question             string // with the name for %s: "Delete secret %s?"
+	refusal              string // what a refusal says it would not do, before the name: "delete secret"
+	// del deletes name and says so.
+	del func(ctx context.Context, c *api.Client, name string) error
+}
+
+func (d namedDelete) cmd(env *Env) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use: "delete NAME", Short: d.short, Long: d.long, Example: d.example, Args: cobra.ExactArgs(1),
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+			name := args[0]
+			if err := env.confirm(yes, fmt.Sprintf(d.question, name), d.refusal+" "+name); err != nil {
+				return err
+			}
+			return d.del(cmd.Context(), c, name)
+		}),
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/component"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
 
@@ -154,15 +155,7 @@ func (e *Env) uploadComponent(ctx context.Context, c *api.Client, sp *component.
 	if sp.Graph == nil {
 		return nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(sp.Graph.Steps)) {
-		st := sp.Graph.Steps[name]
-		st.Spec.Inputs = maps.Clone(st.Spec.Inputs)
-		if err := uploadSpec(ctx, u, &st.Spec); err != nil {
-			return fmt.Errorf("jobs.%s: %w", name, err)
-		}
-		sp.Graph.Steps[name] = st
-	}
-	return nil
+	return uploadSteps(ctx, u, sp.Graph.Steps, func(st *component.Step) *job.Spec { return &st.Spec })
 }
 
 func showComponent(w io.Writer, v *component.Version) error {

@@ -140,13 +140,20 @@ func (e *Env) uploadJob(ctx context.Context, c *api.Client, sp *job.Spec) error 
 	if sp.Pipeline == nil {
 		return nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(sp.Pipeline.Steps)) {
-		st := sp.Pipeline.Steps[name]
-		st.Spec.Inputs = maps.Clone(st.Spec.Inputs)
-		if err := uploadSpec(ctx, u, &st.Spec); err != nil {
+	return uploadSteps(ctx, u, sp.Pipeline.Steps, func(st *job.PipelineStep) *job.Spec { return &st.Spec })
+}
+
+// uploadSteps uploads each step's code folder and local data inputs, in name order (a
+// pipeline job's steps, a pipeline component's).
+func uploadSteps[S any](ctx context.Context, u *uploader, steps map[string]S, specOf func(*S) *job.Spec) error {
+	for _, name := range slices.Sorted(maps.Keys(steps)) {
+		st := steps[name]
+		sp := specOf(&st)
+		sp.Inputs = maps.Clone(sp.Inputs)
+		if err := uploadSpec(ctx, u, sp); err != nil {
 			return fmt.Errorf("jobs.%s: %w", name, err)
 		}
-		sp.Pipeline.Steps[name] = st
+		steps[name] = st
 	}
 	return nil
 }

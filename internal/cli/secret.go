@@ -154,24 +154,14 @@ func newSecretListCmd(env *Env) *cobra.Command {
 }
 
 func newSecretDeleteCmd(env *Env) *cobra.Command {
-	var yes bool
-	cmd := &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a secret",
-		Long: `Delete a secret. Active jobs naming it that have not started yet fail in Preparing, saying the
+	return namedDelete{
+		short: "Delete a secret",
+		long: `Delete a secret. Active jobs naming it that have not started yet fail in Preparing, saying the
 secret is gone. On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
-		Example: "  hangar secret delete hf_token --yes",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := env.confirm(yes, fmt.Sprintf("Delete secret %s?", name), "delete secret "+name); err != nil {
-				return err
-			}
-			out, err := c.Secrets.Delete(cmd.Context(), name)
+		example:  "  hangar secret delete hf_token --yes",
+		question: "Delete secret %s?", refusal: "delete secret",
+		del: func(ctx context.Context, c *api.Client, name string) error {
+			out, err := c.Secrets.Delete(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -181,9 +171,7 @@ secret is gone. On a terminal it asks first; elsewhere it refuses unless --yes i
 			}
 			return nil
 		},
-	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	return cmd
+	}.cmd(env)
 }
 
 func newSecretRotateCmd(env *Env) *cobra.Command {

@@ -160,30 +160,18 @@ func (e *Env) setOIDCSubject(cmd *cobra.Command, name, subject string) error {
 }
 
 func newUserDeleteCmd(env *Env) *cobra.Command {
-	var yes bool
-	cmd := &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a user and their tokens",
-		Long: `Delete a user and all their personal tokens, which stop working at once, as do their studio
+	return namedDelete{
+		short: "Delete a user and their tokens",
+		long: `Delete a user and all their personal tokens, which stop working at once, as do their studio
 sessions. Their jobs stay. On a terminal it asks first; elsewhere it refuses unless --yes is given.`,
-		Example: "  hangar user delete rita --yes",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := env.confirm(yes, fmt.Sprintf("Delete user %s and their tokens?", name), "delete user "+name); err != nil {
-				return err
-			}
-			if err := c.Users.Delete(cmd.Context(), name); err != nil {
+		example:  "  hangar user delete rita --yes",
+		question: "Delete user %s and their tokens?", refusal: "delete user",
+		del: func(ctx context.Context, c *api.Client, name string) error {
+			if err := c.Users.Delete(ctx, name); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "Deleted user %s\n", name)
 			return nil
 		},
-	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	return cmd
+	}.cmd(env)
 }
