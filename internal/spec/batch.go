@@ -28,9 +28,9 @@ var (
 // ParseBatchEndpointFile reads a batch endpoint YAML (Azure's batchEndpoint schema) with the
 // same rules as ParseJobFile.
 func ParseBatchEndpointFile(file string, sets []string) (*serving.BatchEndpoint, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*serving.BatchEndpoint, []string, error) {
+	return parseFile(func(file string, data []byte, dir string, sets []string, _ ...FileOption) (*serving.BatchEndpoint, []string, error) {
 		return ParseBatchEndpoint(file, data, dir, sets)
-	})
+	}, file, sets)
 }
 
 // ParseBatchEndpoint is ParseBatchEndpointFile for YAML already read.
@@ -73,9 +73,7 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 // `type: model`, or the legacy form (no type) with its settings at the root. `type: pipeline`
 // is refused. Relative paths resolve against the file's folder and are returned absolute.
 func ParseBatchDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.BatchDeployment, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*serving.BatchDeployment, []string, error) {
-		return ParseBatchDeployment(file, data, dir, sets, opts...)
-	})
+	return parseFile(ParseBatchDeployment, file, sets, opts...)
 }
 
 // ParseBatchDeployment is ParseBatchDeploymentFile for YAML already read.
@@ -177,16 +175,7 @@ func (d *servingDecoder) batchSettingFields(s *serving.BatchSettings) fields {
 
 // checkBatchDeployment applies the rules between a batch deployment's fields.
 func (d *servingDecoder) checkBatchDeployment(got map[string]*yaml.Node, dep *serving.BatchDeployment) {
-	switch n := got["name"]; {
-	case n == nil:
-		d.required(nil, "name")
-	case dep.Name != "" && !deploymentName.MatchString(dep.Name):
-		// Azure's deployment rule, online and batch alike (its REST API's).
-		d.expected(n, "name", "a deployment name of 1 to 32 letters, digits, _ and -, starting with a letter or digit")
-	}
-	if n := got["endpoint_name"]; n != nil && dep.Endpoint != "" && !endpointName.MatchString(dep.Endpoint) {
-		d.expected(n, "endpoint_name", "an endpoint name of 3 to 32 letters, digits and -, starting with a letter")
-	}
+	d.checkDeploymentNames(got, dep.Name, dep.Endpoint)
 	if got["model"] == nil {
 		d.required(nil, "model")
 	}

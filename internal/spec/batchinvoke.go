@@ -12,9 +12,9 @@ import (
 // output_file_name, error_threshold, logging_level, retry_settings, compute.instance_count,
 // output_dataset, job_name, experiment_name), with the rules of ParseJobFile.
 func ParseBatchInvokeFile(file string) (*serving.BatchInvocation, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*serving.BatchInvocation, []string, error) {
+	return parseFile(func(file string, data []byte, dir string, _ []string, _ ...FileOption) (*serving.BatchInvocation, []string, error) {
 		return ParseBatchInvoke(file, data, dir)
-	})
+	}, file, nil)
 }
 
 // ParseBatchInvoke is ParseBatchInvokeFile for YAML already read.

@@ -72,9 +72,7 @@ var sshHostKeys = []string{
 // ParseJobFile: strict decoding, every problem with its file, field path and line, and
 // --set overrides. Relative paths resolve against the file's folder.
 func ParseComputeFile(file string, sets []string, opts ...FileOption) (*compute.Spec, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*compute.Spec, []string, error) {
-		return ParseCompute(file, data, dir, sets, opts...)
-	})
+	return parseFile(ParseCompute, file, sets, opts...)
 }
 
 // ParseCompute is ParseComputeFile for YAML already read; baseDir is the directory

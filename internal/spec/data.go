@@ -21,14 +21,12 @@ var dataReadOnly = []string{"id", "creation_context", "latest_version", "auto_de
 // ParseDataFile reads a data asset YAML (the Azure ML data schema, data.schema.json) with the
 // same rules as ParseJobFile: strict, every problem with its field path, --set applied first.
 func ParseDataFile(file string, sets []string) (*dataset.Spec, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*dataset.Spec, []string, error) {
-		return ParseData(file, data, dir, sets)
-	})
+	return parseFile(ParseData, file, sets)
 }
 
 // ParseData is ParseDataFile for YAML already read; local paths resolve against baseDir.
-func ParseData(file string, data []byte, baseDir string, sets []string) (*dataset.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, dataKeys)
+func ParseData(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*dataset.Spec, []string, error) {
+	d, root := begin(file, data, baseDir, sets, dataKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}

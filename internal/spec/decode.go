@@ -528,10 +528,11 @@ func result[T any](d *decoder, v *T) (*T, []string, error) {
 }
 
 // parseFile reads file and decodes it with parse, relative paths resolving against its folder.
-func parseFile[T any](file string, parse func(data []byte, baseDir string) (*T, []string, error)) (*T, []string, error) {
+func parseFile[T any](parse func(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*T, []string, error),
+	file string, sets []string, opts ...FileOption) (*T, []string, error) {
 	data, err := readSpec(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	return parse(data, filepath.Dir(file))
+	return parse(file, data, filepath.Dir(file), sets, opts...)
 }

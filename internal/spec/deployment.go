@@ -53,9 +53,7 @@ var probeKeys = []string{"initial_delay", "period", "timeout", "success_threshol
 // (model, code, conda file) resolve against the file's folder and are returned absolute.
 // endpoint_name may be absent: the CLI then takes it from --endpoint-name.
 func ParseDeploymentFile(file string, sets []string, opts ...FileOption) (*serving.Deployment, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*serving.Deployment, []string, error) {
-		return ParseDeployment(file, data, dir, sets, opts...)
-	})
+	return parseFile(ParseDeployment, file, sets, opts...)
 }
 
 // ParseDeployment is ParseDeploymentFile for YAML already read.
@@ -110,17 +108,23 @@ func (d *servingDecoder) deploymentFields(dep *serving.Deployment) fields {
 	return fs
 }
 
-// checkDeployment applies the rules between a deployment's fields.
-func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deployment) {
+// checkDeploymentNames checks a deployment's name (required) and its endpoint's (when given):
+// Azure's rules, online and batch alike (its REST API's).
+func (d *servingDecoder) checkDeploymentNames(got map[string]*yaml.Node, name, endpoint string) {
 	switch n := got["name"]; {
 	case n == nil:
 		d.required(nil, "name")
-	case dep.Name != "" && !deploymentName.MatchString(dep.Name):
+	case name != "" && !deploymentName.MatchString(name):
 		d.expected(n, "name", "a deployment name of 1 to 32 letters, digits, _ and -, starting with a letter or digit")
 	}
-	if n := got["endpoint_name"]; n != nil && dep.Endpoint != "" && !endpointName.MatchString(dep.Endpoint) {
+	if n := got["endpoint_name"]; n != nil && endpoint != "" && !endpointName.MatchString(endpoint) {
 		d.expected(n, "endpoint_name", "an endpoint name of 3 to 32 letters, digits and -, starting with a letter")
 	}
+}
+
+// checkDeployment applies the rules between a deployment's fields.
+func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving.Deployment) {
+	d.checkDeploymentNames(got, dep.Name, dep.Endpoint)
 	if got["command"] != nil && dep.ScoringScript != "" {
 		d.errorf(got["command"], "command", "not with code_configuration: the scoring script is served by Hangar's scoring server")
 	}

@@ -29,9 +29,9 @@ var endpointKeys = []string{
 // kubernetesOnlineEndpoint schemas) with the same rules as ParseJobFile: strict decoding,
 // every problem with its file, field path and line, and --set overrides.
 func ParseEndpointFile(file string, sets []string) (*serving.Endpoint, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*serving.Endpoint, []string, error) {
+	return parseFile(func(file string, data []byte, dir string, sets []string, _ ...FileOption) (*serving.Endpoint, []string, error) {
 		return ParseEndpoint(file, data, dir, sets)
-	})
+	}, file, sets)
 }
 
 // ParseEndpoint is ParseEndpointFile for YAML already read.

@@ -19,9 +19,7 @@ var (
 // ParseEnvironmentFile reads a standalone environment YAML (SPEC.md §6) with the same
 // rules as ParseJobFile; name is required there.
 func ParseEnvironmentFile(file string, sets []string, opts ...FileOption) (*job.Environment, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*job.Environment, []string, error) {
-		return ParseEnvironment(file, data, dir, sets, opts...)
-	})
+	return parseFile(ParseEnvironment, file, sets, opts...)
 }
 
 // ParseEnvironment is ParseEnvironmentFile for YAML already read.

@@ -21,9 +21,7 @@ import (
 // the spec resolve against filepath.Dir(file) and are returned absolute. The error, when
 // not nil, is an ErrorList; warnings are formatted like errors.
 func ParseJobFile(file string, sets []string, opts ...FileOption) (*job.Spec, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*job.Spec, []string, error) {
-		return ParseJob(file, data, dir, sets, opts...)
-	})
+	return parseFile(ParseJob, file, sets, opts...)
 }
 
 // ParseJob is ParseJobFile for YAML already read; baseDir is the directory relative

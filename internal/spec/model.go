@@ -17,14 +17,12 @@ var modelReadOnly = []string{"id", "creation_context", "job_name", "latest_versi
 // ParseModelFile reads a model YAML (the Azure ML model schema) with the same rules as
 // ParseJobFile: strict, every problem with its field path, --set applied first.
 func ParseModelFile(file string, sets []string) (*model.Spec, []string, error) {
-	return parseFile(file, func(data []byte, dir string) (*model.Spec, []string, error) {
-		return ParseModel(file, data, dir, sets)
-	})
+	return parseFile(ParseModel, file, sets)
 }
 
 // ParseModel is ParseModelFile for YAML already read; local paths resolve against baseDir.
-func ParseModel(file string, data []byte, baseDir string, sets []string) (*model.Spec, []string, error) {
-	d, root := begin(file, data, baseDir, sets, modelKeys)
+func ParseModel(file string, data []byte, baseDir string, sets []string, opts ...FileOption) (*model.Spec, []string, error) {
+	d, root := begin(file, data, baseDir, sets, modelKeys, opts...)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()
 	}
