@@ -299,23 +299,29 @@ func (d *pipelineDecoder) outputBindings(n *yaml.Node, pc pipeCtx, b *stepBindin
 		if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
 			continue
 		}
-		op := "outputs." + name
-		m := parentRef.FindStringSubmatch(v.Value)
-		parent, ok := "", false
-		if m != nil {
-			parent, ok = strings.CutPrefix(m[1], "outputs.")
-		}
-		switch _, known := pc.outputs[parent]; {
-		case !ok:
-			d.errorf(v, op, "expected ${{parent.outputs.<name>}}, an output object or nothing")
-		case !known:
-			d.errorf(v, op, "${{parent.outputs.%s}} is not an output of the pipeline (its outputs: %s)", parent, listOrNone(keys(pc.outputs)))
-		default:
-			b.outputs[name] = parent
-		}
+		d.bindParentOutput(v, "outputs."+name, name, "${{parent.outputs.<name>}}, an output object or nothing", pc, b)
 		out.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: v.Line}
 	}
 	return out
+}
+
+// bindParentOutput binds step output name to the pipeline output that v, at path, names as
+// ${{parent.outputs.<name>}}; else it reports that v is not one (expected says what may be
+// there) or names no output of the pipeline.
+func (d *pipelineDecoder) bindParentOutput(v *yaml.Node, path, name, expected string, pc pipeCtx, b *stepBindings) {
+	m := parentRef.FindStringSubmatch(v.Value)
+	parent, ok := "", false
+	if m != nil {
+		parent, ok = strings.CutPrefix(m[1], "outputs.")
+	}
+	switch _, known := pc.outputs[parent]; {
+	case !ok:
+		d.errorf(v, path, "expected %s", expected)
+	case !known:
+		d.errorf(v, path, "${{parent.outputs.%s}} is not an output of the pipeline (its outputs: %s)", parent, listOrNone(keys(pc.outputs)))
+	default:
+		b.outputs[name] = parent
+	}
 }
 
 // outputPathBinding takes a ${{parent.outputs.y}} out of an output object's path (Azure's
@@ -330,20 +336,7 @@ func (d *pipelineDecoder) outputPathBinding(v *yaml.Node, name string, pc pipeCt
 	if p == nil || p.Kind != yaml.ScalarNode || !strings.Contains(p.Value, "${{parent.") {
 		return v
 	}
-	pp := "outputs." + name + ".path"
-	m := parentRef.FindStringSubmatch(p.Value)
-	parent, ok := "", false
-	if m != nil {
-		parent, ok = strings.CutPrefix(m[1], "outputs.")
-	}
-	switch _, known := pc.outputs[parent]; {
-	case !ok:
-		d.errorf(p, pp, "expected ${{parent.outputs.<name>}} (the whole value) or an azureml://datastores/<datastore>/paths/<path> URI")
-	case !known:
-		d.errorf(p, pp, "${{parent.outputs.%s}} is not an output of the pipeline (its outputs: %s)", parent, listOrNone(keys(pc.outputs)))
-	default:
-		b.outputs[name] = parent
-	}
+	d.bindParentOutput(p, "outputs."+name+".path", name, "${{parent.outputs.<name>}} (the whole value) or an azureml://datastores/<datastore>/paths/<path> URI", pc, b)
 	c := shallowCopy(v)
 	c.Content = append(c.Content[:i:i], c.Content[i+2:]...)
 	return c
