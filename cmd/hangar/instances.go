@@ -6,13 +6,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 )
 
 // instanceOptions reads the instance loop's test knobs (docs/instances.md): how long a minute
 // of idle_time_before_shutdown_minutes lasts, and the CPU use that counts as busy.
-func instanceOptions(log *slog.Logger) controller.InstanceOptions {
-	var o controller.InstanceOptions
+func instanceOptions(log *slog.Logger) instances.Options {
+	var o instances.Options
 	if v := os.Getenv("HANGAR_TEST_INSTANCE_MINUTE"); v != "" {
 		if d, err := time.ParseDuration(v); err == nil && d > 0 {
 			o.Minute, o.Every = d, min(d, 5*time.Second)

@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/controller/endpoints"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/node"
@@ -121,11 +122,12 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
-	agents.Activity = ctrl.InstanceActivity
-	agents.Jupyter = ctrl.InstanceJupyter
+	insts := instances.New(st, ctrl, key, nil, o.Log.With("component", "instances"))
+	agents.Activity = insts.Activity
+	agents.Jupyter = insts.Services
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeue: ctrl.Requeue,
-		Kind: compute.TypeInstance, PoolSpec: ctrl.InstancePoolSpec, Admit: ctrl.AdmitInstance,
+		Kind: compute.TypeInstance, PoolSpec: insts.PoolSpec, Admit: insts.Admit,
 		Log: o.Log.With("component", "backend/instance")}
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
 	ctrl.LocalRuntime = node.ContainerRuntime
@@ -142,7 +144,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "serving")}, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,
-		URL: ownURL, Workspace: h.Dir, Log: log, Serving: serve, OIDC: oidcConfig(o.OIDC), Role: ws.role, Servers: ws.servers,
+		URL: ownURL, Workspace: h.Dir, Log: log, Serving: serve, Instances: insts, OIDC: oidcConfig(o.OIDC), Role: ws.role, Servers: ws.servers,
 	})
 	// The CLI on this machine and the local and Slurm supervisors find the server here: on a
 	// replicated workspace's shared directory, the leader.
@@ -157,7 +159,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	log.Info("workspace server listening", "url", ownURL(), "nodes", urlFn(), "home", h.Dir, "database", db)
 	go ctrl.Run(ctx)
 	go parentLoop.Run(ctx)
-	go ctrl.RunInstances(ctx, instanceOptions(log))
+	go insts.Run(ctx, instanceOptions(log))
 	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
 	go serve.Run(ctx)
 	return srv.Handler(), nil

@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/controller/endpoints"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving/router"
@@ -75,6 +76,7 @@ func newTestServer(t testing.TB) *testServer {
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
 		URL: func() string { return ts.url }, Workspace: dir, Log: log, Serving: serve,
+		Instances: instances.New(st, ctrl, ctrl.Secrets, nil, log),
 	})
 	hs := httptest.NewServer(ts.srv.Handler())
 	t.Cleanup(hs.Close)

@@ -19,14 +19,14 @@ func (s *instanceRoutes) routes(mux, api routes) {
 }
 
 func (s *instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
-	in, err := s.cfg.Controller.Instance(r.Context(), r.PathValue("name"))
+	in, err := s.cfg.Instances.Instance(r.Context(), r.PathValue("name"))
 	s.respond(w, http.StatusOK, in, err)
 }
 
 func (s *instanceRoutes) instanceAction(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		force := r.URL.Query().Get("force") == "true"
-		in, err := s.cfg.Controller.InstanceAction(r.Context(), r.PathValue("name"), action, force)
+		in, err := s.cfg.Instances.Action(r.Context(), r.PathValue("name"), action, force)
 		s.respond(w, http.StatusOK, in, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -35,7 +35,7 @@ func (s *instanceRoutes) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	t, err := s.cfg.Controller.JupyterEndpoint(r.Context(), name)
+	t, err := s.cfg.Instances.JupyterEndpoint(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -51,7 +51,7 @@ func (s *instanceRoutes) jupyterProxy(w http.ResponseWriter, r *http.Request) {
 // jupyterReverse forwards to t, the relay the instance's agent runs before its Jupyter
 // (agent/jupyter_relay.go): the caller's credentials stay here, the relay's key goes, and never
 // comes back to the caller (jupyterhide.go).
-func (s *instanceRoutes) jupyterReverse(t *controller.JupyterTarget) *httputil.ReverseProxy {
+func (s *instanceRoutes) jupyterReverse(t *instances.JupyterTarget) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", t.Addr
@@ -81,7 +81,7 @@ func (s *instanceRoutes) jupyterReverse(t *controller.JupyterTarget) *httputil.R
 // jupyterPathOK refuses a path that is not under the instance's Jupyter path once Jupyter
 // decodes it: a "." or ".." segment, or one hiding a slash.
 func jupyterPathOK(name, escaped string) error {
-	prefix := controller.JupyterPath(name)
+	prefix := instances.JupyterPath(name)
 	rest, ok := strings.CutPrefix(escaped, prefix)
 	if !ok {
 		return &httpError{http.StatusBadRequest, api.CodeInvalid, "the path is not under " + prefix}

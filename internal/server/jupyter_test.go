@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 )
 
 func TestJupyterPathOK(t *testing.T) {
@@ -71,7 +71,7 @@ func TestJupyterReverseHeaders(t *testing.T) {
 	}))
 	defer upstream.Close()
 	s := &Server{log: slog.New(slog.DiscardHandler)}
-	rp := s.instances.jupyterReverse(&controller.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: "jtok"})
+	rp := s.instances.jupyterReverse(&instances.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: "jtok"})
 	req := httptest.NewRequest(http.MethodGet, "http://hangar.example:8080/instances/dev/jupyter/tree?x=1", nil)
 	req.Header.Set("Authorization", "Bearer hpt_secret")
 	req.Header.Set("Cookie", studioCookie+"=session")

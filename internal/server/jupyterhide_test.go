@@ -11,7 +11,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 )
 
 // The secret never comes out of the hider, wherever the reads split it; everything else does,
@@ -61,7 +61,7 @@ func TestJupyterProxyHidesTheKey(t *testing.T) {
 	}))
 	defer upstream.Close()
 	s := &Server{log: slog.New(slog.DiscardHandler)}
-	rp := s.instances.jupyterReverse(&controller.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: key})
+	rp := s.instances.jupyterReverse(&instances.JupyterTarget{Addr: strings.TrimPrefix(upstream.URL, "http://"), Token: key})
 	for _, p := range []string{"tree", "login", "api/config"} {
 		req := httptest.NewRequest(http.MethodGet, "http://hangar.example/instances/dev/jupyter/"+p, nil)
 		req.Header.Set("Accept-Encoding", "gzip, deflate, br")

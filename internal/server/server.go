@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/controller/endpoints"
+	"github.com/hangar-ml/hangar/internal/controller/instances"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	// Serving owns online and batch endpoints: their routes call it, and requests to online
 	// endpoints (/endpoints/...) go to its router; nil: none are served.
 	Serving *endpoints.Serving
+	// Instances owns compute instances: their routes (start, stop, show) and the Jupyter and SSH
+	// lookups call it.
+	Instances *instances.Manager
 	// OIDC turns on the studio's OpenID Connect login (oidc.go); nil: off.
 	OIDC *OIDC
 	// Role, when set, says the server's role among a replicated workspace's servers and the

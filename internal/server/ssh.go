@@ -34,7 +34,7 @@ func (s *runRoutes) sshTunnel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	t, err := s.cfg.Controller.SSHEndpoint(r.Context(), name)
+	t, err := s.cfg.Instances.SSHEndpoint(r.Context(), name)
 	if t != nil {
 		if aerr := instanceOwnerAllowed(p, name, t.Owner, "connect to", "SSH server"); aerr != nil {
 			err = aerr // who may not connect is not told why the instance cannot take one

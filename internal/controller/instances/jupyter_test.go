@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -55,18 +54,17 @@ func TestJupyterStatus(t *testing.T) {
 // backups) holds it only under the workspace key; the proxy's lookup unseals it. A report
 // stored before tokens were sealed still opens.
 func TestJupyterTokenIsSealedAtRest(t *testing.T) {
-	f, _ := newSecretFixture(t)
+	f := newFixture(t)
 	ctx := t.Context()
-	f.c.Backends[compute.TypeInstance] = backendtest.New()
 	s := compute.Spec{Name: "dev1", Type: compute.TypeInstance, Instance: &compute.InstanceSpec{Size: "local-quarter",
 		Provider: compute.Provider{Type: compute.ProviderLocal}, Owner: "alice"}}
-	if _, err := f.c.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.CreateCompute(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	const tok = "jupyter-token-4f1c2b"
-	f.c.InstanceActivity(ctx, &store.Node{ID: "n1", Pool: "dev1"}, api.NodeActivity{
+	f.m.Activity(ctx, &store.Node{ID: "n1", Pool: "dev1"}, api.NodeActivity{
 		Jupyter: &api.JupyterReport{State: api.JupyterRunning, Addr: "10.0.0.5:4321", Token: tok}})
-	row, err := f.c.Store.Instance(ctx, "dev1")
+	row, err := f.ctrl.Store.Instance(ctx, "dev1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +75,11 @@ func TestJupyterTokenIsSealedAtRest(t *testing.T) {
 	if sig.Jupyter == nil || sig.Jupyter.Addr != "10.0.0.5:4321" {
 		t.Fatalf("the stored report lost the rest: %+v", sig.Jupyter)
 	}
-	if got, err := f.c.unsealJupyterToken(sig); err != nil || got != tok {
+	if got, err := f.m.unsealJupyterToken(sig); err != nil || got != tok {
 		t.Errorf("unsealed token = %q, %v; want %q", got, err, tok)
 	}
 	old := signalsRecord{NodeActivity: api.NodeActivity{Jupyter: &api.JupyterReport{Token: "clear-old"}}}
-	if got, err := f.c.unsealJupyterToken(old); err != nil || got != "clear-old" {
+	if got, err := f.m.unsealJupyterToken(old); err != nil || got != "clear-old" {
 		t.Errorf("a report stored in clear: %q, %v", got, err)
 	}
 }

@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// Jupyter on compute instances: the controller tells a running instance's agent to run Jupyter
-// under the instance's path (InstanceJupyter, in the heartbeat's reply); the agent reports how it
+// Jupyter on compute instances: the instances' owner tells a running instance's agent to run
+// Jupyter under the instance's path (Services, in the heartbeat's reply); the agent reports how it
 // is doing, with its address and token, in its activity report (stored with the instance's
 // signals); the server proxies the path to it (JupyterEndpoint).
 
@@ -25,17 +25,17 @@ const jupyterStale = 2 * time.Minute
 // JupyterPath is the server's path that proxies to an instance's Jupyter (also its base_url).
 func JupyterPath(name string) string { return "/instances/" + name + "/jupyter/" }
 
-// InstanceJupyter is what a node's agent should run beside its runs while its instance runs:
+// Services is what a node's agent should run beside its runs while its instance runs:
 // Jupyter under the instance's path, and an SSH server for the instance's keys when SSH access
-// is on (instances_ssh.go); nothing for a cluster's node, or an instance starting or stopping.
-// (Named for the first of them; the dispatcher's Jupyter hook.)
-func (c *Controller) InstanceJupyter(ctx context.Context, n *store.Node) api.InstanceServices {
-	row, err := c.Store.Instance(ctx, n.Pool)
+// is on (ssh.go); nothing for a cluster's node, or an instance starting or stopping.
+// (The dispatcher's Jupyter hook.)
+func (m *Manager) Services(ctx context.Context, n *store.Node) api.InstanceServices {
+	row, err := m.store.Instance(ctx, n.Pool)
 	if err != nil || instance.State(row.State) != instance.Running {
 		return api.InstanceServices{}
 	}
 	out := api.InstanceServices{Jupyter: JupyterPath(n.Pool)}
-	if _, spec, err := c.instanceSpec(ctx, n.Pool); err == nil {
+	if _, spec, err := m.instanceSpec(ctx, n.Pool); err == nil {
 		out.SSHAuthorizedKeys = sshKeys(spec)
 	}
 	return out
@@ -47,39 +47,39 @@ type JupyterTarget struct {
 }
 
 // JupyterEndpoint is the running Jupyter of instance name, or a conflict saying why there is none.
-func (c *Controller) JupyterEndpoint(ctx context.Context, name string) (*JupyterTarget, error) {
-	v, err := c.instanceServices(ctx, name)
+func (m *Manager) JupyterEndpoint(ctx context.Context, name string) (*JupyterTarget, error) {
+	v, err := m.instanceServices(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	status, path := jupyterStatus(name, v.state, v.node, v.sig, c.Now())
+	status, path := jupyterStatus(name, v.state, v.node, v.sig, m.now())
 	if path == "" {
 		return nil, conflictf("compute instance %s has no Jupyter to open: %s", name, status)
 	}
-	tok, err := c.unsealJupyterToken(v.sig)
+	tok, err := m.unsealJupyterToken(v.sig)
 	if err != nil {
 		return nil, fmt.Errorf("compute instance %s: Jupyter's token: %w", name, err)
 	}
 	return &JupyterTarget{Addr: v.sig.Jupyter.Addr, Token: tok, Owner: v.spec.Owner}, nil
 }
 
-func (c *Controller) sealJupyterToken(tok string) (string, error) {
-	if c.Secrets == nil {
+func (m *Manager) sealJupyterToken(tok string) (string, error) {
+	if m.secrets == nil {
 		return "", errors.New("no workspace key to seal it")
 	}
-	return c.Secrets.Encrypt([]byte(tok))
+	return m.secrets.Encrypt([]byte(tok))
 }
 
 // unsealJupyterToken is the token of the stored report: sealed, or in clear in a report stored
 // before tokens were sealed (the next report replaces it).
-func (c *Controller) unsealJupyterToken(sig signalsRecord) (string, error) {
+func (m *Manager) unsealJupyterToken(sig signalsRecord) (string, error) {
 	if sig.JupyterToken == "" {
 		return sig.Jupyter.Token, nil
 	}
-	if c.Secrets == nil {
+	if m.secrets == nil {
 		return "", errors.New("no workspace key to unseal it")
 	}
-	b, err := c.Secrets.Decrypt(sig.JupyterToken)
+	b, err := m.secrets.Decrypt(sig.JupyterToken)
 	return string(b), err
 }
 
@@ -93,16 +93,16 @@ type servicesView struct {
 }
 
 // instanceServices reads an instance's servicesView.
-func (c *Controller) instanceServices(ctx context.Context, name string) (*servicesView, error) {
-	_, spec, err := c.instanceSpec(ctx, name)
+func (m *Manager) instanceServices(ctx context.Context, name string) (*servicesView, error) {
+	_, spec, err := m.instanceSpec(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	row, err := c.Store.Instance(ctx, name)
+	row, err := m.store.Instance(ctx, name)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	node, err := c.instanceNode(ctx, name)
+	node, err := m.instanceNode(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,8 @@ func (c *Controller) instanceServices(ctx context.Context, name string) (*servic
 }
 
 // instanceNode is the id of the instance's node, "" when it has none.
-func (c *Controller) instanceNode(ctx context.Context, name string) (string, error) {
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: name})
+func (m *Manager) instanceNode(ctx context.Context, name string) (string, error) {
+	nodes, err := m.store.Nodes(ctx, store.NodeFilter{Pool: name})
 	if err != nil || len(nodes) == 0 {
 		return "", err
 	}

@@ -1,11 +1,11 @@
-package controller
+package instances
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/backend/backendtest"
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -17,23 +17,22 @@ import (
 func TestInstanceScheduledStopWaitsForItsJob(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	f.c.Backends[compute.TypeInstance] = backendtest.New()
 	s := compute.Spec{Name: "dev1", Type: compute.TypeInstance, Instance: &compute.InstanceSpec{Size: "local-quarter",
 		Provider: compute.Provider{Type: compute.ProviderLocal}, Owner: "alice",
 		Schedules: &compute.Schedules{ComputeStartStop: []compute.StartStopSchedule{
 			{Action: "stop", State: "enabled", Cron: "0 18 * * *", Trigger: compute.ScheduleTrigger{Type: "cron", TimeZone: "UTC"}},
 		}}}}
-	if _, err := f.c.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.CreateCompute(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	day := func(h, m int) time.Time { return time.Date(2025, 3, 4, h, m, 0, 0, time.UTC) }
 	pass := func(at time.Time) (state, reason, idle string) {
 		t.Helper()
 		f.clock.Advance(at.Sub(f.clock.Now()))
-		if err := f.c.InstancesPass(ctx, InstanceOptions{}); err != nil {
+		if err := f.m.Pass(ctx, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		in, err := f.c.Instance(ctx, "dev1")
+		in, err := f.m.Instance(ctx, "dev1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,18 +46,23 @@ func TestInstanceScheduledStopWaitsForItsJob(t *testing.T) {
 		t.Fatalf("at 18:00 with a job: %s, idle %q", state, idle)
 	}
 	f.restart()
-	f.c.Backends[compute.TypeInstance] = backendtest.New()
 	if state, _, idle := pass(day(18, 30)); state != string(instance.Starting) || !strings.Contains(idle, "stop deferred: job "+r.ID+" running") {
 		t.Fatalf("after a restart: %s, idle %q", state, idle)
 	}
-	if _, err := f.c.Cancel(ctx, r.ID); err != nil {
+	if _, err := f.ctrl.Cancel(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	f.reconcile(t)
+	// Its supervisor says it stopped (the run core's loop is not running here).
+	if _, err := f.ctrl.Report(ctx, r.ID, api.StatusReport{State: job.Canceled, Time: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	if got := f.run(t, r.ID); !got.Status.Terminal() {
 		t.Fatalf("run %s is %s", r.ID, got.Status)
 	}
 	if state, reason, _ := pass(day(19, 0)); state != string(instance.Stopping) || reason != fired+": stop deferred until its jobs ended" {
 		t.Fatalf("once the job ended: %s %q", state, reason)
+	}
+	if asked, kicks := f.runs.calls(); len(asked) != 0 || kicks == 0 {
+		t.Errorf("asked of the run core: %q, %d kicks; want no job canceled by the scheduled stop, and the run loop woken", asked, kicks)
 	}
 }

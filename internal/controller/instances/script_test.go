@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"encoding/base64"

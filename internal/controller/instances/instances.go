@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 )
 
 // Compute instances (design 0018): an instance is a target of type instance whose node the
-// cluster backend keeps as a one-node pool (Backend{Kind: instance, PoolSpec: InstancePoolSpec}).
+// cluster backend keeps as a one-node pool (Backend{Kind: instance, PoolSpec: Manager.PoolSpec}).
 // Its row in the store (store.Instance) is its life: the state asked for and why. This file holds
-// the user's verbs and what the backend asks; instances_loop.go moves the states on.
+// the user's verbs and what the backend asks; loop.go moves the states on.
 
 // Properties a setup script's run carries, naming its instance and which script it is.
 const (
@@ -37,8 +37,8 @@ type signalsRecord struct {
 }
 
 // instanceSpec reads an instance target's spec.
-func (c *Controller) instanceSpec(ctx context.Context, name string) (*compute.Target, *compute.InstanceSpec, error) {
-	t, err := c.Store.Compute(ctx, name)
+func (m *Manager) instanceSpec(ctx context.Context, name string) (*compute.Target, *compute.InstanceSpec, error) {
+	t, err := m.store.Compute(ctx, name)
 	if err != nil {
 		return nil, nil, mapStoreErr(err)
 	}
@@ -52,15 +52,15 @@ func (c *Controller) instanceSpec(ctx context.Context, name string) (*compute.Ta
 	return t, st.Spec.Instance, nil
 }
 
-// InstancePoolSpec is an instance as the cluster backend's pool: one node while it is wanted
+// PoolSpec is an instance as the cluster backend's pool: one node while it is wanted
 // (Starting, Running), none otherwise; its node never released for idleness by the autoscaler
 // (the instance's own idle judgement stops it).
-func (c *Controller) InstancePoolSpec(ctx context.Context, t compute.Target) (compute.Spec, error) {
+func (m *Manager) PoolSpec(ctx context.Context, t compute.Target) (compute.Spec, error) {
 	st, err := compute.Load(t)
 	if err != nil || st.Spec.Instance == nil {
 		return compute.Spec{}, fmt.Errorf("compute %s is not an instance: %v", t.Name, err)
 	}
-	row, err := c.Store.Instance(ctx, t.Name)
+	row, err := m.store.Instance(ctx, t.Name)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return compute.Spec{}, err
 	}
@@ -76,11 +76,11 @@ func (c *Controller) InstancePoolSpec(ctx context.Context, t compute.Target) (co
 	return spec, nil
 }
 
-// AdmitInstance refuses a job on an instance that is not started: a stopped instance does not
+// Admit refuses a job on an instance that is not started: a stopped instance does not
 // start for a job by itself (its owner starts it), and a job queued behind a stop would wait
 // for a start nobody asked for.
-func (c *Controller) AdmitInstance(ctx context.Context, t compute.Target) error {
-	row, err := c.Store.Instance(ctx, t.Name)
+func (m *Manager) Admit(ctx context.Context, t compute.Target) error {
+	row, err := m.store.Instance(ctx, t.Name)
 	if err != nil {
 		return fmt.Errorf("compute instance %s: %v", t.Name, err)
 	}
@@ -91,16 +91,16 @@ func (c *Controller) AdmitInstance(ctx context.Context, t compute.Target) error 
 		t.Name, row.State, row.Reason, t.Name)
 }
 
-// InstanceActivity records a node's activity report when the node is an instance's.
-func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.NodeActivity) {
-	rec := signalsRecord{NodeActivity: a, ReportedAt: c.Now(), Node: n.ID}
+// Activity records a node's activity report when the node is an instance's.
+func (m *Manager) Activity(ctx context.Context, n *store.Node, a api.NodeActivity) {
+	rec := signalsRecord{NodeActivity: a, ReportedAt: m.now(), Node: n.ID}
 	if j := a.Jupyter; j != nil && j.Token != "" {
 		shown := *j
 		shown.Token = ""
 		rec.Jupyter = &shown
-		sealed, err := c.sealJupyterToken(j.Token)
+		sealed, err := m.sealJupyterToken(j.Token)
 		if err != nil { // the activity still counts; Jupyter cannot be opened through the server
-			c.Log.Warn("record instance activity: seal the Jupyter token", "node", n.ID, "err", err)
+			m.log.Warn("record instance activity: seal the Jupyter token", "node", n.ID, "err", err)
 		}
 		rec.JupyterToken = sealed
 	}
@@ -108,7 +108,7 @@ func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.
 	if err != nil {
 		return
 	}
-	_, err = c.Store.UpdateInstance(ctx, n.Pool, func(in *store.Instance) (bool, error) {
+	_, err = m.store.UpdateInstance(ctx, n.Pool, func(in *store.Instance) (bool, error) {
 		if in.State == "" {
 			return false, nil // a cluster's node
 		}
@@ -116,70 +116,38 @@ func (c *Controller) InstanceActivity(ctx context.Context, n *store.Node, a api.
 		return true, nil
 	})
 	if err != nil {
-		c.Log.Warn("record instance activity", "node", n.ID, "err", err)
+		m.log.Warn("record instance activity", "node", n.ID, "err", err)
 	}
 }
 
-// instanceCreated starts a new instance's life: Azure creates an instance running, so its
-// node is asked for at once.
-func (c *Controller) instanceCreated(ctx context.Context, s compute.Spec) error {
-	owner := s.Instance.Owner
-	_, err := c.Store.UpdateInstance(ctx, s.Name, func(in *store.Instance) (bool, error) {
-		if in.State != "" {
-			return false, nil // an update: its life goes on
-		}
-		now := c.Now()
-		in.State, in.Reason, in.Since, in.ActiveAt, in.UpdatedAt = string(instance.Starting), "created by "+owner, now, now, now
-		in.Starts = 1
-		return true, nil
-	})
-	c.Kick()
-	return err
-}
-
-// instanceDeletable refuses to delete an instance that still has its node: stop it first.
-func (c *Controller) instanceDeletable(ctx context.Context, t *compute.Target) error {
-	if t.Type != compute.TypeInstance {
-		return nil
-	}
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: t.Name})
-	if err != nil {
-		return err
-	}
-	if len(nodes) > 0 {
-		return conflictf("compute instance %s still has its node %s; stop it first (hangar compute stop %s)", t.Name, nodes[0].ID, t.Name)
-	}
-	return nil
-}
-
-// InstanceAction starts, stops or restarts an instance for its user. A stop with active jobs is
+// Action starts, stops or restarts an instance for its user. A stop with active jobs is
 // refused unless force, which cancels them: a development machine's jobs are its owner's, who
 // says whether they may go.
-func (c *Controller) InstanceAction(ctx context.Context, name, action string, force bool) (*api.Instance, error) {
-	if _, _, err := c.instanceSpec(ctx, name); err != nil {
+func (m *Manager) Action(ctx context.Context, name, action string, force bool) (*api.Instance, error) {
+	if _, _, err := m.instanceSpec(ctx, name); err != nil {
 		return nil, err
 	}
 	if action == "stop" || action == "restart" {
-		if err := c.stopJobs(ctx, name, force); err != nil {
+		if err := m.stopJobs(ctx, name, force); err != nil {
 			return nil, err
 		}
 	}
 	var refused error
-	_, err := c.Store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
+	_, err := m.store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
 		state := instance.State(in.State)
 		switch {
 		case action == "start" && state.Wants():
 			refused = conflictf("compute instance %s is already %s (%s)", name, state, in.Reason)
 		case action == "start":
-			c.setInstanceState(in, instance.Starting, "started by the user")
+			m.setInstanceState(in, instance.Starting, "started by the user")
 		case action == "stop" && !state.Wants():
 			refused = conflictf("compute instance %s is already %s (%s)", name, state, in.Reason)
 		case action == "stop":
-			c.setInstanceState(in, instance.Stopping, "stopped by the user")
+			m.setInstanceState(in, instance.Stopping, "stopped by the user")
 		case action == "restart" && state == instance.Stopped:
-			c.setInstanceState(in, instance.Starting, "restarted by the user")
+			m.setInstanceState(in, instance.Starting, "restarted by the user")
 		case action == "restart":
-			c.setInstanceState(in, instance.Stopping, "restarting: stopped by the user, starts again once stopped")
+			m.setInstanceState(in, instance.Stopping, "restarting: stopped by the user, starts again once stopped")
 			in.Pending = "start"
 		default:
 			refused = invalidf("unknown instance action %q (start, stop or restart)", action)
@@ -192,14 +160,14 @@ func (c *Controller) InstanceAction(ctx context.Context, name, action string, fo
 	if refused != nil {
 		return nil, refused
 	}
-	c.Log.Info("compute instance "+action, "name", name)
-	c.Kick()
-	return c.Instance(ctx, name)
+	m.log.Info("compute instance "+action, "name", name)
+	m.runs.Kick()
+	return m.Instance(ctx, name)
 }
 
 // setInstanceState moves an instance's row to a state, with the reason.
-func (c *Controller) setInstanceState(in *store.Instance, to instance.State, reason string) {
-	now := c.Now()
+func (m *Manager) setInstanceState(in *store.Instance, to instance.State, reason string) {
+	now := m.now()
 	if to == instance.Starting && instance.State(in.State) != instance.Starting {
 		in.Starts++
 		in.ScriptRun, in.ScriptKind, in.ActiveAt = "", "", now
@@ -209,14 +177,14 @@ func (c *Controller) setInstanceState(in *store.Instance, to instance.State, rea
 
 // stopJobs refuses a stop while the instance runs jobs (its setup scripts aside), or with force
 // cancels them.
-func (c *Controller) stopJobs(ctx context.Context, name string, force bool) error {
-	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+func (m *Manager) stopJobs(ctx context.Context, name string, force bool) error {
+	active, err := m.store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err
 	}
 	for _, r := range active {
 		if r.Spec.Properties[PropInstanceScript] != "" {
-			if _, err := c.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
+			if _, err := m.runs.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
 				return err
 			}
 			continue
@@ -224,38 +192,33 @@ func (c *Controller) stopJobs(ctx context.Context, name string, force bool) erro
 		if !force {
 			return conflictf("compute instance %s runs job %s; cancel it, or stop with --force to cancel its jobs", name, r.ID)
 		}
-		if _, err := c.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
+		if _, err := m.runs.Cancel(ctx, r.ID); err != nil && !isConflict(err) {
 			return fmt.Errorf("cancel %s: %w", r.ID, err)
 		}
 	}
 	return nil
 }
 
-func isConflict(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == Conflict
-}
-
 // Instance is an instance's life as compute show prints it.
-func (c *Controller) Instance(ctx context.Context, name string) (*api.Instance, error) {
-	_, spec, err := c.instanceSpec(ctx, name)
+func (m *Manager) Instance(ctx context.Context, name string) (*api.Instance, error) {
+	_, spec, err := m.instanceSpec(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	row, err := c.Store.Instance(ctx, name)
+	row, err := m.store.Instance(ctx, name)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
 	out := &api.Instance{Name: name, State: row.State, Reason: row.Reason, Since: row.Since, Owner: spec.Owner,
 		Idle: row.Idle, IdleShutdownMinutes: spec.IdleTimeBeforeShutdownMinutes}
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: name})
+	nodes, err := m.store.Nodes(ctx, store.NodeFilter{Pool: name})
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) > 0 {
 		out.Node, out.NodeState = nodes[0].ID, string(nodes[0].State)
 	}
-	out.Scripts, err = c.instanceScripts(ctx, name)
+	out.Scripts, err = m.instanceScripts(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -263,14 +226,14 @@ func (c *Controller) Instance(ctx context.Context, name string) (*api.Instance, 
 		out.Schedules = append(out.Schedules, s.Name)
 	}
 	sig := readSignals(row.Signals)
-	out.SSH, out.SSHHostKey = instanceSSH(name, spec, instance.State(row.State), out.Node, sig, c.Now())
-	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, sig, c.Now())
+	out.SSH, out.SSHHostKey = instanceSSH(name, spec, instance.State(row.State), out.Node, sig, m.now())
+	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, sig, m.now())
 	return out, nil
 }
 
 // instanceScripts lists the setup scripts' runs on the instance, oldest first.
-func (c *Controller) instanceScripts(ctx context.Context, name string) ([]api.InstanceScript, error) {
-	runs, err := c.Store.Runs(ctx, store.RunFilter{Compute: name})
+func (m *Manager) instanceScripts(ctx context.Context, name string) ([]api.InstanceScript, error) {
+	runs, err := m.store.Runs(ctx, store.RunFilter{Compute: name})
 	if err != nil {
 		return nil, err
 	}
@@ -299,21 +262,4 @@ func schedulesOf(spec *compute.InstanceSpec) []instance.Schedule {
 		}
 	}
 	return out
-}
-
-// instanceOwner sets who owns an instance: create_on_behalf_of's user, else who created it
-// (the CLI sends its user), else "unknown"; an update keeps the owner it had.
-func instanceOwner(s *compute.Spec, old *compute.Target) {
-	if old != nil {
-		if st, err := compute.Load(*old); err == nil && st.Spec.Instance != nil && st.Spec.Instance.Owner != "" {
-			s.Instance.Owner = st.Spec.Instance.Owner
-			return
-		}
-	}
-	if u := s.Instance.CreateOnBehalfOf["user_object_id"]; u != "" {
-		s.Instance.Owner = u
-	}
-	if s.Instance.Owner == "" {
-		s.Instance.Owner = "unknown"
-	}
 }

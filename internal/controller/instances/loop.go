@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// InstanceOptions tune the instance loop.
-type InstanceOptions struct {
+// Options tune the instance loop.
+type Options struct {
 	// Every is how often instances are looked at; 0 means 5 s.
 	Every time.Duration
 	// Minute is how long a minute of idle_time_before_shutdown_minutes lasts: a documented test
@@ -25,17 +25,17 @@ type InstanceOptions struct {
 	CPUThreshold float64
 }
 
-// RunInstances moves compute instances through their lives until ctx ends: nodes coming and
+// Run moves compute instances through their lives until ctx ends: nodes coming and
 // going, setup scripts, schedules and idle shutdown (instance.Decide).
-func (c *Controller) RunInstances(ctx context.Context, o InstanceOptions) {
+func (m *Manager) Run(ctx context.Context, o Options) {
 	if o.Every <= 0 {
 		o.Every = 5 * time.Second
 	}
 	t := time.NewTicker(o.Every)
 	defer t.Stop()
 	for {
-		if err := c.InstancesPass(ctx, o); err != nil && ctx.Err() == nil {
-			c.Log.Error("instances", "err", err)
+		if err := m.Pass(ctx, o); err != nil && ctx.Err() == nil {
+			m.log.Error("instances", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -45,15 +45,15 @@ func (c *Controller) RunInstances(ctx context.Context, o InstanceOptions) {
 	}
 }
 
-// InstancesPass looks at every instance once.
-func (c *Controller) InstancesPass(ctx context.Context, o InstanceOptions) error {
-	rows, err := c.Store.Instances(ctx)
+// Pass looks at every instance once.
+func (m *Manager) Pass(ctx context.Context, o Options) error {
+	rows, err := m.store.Instances(ctx)
 	if err != nil {
 		return err
 	}
 	for _, row := range rows {
-		if err := c.instancePass(ctx, row.Name, o); err != nil && ctx.Err() == nil {
-			c.Log.Error("instance", "name", row.Name, "err", err)
+		if err := m.instancePass(ctx, row.Name, o); err != nil && ctx.Err() == nil {
+			m.log.Error("instance", "name", row.Name, "err", err)
 		}
 	}
 	return nil
@@ -70,21 +70,21 @@ type instanceFacts struct {
 // instancePass decides on one instance from a copy of its row, with the side effects (a setup
 // script's run) done outside any transaction, then writes the row unless the user moved it
 // meanwhile (that pass's work is then undone and done again from the new row).
-func (c *Controller) instancePass(ctx context.Context, name string, o InstanceOptions) error {
-	f, err := c.instanceFacts(ctx, name)
+func (m *Manager) instancePass(ctx context.Context, name string, o Options) error {
+	f, err := m.instanceFacts(ctx, name)
 	if err != nil {
 		return err
 	}
-	row, err := c.Store.Instance(ctx, name)
+	row, err := m.store.Instance(ctx, name)
 	if err != nil {
 		return err
 	}
 	before := row
-	c.lifecycle(ctx, &row, f)
-	c.judge(&row, f, o)
-	row.UpdatedAt = c.Now()
+	m.lifecycle(ctx, &row, f)
+	m.judge(&row, f, o)
+	row.UpdatedAt = m.now()
 	stale := false
-	_, err = c.Store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
+	_, err = m.store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
 		if !in.UpdatedAt.Equal(before.UpdatedAt) || in.State != before.State {
 			stale = true
 			return false, nil
@@ -95,26 +95,26 @@ func (c *Controller) instancePass(ctx context.Context, name string, o InstanceOp
 		return true, nil
 	})
 	if stale && row.ScriptRun != before.ScriptRun && row.ScriptRun != "" {
-		_, _ = c.Cancel(ctx, row.ScriptRun)
+		_, _ = m.runs.Cancel(ctx, row.ScriptRun)
 	}
 	if err == nil && !stale && (before.State != row.State || before.ScriptRun != row.ScriptRun) {
-		c.Log.Info("compute instance", "name", name, "state", row.State, "reason", row.Reason)
-		c.Kick()
+		m.log.Info("compute instance", "name", name, "state", row.State, "reason", row.Reason)
+		m.runs.Kick()
 	}
 	return err
 }
 
-func (c *Controller) instanceFacts(ctx context.Context, name string) (instanceFacts, error) {
+func (m *Manager) instanceFacts(ctx context.Context, name string) (instanceFacts, error) {
 	var f instanceFacts
-	_, spec, err := c.instanceSpec(ctx, name)
+	_, spec, err := m.instanceSpec(ctx, name)
 	if err != nil {
 		return f, err
 	}
 	f.spec = spec
-	if f.nodes, err = c.Store.Nodes(ctx, store.NodeFilter{Pool: name}); err != nil {
+	if f.nodes, err = m.store.Nodes(ctx, store.NodeFilter{Pool: name}); err != nil {
 		return f, err
 	}
-	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := m.store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return f, err
 	}
@@ -135,27 +135,27 @@ func (f instanceFacts) ready() (string, bool) {
 }
 
 // lifecycle moves the row on from what the node and the setup scripts did.
-func (c *Controller) lifecycle(ctx context.Context, in *store.Instance, f instanceFacts) {
+func (m *Manager) lifecycle(ctx context.Context, in *store.Instance, f instanceFacts) {
 	switch instance.State(in.State) {
 	case instance.Stopping:
 		if len(f.nodes) > 0 {
 			return
 		}
 		if in.Pending == "start" {
-			c.setInstanceState(in, instance.Starting, "restarted by the user")
+			m.setInstanceState(in, instance.Starting, "restarted by the user")
 			return
 		}
 		reason := in.Reason
-		c.setInstanceState(in, instance.Stopped, reason)
+		m.setInstanceState(in, instance.Stopped, reason)
 	case instance.Starting:
 		node, ok := f.ready()
 		if !ok {
 			return
 		}
-		c.setupScripts(ctx, in, f, node)
+		m.setupScripts(ctx, in, f, node)
 	case instance.Running:
 		if len(f.nodes) == 0 {
-			c.setInstanceState(in, instance.Starting, "its node went away; a new one is starting")
+			m.setInstanceState(in, instance.Starting, "its node went away; a new one is starting")
 		}
 	}
 }
@@ -163,9 +163,9 @@ func (c *Controller) lifecycle(ctx context.Context, in *store.Instance, f instan
 // setupScripts runs the creation script (once, on the first start) and the startup script
 // (every start) on a started instance's node, one after the other, as runs on the instance;
 // a failing script fails the instance, naming the script and its exit code.
-func (c *Controller) setupScripts(ctx context.Context, in *store.Instance, f instanceFacts, node string) {
+func (m *Manager) setupScripts(ctx context.Context, in *store.Instance, f instanceFacts, node string) {
 	if in.ScriptRun != "" {
-		r, err := c.Store.Run(ctx, in.ScriptRun)
+		r, err := m.store.Run(ctx, in.ScriptRun)
 		if err != nil {
 			return // read again next pass
 		}
@@ -177,7 +177,7 @@ func (c *Controller) setupScripts(ctx context.Context, in *store.Instance, f ins
 			if r.ExitCode != nil {
 				exit = fmt.Sprintf("exit code %d", *r.ExitCode)
 			}
-			c.setInstanceState(in, instance.Failed, fmt.Sprintf("%s %s %s (%s): its log is in hangar compute logs %s",
+			m.setInstanceState(in, instance.Failed, fmt.Sprintf("%s %s %s (%s): its log is in hangar compute logs %s",
 				in.ScriptKind, strings.ToLower(string(r.Status)), exit, r.ID, in.Name))
 			return
 		}
@@ -187,13 +187,13 @@ func (c *Controller) setupScripts(ctx context.Context, in *store.Instance, f ins
 	}
 	next, script := nextScript(in, f.spec)
 	if script == nil {
-		c.setInstanceState(in, instance.Running, fmt.Sprintf("node %s ready (%s)", node, in.Reason))
-		in.ActiveAt = c.Now()
+		m.setInstanceState(in, instance.Running, fmt.Sprintf("node %s ready (%s)", node, in.Reason))
+		in.ActiveAt = m.now()
 		return
 	}
-	r, err := c.queue(ctx, scriptJob(in, f.spec, next, script, c.Now()), nil)
+	r, err := m.runs.Queue(ctx, scriptJob(in, f.spec, next, script, m.now()))
 	if err != nil {
-		c.setInstanceState(in, instance.Failed, fmt.Sprintf("%s could not start: %v", next, err))
+		m.setInstanceState(in, instance.Failed, fmt.Sprintf("%s could not start: %v", next, err))
 		return
 	}
 	in.ScriptRun, in.ScriptKind = r.ID, next
@@ -243,7 +243,7 @@ func scriptJob(in *store.Instance, spec *compute.InstanceSpec, kind string, s *c
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // judge asks instance.Decide about the instance's use and schedules, and applies its decision.
-func (c *Controller) judge(in *store.Instance, f instanceFacts, o InstanceOptions) {
+func (m *Manager) judge(in *store.Instance, f instanceFacts, o Options) {
 	var sig signalsRecord
 	_ = json.Unmarshal([]byte(in.Signals), &sig)
 	var deferred instance.Deferred
@@ -251,7 +251,7 @@ func (c *Controller) judge(in *store.Instance, f instanceFacts, o InstanceOption
 		_ = json.Unmarshal([]byte(in.DeferredStop), &deferred) // unreadable: nothing deferred
 	}
 	d := instance.Decide(instance.Input{
-		Now: c.Now(), State: instance.State(in.State), ActiveAt: in.ActiveAt, CheckedTo: in.CheckedTo,
+		Now: m.now(), State: instance.State(in.State), ActiveAt: in.ActiveAt, CheckedTo: in.CheckedTo,
 		Signals: instance.Signals{Jobs: f.jobs, ReportedAt: sig.ReportedAt, SSHSessions: sig.SSHSessions,
 			JupyterKernels: sig.JupyterKernels, CPUPercent: sig.CPUPercent, GPUPercent: sig.GPUPercent, HasGPU: sig.HasGPU},
 		Settings:  instance.Settings{IdleMinutes: f.spec.IdleTimeBeforeShutdownMinutes, Minute: o.Minute, CPUThreshold: o.CPUThreshold},
@@ -265,9 +265,9 @@ func (c *Controller) judge(in *store.Instance, f instanceFacts, o InstanceOption
 	}
 	switch d.Action {
 	case instance.Stop:
-		c.setInstanceState(in, instance.Stopping, d.Reason)
+		m.setInstanceState(in, instance.Stopping, d.Reason)
 	case instance.Start:
-		c.setInstanceState(in, instance.Starting, d.Reason)
+		m.setInstanceState(in, instance.Starting, d.Reason)
 	default:
 		if d.Reason != "" {
 			in.Idle += "; " + d.Reason

@@ -1,11 +1,10 @@
-package controller
+package instances
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 )
@@ -15,7 +14,6 @@ import (
 func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	f.c.Backends[compute.TypeInstance] = backendtest.New()
 	s := compute.Spec{Name: "dev1", Type: compute.TypeInstance, Instance: &compute.InstanceSpec{Size: "local-quarter",
 		Provider: compute.Provider{Type: compute.ProviderLocal}, Owner: "alice",
 		Schedules: &compute.Schedules{ComputeStartStop: []compute.StartStopSchedule{
@@ -23,16 +21,16 @@ func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 			{Action: "start", State: "enabled", Cron: "0 8 * * mon-fri", Trigger: compute.ScheduleTrigger{Type: "cron", TimeZone: "W. Europe Standard Time"}},
 			{Action: "start", State: "disabled", Cron: "* * * * *"},
 		}}}}
-	if _, err := f.c.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.CreateCompute(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	pass := func(at time.Time) *instanceView {
 		t.Helper()
 		f.clock.Advance(at.Sub(f.clock.Now()))
-		if err := f.c.InstancesPass(ctx, InstanceOptions{}); err != nil {
+		if err := f.m.Pass(ctx, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		in, err := f.c.Instance(ctx, "dev1")
+		in, err := f.m.Instance(ctx, "dev1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,21 +58,21 @@ func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 	if got.State != string(instance.Starting) || !strings.Contains(got.Reason, `"start at 0 8 * * mon-fri (Europe/Berlin)" fired at 2025-03-05 08:00 CET`) {
 		t.Fatalf("at 08:00 Berlin: %+v", got)
 	}
-	if err := f.c.AdmitInstance(ctx, compute.Target{Name: "dev1"}); err != nil {
+	if err := f.m.Admit(ctx, compute.Target{Name: "dev1"}); err != nil {
 		t.Errorf("a starting instance refuses jobs: %v", err)
 	}
-	if _, err := f.c.InstanceAction(ctx, "dev1", "stop", false); err != nil {
+	if _, err := f.m.Action(ctx, "dev1", "stop", false); err != nil {
 		t.Fatal(err)
 	}
 	pass(day(5, 7, 1))
-	err := f.c.AdmitInstance(ctx, compute.Target{Name: "dev1"})
+	err := f.m.Admit(ctx, compute.Target{Name: "dev1"})
 	if err == nil || !strings.Contains(err.Error(), "is Stopped (stopped by the user); start it with hangar compute start dev1") {
 		t.Errorf("a stopped instance admits a job: %v", err)
 	}
-	if err := f.c.DeleteCompute(ctx, "dev1", false); err != nil {
+	if err := f.ctrl.DeleteCompute(ctx, "dev1", false); err != nil {
 		t.Fatalf("delete a stopped instance: %v", err)
 	}
-	if rows, _ := f.c.Store.Instances(ctx); len(rows) != 0 {
+	if rows, _ := f.ctrl.Store.Instances(ctx); len(rows) != 0 {
 		t.Errorf("instance rows left after delete: %+v", rows)
 	}
 }

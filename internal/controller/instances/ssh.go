@@ -1,4 +1,4 @@
-package controller
+package instances
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/instance"
 )
 
-// SSH on compute instances, as Jupyter (instances_jupyter.go): while an instance with
-// ssh_public_access_enabled runs, the controller asks its agent for an SSH server admitting
-// ssh_settings.ssh_key_value (InstanceJupyter, in the heartbeat's reply); the agent reports its
+// SSH on compute instances, as Jupyter (jupyter.go): while an instance with
+// ssh_public_access_enabled runs, the instances owner asks its agent for an SSH server admitting
+// ssh_settings.ssh_key_value (Services, in the heartbeat's reply); the agent reports its
 // address and host key in its activity report (stored with the instance's signals); the server
 // pipes an upgraded connection to it (SSHEndpoint), and compute show gives the host key to pin.
 
@@ -31,12 +31,12 @@ type SSHTarget struct {
 
 // SSHEndpoint is the running SSH server of instance name, or a conflict saying why there is
 // none; with a conflict, the target still names the owner (who may be told why).
-func (c *Controller) SSHEndpoint(ctx context.Context, name string) (*SSHTarget, error) {
-	v, err := c.instanceServices(ctx, name)
+func (m *Manager) SSHEndpoint(ctx context.Context, name string) (*SSHTarget, error) {
+	v, err := m.instanceServices(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	status, ok := sshStatus(name, sshKeys(v.spec) != "", v.state, v.node, v.sig, c.Now())
+	status, ok := sshStatus(name, sshKeys(v.spec) != "", v.state, v.node, v.sig, m.now())
 	if !ok {
 		return &SSHTarget{Owner: v.spec.Owner}, conflictf("compute instance %s has no SSH server to connect to: %s", name, status)
 	}
