@@ -162,13 +162,5 @@ func (s *clusterRoutes) listNodeEvents(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	evs, err := s.cfg.Store.NodeEvents(r.Context(), store.NodeEventFilter{Pool: r.PathValue("name"), Limit: limit})
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.NodeEvent, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, cluster.EventView(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(evs, cluster.EventView), err)
 }

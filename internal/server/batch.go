@@ -61,15 +61,7 @@ func (s *batchRoutes) putBatchEndpoint(w http.ResponseWriter, r *http.Request, c
 
 func (s *batchRoutes) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
 	eps, err := s.cfg.Store.BatchEndpoints(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.BatchEndpointView, 0, len(eps))
-	for _, e := range eps {
-		out = append(out, batchEndpointView(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(eps, batchEndpointView), err)
 }
 
 func (s *batchRoutes) getBatchEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -122,15 +114,7 @@ func (s *batchRoutes) putBatchDeployment(w http.ResponseWriter, r *http.Request)
 
 func (s *batchRoutes) listBatchDeployments(w http.ResponseWriter, r *http.Request) {
 	ds, err := s.cfg.Serving.BatchDeployments(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.BatchDeploymentView, 0, len(ds))
-	for _, d := range ds {
-		out = append(out, batchDeploymentView(d))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(ds, batchDeploymentView), err)
 }
 
 func (s *batchRoutes) getBatchDeployment(w http.ResponseWriter, r *http.Request) {

@@ -17,15 +17,7 @@ func (s *assetRoutes) curatedRoutes(rt routes) {
 
 func (s *assetRoutes) listCurated(w http.ResponseWriter, r *http.Request) {
 	ms, err := s.cfg.Controller.CuratedEnvironments(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.CuratedEnvironment, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, curatedView(m))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(ms, curatedView), err)
 }
 
 func (s *assetRoutes) putCurated(w http.ResponseWriter, r *http.Request) {

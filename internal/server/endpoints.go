@@ -86,15 +86,7 @@ func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
 
 func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	eps, err := s.cfg.Store.Endpoints(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.EndpointView, 0, len(eps))
-	for _, e := range eps {
-		out = append(out, s.endpointView(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(eps, s.endpointView), err)
 }
 
 func (s *endpointRoutes) getEndpoint(w http.ResponseWriter, r *http.Request) {

@@ -28,15 +28,7 @@ func (s *assetRoutes) createEnvironment(w http.ResponseWriter, r *http.Request) 
 
 func (s *assetRoutes) listEnvironments(w http.ResponseWriter, r *http.Request) {
 	evs, err := s.cfg.Store.Environments(r.Context(), r.URL.Query().Get("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.EnvironmentVersion, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, envView(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(evs, envView), err)
 }
 
 func (s *assetRoutes) getEnvironment(w http.ResponseWriter, r *http.Request) {

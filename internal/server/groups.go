@@ -15,11 +15,11 @@ type (
 	// steps, artifacts), sweeps and pipelines.
 	jobRoutes struct{ *Server }
 	// runRoutes: what a run's supervisor calls (spec, status, heartbeat, logs, metrics,
-	// artifacts, checkpoints, exec, its container's log, ssh).
+	// artifacts, checkpoints, exec, its container's log).
 	runRoutes struct{ *Server }
 	// computeRoutes: computes, their state and configuration, sizes.
 	computeRoutes struct{ *Server }
-	// instanceRoutes: compute instances and their Jupyter.
+	// instanceRoutes: compute instances, their Jupyter and their SSH tunnel.
 	instanceRoutes struct{ *Server }
 	// clusterRoutes: managed clusters' agents (join, heartbeat) and nodes.
 	clusterRoutes struct{ *Server }

@@ -15,7 +15,7 @@ func (s *instanceRoutes) routes(mux, api routes) {
 	// (ssh.go), on the outer mux: both check their own credentials (the instance's owner and
 	// workspace owners).
 	mux.handle("/instances/{name}/jupyter/", publicAccess, s.jupyterProxy)
-	mux.handle("GET /instances/{name}/ssh", publicAccess, s.runs.sshTunnel)
+	mux.handle("GET /instances/{name}/ssh", publicAccess, s.sshTunnel)
 }
 
 func (s *instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {

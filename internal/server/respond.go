@@ -22,3 +22,13 @@ func withBody[In any](s *Server, w http.ResponseWriter, r *http.Request, fn func
 	v, err := fn(in)
 	s.respond(w, http.StatusOK, v, err)
 }
+
+// views maps what the store or the controller answered to its wire views: never nil, so that an
+// empty list is [], not null.
+func views[T, V any](xs []T, view func(T) V) []V {
+	out := make([]V, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, view(x))
+	}
+	return out
+}

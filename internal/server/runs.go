@@ -3,14 +3,13 @@ package server
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hangar-ml/hangar/internal/api"
 )
 
 // The handlers below serve a run's supervisor.
 
-// runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
-// token only: an owner reading the spec gets none, so no user holds a run token, which would
-// read the values of the secrets the run names (GET /api/runs/{id}/secrets).
 // routes registers what a run's supervisor calls, each kept to its own run's current attempt
 // (runOnly) or an owner.
 func (s *runRoutes) routes(_, api routes) {
@@ -35,6 +34,9 @@ func (s *runRoutes) routes(_, api routes) {
 	}
 }
 
+// runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
+// token only: an owner reading the spec gets none, so no user holds a run token, which would
+// read the values of the secrets the run names (GET /api/runs/{id}/secrets).
 func (s *runRoutes) runSpec(w http.ResponseWriter, r *http.Request) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err == nil && s.cfg.Servers != nil {
@@ -70,25 +72,26 @@ func (s *runRoutes) runLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		id := r.PathValue("id")
 		acked, err := s.cfg.Controller.AppendLogs(r.Context(), id, b.File, b.Lines)
-		if err != nil {
-			return nil, err
-		}
-		s.tel.logLines.Add(float64(len(b.Lines)))
-		s.hub.notify(id)
-		return api.Ack{Acked: acked}, nil
+		return s.appended(id, len(b.Lines), s.tel.logLines, acked, err)
 	})
+}
+
+// appended answers a batch of n lines or points the controller appended to run id: it counts
+// them in c and wakes the run's waiters.
+func (s *runRoutes) appended(id string, n int, c prometheus.Counter, acked int64, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	c.Add(float64(n))
+	s.hub.notify(id)
+	return api.Ack{Acked: acked}, nil
 }
 
 func (s *runRoutes) runMetrics(w http.ResponseWriter, r *http.Request) {
 	withBody(s.Server, w, r, func(b api.MetricBatch) (any, error) {
 		id := r.PathValue("id")
 		acked, err := s.cfg.Controller.AppendMetrics(r.Context(), id, b.Metrics)
-		if err != nil {
-			return nil, err
-		}
-		s.tel.metricPts.Add(float64(len(b.Metrics)))
-		s.hub.notify(id)
-		return api.Ack{Acked: acked}, nil
+		return s.appended(id, len(b.Metrics), s.tel.metricPts, acked, err)
 	})
 }
 

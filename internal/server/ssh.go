@@ -23,7 +23,7 @@ const sshDialWithin = 10 * time.Second
 // because it checks its own credentials: a user's token (or the workspace token), for the
 // instance's owner or a workspace owner; never a run's token, never a studio cookie. The request
 // has no body.
-func (s *runRoutes) sshTunnel(w http.ResponseWriter, r *http.Request) {
+func (s *instanceRoutes) sshTunnel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p, err := s.tokenPrincipal(r, bearerOrBasic(r))
 	if err != nil {

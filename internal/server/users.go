@@ -97,15 +97,7 @@ func (s *identityRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 
 func (s *identityRoutes) listUsers(w http.ResponseWriter, r *http.Request) {
 	us, err := s.cfg.Store.Users(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.User, 0, len(us))
-	for _, u := range us {
-		out = append(out, apiUser(u))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(us, apiUser), err)
 }
 
 func apiUser(u store.User) api.User {
