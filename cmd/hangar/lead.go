@@ -132,7 +132,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
-	if err := ctrl.FinishKeyRotation(ctx); err != nil {
+	if err := ctrl.Workspace.FinishKeyRotation(ctx); err != nil {
 		return nil, err
 	}
 	// The parent loop: sweeps and pipelines, their children created through the controller.
@@ -140,7 +140,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "parents")})
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
-	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Secrets: key, Key: runKey,
+	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl.Workspace, Secrets: key, Key: runKey,
 		Log: o.Log.With("component", "serving")}, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,

@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // A sweep and a pipeline are both a parent run that no backend sees and whose children are
@@ -71,7 +72,7 @@ func (c *Controller) createChild(ctx context.Context, ch childRun) (*job.Run, er
 		sp.Name, sp.DisplayName = name, ch.display
 		// Its access to secrets is its parent's submitter's (secretaccess.go), whatever the
 		// step's or trial's spec said.
-		sp.Properties = StampSubmitter(maps.Clone(sp.Properties), Submitter(&ch.parent.Spec))
+		sp.Properties = workspace.StampSubmitter(maps.Clone(sp.Properties), workspace.Submitter(&ch.parent.Spec))
 		r := &job.Run{ID: name, DisplayName: ch.display, ExperimentName: ch.parent.ExperimentName,
 			Description: ch.description, Tags: ch.tags, Compute: ch.compute, Status: job.Queued,
 			StatusReason: ch.reason, CreatedAt: now, Spec: sp, Attempt: 1}
@@ -97,7 +98,7 @@ func (c *Controller) createChild(ctx context.Context, ch childRun) (*job.Run, er
 func (c *Controller) queueChild(ctx context.Context, r *job.Run) error {
 	if stored, err := c.Store.Run(ctx, r.ID); err != nil {
 		return err
-	} else if err := c.recordOutputPaths(ctx, stored); err != nil {
+	} else if err := c.Workspace.RecordOutputPaths(ctx, stored); err != nil {
 		return err
 	}
 	if r.Spec.Sweep != nil { // a sweep step is a sweep: the parent loop, woken by its change, creates its trials

@@ -50,7 +50,7 @@ func registerComponent(t testing.TB, f *fixture, dir, file string) *component.Ve
 	if c.Job != nil {
 		c.Job.Code, c.Job.CodeSnapshot = "", putTree(t, f, map[string]string{"train.py": "print(1)\n"})
 	}
-	v, err := f.c.CreateComponent(t.Context(), api.CreateComponentRequest{Spec: *c, Source: file})
+	v, err := f.c.Workspace.CreateComponent(t.Context(), api.CreateComponentRequest{Spec: *c, Source: file})
 	if err != nil {
 		t.Fatalf("CreateComponent %s: %v", file, err)
 	}
@@ -91,7 +91,7 @@ jobs:
     outputs: {model: "${{parent.outputs.final}}"}
 `
 	sp := pipelineSpec(t, dir, yml)
-	if err := f.c.resolvePipeline(t.Context(), sp); err != nil {
+	if err := f.c.Workspace.ResolvePipeline(t.Context(), sp); err != nil {
 		t.Fatalf("resolvePipeline: %v", err)
 	}
 	first, second := sp.Pipeline.Steps["first"], sp.Pipeline.Steps["second"]
@@ -145,7 +145,7 @@ func TestResolvePipelineRegisteredErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := pipelineSpec(t, dir, "type: pipeline\njobs:\n  a: "+tt.step+"\n")
-			wantKind(t, f.c.resolvePipeline(t.Context(), sp), tt.kind, tt.want...)
+			wantKind(t, f.c.Workspace.ResolvePipeline(t.Context(), sp), tt.kind, tt.want...)
 		})
 	}
 }
@@ -184,7 +184,7 @@ jobs:
     inputs: {data: "${{parent.jobs.outer.outputs.model}}"}
 `
 	sp := pipelineSpec(t, dir, yml)
-	if err := f.c.resolvePipeline(t.Context(), sp); err != nil {
+	if err := f.c.Workspace.ResolvePipeline(t.Context(), sp); err != nil {
 		t.Fatalf("resolvePipeline: %v", err)
 	}
 	steps := sp.Pipeline.Steps

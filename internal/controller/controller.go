@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // Settings tune the controller; the CLI sets them from `hangar server` flags (internal/config).
@@ -44,6 +45,8 @@ type Controller struct {
 	Now func() time.Time
 	// LocalRuntime names the container runtime of this machine ("" when none), for local targets.
 	LocalRuntime func() string
+	// Workspace resolves jobs against the workspace and holds its nouns' CRUD.
+	Workspace *workspace.Workspace
 
 	// changes are the subscribers to run changes (OnChange; Changed notifies them).
 	changes changes
@@ -74,6 +77,7 @@ func (c *Controller) Init() {
 		c.Now = func() time.Time { return time.Now().UTC() }
 	}
 	c.kick = make(chan struct{}, 1)
+	c.Workspace = c.newWorkspace()
 	c.started = c.Now()
 	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}}
 	c.calls = newCalls(c.Now, c.Kick)

@@ -9,6 +9,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // notUploaded is a valid blob hash that no test stores.
@@ -203,7 +204,7 @@ func TestCreateUsesDefaultCompute(t *testing.T) {
 	if err := f.c.Store.PutCompute(ctx, compute.Target{Name: "box", Type: compute.TypeLocal}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Store.SetSetting(ctx, SettingDefaultCompute, "box"); err != nil {
+	if err := f.c.Store.SetSetting(ctx, workspace.SettingDefaultCompute, "box"); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.create(t, job.Spec{}); r.Compute != "box" {

@@ -1,25 +1,25 @@
 package controller
 
-import "fmt"
+import (
+	"fmt"
 
-// Kind classifies an error for the API layer.
-type Kind int
+	"github.com/hangar-ml/hangar/internal/workspace"
+)
+
+// Kind classifies an error for the API layer; the controller's errors and the workspace's are of
+// one type.
+type Kind = workspace.Kind
 
 // Error kinds.
 const (
-	Invalid Kind = iota + 1
-	NotFound
-	Conflict
-	Unauthorized
+	Invalid      = workspace.Invalid
+	NotFound     = workspace.NotFound
+	Conflict     = workspace.Conflict
+	Unauthorized = workspace.Unauthorized
 )
 
 // Error is a user-facing error of a known kind.
-type Error struct {
-	Kind Kind
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
+type Error = workspace.Error
 
 func invalidf(format string, a ...any) error {
 	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}

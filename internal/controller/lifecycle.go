@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // transition moves a run to state `to` through the state machine and records the event.
@@ -235,8 +236,8 @@ func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL strin
 	if r.Status.Terminal() {
 		return nil, conflictf("run %s already ended: %s", id, r.Status)
 	}
-	envMax := DefaultEnvCacheMax
-	if v, ok, _ := c.Store.Setting(ctx, SettingEnvCacheMax); ok {
+	envMax := workspace.DefaultEnvCacheMax
+	if v, ok, _ := c.Store.Setting(ctx, workspace.SettingEnvCacheMax); ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			envMax = n
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // putTree stores files (path → content) and their manifest, and returns the manifest's hash.
@@ -65,7 +66,7 @@ func files(t testing.TB, f *fixture, hash string) map[string]int64 {
 
 func createModel(t testing.TB, f *fixture, sp model.Spec, manifest string) *model.Version {
 	t.Helper()
-	v, err := f.c.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
+	v, err := f.c.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
 	if err != nil {
 		t.Fatalf("CreateModel(%+v): %v", sp, err)
 	}
@@ -84,7 +85,7 @@ func TestCreateModelFromUploadVersionsAndConflicts(t *testing.T) {
 	if v2 := createModel(t, f, model.Spec{Name: "mnist", Type: "mlflow_model", Path: "/x"}, h); v2.Version != "2" || v2.Type != model.MLflowModel {
 		t.Errorf("second version = %s %s, want 2 mlflow_model", v2.Version, v2.Type)
 	}
-	_, err := f.c.CreateModel(t.Context(), api.CreateModelRequest{Spec: model.Spec{Name: "mnist", Version: "2", Path: "/x"}, Manifest: h})
+	_, err := f.c.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: model.Spec{Name: "mnist", Version: "2", Path: "/x"}, Manifest: h})
 	wantKind(t, err, Conflict, "model mnist version 2 already exists")
 
 	for _, tt := range []struct {
@@ -102,7 +103,7 @@ func TestCreateModelFromUploadVersionsAndConflicts(t *testing.T) {
 		{"escaping sub-path", api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: "azureml://jobs/j/outputs/model/paths/../x"}}, "not a clean path"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.c.CreateModel(t.Context(), tt.req)
+			_, err := f.c.Workspace.CreateModel(t.Context(), tt.req)
 			wantKind(t, err, Invalid, tt.msg)
 		})
 	}
@@ -156,7 +157,7 @@ func TestCreateModelFromJobOutput(t *testing.T) {
 		"azureml://jobs/train/model":                       "expected azureml://jobs/<job>/outputs/<output>",
 		"azureml://jobs/train/outputs/model/sub":           "expected .../outputs/<output>/paths/<path>",
 	} {
-		_, err := f.c.CreateModel(ctx, api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: path}})
+		_, err := f.c.Workspace.CreateModel(ctx, api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: path}})
 		wantKind(t, err, Invalid, msg)
 	}
 }
@@ -170,7 +171,7 @@ func TestResolveModelAndArchive(t *testing.T) {
 	}
 	resolve := func(ref string) string {
 		t.Helper()
-		v, err := f.c.ResolveModel(ctx, ref)
+		v, err := f.c.Workspace.ResolveModel(ctx, ref)
 		if err != nil {
 			t.Fatalf("ResolveModel(%q): %v", ref, err)
 		}
@@ -181,7 +182,7 @@ func TestResolveModelAndArchive(t *testing.T) {
 			t.Errorf("ResolveModel(%q) = version %s, want %s", ref, got, want)
 		}
 	}
-	if err := f.c.SetModelArchived(ctx, "m", "3", true); err != nil {
+	if err := f.c.Workspace.SetModelArchived(ctx, "m", "3", true); err != nil {
 		t.Fatal(err)
 	}
 	if got := resolve("m@latest"); got != "2" {
@@ -190,24 +191,24 @@ func TestResolveModelAndArchive(t *testing.T) {
 	if got := resolve("m:3"); got != "3" {
 		t.Errorf("an archived version named by number = %s, want it to resolve", got)
 	}
-	_, err := f.c.ResolveModel(ctx, "m:9")
+	_, err := f.c.Workspace.ResolveModel(ctx, "m:9")
 	wantKind(t, err, NotFound, "no model m:9 in this workspace (its latest version is 2)")
-	_, err = f.c.ResolveModel(ctx, "m")
+	_, err = f.c.Workspace.ResolveModel(ctx, "m")
 	wantKind(t, err, Invalid, "give a version (m:1) or m@latest")
-	if err := f.c.SetModelArchived(ctx, "m", "", true); err != nil {
+	if err := f.c.Workspace.SetModelArchived(ctx, "m", "", true); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.ResolveModel(ctx, "m@latest")
+	_, err = f.c.Workspace.ResolveModel(ctx, "m@latest")
 	wantKind(t, err, NotFound, "every version of it is archived")
-	if err := f.c.SetModelArchived(ctx, "m", "2", false); err != nil {
+	if err := f.c.Workspace.SetModelArchived(ctx, "m", "2", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := resolve("m@latest"); got != "2" {
 		t.Errorf("@latest after restoring 2 = %s", got)
 	}
-	wantKind(t, f.c.SetModelArchived(ctx, "ghost", "", true), NotFound, "no model ghost")
-	wantKind(t, f.c.SetModelArchived(ctx, "m", "7", true), NotFound, "no model m version 7")
-	wantKind(t, f.c.SetModelArchived(ctx, "m", "x/y", true), Invalid, "expected letters, digits")
+	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "ghost", "", true), NotFound, "no model ghost")
+	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "m", "7", true), NotFound, "no model m version 7")
+	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "m", "x/y", true), Invalid, "expected letters, digits")
 }
 
 // A job's input may name a registered model (azureml:<name>:<version> or @latest); the run gets
@@ -230,11 +231,11 @@ func TestJobInputNamesAModel(t *testing.T) {
 			t.Errorf("%s %s resolved to %+v, want manifest %s", tt.typ, tt.path, got, tt.want)
 		}
 	}
-	v, err := f.c.ResolveModel(t.Context(), "clf:1")
+	v, err := f.c.Workspace.ResolveModel(t.Context(), "clf:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.create(t, job.Spec{Inputs: map[string]job.Input{"model": ModelInput(v)}})
+	r := f.create(t, job.Spec{Inputs: map[string]job.Input{"model": workspace.ModelInput(v)}})
 	if got := f.run(t, r.ID).Spec.Inputs["model"]; got.Manifest != h1 || got.Type != job.URIFolder {
 		t.Errorf("ModelInput ran as %+v", got)
 	}
@@ -249,48 +250,5 @@ func TestJobInputNamesAModel(t *testing.T) {
 	} {
 		_, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{"model": tt.in}}})
 		wantKind(t, err, Invalid, tt.msg)
-	}
-}
-
-func TestSubtree(t *testing.T) {
-	m := &snapshot.Manifest{Entries: []snapshot.Entry{
-		{Path: "a", Type: snapshot.TypeDir}, {Path: "a/b", Type: snapshot.TypeDir},
-		{Path: "a/b/c.txt", Type: snapshot.TypeFile, Hash: "h1", Size: 1}, {Path: "a/bc", Type: snapshot.TypeFile, Hash: "h2", Size: 2},
-	}}
-	got, err := subtree(m, "a/b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]snapshot.Entry{{Path: "c.txt", Type: snapshot.TypeFile, Hash: "h1", Size: 1}}, got.Entries); diff != "" {
-		t.Errorf("subtree a/b must not take a/bc (-want +got):\n%s", diff)
-	}
-	got, _ = subtree(m, "a/bc")
-	if len(got.Entries) != 1 || got.Entries[0].Path != "bc" {
-		t.Errorf("a file's subtree = %+v, want it under its own name", got.Entries)
-	}
-}
-
-// A deployment finds a model's files as on Azure: under AZUREML_MODEL_DIR/<the registered
-// folder's name>, or directly there for a one-file model.
-func TestModelFolder(t *testing.T) {
-	one := []snapshot.Entry{{Path: "model.pkl", Type: snapshot.TypeFile}}
-	two := []snapshot.Entry{{Path: "a", Type: snapshot.TypeFile}, {Path: "b", Type: snapshot.TypeFile}}
-	tests := []struct {
-		path  string
-		files []snapshot.Entry
-		want  string
-	}{
-		{"/home/me/model-1/model/", two, "model"},
-		{"/home/me/model.pkl", one, ""},
-		{"/home/me/models", one, "models"},
-		{"azureml://jobs/j1/outputs/trained", two, "trained"},
-		{"azureml://jobs/j1/outputs/artifacts/paths/outputs/model.pkl", one, ""},
-		{`C:\\models\\mnist`, two, "mnist"},
-		{"", two, ""},
-	}
-	for _, tt := range tests {
-		if got := modelFolder(tt.path, tt.files); got != tt.want {
-			t.Errorf("modelFolder(%q) = %q, want %q", tt.path, got, tt.want)
-		}
 	}
 }

@@ -32,7 +32,7 @@ func (c *Controller) SetNamedOutputs(ctx context.Context, id string, named map[s
 // ResolveStepInput binds input in of a pipeline's step to ref's output of the producer run src.
 func (c *Controller) ResolveStepInput(ctx context.Context, pl job.PipelineRun, step, in string, ref job.StepRef, src string) (job.Input, error) {
 	decl := fromInput(pl.Steps[step].Spec.Inputs[in], pl, ref, "azureml://jobs/"+src+"/outputs/"+ref.Output, "")
-	return c.resolveJobOutput(ctx, in, decl)
+	return c.Workspace.ResolveJobOutput(ctx, in, decl)
 }
 
 // ResolveStartData resolves, when a pipeline's step starts, its inputs at workspaceblobstore

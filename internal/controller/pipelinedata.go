@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // A step may read a workspaceblobstore path that another step of its pipeline writes (an
@@ -53,7 +54,7 @@ func pathWriter(p job.PipelineRun, pipeline, name string, u datastore.URI) strin
 		}
 		st := p.Steps[other]
 		for _, out := range slices.Sorted(maps.Keys(st.Spec.Outputs)) {
-			w, ok := outputDatastorePath(stepRunName(pipeline, other), out, st.Spec.Outputs[out])
+			w, ok := workspace.OutputDatastorePath(stepRunName(pipeline, other), out, st.Spec.Outputs[out])
 			if ok && w.Datastore == u.Datastore && overlaps(w.Path, u.Path) {
 				return other
 			}
@@ -75,7 +76,7 @@ func (c *Controller) resolveStartData(ctx context.Context, p *job.Run, name stri
 		if !ok {
 			continue
 		}
-		h, err := c.blobStorePath(ctx, u)
+		h, err := c.Workspace.BlobStorePath(ctx, u)
 		if err != nil {
 			var ce *Error
 			if errors.As(err, &ce) {

@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/pipeline"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // stepNameRE is a step's name (a nested step's is "<outer>.<inner>"): it becomes part of its
@@ -28,7 +29,7 @@ var stepNameRE = pattern.New(`^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*
 // steps' runs. What a step needs (its target, environment, uploaded data) is resolved here,
 // once, so that a step that cannot run is refused at create rather than failing mid-pipeline.
 func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
-	if err := c.resolvePipeline(ctx, &sp); err != nil {
+	if err := c.Workspace.ResolvePipeline(ctx, &sp); err != nil {
 		return nil, err
 	}
 	if sp.Pipeline == nil || len(sp.Pipeline.Steps) == 0 {
@@ -47,7 +48,7 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 			return nil, invalidf("jobs.%s: a step's name holds letters, digits, '_' and '-' and starts with a letter or '_'", step)
 		}
 		st := p.Steps[step]
-		w, err := c.prepareStep(ctx, given, name, step, Submitter(&sp), &st)
+		w, err := c.prepareStep(ctx, given, name, step, workspace.Submitter(&sp), &st)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +58,7 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 		p.Steps[step] = st
 	}
 	// The pipeline runs nowhere itself; it shows its default target (the workspace's if none).
-	target, err := c.resolveCompute(ctx, p.Settings.DefaultCompute)
+	target, err := c.Workspace.ResolveCompute(ctx, p.Settings.DefaultCompute)
 	var e *Error
 	if errors.As(err, &e) {
 		return nil, &Error{Kind: e.Kind, Msg: "settings.default_" + e.Msg}
@@ -87,12 +88,12 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, pipelin
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.resolveJobCompute(ctx, &sp) // serverless.go
+	target, err := c.Workspace.ResolveJobCompute(ctx, &sp) // serverless.go
 	if err != nil {
 		return nil, field(err)
 	}
 	sp.Compute = target.Name
-	warnings, err := c.resolveEnvironment(ctx, &sp)
+	warnings, err := c.Workspace.ResolveEnvironment(ctx, &sp)
 	if err != nil {
 		return nil, field(err)
 	}
@@ -109,7 +110,7 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, pipelin
 	for _, in := range later {
 		delete(sp.Inputs, in)
 	}
-	if err := c.resolveData(ctx, &sp); err != nil {
+	if err := c.Workspace.ResolveInputs(ctx, &sp); err != nil {
 		return nil, field(err)
 	}
 	for _, in := range later { // resolved when the step starts
@@ -136,12 +137,12 @@ func (c *Controller) prepareStep(ctx context.Context, p job.PipelineRun, pipelin
 	} else if _, err := binding.Bind(check.Command, spec.BindValues(&check)); err != nil {
 		return nil, field(invalidf("command: %v", err))
 	}
-	w, err := c.checkForTarget(check, target)
+	w, err := c.Workspace.CheckForTarget(check, target)
 	if err != nil {
 		return nil, field(err)
 	}
 	// Its secrets, as the pipeline's submitter's (the step's run gets the same stamp).
-	if err := c.checkSecretRefs(ctx, by, &check, nil); err != nil {
+	if err := c.Workspace.CheckSecretRefs(ctx, by, &check); err != nil {
 		return nil, field(err)
 	}
 	warnings = append(warnings, w...)

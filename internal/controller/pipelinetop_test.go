@@ -49,7 +49,7 @@ inputs:
 outputs:
   model: {path: azureml://datastores/workspaceblobstore/paths/models/m1}
 `)
-	if err := f.c.resolvePipeline(t.Context(), sp); err != nil {
+	if err := f.c.Workspace.ResolvePipeline(t.Context(), sp); err != nil {
 		t.Fatalf("resolvePipeline: %v", err)
 	}
 	p := sp.Pipeline
@@ -77,8 +77,8 @@ outputs:
 		{"type: pipeline\ncomponent: azureml:scoring@latest\ninputs: {input_data: {type: uri_folder, path: ./data}}\noutputs: {ghost: {mode: upload}}\n", "outputs.ghost: component scoring:1 has no output ghost (its outputs: model)"},
 	} {
 		sp := pipelineSpec(t, dir, tt.yml)
-		wantKind(t, f.c.resolvePipeline(t.Context(), sp), Invalid, tt.want)
+		wantKind(t, f.c.Workspace.ResolvePipeline(t.Context(), sp), Invalid, tt.want)
 	}
 	ghost := pipelineSpec(t, dir, "type: pipeline\ncomponent: azureml:ghost@latest\n")
-	wantKind(t, f.c.resolvePipeline(t.Context(), ghost), NotFound, "component: no component ghost@latest")
+	wantKind(t, f.c.Workspace.ResolvePipeline(t.Context(), ghost), NotFound, "component: no component ghost@latest")
 }

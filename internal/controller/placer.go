@@ -122,16 +122,3 @@ func (c *Controller) setWaiting(ctx context.Context, id, why string) {
 		c.Changed(id)
 	}
 }
-
-// checkSpec asks the target's backend, when it can tell (backend.SpecChecker), whether the
-// target can ever run the job.
-func (c *Controller) checkSpec(sp job.Spec, t *compute.Target) error {
-	sc, ok := c.Backends[t.Type].(backend.SpecChecker)
-	if !ok {
-		return nil
-	}
-	if err := sc.CheckSpec(context.Background(), *t, sp); err != nil {
-		return invalidf("%v", err)
-	}
-	return nil
-}

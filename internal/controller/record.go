@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // What a run's supervisors may write into the run's record, and when: metrics while the run is
@@ -195,24 +195,8 @@ func (c *Controller) checkManifests(rep api.ArtifactsReport) error {
 	return nil
 }
 
-// maxManifestBytes bounds a manifest the server reads whole (it came from a run token's upload):
-// about 3.5 million files.
-const maxManifestBytes = 512 << 20
-
 func (c *Controller) readManifest(hash string) (*snapshot.Manifest, error) {
-	f, err := c.Blobs.Open(hash)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", hash, err)
-	}
-	if len(b) > maxManifestBytes {
-		return nil, invalidf("manifest %s is over %d MiB (a tree of millions of files): collect fewer files", hash, maxManifestBytes>>20)
-	}
-	return snapshot.Decode(b)
+	return workspace.ReadManifest(c.Blobs, hash)
 }
 
 // assemble sets the run's artifacts from its nodes' parts when planAssembly says so, and

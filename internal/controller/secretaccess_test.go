@@ -6,31 +6,8 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
-
-func TestMayUse(t *testing.T) {
-	limited := store.SecretAccess{Users: []string{"rita"}, Roles: []string{api.RoleContributor}}
-	for _, tc := range []struct {
-		name       string
-		access     store.SecretAccess
-		user, role string
-		want       bool
-	}{
-		{"open, any submitter", store.SecretAccess{}, "bob", api.RoleContributor, true},
-		{"open, no submitter recorded", store.SecretAccess{}, "", "", true},
-		{"owners always", store.SecretAccess{Users: []string{"rita"}}, "olga", api.RoleOwner, true},
-		{"a user listed", store.SecretAccess{Users: []string{"rita"}}, "rita", api.RoleContributor, true},
-		{"a user not listed", store.SecretAccess{Users: []string{"rita"}}, "bob", api.RoleContributor, false},
-		{"a role listed", limited, "bob", api.RoleContributor, true},
-		{"another role", limited, "carl", api.RoleComputeOperator, false},
-		{"a listed user deleted since", limited, "rita", "", false},
-		{"no submitter recorded", limited, "", "", false},
-	} {
-		if got := mayUse(tc.access, tc.user, tc.role); got != tc.want {
-			t.Errorf("%s: mayUse(%+v, %q, %q) = %v, want %v", tc.name, tc.access, tc.user, tc.role, got, tc.want)
-		}
-	}
-}
 
 // secretUsers adds users of the roles given to the fixture's store.
 func secretUsers(t *testing.T, f *fixture, roles map[string]string) {
@@ -46,7 +23,7 @@ func secretUsers(t *testing.T, f *fixture, roles map[string]string) {
 // stamps it).
 func submittedBy(user string) job.Spec {
 	return job.Spec{Command: "env", EnvironmentVariables: map[string]string{"DB_PASSWORD": "${{secrets.db}}"},
-		Properties: StampSubmitter(nil, user)}
+		Properties: workspace.StampSubmitter(nil, user)}
 }
 
 // A secret limited to a user and a role is refused at submit to anyone else, naming the secret
@@ -56,14 +33,14 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	secretUsers(t, f, map[string]string{"rita": api.RoleContributor, "bob": api.RoleContributor, "olga": api.RoleOwner})
-	if _, err := f.c.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"rita", "rita"}, Roles: []string{api.RoleComputeOperator}}); err != nil {
+	if _, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"rita", "rita"}, Roles: []string{api.RoleComputeOperator}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.c.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"ritta"}})
+	_, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"ritta"}})
 	wantKind(t, err, Invalid, `access.users: no user named "ritta"`)
-	_, err = f.c.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{"admin"}})
+	_, err = f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{"admin"}})
 	wantKind(t, err, Invalid, `access.roles: "admin" is not a role`)
-	list, err := f.c.ListSecrets(ctx)
+	list, err := f.c.Workspace.ListSecrets(ctx)
 	if err != nil || len(list) != 1 || list[0].Access.String() != "owners, user rita, role compute-operator" {
 		t.Fatalf("secret list = %+v, %v; want db limited to rita and compute-operators", list, err)
 	}
@@ -77,37 +54,37 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 	owners := f.create(t, submittedBy("olga"))
 	admins := f.create(t, submittedBy(api.AdminUser))
 	for _, r := range []*job.Run{mine, owners, admins} {
-		if vals, err := f.c.RunSecrets(ctx, r.ID); err != nil || vals["db"] != "pa55" {
-			t.Errorf("secrets of %s's run = %v, %v", Submitter(&r.Spec), vals, err)
+		if vals, err := f.c.Workspace.RunSecrets(ctx, r.ID); err != nil || vals["db"] != "pa55" {
+			t.Errorf("secrets of %s's run = %v, %v", workspace.Submitter(&r.Spec), vals, err)
 		}
 	}
 
 	// Rita's access is removed while her next run waits; then she is deleted.
 	queued := f.create(t, submittedBy("rita"))
-	if _, err := f.c.SetSecretAccess(ctx, "db", api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
+	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.RunSecrets(ctx, queued.ID)
+	_, err = f.c.Workspace.RunSecrets(ctx, queued.ID)
 	wantKind(t, err, Conflict, "environment_variables.DB_PASSWORD: secret db may be used by owners, role owner only", "user rita (role contributor) may not use it")
-	if _, err := f.c.SetSecretAccess(ctx, "db", api.SecretAccess{Users: []string{"rita"}}); err != nil {
+	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{Users: []string{"rita"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.c.Store.DeleteUser(ctx, "rita"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.RunSecrets(ctx, queued.ID)
+	_, err = f.c.Workspace.RunSecrets(ctx, queued.ID)
 	wantKind(t, err, Conflict, "user rita is no longer a user of this workspace")
-	if vals, err := f.c.RunSecrets(ctx, owners.ID); err != nil || vals["db"] != "pa55" {
+	if vals, err := f.c.Workspace.RunSecrets(ctx, owners.ID); err != nil || vals["db"] != "pa55" {
 		t.Errorf("an owner's run after the change = %v, %v", vals, err)
 	}
 	// Opened again, every submitter's run gets it.
-	if _, err := f.c.SetSecretAccess(ctx, "db", api.SecretAccess{}); err != nil {
+	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{}); err != nil {
 		t.Fatal(err)
 	}
-	if vals, err := f.c.RunSecrets(ctx, queued.ID); err != nil || vals["db"] != "pa55" {
+	if vals, err := f.c.Workspace.RunSecrets(ctx, queued.ID); err != nil || vals["db"] != "pa55" {
 		t.Errorf("the queued run once the secret is open = %v, %v", vals, err)
 	}
-	_, err = f.c.SetSecretAccess(ctx, "nope", api.SecretAccess{})
+	_, err = f.c.Workspace.SetSecretAccess(ctx, "nope", api.SecretAccess{})
 	wantKind(t, err, NotFound, "nope")
 }
 
@@ -116,22 +93,22 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 func TestSweepTrialsTakeTheirSweepsSubmitter(t *testing.T) {
 	f := newSweepFixture(t)
 	sp := sweepSpec(1, 1)
-	sp.Properties = StampSubmitter(map[string]string{}, "rita")
+	sp.Properties = workspace.StampSubmitter(map[string]string{}, "rita")
 	p := f.createSweep(t, sp)
 	f.sweepPass(t)
 	ts := f.trials(t, p.ID)
-	if len(ts) != 1 || ts[0].Run == nil || Submitter(&ts[0].Run.Spec) != "rita" {
+	if len(ts) != 1 || ts[0].Run == nil || workspace.Submitter(&ts[0].Run.Spec) != "rita" {
 		t.Fatalf("trials %+v; want one, submitted by rita", ts)
 	}
 }
 
 // StampSubmitter overwrites what a client claimed, and removes it when there is no one to stamp.
 func TestStampSubmitter(t *testing.T) {
-	props := StampSubmitter(map[string]string{PropSubmitter: "admin", "team": "vision"}, "bob")
-	if props[PropSubmitter] != "bob" || props["team"] != "vision" {
+	props := workspace.StampSubmitter(map[string]string{workspace.PropSubmitter: "admin", "team": "vision"}, "bob")
+	if props[workspace.PropSubmitter] != "bob" || props["team"] != "vision" {
 		t.Errorf("stamped %v", props)
 	}
-	if props := StampSubmitter(map[string]string{PropSubmitter: "admin"}, ""); props[PropSubmitter] != "" {
+	if props := workspace.StampSubmitter(map[string]string{workspace.PropSubmitter: "admin"}, ""); props[workspace.PropSubmitter] != "" {
 		t.Errorf("a claim kept without a submitter: %v", props)
 	}
 }
@@ -143,24 +120,24 @@ func TestPipelineStepsTakeThePipelinesSubmitter(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	secretUsers(t, f, map[string]string{"bob": api.RoleContributor})
-	if _, err := f.c.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
+	if _, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
 		t.Fatal(err)
 	}
 	sp := chainSpec()
-	sp.Properties = StampSubmitter(nil, "bob")
+	sp.Properties = workspace.StampSubmitter(nil, "bob")
 	prep := sp.Pipeline.Steps["prep"]
 	prep.Spec.EnvironmentVariables = map[string]string{"DB": "${{secrets.db}}"}
-	prep.Spec.Properties = StampSubmitter(nil, api.AdminUser) // what a client may claim
+	prep.Spec.Properties = workspace.StampSubmitter(nil, api.AdminUser) // what a client may claim
 	sp.Pipeline.Steps["prep"] = prep
 	_, err := f.c.Create(ctx, api.CreateJobRequest{Spec: sp})
 	wantKind(t, err, Invalid, "jobs.prep.environment_variables.DB: secret db may be used by owners, role owner only", "user bob (role contributor)")
 
 	sp = chainSpec()
-	sp.Properties = StampSubmitter(nil, "bob")
+	sp.Properties = workspace.StampSubmitter(nil, "bob")
 	p := f.createPipeline(t, sp)
 	f.pipelinePass(t)
 	st := f.steps(t, p.ID)["prep"]
-	if st.Run == nil || Submitter(&st.Run.Spec) != "bob" {
+	if st.Run == nil || workspace.Submitter(&st.Run.Spec) != "bob" {
 		t.Fatalf("step prep = %+v; want its run submitted by bob", st)
 	}
 }

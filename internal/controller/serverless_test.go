@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // pool is a serverless pool offering local-quarter (the default) and local-half (at most 1
@@ -22,51 +21,6 @@ func testPool() compute.Spec {
 		DefaultSize: "local-quarter", MaxInstances: 3, IdleTimeBeforeScaleDown: 5,
 		Provider: compute.Provider{Type: compute.ProviderLocal}, MaxProvisionRetries: 3, ProvisionTimeout: 900,
 	}}
-}
-
-// The sizing decision: which of the pool's clusters a job's resources ask for, and what is refused.
-func TestServerlessCluster(t *testing.T) {
-	tests := []struct {
-		name      string
-		res       job.Resources
-		cluster   string
-		max       int
-		wantError string
-	}{
-		{name: "no instance_type: the default size", cluster: "serverless_local-quarter", max: 3},
-		{name: "a size in any case", res: job.Resources{InstanceType: "LOCAL-HALF"}, cluster: "serverless_local-half", max: 1},
-		{name: "the whole quota", res: job.Resources{InstanceCount: 3}, cluster: "serverless_local-quarter", max: 3},
-		{name: "a size the pool does not offer", res: job.Resources{InstanceType: "Standard_DS3_v2"},
-			wantError: "resources.instance_type: size Standard_DS3_v2 is not offered by the serverless pool (offered: local-quarter, local-half)"},
-		{name: "more than the quota", res: job.Resources{InstanceCount: 4},
-			wantError: "resources.instance_count: the job asks for 4 instances, the serverless pool allows 3 of size local-quarter (max_instances)"},
-		{name: "more than the size's bound", res: job.Resources{InstanceType: "local-half", InstanceCount: 2},
-			wantError: "resources.instance_count: the job asks for 2 instances, the serverless pool allows 1 of size local-half (max_instances)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := serverlessCluster(testPool(), tt.res)
-			if tt.wantError != "" {
-				if err == nil || err.Error() != tt.wantError {
-					t.Fatalf("error %v, want %q", err, tt.wantError)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := &compute.ClusterSpec{Size: compute.ServerlessSizeOf(tt.cluster), Tier: compute.TierDedicated,
-				MaxInstances: tt.max, IdleTimeBeforeScaleDown: 5, EnableNodePublicIP: true,
-				Provider: compute.Provider{Type: compute.ProviderLocal}, MaxProvisionRetries: 3, ProvisionTimeout: 900,
-				QuotaGroup: "serverless", QuotaGroupInstances: 3}
-			if got.Name != tt.cluster || got.Type != compute.TypeCluster {
-				t.Errorf("target %s (%s), want %s (cluster)", got.Name, got.Type, tt.cluster)
-			}
-			if d := cmp.Diff(want, got.Cluster); d != "" {
-				t.Errorf("cluster (-want +got):\n%s", d)
-			}
-		})
-	}
 }
 
 // attachFake is a cluster backend whose catalog knows four sizes, spelled as below.
@@ -129,13 +83,13 @@ func TestServerlessMachinePool(t *testing.T) {
 		t.Error("this machine's pool was stored; it is never stored")
 	}
 
-	if err := f.c.Store.SetSetting(ctx, SettingDefaultCompute, "serverless"); err != nil {
+	if err := f.c.Store.SetSetting(ctx, workspace.SettingDefaultCompute, "serverless"); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.create(t, job.Spec{}); r.Compute != "serverless_local-quarter" {
 		t.Errorf("with default_compute serverless a job with no compute runs on %s", r.Compute)
 	}
-	target, err := f.c.resolveCompute(ctx, "serverless")
+	target, err := f.c.Workspace.ResolveCompute(ctx, "serverless")
 	if err != nil || target.Name != compute.ServerlessName || target.Description != compute.MachinePoolDescription {
 		t.Errorf("the pool as a pipeline's compute: %+v, %v", target, err)
 	}
@@ -148,7 +102,7 @@ func TestServerlessWithPool(t *testing.T) {
 	ctx := t.Context()
 	pool := testPool()
 	pool.Serverless.Sizes[1].Name = "Local-Half" // the catalog's spelling is kept
-	if _, err := f.c.CreateCompute(ctx, pool, false); err != nil {
+	if _, err := f.c.Workspace.CreateCompute(ctx, pool, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -169,7 +123,7 @@ func TestServerlessWithPool(t *testing.T) {
 		t.Errorf("9 instances: %v", err)
 	}
 	pool.Serverless.MaxInstances = 5
-	if _, err := f.c.CreateCompute(ctx, pool, true); err != nil {
+	if _, err := f.c.Workspace.CreateCompute(ctx, pool, true); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := f.c.Store.Compute(ctx, "serverless_local-quarter")
@@ -180,7 +134,7 @@ func TestServerlessWithPool(t *testing.T) {
 	if c := st.Spec.Cluster; c.MaxInstances != 5 || c.QuotaGroupInstances != 5 || c.MinInstances != 0 {
 		t.Errorf("after the pool's update the cluster is %+v", c)
 	}
-	if err := f.c.Store.SetSetting(ctx, SettingDefaultCompute, "local"); err != nil {
+	if err := f.c.Store.SetSetting(ctx, workspace.SettingDefaultCompute, "local"); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.create(t, job.Spec{}); r.Compute != "local" {
@@ -192,26 +146,11 @@ func TestServerlessWithPool(t *testing.T) {
 func TestServerlessUse(t *testing.T) {
 	r := &job.Run{Compute: "serverless_local-quarter", Spec: job.Spec{Resources: job.Resources{InstanceCount: 2}},
 		Placement: &job.Placement{Nodes: []string{"n1", "n2"}}}
-	u := ServerlessUse(r)
+	u := workspace.ServerlessUse(r)
 	if u == nil || u.Pool != "serverless" || u.Size != "local-quarter" || u.Instances != 2 || len(u.Nodes) != 2 {
 		t.Errorf("got %+v", u)
 	}
-	if u := ServerlessUse(&job.Run{Compute: "pool"}); u != nil {
+	if u := workspace.ServerlessUse(&job.Run{Compute: "pool"}); u != nil {
 		t.Errorf("a cluster's run: %+v", u)
-	}
-}
-
-// A size the pool marks isolated makes its cluster isolated; the others' clusters are not.
-func TestServerlessClusterIsolated(t *testing.T) {
-	pool := testPool()
-	pool.Serverless.Sizes[1].Isolated = true
-	for size, want := range map[string]bool{"local-quarter": false, "local-half": true} {
-		got, err := serverlessCluster(pool, job.Resources{InstanceType: size})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Cluster.Isolated != want {
-			t.Errorf("cluster of %s isolated = %v, want %v", size, got.Cluster.Isolated, want)
-		}
 	}
 }

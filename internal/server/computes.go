@@ -8,8 +8,8 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/compute"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // routes registers computes and sizes: every role reads them, compute operators and owners change them.
@@ -76,7 +76,7 @@ func (s *computeRoutes) describe(ctx context.Context, t compute.Target, detail b
 			c.AttachedAt = &at
 		}
 	}
-	def, ok, _ := s.cfg.Store.Setting(ctx, controller.SettingDefaultCompute)
+	def, ok, _ := s.cfg.Store.Setting(ctx, workspace.SettingDefaultCompute)
 	c.Default = (ok && def == t.Name) || (!ok && t.Name == compute.LocalName)
 	if runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
 		c.ActiveRuns = len(runs)
@@ -132,7 +132,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 		writeError(w, s.log, err)
 		return
 	}
-	t, err := s.cfg.Controller.CreateCompute(r.Context(), spec, update)
+	t, err := s.cfg.Controller.Workspace.CreateCompute(r.Context(), spec, update)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -146,7 +146,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 
 func (s *computeRoutes) deleteCompute(w http.ResponseWriter, r *http.Request) {
 	force := r.URL.Query().Get("force") == "true"
-	if err := s.cfg.Controller.DeleteCompute(r.Context(), r.PathValue("name"), force); err != nil {
+	if err := s.cfg.Controller.Workspace.DeleteCompute(r.Context(), r.PathValue("name"), force); err != nil {
 		writeError(w, s.log, err)
 		return
 	}

@@ -5,10 +5,10 @@ import (
 	"strconv"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // routes are the online endpoints' management routes (the workspace token) and the
@@ -138,7 +138,7 @@ func (s *endpointRoutes) createDeployment(w http.ResponseWriter, r *http.Request
 		return
 	}
 	d.Endpoint = r.PathValue("name")
-	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
+	d.Properties = workspace.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	all, _ := strconv.ParseBool(r.URL.Query().Get("all_traffic"))
 	rec, err := s.cfg.Serving.CreateDeployment(r.Context(), d, all)
 	if err != nil {
@@ -155,7 +155,7 @@ func (s *endpointRoutes) updateDeployment(w http.ResponseWriter, r *http.Request
 		return
 	}
 	d.Endpoint, d.Name = r.PathValue("name"), r.PathValue("dep")
-	d.Properties = controller.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
+	d.Properties = workspace.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	rec, err := s.cfg.Serving.UpdateDeployment(r.Context(), d)
 	if err != nil {
 		writeError(w, s.log, err)

@@ -72,7 +72,7 @@ func newTestServer(t testing.TB) *testServer {
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
 		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st, Reader: st, Log: log})}
-	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
+	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
 		URL: func() string { return ts.url }, Workspace: dir, Log: log, Serving: serve,

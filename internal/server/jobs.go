@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // StdLog is the combined stdout/stderr log of a single-process run.
@@ -64,7 +64,7 @@ func (s *jobRoutes) respondDetail(w http.ResponseWriter, r *http.Request, status
 
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
 func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, error) {
-	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != "", Serverless: controller.ServerlessUse(run)}
+	d := &api.RunDetail{Run: *run, HasArtifacts: run.ArtifactsHash != "", Serverless: workspace.ServerlessUse(run)}
 	if d.Warnings == nil {
 		d.Warnings = []string{}
 	}

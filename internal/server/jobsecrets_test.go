@@ -27,6 +27,7 @@ func newSecretServer(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	ts.ctrl.Secrets = box
+	ts.ctrl.Workspace.Sealer = ts.ctrl.Secrets
 	for name, v := range map[string]string{"a": valueA, "b": valueB} {
 		reply, err := ts.admin.Secrets.Set(t.Context(), name, v)
 		if err != nil || !reply.Created {

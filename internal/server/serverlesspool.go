@@ -6,8 +6,8 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // The serverless pool is listed and shown whether an owner configured it or not: until then it
@@ -23,7 +23,7 @@ func (s *endpointRoutes) machinePool(ctx context.Context) (*api.Compute, error) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	t, err := controller.MachinePoolTarget()
+	t, err := workspace.MachinePoolTarget()
 	if err != nil {
 		return nil, err
 	}

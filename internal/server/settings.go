@@ -7,14 +7,14 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/compute"
-	"github.com/hangar-ml/hangar/internal/controller"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // settingKeys are the workspace settings an admin may change, with a check of the value.
 var settingKeys = map[string]func(string) bool{
-	controller.SettingDefaultCompute: func(v string) bool { return v != "" },
-	controller.SettingEnvCacheMax:    isUint,
-	cluster.SettingUserMaxRuns:       isUint,
+	workspace.SettingDefaultCompute: func(v string) bool { return v != "" },
+	workspace.SettingEnvCacheMax:    isUint,
+	cluster.SettingUserMaxRuns:      isUint,
 }
 
 func isUint(v string) bool {
@@ -33,7 +33,7 @@ func settingAllowed(key, value string) bool {
 
 func (s *secretRoutes) listSettings(w http.ResponseWriter, r *http.Request) {
 	out := map[string]string{}
-	for _, prefix := range []string{controller.SettingDefaultCompute, controller.SettingEnvCacheMax, cluster.SettingUserMaxRuns, cluster.SettingQuotaPrefix} {
+	for _, prefix := range []string{workspace.SettingDefaultCompute, workspace.SettingEnvCacheMax, cluster.SettingUserMaxRuns, cluster.SettingQuotaPrefix} {
 		m, err := s.cfg.Store.Settings(r.Context(), prefix)
 		if err != nil {
 			writeError(w, s.log, err)
@@ -60,7 +60,7 @@ func (s *secretRoutes) putSetting(w http.ResponseWriter, r *http.Request) {
 			"(settings: default_compute, env_cache_max_bytes, user_max_runs, quota.family.<FAMILY> = cores)"))
 		return
 	}
-	if key == controller.SettingDefaultCompute && body.Value != compute.ServerlessName { // a pool or this machine's: there is always one
+	if key == workspace.SettingDefaultCompute && body.Value != compute.ServerlessName { // a pool or this machine's: there is always one
 		if _, err := s.cfg.Store.Compute(r.Context(), body.Value); err != nil {
 			writeError(w, s.log, badRequest("default_compute: no compute target named "+body.Value))
 			return

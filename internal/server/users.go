@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // Users, their roles and personal tokens (docs/users.md).
@@ -330,9 +330,9 @@ func (s *identityRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
 // prints (and `whoami` names), and per-user limits are keyed on: the user the request
 // authenticated as, whatever the client claimed. The workspace token is `admin`, as `whoami`
 // says: one name for one identity, never the client machine's OS user. The user whose access
-// to secrets counts is recorded apart, and always as who called (controller.PropSubmitter).
+// to secrets counts is recorded apart, and always as who called (workspace.PropSubmitter).
 func stampSubmitter(p principal, sp *job.Spec) {
-	sp.Properties = controller.StampSubmitter(sp.Properties, p.user)
+	sp.Properties = workspace.StampSubmitter(sp.Properties, p.user)
 	if sp.Properties == nil {
 		sp.Properties = map[string]string{}
 	}

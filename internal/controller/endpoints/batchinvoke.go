@@ -5,10 +5,10 @@ import (
 	"maps"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // InvokeBatch queues a batch scoring job, the only way one is made: the deployment req names
@@ -37,7 +37,7 @@ func (s *Serving) InvokeBatch(ctx context.Context, endpoint, by string, req api.
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	sp.Properties = controller.StampSubmitter(maps.Clone(sp.Properties), by)
+	sp.Properties = workspace.StampSubmitter(maps.Clone(sp.Properties), by)
 	run, err := s.runs.Create(ctx, api.CreateJobRequest{Spec: sp})
 	if err != nil {
 		return nil, err

@@ -6,10 +6,10 @@ import (
 	"path"
 	"strings"
 
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // Provisioning states of a deployment, in Azure's words.
@@ -115,7 +115,7 @@ func (s *Serving) checkDeployment(ctx context.Context, d *serving.Deployment, e 
 	}
 	// The replicas' secrets: refused now for a creator who may not use one, rather than at
 	// each replica's start.
-	return s.resolve.CheckSecretRefs(ctx, d.Properties[controller.PropSubmitter], &sp) // jobsecrets.go
+	return s.resolve.CheckSecretRefs(ctx, d.Properties[workspace.PropSubmitter], &sp) // jobsecrets.go
 }
 
 // DeleteDeployment removes a deployment that takes no traffic; its replicas stop.

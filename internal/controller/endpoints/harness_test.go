@@ -129,7 +129,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	ctrl.Init()
 	f := &fixture{ctrl: ctrl, runs: &recordingRuns{Runs: ctrl}, clock: clk}
-	f.s = New(Deps{Store: st, Runs: f.runs, Resolver: ctrl, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
+	f.s = New(Deps{Store: st, Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
 		router.Config{Log: log})
 	f.s.publish = func(t router.Table) { f.table = t }
 	return f
@@ -192,7 +192,7 @@ func putTree(t testing.TB, f *fixture, files map[string]string) string {
 
 func createModel(t testing.TB, f *fixture, sp model.Spec, manifest string) *model.Version {
 	t.Helper()
-	v, err := f.ctrl.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
+	v, err := f.ctrl.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
 	if err != nil {
 		t.Fatalf("CreateModel(%+v): %v", sp, err)
 	}

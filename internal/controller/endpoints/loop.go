@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/compute"
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // servingTick is the serving loop's period (also woken by Wake).
@@ -220,7 +220,7 @@ func (s *Serving) applyPlan(ctx context.Context, plan serving.ReplicaPlan, deps 
 func (s *Serving) startReplica(ctx context.Context, d store.DeploymentRecord, now time.Time) error {
 	sp := serving.ReplicaSpec(d.Spec, d.Spec.Compute, d.Spec.Model.Manifest)
 	// Its access to secrets is that of who last created or updated the deployment.
-	sp.Properties = controller.StampSubmitter(sp.Properties, d.Spec.Properties[controller.PropSubmitter])
+	sp.Properties = workspace.StampSubmitter(sp.Properties, d.Spec.Properties[workspace.PropSubmitter])
 	r, err := s.runs.Queue(ctx, sp)
 	if err != nil {
 		return err

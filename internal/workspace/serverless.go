@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -28,22 +28,22 @@ import (
 // resolveJobCompute finds the target of a job (or a pipeline step): as resolveCompute, except
 // that serverless, or no compute in a workspace with a serverless pool and no default_compute
 // setting, is the pool's cluster of the job's size.
-func (c *Controller) resolveJobCompute(ctx context.Context, sp *job.Spec) (*compute.Target, error) {
+func (w *Workspace) ResolveJobCompute(ctx context.Context, sp *job.Spec) (*compute.Target, error) {
 	name := sp.Compute
 	if name == "" {
 		var err error
-		if name, err = c.defaultJobCompute(ctx); err != nil {
+		if name, err = w.defaultJobCompute(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if !strings.EqualFold(name, compute.ServerlessName) {
-		return c.resolveCompute(ctx, name)
+		return w.ResolveCompute(ctx, name)
 	}
-	if _, ok := c.Backends[compute.TypeCluster]; !ok {
+	if _, ok := w.Backends[compute.TypeCluster]; !ok {
 		return nil, invalidf("compute: serverless compute runs on managed clusters, which this server does not run; name a compute target: %s",
-			strings.Join(c.computeNames(ctx), ", "))
+			strings.Join(w.computeNames(ctx), ", "))
 	}
-	pool, err := c.serverlessPool(ctx, sp.Resources.InstanceType)
+	pool, err := w.serverlessPool(ctx, sp.Resources.InstanceType)
 	if err != nil {
 		return nil, err
 	}
@@ -51,18 +51,18 @@ func (c *Controller) resolveJobCompute(ctx context.Context, sp *job.Spec) (*comp
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	return c.ensureServerlessCluster(ctx, want)
+	return w.ensureServerlessCluster(ctx, want)
 }
 
 // defaultJobCompute is where a job that names no compute runs: the default_compute setting,
 // else the serverless pool when an owner configured one, else "" (the local target: this
 // machine, as the unconfigured pool is).
-func (c *Controller) defaultJobCompute(ctx context.Context) (string, error) {
-	def, ok, err := c.Store.Setting(ctx, SettingDefaultCompute)
+func (w *Workspace) defaultJobCompute(ctx context.Context) (string, error) {
+	def, ok, err := w.Store.Setting(ctx, SettingDefaultCompute)
 	if err != nil || (ok && def != "") {
 		return def, err
 	}
-	_, err = c.Store.Compute(ctx, compute.ServerlessName)
+	_, err = w.Store.Compute(ctx, compute.ServerlessName)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", nil
@@ -74,10 +74,10 @@ func (c *Controller) defaultJobCompute(ctx context.Context) (string, error) {
 
 // serverlessPool reads the workspace's serverless pool: the configured one, else this
 // machine's (machinePool) with the size a job asks for.
-func (c *Controller) serverlessPool(ctx context.Context, size string) (*compute.Spec, error) {
-	t, err := c.Store.Compute(ctx, compute.ServerlessName)
+func (w *Workspace) serverlessPool(ctx context.Context, size string) (*compute.Spec, error) {
+	t, err := w.Store.Compute(ctx, compute.ServerlessName)
 	if errors.Is(err, store.ErrNotFound) {
-		return c.machinePool(ctx, size)
+		return w.machinePool(ctx, size)
 	} else if err != nil {
 		return nil, err
 	}
@@ -95,13 +95,13 @@ func (c *Controller) serverlessPool(ctx context.Context, size string) (*compute.
 // offering besides its local-* sizes the size a job names when the size catalog has it (checked
 // and spelled as the cluster backend does), so that a file written for Azure's serverless
 // compute (instance_type: Standard_E4s_v3) runs here unchanged.
-func (c *Controller) machinePool(ctx context.Context, size string) (*compute.Spec, error) {
+func (w *Workspace) machinePool(ctx context.Context, size string) (*compute.Spec, error) {
 	pool := compute.MachinePool()
 	sl := pool.Serverless
 	if _, offered := sl.Size(size); size == "" || offered {
 		return &pool, nil
 	}
-	attach, ok := c.Backends[compute.TypeCluster].(backend.Attacher)
+	attach, ok := w.Backends[compute.TypeCluster].(backend.Attacher)
 	if !ok {
 		return nil, invalidf("compute: serverless compute needs managed clusters, which this server does not run")
 	}
@@ -116,8 +116,8 @@ func (c *Controller) machinePool(ctx context.Context, size string) (*compute.Spe
 
 // serverlessTarget is the pool as a target (what a pipeline that runs its steps on serverless
 // shows as its compute): the stored pool, else this machine's.
-func (c *Controller) serverlessTarget(ctx context.Context) (*compute.Target, error) {
-	t, err := c.Store.Compute(ctx, compute.ServerlessName)
+func (w *Workspace) serverlessTarget(ctx context.Context) (*compute.Target, error) {
+	t, err := w.Store.Compute(ctx, compute.ServerlessName)
 	if !errors.Is(err, store.ErrNotFound) {
 		return t, err
 	}
@@ -135,8 +135,8 @@ func MachinePoolTarget() (*compute.Target, error) {
 	return &compute.Target{Name: pool.Name, Type: pool.Type, Description: pool.Description, Properties: props}, nil
 }
 
-func (c *Controller) computeNames(ctx context.Context) []string {
-	known, _ := c.Store.Computes(ctx)
+func (w *Workspace) computeNames(ctx context.Context) []string {
+	known, _ := w.Store.Computes(ctx)
 	var names []string
 	for _, k := range known {
 		names = append(names, k.Name)
@@ -182,8 +182,8 @@ func serverlessCluster(pool compute.Spec, res job.Resources) (compute.Spec, erro
 
 // ensureServerlessCluster returns the pool's cluster as want describes it: stored as it is, or
 // created (checked by the cluster backend) or brought up to date with the pool.
-func (c *Controller) ensureServerlessCluster(ctx context.Context, want compute.Spec) (*compute.Target, error) {
-	t, err := c.Store.Compute(ctx, want.Name)
+func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Spec) (*compute.Target, error) {
+	t, err := w.Store.Compute(ctx, want.Name)
 	exists := err == nil
 	switch {
 	case err != nil && !errors.Is(err, store.ErrNotFound):
@@ -194,14 +194,14 @@ func (c *Controller) ensureServerlessCluster(ctx context.Context, want compute.S
 			return t, nil
 		}
 	}
-	made, err := c.CreateCompute(ctx, want, exists)
+	made, err := w.CreateCompute(ctx, want, exists)
 	var e *Error
 	if errors.As(err, &e) && e.Kind == Conflict { // another job created it meanwhile
-		return c.Store.Compute(ctx, want.Name)
+		return w.Store.Compute(ctx, want.Name)
 	} else if err != nil {
 		return nil, err
 	}
-	c.Log.Info("serverless cluster stored", "cluster", want.Name, "max_instances", want.Cluster.MaxInstances)
+	w.Log.Info("serverless cluster stored", "cluster", want.Name, "max_instances", want.Cluster.MaxInstances)
 	return made, nil
 }
 
@@ -209,11 +209,11 @@ func (c *Controller) ensureServerlessCluster(ctx context.Context, want compute.S
 // is checked as its cluster would be (against the size catalog), and the pool's clusters that
 // exist take the new settings. A cluster of a size no longer offered is left to finish its
 // runs and go idle; hangar compute delete removes it.
-func (c *Controller) putServerlessPool(ctx context.Context, s compute.Spec, old *compute.Target) (*compute.Target, error) {
+func (w *Workspace) putServerlessPool(ctx context.Context, s compute.Spec, old *compute.Target) (*compute.Target, error) {
 	if s.Name != compute.ServerlessName || s.Serverless == nil {
 		return nil, invalidf("name: the serverless pool is named serverless")
 	}
-	attach, ok := c.Backends[compute.TypeCluster].(backend.Attacher)
+	attach, ok := w.Backends[compute.TypeCluster].(backend.Attacher)
 	if !ok {
 		return nil, invalidf("type: serverless needs managed clusters, which this server does not run")
 	}
@@ -232,20 +232,20 @@ func (c *Controller) putServerlessPool(ctx context.Context, s compute.Spec, old 
 	if err != nil {
 		return nil, err
 	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: c.Now()}
+	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: w.Now()}
 	if old != nil {
 		t.CreatedAt = old.CreatedAt
 	}
-	if err := c.Store.PutCompute(ctx, t); err != nil {
+	if err := w.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
-	c.Log.Info("serverless pool stored", "sizes", s.Serverless.SizeNames(), "max_instances", s.Serverless.MaxInstances)
-	return &t, c.syncServerlessClusters(ctx, s)
+	w.Log.Info("serverless pool stored", "sizes", s.Serverless.SizeNames(), "max_instances", s.Serverless.MaxInstances)
+	return &t, w.syncServerlessClusters(ctx, s)
 }
 
 // syncServerlessClusters brings the pool's existing clusters up to date with it.
-func (c *Controller) syncServerlessClusters(ctx context.Context, pool compute.Spec) error {
-	ts, err := c.Store.Computes(ctx)
+func (w *Workspace) syncServerlessClusters(ctx context.Context, pool compute.Spec) error {
+	ts, err := w.Store.Computes(ctx)
 	if err != nil {
 		return err
 	}
@@ -258,11 +258,11 @@ func (c *Controller) syncServerlessClusters(ctx context.Context, pool compute.Sp
 		if err != nil {
 			return err
 		}
-		if _, err := c.ensureServerlessCluster(ctx, want); err != nil {
+		if _, err := w.ensureServerlessCluster(ctx, want); err != nil {
 			return err
 		}
 	}
-	c.Kick()
+	w.Runs.Kick()
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -23,8 +23,8 @@ const settingCuratedPrefix = "curated_environment."
 
 // CuratedEnvironments lists the mappings in force and, after them, the defaults owners removed
 // (Removed), sorted by name.
-func (c *Controller) CuratedEnvironments(ctx context.Context) ([]curated.Mapping, error) {
-	owned, err := c.ownedCurated(ctx)
+func (w *Workspace) CuratedEnvironments(ctx context.Context) ([]curated.Mapping, error) {
+	owned, err := w.ownedCurated(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -39,8 +39,8 @@ func (c *Controller) CuratedEnvironments(ctx context.Context) ([]curated.Mapping
 }
 
 // ownedCurated reads the owners' mappings and removals.
-func (c *Controller) ownedCurated(ctx context.Context) ([]curated.Mapping, error) {
-	rows, err := c.Store.Settings(ctx, settingCuratedPrefix)
+func (w *Workspace) ownedCurated(ctx context.Context) ([]curated.Mapping, error) {
+	rows, err := w.Store.Settings(ctx, settingCuratedPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -59,23 +59,23 @@ func (c *Controller) ownedCurated(ctx context.Context) ([]curated.Mapping, error
 // SetCuratedEnvironment stores an owner's mapping: a registered environment that exists (not
 // itself curated), or an environment definition (an image, a conda file, requirements or an
 // interpreter).
-func (c *Controller) SetCuratedEnvironment(ctx context.Context, m curated.Mapping) (*curated.Mapping, error) {
+func (w *Workspace) SetCuratedEnvironment(ctx context.Context, m curated.Mapping) (*curated.Mapping, error) {
 	if err := curated.CheckName(m.Name); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if err := c.checkCuratedTarget(ctx, m.Environment); err != nil {
+	if err := w.checkCuratedTarget(ctx, m.Environment); err != nil {
 		return nil, err
 	}
 	m.Builtin, m.Removed = false, false
-	if err := c.putCurated(ctx, m); err != nil {
+	if err := w.putCurated(ctx, m); err != nil {
 		return nil, err
 	}
-	c.Log.Info("curated environment mapped", "name", m.Name, "runs_in", curated.RunsIn(m.Environment))
+	w.Log.Info("curated environment mapped", "name", m.Name, "runs_in", curated.RunsIn(m.Environment))
 	return &m, nil
 }
 
 // checkCuratedTarget refuses what a mapping cannot run a job in.
-func (c *Controller) checkCuratedTarget(ctx context.Context, e job.Environment) error {
+func (w *Workspace) checkCuratedTarget(ctx context.Context, e job.Environment) error {
 	if e.Ref == "" {
 		if e.IsEmpty() && e.Image == "" {
 			return invalidf("environment: give a registered environment, an image, a conda file, requirements or an interpreter")
@@ -92,8 +92,8 @@ func (c *Controller) checkCuratedTarget(ctx context.Context, e job.Environment) 
 		return invalidf("environment: give either a registered environment (%s) or a definition, not both", e.Ref)
 	}
 	name, version := parseEnvRef(e.Ref)
-	if _, err := c.Store.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
-		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), c.knownEnvironments(ctx))
+	if _, err := w.Store.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
+		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
 	} else if err != nil {
 		return err
 	}
@@ -103,8 +103,8 @@ func (c *Controller) checkCuratedTarget(ctx context.Context, e job.Environment) 
 // RemoveCuratedEnvironment removes an owner's mapping (a default of the same name then applies
 // again) or a default (the name is then unmapped), and returns what is in force for the name
 // now (Removed when nothing).
-func (c *Controller) RemoveCuratedEnvironment(ctx context.Context, name string) (*curated.Mapping, error) {
-	owned, err := c.ownedCurated(ctx)
+func (w *Workspace) RemoveCuratedEnvironment(ctx context.Context, name string) (*curated.Mapping, error) {
+	owned, err := w.ownedCurated(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +115,10 @@ func (c *Controller) RemoveCuratedEnvironment(ctx context.Context, name string) 
 	case i >= 0 && owned[i].Removed:
 		return nil, conflictf("the default mapping of %s is removed already; hangar curated-environment set %s maps the name again", name, name)
 	case i >= 0:
-		if err := c.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
+		if err := w.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
 			return nil, err
 		}
-		c.Log.Info("curated environment mapping removed", "name", name)
+		w.Log.Info("curated environment mapping removed", "name", name)
 		if j >= 0 {
 			d := curated.Defaults()[j]
 			return &d, nil
@@ -126,10 +126,10 @@ func (c *Controller) RemoveCuratedEnvironment(ctx context.Context, name string) 
 		return &curated.Mapping{Name: owned[i].Name, Removed: true}, nil
 	case j >= 0:
 		m := curated.Mapping{Name: curated.Defaults()[j].Name, Removed: true}
-		if err := c.putCurated(ctx, m); err != nil {
+		if err := w.putCurated(ctx, m); err != nil {
 			return nil, err
 		}
-		c.Log.Info("curated environment default removed", "name", m.Name)
+		w.Log.Info("curated environment default removed", "name", m.Name)
 		m.Builtin = true
 		return &m, nil
 	}
@@ -138,19 +138,19 @@ func (c *Controller) RemoveCuratedEnvironment(ctx context.Context, name string) 
 
 func curatedKey(name string) string { return settingCuratedPrefix + strings.ToLower(name) }
 
-func (c *Controller) putCurated(ctx context.Context, m curated.Mapping) error {
+func (w *Workspace) putCurated(ctx context.Context, m curated.Mapping) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return c.Store.SetSetting(ctx, curatedKey(m.Name), string(b))
+	return w.Store.SetSetting(ctx, curatedKey(m.Name), string(b))
 }
 
 // resolveCurated gives a job that names Azure's curated environment name (from ref) the
 // environment its mapping says, with a warning that says so; without a mapping the job runs
 // in the host environment, with a warning that says exactly how an owner maps the name.
-func (c *Controller) resolveCurated(ctx context.Context, sp *job.Spec, ref, name string) ([]string, error) {
-	ms, err := c.CuratedEnvironments(ctx)
+func (w *Workspace) resolveCurated(ctx context.Context, sp *job.Spec, ref, name string) ([]string, error) {
+	ms, err := w.CuratedEnvironments(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (c *Controller) resolveCurated(ctx context.Context, sp *job.Spec, ref, name
 	env := m.Environment
 	if env.Ref != "" {
 		envName, version := parseEnvRef(env.Ref)
-		ev, err := c.Store.Environment(ctx, envName, version)
+		ev, err := w.Store.Environment(ctx, envName, version)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, invalidf("environment: %s is mapped (mapping %s) to environment %s, which this workspace does not have; an owner maps it again with hangar curated-environment set %s --environment NAME",
 				ref, m.Name, env.Ref, m.Name)

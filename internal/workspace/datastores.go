@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 )
 
 // Datastores lists the workspace's datastores: workspaceblobstore first, then those created.
-func (c *Controller) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
-	made, err := c.Store.Datastores(ctx)
+func (w *Workspace) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
+	made, err := w.Store.Datastores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -23,8 +23,8 @@ func (c *Controller) Datastores(ctx context.Context) ([]datastore.Datastore, err
 }
 
 // Datastore returns one datastore, as a NotFound error naming what exists when there is none.
-func (c *Controller) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
-	ds, err := c.datastore(ctx, name)
+func (w *Workspace) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+	ds, err := w.FindDatastore(ctx, name)
 	if err != nil {
 		return nil, notFoundf("%v", err)
 	}
@@ -32,14 +32,14 @@ func (c *Controller) Datastore(ctx context.Context, name string) (*datastore.Dat
 }
 
 // datastore finds a datastore; a missing one is a plain error naming those that exist.
-func (c *Controller) datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.Datastore, error) {
 	if name == datastore.WorkspaceBlobStore {
 		ws := datastore.Workspace()
 		return &ws, nil
 	}
-	ds, err := c.Store.Datastore(ctx, name)
+	ds, err := w.Store.Datastore(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		all, _ := c.Datastores(ctx)
+		all, _ := w.Datastores(ctx)
 		var names []string
 		for _, d := range all {
 			names = append(names, d.Name)
@@ -50,20 +50,20 @@ func (c *Controller) datastore(ctx context.Context, name string) (*datastore.Dat
 }
 
 // CreateDatastore creates or replaces a local_folder datastore; Azure storage types are refused.
-func (c *Controller) CreateDatastore(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
+func (w *Workspace) CreateDatastore(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
 	if err := datastore.Check(d); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if old, err := c.Store.Datastore(ctx, d.Name); err == nil {
+	if old, err := w.Store.Datastore(ctx, d.Name); err == nil {
 		d.CreatedAt = old.CreatedAt
 	} else {
-		d.CreatedAt = c.Now()
+		d.CreatedAt = w.Now()
 	}
 	d.Builtin = false
-	if err := c.Store.PutDatastore(ctx, d); err != nil {
+	if err := w.Store.PutDatastore(ctx, d); err != nil {
 		return nil, err
 	}
-	c.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
+	w.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
 	return &d, nil
 }
 
@@ -71,17 +71,17 @@ func (c *Controller) CreateDatastore(ctx context.Context, d datastore.Datastore)
 // workspaceblobstore, the manifest written there (fetched and cached on the node like any
 // input); in a local_folder datastore, the folder on the node's shared filesystem, read in
 // place, when the job's compute target is one whose nodes mount it.
-func (c *Controller) resolveDatastoreInput(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
+func (w *Workspace) resolveDatastoreInput(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
 	u, err := datastore.ParseURI(in.Path)
 	if err != nil {
 		return in, invalidf("inputs.%s.path: %v", name, err)
 	}
-	ds, err := c.datastore(ctx, u.Datastore)
+	ds, err := w.FindDatastore(ctx, u.Datastore)
 	if err != nil {
 		return in, invalidf("inputs.%s.path: %v", name, err)
 	}
 	if ds.Type != datastore.TypeLocalFolder {
-		if in.Manifest, err = c.blobStorePath(ctx, u); err != nil {
+		if in.Manifest, err = w.BlobStorePath(ctx, u); err != nil {
 			return in, invalidf("inputs.%s.path: %v", name, err)
 		}
 		return in, nil
@@ -111,14 +111,14 @@ func mountedOn(d datastore.Datastore) []string {
 // a job output with that path wrote there, or else a job's output at Azure's default place
 // (azureml/<job>/<output>/...). A path inside what was written gets a manifest of its own over
 // the same blobs.
-func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string, error) {
-	entries, err := c.Store.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
+func (w *Workspace) BlobStorePath(ctx context.Context, u datastore.URI) (string, error) {
+	entries, err := w.Store.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
 	if err != nil {
 		return "", err
 	}
 	e, sub, ok := datastore.Find(entries, u.Path)
 	if !ok {
-		if h, found, err := c.defaultOutputPath(ctx, u); found || err != nil {
+		if h, found, err := w.defaultOutputPath(ctx, u); found || err != nil {
 			return h, err
 		}
 		return "", fmt.Errorf("nothing was written at %s (uploads with hangar data create --path, and job outputs with that path, write there)", u)
@@ -126,7 +126,7 @@ func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string
 	h := e.Manifest
 	if e.Run != "" {
 		at := datastore.URI{Datastore: e.Datastore, Path: e.Path}
-		r, err := c.Store.Run(ctx, e.Run)
+		r, err := w.Store.Run(ctx, e.Run)
 		if err != nil {
 			return "", fmt.Errorf("%s is written by job %s: %w", at, e.Run, err)
 		}
@@ -137,25 +137,25 @@ func (c *Controller) blobStorePath(ctx context.Context, u datastore.URI) (string
 	if sub == "" {
 		return h, nil
 	}
-	m, err := c.readManifest(h)
+	m, err := w.readManifest(h)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", u, err)
 	}
 	if m, err = subtree(m, sub); err != nil {
 		return "", fmt.Errorf("%s: %v", u, err)
 	}
-	return c.putManifest(m)
+	return w.putManifest(m)
 }
 
 // defaultOutputPath reads u as Azure's default place of a job's output, azureml/<job>/<output>
 // [/<path>], when a job of that name exists; found is false otherwise (a folder named azureml is
 // not a job's output unless the job is there).
-func (c *Controller) defaultOutputPath(ctx context.Context, u datastore.URI) (h string, found bool, err error) {
+func (w *Workspace) defaultOutputPath(ctx context.Context, u datastore.URI) (h string, found bool, err error) {
 	run, out, sub, ok := datastore.JobOutputPath(u.Path)
 	if !ok {
 		return "", false, nil
 	}
-	if _, err := c.Store.Run(ctx, run); errors.Is(err, store.ErrNotFound) {
+	if _, err := w.Store.Run(ctx, run); errors.Is(err, store.ErrNotFound) {
 		return "", false, nil
 	} else if err != nil {
 		return "", false, err
@@ -164,7 +164,7 @@ func (c *Controller) defaultOutputPath(ctx context.Context, u datastore.URI) (h 
 	if sub != "" {
 		uri += "/paths/" + sub
 	}
-	h, err = c.jobOutputManifest(ctx, uri)
+	h, err = w.jobOutputManifest(ctx, uri)
 	var ce *Error
 	if errors.As(err, &ce) {
 		return "", true, errors.New(strings.TrimPrefix(ce.Msg, "path: "))
@@ -174,13 +174,13 @@ func (c *Controller) defaultOutputPath(ctx context.Context, u datastore.URI) (h 
 
 // recordOutputPaths notes, for each output whose path is in workspaceblobstore, that the run
 // writes it there: inputs naming that path read the output once the run has finished.
-func (c *Controller) recordOutputPaths(ctx context.Context, r *job.Run) error {
+func (w *Workspace) RecordOutputPaths(ctx context.Context, r *job.Run) error {
 	for name, o := range r.Spec.Outputs {
-		u, ok := outputDatastorePath(r.ID, name, o)
+		u, ok := OutputDatastorePath(r.ID, name, o)
 		if !ok {
 			continue
 		}
-		if err := c.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: u.Datastore, Path: u.Path,
+		if err := w.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: u.Datastore, Path: u.Path,
 			Run: r.ID, Output: name, CreatedAt: r.CreatedAt}); err != nil {
 			return err
 		}
@@ -188,9 +188,9 @@ func (c *Controller) recordOutputPaths(ctx context.Context, r *job.Run) error {
 	return nil
 }
 
-// outputDatastorePath is the workspaceblobstore path an output writes, with its expressions
+// OutputDatastorePath is the workspaceblobstore path an output writes, with its expressions
 // expanded, if it names one.
-func outputDatastorePath(run, name string, o job.Output) (datastore.URI, bool) {
+func OutputDatastorePath(run, name string, o job.Output) (datastore.URI, bool) {
 	if o.Path == "" {
 		return datastore.URI{}, false
 	}

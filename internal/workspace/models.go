@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -21,13 +21,13 @@ const maxModelUploads = 100_000
 // (req.Manifest), or from a job's output, azureml://jobs/<job>/outputs/<output>[/paths/<p>],
 // whose manifest is reused (a sub-path gets a manifest of its own over the same blobs: no bytes
 // are copied). Without a version it takes the next integer.
-func (c *Controller) CreateModel(ctx context.Context, req api.CreateModelRequest) (*model.Version, error) {
+func (w *Workspace) CreateModel(ctx context.Context, req api.CreateModelRequest) (*model.Version, error) {
 	sp := req.Spec
 	if err := model.CheckName(sp.Name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
 	v := model.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties,
-		Stage: sp.Stage, CreatedAt: c.Now()}
+		Stage: sp.Stage, CreatedAt: w.Now()}
 	var err error
 	if v.Type, err = model.CheckType(sp.Type); err != nil {
 		return nil, invalidf("%v", err)
@@ -41,7 +41,7 @@ func (c *Controller) CreateModel(ctx context.Context, req api.CreateModelRequest
 	case req.Manifest != "":
 		v.Manifest, v.Source = req.Manifest, model.SourceLocal
 	case strings.HasPrefix(strings.ToLower(p), "azureml://jobs/"):
-		if v.Manifest, err = c.jobOutputManifest(ctx, p); err != nil {
+		if v.Manifest, err = w.jobOutputManifest(ctx, p); err != nil {
 			return nil, err
 		}
 		v.Source = p
@@ -50,27 +50,27 @@ func (c *Controller) CreateModel(ctx context.Context, req api.CreateModelRequest
 	default:
 		return nil, invalidf("path: %s is not supported by this workspace: give a local file or folder, or a job output (azureml://jobs/<job>/outputs/<output>[/paths/<path>])", p)
 	}
-	m, err := c.readManifest(v.Manifest)
+	m, err := w.readManifest(v.Manifest)
 	if err != nil {
 		return nil, invalidf("path: the model's files (%s) were not uploaded: %v", v.Manifest, err)
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
-	created, err := c.Store.CreateModel(ctx, v)
+	created, err := w.Store.CreateModel(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Log.Info("model created", "model", created.Name, "version", created.Version, "source", created.Source)
+	w.Log.Info("model created", "model", created.Name, "version", created.Version, "source", created.Source)
 	return created, nil
 }
 
 // ResolveModel finds the version a reference names: name:version, name@latest, with or without
 // azureml:. An archived version still resolves by its number (a deployment that uses it keeps
 // working); @latest is the highest version that is not archived.
-func (c *Controller) ResolveModel(ctx context.Context, ref string) (*model.Version, error) {
+func (w *Workspace) ResolveModel(ctx context.Context, ref string) (*model.Version, error) {
 	r, err := model.ParseRef(ref, false)
 	if err != nil {
 		return nil, invalidf("%v", err)
@@ -79,16 +79,16 @@ func (c *Controller) ResolveModel(ctx context.Context, ref string) (*model.Versi
 	if r.Latest {
 		version = "latest"
 	}
-	v, err := c.Store.Model(ctx, r.Name, version)
+	v, err := w.Store.Model(ctx, r.Name, version)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no model %s in this workspace%s", r, c.modelHint(ctx, r))
+		return nil, notFoundf("no model %s in this workspace%s", r, w.modelHint(ctx, r))
 	}
 	return v, err
 }
 
 // modelHint says what the workspace has instead of the model a reference named.
-func (c *Controller) modelHint(ctx context.Context, r model.Ref) string {
-	vs, err := c.Store.Models(ctx, r.Name)
+func (w *Workspace) modelHint(ctx context.Context, r model.Ref) string {
+	vs, err := w.Store.Models(ctx, r.Name)
 	if err != nil || len(vs) == 0 {
 		return " (see hangar model list)"
 	}
@@ -99,7 +99,7 @@ func (c *Controller) modelHint(ctx context.Context, r model.Ref) string {
 }
 
 // SetModelArchived archives or restores a version, or every version of a model when version is "".
-func (c *Controller) SetModelArchived(ctx context.Context, name, version string, archived bool) error {
+func (w *Workspace) SetModelArchived(ctx context.Context, name, version string, archived bool) error {
 	if version != "" {
 		v, err := model.ParseVersion(version)
 		if err != nil {
@@ -107,7 +107,7 @@ func (c *Controller) SetModelArchived(ctx context.Context, name, version string,
 		}
 		version = v
 	}
-	_, err := c.Store.SetModelArchived(ctx, name, version, archived)
+	_, err := w.Store.SetModelArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
 			return notFoundf("no model %s in this workspace", name)
@@ -130,11 +130,11 @@ var modelInputTypes = map[string]bool{
 
 // resolveAssetInput resolves an input given as azureml:<name>:<version> or azureml:<name>@latest:
 // a registered model's files. Data asset references are resolved first (resolveAssetRef).
-func (c *Controller) resolveAssetInput(ctx context.Context, name string, in job.Input) (job.Input, error) {
+func (w *Workspace) resolveAssetInput(ctx context.Context, name string, in job.Input) (job.Input, error) {
 	if !modelInputTypes[in.Type] {
 		return in, invalidf("inputs.%s.path: a %s input cannot name a model (%s)", name, in.Type, in.Path)
 	}
-	v, err := c.ResolveModel(ctx, in.Path)
+	v, err := w.ResolveModel(ctx, in.Path)
 	var ce *Error
 	if errors.As(err, &ce) {
 		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)
@@ -149,7 +149,7 @@ func (c *Controller) resolveAssetInput(ctx context.Context, name string, in job.
 // jobOutputManifest returns the manifest of azureml://jobs/<job>/outputs/<output>[/paths/<p>].
 // The output "artifacts" (or "default") is what the job wrote to ./outputs, ./logs and its logs,
 // with the files it logged through MLflow beside them, as job download lays them out.
-func (c *Controller) jobOutputManifest(ctx context.Context, uri string) (string, error) {
+func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, error) {
 	rest := uri[len("azureml://jobs/"):]
 	parts := strings.SplitN(rest, "/", 4)
 	if len(parts) < 3 || parts[0] == "" || parts[1] != "outputs" || parts[2] == "" {
@@ -166,7 +166,7 @@ func (c *Controller) jobOutputManifest(ctx context.Context, uri string) (string,
 			return "", invalidf("path: %q is not a clean path inside the output", p)
 		}
 	}
-	run, err := c.Store.Run(ctx, parts[0])
+	run, err := w.Store.Run(ctx, parts[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return "", invalidf("path: no job named %s", parts[0])
 	} else if err != nil {
@@ -184,12 +184,12 @@ func (c *Controller) jobOutputManifest(ctx context.Context, uri string) (string,
 	if sub == "" && !artifacts {
 		return h, nil
 	}
-	m, err := c.readManifest(h)
+	m, err := w.readManifest(h)
 	if err != nil {
 		return "", fmt.Errorf("read output %s of job %s: %w", out, run.ID, err)
 	}
 	if artifacts {
-		up, err := c.Store.MLflowArtifactFiles(ctx, run.ID, maxModelUploads)
+		up, err := w.Store.MLflowArtifactFiles(ctx, run.ID, maxModelUploads)
 		if err != nil {
 			return "", err
 		}
@@ -200,18 +200,18 @@ func (c *Controller) jobOutputManifest(ctx context.Context, uri string) (string,
 			return "", invalidf("path: job %s output %s: %v", run.ID, out, err)
 		}
 	}
-	return c.putManifest(m)
+	return w.putManifest(m)
 }
 
-func (c *Controller) putManifest(m *snapshot.Manifest) (string, error) {
+func (w *Workspace) putManifest(m *snapshot.Manifest) (string, error) {
 	data, hash, err := m.Encode()
 	if err != nil {
 		return "", err
 	}
-	if c.Blobs.Has(hash) {
+	if w.Blobs.Has(hash) {
 		return hash, nil
 	}
-	if _, err := c.Blobs.PutBytes(data); err != nil {
+	if _, err := w.Blobs.PutBytes(data); err != nil {
 		return "", fmt.Errorf("store manifest: %w", err)
 	}
 	return hash, nil

@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -38,13 +38,13 @@ type Rotator interface {
 
 // SetSecret stores a secret's value sealed, creating the secret or replacing its value; a
 // non-nil access replaces who may use it at once (nil keeps it; a new secret is open).
-func (c *Controller) SetSecret(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
+func (w *Workspace) SetSecret(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return false, invalidf("name: %v", err)
 	}
 	var stored *store.SecretAccess
 	if access != nil {
-		a, err := c.checkAccessInput(ctx, *access)
+		a, err := w.checkAccessInput(ctx, *access)
 		if err != nil {
 			return false, err
 		}
@@ -55,35 +55,35 @@ func (c *Controller) SetSecret(ctx context.Context, name, value string, access *
 		return false, invalidf("value: empty (a secret needs a value; delete it with hangar secret delete %s)", name)
 	case len(value) > MaxSecretBytes:
 		return false, invalidf("value: %d bytes, more than the %d a secret may hold", len(value), MaxSecretBytes)
-	case c.Secrets == nil:
+	case w.Sealer == nil:
 		return false, errors.New("no workspace key to seal secrets")
 	}
-	sealed, err := c.Secrets.Encrypt([]byte(value))
+	sealed, err := w.Sealer.Encrypt([]byte(value))
 	if err != nil {
 		return false, fmt.Errorf("seal secret %s: %w", name, err)
 	}
-	if created, err = c.Store.PutJobSecret(ctx, name, sealed, stored, c.Now()); err != nil {
+	if created, err = w.Store.PutJobSecret(ctx, name, sealed, stored, w.Now()); err != nil {
 		return false, err
 	}
-	c.Log.Info("secret stored", "name", name, "created", created)
+	w.Log.Info("secret stored", "name", name, "created", created)
 	return created, nil
 }
 
 // SetSecretAccess replaces who may use a secret (its value stays). Runs already submitted are
 // checked again when they fetch the values.
-func (c *Controller) SetSecretAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
+func (w *Workspace) SetSecretAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	a, err := c.checkAccessInput(ctx, access)
+	a, err := w.checkAccessInput(ctx, access)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Store.SetJobSecretAccess(ctx, name, a); err != nil {
+	if err := w.Store.SetJobSecretAccess(ctx, name, a); err != nil {
 		return nil, mapStoreErr(err)
 	}
-	c.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
-	list, err := c.ListSecrets(ctx)
+	w.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
+	list, err := w.ListSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,12 @@ func (c *Controller) SetSecretAccess(ctx context.Context, name string, access ap
 
 // ListSecrets lists the secrets with their use (never their values): the active jobs naming each,
 // and the run that fetched it last.
-func (c *Controller) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) {
-	list, err := c.Store.JobSecrets(ctx)
+func (w *Workspace) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) {
+	list, err := w.Store.JobSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	users, err := c.secretUsers(ctx)
+	users, err := w.secretUsers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +115,8 @@ func (c *Controller) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) 
 }
 
 // secretUsers maps each secret name to the active jobs whose spec names it, sorted.
-func (c *Controller) secretUsers(ctx context.Context) (map[string][]string, error) {
-	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true})
+func (w *Workspace) secretUsers(ctx context.Context) (map[string][]string, error) {
+	active, err := w.Store.Runs(ctx, store.RunFilter{Active: true})
 	if err != nil {
 		return nil, err
 	}
@@ -138,25 +138,31 @@ func (c *Controller) secretUsers(ctx context.Context) (map[string][]string, erro
 
 // DeleteSecret removes a secret. It returns the active jobs that name it: those that have not
 // fetched it yet will fail in Preparing, saying the secret is gone.
-func (c *Controller) DeleteSecret(ctx context.Context, name string) (usedBy []string, err error) {
+func (w *Workspace) DeleteSecret(ctx context.Context, name string) (usedBy []string, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	if err := c.Store.DeleteJobSecret(ctx, name); err != nil {
+	if err := w.Store.DeleteJobSecret(ctx, name); err != nil {
 		return nil, mapStoreErr(err)
 	}
-	users, err := c.secretUsers(ctx)
+	users, err := w.secretUsers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.Log.Info("secret deleted", "name", name)
+	w.Log.Info("secret deleted", "name", name)
 	return users[name], nil
+}
+
+// CheckSecretRefs refuses the secrets sp names that user by may not use, or that the workspace
+// does not have.
+func (w *Workspace) CheckSecretRefs(ctx context.Context, by string, sp *job.Spec) error {
+	return w.checkSecretRefs(ctx, by, sp, nil)
 }
 
 // checkSecretRefs refuses a job whose environment variables, or those of what check stands for
 // (a sweep's sample trial, when not nil), name a secret the workspace does not have, or one its
 // submitter by may not use (secretaccess.go): at submit time, rather than in Preparing.
-func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *job.Spec) error {
+func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *job.Spec) error {
 	refs, err := binding.SecretRefs(sp)
 	if err != nil {
 		return invalidf("%v", err)
@@ -171,7 +177,7 @@ func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *
 	if len(refs) == 0 {
 		return nil
 	}
-	have, err := c.secretSet(ctx)
+	have, err := w.secretSet(ctx)
 	if err != nil {
 		return err
 	}
@@ -181,7 +187,7 @@ func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *
 				r.Var, r.Name, orNone(keysOf(have)), r.Name)
 		}
 	}
-	why, err := c.checkSecretAccess(ctx, by, refs, have)
+	why, err := w.checkSecretAccess(ctx, by, refs, have)
 	if err != nil {
 		return err
 	}
@@ -191,8 +197,8 @@ func (c *Controller) checkSecretRefs(ctx context.Context, by string, sp, check *
 	return nil
 }
 
-func (c *Controller) secretSet(ctx context.Context) (map[string]store.JobSecret, error) {
-	list, err := c.Store.JobSecrets(ctx)
+func (w *Workspace) secretSet(ctx context.Context) (map[string]store.JobSecret, error) {
+	list, err := w.Store.JobSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +229,8 @@ func orNone(xs []string) string {
 // while the run is not final, and only those its submitter may use now (access is checked again
 // here: it may have been removed while the run waited). The caller has checked that the run
 // token is this run's.
-func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]string, error) {
-	r, err := c.Store.Run(ctx, runID)
+func (w *Workspace) RunSecrets(ctx context.Context, runID string) (map[string]string, error) {
+	r, err := w.Store.Run(ctx, runID)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -239,14 +245,14 @@ func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]s
 	if len(refs) == 0 {
 		return out, nil
 	}
-	have, err := c.secretSet(ctx)
+	have, err := w.secretSet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if why, err := c.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
+	if why, err := w.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
 		if err == nil {
 			err = conflictf("%s", why)
-			c.Log.Warn("secret refused to a run", "run", runID, "why", why)
+			w.Log.Warn("secret refused to a run", "run", runID, "why", why)
 		}
 		return nil, err
 	}
@@ -258,17 +264,17 @@ func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]s
 		if !ok {
 			return nil, notFoundf("environment_variables.%s: secret %s was deleted from the workspace after the job was submitted", ref.Var, ref.Name)
 		}
-		if c.Secrets == nil {
+		if w.Sealer == nil {
 			return nil, errors.New("no workspace key to unseal secrets")
 		}
-		v, err := c.Secrets.Decrypt(s.Sealed)
+		v, err := w.Sealer.Decrypt(s.Sealed)
 		if err != nil {
 			return nil, fmt.Errorf("unseal secret %s: %w", ref.Name, err)
 		}
 		out[ref.Name] = string(v)
 	}
-	if err := c.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, c.Now()); err != nil {
-		c.Log.Warn("record the use of secrets", "run", runID, "err", err)
+	if err := w.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, w.Now()); err != nil {
+		w.Log.Warn("record the use of secrets", "run", runID, "err", err)
 	}
 	return out, nil
 }
@@ -276,17 +282,17 @@ func (c *Controller) RunSecrets(ctx context.Context, runID string) (map[string]s
 // RotateKey reseals every sealed value of the workspace (job secrets, endpoints' keys, compute
 // targets' passwords and private keys) under a new key, then drops the old one (see
 // finishRotation for what a crash in the middle leaves).
-func (c *Controller) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
-	r, ok := c.Secrets.(Rotator)
+func (w *Workspace) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
+	r, ok := w.Sealer.(Rotator)
 	if !ok {
 		return nil, invalidf("this workspace's secret key cannot be rotated (no key file)")
 	}
-	c.rotating.Lock()
-	defer c.rotating.Unlock()
+	w.rotating.Lock()
+	defer w.rotating.Unlock()
 	if err := r.BeginRotation(); err != nil {
 		return nil, err
 	}
-	n, err := c.finishRotation(ctx, r)
+	n, err := w.finishRotation(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -295,18 +301,18 @@ func (c *Controller) RotateKey(ctx context.Context) (*api.RotateKeyReply, error)
 
 // FinishKeyRotation completes a rotation that a crash interrupted; the server calls it at start,
 // before it serves.
-func (c *Controller) FinishKeyRotation(ctx context.Context) error {
-	r, ok := c.Secrets.(Rotator)
+func (w *Workspace) FinishKeyRotation(ctx context.Context) error {
+	r, ok := w.Sealer.(Rotator)
 	if !ok || !r.Rotating() {
 		return nil
 	}
-	c.rotating.Lock()
-	defer c.rotating.Unlock()
-	n, err := c.finishRotation(ctx, r)
+	w.rotating.Lock()
+	defer w.rotating.Unlock()
+	n, err := w.finishRotation(ctx, r)
 	if err != nil {
 		return fmt.Errorf("finish the key rotation begun before: %w", err)
 	}
-	c.Log.Info("finished the key rotation an earlier run of the server began", "resealed", n, "key", r.KeyID())
+	w.Log.Info("finished the key rotation an earlier run of the server began", "resealed", n, "key", r.KeyID())
 	return nil
 }
 
@@ -319,13 +325,13 @@ const maxResealPasses = 5
 // pass (a compute target attached meanwhile). Until the commit both key files are on disk and
 // the box opens values under either, so a crash at any point loses nothing: the next start
 // finds the rotation's key file and finishes the rotation (FinishKeyRotation).
-func (c *Controller) finishRotation(ctx context.Context, r Rotator) (int, error) {
+func (w *Workspace) finishRotation(ctx context.Context, r Rotator) (int, error) {
 	total := 0
 	for pass := 0; ; pass++ {
 		if pass == maxResealPasses {
 			return total, errors.New("values sealed under the old key keep arriving; try again (both keys are kept until it succeeds)")
 		}
-		n, err := c.Store.Reseal(ctx, resealer(r))
+		n, err := w.Store.Reseal(ctx, Resealer(r))
 		if err != nil {
 			return total, fmt.Errorf("reseal: %w", err)
 		}
@@ -337,12 +343,12 @@ func (c *Controller) finishRotation(ctx context.Context, r Rotator) (int, error)
 	if err := r.CommitRotation(); err != nil {
 		return total, err
 	}
-	c.Log.Info("secret key rotated", "key", r.KeyID(), "resealed", total)
+	w.Log.Info("secret key rotated", "key", r.KeyID(), "resealed", total)
 	return total, nil
 }
 
-// resealer reseals what is not under r's current key.
-func resealer(r Rotator) store.Resealer {
+// Resealer reseals what is not under r's current key.
+func Resealer(r Rotator) store.Resealer {
 	value := func(sealed string) (string, bool, error) {
 		if r.Current(sealed) {
 			return sealed, false, nil

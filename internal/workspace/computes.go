@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -21,11 +21,11 @@ type Sealer interface {
 // With replace, an existing target of the same name and type is updated (not while it has active
 // runs, unless only settings that do not affect them change — Hangar is conservative: it refuses).
 // Nothing is stored when verification fails.
-func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
+func (w *Workspace) CreateCompute(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
 	if s.Name == "" {
 		return nil, invalidf("name: required")
 	}
-	old, err := c.Store.Compute(ctx, s.Name)
+	old, err := w.Store.Compute(ctx, s.Name)
 	switch {
 	case err == nil && !replace:
 		return nil, conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
@@ -37,9 +37,9 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 		return nil, err
 	}
 	if s.Type == compute.TypeServerless { // a pool, not a target runs are handed to (serverless.go)
-		return c.putServerlessPool(ctx, s, old)
+		return w.putServerlessPool(ctx, s, old)
 	}
-	b, ok := c.Backends[s.Type]
+	b, ok := w.Backends[s.Type]
 	if !ok {
 		return nil, invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
 	}
@@ -52,26 +52,26 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 		if err != nil {
 			return nil, invalidf("attach %s: %v", s.Name, err)
 		}
-		st.Node, st.AttachedAt = node, c.Now()
+		st.Node, st.AttachedAt = node, w.Now()
 	}
-	if err := c.seal(&st.Spec); err != nil {
+	if err := w.Seal(&st.Spec); err != nil {
 		return nil, err
 	}
 	props, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
 	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: c.Now()}
+	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: w.Now()}
 	if old != nil {
 		t.CreatedAt = old.CreatedAt
 	}
-	if err := c.Store.PutCompute(ctx, t); err != nil {
+	if err := w.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
-	c.calls.forget(s.Name) // a new spec (address, credentials): what its old one met is moot
-	c.Log.Info("compute stored", "name", s.Name, "type", s.Type)
+	w.Runs.ForgetTarget(s.Name) // a new spec (address, credentials): what its old one met is moot
+	w.Log.Info("compute stored", "name", s.Name, "type", s.Type)
 	if s.Type == compute.TypeInstance {
-		if err := c.instanceCreated(ctx, s); err != nil {
+		if err := w.Instances.Created(ctx, s); err != nil {
 			return nil, err
 		}
 	}
@@ -79,21 +79,21 @@ func (c *Controller) CreateCompute(ctx context.Context, s compute.Spec, replace 
 }
 
 // DeleteCompute removes a target; with active runs it refuses unless force, which cancels them.
-func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool) error {
+func (w *Workspace) DeleteCompute(ctx context.Context, name string, force bool) error {
 	if name == compute.LocalName {
 		return invalidf("compute local is built in and cannot be deleted")
 	}
-	t, err := c.Store.Compute(ctx, name)
+	t, err := w.Store.Compute(ctx, name)
 	if err != nil {
 		return mapStoreErr(err)
 	}
-	if err := c.instanceDeletable(ctx, t); err != nil {
+	if err := w.Instances.Deletable(ctx, t); err != nil {
 		return err
 	}
-	if err := c.deleteServerlessClusters(ctx, t, force); err != nil {
+	if err := w.deleteServerlessClusters(ctx, t, force); err != nil {
 		return err
 	}
-	active, err := c.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := w.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err
 	}
@@ -101,39 +101,56 @@ func (c *Controller) DeleteCompute(ctx context.Context, name string, force bool)
 		return conflictf("compute %s has %d active runs (e.g. %s); cancel them or use --force", name, len(active), active[0].ID)
 	}
 	for _, r := range active {
-		if _, err := c.Cancel(ctx, r.ID); err != nil {
+		if _, err := w.Runs.Cancel(ctx, r.ID); err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != Conflict {
 				return fmt.Errorf("cancel %s: %w", r.ID, err)
 			}
 		}
 	}
-	if err := c.Store.DeleteCompute(ctx, name); err != nil {
+	if err := w.Store.DeleteCompute(ctx, name); err != nil {
 		return err
 	}
 	if t.Type == compute.TypeInstance {
-		if err := c.Store.DeleteInstance(ctx, name); err != nil {
+		if err := w.Store.DeleteInstance(ctx, name); err != nil {
 			return err
 		}
 	}
-	c.calls.forget(name)
-	c.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now
+	w.Runs.ForgetTarget(name)
+	w.Runs.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now
 	return nil
 }
 
-func (c *Controller) seal(s *compute.Spec) error {
+func (w *Workspace) Seal(s *compute.Spec) error {
 	for _, f := range s.SecretFields() {
 		if *f == "" {
 			continue
 		}
-		if c.Secrets == nil {
+		if w.Sealer == nil {
 			return fmt.Errorf("no workspace key to seal secrets")
 		}
-		ct, err := c.Secrets.Encrypt([]byte(*f))
+		ct, err := w.Sealer.Encrypt([]byte(*f))
 		if err != nil {
 			return err
 		}
 		*f = ct
 	}
 	return nil
+}
+
+// instanceOwner sets who owns an instance: create_on_behalf_of's user, else who created it
+// (the CLI sends its user), else "unknown"; an update keeps the owner it had.
+func instanceOwner(s *compute.Spec, old *compute.Target) {
+	if old != nil {
+		if st, err := compute.Load(*old); err == nil && st.Spec.Instance != nil && st.Spec.Instance.Owner != "" {
+			s.Instance.Owner = st.Spec.Instance.Owner
+			return
+		}
+	}
+	if u := s.Instance.CreateOnBehalfOf["user_object_id"]; u != "" {
+		s.Instance.Owner = u
+	}
+	if s.Instance.Owner == "" {
+		s.Instance.Owner = "unknown"
+	}
 }

@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -18,7 +18,7 @@ const SettingEnvCacheMax = "env_cache_max_bytes"
 const DefaultEnvCacheMax int64 = 20 << 30
 
 // CreateEnvironment registers a new environment version (the next integer when none is given).
-func (c *Controller) CreateEnvironment(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
+func (w *Workspace) CreateEnvironment(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
 	if env.Name == "" {
 		return nil, invalidf("name: required")
 	}
@@ -33,7 +33,7 @@ func (c *Controller) CreateEnvironment(ctx context.Context, env job.Environment)
 	if env.IsEmpty() && env.Image == "" {
 		return nil, invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
 	}
-	ev, err := c.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: c.Now()})
+	ev, err := w.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: w.Now()})
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
 	}
@@ -54,21 +54,21 @@ func parseEnvRef(ref string) (name, version string) {
 // resolveEnvironment replaces a reference to a registered environment with its definition.
 // Azure's curated environments (and registry references) run in what the workspace's mapping
 // says (curated.go), or on the host with a warning that says how to map them.
-func (c *Controller) resolveEnvironment(ctx context.Context, sp *job.Spec) ([]string, error) {
+func (w *Workspace) ResolveEnvironment(ctx context.Context, sp *job.Spec) ([]string, error) {
 	ref := sp.Environment.Ref
 	if ref == "" {
 		return nil, nil
 	}
 	if name, ok := curated.Reference(ref); ok {
-		return c.resolveCurated(ctx, sp, ref, name)
+		return w.resolveCurated(ctx, sp, ref, name)
 	}
 	if strings.HasPrefix(ref, "azureml:/") || strings.HasPrefix(ref, "/subscriptions/") {
 		return nil, invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
 	}
 	name, version := parseEnvRef(ref)
-	ev, err := c.Store.Environment(ctx, name, version)
+	ev, err := w.Store.Environment(ctx, name, version)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), c.knownEnvironments(ctx))
+		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
 	}
 	if err != nil {
 		return nil, err
@@ -86,8 +86,8 @@ func describeRef(name, version string) string {
 	return name + " version " + version
 }
 
-func (c *Controller) knownEnvironments(ctx context.Context) string {
-	all, err := c.Store.Environments(ctx, "")
+func (w *Workspace) knownEnvironments(ctx context.Context) string {
+	all, err := w.Store.Environments(ctx, "")
 	if err != nil || len(all) == 0 {
 		return " (none registered: see hangar environment create)"
 	}

@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -26,13 +26,13 @@ const maxComponentRounds = 8
 // checked against the declared types, min, max and enum; a pipeline component's steps,
 // inlined as "<step>.<inner>". Steps without a compute take settings.default_compute, and the
 // graph is checked (pipeline.Check). Errors name the field: jobs.<step>.<field>.
-func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
+func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 	p := sp.Pipeline
 	if p == nil {
 		return invalidf("jobs: required")
 	}
 	if spec.Registered(job.PipelineStep{Component: p.Component}) {
-		if err := c.resolveTopComponent(ctx, sp); err != nil {
+		if err := w.resolveTopComponent(ctx, sp); err != nil {
 			return err
 		}
 	}
@@ -56,7 +56,7 @@ func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
 		}
 		slices.Sort(pending)
 		for _, name := range pending {
-			if err := c.resolveStep(ctx, steps, groups, name, p.Settings.DefaultCompute); err != nil {
+			if err := w.resolveStep(ctx, steps, groups, name, p.Settings.DefaultCompute); err != nil {
 				return err
 			}
 		}
@@ -84,12 +84,12 @@ func (c *Controller) resolvePipeline(ctx context.Context, sp *job.Spec) error {
 // (`component: azureml:<name>@latest` at its top) the component's steps, under their own names:
 // the job's inputs are the component's values, its outputs (only the fields it gave) are put on
 // the component's outputs and on the steps that write them, as the CLI does for a file.
-func (c *Controller) resolveTopComponent(ctx context.Context, sp *job.Spec) error {
+func (w *Workspace) resolveTopComponent(ctx context.Context, sp *job.Spec) error {
 	p := sp.Pipeline
 	if len(p.Steps) > 0 {
 		return invalidf("jobs: give jobs or component, not both")
 	}
-	v, err := c.ResolveComponent(ctx, strings.TrimPrefix(p.Component, "azureml:"))
+	v, err := w.ResolveComponent(ctx, strings.TrimPrefix(p.Component, "azureml:"))
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -121,9 +121,9 @@ func (c *Controller) resolveTopComponent(ctx context.Context, sp *job.Spec) erro
 
 // resolveStep replaces one step that names a registered component by the component's step, or
 // by its steps for a pipeline component.
-func (c *Controller) resolveStep(ctx context.Context, steps map[string]component.Step, groups map[string]map[string]job.StepRef, name, defaultCompute string) error {
+func (w *Workspace) resolveStep(ctx context.Context, steps map[string]component.Step, groups map[string]map[string]job.StepRef, name, defaultCompute string) error {
 	st := steps[name]
-	v, err := c.ResolveComponent(ctx, strings.TrimPrefix(st.Component, "azureml:"))
+	v, err := w.ResolveComponent(ctx, strings.TrimPrefix(st.Component, "azureml:"))
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

@@ -1,4 +1,4 @@
-package controller
+package workspace
 
 import (
 	"context"
@@ -60,14 +60,14 @@ func accessOf(a store.SecretAccess) api.SecretAccess {
 
 // userRole is the current role of user: owner for the workspace token's user, "" for no user
 // (none recorded, or deleted since).
-func (c *Controller) userRole(ctx context.Context, user string) (string, error) {
+func (w *Workspace) userRole(ctx context.Context, user string) (string, error) {
 	switch user {
 	case "":
 		return "", nil
 	case api.AdminUser:
 		return api.RoleOwner, nil
 	}
-	u, err := c.Store.GetUser(ctx, user)
+	u, err := w.Store.GetUser(ctx, user)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
@@ -95,8 +95,8 @@ func secretRefused(s store.JobSecret, v, user, role string) string {
 }
 
 // checkSecretAccess refuses the first reference to a secret user may not use.
-func (c *Controller) checkSecretAccess(ctx context.Context, user string, refs []binding.SecretRef, have map[string]store.JobSecret) (string, error) {
-	role, err := c.userRole(ctx, user)
+func (w *Workspace) checkSecretAccess(ctx context.Context, user string, refs []binding.SecretRef, have map[string]store.JobSecret) (string, error) {
+	role, err := w.userRole(ctx, user)
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +112,7 @@ func (c *Controller) checkSecretAccess(ctx context.Context, user string, refs []
 
 // checkAccessInput validates an access given to a secret: known roles, existing users; it
 // returns it sorted, without repeats.
-func (c *Controller) checkAccessInput(ctx context.Context, a api.SecretAccess) (store.SecretAccess, error) {
+func (w *Workspace) checkAccessInput(ctx context.Context, a api.SecretAccess) (store.SecretAccess, error) {
 	out := store.SecretAccess{Users: sortedSet(a.Users), Roles: sortedSet(a.Roles)}
 	for _, r := range out.Roles {
 		if !slices.Contains(api.Roles, r) {
@@ -120,7 +120,7 @@ func (c *Controller) checkAccessInput(ctx context.Context, a api.SecretAccess) (
 		}
 	}
 	for _, u := range out.Users {
-		role, err := c.userRole(ctx, u)
+		role, err := w.userRole(ctx, u)
 		if err != nil {
 			return out, err
 		}

@@ -1,0 +1,47 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/workspace"
+)
+
+// Sealer encrypts and decrypts secrets at rest (secrets.Keyring).
+type Sealer = workspace.Sealer
+
+// Rotator is a Sealer whose key can be replaced (secrets.Box).
+type Rotator = workspace.Rotator
+
+// maxManifestBytes bounds a manifest the server reads whole.
+const maxManifestBytes = workspace.MaxManifestBytes
+
+// newWorkspace is the resolver of this controller's jobs, over the same store, blobs, backends
+// and sealer; what it asks of runs and instances comes back here (workspaceHooks).
+func (c *Controller) newWorkspace() *workspace.Workspace {
+	h := workspaceHooks{c}
+	return &workspace.Workspace{Store: c.Store, Blobs: c.Blobs, Backends: c.Backends, Sealer: c.Secrets,
+		Log: c.Log, Now: func() time.Time { return c.Now() }, LocalRuntime: c.LocalRuntime, Runs: h, Instances: h}
+}
+
+// workspaceHooks are the run core's and the instances' answers to the workspace
+// (workspace.Runs, workspace.Instances).
+type workspaceHooks struct{ c *Controller }
+
+func (h workspaceHooks) Cancel(ctx context.Context, id string) (*job.Run, error) {
+	return h.c.Cancel(ctx, id)
+}
+
+func (h workspaceHooks) ForgetTarget(name string) { h.c.calls.forget(name) }
+
+func (h workspaceHooks) Kick() { h.c.Kick() }
+
+func (h workspaceHooks) Created(ctx context.Context, s compute.Spec) error {
+	return h.c.instanceCreated(ctx, s)
+}
+
+func (h workspaceHooks) Deletable(ctx context.Context, t *compute.Target) error {
+	return h.c.instanceDeletable(ctx, t)
+}

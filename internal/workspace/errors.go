@@ -1,0 +1,48 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Kind classifies an error for the API layer (the server maps it to a status code); the
+// controller's errors are of these kinds too.
+type Kind int
+
+// Error kinds.
+const (
+	Invalid Kind = iota + 1
+	NotFound
+	Conflict
+	Unauthorized
+)
+
+// Error is a user-facing error of a known kind.
+type Error struct {
+	Kind Kind
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func invalidf(format string, a ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func notFoundf(format string, a ...any) error {
+	return &Error{Kind: NotFound, Msg: fmt.Sprintf(format, a...)}
+}
+
+func conflictf(format string, a ...any) error {
+	return &Error{Kind: Conflict, Msg: fmt.Sprintf(format, a...)}
+}
+
+// mapStoreErr types a store's not-found as NotFound.
+func mapStoreErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &Error{Kind: NotFound, Msg: err.Error()}
+	}
+	return err
+}
