@@ -72,18 +72,8 @@ func (e *Env) streamPipeline(ctx context.Context, c *api.Client, name string, ra
 	for {
 		d, err := c.Jobs.Get(ctx, name)
 		if err != nil {
-			if api.IsServerError(err) || ctx.Err() != nil {
+			if err := e.reconnect(ctx, &c, &lostSince, err, 0); err != nil {
 				return err
-			}
-			if lostSince.IsZero() {
-				lostSince = time.Now()
-				fmt.Fprintf(e.Stderr, "lost the workspace server (%v); reconnecting...\n", err)
-			}
-			if time.Since(lostSince) > 2*time.Minute {
-				return fmt.Errorf("workspace server unreachable for 2 minutes: %w", err)
-			}
-			if nc, cerr := e.client(ctx); cerr == nil {
-				c = nc
 			}
 		} else {
 			lostSince = time.Time{}

@@ -83,19 +83,8 @@ func (e *Env) follow(ctx context.Context, c *api.Client, name, file string, out 
 	for {
 		resp, err := c.Jobs.Logs(ctx, name, file, after, 20*time.Second)
 		if err != nil {
-			if api.IsServerError(err) || ctx.Err() != nil {
+			if err := e.reconnect(ctx, &c, &lostSince, err, time.Second); err != nil {
 				return err
-			}
-			if lostSince.IsZero() {
-				lostSince = time.Now()
-				fmt.Fprintf(e.Stderr, "lost the workspace server (%v); reconnecting...\n", err)
-			}
-			if time.Since(lostSince) > 2*time.Minute {
-				return fmt.Errorf("workspace server unreachable for 2 minutes: %w", err)
-			}
-			time.Sleep(time.Second)
-			if nc, cerr := e.client(ctx); cerr == nil {
-				c = nc
 			}
 			continue
 		}
@@ -147,4 +136,28 @@ func (e *Env) summary(d *api.RunDetail, out runOutput) error {
 	default:
 		return &ExitError{Code: ExitFailed}
 	}
+}
+
+// reconnect is what a follower does after a call failed with err: a server's answer, or ctx
+// ended, ends it (err); a call nobody answered is tried again, after pause, with a new client
+// when one can be made (for the local workspace, restarting it), until the server has been gone
+// for 2 minutes since lostSince.
+func (e *Env) reconnect(ctx context.Context, c **api.Client, lostSince *time.Time, err error, pause time.Duration) error {
+	if api.IsServerError(err) || ctx.Err() != nil {
+		return err
+	}
+	if lostSince.IsZero() {
+		*lostSince = time.Now()
+		fmt.Fprintf(e.Stderr, "lost the workspace server (%v); reconnecting...\n", err)
+	}
+	if time.Since(*lostSince) > 2*time.Minute {
+		return fmt.Errorf("workspace server unreachable for 2 minutes: %w", err)
+	}
+	if pause > 0 {
+		time.Sleep(pause)
+	}
+	if nc, cerr := e.client(ctx); cerr == nil {
+		*c = nc
+	}
+	return nil
 }
