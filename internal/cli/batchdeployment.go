@@ -102,10 +102,7 @@ func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
+	addDeploymentTarget(cmd, &name, &endpoint, "batch endpoint name")
 	return cmd
 }
 
@@ -116,22 +113,15 @@ func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 		Short:   "List a batch endpoint's deployments",
 		Example: "  hangar batch-deployment list -e mnist-batch",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			deps, err := c.BatchDeployments.List(cmd.Context(), endpoint)
-			if err != nil {
-				return err
-			}
-			return env.printData(deps, func(w io.Writer) error {
-				rows := make([][]string, 0, len(deps))
-				for _, d := range deps {
-					rows = append(rows, []string{d.Name, d.Compute, fmt.Sprint(d.InstanceCount), modelText(d.Model), d.Settings.OutputAction})
-				}
-				return table(w, []string{"NAME", "COMPUTE", "INSTANCES", "MODEL", "OUTPUT"}, rows)
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.BatchDeploymentView, error) {
+			return c.BatchDeployments.List(ctx, endpoint)
+		}, func(w io.Writer, deps []api.BatchDeploymentView) error {
+			return tableOf(w, []string{"NAME", "COMPUTE", "INSTANCES", "MODEL", "OUTPUT"}, deps, func(d api.BatchDeploymentView) []string {
+				return []string{d.Name, d.Compute, fmt.Sprint(d.InstanceCount), modelText(d.Model), d.Settings.OutputAction}
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
+	addEndpointTarget(cmd, &endpoint, "batch endpoint name")
 	return cmd
 }
 
@@ -163,9 +153,6 @@ func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
 			return env.listJobs(cmd, f)
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "batch endpoint name")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
+	addDeploymentTarget(cmd, &name, &endpoint, "batch endpoint name")
 	return cmd
 }

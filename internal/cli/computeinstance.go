@@ -35,15 +35,11 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 		Example:           example,
 		Args:              nameArgs(&name, "compute instance"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			in, err := c.Instances.Action(cmd.Context(), name, action, force)
-			if err != nil {
-				return err
-			}
-			return env.printData(in, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Compute instance %s: %s (%s)\n", in.Name, in.State, in.Reason)
-				return err
-			})
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.Instance, error) {
+			return c.Instances.Action(ctx, name, action, force)
+		}, func(w io.Writer, in *api.Instance) error {
+			_, err := fmt.Fprintf(w, "Compute instance %s: %s (%s)\n", in.Name, in.State, in.Reason)
+			return err
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")

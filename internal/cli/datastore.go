@@ -111,24 +111,20 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 		Use:     "show NAME",
 		Short:   "Show a datastore",
 		Example: "  hangar datastore show workspaceblobstore\n  hangar datastore show shared -o yaml",
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			d, err := c.Datastores.Get(cmd.Context(), name)
-			if err != nil {
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*datastore.Datastore, error) {
+			return c.Datastores.Get(ctx, name)
+		}, func(w io.Writer, d *datastore.Datastore) error {
+			created := ""
+			if !d.Builtin {
+				created = fmtTime(&d.CreatedAt)
+			}
+			if err := kv(w, [][2]string{{"Name", d.Name}, {"Type", d.Type}, {"Path", d.Path},
+				{"Mounted on", strings.Join(mounts(*d), ", ")}, {"Description", d.Description},
+				{"Created", created}, {"Use as", "azureml://datastores/" + d.Name + "/paths/<path>"}}); err != nil {
 				return err
 			}
-			return env.printData(d, func(w io.Writer) error {
-				created := ""
-				if !d.Builtin {
-					created = fmtTime(&d.CreatedAt)
-				}
-				if err := kv(w, [][2]string{{"Name", d.Name}, {"Type", d.Type}, {"Path", d.Path},
-					{"Mounted on", strings.Join(mounts(*d), ", ")}, {"Description", d.Description},
-					{"Created", created}, {"Use as", "azureml://datastores/" + d.Name + "/paths/<path>"}}); err != nil {
-					return err
-				}
-				section(w, "Tags", sortedPairs(d.Tags))
-				return nil
-			})
+			section(w, "Tags", sortedPairs(d.Tags))
+			return nil
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "datastore name (or give it as the argument)")

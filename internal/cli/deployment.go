@@ -151,26 +151,19 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 		Short:   "Show a deployment: its state, replicas (runs) and settings",
 		Example: "  hangar online-deployment show -n blue -e my-endpoint",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			v, err := c.Deployments.Get(cmd.Context(), endpoint, name)
-			if err != nil {
-				return err
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.DeploymentView, error) {
+			return c.Deployments.Get(ctx, endpoint, name)
+		}, func(w io.Writer, v *api.DeploymentView) error {
+			fmt.Fprintf(w, "Name:        %s\nEndpoint:    %s\nState:       %s (%s)\nCompute:     %s\nInstances:   %d (scale %s)\nModel:       %s\n",
+				v.Name, v.Endpoint, v.ProvisioningState, v.Reason, v.Compute, v.InstanceCount, v.Scale.Type, modelText(v.Model))
+			fmt.Fprintln(w, "Replicas:")
+			for _, r := range v.Replicas {
+				fmt.Fprintf(w, "  %s  %s  %s  generation %d  %s\n", r.Run, r.Status, r.Address, r.Generation, r.Reason)
 			}
-			return env.printData(v, func(w io.Writer) error {
-				fmt.Fprintf(w, "Name:        %s\nEndpoint:    %s\nState:       %s (%s)\nCompute:     %s\nInstances:   %d (scale %s)\nModel:       %s\n",
-					v.Name, v.Endpoint, v.ProvisioningState, v.Reason, v.Compute, v.InstanceCount, v.Scale.Type, modelText(v.Model))
-				fmt.Fprintln(w, "Replicas:")
-				for _, r := range v.Replicas {
-					fmt.Fprintf(w, "  %s  %s  %s  generation %d  %s\n", r.Run, r.Status, r.Address, r.Generation, r.Reason)
-				}
-				return nil
-			})
+			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
+	addDeploymentTarget(cmd, &name, &endpoint, "endpoint name")
 	return cmd
 }
 
@@ -191,16 +184,11 @@ func newDeploymentListCmd(env *Env) *cobra.Command {
 		Short:   "List an endpoint's deployments",
 		Example: "  hangar online-deployment list -e my-endpoint",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			deps, err := c.Deployments.List(cmd.Context(), endpoint)
-			if err != nil {
-				return err
-			}
-			return env.printData(deps, func(w io.Writer) error { return printDeployments(w, deps) })
-		}),
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.DeploymentView, error) {
+			return c.Deployments.List(ctx, endpoint)
+		}, printDeployments),
 	}
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
+	addEndpointTarget(cmd, &endpoint, "endpoint name")
 	return cmd
 }
 
@@ -258,12 +246,9 @@ func newDeploymentLogsCmd(env *Env) *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "deployment name")
-	cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", "endpoint name")
+	addDeploymentTarget(cmd, &name, &endpoint, "endpoint name")
 	cmd.Flags().IntVarP(&lines, "lines", "l", 0, "only the last N lines")
 	addRawFlag(cmd, &raw)
-	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.MarkFlagRequired("endpoint-name")
 	return cmd
 }
 

@@ -110,3 +110,17 @@ func (s deploymentSource[D]) stored(ctx context.Context, c *api.Client, endpoint
 	}
 	return d, nil
 }
+
+// addDeploymentTarget adds the required -n (the deployment) and -e (its endpoint) of a verb on
+// one deployment.
+func addDeploymentTarget(cmd *cobra.Command, name, endpoint *string, endpointHelp string) {
+	cmd.Flags().StringVarP(name, "name", "n", "", "deployment name")
+	addEndpointTarget(cmd, endpoint, endpointHelp)
+	_ = cmd.MarkFlagRequired("name")
+}
+
+// addEndpointTarget adds the required -e of a verb on an endpoint's deployments.
+func addEndpointTarget(cmd *cobra.Command, endpoint *string, help string) {
+	cmd.Flags().StringVarP(endpoint, "endpoint-name", "e", "", help)
+	_ = cmd.MarkFlagRequired("endpoint-name")
+}

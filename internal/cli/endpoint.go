@@ -268,19 +268,15 @@ func newEndpointListCmd(env *Env) *cobra.Command {
 		Short:   "List the online endpoints",
 		Example: "  hangar online-endpoint list\n  hangar online-endpoint list -o json",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			eps, err := c.Endpoints.List(cmd.Context())
-			if err != nil {
-				return err
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.EndpointView, error) {
+			return c.Endpoints.List(ctx)
+		}, func(w io.Writer, eps []api.EndpointView) error {
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tAUTH\tTRAFFIC\tSCORING URI")
+			for _, e := range eps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.AuthMode, formatTraffic(e.Traffic), e.ScoringURI)
 			}
-			return env.printData(eps, func(w io.Writer) error {
-				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tAUTH\tTRAFFIC\tSCORING URI")
-				for _, e := range eps {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.AuthMode, formatTraffic(e.Traffic), e.ScoringURI)
-				}
-				return tw.Flush()
-			})
+			return tw.Flush()
 		}),
 	}
 }
@@ -301,19 +297,15 @@ func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 		Short:   "Print an endpoint's keys (auth_mode key) or a fresh one-hour token (aml_token)",
 		Example: "  hangar online-endpoint get-credentials -n my-endpoint\n  hangar online-endpoint get-credentials -n my-endpoint -o json",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			k, err := c.Endpoints.Credentials(cmd.Context(), name)
-			if err != nil {
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.EndpointKeys, error) {
+			return c.Endpoints.Credentials(ctx, name)
+		}, func(w io.Writer, k *api.EndpointKeys) error {
+			if k.AccessToken != "" {
+				_, err := fmt.Fprintf(w, "accessToken:  %s\nexpiryTimeUtc: %s\n", k.AccessToken, k.ExpiryTime.Format(time.RFC3339))
 				return err
 			}
-			return env.printData(k, func(w io.Writer) error {
-				if k.AccessToken != "" {
-					_, err := fmt.Fprintf(w, "accessToken:  %s\nexpiryTimeUtc: %s\n", k.AccessToken, k.ExpiryTime.Format(time.RFC3339))
-					return err
-				}
-				_, err := fmt.Fprintf(w, "primaryKey:   %s\nsecondaryKey: %s\n", k.PrimaryKey, k.SecondaryKey)
-				return err
-			})
+			_, err := fmt.Fprintf(w, "primaryKey:   %s\nsecondaryKey: %s\n", k.PrimaryKey, k.SecondaryKey)
+			return err
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")

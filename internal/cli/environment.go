@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -104,18 +105,14 @@ func newEnvListCmd(env *Env) *cobra.Command {
 		Short:   "List environments and their versions",
 		Example: "  hangar environment list\n  hangar environment list -n sklearn -o json",
 		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			evs, err := c.Environments.List(cmd.Context(), name)
-			if err != nil {
-				return err
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.EnvironmentVersion, error) {
+			return c.Environments.List(ctx, name)
+		}, func(w io.Writer, evs []api.EnvironmentVersion) error {
+			rows := make([][]string, 0, len(evs))
+			for _, e := range evs {
+				rows = append(rows, []string{e.Name, e.Version, envKind(e), fmtTime(&e.CreatedAt)})
 			}
-			return env.printData(evs, func(w io.Writer) error {
-				rows := make([][]string, 0, len(evs))
-				for _, e := range evs {
-					rows = append(rows, []string{e.Name, e.Version, envKind(e), fmtTime(&e.CreatedAt)})
-				}
-				return table(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, rows)
-			})
+			return table(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, rows)
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -24,23 +25,19 @@ func newSettingsCmd(env *Env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List the settings that are set", Args: cobra.NoArgs,
 		Example: "  hangar settings list -o json",
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			m, err := c.Workspace.Settings(cmd.Context())
-			if err != nil {
-				return err
+		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (map[string]string, error) {
+			return c.Workspace.Settings(ctx)
+		}, func(w io.Writer, m map[string]string) error {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
 			}
-			return env.printData(m, func(w io.Writer) error {
-				keys := make([]string, 0, len(m))
-				for k := range m {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				rows := make([][]string, 0, len(keys))
-				for _, k := range keys {
-					rows = append(rows, []string{k, m[k]})
-				}
-				return table(w, []string{"SETTING", "VALUE"}, rows)
-			})
+			sort.Strings(keys)
+			rows := make([][]string, 0, len(keys))
+			for _, k := range keys {
+				rows = append(rows, []string{k, m[k]})
+			}
+			return table(w, []string{"SETTING", "VALUE"}, rows)
 		}),
 	}
 	set := &cobra.Command{
