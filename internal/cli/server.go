@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/home"
 	localprovider "github.com/hangar-ml/hangar/internal/provider/local"
 )
@@ -90,21 +91,23 @@ other servers and the cluster nodes reach this one at.`,
 	o.TLS.register(cmd)
 	o.OIDC.register(cmd)
 	logs.register(cmd.Flags())
-	cmd.Flags().DurationVar(&o.Controller.CancelGrace, "cancel-grace", 10*time.Second, "time a canceled run's processes get between SIGTERM and SIGKILL")
-	cmd.Flags().DurationVar(&o.Controller.Heartbeat, "heartbeat", 5*time.Second, "how often run supervisors report")
-	cmd.Flags().DurationVar(&o.Controller.StaleAfter, "stale-after", 15*time.Second, "silence after which a run's backend is asked about it")
-	cmd.Flags().DurationVar(&o.Controller.NotRespondingAfter, "not-responding-after", time.Minute, "silence after which a run is NotResponding")
-	cmd.Flags().DurationVar(&o.Controller.LostAfter, "lost-after", 15*time.Minute, "unreachability after which a run fails")
-	cmd.Flags().DurationVar(&o.Controller.UnreachableLimit, "unreachable-limit", 15*time.Minute,
+	// The controller's flags default to what it uses for a zero setting.
+	def := config.DefaultController
+	cmd.Flags().DurationVar(&o.Controller.CancelGrace, "cancel-grace", def.CancelGrace, "time a canceled run's processes get between SIGTERM and SIGKILL")
+	cmd.Flags().DurationVar(&o.Controller.Heartbeat, "heartbeat", def.Heartbeat, "how often run supervisors report")
+	cmd.Flags().DurationVar(&o.Controller.StaleAfter, "stale-after", def.StaleAfter, "silence after which a run's backend is asked about it")
+	cmd.Flags().DurationVar(&o.Controller.NotRespondingAfter, "not-responding-after", def.NotRespondingAfter, "silence after which a run is NotResponding")
+	cmd.Flags().DurationVar(&o.Controller.LostAfter, "lost-after", def.LostAfter, "unreachability after which a run fails")
+	cmd.Flags().DurationVar(&o.Controller.UnreachableLimit, "unreachable-limit", def.UnreachableLimit,
 		"how long a queued run waits for a target that does not answer (refused connection, SSH handshake timeout) before it fails")
-	cmd.Flags().DurationVar(&o.Controller.TokenTTL, "run-token-ttl", 7*24*time.Hour, "how long a run token is valid (heartbeats renew a live run's token)")
-	cmd.Flags().DurationVar(&o.Controller.TokenGrace, "run-token-grace", 2*time.Minute, "how long a run's token still works after the run ended (late retries)")
-	cmd.Flags().DurationVar(&o.Controller.NodeOutputsWait, "node-outputs-wait", 10*time.Minute, "how long a multi-node run's artifacts wait for the other nodes' logs and outputs")
-	cmd.Flags().DurationVar(&o.Controller.KeepRunDirs, "keep-run-dirs", 5*time.Minute,
+	cmd.Flags().DurationVar(&o.Controller.TokenTTL, "run-token-ttl", def.TokenTTL, "how long a run token is valid (heartbeats renew a live run's token)")
+	cmd.Flags().DurationVar(&o.Controller.TokenGrace, "run-token-grace", def.TokenGrace, "how long a run's token still works after the run ended (late retries)")
+	cmd.Flags().DurationVar(&o.Controller.NodeOutputsWait, "node-outputs-wait", def.NodeOutputsWait, "how long a multi-node run's artifacts wait for the other nodes' logs and outputs")
+	cmd.Flags().DurationVar(&o.Controller.KeepRunDirs, "keep-run-dirs", def.KeepRunDirs,
 		"how long an ended run's directory stays on its node (local and SSH targets) after its files are in the workspace, for debugging")
-	cmd.Flags().DurationVar(&o.Controller.BlobGrace, "blob-grace", time.Hour,
+	cmd.Flags().DurationVar(&o.Controller.BlobGrace, "blob-grace", def.BlobGrace,
 		"blobs younger than this are never collected (uploads whose job is not created yet)")
-	cmd.Flags().DurationVar(&o.Controller.GCEvery, "gc-every", 24*time.Hour, "how often unreferenced blobs are collected (negative: never; see workspace gc)")
+	cmd.Flags().DurationVar(&o.Controller.GCEvery, "gc-every", def.GCEvery, "how often unreferenced blobs are collected (negative: never; see workspace gc)")
 	cmd.AddCommand(newServerStopCmd(env), newServerStatusCmd(env))
 	return cmd
 }
