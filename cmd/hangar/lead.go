@@ -114,11 +114,11 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	// Managed clusters: one dispatcher for the agents' routes and the cluster backend, so that
 	// work the backend queues reaches an agent's waiting heartbeat at once; agents' reports that
 	// free room, and requeues, go through the controller.
-	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, RunToken: ctrl.RunToken, Changed: ctrl.Kick,
+	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, Runs: ctrl,
 		Log: o.Log.With("component", "agents")}
 	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: providers(exe, h.LocalRoot(), []string{h.Dir}, o.Log),
-		Policy:   autoscaler.Policy{LostAfter: o.Controller.LostAfter}, Requeue: ctrl.Requeue,
+		Policy:   autoscaler.Policy{LostAfter: o.Controller.LostAfter}, Requeuer: ctrl,
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
@@ -126,7 +126,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	agents.Activity = insts.Activity
 	agents.Jupyter = insts.Services
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
-		Provider: clusters.Provider, Policy: clusters.Policy, Requeue: ctrl.Requeue,
+		Provider: clusters.Provider, Policy: clusters.Policy, Requeuer: ctrl,
 		Kind: compute.TypeInstance, PoolSpec: insts.PoolSpec, Admit: insts.Admit,
 		Log: o.Log.With("component", "backend/instance")}
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }

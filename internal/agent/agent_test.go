@@ -51,7 +51,7 @@ func newServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &server{d: &cluster.Dispatcher{Store: st, Key: []byte("k"), RunToken: func(id string) string { return "tok-" + id },
+	s := &server{d: &cluster.Dispatcher{Store: st, Key: []byte("k"), Runs: tokRuns{},
 		Log: slog.New(slog.DiscardHandler)}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/agents/join", func(w http.ResponseWriter, r *http.Request) {
@@ -351,3 +351,9 @@ func waitFile(t *testing.T, path string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// tokRuns is the dispatcher's run core here: tokens "tok-<run>", no kicks (no controller).
+type tokRuns struct{}
+
+func (tokRuns) RunToken(id string) string { return "tok-" + id }
+func (tokRuns) Kick()                     {}

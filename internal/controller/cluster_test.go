@@ -87,12 +87,11 @@ func newClusterFixture(t *testing.T) *clusterFixture {
 // attach gives a controller the fixture's cluster backend, as serve.go does: a fresh backend and
 // dispatcher over the controller's store (a restarted server has nothing else).
 func (f *clusterFixture) attach(c *Controller) {
-	f.d = &cluster.Dispatcher{Store: c.Store, Key: []byte("test key"), Now: f.clock.Now, Changed: c.Kick,
-		RunToken: func(id string) string { return "token-" + id }}
+	f.d = &cluster.Dispatcher{Store: c.Store, Key: []byte("test key"), Now: f.clock.Now, Runs: clusterRuns{c}}
 	f.cl = &cluster.Backend{Store: c.Store, Agents: f.d, JoinURL: func() string { return "http://127.0.0.1:1" },
 		Sizes:    func(context.Context) (*sizes.Catalog, error) { return sizes.NewCatalog([]sizes.Size{testSize}), nil },
 		Provider: func(compute.Spec) (provider.Provider, error) { return f.prov, nil },
-		Policy:   autoscaler.Policy{MaxPreemptionRetries: 1}, Requeue: c.Requeue, Now: f.clock.Now}
+		Policy:   autoscaler.Policy{MaxPreemptionRetries: 1}, Requeuer: c, Now: f.clock.Now}
 	c.Backends[compute.TypeCluster] = f.cl
 }
 
@@ -443,3 +442,8 @@ func TestClusterPlacedRunIsSubmittedAfterRestart(t *testing.T) {
 		t.Errorf("work of %s: %+v", id, pending)
 	}
 }
+
+// clusterRuns is the controller as the dispatcher's run core, with tokens "token-<run>".
+type clusterRuns struct{ *Controller }
+
+func (clusterRuns) RunToken(id string) string { return "token-" + id }

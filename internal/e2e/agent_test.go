@@ -66,9 +66,7 @@ func newCluster(t testing.TB, w *ws, pool string) *cluster {
 	if err := st.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, Properties: props, CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	d := &clusterbackend.Dispatcher{Store: st, Key: key, RunToken: func(id string) string {
-		return tokens.Run{Key: key}.Mint(id, 1, time.Now().Add(time.Hour))
-	}, Log: slog.New(slog.DiscardHandler)}
+	d := &clusterbackend.Dispatcher{Store: st, Key: key, Runs: mintingRuns{key: key}, Log: slog.New(slog.DiscardHandler)}
 	return &cluster{t: t, w: w, pool: pool, st: st, d: d}
 }
 
@@ -490,3 +488,13 @@ func TestSizesCLI(t *testing.T) {
 		t.Error("deleted size still listed")
 	}
 }
+
+// mintingRuns is the run core for the dispatcher here: run tokens minted with the workspace's
+// key, and no kicks (no controller runs).
+type mintingRuns struct{ key []byte }
+
+func (r mintingRuns) RunToken(id string) string {
+	return tokens.Run{Key: r.key}.Mint(id, 1, time.Now().Add(time.Hour))
+}
+
+func (mintingRuns) Kick() {}

@@ -79,7 +79,7 @@ func TestBodyLimits(t *testing.T) {
 	// The agents' routes exist only on a server with clusters (see
 	// TestAgentRoutesWithoutClustersReadNoBody): enable them, as `hangar server` does.
 	ts.srv.cfg.Clusters = &cluster.Backend{Store: ts.store,
-		Agents: &cluster.Dispatcher{Store: ts.store, Key: []byte("run key"), RunToken: ts.ctrl.RunToken}}
+		Agents: &cluster.Dispatcher{Store: ts.store, Key: []byte("run key"), Runs: ts.ctrl}}
 	ts.createJob(t, "r")
 	run := ts.ctrl.RunToken("r")
 	pad := func(n int) []byte { return bytes.Repeat([]byte(" "), n) } // valid JSON whitespace, any size

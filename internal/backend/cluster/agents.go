@@ -228,10 +228,10 @@ func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.A
 	for _, a := range pending {
 		switch a.Kind {
 		case store.AssignRun:
-			if d.RunToken == nil {
-				return nil, errors.New("dispatch: no RunToken to send with assignments")
+			if d.Runs == nil {
+				return nil, errors.New("dispatch: no run core (Runs) to mint the tokens sent with assignments")
 			}
-			out.Assignments = append(out.Assignments, api.RunAssignment{ID: a.ID, RunID: a.RunID, Token: d.RunToken(a.RunID)})
+			out.Assignments = append(out.Assignments, api.RunAssignment{ID: a.ID, RunID: a.RunID, Token: d.Runs.RunToken(a.RunID)})
 		case store.CancelRun:
 			out.Cancels = append(out.Cancels, api.RunCancel{ID: a.ID, RunID: a.RunID})
 		}

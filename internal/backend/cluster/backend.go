@@ -19,6 +19,12 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
+// Requeuer is what the cluster backend asks of the run core (the controller's Requeue): a run
+// put back in its queue as a new attempt, when its node was deleted.
+type Requeuer interface {
+	Requeue(ctx context.Context, runID, reason string) (bool, error)
+}
+
 // Backend is the backend of managed clusters (compute type cluster). It places runs (Place, a
 // backend.Placer: the scheduler and autoscaler over every cluster), starts a placed run by
 // assigning it to its nodes' agents (Submit), reads its state from what the agents report
@@ -44,9 +50,9 @@ type Backend struct {
 	// most, while a long queue that cannot move costs a pass per Recheck, not per tick. Zero
 	// means 10 s. Joins, reports, run ends and node events call the controller at once anyway.
 	Recheck time.Duration
-	// Requeue puts a run back in the queue as a new attempt through the run state machine (the
-	// controller's Requeue), for DeleteNode.
-	Requeue func(ctx context.Context, runID, reason string) (bool, error)
+	// Requeuer is the run core, which puts a run back in the queue as a new attempt through the
+	// run state machine, for DeleteNode.
+	Requeuer Requeuer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger

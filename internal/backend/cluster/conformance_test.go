@@ -76,7 +76,7 @@ func startCluster(t *testing.T, ws *backendtest.Workspace, nodes int) *suiteClus
 		t.Fatal(err)
 	}
 	c.agents = &cluster.Dispatcher{Store: st, Key: []byte("suite-key-" + t.Name()), Log: slog.New(slog.DiscardHandler),
-		RunToken: c.token}
+		Runs: tokenRuns(c.token)}
 	serveAgents(ws, c.agents)
 	exe := backendtest.Binary(t)
 	for range nodes {
@@ -219,3 +219,9 @@ func answer(w http.ResponseWriter, v any, err error) {
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// tokenRuns is the run core for the suite: its tokens, and no kicks.
+type tokenRuns func(runID string) string
+
+func (f tokenRuns) RunToken(runID string) string { return f(runID) }
+func (tokenRuns) Kick()                          {}

@@ -27,6 +27,14 @@ var (
 // DefaultJoinTimeout is how long a new node may take to join when NewNode names no timeout.
 const DefaultJoinTimeout = 15 * time.Minute
 
+// Runs is what the dispatcher asks of the run core (the controller): a token for a run's current
+// attempt, sent with each assignment; and a pass soon (Kick), after an agent's report changed
+// what placement decides from: a node joined, came back or left, or a run on it ended.
+type Runs interface {
+	RunToken(runID string) string
+	Kick()
+}
+
 // Dispatcher is the agents' side of the clusters: nodes, their tokens, and the work queued for
 // them in the store. Its state is in the store, except the long-polling heartbeats it holds:
 // one Dispatcher serves a server's agent routes and its cluster backend, so that work queued by
@@ -36,12 +44,8 @@ type Dispatcher struct {
 	Store *store.Store
 	// Key signs join and agent tokens: the workspace's run-token key.
 	Key []byte
-	// RunToken returns a token for a run's current attempt (controller.Controller.RunToken), sent
-	// with each assignment.
-	RunToken func(runID string) string
-	// Changed, when set, is called after an agent's report changed what placement decides from:
-	// a node joined, came back or left, or a run on it ended (the controller's Kick).
-	Changed func()
+	// Runs is the run core: run tokens, and kicks after reports that change placement.
+	Runs Runs
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Log may be nil (no logs).
@@ -72,8 +76,8 @@ func (d *Dispatcher) now() time.Time {
 }
 
 func (d *Dispatcher) changed() {
-	if d.Changed != nil {
-		d.Changed()
+	if d.Runs != nil {
+		d.Runs.Kick()
 	}
 }
 

@@ -31,7 +31,7 @@ func newDispatcher(t *testing.T) (*Dispatcher, *clock) {
 	}
 	t.Cleanup(func() { st.Close() })
 	c := &clock{t: time.Unix(1700000000, 0).UTC()}
-	return &Dispatcher{Store: st, Key: []byte("key"), RunToken: func(id string) string { return "tok-" + id },
+	return &Dispatcher{Store: st, Key: []byte("key"), Runs: testRuns{},
 		Now: c.now, Log: slog.New(slog.DiscardHandler)}, c
 }
 

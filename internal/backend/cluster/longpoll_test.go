@@ -137,7 +137,7 @@ func TestHeartbeatCanceledLeavesWorkUnsent(t *testing.T) {
 func TestAgentReportsWakeTheController(t *testing.T) {
 	d, _ := newDispatcher(t)
 	var kicks atomic.Int32
-	d.Changed = func() { kicks.Add(1) }
+	d.Runs = testRuns{kick: func() { kicks.Add(1) }}
 	id := joined(t, d)
 	if kicks.Load() != 1 {
 		t.Errorf("a join kicked %d times", kicks.Load())

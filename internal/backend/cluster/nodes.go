@@ -120,7 +120,7 @@ func (b *Backend) DeleteNode(ctx context.Context, id string) (*api.NodeDeletion,
 		if r.Placement.Rank(n.ID) < 0 {
 			continue
 		}
-		requeued, err := b.Requeue(ctx, r.ID, fmt.Sprintf("requeue run %s: node %s %s", r.ID, n.ID, ReasonUserDeleted))
+		requeued, err := b.Requeuer.Requeue(ctx, r.ID, fmt.Sprintf("requeue run %s: node %s %s", r.ID, n.ID, ReasonUserDeleted))
 		if err != nil {
 			return nil, fmt.Errorf("requeue run %s: %w", r.ID, err)
 		}

@@ -71,7 +71,7 @@ func newSpotWorkspace(t *testing.T) *spotWorkspace {
 }
 
 func (w *spotWorkspace) restart() *Backend {
-	d := &Dispatcher{Store: w.st, Key: []byte("key"), RunToken: func(id string) string { return "tok-" + id }, Now: w.clock.now}
+	d := &Dispatcher{Store: w.st, Key: []byte("key"), Runs: testRuns{}, Now: w.clock.now}
 	return &Backend{Store: w.st, Agents: d, Now: w.clock.now, JoinURL: func() string { return "http://ws" },
 		Sizes:    func(context.Context) (*sizes.Catalog, error) { return sizes.NewCatalog([]sizes.Size{spotSize}), nil },
 		Provider: func(compute.Spec) (provider.Provider, error) { return w.cloud, nil },
