@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,22 +88,6 @@ func (s *clusterRoutes) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep)
 }
 
-// agentError maps the clusters' errors to status codes: 401, 410 (the node is gone: the agent
-// exits once idle), 400 and 404.
-func agentError(err error) error {
-	switch {
-	case errors.Is(err, cluster.ErrUnauthorized):
-		return &httpError{http.StatusUnauthorized, api.CodeAuth, err.Error()}
-	case errors.Is(err, cluster.ErrGone):
-		return &httpError{http.StatusGone, api.CodeNotFound, err.Error()}
-	case errors.Is(err, cluster.ErrInvalid):
-		return &httpError{http.StatusBadRequest, api.CodeInvalid, err.Error()}
-	case errors.Is(err, cluster.ErrNoNode):
-		return &httpError{http.StatusNotFound, api.CodeNotFound, err.Error()}
-	}
-	return err
-}
-
 func (s *clusterRoutes) listNodes(w http.ResponseWriter, r *http.Request) {
 	pool := r.PathValue("name")
 	if _, err := s.cfg.Store.Compute(r.Context(), pool); err != nil {
@@ -112,15 +95,7 @@ func (s *clusterRoutes) listNodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns, err := s.cfg.Store.Nodes(r.Context(), store.NodeFilter{Pool: pool})
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.Node, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, cluster.NodeView(n, nil))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(ns, func(n *store.Node) api.Node { return cluster.NodeView(n, nil) }), err)
 }
 
 func (s *clusterRoutes) getNode(w http.ResponseWriter, r *http.Request) {

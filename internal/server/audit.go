@@ -118,13 +118,7 @@ func (s *identityRoutes) listAudit(w http.ResponseWriter, r *http.Request) {
 		f.Since = t
 	}
 	es, err := s.cfg.Store.Audit(r.Context(), f)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.AuditEntry, 0, len(es))
-	for _, e := range es {
-		out = append(out, api.AuditEntry{ID: e.ID, At: e.At, User: e.User, Action: e.Action, Object: e.Object, Detail: e.Detail})
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(es, func(e store.AuditEntry) api.AuditEntry {
+		return api.AuditEntry{ID: e.ID, At: e.At, User: e.User, Action: e.Action, Object: e.Object, Detail: e.Detail}
+	}), err)
 }

@@ -184,15 +184,7 @@ func (s *endpointRoutes) listDeployments(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	deps, err := s.cfg.Store.Deployments(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	out := make([]api.DeploymentView, 0, len(deps))
-	for _, d := range deps {
-		out = append(out, s.deploymentView(r, d))
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, http.StatusOK, views(deps, func(d store.DeploymentRecord) api.DeploymentView { return s.deploymentView(r, d) }), err)
 }
 
 func (s *endpointRoutes) getDeployment(w http.ResponseWriter, r *http.Request) {

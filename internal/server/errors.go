@@ -10,6 +10,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -63,6 +64,22 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		log.Error("request failed", "err", err)
 	}
 	writeJSON(w, status, api.ErrorBody{Error: msg, Code: code})
+}
+
+// agentError maps the clusters' errors to status codes: 401, 410 (the node is gone: the agent
+// exits once idle), 400 and 404.
+func agentError(err error) error {
+	switch {
+	case errors.Is(err, cluster.ErrUnauthorized):
+		return &httpError{http.StatusUnauthorized, api.CodeAuth, err.Error()}
+	case errors.Is(err, cluster.ErrGone):
+		return &httpError{http.StatusGone, api.CodeNotFound, err.Error()}
+	case errors.Is(err, cluster.ErrInvalid):
+		return &httpError{http.StatusBadRequest, api.CodeInvalid, err.Error()}
+	case errors.Is(err, cluster.ErrNoNode):
+		return &httpError{http.StatusNotFound, api.CodeNotFound, err.Error()}
+	}
+	return err
 }
 
 // bodyError maps the errors of reading a request body (bodies.go).
