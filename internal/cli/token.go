@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -34,25 +35,13 @@ func newTokenCreateCmd(env *Env) *cobra.Command {
 letter or digit, then up to 63 letters, digits, '.', '-' or '_'.`,
 		Example: "  hangar token create --name laptop\n  hangar token create --name ci --expires 7d | hangar login --with-token --workspace $URL",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			days, err := parseDays(expires)
+		RunE: env.newTokenRunE(&expires, func(ctx context.Context, c *api.Client, _ []string, days int) (any, string, string, error) {
+			tok, err := c.Tokens.Create(ctx, api.CreateTokenRequest{Name: name, User: user, ExpiresDays: days})
 			if err != nil {
-				return err
+				return nil, "", "", err
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			tok, err := c.Tokens.Create(cmd.Context(), api.CreateTokenRequest{Name: name, User: user, ExpiresDays: days})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stderr, "Created token %q of %s, expiring %s; shown this once:\n", tok.Name, tok.User, fmtTime(&tok.ExpiresAt))
-			return env.printData(tok, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, tok.Token)
-				return err
-			})
-		},
+			return tok, fmt.Sprintf("Created token %q of %s, expiring %s; shown this once:\n", tok.Name, tok.User, fmtTime(&tok.ExpiresAt)), tok.Token, nil
+		}),
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the token's name")
 	cmd.Flags().StringVar(&expires, "expires", "", fmt.Sprintf("lifetime in days, like 30d (default %dd)", api.DefaultTokenDays))
@@ -113,4 +102,27 @@ func newTokenRevokeCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&user, "user", "", "another user's token (owners only)")
 	return cmd
+}
+
+// newTokenRunE is the RunE of a verb that makes a personal token (token create, user create): it
+// reads --expires before dialing, has create make the token, says on stderr what create said was
+// made and prints the token's value this once (with -o json or yaml, the whole reply).
+func (e *Env) newTokenRunE(expires *string, create func(ctx context.Context, c *api.Client, args []string, days int) (reply any, made, token string, err error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		days, err := parseDays(*expires)
+		if err != nil {
+			return err
+		}
+		return e.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+			reply, made, token, err := create(cmd.Context(), c, args, days)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(e.Stderr, made)
+			return e.printData(reply, func(w io.Writer) error {
+				_, err := fmt.Fprintln(w, token)
+				return err
+			})
+		})(cmd, args)
+	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -59,27 +58,14 @@ issuer (` + "`hangar server --oidc-issuer`" + `) as that subject (the ID token's
 		Example: "  hangar user create rita --role reader\n  hangar user create carl --role contributor --expires 30d > carl.token\n" +
 			"  hangar user create olga --role reader --oidc-subject 248289761001",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			days, err := parseDays(expires)
+		RunE: env.newTokenRunE(&expires, func(ctx context.Context, c *api.Client, args []string, days int) (any, string, string, error) {
+			rep, err := c.Users.Create(ctx, api.CreateUserRequest{Name: args[0], Role: role, ExpiresDays: days, OIDCSubject: subject})
 			if err != nil {
-				return err
+				return nil, "", "", err
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			rep, err := c.Users.Create(cmd.Context(), api.CreateUserRequest{Name: args[0], Role: role, ExpiresDays: days,
-				OIDCSubject: subject})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stderr, "Created user %s with the role %s. Their personal token %q (expires %s), shown this once:\n",
-				rep.User.Name, rep.User.Role, rep.Token.Name, fmtTime(&rep.Token.ExpiresAt))
-			return env.printData(rep, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, rep.Token.Token)
-				return err
-			})
-		},
+			return rep, fmt.Sprintf("Created user %s with the role %s. Their personal token %q (expires %s), shown this once:\n",
+				rep.User.Name, rep.User.Role, rep.Token.Name, fmtTime(&rep.Token.ExpiresAt)), rep.Token.Token, nil
+		}),
 	}
 	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleHelp)
 	cmd.Flags().StringVar(&expires, "expires", "", fmt.Sprintf("the first token's lifetime in days, like 30d (default %dd)", api.DefaultTokenDays))
