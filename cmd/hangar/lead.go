@@ -123,11 +123,10 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
 	insts := instances.New(st, ctrl, key, nil, o.Log.With("component", "instances"))
-	agents.Activity = insts.Activity
-	agents.Jupyter = insts.Services
+	agents.Instances = insts
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeuer: ctrl,
-		Kind: compute.TypeInstance, PoolSpec: insts.PoolSpec, Admit: insts.Admit,
+		Kind: compute.TypeInstance, Pools: insts,
 		Log: o.Log.With("component", "backend/instance")}
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
 	ctrl.LocalRuntime = node.ContainerRuntime

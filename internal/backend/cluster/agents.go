@@ -79,8 +79,8 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, nodeID string, hb api.AgentH
 	if err != nil {
 		return nil, err
 	}
-	if hb.Activity != nil && d.Activity != nil {
-		d.Activity(ctx, n, *hb.Activity)
+	if hb.Activity != nil && d.Instances != nil {
+		d.Instances.Activity(ctx, n, *hb.Activity)
 	}
 	if poll := min(time.Duration(hb.PollMillis)*time.Millisecond, MaxPoll); poll > 0 && !news(n, pending, hb) {
 		t := time.NewTimer(poll)
@@ -242,8 +242,8 @@ func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.A
 	if err := d.Store.MarkDelivered(ctx, n.ID, ids, now); err != nil {
 		return nil, err
 	}
-	if d.Jupyter != nil && !out.Release {
-		svc := d.Jupyter(ctx, n)
+	if d.Instances != nil && !out.Release {
+		svc := d.Instances.Services(ctx, n)
 		out.Jupyter, out.SSHAuthorizedKeys = svc.Jupyter, svc.SSHAuthorizedKeys
 	}
 	return out, nil

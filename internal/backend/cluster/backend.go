@@ -19,6 +19,14 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
+// Pools is what a backend whose pools are not clusters (Kind instance) asks of their owner:
+// PoolSpec turns a target of Kind into its pool's spec (a Cluster part); Admit may refuse a job
+// on a target that exists but cannot take one now (a stopped instance).
+type Pools interface {
+	PoolSpec(ctx context.Context, t compute.Target) (compute.Spec, error)
+	Admit(ctx context.Context, t compute.Target) error
+}
+
 // Requeuer is what the cluster backend asks of the run core (the controller's Requeue): a run
 // put back in its queue as a new attempt, when its node was deleted.
 type Requeuer interface {
@@ -59,11 +67,9 @@ type Backend struct {
 	// Kind is the compute type whose targets are this backend's pools: "" or cluster, or
 	// instance (design 0018: a compute instance is a one-node pool of its own backend value).
 	Kind string
-	// PoolSpec turns a target of Kind into its pool's spec (a Cluster part); nil reads the
-	// target's own. Admit, when set, may refuse a job on a target that exists but cannot take
-	// one now (a stopped instance).
-	PoolSpec func(ctx context.Context, t compute.Target) (compute.Spec, error)
-	Admit    func(ctx context.Context, t compute.Target) error
+	// Pools, when set, turns a target of Kind into its pool's spec and admits jobs on it (the
+	// compute instances' owner); nil reads the target's own spec and admits every job.
+	Pools Pools
 
 	mu       sync.Mutex
 	started  time.Time                   // the first Place: silence is judged only after SilentAfter from it
@@ -121,10 +127,10 @@ func (b *Backend) kind() string {
 	return compute.TypeCluster
 }
 
-// poolSpec is a target's spec as a pool (its Cluster part set), through PoolSpec when set.
+// poolSpec is a target's spec as a pool (its Cluster part set), through Pools when set.
 func (b *Backend) poolSpec(ctx context.Context, t compute.Target) (compute.Spec, error) {
-	if b.PoolSpec != nil {
-		return b.PoolSpec(ctx, t)
+	if b.Pools != nil {
+		return b.Pools.PoolSpec(ctx, t)
 	}
 	st, err := compute.Load(t)
 	if err != nil {
@@ -273,8 +279,8 @@ func (b *Backend) Attach(ctx context.Context, s *compute.Spec) (*compute.NodeInf
 // CheckSpec refuses what a cluster can never run: more nodes than max_instances, or more per
 // node than its size has.
 func (b *Backend) CheckSpec(ctx context.Context, t compute.Target, sp job.Spec) error {
-	if b.Admit != nil {
-		if err := b.Admit(ctx, t); err != nil {
+	if b.Pools != nil {
+		if err := b.Pools.Admit(ctx, t); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,15 @@ type Runs interface {
 	Kick()
 }
 
+// InstanceNodes is what the dispatcher asks of the compute instances' owner (design 0018):
+// Activity is given each node activity report an agent sends (instances' idle judgement);
+// Services is what a node's agent should run beside its runs, for a running instance's node
+// (Jupyter under a base URL, an SSH server).
+type InstanceNodes interface {
+	Activity(ctx context.Context, n *store.Node, a api.NodeActivity)
+	Services(ctx context.Context, n *store.Node) api.InstanceServices
+}
+
 // Dispatcher is the agents' side of the clusters: nodes, their tokens, and the work queued for
 // them in the store. Its state is in the store, except the long-polling heartbeats it holds:
 // one Dispatcher serves a server's agent routes and its cluster backend, so that work queued by
@@ -50,13 +59,8 @@ type Dispatcher struct {
 	Now func() time.Time
 	// Log may be nil (no logs).
 	Log *slog.Logger
-	// Activity, when set, is given each node activity report an agent sends (compute
-	// instances' idle judgement, design 0018).
-	Activity func(ctx context.Context, n *store.Node, a api.NodeActivity)
-	// Jupyter, when set, is what a node's agent should run beside its runs, for a running
-	// compute instance's node (design 0018): Jupyter under a base URL, an SSH server. (Named for
-	// the first of them.)
-	Jupyter func(ctx context.Context, n *store.Node) api.InstanceServices
+	// Instances, when set, is the compute instances' owner (design 0018).
+	Instances InstanceNodes
 
 	wakers wakers
 }

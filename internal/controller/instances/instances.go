@@ -15,7 +15,7 @@ import (
 )
 
 // Compute instances (design 0018): an instance is a target of type instance whose node the
-// cluster backend keeps as a one-node pool (Backend{Kind: instance, PoolSpec: Manager.PoolSpec}).
+// cluster backend keeps as a one-node pool (Backend{Kind: instance, Pools: the Manager}).
 // Its row in the store (store.Instance) is its life: the state asked for and why. This file holds
 // the user's verbs and what the backend asks; loop.go moves the states on.
 
