@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
@@ -31,4 +32,14 @@ func (c *Controller) UpdateTrackingRun(ctx context.Context, id string, u trackin
 // runs/restore).
 func (c *Controller) SetRunStage(ctx context.Context, id, stage string) error {
 	return c.Store.SetRunStage(ctx, id, stage)
+}
+
+// LogBatch records MLflow's log-batch on a run: its metrics, params and tags.
+func (c *Controller) LogBatch(ctx context.Context, id string, b store.Batch) error {
+	return c.Store.LogBatch(ctx, id, b)
+}
+
+// DeleteRunTag removes a tag from a run (MLflow's delete-tag).
+func (c *Controller) DeleteRunTag(ctx context.Context, id, key string) error {
+	return c.Store.DeleteRunTag(ctx, id, key)
 }

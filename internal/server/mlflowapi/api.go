@@ -70,9 +70,7 @@ type Tracking interface {
 	SetExperimentTag(ctx context.Context, id string, t tracking.KV) error
 	TrackingRun(ctx context.Context, id string) (*tracking.Run, error)
 	SearchRuns(ctx context.Context, q store.RunQuery) ([]*tracking.Run, bool, error)
-	LogBatch(ctx context.Context, id string, b store.Batch) error
 	LogInputs(ctx context.Context, id string, inputs []tracking.DatasetInput) error
-	DeleteRunTag(ctx context.Context, id, key string) error
 	MetricHistory(ctx context.Context, id, key string, offset, limit int) ([]tracking.MetricPoint, bool, error)
 }
 
@@ -90,8 +88,11 @@ type Runs interface {
 }
 
 // RunWriter makes the changes to runs that MLflow's clients ask for (create, update status and
-// end time, soft-delete and restore): the run core, the one writer of run state.
+// end time, soft-delete and restore, log a batch, delete a tag): the run core, the one writer of
+// run state.
 type RunWriter interface {
+	LogBatch(ctx context.Context, id string, b store.Batch) error
+	DeleteRunTag(ctx context.Context, id, key string) error
 	CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error
 	UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error
 	SetRunStage(ctx context.Context, id, stage string) error

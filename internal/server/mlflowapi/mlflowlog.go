@@ -65,7 +65,7 @@ type kvIn struct {
 
 // logMetrics stores a batch that may carry metric points, counting the points for /metrics.
 func (s *API) logMetrics(ctx context.Context, id string, b store.Batch) error {
-	if err := s.cfg.Tracking.LogBatch(ctx, id, b); err != nil {
+	if err := s.cfg.RunWriter.LogBatch(ctx, id, b); err != nil {
 		return err
 	}
 	s.cfg.MetricPoints.Add(float64(len(b.Metrics)))
@@ -81,7 +81,7 @@ func (s *API) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
 		if err := tracking.CheckParam(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
 	})(w, r)
 }
 
@@ -94,7 +94,7 @@ func (s *API) mlflowSetTag(w http.ResponseWriter, r *http.Request) {
 		if err := tracking.CheckTag(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
+		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
 	})(w, r)
 }
 
@@ -107,7 +107,7 @@ func (s *API) mlflowDeleteTag(w http.ResponseWriter, r *http.Request) {
 		if err := required("key", in.Key); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Tracking.DeleteRunTag(r.Context(), id, in.Key)
+		return empty{}, s.cfg.RunWriter.DeleteRunTag(r.Context(), id, in.Key)
 	})(w, r)
 }
 
@@ -222,7 +222,7 @@ func (s *API) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
 		if err := tracking.CheckTag(tracking.TagLoggedModel, string(b)); err != nil {
 			return nil, err
 		}
-		return empty{}, s.cfg.Tracking.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: tracking.TagLoggedModel, Value: string(b)}}})
+		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: tracking.TagLoggedModel, Value: string(b)}}})
 	})(w, r)
 }
 
