@@ -131,7 +131,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
 	ctrl.LocalRuntime = node.ContainerRuntime
 	ctrl.Init()
-	if err := ctrl.Workspace.FinishKeyRotation(ctx); err != nil {
+	if err := ctrl.Workspace.Secrets.FinishKeyRotation(ctx); err != nil {
 		return nil, err
 	}
 	// The parent loop: sweeps and pipelines, their children created through the controller.

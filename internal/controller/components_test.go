@@ -50,7 +50,7 @@ func registerComponent(t testing.TB, f *fixture, dir, file string) *component.Ve
 	if c.Job != nil {
 		c.Job.Code, c.Job.CodeSnapshot = "", putTree(t, f, map[string]string{"train.py": "print(1)\n"})
 	}
-	v, err := f.c.Workspace.CreateComponent(t.Context(), api.CreateComponentRequest{Spec: *c, Source: file})
+	v, err := f.c.Workspace.Components.Create(t.Context(), api.CreateComponentRequest{Spec: *c, Source: file})
 	if err != nil {
 		t.Fatalf("CreateComponent %s: %v", file, err)
 	}

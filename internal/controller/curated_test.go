@@ -48,10 +48,10 @@ func TestCuratedEnvironmentMapping(t *testing.T) {
 		t.Errorf("warnings %q do not say how to map AzureML-AutoML", r.Warnings)
 	}
 
-	if _, err := f.c.Workspace.CreateEnvironment(ctx, job.Environment{Name: "team-sklearn", Image: "registry.example/sklearn:1.5"}); err != nil {
+	if _, err := f.c.Workspace.Environments.Create(ctx, job.Environment{Name: "team-sklearn", Image: "registry.example/sklearn:1.5"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.Workspace.SetCuratedEnvironment(ctx, curated.Mapping{Name: "SKLEARN-1.5", Environment: job.Environment{Ref: "team-sklearn"}}); err != nil {
+	if _, err := f.c.Workspace.Environments.SetCurated(ctx, curated.Mapping{Name: "SKLEARN-1.5", Environment: job.Environment{Ref: "team-sklearn"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ref := range []string{sklearnRegistry, "AzureML-sklearn-1.5@latest", "azureml-sklearn-1.5:3"} {
@@ -79,15 +79,15 @@ func TestCuratedEnvironmentSetAndRemove(t *testing.T) {
 		{curated.Mapping{Name: "sklearn-1.5", Environment: job.Environment{Ref: "AzureML-sklearn-1.0"}}, []string{"not an environment of this workspace"}},
 		{curated.Mapping{Name: "sklearn-1.5", Environment: job.Environment{Ref: "azureml://registries/azureml/environments/x/labels/latest"}}, []string{"not an environment of this workspace"}},
 	} {
-		_, err := f.c.Workspace.SetCuratedEnvironment(ctx, tc.m)
+		_, err := f.c.Workspace.Environments.SetCurated(ctx, tc.m)
 		wantKind(t, err, Invalid, tc.parts...)
 	}
 
 	own := curated.Mapping{Name: "sklearn-*", Environment: job.Environment{Image: "sk:1"}, Description: "ours"}
-	if _, err := f.c.Workspace.SetCuratedEnvironment(ctx, own); err != nil {
+	if _, err := f.c.Workspace.Environments.SetCurated(ctx, own); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := f.c.Workspace.CuratedEnvironments(ctx)
+	ms, err := f.c.Workspace.Environments.Curated(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,25 +95,25 @@ func TestCuratedEnvironmentSetAndRemove(t *testing.T) {
 		t.Errorf("the owner's sklearn-* does not replace the default: %+v", m)
 	}
 	// Removing the owner's mapping brings the default back; removing the default unmaps the name.
-	if m, err := f.c.Workspace.RemoveCuratedEnvironment(ctx, "SKLEARN-*"); err != nil || !m.Builtin || m.Environment.InterpreterPath != curated.SystemPython {
+	if m, err := f.c.Workspace.Environments.RemoveCurated(ctx, "SKLEARN-*"); err != nil || !m.Builtin || m.Environment.InterpreterPath != curated.SystemPython {
 		t.Errorf("remove the owner's sklearn-*: %+v, %v; want the default back", m, err)
 	}
-	if m, err := f.c.Workspace.RemoveCuratedEnvironment(ctx, "sklearn-*"); err != nil || !m.Removed {
+	if m, err := f.c.Workspace.Environments.RemoveCurated(ctx, "sklearn-*"); err != nil || !m.Removed {
 		t.Errorf("remove the default sklearn-*: %+v, %v", m, err)
 	}
 	r := f.create(t, job.Spec{Environment: job.Environment{Ref: sklearnRegistry}})
 	if r.Spec.Environment.InterpreterPath != "" || !warned(r, "no mapping") {
 		t.Errorf("sklearn-1.5 with its default removed: %+v, %q", r.Spec.Environment, r.Warnings)
 	}
-	ms, _ = f.c.Workspace.CuratedEnvironments(ctx)
+	ms, _ = f.c.Workspace.Environments.Curated(ctx)
 	if i := indexOf(ms, "sklearn-*"); i < 0 || !ms[i].Removed || !ms[i].Builtin {
 		t.Errorf("the list does not show the removed default: %+v", ms)
 	}
-	_, err = f.c.Workspace.RemoveCuratedEnvironment(ctx, "sklearn-*")
+	_, err = f.c.Workspace.Environments.RemoveCurated(ctx, "sklearn-*")
 	wantKind(t, err, Conflict, "removed already")
-	_, err = f.c.Workspace.RemoveCuratedEnvironment(ctx, "nothing-*")
+	_, err = f.c.Workspace.Environments.RemoveCurated(ctx, "nothing-*")
 	wantKind(t, err, NotFound, "no mapping of curated environments named nothing-*")
-	if _, err := f.c.Workspace.SetCuratedEnvironment(ctx, curated.Mapping{Name: "sklearn-*", Environment: job.Environment{InterpreterPath: "/opt/py/bin/python"}}); err != nil {
+	if _, err := f.c.Workspace.Environments.SetCurated(ctx, curated.Mapping{Name: "sklearn-*", Environment: job.Environment{InterpreterPath: "/opt/py/bin/python"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.create(t, job.Spec{Environment: job.Environment{Ref: sklearnRegistry}}); r.Spec.Environment.InterpreterPath != "/opt/py/bin/python" {
@@ -134,7 +134,7 @@ func indexOf(ms []curated.Mapping, name string) int {
 // map the curated name instead (the warning of an unmapped one says the same).
 func TestCuratedNameReservedSaysHowToMap(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.c.Workspace.CreateEnvironment(t.Context(), job.Environment{Name: "AzureML-sklearn-1.0-ubuntu20.04-py38-cpu", Image: "x"})
+	_, err := f.c.Workspace.Environments.Create(t.Context(), job.Environment{Name: "AzureML-sklearn-1.0-ubuntu20.04-py38-cpu", Image: "x"})
 	wantKind(t, err, Invalid, "reserved for Azure's curated environments",
 		"hangar curated-environment set AzureML-sklearn-1.0-ubuntu20.04-py38-cpu --environment <your name>")
 }

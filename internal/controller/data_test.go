@@ -16,7 +16,7 @@ import (
 
 func createData(t testing.TB, f *fixture, sp dataset.Spec, manifest string) *dataset.Version {
 	t.Helper()
-	v, err := f.c.Workspace.CreateData(t.Context(), api.CreateDataRequest{Spec: sp, Manifest: manifest})
+	v, err := f.c.Workspace.Data.Create(t.Context(), api.CreateDataRequest{Spec: sp, Manifest: manifest})
 	if err != nil {
 		t.Fatalf("CreateData(%+v): %v", sp, err)
 	}
@@ -39,7 +39,7 @@ func TestCreateDataFromUpload(t *testing.T) {
 	if v2 := createData(t, f, dataset.Spec{Name: "iris", Path: "/client/iris"}, h); v2.Version != "2" {
 		t.Errorf("second version = %s", v2.Version)
 	}
-	got, err := f.c.Workspace.ResolveData(ctx, "azureml:iris@latest")
+	got, err := f.c.Workspace.Data.Resolve(ctx, "azureml:iris@latest")
 	if err != nil || got.Version != "2" {
 		t.Errorf("iris@latest = %+v, %v", got, err)
 	}
@@ -64,7 +64,7 @@ func TestCreateDataFromUpload(t *testing.T) {
 		{"other datastore", dataset.Spec{Name: "t", Path: "/c", Datastore: "mine"}, Invalid, "uploads go to workspaceblobstore"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.c.Workspace.CreateData(ctx, api.CreateDataRequest{Spec: tt.sp, Manifest: h})
+			_, err := f.c.Workspace.Data.Create(ctx, api.CreateDataRequest{Spec: tt.sp, Manifest: h})
 			wantKind(t, err, tt.kind, tt.msg)
 		})
 	}
@@ -82,7 +82,7 @@ func TestCreateDataFromURIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := t.TempDir()
-	if _, err := f.c.Workspace.CreateDatastore(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -120,7 +120,7 @@ func TestCreateDataFromURIs(t *testing.T) {
 		"https://example.com/folder/":                           "use type uri_file",
 		"azureml://jobs/ghost/outputs/o":                        "no job named ghost",
 	} {
-		_, err := f.c.Workspace.CreateData(ctx, api.CreateDataRequest{Spec: dataset.Spec{Name: "d", Path: path}})
+		_, err := f.c.Workspace.Data.Create(ctx, api.CreateDataRequest{Spec: dataset.Spec{Name: "d", Path: path}})
 		wantKind(t, err, Invalid, msg)
 	}
 }
@@ -138,7 +138,7 @@ func TestJobInputNamesDataAsset(t *testing.T) {
 	createData(t, f, dataset.Spec{Name: "iris", Path: "/c/iris"}, h2)
 	createData(t, f, dataset.Spec{Name: "tbl", Type: dataset.MLTable, Path: "/c/tbl"}, table)
 	createModel(t, f, model.Spec{Name: "clf", Path: "/x"}, h1)
-	if err := f.c.Workspace.SetDataArchived(ctx, "iris", "2", true); err != nil {
+	if err := f.c.Workspace.Data.SetArchived(ctx, "iris", "2", true); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -176,12 +176,12 @@ func TestJobInputNamesDataAsset(t *testing.T) {
 		_, err := f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{"d": tt.in}}})
 		wantKind(t, err, Invalid, tt.msg)
 	}
-	wantKind(t, f.c.Workspace.SetDataArchived(ctx, "ghost", "", true), NotFound, "no data asset ghost")
-	wantKind(t, f.c.Workspace.SetDataArchived(ctx, "iris", "9", true), NotFound, "no data asset iris version 9")
-	if err := f.c.Workspace.SetDataArchived(ctx, "iris", "", true); err != nil {
+	wantKind(t, f.c.Workspace.Data.SetArchived(ctx, "ghost", "", true), NotFound, "no data asset ghost")
+	wantKind(t, f.c.Workspace.Data.SetArchived(ctx, "iris", "9", true), NotFound, "no data asset iris version 9")
+	if err := f.c.Workspace.Data.SetArchived(ctx, "iris", "", true); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.c.Workspace.ResolveData(ctx, "iris@latest")
+	_, err := f.c.Workspace.Data.Resolve(ctx, "iris@latest")
 	wantKind(t, err, NotFound, "every version of it is archived: hangar data restore")
 }
 
@@ -208,7 +208,7 @@ func TestDatastoreInputs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(shared, "raw"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.Workspace.CreateDatastore(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
 		t.Fatal(err)
 	}
 	r = f.create(t, job.Spec{Inputs: map[string]job.Input{"d": {Type: job.URIFolder, Path: "azureml://datastores/nfs/paths/raw/", Mode: "ro_mount"}}})
@@ -218,7 +218,7 @@ func TestDatastoreInputs(t *testing.T) {
 	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{
 		"d": {Type: job.URIFolder, Path: "azureml://datastores/nfs/paths/missing"}}}})
 	wantKind(t, err, Invalid, "inputs.d.path: azureml://datastores/nfs/paths/missing is "+filepath.Join(shared, "missing")+" on datastore nfs, which does not exist here")
-	if _, err := f.c.Workspace.CreateDatastore(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared, Computes: []string{"gpu"}}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared, Computes: []string{"gpu"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{
@@ -239,16 +239,16 @@ func TestDatastoresListAndCreate(t *testing.T) {
 		{datastore.Datastore{Name: "rel", Type: datastore.TypeLocalFolder, Path: "data"}, "clean absolute folder path"},
 		{datastore.Datastore{Name: "a-b", Type: datastore.TypeLocalFolder, Path: "/x"}, "not a datastore name"},
 	} {
-		_, err := f.c.Workspace.CreateDatastore(ctx, tt.d)
+		_, err := f.c.Workspace.Datastores.Create(ctx, tt.d)
 		wantKind(t, err, Invalid, tt.msg)
 	}
-	if _, err := f.c.Workspace.CreateDatastore(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared/data"}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared/data"}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := f.c.Workspace.Datastores(ctx)
+	all, err := f.c.Workspace.Datastores.List(ctx)
 	if err != nil || len(all) != 2 || all[0].Name != "workspaceblobstore" || !all[0].Builtin || all[1].Path != "/shared/data" {
 		t.Errorf("Datastores = %+v, %v", all, err)
 	}
-	_, err = f.c.Workspace.Datastore(ctx, "ghost")
+	_, err = f.c.Workspace.Datastores.Get(ctx, "ghost")
 	wantKind(t, err, NotFound, "no datastore named ghost in this workspace (known: workspaceblobstore, nfs)")
 }

@@ -32,16 +32,16 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	const value = "hf_Sup3rS3cret"
-	if _, err := f.c.Workspace.SetSecret(ctx, "bad-name", "x", nil); err == nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "bad-name", "x", nil); err == nil {
 		t.Fatal("a name with '-' was accepted")
 	}
-	if _, err := f.c.Workspace.SetSecret(ctx, "hf_token", "", nil); err == nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "hf_token", "", nil); err == nil {
 		t.Fatal("an empty value was accepted")
 	}
-	if created, err := f.c.Workspace.SetSecret(ctx, "hf_token", value, nil); err != nil || !created {
+	if created, err := f.c.Workspace.Secrets.Set(ctx, "hf_token", value, nil); err != nil || !created {
 		t.Fatalf("set = %v, %v", created, err)
 	}
-	if _, err := f.c.Workspace.SetSecret(ctx, "other", "other-value", nil); err != nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "other", "other-value", nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -54,15 +54,15 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 		t.Fatalf("stored spec holds %q, want the reference", got)
 	}
 	plain := f.create(t, job.Spec{})
-	vals, err := f.c.Workspace.RunSecrets(ctx, r.ID)
+	vals, err := f.c.Workspace.Secrets.ForRun(ctx, r.ID)
 	if err != nil || len(vals) != 1 || vals["hf_token"] != value {
 		t.Fatalf("run secrets = %v, %v; want hf_token only", vals, err)
 	}
-	if vals, err := f.c.Workspace.RunSecrets(ctx, plain.ID); err != nil || len(vals) != 0 {
+	if vals, err := f.c.Workspace.Secrets.ForRun(ctx, plain.ID); err != nil || len(vals) != 0 {
 		t.Fatalf("secrets of a job naming none = %v, %v", vals, err)
 	}
 
-	list, err := f.c.Workspace.ListSecrets(ctx)
+	list, err := f.c.Workspace.Secrets.List(ctx)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
@@ -74,17 +74,17 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 	}
 
 	// Deleted after submit: the run is told which variable lost its secret.
-	used, err := f.c.Workspace.DeleteSecret(ctx, "hf_token")
+	used, err := f.c.Workspace.Secrets.Delete(ctx, "hf_token")
 	if err != nil || !equal(used, []string{r.ID}) {
 		t.Fatalf("delete = %v, %v", used, err)
 	}
-	_, err = f.c.Workspace.RunSecrets(ctx, r.ID)
+	_, err = f.c.Workspace.Secrets.ForRun(ctx, r.ID)
 	wantKind(t, err, NotFound, "environment_variables.HF_TOKEN", "hf_token was deleted")
-	_, err = f.c.Workspace.DeleteSecret(ctx, "hf_token")
+	_, err = f.c.Workspace.Secrets.Delete(ctx, "hf_token")
 	wantKind(t, err, NotFound)
 
 	// A final run gets nothing.
-	if _, err := f.c.Workspace.SetSecret(ctx, "hf_token", value, nil); err != nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "hf_token", value, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.c.Cancel(ctx, r.ID); err != nil {
@@ -94,7 +94,7 @@ func TestSecretsAreNamedByJobsAndGivenOnlyToTheirRuns(t *testing.T) {
 	if st := f.run(t, r.ID).Status; !st.Terminal() {
 		t.Fatalf("run is %s after cancel", st)
 	}
-	_, err = f.c.Workspace.RunSecrets(ctx, r.ID)
+	_, err = f.c.Workspace.Secrets.ForRun(ctx, r.ID)
 	wantKind(t, err, Conflict, "no longer given out")
 }
 
@@ -149,11 +149,11 @@ func TestRotateKeyResealsSecretsAndComputeCredentials(t *testing.T) {
 	f, path := newSecretFixture(t)
 	ctx := t.Context()
 	sshTarget(t, f)
-	if _, err := f.c.Workspace.SetSecret(ctx, "tok", "v-1", nil); err != nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "tok", "v-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	reply, err := f.c.Workspace.RotateKey(ctx)
+	reply, err := f.c.Workspace.Secrets.RotateKey(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestRotateKeyResealsSecretsAndComputeCredentials(t *testing.T) {
 	f.c.Secrets = box
 	f.c.Workspace.Sealer = f.c.Secrets
 	r := f.create(t, job.Spec{EnvironmentVariables: map[string]string{"T": "${{secrets.tok}}"}})
-	if vals, err := f.c.Workspace.RunSecrets(ctx, r.ID); err != nil || vals["tok"] != "v-1" {
+	if vals, err := f.c.Workspace.Secrets.ForRun(ctx, r.ID); err != nil || vals["tok"] != "v-1" {
 		t.Fatalf("after rotation the run gets %v, %v", vals, err)
 	}
 }
@@ -186,7 +186,7 @@ func TestKeyRotationInterruptedIsFinishedAtStart(t *testing.T) {
 			f, path := newSecretFixture(t)
 			ctx := t.Context()
 			sshTarget(t, f)
-			if _, err := f.c.Workspace.SetSecret(ctx, "tok", "v-1", nil); err != nil {
+			if _, err := f.c.Workspace.Secrets.Set(ctx, "tok", "v-1", nil); err != nil {
 				t.Fatal(err)
 			}
 			box := f.c.Secrets.(*secrets.Box)
@@ -208,7 +208,7 @@ func TestKeyRotationInterruptedIsFinishedAtStart(t *testing.T) {
 			}
 			f.c.Secrets = restarted
 			f.c.Workspace.Sealer = f.c.Secrets
-			if err := f.c.Workspace.FinishKeyRotation(ctx); err != nil {
+			if err := f.c.Workspace.Secrets.FinishKeyRotation(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if restarted.Rotating() {

@@ -66,7 +66,7 @@ func files(t testing.TB, f *fixture, hash string) map[string]int64 {
 
 func createModel(t testing.TB, f *fixture, sp model.Spec, manifest string) *model.Version {
 	t.Helper()
-	v, err := f.c.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
+	v, err := f.c.Workspace.Models.Create(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
 	if err != nil {
 		t.Fatalf("CreateModel(%+v): %v", sp, err)
 	}
@@ -85,7 +85,7 @@ func TestCreateModelFromUploadVersionsAndConflicts(t *testing.T) {
 	if v2 := createModel(t, f, model.Spec{Name: "mnist", Type: "mlflow_model", Path: "/x"}, h); v2.Version != "2" || v2.Type != model.MLflowModel {
 		t.Errorf("second version = %s %s, want 2 mlflow_model", v2.Version, v2.Type)
 	}
-	_, err := f.c.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: model.Spec{Name: "mnist", Version: "2", Path: "/x"}, Manifest: h})
+	_, err := f.c.Workspace.Models.Create(t.Context(), api.CreateModelRequest{Spec: model.Spec{Name: "mnist", Version: "2", Path: "/x"}, Manifest: h})
 	wantKind(t, err, Conflict, "model mnist version 2 already exists")
 
 	for _, tt := range []struct {
@@ -103,7 +103,7 @@ func TestCreateModelFromUploadVersionsAndConflicts(t *testing.T) {
 		{"escaping sub-path", api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: "azureml://jobs/j/outputs/model/paths/../x"}}, "not a clean path"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.c.Workspace.CreateModel(t.Context(), tt.req)
+			_, err := f.c.Workspace.Models.Create(t.Context(), tt.req)
 			wantKind(t, err, Invalid, tt.msg)
 		})
 	}
@@ -157,7 +157,7 @@ func TestCreateModelFromJobOutput(t *testing.T) {
 		"azureml://jobs/train/model":                       "expected azureml://jobs/<job>/outputs/<output>",
 		"azureml://jobs/train/outputs/model/sub":           "expected .../outputs/<output>/paths/<path>",
 	} {
-		_, err := f.c.Workspace.CreateModel(ctx, api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: path}})
+		_, err := f.c.Workspace.Models.Create(ctx, api.CreateModelRequest{Spec: model.Spec{Name: "m", Path: path}})
 		wantKind(t, err, Invalid, msg)
 	}
 }
@@ -171,7 +171,7 @@ func TestResolveModelAndArchive(t *testing.T) {
 	}
 	resolve := func(ref string) string {
 		t.Helper()
-		v, err := f.c.Workspace.ResolveModel(ctx, ref)
+		v, err := f.c.Workspace.Models.Resolve(ctx, ref)
 		if err != nil {
 			t.Fatalf("ResolveModel(%q): %v", ref, err)
 		}
@@ -182,7 +182,7 @@ func TestResolveModelAndArchive(t *testing.T) {
 			t.Errorf("ResolveModel(%q) = version %s, want %s", ref, got, want)
 		}
 	}
-	if err := f.c.Workspace.SetModelArchived(ctx, "m", "3", true); err != nil {
+	if err := f.c.Workspace.Models.SetArchived(ctx, "m", "3", true); err != nil {
 		t.Fatal(err)
 	}
 	if got := resolve("m@latest"); got != "2" {
@@ -191,24 +191,24 @@ func TestResolveModelAndArchive(t *testing.T) {
 	if got := resolve("m:3"); got != "3" {
 		t.Errorf("an archived version named by number = %s, want it to resolve", got)
 	}
-	_, err := f.c.Workspace.ResolveModel(ctx, "m:9")
+	_, err := f.c.Workspace.Models.Resolve(ctx, "m:9")
 	wantKind(t, err, NotFound, "no model m:9 in this workspace (its latest version is 2)")
-	_, err = f.c.Workspace.ResolveModel(ctx, "m")
+	_, err = f.c.Workspace.Models.Resolve(ctx, "m")
 	wantKind(t, err, Invalid, "give a version (m:1) or m@latest")
-	if err := f.c.Workspace.SetModelArchived(ctx, "m", "", true); err != nil {
+	if err := f.c.Workspace.Models.SetArchived(ctx, "m", "", true); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.Workspace.ResolveModel(ctx, "m@latest")
+	_, err = f.c.Workspace.Models.Resolve(ctx, "m@latest")
 	wantKind(t, err, NotFound, "every version of it is archived")
-	if err := f.c.Workspace.SetModelArchived(ctx, "m", "2", false); err != nil {
+	if err := f.c.Workspace.Models.SetArchived(ctx, "m", "2", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := resolve("m@latest"); got != "2" {
 		t.Errorf("@latest after restoring 2 = %s", got)
 	}
-	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "ghost", "", true), NotFound, "no model ghost")
-	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "m", "7", true), NotFound, "no model m version 7")
-	wantKind(t, f.c.Workspace.SetModelArchived(ctx, "m", "x/y", true), Invalid, "expected letters, digits")
+	wantKind(t, f.c.Workspace.Models.SetArchived(ctx, "ghost", "", true), NotFound, "no model ghost")
+	wantKind(t, f.c.Workspace.Models.SetArchived(ctx, "m", "7", true), NotFound, "no model m version 7")
+	wantKind(t, f.c.Workspace.Models.SetArchived(ctx, "m", "x/y", true), Invalid, "expected letters, digits")
 }
 
 // A job's input may name a registered model (azureml:<name>:<version> or @latest); the run gets
@@ -231,7 +231,7 @@ func TestJobInputNamesAModel(t *testing.T) {
 			t.Errorf("%s %s resolved to %+v, want manifest %s", tt.typ, tt.path, got, tt.want)
 		}
 	}
-	v, err := f.c.Workspace.ResolveModel(t.Context(), "clf:1")
+	v, err := f.c.Workspace.Models.Resolve(t.Context(), "clf:1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,14 +33,14 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	secretUsers(t, f, map[string]string{"rita": api.RoleContributor, "bob": api.RoleContributor, "olga": api.RoleOwner})
-	if _, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"rita", "rita"}, Roles: []string{api.RoleComputeOperator}}); err != nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"rita", "rita"}, Roles: []string{api.RoleComputeOperator}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"ritta"}})
+	_, err := f.c.Workspace.Secrets.Set(ctx, "db", "pa55", &api.SecretAccess{Users: []string{"ritta"}})
 	wantKind(t, err, Invalid, `access.users: no user named "ritta"`)
-	_, err = f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{"admin"}})
+	_, err = f.c.Workspace.Secrets.Set(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{"admin"}})
 	wantKind(t, err, Invalid, `access.roles: "admin" is not a role`)
-	list, err := f.c.Workspace.ListSecrets(ctx)
+	list, err := f.c.Workspace.Secrets.List(ctx)
 	if err != nil || len(list) != 1 || list[0].Access.String() != "owners, user rita, role compute-operator" {
 		t.Fatalf("secret list = %+v, %v; want db limited to rita and compute-operators", list, err)
 	}
@@ -54,37 +54,37 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 	owners := f.create(t, submittedBy("olga"))
 	admins := f.create(t, submittedBy(api.AdminUser))
 	for _, r := range []*job.Run{mine, owners, admins} {
-		if vals, err := f.c.Workspace.RunSecrets(ctx, r.ID); err != nil || vals["db"] != "pa55" {
+		if vals, err := f.c.Workspace.Secrets.ForRun(ctx, r.ID); err != nil || vals["db"] != "pa55" {
 			t.Errorf("secrets of %s's run = %v, %v", workspace.Submitter(&r.Spec), vals, err)
 		}
 	}
 
 	// Rita's access is removed while her next run waits; then she is deleted.
 	queued := f.create(t, submittedBy("rita"))
-	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
+	if _, err := f.c.Workspace.Secrets.SetAccess(ctx, "db", api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.Workspace.RunSecrets(ctx, queued.ID)
+	_, err = f.c.Workspace.Secrets.ForRun(ctx, queued.ID)
 	wantKind(t, err, Conflict, "environment_variables.DB_PASSWORD: secret db may be used by owners, role owner only", "user rita (role contributor) may not use it")
-	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{Users: []string{"rita"}}); err != nil {
+	if _, err := f.c.Workspace.Secrets.SetAccess(ctx, "db", api.SecretAccess{Users: []string{"rita"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.c.Store.DeleteUser(ctx, "rita"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.c.Workspace.RunSecrets(ctx, queued.ID)
+	_, err = f.c.Workspace.Secrets.ForRun(ctx, queued.ID)
 	wantKind(t, err, Conflict, "user rita is no longer a user of this workspace")
-	if vals, err := f.c.Workspace.RunSecrets(ctx, owners.ID); err != nil || vals["db"] != "pa55" {
+	if vals, err := f.c.Workspace.Secrets.ForRun(ctx, owners.ID); err != nil || vals["db"] != "pa55" {
 		t.Errorf("an owner's run after the change = %v, %v", vals, err)
 	}
 	// Opened again, every submitter's run gets it.
-	if _, err := f.c.Workspace.SetSecretAccess(ctx, "db", api.SecretAccess{}); err != nil {
+	if _, err := f.c.Workspace.Secrets.SetAccess(ctx, "db", api.SecretAccess{}); err != nil {
 		t.Fatal(err)
 	}
-	if vals, err := f.c.Workspace.RunSecrets(ctx, queued.ID); err != nil || vals["db"] != "pa55" {
+	if vals, err := f.c.Workspace.Secrets.ForRun(ctx, queued.ID); err != nil || vals["db"] != "pa55" {
 		t.Errorf("the queued run once the secret is open = %v, %v", vals, err)
 	}
-	_, err = f.c.Workspace.SetSecretAccess(ctx, "nope", api.SecretAccess{})
+	_, err = f.c.Workspace.Secrets.SetAccess(ctx, "nope", api.SecretAccess{})
 	wantKind(t, err, NotFound, "nope")
 }
 
@@ -120,7 +120,7 @@ func TestPipelineStepsTakeThePipelinesSubmitter(t *testing.T) {
 	f, _ := newSecretFixture(t)
 	ctx := t.Context()
 	secretUsers(t, f, map[string]string{"bob": api.RoleContributor})
-	if _, err := f.c.Workspace.SetSecret(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
+	if _, err := f.c.Workspace.Secrets.Set(ctx, "db", "pa55", &api.SecretAccess{Roles: []string{api.RoleOwner}}); err != nil {
 		t.Fatal(err)
 	}
 	sp := chainSpec()

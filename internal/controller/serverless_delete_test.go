@@ -16,17 +16,17 @@ func TestDeleteServerlessPoolDeletesItsClusters(t *testing.T) {
 	for _, force := range []bool{false, true} {
 		f := serverlessFixture(t)
 		ctx := t.Context()
-		if _, err := f.c.Workspace.CreateCompute(ctx, testPool(), false); err != nil {
+		if _, err := f.c.Workspace.Computes.Create(ctx, testPool(), false); err != nil {
 			t.Fatal(err)
 		}
 		other := compute.Spec{Name: "pool", Type: compute.TypeCluster, Cluster: &compute.ClusterSpec{Size: "local-quarter", MaxInstances: 1}}
-		if _, err := f.c.Workspace.CreateCompute(ctx, other, false); err != nil {
+		if _, err := f.c.Workspace.Computes.Create(ctx, other, false); err != nil {
 			t.Fatal(err)
 		}
 		quarter := f.create(t, job.Spec{Compute: "serverless"})
 		half := f.create(t, job.Spec{Compute: "serverless", Resources: job.Resources{InstanceType: "local-half"}})
 		if !force {
-			err := f.c.Workspace.DeleteCompute(ctx, compute.ServerlessName, false)
+			err := f.c.Workspace.Computes.Delete(ctx, compute.ServerlessName, false)
 			wantKind(t, err, Conflict, "the serverless pool's clusters have 2 active runs",
 				quarter.ID+" (Queued on serverless_local-quarter)", half.ID+" (Queued on serverless_local-half)", "--force")
 			for _, name := range []string{compute.ServerlessName, "serverless_local-quarter", "serverless_local-half"} {
@@ -41,7 +41,7 @@ func TestDeleteServerlessPoolDeletesItsClusters(t *testing.T) {
 			}
 			f.reconcile(t) // the cancels end the runs
 		}
-		if err := f.c.Workspace.DeleteCompute(ctx, compute.ServerlessName, force); err != nil {
+		if err := f.c.Workspace.Computes.Delete(ctx, compute.ServerlessName, force); err != nil {
 			t.Fatalf("delete (force %v): %v", force, err)
 		}
 		for _, name := range []string{compute.ServerlessName, "serverless_local-quarter", "serverless_local-half"} {

@@ -102,7 +102,7 @@ func TestServerlessWithPool(t *testing.T) {
 	ctx := t.Context()
 	pool := testPool()
 	pool.Serverless.Sizes[1].Name = "Local-Half" // the catalog's spelling is kept
-	if _, err := f.c.Workspace.CreateCompute(ctx, pool, false); err != nil {
+	if _, err := f.c.Workspace.Computes.Create(ctx, pool, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -123,7 +123,7 @@ func TestServerlessWithPool(t *testing.T) {
 		t.Errorf("9 instances: %v", err)
 	}
 	pool.Serverless.MaxInstances = 5
-	if _, err := f.c.Workspace.CreateCompute(ctx, pool, true); err != nil {
+	if _, err := f.c.Workspace.Computes.Create(ctx, pool, true); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := f.c.Store.Compute(ctx, "serverless_local-quarter")

@@ -21,7 +21,7 @@ func (c *Controller) resolveSweepTrial(ctx context.Context, sp *job.Spec) error 
 	if sp.Sweep == nil || !strings.HasPrefix(strings.ToLower(sp.Sweep.Trial), "azureml:") {
 		return nil
 	}
-	v, err := c.Workspace.ResolveComponent(ctx, sp.Sweep.Trial[len("azureml:"):])
+	v, err := c.Workspace.Components.Resolve(ctx, sp.Sweep.Trial[len("azureml:"):])
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

@@ -132,7 +132,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 		writeError(w, s.log, err)
 		return
 	}
-	t, err := s.cfg.Controller.Workspace.CreateCompute(r.Context(), spec, update)
+	t, err := s.cfg.Controller.Workspace.Computes.Create(r.Context(), spec, update)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -146,7 +146,7 @@ func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, updat
 
 func (s *computeRoutes) deleteCompute(w http.ResponseWriter, r *http.Request) {
 	force := r.URL.Query().Get("force") == "true"
-	if err := s.cfg.Controller.Workspace.DeleteCompute(r.Context(), r.PathValue("name"), force); err != nil {
+	if err := s.cfg.Controller.Workspace.Computes.Delete(r.Context(), r.PathValue("name"), force); err != nil {
 		writeError(w, s.log, err)
 		return
 	}

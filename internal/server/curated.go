@@ -16,7 +16,7 @@ func (s *assetRoutes) curatedRoutes(rt routes) {
 }
 
 func (s *assetRoutes) listCurated(w http.ResponseWriter, r *http.Request) {
-	ms, err := s.cfg.Controller.Workspace.CuratedEnvironments(r.Context())
+	ms, err := s.cfg.Controller.Workspace.Environments.Curated(r.Context())
 	s.respond(w, http.StatusOK, views(ms, curatedView), err)
 }
 
@@ -30,7 +30,7 @@ func (s *assetRoutes) putCurated(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, badRequest("name in the body differs from the path"))
 		return
 	}
-	m, err := s.cfg.Controller.Workspace.SetCuratedEnvironment(r.Context(), curated.Mapping{Name: r.PathValue("name"),
+	m, err := s.cfg.Controller.Workspace.Environments.SetCurated(r.Context(), curated.Mapping{Name: r.PathValue("name"),
 		Environment: body.Environment, Description: body.Description})
 	if err != nil {
 		writeError(w, s.log, err)
@@ -40,7 +40,7 @@ func (s *assetRoutes) putCurated(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *assetRoutes) deleteCurated(w http.ResponseWriter, r *http.Request) {
-	m, err := s.cfg.Controller.Workspace.RemoveCuratedEnvironment(r.Context(), r.PathValue("name"))
+	m, err := s.cfg.Controller.Workspace.Environments.RemoveCurated(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return

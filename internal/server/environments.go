@@ -18,7 +18,7 @@ func (s *assetRoutes) createEnvironment(w http.ResponseWriter, r *http.Request) 
 		writeError(w, s.log, err)
 		return
 	}
-	ev, err := s.cfg.Controller.Workspace.CreateEnvironment(r.Context(), env)
+	ev, err := s.cfg.Controller.Workspace.Environments.Create(r.Context(), env)
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -24,7 +24,7 @@ func (s *secretRoutes) routes(_, mux routes) {
 }
 
 func (s *secretRoutes) listSecrets(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Controller.Workspace.ListSecrets(r.Context())
+	list, err := s.cfg.Controller.Workspace.Secrets.List(r.Context())
 	s.respond(w, http.StatusOK, list, err)
 }
 
@@ -35,7 +35,7 @@ func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	created, err := s.cfg.Controller.Workspace.SetSecret(r.Context(), name, body.Value, body.Access)
+	created, err := s.cfg.Controller.Workspace.Secrets.Set(r.Context(), name, body.Value, body.Access)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -53,7 +53,7 @@ func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
 
 // secretInfo is what secret list says of one secret.
 func (s *secretRoutes) secretInfo(r *http.Request, name string) (*api.SecretInfo, error) {
-	list, err := s.cfg.Controller.Workspace.ListSecrets(r.Context())
+	list, err := s.cfg.Controller.Workspace.Secrets.List(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +71,12 @@ func (s *secretRoutes) setSecretAccess(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	info, err := s.cfg.Controller.Workspace.SetSecretAccess(r.Context(), r.PathValue("name"), body)
+	info, err := s.cfg.Controller.Workspace.Secrets.SetAccess(r.Context(), r.PathValue("name"), body)
 	s.respond(w, http.StatusOK, info, err)
 }
 
 func (s *secretRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
-	used, err := s.cfg.Controller.Workspace.DeleteSecret(r.Context(), r.PathValue("name"))
+	used, err := s.cfg.Controller.Workspace.Secrets.Delete(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -85,12 +85,12 @@ func (s *secretRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *secretRoutes) rotateKey(w http.ResponseWriter, r *http.Request) {
-	reply, err := s.cfg.Controller.Workspace.RotateKey(r.Context())
+	reply, err := s.cfg.Controller.Workspace.Secrets.RotateKey(r.Context())
 	s.respond(w, http.StatusOK, reply, err)
 }
 
 func (s *secretRoutes) runSecrets(w http.ResponseWriter, r *http.Request) {
-	vals, err := s.cfg.Controller.Workspace.RunSecrets(r.Context(), r.PathValue("id"))
+	vals, err := s.cfg.Controller.Workspace.Secrets.ForRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -10,8 +10,8 @@ import (
 // modelAPI serves the model registry; server.go registers its handlers by name.
 func (s *assetRoutes) modelAPI() assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest] {
 	return assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest]{s: s.Server,
-		create: s.cfg.Controller.Workspace.CreateModel, resolve: s.cfg.Controller.Workspace.ResolveModel,
-		setArchived: s.cfg.Controller.Workspace.SetModelArchived, versions: s.cfg.Store.Models}
+		create: s.cfg.Controller.Workspace.Models.Create, resolve: s.cfg.Controller.Workspace.Models.Resolve,
+		setArchived: s.cfg.Controller.Workspace.Models.SetArchived, versions: s.cfg.Store.Models}
 }
 
 func (s *assetRoutes) createModel(w http.ResponseWriter, r *http.Request) {

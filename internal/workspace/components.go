@@ -13,15 +13,15 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// CreateComponent registers a component version (issue 15): a command component's code
+// Create registers a component version (issue 15): a command component's code
 // snapshot must have been uploaded and its environment must resolve as a job's does; a
 // pipeline component's steps likewise. Without a version it takes the next integer.
-func (w *Workspace) CreateComponent(ctx context.Context, req api.CreateComponentRequest) (*component.Version, error) {
+func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest) (*component.Version, error) {
 	sp := req.Spec
 	if err := component.Kind.CheckName(sp.Name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	v := component.Version{Spec: sp, Source: req.Source, CreatedAt: w.Now()}
+	v := component.Version{Spec: sp, Source: req.Source, CreatedAt: cs.ws.Now()}
 	if sp.Version != "" {
 		n, err := component.Kind.ParseVersion(sp.Version)
 		if err != nil {
@@ -34,7 +34,7 @@ func (w *Workspace) CreateComponent(ctx context.Context, req api.CreateComponent
 		if sp.Job == nil || sp.Job.Command == "" {
 			return nil, invalidf("command: required")
 		}
-		if err := w.checkComponentStep(ctx, "", sp.Job.CodeSnapshot, *sp.Job); err != nil {
+		if err := cs.checkStep(ctx, "", sp.Job.CodeSnapshot, *sp.Job); err != nil {
 			return nil, err
 		}
 	case component.Pipeline:
@@ -43,33 +43,33 @@ func (w *Workspace) CreateComponent(ctx context.Context, req api.CreateComponent
 		}
 		for _, name := range slices.Sorted(maps.Keys(sp.Graph.Steps)) {
 			st := sp.Graph.Steps[name]
-			if err := w.checkComponentStep(ctx, "jobs."+name+".", st.Spec.CodeSnapshot, st.Spec); err != nil {
+			if err := cs.checkStep(ctx, "jobs."+name+".", st.Spec.CodeSnapshot, st.Spec); err != nil {
 				return nil, err
 			}
 		}
 	default:
 		return nil, invalidf("type: %q is not a component type (command or pipeline)", sp.Type)
 	}
-	created, err := w.Store.CreateComponent(ctx, v)
+	created, err := cs.ws.Store.CreateComponent(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("component %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
 	}
-	w.Log.Info("component created", "component", created.Name, "version", created.Version, "type", created.Type)
+	cs.ws.Log.Info("component created", "component", created.Name, "version", created.Version, "type", created.Type)
 	return created, nil
 }
 
-// checkComponentStep checks what a component's step needs of the workspace: its uploaded code
+// checkStep checks what a component's step needs of the workspace: its uploaded code
 // and its registered environment.
-func (w *Workspace) checkComponentStep(ctx context.Context, field, snapshot string, sp job.Spec) error {
+func (cs *Components) checkStep(ctx context.Context, field, snapshot string, sp job.Spec) error {
 	if snapshot != "" {
-		if _, err := w.readManifest(snapshot); err != nil {
+		if _, err := cs.ws.readManifest(snapshot); err != nil {
 			return invalidf("%scode: the code snapshot %s was not uploaded: %v", field, snapshot, err)
 		}
 	}
-	if _, err := w.ResolveEnvironment(ctx, &sp); err != nil {
+	if _, err := cs.ws.ResolveEnvironment(ctx, &sp); err != nil {
 		var e *Error
 		if field != "" && errors.As(err, &e) {
 			return &Error{Kind: e.Kind, Msg: field + e.Msg}
@@ -79,23 +79,23 @@ func (w *Workspace) checkComponentStep(ctx context.Context, field, snapshot stri
 	return nil
 }
 
-// ResolveComponent finds the version a reference names: name:version or name@latest, with or
+// Resolve finds the version a reference names: name:version or name@latest, with or
 // without azureml:. An archived version still resolves by its number; @latest skips them.
-func (w *Workspace) ResolveComponent(ctx context.Context, ref string) (*component.Version, error) {
+func (cs *Components) Resolve(ctx context.Context, ref string) (*component.Version, error) {
 	r, err := component.Kind.ParseRef(ref, false)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	v, err := w.Store.Component(ctx, r.Name, r.StoreVersion())
+	v, err := cs.ws.Store.Component(ctx, r.Name, r.StoreVersion())
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no component %s in this workspace%s", r, w.componentHint(ctx, r.Name))
+		return nil, notFoundf("no component %s in this workspace%s", r, cs.hint(ctx, r.Name))
 	}
 	return v, err
 }
 
-// componentHint says what the workspace has instead of the component a reference named.
-func (w *Workspace) componentHint(ctx context.Context, name string) string {
-	vs, err := w.Store.Components(ctx, name)
+// hint says what the workspace has instead of the component a reference named.
+func (cs *Components) hint(ctx context.Context, name string) string {
+	vs, err := cs.ws.Store.Components(ctx, name)
 	if err != nil || len(vs) == 0 {
 		return " (see hangar component list)"
 	}
@@ -105,8 +105,8 @@ func (w *Workspace) componentHint(ctx context.Context, name string) string {
 	return " (every version of it is archived: hangar component restore)"
 }
 
-// SetComponentArchived archives or restores a version, or every version when version is "".
-func (w *Workspace) SetComponentArchived(ctx context.Context, name, version string, archived bool) error {
+// SetArchived archives or restores a version, or every version when version is "".
+func (cs *Components) SetArchived(ctx context.Context, name, version string, archived bool) error {
 	if version != "" {
 		v, err := component.Kind.ParseVersion(version)
 		if err != nil {
@@ -114,7 +114,7 @@ func (w *Workspace) SetComponentArchived(ctx context.Context, name, version stri
 		}
 		version = v
 	}
-	_, err := w.Store.SetComponentArchived(ctx, name, version, archived)
+	_, err := cs.ws.Store.SetComponentArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
 			return notFoundf("no component %s in this workspace", name)

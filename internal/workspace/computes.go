@@ -17,15 +17,15 @@ type Sealer interface {
 	Decrypt(ciphertext string) ([]byte, error)
 }
 
-// CreateCompute verifies a target with its backend (attach) and stores it with its secrets sealed.
+// Create verifies a target with its backend (attach) and stores it with its secrets sealed.
 // With replace, an existing target of the same name and type is updated (not while it has active
 // runs, unless only settings that do not affect them change — Hangar is conservative: it refuses).
 // Nothing is stored when verification fails.
-func (w *Workspace) CreateCompute(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
+func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
 	if s.Name == "" {
 		return nil, invalidf("name: required")
 	}
-	old, err := w.Store.Compute(ctx, s.Name)
+	old, err := cp.ws.Store.Compute(ctx, s.Name)
 	switch {
 	case err == nil && !replace:
 		return nil, conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
@@ -37,9 +37,9 @@ func (w *Workspace) CreateCompute(ctx context.Context, s compute.Spec, replace b
 		return nil, err
 	}
 	if s.Type == compute.TypeServerless { // a pool, not a target runs are handed to (serverless.go)
-		return w.putServerlessPool(ctx, s, old)
+		return cp.putServerlessPool(ctx, s, old)
 	}
-	b, ok := w.Backends[s.Type]
+	b, ok := cp.ws.Backends[s.Type]
 	if !ok {
 		return nil, invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
 	}
@@ -52,48 +52,48 @@ func (w *Workspace) CreateCompute(ctx context.Context, s compute.Spec, replace b
 		if err != nil {
 			return nil, invalidf("attach %s: %v", s.Name, err)
 		}
-		st.Node, st.AttachedAt = node, w.Now()
+		st.Node, st.AttachedAt = node, cp.ws.Now()
 	}
-	if err := w.Seal(&st.Spec); err != nil {
+	if err := cp.ws.Seal(&st.Spec); err != nil {
 		return nil, err
 	}
 	props, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
 	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: w.Now()}
+	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: cp.ws.Now()}
 	if old != nil {
 		t.CreatedAt = old.CreatedAt
 	}
-	if err := w.Store.PutCompute(ctx, t); err != nil {
+	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
-	w.Runs.ForgetTarget(s.Name) // a new spec (address, credentials): what its old one met is moot
-	w.Log.Info("compute stored", "name", s.Name, "type", s.Type)
+	cp.ws.Runs.ForgetTarget(s.Name) // a new spec (address, credentials): what its old one met is moot
+	cp.ws.Log.Info("compute stored", "name", s.Name, "type", s.Type)
 	if s.Type == compute.TypeInstance {
-		if err := w.Instances.Created(ctx, s); err != nil {
+		if err := cp.ws.Instances.Created(ctx, s); err != nil {
 			return nil, err
 		}
 	}
 	return &t, nil
 }
 
-// DeleteCompute removes a target; with active runs it refuses unless force, which cancels them.
-func (w *Workspace) DeleteCompute(ctx context.Context, name string, force bool) error {
+// Delete removes a target; with active runs it refuses unless force, which cancels them.
+func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 	if name == compute.LocalName {
 		return invalidf("compute local is built in and cannot be deleted")
 	}
-	t, err := w.Store.Compute(ctx, name)
+	t, err := cp.ws.Store.Compute(ctx, name)
 	if err != nil {
 		return mapStoreErr(err)
 	}
-	if err := w.Instances.Deletable(ctx, t); err != nil {
+	if err := cp.ws.Instances.Deletable(ctx, t); err != nil {
 		return err
 	}
-	if err := w.deleteServerlessClusters(ctx, t, force); err != nil {
+	if err := cp.deleteServerlessClusters(ctx, t, force); err != nil {
 		return err
 	}
-	active, err := w.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := cp.ws.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err
 	}
@@ -101,23 +101,23 @@ func (w *Workspace) DeleteCompute(ctx context.Context, name string, force bool) 
 		return conflictf("compute %s has %d active runs (e.g. %s); cancel them or use --force", name, len(active), active[0].ID)
 	}
 	for _, r := range active {
-		if _, err := w.Runs.Cancel(ctx, r.ID); err != nil {
+		if _, err := cp.ws.Runs.Cancel(ctx, r.ID); err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != Conflict {
 				return fmt.Errorf("cancel %s: %w", r.ID, err)
 			}
 		}
 	}
-	if err := w.Store.DeleteCompute(ctx, name); err != nil {
+	if err := cp.ws.Store.DeleteCompute(ctx, name); err != nil {
 		return err
 	}
 	if t.Type == compute.TypeInstance {
-		if err := w.Store.DeleteInstance(ctx, name); err != nil {
+		if err := cp.ws.Store.DeleteInstance(ctx, name); err != nil {
 			return err
 		}
 	}
-	w.Runs.ForgetTarget(name)
-	w.Runs.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now
+	cp.ws.Runs.ForgetTarget(name)
+	cp.ws.Runs.Kick() // a Placer removes what the target had (a cluster's nodes) on its next pass: now
 	return nil
 }
 

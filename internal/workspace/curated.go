@@ -21,10 +21,10 @@ import (
 // settingCuratedPrefix starts the key of each owner's mapping.
 const settingCuratedPrefix = "curated_environment."
 
-// CuratedEnvironments lists the mappings in force and, after them, the defaults owners removed
+// Curated lists the mappings in force and, after them, the defaults owners removed
 // (Removed), sorted by name.
-func (w *Workspace) CuratedEnvironments(ctx context.Context) ([]curated.Mapping, error) {
-	owned, err := w.ownedCurated(ctx)
+func (es *Environments) Curated(ctx context.Context) ([]curated.Mapping, error) {
+	owned, err := es.ws.ownedCurated(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,26 +56,26 @@ func (w *Workspace) ownedCurated(ctx context.Context) ([]curated.Mapping, error)
 	return out, nil
 }
 
-// SetCuratedEnvironment stores an owner's mapping: a registered environment that exists (not
+// SetCurated stores an owner's mapping: a registered environment that exists (not
 // itself curated), or an environment definition (an image, a conda file, requirements or an
 // interpreter).
-func (w *Workspace) SetCuratedEnvironment(ctx context.Context, m curated.Mapping) (*curated.Mapping, error) {
+func (es *Environments) SetCurated(ctx context.Context, m curated.Mapping) (*curated.Mapping, error) {
 	if err := curated.CheckName(m.Name); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if err := w.checkCuratedTarget(ctx, m.Environment); err != nil {
+	if err := es.checkCuratedTarget(ctx, m.Environment); err != nil {
 		return nil, err
 	}
 	m.Builtin, m.Removed = false, false
-	if err := w.putCurated(ctx, m); err != nil {
+	if err := es.putCurated(ctx, m); err != nil {
 		return nil, err
 	}
-	w.Log.Info("curated environment mapped", "name", m.Name, "runs_in", curated.RunsIn(m.Environment))
+	es.ws.Log.Info("curated environment mapped", "name", m.Name, "runs_in", curated.RunsIn(m.Environment))
 	return &m, nil
 }
 
 // checkCuratedTarget refuses what a mapping cannot run a job in.
-func (w *Workspace) checkCuratedTarget(ctx context.Context, e job.Environment) error {
+func (es *Environments) checkCuratedTarget(ctx context.Context, e job.Environment) error {
 	if e.Ref == "" {
 		if e.IsEmpty() && e.Image == "" {
 			return invalidf("environment: give a registered environment, an image, a conda file, requirements or an interpreter")
@@ -92,19 +92,19 @@ func (w *Workspace) checkCuratedTarget(ctx context.Context, e job.Environment) e
 		return invalidf("environment: give either a registered environment (%s) or a definition, not both", e.Ref)
 	}
 	name, version := parseEnvRef(e.Ref)
-	if _, err := w.Store.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
-		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
+	if _, err := es.ws.Store.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
+		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), es.ws.knownEnvironments(ctx))
 	} else if err != nil {
 		return err
 	}
 	return nil
 }
 
-// RemoveCuratedEnvironment removes an owner's mapping (a default of the same name then applies
+// RemoveCurated removes an owner's mapping (a default of the same name then applies
 // again) or a default (the name is then unmapped), and returns what is in force for the name
 // now (Removed when nothing).
-func (w *Workspace) RemoveCuratedEnvironment(ctx context.Context, name string) (*curated.Mapping, error) {
-	owned, err := w.ownedCurated(ctx)
+func (es *Environments) RemoveCurated(ctx context.Context, name string) (*curated.Mapping, error) {
+	owned, err := es.ws.ownedCurated(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +115,10 @@ func (w *Workspace) RemoveCuratedEnvironment(ctx context.Context, name string) (
 	case i >= 0 && owned[i].Removed:
 		return nil, conflictf("the default mapping of %s is removed already; hangar curated-environment set %s maps the name again", name, name)
 	case i >= 0:
-		if err := w.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
+		if err := es.ws.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
 			return nil, err
 		}
-		w.Log.Info("curated environment mapping removed", "name", name)
+		es.ws.Log.Info("curated environment mapping removed", "name", name)
 		if j >= 0 {
 			d := curated.Defaults()[j]
 			return &d, nil
@@ -126,10 +126,10 @@ func (w *Workspace) RemoveCuratedEnvironment(ctx context.Context, name string) (
 		return &curated.Mapping{Name: owned[i].Name, Removed: true}, nil
 	case j >= 0:
 		m := curated.Mapping{Name: curated.Defaults()[j].Name, Removed: true}
-		if err := w.putCurated(ctx, m); err != nil {
+		if err := es.putCurated(ctx, m); err != nil {
 			return nil, err
 		}
-		w.Log.Info("curated environment default removed", "name", m.Name)
+		es.ws.Log.Info("curated environment default removed", "name", m.Name)
 		m.Builtin = true
 		return &m, nil
 	}
@@ -138,19 +138,19 @@ func (w *Workspace) RemoveCuratedEnvironment(ctx context.Context, name string) (
 
 func curatedKey(name string) string { return settingCuratedPrefix + strings.ToLower(name) }
 
-func (w *Workspace) putCurated(ctx context.Context, m curated.Mapping) error {
+func (es *Environments) putCurated(ctx context.Context, m curated.Mapping) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return w.Store.SetSetting(ctx, curatedKey(m.Name), string(b))
+	return es.ws.Store.SetSetting(ctx, curatedKey(m.Name), string(b))
 }
 
 // resolveCurated gives a job that names Azure's curated environment name (from ref) the
 // environment its mapping says, with a warning that says so; without a mapping the job runs
 // in the host environment, with a warning that says exactly how an owner maps the name.
 func (w *Workspace) resolveCurated(ctx context.Context, sp *job.Spec, ref, name string) ([]string, error) {
-	ms, err := w.CuratedEnvironments(ctx)
+	ms, err := w.Environments.Curated(ctx)
 	if err != nil {
 		return nil, err
 	}

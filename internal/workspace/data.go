@@ -14,17 +14,17 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// CreateData registers a data asset version (issue 15): from files the client uploaded
+// Create registers a data asset version (issue 15): from files the client uploaded
 // (req.Manifest, also written at LocalUpload/<id>/<name> in workspaceblobstore), a job's output
 // (its manifest reused), a workspaceblobstore path (what is there now, content-addressed), or
 // data read where it is (a local_folder datastore path, an http(s) URL). Without a version it
 // takes the next integer.
-func (w *Workspace) CreateData(ctx context.Context, req api.CreateDataRequest) (*dataset.Version, error) {
+func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset.Version, error) {
 	sp := req.Spec
 	if err := dataset.Kind.CheckName(sp.Name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	v := dataset.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties, CreatedAt: w.Now()}
+	v := dataset.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties, CreatedAt: da.ws.Now()}
 	var err error
 	if v.Type, err = dataset.CheckType(sp.Type); err != nil {
 		return nil, invalidf("%v", err)
@@ -37,11 +37,11 @@ func (w *Workspace) CreateData(ctx context.Context, req api.CreateDataRequest) (
 	if sp.Datastore != "" && sp.Datastore != datastore.WorkspaceBlobStore {
 		return nil, invalidf("datastore: uploads go to %s, the workspace's own datastore", datastore.WorkspaceBlobStore)
 	}
-	if err := w.dataSource(ctx, &v, sp.Path, req.Manifest); err != nil {
+	if err := da.source(ctx, &v, sp.Path, req.Manifest); err != nil {
 		return nil, err
 	}
 	if v.Manifest != "" {
-		m, err := w.readManifest(v.Manifest)
+		m, err := da.ws.readManifest(v.Manifest)
 		if err != nil {
 			return nil, invalidf("path: the data's files (%s) were not uploaded: %v", v.Manifest, err)
 		}
@@ -54,7 +54,7 @@ func (w *Workspace) CreateData(ctx context.Context, req api.CreateDataRequest) (
 		}
 		v.Files, v.Size = len(files), m.TotalSize()
 	}
-	created, err := w.Store.CreateData(ctx, v)
+	created, err := da.ws.Store.CreateData(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
@@ -62,18 +62,18 @@ func (w *Workspace) CreateData(ctx context.Context, req api.CreateDataRequest) (
 		return nil, err
 	}
 	if req.Manifest != "" {
-		if err := w.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: datastore.WorkspaceBlobStore,
+		if err := da.ws.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: datastore.WorkspaceBlobStore,
 			Path: datastore.UploadPath(req.Manifest, sp.Path), Manifest: req.Manifest, CreatedAt: v.CreatedAt}); err != nil {
 			return nil, err
 		}
 	}
-	w.Log.Info("data asset created", "data", created.Name, "version", created.Version, "source", created.Source)
+	da.ws.Log.Info("data asset created", "data", created.Name, "version", created.Version, "source", created.Source)
 	return created, nil
 }
 
-// dataSource sets where a new data version's files are: Manifest (kept in the workspace) or Path
+// source sets where a new data version's files are: Manifest (kept in the workspace) or Path
 // (read where they are), and Source.
-func (w *Workspace) dataSource(ctx context.Context, v *dataset.Version, p, uploaded string) error {
+func (da *Data) source(ctx context.Context, v *dataset.Version, p, uploaded string) error {
 	p = strings.TrimSpace(p)
 	lower := strings.ToLower(p)
 	var err error
@@ -82,11 +82,11 @@ func (w *Workspace) dataSource(ctx context.Context, v *dataset.Version, p, uploa
 		v.Manifest, v.Source = uploaded, dataset.SourceLocal
 		v.Path = datastore.URI{Datastore: datastore.WorkspaceBlobStore, Path: datastore.UploadPath(uploaded, p)}.String()
 	case strings.HasPrefix(lower, "azureml://jobs/"):
-		v.Manifest, err = w.jobOutputManifest(ctx, p)
+		v.Manifest, err = da.ws.jobOutputManifest(ctx, p)
 		v.Source = p
 	case datastore.IsURI(p):
 		v.Source = p
-		return w.datastoreSource(ctx, v, p)
+		return da.datastoreSource(ctx, v, p)
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
 		if v.Type != dataset.URIFile {
 			return invalidf("path: %s is read as one file over http(s): use type uri_file, or upload a folder", p)
@@ -102,12 +102,12 @@ func (w *Workspace) dataSource(ctx context.Context, v *dataset.Version, p, uploa
 
 // datastoreSource registers a datastore path: what workspaceblobstore holds there now (its
 // manifest), or a local_folder path read in place by jobs.
-func (w *Workspace) datastoreSource(ctx context.Context, v *dataset.Version, p string) error {
+func (da *Data) datastoreSource(ctx context.Context, v *dataset.Version, p string) error {
 	u, err := datastore.ParseURI(p)
 	if err != nil {
 		return invalidf("path: %v", err)
 	}
-	ds, err := w.FindDatastore(ctx, u.Datastore)
+	ds, err := da.ws.FindDatastore(ctx, u.Datastore)
 	if err != nil {
 		return invalidf("path: %v", err)
 	}
@@ -115,29 +115,29 @@ func (w *Workspace) datastoreSource(ctx context.Context, v *dataset.Version, p s
 		v.Path = u.String()
 		return nil
 	}
-	if v.Manifest, err = w.BlobStorePath(ctx, u); err != nil {
+	if v.Manifest, err = da.ws.BlobStorePath(ctx, u); err != nil {
 		return invalidf("path: %v", err)
 	}
 	return nil
 }
 
-// ResolveData finds the version a reference names: name:version or name@latest, with or without
+// Resolve finds the version a reference names: name:version or name@latest, with or without
 // azureml:. An archived version still resolves by its number; @latest skips archived versions.
-func (w *Workspace) ResolveData(ctx context.Context, ref string) (*dataset.Version, error) {
+func (da *Data) Resolve(ctx context.Context, ref string) (*dataset.Version, error) {
 	r, err := dataset.Kind.ParseRef(ref, false)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	v, err := w.Store.Data(ctx, r.Name, r.StoreVersion())
+	v, err := da.ws.Store.Data(ctx, r.Name, r.StoreVersion())
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no data asset %s in this workspace%s", r, w.dataHint(ctx, r.Name))
+		return nil, notFoundf("no data asset %s in this workspace%s", r, da.hint(ctx, r.Name))
 	}
 	return v, err
 }
 
-// dataHint says what the workspace has instead of the data asset a reference named.
-func (w *Workspace) dataHint(ctx context.Context, name string) string {
-	vs, err := w.Store.DataVersions(ctx, name)
+// hint says what the workspace has instead of the data asset a reference named.
+func (da *Data) hint(ctx context.Context, name string) string {
+	vs, err := da.ws.Store.DataVersions(ctx, name)
 	if err != nil || len(vs) == 0 {
 		return " (see hangar data list)"
 	}
@@ -147,8 +147,8 @@ func (w *Workspace) dataHint(ctx context.Context, name string) string {
 	return " (every version of it is archived: hangar data restore)"
 }
 
-// SetDataArchived archives or restores a version, or every version of a data asset when version is "".
-func (w *Workspace) SetDataArchived(ctx context.Context, name, version string, archived bool) error {
+// SetArchived archives or restores a version, or every version of a data asset when version is "".
+func (da *Data) SetArchived(ctx context.Context, name, version string, archived bool) error {
 	if version != "" {
 		v, err := dataset.Kind.ParseVersion(version)
 		if err != nil {
@@ -156,7 +156,7 @@ func (w *Workspace) SetDataArchived(ctx context.Context, name, version string, a
 		}
 		version = v
 	}
-	_, err := w.Store.SetDataArchived(ctx, name, version, archived)
+	_, err := da.ws.Store.SetDataArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
 			return notFoundf("no data asset %s in this workspace", name)
@@ -176,10 +176,10 @@ func (w *Workspace) resolveAssetRef(ctx context.Context, name string, in job.Inp
 	if !dataInputTypes[in.Type] {
 		return w.resolveAssetInput(ctx, name, in)
 	}
-	v, err := w.ResolveData(ctx, in.Path)
+	v, err := w.Data.Resolve(ctx, in.Path)
 	var ce *Error
 	if errors.As(err, &ce) && ce.Kind == NotFound && in.Type != job.MLTable {
-		if _, merr := w.ResolveModel(ctx, in.Path); merr == nil {
+		if _, merr := w.Models.Resolve(ctx, in.Path); merr == nil {
 			return w.resolveAssetInput(ctx, name, in)
 		}
 	}

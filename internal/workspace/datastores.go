@@ -13,18 +13,18 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// Datastores lists the workspace's datastores: workspaceblobstore first, then those created.
-func (w *Workspace) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
-	made, err := w.Store.Datastores(ctx)
+// List lists the workspace's datastores: workspaceblobstore first, then those created.
+func (dss *Datastores) List(ctx context.Context) ([]datastore.Datastore, error) {
+	made, err := dss.ws.Store.Datastores(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return append([]datastore.Datastore{datastore.Workspace()}, made...), nil
 }
 
-// Datastore returns one datastore, as a NotFound error naming what exists when there is none.
-func (w *Workspace) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
-	ds, err := w.FindDatastore(ctx, name)
+// Get returns one datastore, as a NotFound error naming what exists when there is none.
+func (dss *Datastores) Get(ctx context.Context, name string) (*datastore.Datastore, error) {
+	ds, err := dss.ws.FindDatastore(ctx, name)
 	if err != nil {
 		return nil, notFoundf("%v", err)
 	}
@@ -39,7 +39,7 @@ func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.
 	}
 	ds, err := w.Store.Datastore(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		all, _ := w.Datastores(ctx)
+		all, _ := w.Datastores.List(ctx)
 		var names []string
 		for _, d := range all {
 			names = append(names, d.Name)
@@ -49,21 +49,21 @@ func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.
 	return ds, err
 }
 
-// CreateDatastore creates or replaces a local_folder datastore; Azure storage types are refused.
-func (w *Workspace) CreateDatastore(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
+// Create creates or replaces a local_folder datastore; Azure storage types are refused.
+func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
 	if err := datastore.Check(d); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if old, err := w.Store.Datastore(ctx, d.Name); err == nil {
+	if old, err := dss.ws.Store.Datastore(ctx, d.Name); err == nil {
 		d.CreatedAt = old.CreatedAt
 	} else {
-		d.CreatedAt = w.Now()
+		d.CreatedAt = dss.ws.Now()
 	}
 	d.Builtin = false
-	if err := w.Store.PutDatastore(ctx, d); err != nil {
+	if err := dss.ws.Store.PutDatastore(ctx, d); err != nil {
 		return nil, err
 	}
-	w.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
+	dss.ws.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
 	return &d, nil
 }
 

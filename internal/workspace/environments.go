@@ -17,8 +17,8 @@ const SettingEnvCacheMax = "env_cache_max_bytes"
 // DefaultEnvCacheMax is used when the workspace sets none: 20 GB.
 const DefaultEnvCacheMax int64 = 20 << 30
 
-// CreateEnvironment registers a new environment version (the next integer when none is given).
-func (w *Workspace) CreateEnvironment(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
+// Create registers a new environment version (the next integer when none is given).
+func (es *Environments) Create(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
 	if env.Name == "" {
 		return nil, invalidf("name: required")
 	}
@@ -33,7 +33,7 @@ func (w *Workspace) CreateEnvironment(ctx context.Context, env job.Environment) 
 	if env.IsEmpty() && env.Image == "" {
 		return nil, invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
 	}
-	ev, err := w.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: w.Now()})
+	ev, err := es.ws.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: es.ws.Now()})
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
 	}

@@ -36,15 +36,15 @@ type Rotator interface {
 	KeyID() string
 }
 
-// SetSecret stores a secret's value sealed, creating the secret or replacing its value; a
+// Set stores a secret's value sealed, creating the secret or replacing its value; a
 // non-nil access replaces who may use it at once (nil keeps it; a new secret is open).
-func (w *Workspace) SetSecret(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
+func (ss *Secrets) Set(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return false, invalidf("name: %v", err)
 	}
 	var stored *store.SecretAccess
 	if access != nil {
-		a, err := w.checkAccessInput(ctx, *access)
+		a, err := ss.checkAccessInput(ctx, *access)
 		if err != nil {
 			return false, err
 		}
@@ -55,35 +55,35 @@ func (w *Workspace) SetSecret(ctx context.Context, name, value string, access *a
 		return false, invalidf("value: empty (a secret needs a value; delete it with hangar secret delete %s)", name)
 	case len(value) > MaxSecretBytes:
 		return false, invalidf("value: %d bytes, more than the %d a secret may hold", len(value), MaxSecretBytes)
-	case w.Sealer == nil:
+	case ss.ws.Sealer == nil:
 		return false, errors.New("no workspace key to seal secrets")
 	}
-	sealed, err := w.Sealer.Encrypt([]byte(value))
+	sealed, err := ss.ws.Sealer.Encrypt([]byte(value))
 	if err != nil {
 		return false, fmt.Errorf("seal secret %s: %w", name, err)
 	}
-	if created, err = w.Store.PutJobSecret(ctx, name, sealed, stored, w.Now()); err != nil {
+	if created, err = ss.ws.Store.PutJobSecret(ctx, name, sealed, stored, ss.ws.Now()); err != nil {
 		return false, err
 	}
-	w.Log.Info("secret stored", "name", name, "created", created)
+	ss.ws.Log.Info("secret stored", "name", name, "created", created)
 	return created, nil
 }
 
-// SetSecretAccess replaces who may use a secret (its value stays). Runs already submitted are
+// SetAccess replaces who may use a secret (its value stays). Runs already submitted are
 // checked again when they fetch the values.
-func (w *Workspace) SetSecretAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
+func (ss *Secrets) SetAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	a, err := w.checkAccessInput(ctx, access)
+	a, err := ss.checkAccessInput(ctx, access)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Store.SetJobSecretAccess(ctx, name, a); err != nil {
+	if err := ss.ws.Store.SetJobSecretAccess(ctx, name, a); err != nil {
 		return nil, mapStoreErr(err)
 	}
-	w.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
-	list, err := w.ListSecrets(ctx)
+	ss.ws.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
+	list, err := ss.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -95,14 +95,14 @@ func (w *Workspace) SetSecretAccess(ctx context.Context, name string, access api
 	return nil, notFoundf("no secret named %q in this workspace", name)
 }
 
-// ListSecrets lists the secrets with their use (never their values): the active jobs naming each,
+// List lists the secrets with their use (never their values): the active jobs naming each,
 // and the run that fetched it last.
-func (w *Workspace) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) {
-	list, err := w.Store.JobSecrets(ctx)
+func (ss *Secrets) List(ctx context.Context) ([]api.SecretInfo, error) {
+	list, err := ss.ws.Store.JobSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	users, err := w.secretUsers(ctx)
+	users, err := ss.users(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +114,9 @@ func (w *Workspace) ListSecrets(ctx context.Context) ([]api.SecretInfo, error) {
 	return out, nil
 }
 
-// secretUsers maps each secret name to the active jobs whose spec names it, sorted.
-func (w *Workspace) secretUsers(ctx context.Context) (map[string][]string, error) {
-	active, err := w.Store.Runs(ctx, store.RunFilter{Active: true})
+// users maps each secret name to the active jobs whose spec names it, sorted.
+func (ss *Secrets) users(ctx context.Context) (map[string][]string, error) {
+	active, err := ss.ws.Store.Runs(ctx, store.RunFilter{Active: true})
 	if err != nil {
 		return nil, err
 	}
@@ -136,20 +136,20 @@ func (w *Workspace) secretUsers(ctx context.Context) (map[string][]string, error
 	return users, nil
 }
 
-// DeleteSecret removes a secret. It returns the active jobs that name it: those that have not
+// Delete removes a secret. It returns the active jobs that name it: those that have not
 // fetched it yet will fail in Preparing, saying the secret is gone.
-func (w *Workspace) DeleteSecret(ctx context.Context, name string) (usedBy []string, err error) {
+func (ss *Secrets) Delete(ctx context.Context, name string) (usedBy []string, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	if err := w.Store.DeleteJobSecret(ctx, name); err != nil {
+	if err := ss.ws.Store.DeleteJobSecret(ctx, name); err != nil {
 		return nil, mapStoreErr(err)
 	}
-	users, err := w.secretUsers(ctx)
+	users, err := ss.users(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w.Log.Info("secret deleted", "name", name)
+	ss.ws.Log.Info("secret deleted", "name", name)
 	return users[name], nil
 }
 
@@ -225,12 +225,12 @@ func orNone(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
-// RunSecrets answers a run's supervisor: the values of the secrets its stored spec names, only
+// ForRun answers a run's supervisor: the values of the secrets its stored spec names, only
 // while the run is not final, and only those its submitter may use now (access is checked again
 // here: it may have been removed while the run waited). The caller has checked that the run
 // token is this run's.
-func (w *Workspace) RunSecrets(ctx context.Context, runID string) (map[string]string, error) {
-	r, err := w.Store.Run(ctx, runID)
+func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string, error) {
+	r, err := ss.ws.Store.Run(ctx, runID)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -245,14 +245,14 @@ func (w *Workspace) RunSecrets(ctx context.Context, runID string) (map[string]st
 	if len(refs) == 0 {
 		return out, nil
 	}
-	have, err := w.secretSet(ctx)
+	have, err := ss.ws.secretSet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if why, err := w.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
+	if why, err := ss.ws.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
 		if err == nil {
 			err = conflictf("%s", why)
-			w.Log.Warn("secret refused to a run", "run", runID, "why", why)
+			ss.ws.Log.Warn("secret refused to a run", "run", runID, "why", why)
 		}
 		return nil, err
 	}
@@ -264,17 +264,17 @@ func (w *Workspace) RunSecrets(ctx context.Context, runID string) (map[string]st
 		if !ok {
 			return nil, notFoundf("environment_variables.%s: secret %s was deleted from the workspace after the job was submitted", ref.Var, ref.Name)
 		}
-		if w.Sealer == nil {
+		if ss.ws.Sealer == nil {
 			return nil, errors.New("no workspace key to unseal secrets")
 		}
-		v, err := w.Sealer.Decrypt(s.Sealed)
+		v, err := ss.ws.Sealer.Decrypt(s.Sealed)
 		if err != nil {
 			return nil, fmt.Errorf("unseal secret %s: %w", ref.Name, err)
 		}
 		out[ref.Name] = string(v)
 	}
-	if err := w.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, w.Now()); err != nil {
-		w.Log.Warn("record the use of secrets", "run", runID, "err", err)
+	if err := ss.ws.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, ss.ws.Now()); err != nil {
+		ss.ws.Log.Warn("record the use of secrets", "run", runID, "err", err)
 	}
 	return out, nil
 }
@@ -282,17 +282,17 @@ func (w *Workspace) RunSecrets(ctx context.Context, runID string) (map[string]st
 // RotateKey reseals every sealed value of the workspace (job secrets, endpoints' keys, compute
 // targets' passwords and private keys) under a new key, then drops the old one (see
 // finishRotation for what a crash in the middle leaves).
-func (w *Workspace) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
-	r, ok := w.Sealer.(Rotator)
+func (ss *Secrets) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
+	r, ok := ss.ws.Sealer.(Rotator)
 	if !ok {
 		return nil, invalidf("this workspace's secret key cannot be rotated (no key file)")
 	}
-	w.rotating.Lock()
-	defer w.rotating.Unlock()
+	ss.ws.rotating.Lock()
+	defer ss.ws.rotating.Unlock()
 	if err := r.BeginRotation(); err != nil {
 		return nil, err
 	}
-	n, err := w.finishRotation(ctx, r)
+	n, err := ss.finishRotation(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -301,18 +301,18 @@ func (w *Workspace) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) 
 
 // FinishKeyRotation completes a rotation that a crash interrupted; the server calls it at start,
 // before it serves.
-func (w *Workspace) FinishKeyRotation(ctx context.Context) error {
-	r, ok := w.Sealer.(Rotator)
+func (ss *Secrets) FinishKeyRotation(ctx context.Context) error {
+	r, ok := ss.ws.Sealer.(Rotator)
 	if !ok || !r.Rotating() {
 		return nil
 	}
-	w.rotating.Lock()
-	defer w.rotating.Unlock()
-	n, err := w.finishRotation(ctx, r)
+	ss.ws.rotating.Lock()
+	defer ss.ws.rotating.Unlock()
+	n, err := ss.finishRotation(ctx, r)
 	if err != nil {
 		return fmt.Errorf("finish the key rotation begun before: %w", err)
 	}
-	w.Log.Info("finished the key rotation an earlier run of the server began", "resealed", n, "key", r.KeyID())
+	ss.ws.Log.Info("finished the key rotation an earlier run of the server began", "resealed", n, "key", r.KeyID())
 	return nil
 }
 
@@ -325,13 +325,13 @@ const maxResealPasses = 5
 // pass (a compute target attached meanwhile). Until the commit both key files are on disk and
 // the box opens values under either, so a crash at any point loses nothing: the next start
 // finds the rotation's key file and finishes the rotation (FinishKeyRotation).
-func (w *Workspace) finishRotation(ctx context.Context, r Rotator) (int, error) {
+func (ss *Secrets) finishRotation(ctx context.Context, r Rotator) (int, error) {
 	total := 0
 	for pass := 0; ; pass++ {
 		if pass == maxResealPasses {
 			return total, errors.New("values sealed under the old key keep arriving; try again (both keys are kept until it succeeds)")
 		}
-		n, err := w.Store.Reseal(ctx, Resealer(r))
+		n, err := ss.ws.Store.Reseal(ctx, Resealer(r))
 		if err != nil {
 			return total, fmt.Errorf("reseal: %w", err)
 		}
@@ -343,7 +343,7 @@ func (w *Workspace) finishRotation(ctx context.Context, r Rotator) (int, error) 
 	if err := r.CommitRotation(); err != nil {
 		return total, err
 	}
-	w.Log.Info("secret key rotated", "key", r.KeyID(), "resealed", total)
+	ss.ws.Log.Info("secret key rotated", "key", r.KeyID(), "resealed", total)
 	return total, nil
 }
 

@@ -17,17 +17,17 @@ import (
 // maxModelUploads bounds the MLflow-logged files merged into a job's artifacts for a model.
 const maxModelUploads = 100_000
 
-// CreateModel registers a model version (design 0014): from files the client uploaded
+// Create registers a model version (design 0014): from files the client uploaded
 // (req.Manifest), or from a job's output, azureml://jobs/<job>/outputs/<output>[/paths/<p>],
 // whose manifest is reused (a sub-path gets a manifest of its own over the same blobs: no bytes
 // are copied). Without a version it takes the next integer.
-func (w *Workspace) CreateModel(ctx context.Context, req api.CreateModelRequest) (*model.Version, error) {
+func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*model.Version, error) {
 	sp := req.Spec
 	if err := model.CheckName(sp.Name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
 	v := model.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties,
-		Stage: sp.Stage, CreatedAt: w.Now()}
+		Stage: sp.Stage, CreatedAt: mv.ws.Now()}
 	var err error
 	if v.Type, err = model.CheckType(sp.Type); err != nil {
 		return nil, invalidf("%v", err)
@@ -41,7 +41,7 @@ func (w *Workspace) CreateModel(ctx context.Context, req api.CreateModelRequest)
 	case req.Manifest != "":
 		v.Manifest, v.Source = req.Manifest, model.SourceLocal
 	case strings.HasPrefix(strings.ToLower(p), "azureml://jobs/"):
-		if v.Manifest, err = w.jobOutputManifest(ctx, p); err != nil {
+		if v.Manifest, err = mv.ws.jobOutputManifest(ctx, p); err != nil {
 			return nil, err
 		}
 		v.Source = p
@@ -50,27 +50,27 @@ func (w *Workspace) CreateModel(ctx context.Context, req api.CreateModelRequest)
 	default:
 		return nil, invalidf("path: %s is not supported by this workspace: give a local file or folder, or a job output (azureml://jobs/<job>/outputs/<output>[/paths/<path>])", p)
 	}
-	m, err := w.readManifest(v.Manifest)
+	m, err := mv.ws.readManifest(v.Manifest)
 	if err != nil {
 		return nil, invalidf("path: the model's files (%s) were not uploaded: %v", v.Manifest, err)
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
-	created, err := w.Store.CreateModel(ctx, v)
+	created, err := mv.ws.Store.CreateModel(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
 	}
-	w.Log.Info("model created", "model", created.Name, "version", created.Version, "source", created.Source)
+	mv.ws.Log.Info("model created", "model", created.Name, "version", created.Version, "source", created.Source)
 	return created, nil
 }
 
-// ResolveModel finds the version a reference names: name:version, name@latest, with or without
+// Resolve finds the version a reference names: name:version, name@latest, with or without
 // azureml:. An archived version still resolves by its number (a deployment that uses it keeps
 // working); @latest is the highest version that is not archived.
-func (w *Workspace) ResolveModel(ctx context.Context, ref string) (*model.Version, error) {
+func (mv *Models) Resolve(ctx context.Context, ref string) (*model.Version, error) {
 	r, err := model.ParseRef(ref, false)
 	if err != nil {
 		return nil, invalidf("%v", err)
@@ -79,16 +79,16 @@ func (w *Workspace) ResolveModel(ctx context.Context, ref string) (*model.Versio
 	if r.Latest {
 		version = "latest"
 	}
-	v, err := w.Store.Model(ctx, r.Name, version)
+	v, err := mv.ws.Store.Model(ctx, r.Name, version)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no model %s in this workspace%s", r, w.modelHint(ctx, r))
+		return nil, notFoundf("no model %s in this workspace%s", r, mv.hint(ctx, r))
 	}
 	return v, err
 }
 
-// modelHint says what the workspace has instead of the model a reference named.
-func (w *Workspace) modelHint(ctx context.Context, r model.Ref) string {
-	vs, err := w.Store.Models(ctx, r.Name)
+// hint says what the workspace has instead of the model a reference named.
+func (mv *Models) hint(ctx context.Context, r model.Ref) string {
+	vs, err := mv.ws.Store.Models(ctx, r.Name)
 	if err != nil || len(vs) == 0 {
 		return " (see hangar model list)"
 	}
@@ -98,8 +98,8 @@ func (w *Workspace) modelHint(ctx context.Context, r model.Ref) string {
 	return " (every version of it is archived: hangar model restore)"
 }
 
-// SetModelArchived archives or restores a version, or every version of a model when version is "".
-func (w *Workspace) SetModelArchived(ctx context.Context, name, version string, archived bool) error {
+// SetArchived archives or restores a version, or every version of a model when version is "".
+func (mv *Models) SetArchived(ctx context.Context, name, version string, archived bool) error {
 	if version != "" {
 		v, err := model.ParseVersion(version)
 		if err != nil {
@@ -107,7 +107,7 @@ func (w *Workspace) SetModelArchived(ctx context.Context, name, version string, 
 		}
 		version = v
 	}
-	_, err := w.Store.SetModelArchived(ctx, name, version, archived)
+	_, err := mv.ws.Store.SetModelArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
 			return notFoundf("no model %s in this workspace", name)
@@ -134,7 +134,7 @@ func (w *Workspace) resolveAssetInput(ctx context.Context, name string, in job.I
 	if !modelInputTypes[in.Type] {
 		return in, invalidf("inputs.%s.path: a %s input cannot name a model (%s)", name, in.Type, in.Path)
 	}
-	v, err := w.ResolveModel(ctx, in.Path)
+	v, err := w.Models.Resolve(ctx, in.Path)
 	var ce *Error
 	if errors.As(err, &ce) {
 		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)

@@ -89,7 +89,7 @@ func (w *Workspace) resolveTopComponent(ctx context.Context, sp *job.Spec) error
 	if len(p.Steps) > 0 {
 		return invalidf("jobs: give jobs or component, not both")
 	}
-	v, err := w.ResolveComponent(ctx, strings.TrimPrefix(p.Component, "azureml:"))
+	v, err := w.Components.Resolve(ctx, strings.TrimPrefix(p.Component, "azureml:"))
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -123,7 +123,7 @@ func (w *Workspace) resolveTopComponent(ctx context.Context, sp *job.Spec) error
 // by its steps for a pipeline component.
 func (w *Workspace) resolveStep(ctx context.Context, steps map[string]component.Step, groups map[string]map[string]job.StepRef, name, defaultCompute string) error {
 	st := steps[name]
-	v, err := w.ResolveComponent(ctx, strings.TrimPrefix(st.Component, "azureml:"))
+	v, err := w.Components.Resolve(ctx, strings.TrimPrefix(st.Component, "azureml:"))
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

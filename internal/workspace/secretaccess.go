@@ -112,7 +112,7 @@ func (w *Workspace) checkSecretAccess(ctx context.Context, user string, refs []b
 
 // checkAccessInput validates an access given to a secret: known roles, existing users; it
 // returns it sorted, without repeats.
-func (w *Workspace) checkAccessInput(ctx context.Context, a api.SecretAccess) (store.SecretAccess, error) {
+func (ss *Secrets) checkAccessInput(ctx context.Context, a api.SecretAccess) (store.SecretAccess, error) {
 	out := store.SecretAccess{Users: sortedSet(a.Users), Roles: sortedSet(a.Roles)}
 	for _, r := range out.Roles {
 		if !slices.Contains(api.Roles, r) {
@@ -120,7 +120,7 @@ func (w *Workspace) checkAccessInput(ctx context.Context, a api.SecretAccess) (s
 		}
 	}
 	for _, u := range out.Users {
-		role, err := w.userRole(ctx, u)
+		role, err := ss.ws.userRole(ctx, u)
 		if err != nil {
 			return out, err
 		}

@@ -194,7 +194,7 @@ func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Sp
 			return t, nil
 		}
 	}
-	made, err := w.CreateCompute(ctx, want, exists)
+	made, err := w.Computes.Create(ctx, want, exists)
 	var e *Error
 	if errors.As(err, &e) && e.Kind == Conflict { // another job created it meanwhile
 		return w.Store.Compute(ctx, want.Name)
@@ -209,11 +209,11 @@ func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Sp
 // is checked as its cluster would be (against the size catalog), and the pool's clusters that
 // exist take the new settings. A cluster of a size no longer offered is left to finish its
 // runs and go idle; hangar compute delete removes it.
-func (w *Workspace) putServerlessPool(ctx context.Context, s compute.Spec, old *compute.Target) (*compute.Target, error) {
+func (cp *Computes) putServerlessPool(ctx context.Context, s compute.Spec, old *compute.Target) (*compute.Target, error) {
 	if s.Name != compute.ServerlessName || s.Serverless == nil {
 		return nil, invalidf("name: the serverless pool is named serverless")
 	}
-	attach, ok := w.Backends[compute.TypeCluster].(backend.Attacher)
+	attach, ok := cp.ws.Backends[compute.TypeCluster].(backend.Attacher)
 	if !ok {
 		return nil, invalidf("type: serverless needs managed clusters, which this server does not run")
 	}
@@ -232,20 +232,20 @@ func (w *Workspace) putServerlessPool(ctx context.Context, s compute.Spec, old *
 	if err != nil {
 		return nil, err
 	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: w.Now()}
+	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: cp.ws.Now()}
 	if old != nil {
 		t.CreatedAt = old.CreatedAt
 	}
-	if err := w.Store.PutCompute(ctx, t); err != nil {
+	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
-	w.Log.Info("serverless pool stored", "sizes", s.Serverless.SizeNames(), "max_instances", s.Serverless.MaxInstances)
-	return &t, w.syncServerlessClusters(ctx, s)
+	cp.ws.Log.Info("serverless pool stored", "sizes", s.Serverless.SizeNames(), "max_instances", s.Serverless.MaxInstances)
+	return &t, cp.syncServerlessClusters(ctx, s)
 }
 
 // syncServerlessClusters brings the pool's existing clusters up to date with it.
-func (w *Workspace) syncServerlessClusters(ctx context.Context, pool compute.Spec) error {
-	ts, err := w.Store.Computes(ctx)
+func (cp *Computes) syncServerlessClusters(ctx context.Context, pool compute.Spec) error {
+	ts, err := cp.ws.Store.Computes(ctx)
 	if err != nil {
 		return err
 	}
@@ -258,11 +258,11 @@ func (w *Workspace) syncServerlessClusters(ctx context.Context, pool compute.Spe
 		if err != nil {
 			return err
 		}
-		if _, err := w.ensureServerlessCluster(ctx, want); err != nil {
+		if _, err := cp.ws.ensureServerlessCluster(ctx, want); err != nil {
 			return err
 		}
 	}
-	w.Runs.Kick()
+	cp.ws.Runs.Kick()
 	return nil
 }
 

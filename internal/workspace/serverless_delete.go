@@ -16,17 +16,17 @@ import (
 // clusters (serverless_<size>): they exist only for the pool, so they go with it. While runs are
 // active on any of them the delete is refused, naming those runs, unless force, which cancels
 // them as compute delete --force does on a target. Other targets are left alone.
-func (w *Workspace) deleteServerlessClusters(ctx context.Context, t *compute.Target, force bool) error {
+func (cp *Computes) deleteServerlessClusters(ctx context.Context, t *compute.Target, force bool) error {
 	if t.Type != compute.TypeServerless {
 		return nil
 	}
-	clusters, err := w.serverlessClusterNames(ctx)
+	clusters, err := cp.serverlessClusterNames(ctx)
 	if err != nil {
 		return err
 	}
 	var active []*job.Run
 	for _, name := range clusters {
-		runs, err := w.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+		runs, err := cp.ws.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
 		if err != nil {
 			return err
 		}
@@ -37,7 +37,7 @@ func (w *Workspace) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 			pluralRuns(len(active)), describeRuns(active))
 	}
 	for _, r := range active {
-		if _, err := w.Runs.Cancel(ctx, r.ID); err != nil {
+		if _, err := cp.ws.Runs.Cancel(ctx, r.ID); err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != Conflict {
 				return fmt.Errorf("cancel %s: %w", r.ID, err)
@@ -45,18 +45,18 @@ func (w *Workspace) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 		}
 	}
 	for _, name := range clusters {
-		if err := w.Store.DeleteCompute(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := cp.ws.Store.DeleteCompute(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("delete serverless cluster %s: %w", name, err)
 		}
-		w.Runs.ForgetTarget(name)
-		w.Log.Info("serverless cluster deleted with its pool", "cluster", name)
+		cp.ws.Runs.ForgetTarget(name)
+		cp.ws.Log.Info("serverless cluster deleted with its pool", "cluster", name)
 	}
 	return nil
 }
 
 // serverlessClusterNames lists the pool's clusters, by name.
-func (w *Workspace) serverlessClusterNames(ctx context.Context) ([]string, error) {
-	ts, err := w.Store.Computes(ctx)
+func (cp *Computes) serverlessClusterNames(ctx context.Context) ([]string, error) {
+	ts, err := cp.ws.Store.Computes(ctx)
 	if err != nil {
 		return nil, err
 	}

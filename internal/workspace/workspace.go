@@ -17,7 +17,7 @@ import (
 )
 
 // Workspace resolves jobs against the workspace and holds the CRUD of its nouns. Set the
-// dependencies, then use it; it keeps no state of its own but the key rotation's lock.
+// dependencies and call Init; it keeps no state of its own but the key rotation's lock.
 type Workspace struct {
 	Store    *store.Store
 	Blobs    *blob.Store
@@ -32,6 +32,15 @@ type Workspace struct {
 	// Runs is what a target's change asks of the run core; Instances, of compute instances.
 	Runs      Runs
 	Instances Instances
+
+	// The nouns' verbs (nouns.go), set by Init.
+	Models       *Models
+	Data         *Data
+	Components   *Components
+	Computes     *Computes
+	Datastores   *Datastores
+	Environments *Environments
+	Secrets      *Secrets
 
 	rotating sync.Mutex // serialises key rotations (jobsecrets.go)
 }

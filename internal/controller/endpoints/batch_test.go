@@ -212,7 +212,7 @@ func TestInvokeBatchOverrideRefusals(t *testing.T) {
 	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ctrl.Workspace.CreateDatastore(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
+	if _, err := f.ctrl.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})

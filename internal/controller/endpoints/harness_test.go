@@ -192,7 +192,7 @@ func putTree(t testing.TB, f *fixture, files map[string]string) string {
 
 func createModel(t testing.TB, f *fixture, sp model.Spec, manifest string) *model.Version {
 	t.Helper()
-	v, err := f.ctrl.Workspace.CreateModel(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
+	v, err := f.ctrl.Workspace.Models.Create(t.Context(), api.CreateModelRequest{Spec: sp, Manifest: manifest})
 	if err != nil {
 		t.Fatalf("CreateModel(%+v): %v", sp, err)
 	}

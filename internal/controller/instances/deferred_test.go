@@ -22,7 +22,7 @@ func TestInstanceScheduledStopWaitsForItsJob(t *testing.T) {
 		Schedules: &compute.Schedules{ComputeStartStop: []compute.StartStopSchedule{
 			{Action: "stop", State: "enabled", Cron: "0 18 * * *", Trigger: compute.ScheduleTrigger{Type: "cron", TimeZone: "UTC"}},
 		}}}}
-	if _, err := f.ctrl.Workspace.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.Workspace.Computes.Create(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	day := func(h, m int) time.Time { return time.Date(2025, 3, 4, h, m, 0, 0, time.UTC) }

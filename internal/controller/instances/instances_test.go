@@ -21,7 +21,7 @@ func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 			{Action: "start", State: "enabled", Cron: "0 8 * * mon-fri", Trigger: compute.ScheduleTrigger{Type: "cron", TimeZone: "W. Europe Standard Time"}},
 			{Action: "start", State: "disabled", Cron: "* * * * *"},
 		}}}}
-	if _, err := f.ctrl.Workspace.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.Workspace.Computes.Create(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	pass := func(at time.Time) *instanceView {
@@ -69,7 +69,7 @@ func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is Stopped (stopped by the user); start it with hangar compute start dev1") {
 		t.Errorf("a stopped instance admits a job: %v", err)
 	}
-	if err := f.ctrl.Workspace.DeleteCompute(ctx, "dev1", false); err != nil {
+	if err := f.ctrl.Workspace.Computes.Delete(ctx, "dev1", false); err != nil {
 		t.Fatalf("delete a stopped instance: %v", err)
 	}
 	if rows, _ := f.ctrl.Store.Instances(ctx); len(rows) != 0 {

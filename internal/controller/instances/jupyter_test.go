@@ -58,7 +58,7 @@ func TestJupyterTokenIsSealedAtRest(t *testing.T) {
 	ctx := t.Context()
 	s := compute.Spec{Name: "dev1", Type: compute.TypeInstance, Instance: &compute.InstanceSpec{Size: "local-quarter",
 		Provider: compute.Provider{Type: compute.ProviderLocal}, Owner: "alice"}}
-	if _, err := f.ctrl.Workspace.CreateCompute(ctx, s, false); err != nil {
+	if _, err := f.ctrl.Workspace.Computes.Create(ctx, s, false); err != nil {
 		t.Fatal(err)
 	}
 	const tok = "jupyter-token-4f1c2b"

@@ -1,0 +1,46 @@
+package workspace
+
+import (
+	"context"
+
+	"github.com/hangar-ml/hangar/internal/datastore"
+	"github.com/hangar-ml/hangar/internal/model"
+)
+
+// The workspace's nouns: each holds the verbs of one (create, resolve, archive, list, delete),
+// over the Workspace's dependencies. Set by Init.
+type (
+	// Models are registered models' versions.
+	Models struct{ ws *Workspace }
+	// Data are data assets' versions.
+	Data struct{ ws *Workspace }
+	// Components are command and pipeline components' versions.
+	Components struct{ ws *Workspace }
+	// Computes are compute targets and serverless pools.
+	Computes struct{ ws *Workspace }
+	// Datastores are the workspace's datastores.
+	Datastores struct{ ws *Workspace }
+	// Environments are registered environments and curated environments' mappings.
+	Environments struct{ ws *Workspace }
+	// Secrets are job secrets, who may use them, and the workspace key's rotation.
+	Secrets struct{ ws *Workspace }
+)
+
+// Init sets the nouns over w's dependencies; call it once they are set, before use.
+func (w *Workspace) Init() *Workspace {
+	w.Models, w.Data, w.Components = &Models{w}, &Data{w}, &Components{w}
+	w.Computes, w.Datastores = &Computes{w}, &Datastores{w}
+	w.Environments, w.Secrets = &Environments{w}, &Secrets{w}
+	return w
+}
+
+// ResolveModel finds a model version by reference (Models.Resolve), for resolvers that take
+// the whole Workspace (serving's).
+func (w *Workspace) ResolveModel(ctx context.Context, ref string) (*model.Version, error) {
+	return w.Models.Resolve(ctx, ref)
+}
+
+// Datastore is a datastore by name (Datastores.Get), for resolvers that take the whole Workspace.
+func (w *Workspace) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+	return w.Datastores.Get(ctx, name)
+}
