@@ -26,6 +26,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/testwait"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -105,7 +106,7 @@ func (c *cluster) queueRun(nodeID, id, cmd string) {
 func (c *cluster) waitNode(id, what string, cond func(n *api.Node) bool) *api.Node {
 	c.t.Helper()
 	var n *api.Node
-	waitFor(c.t, 60*time.Second, "node "+id+" "+what, func() bool {
+	testwait.Within(c.t, 60*time.Second, "node "+id+" "+what, func() bool {
 		var err error
 		n, err = c.w.client().Nodes.Get(context.Background(), id)
 		return err == nil && cond(n)
@@ -198,7 +199,7 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 		t.Fatalf("joined node %+v", joined)
 	}
 	// The server has the node before the agent has written its identity.
-	waitFor(t, 10*time.Second, "the agent to save its identity", func() bool { return a.logHas("agent ready") })
+	testwait.Within(t, 10*time.Second, "the agent to save its identity", func() bool { return a.logHas("agent ready") })
 	if b := readFile(t, filepath.Join(a.dir, "agent.json")); !strings.Contains(b, n.ID) {
 		t.Errorf("agent identity %s", b)
 	}
@@ -207,7 +208,7 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 	gate := filepath.Join(runsSee(t), "gate")
 	c.queueRun(n.ID, "r1", `echo "started on $(hostname)"; while [ ! -f `+gate+` ]; do sleep 0.1; done; echo finished`)
 	w.waitStatus("r1", 60*time.Second, job.Running)
-	waitFor(t, 30*time.Second, "r1 to log", func() bool { return logHas(w, "r1", "started on") })
+	testwait.Within(t, 30*time.Second, "r1 to log", func() bool { return logHas(w, "r1", "started on") })
 	busy := c.waitNode(n.ID, "to run r1", func(n *api.Node) bool { r := runOf(n, "r1"); return r != nil && r.Alive })
 	if busy.State != "running" || runOf(busy, "r1").PID <= 0 || len(busy.Pending) != 0 {
 		t.Errorf("busy node %+v", busy)
@@ -217,10 +218,10 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 	}
 
 	w.killServer()
-	waitFor(t, 30*time.Second, "the agent to notice", func() bool { return a.logHas("server unreachable") })
+	testwait.Within(t, 30*time.Second, "the agent to notice", func() bool { return a.logHas("server unreachable") })
 	c.queueRun(n.ID, "r2", "echo second") // queued while the server is away
 	w.startServer()
-	waitFor(t, 30*time.Second, "the agent to re-register", func() bool { return a.logHas("server is back; re-registered") })
+	testwait.Within(t, 30*time.Second, "the agent to re-register", func() bool { return a.logHas("server is back; re-registered") })
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestAgentRunsAssignedWorkAndOutlivesServer(t *testing.T) {
 func cancelAndRelease(t *testing.T, w *ws, c *cluster, a *agentProc, nodeID string) {
 	t.Helper()
 	c.queueRun(nodeID, "r3", "echo waiting; sleep 300")
-	waitFor(t, 60*time.Second, "r3 to log", func() bool { return logHas(w, "r3", "waiting") })
+	testwait.Within(t, 60*time.Second, "r3 to log", func() bool { return logHas(w, "r3", "waiting") })
 	if err := c.d.Cancel(context.Background(), nodeID, "r3"); err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestLocalProviderAgentsJoin(t *testing.T) {
 	if err := c.d.Release(context.Background(), nodes[0].ID, "scale down"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the released agent to exit", func() bool { return !agentAlive(t, nodes[0].ProviderID) })
+	testwait.Within(t, 30*time.Second, "the released agent to exit", func() bool { return !agentAlive(t, nodes[0].ProviderID) })
 	// Deleted while running: the agent is stopped and says so.
 	for _, n := range nodes {
 		if err := p.Delete(context.Background(), provider.DeleteRequest{Pool: "loc", NodeID: n.ID, ProviderID: n.ProviderID}); err != nil {
@@ -353,7 +354,7 @@ func TestLocalProviderAgentsJoin(t *testing.T) {
 	}
 	// The node of an agent that stopped is unusable, and the controller deletes it at once: see
 	// either, with the reason on the cluster's timeline.
-	waitFor(t, 60*time.Second, "node "+nodes[1].ID+" to be unusable or gone", func() bool {
+	testwait.Within(t, 60*time.Second, "node "+nodes[1].ID+" to be unusable or gone", func() bool {
 		n, err := w.client().Nodes.Get(context.Background(), nodes[1].ID)
 		return (err == nil && n.State == "unusable") || api.IsNotFound(err)
 	})
@@ -434,7 +435,7 @@ func TestCommandProviderExampleHooks(t *testing.T) {
 	}
 	// The stopped agent's last heartbeat makes the node unusable, and the controller then deletes
 	// unusable nodes: either is the end of this node.
-	waitFor(t, time.Minute, "the node to be unusable or gone once its agent stopped", func() bool {
+	testwait.Within(t, time.Minute, "the node to be unusable or gone once its agent stopped", func() bool {
 		got, err := w.client().Nodes.Get(context.Background(), n.ID)
 		return api.IsNotFound(err) || (err == nil && got.State == "unusable")
 	})

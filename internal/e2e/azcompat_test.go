@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // TestAzScriptsRunUnchanged runs shell scripts written as Azure ML's CLI examples are (bash,
@@ -272,7 +273,7 @@ var azScripts = []azScript{
 			return nil
 		}},
 		{"compute delete --yes --no-wait", func(ctx context.Context, r azRun) error {
-			waitFor(r.w.t, 30*time.Second, "compute batch-cluster to be gone", func() bool {
+			testwait.Within(r.w.t, 30*time.Second, "compute batch-cluster to be gone", func() bool {
 				_, err := r.c.Computes.Get(ctx, "batch-cluster")
 				return api.IsNotFound(err)
 			})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // clusterShow is what `compute show -o json` prints for a cluster.
@@ -46,7 +47,7 @@ func burst(t *testing.T, w *ws, dir, clusterYAML string, jobs int) {
 		names = append(names, w.create(filepath.Join(dir, "job.yml")))
 	}
 	sawQueued, maxNodes := false, 0
-	waitFor(t, 2*time.Minute, "every job to end", func() bool {
+	testwait.Within(t, 2*time.Minute, "every job to end", func() bool {
 		c := w.cluster("pool")
 		maxNodes = max(maxNodes, len(c.Nodes))
 		ended := 0
@@ -69,7 +70,7 @@ func burst(t *testing.T, w *ws, dir, clusterYAML string, jobs int) {
 	if maxNodes != 2 || !sawQueued {
 		t.Errorf("the cluster peaked at %d nodes (want max_instances 2); a job waited with a reason: %v", maxNodes, sawQueued)
 	}
-	waitFor(t, time.Minute, "the cluster to scale back to zero", func() bool { return len(w.cluster("pool").Nodes) == 0 })
+	testwait.Within(t, time.Minute, "the cluster to scale back to zero", func() bool { return len(w.cluster("pool").Nodes) == 0 })
 	c := w.cluster("pool")
 	var tl []string
 	for _, e := range c.Timeline {
@@ -81,7 +82,7 @@ func burst(t *testing.T, w *ws, dir, clusterYAML string, jobs int) {
 			t.Errorf("timeline lacks %s: %s", want, timeline)
 		}
 	}
-	waitFor(t, 30*time.Second, "compute show to say 0 current, 0 target", func() bool {
+	testwait.Within(t, 30*time.Second, "compute show to say 0 current, 0 target", func() bool {
 		r := w.ok("compute", "show", "-n", "pool")
 		return strings.Contains(r.stdout, "Timeline:") && strings.Contains(r.stdout, "0 current, 0 target")
 	})
@@ -154,10 +155,10 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 	w.ok("settings", "set", "quota.family.local", "0.5")
 	name := w.create(filepath.Join(dir, "long.yml"))
 	if d := w.waitStatus(name, 30*time.Second, job.Queued); !strings.Contains(d.StatusReason, "quota") {
-		waitFor(t, 30*time.Second, "a quota reason", func() bool { return strings.Contains(w.show(name).StatusReason, "quota") })
+		testwait.Within(t, 30*time.Second, "a quota reason", func() bool { return strings.Contains(w.show(name).StatusReason, "quota") })
 	}
 	w.ok("settings", "set", "quota.family.local", "8")
-	waitFor(t, time.Minute, "the cluster job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, time.Minute, "the cluster job to start", func() bool { return logHas(w, name, "started") })
 	if r := w.run("compute", "delete", "-n", "pool", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("delete with an active run: exit %d %s", r.code, r.stderr)
 	}
@@ -173,7 +174,7 @@ func TestClusterRefusalsCancelTimeout(t *testing.T) {
 		t.Fatal("the cluster has no node left to check its deletion with")
 	}
 	w.ok("compute", "delete", "-n", "pool", "--yes")
-	waitFor(t, time.Minute, "the deleted cluster's nodes to go", func() bool {
+	testwait.Within(t, time.Minute, "the deleted cluster's nodes to go", func() bool {
 		for _, n := range nodes {
 			if _, err := w.client().Nodes.Get(t.Context(), n.ID); !api.IsNotFound(err) {
 				return false
@@ -212,10 +213,10 @@ provider:
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, time.Minute, "the run to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, time.Minute, "the run to start", func() bool { return logHas(w, name, "started") })
 	// The agent may join (and start the run) before the create hook returns the machine's id.
 	var nodes []api.Node
-	waitFor(t, time.Minute, "the node's machine id", func() bool {
+	testwait.Within(t, time.Minute, "the node's machine id", func() bool {
 		nodes = w.cluster("spot").Nodes
 		return len(nodes) == 1 && nodes[0].ProviderID != ""
 	})

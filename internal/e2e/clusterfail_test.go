@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // timelineHas reports whether a cluster's timeline has an entry to state `to` whose reason
@@ -70,7 +71,7 @@ provider:
 	quiet := w.create(filepath.Join(dir, "quiet-job.yml"))
 
 	missing := "create.sh: cannot find 'hangar' on PATH (/usr/bin:/bin)"
-	waitFor(t, 30*time.Second, "the job on nopath to name the create hook's failure", func() bool {
+	testwait.Within(t, 30*time.Second, "the job on nopath to name the create hook's failure", func() bool {
 		d := w.show(nopath)
 		return d.Status == job.Queued && strings.Contains(d.StatusReason, "provisioning is failing: create node nopath-") &&
 			strings.Contains(d.StatusReason, missing)
@@ -85,7 +86,7 @@ provider:
 
 	said := "did not join within"
 	hook := "create hook output: booting vm-7 (its image has no hangar) | vm-7"
-	waitFor(t, 30*time.Second, "the job on quiet to name the node that never joined", func() bool {
+	testwait.Within(t, 30*time.Second, "the job on quiet to name the node that never joined", func() bool {
 		r := w.show(quiet).StatusReason
 		return strings.Contains(r, "provisioning is failing: node quiet-") && strings.Contains(r, said) && strings.Contains(r, hook)
 	})
@@ -153,7 +154,7 @@ provider:
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
 	var stuck string
-	waitFor(t, 30*time.Second, "a node stuck provisioning", func() bool {
+	testwait.Within(t, 30*time.Second, "a node stuck provisioning", func() bool {
 		ns := w.cluster("pool").Nodes
 		if len(ns) == 1 && ns[0].State == "provisioning" && strings.HasPrefix(ns[0].ProviderID, "vm-stuck-") {
 			stuck = ns[0].ID

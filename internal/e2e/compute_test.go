@@ -9,6 +9,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Local targets from YAML: require_container refuses jobs without an image, or on a node without
@@ -52,7 +53,7 @@ func TestLocalComputeTargets(t *testing.T) {
 
 	first := w.create(filepath.Join(dir, "sleep.yml"))
 	second := w.create(filepath.Join(dir, "sleep.yml"))
-	waitFor(t, 30*time.Second, "the first run to start", func() bool { return logHas(w, first, "started") })
+	testwait.Within(t, 30*time.Second, "the first run to start", func() bool { return logHas(w, first, "started") })
 	d := w.waitStatus(second, 10*time.Second, job.Queued)
 	if !strings.Contains(d.StatusReason, "1/1 runs running on one-at-a-time") {
 		t.Errorf("waiting run's reason = %q", d.StatusReason)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 const testImage = "localhost/hangar-busybox:latest"
@@ -75,7 +76,7 @@ environment:
 	}
 
 	name := w.create(filepath.Join(dir, "long.yml"))
-	waitFor(t, 30*time.Second, "the container to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the container to start", func() bool { return logHas(w, name, "started") })
 	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, time.Minute, job.Canceled, job.Failed, job.Completed)
 	if d.Status != job.Canceled || !logHas(w, name, "got TERM") {

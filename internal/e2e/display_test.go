@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // durationLine finds "<total> (waited <wait> to start, ran <ran>)" in what job show or job
@@ -291,7 +292,7 @@ func TestDisplayServerStopStopsItsIdleAgents(t *testing.T) {
 	run := w.create(filepath.Join(dir, "job.yml"))
 	w.waitStatus(run, 2*time.Minute, job.Running)
 	var agents map[string]int
-	waitFor(t, time.Minute, "an agent for each cluster", func() bool { agents = localAgents(t, w.home); return len(agents) == 2 })
+	testwait.Within(t, time.Minute, "an agent for each cluster", func() bool { agents = localAgents(t, w.home); return len(agents) == 2 })
 	var warm, busy string
 	for id := range agents {
 		if strings.HasPrefix(id, "warm") {

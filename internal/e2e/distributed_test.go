@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // requireTorch needs Debian's torch, Open MPI and mpi4py (scripts/setup/python.sh installs them).
@@ -94,7 +95,7 @@ func TestDistributedPyTorch(t *testing.T) {
 	if took := time.Since(start); took > 60*time.Second {
 		t.Errorf("the run took %s to fail (the other ranks sleep 120 s)", took)
 	}
-	waitFor(t, 30*time.Second, "the other ranks to be stopped", func() bool {
+	testwait.Within(t, 30*time.Second, "the other ranks to be stopped", func() bool {
 		out, _ := exec.Command("pgrep", "-f", "allreduce.py").Output()
 		for _, pid := range strings.Fields(string(out)) {
 			if cwd, _ := os.Readlink("/proc/" + pid + "/cwd"); strings.HasPrefix(cwd, w.home) {

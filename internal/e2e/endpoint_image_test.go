@@ -17,6 +17,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // selfServeImage is the image the test builds: localhost/hangar-python with an ENTRYPOINT that
@@ -194,7 +195,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	}
 
 	var dv api.DeploymentView
-	waitFor(t, time.Minute, "both replicas to serve", func() bool {
+	testwait.Within(t, time.Minute, "both replicas to serve", func() bool {
 		w.jsonOut(&dv, "online-deployment", "show", "-n", "selfserve", "-e", "my-endpoint")
 		n := 0
 		for _, rep := range dv.Replicas {
@@ -214,7 +215,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	waitFor(t, 30*time.Second, "the router to have both replicas in rotation", func() bool { return w.replicasReady("selfserve") == 2 })
+	testwait.Within(t, 30*time.Second, "the router to have both replicas in rotation", func() bool { return w.replicasReady("selfserve") == 2 })
 
 	logs := w.deploymentLogs("selfserve")
 	for _, want := range []string{"selfserve: loaded w = 3 from /var/azureml-app/azureml-models/m/1 in /app", "with its own entrypoint"} {
@@ -224,7 +225,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	}
 	// The invoke went to one of the two; its log has the image's access line for scoring_route.
 	// (A replica's log reaches the server a moment after it is written.)
-	waitFor(t, time.Minute, "a replica's log to show the scoring request", func() bool {
+	testwait.Within(t, time.Minute, "a replica's log to show the scoring request", func() bool {
 		all := w.logs(dv.Replicas[0].Run) + w.logs(dv.Replicas[1].Run)
 		return strings.Contains(all, `"POST /predict HTTP/1.1" 200`)
 	})
@@ -236,7 +237,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	if code := s.post("/admin/unready", "{}", &unready); code != 200 || unready.Host == "" {
 		t.Fatalf("POST /admin/unready through the router: %d", code)
 	}
-	waitFor(t, 30*time.Second, "the unready replica to leave the rotation", func() bool { return w.replicasReady("selfserve") == 1 })
+	testwait.Within(t, 30*time.Second, "the unready replica to leave the rotation", func() bool { return w.replicasReady("selfserve") == 1 })
 	for i := range 20 {
 		var a selfServeAnswer
 		if code := s.post("/score", fmt.Sprintf(`{"x": %d}`, i), &a); code != 200 || a.Y != 3*i || a.Host == unready.Host {
@@ -253,7 +254,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	if code := s.post("/admin/exit", "{}", nil); code == 200 {
 		t.Fatalf("the request that ends the container was answered 200")
 	}
-	waitFor(t, 90*time.Second, "a new replica to replace the one whose container exited", func() bool {
+	testwait.Within(t, 90*time.Second, "a new replica to replace the one whose container exited", func() bool {
 		w.jsonOut(&after, "online-deployment", "show", "-n", "selfserve", "-e", "my-endpoint")
 		for _, rep := range after.Replicas {
 			if rep.Run != dv.Replicas[0].Run && rep.Run != dv.Replicas[1].Run && rep.Status == "Running" && rep.Address != "" {
@@ -262,7 +263,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 30*time.Second, "the endpoint to answer through the new replica", func() bool {
+	testwait.Within(t, 30*time.Second, "the endpoint to answer through the new replica", func() bool {
 		var a selfServeAnswer
 		return s.post("/score", `{"x": 2}`, &a) == 200 && a.Y == 6
 	})
@@ -270,7 +271,7 @@ func TestOnlineEndpointImageEntrypoint(t *testing.T) {
 	// Delete: the traffic moved away first, then every replica's container stops.
 	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "selfserve=0")
 	w.ok("online-deployment", "delete", "-n", "selfserve", "-e", "my-endpoint", "--yes")
-	waitFor(t, time.Minute, "the replicas' containers to stop", func() bool {
+	testwait.Within(t, time.Minute, "the replicas' containers to stop", func() bool {
 		out, err := exec.Command("podman", "ps", "--format", "{{.Names}}").Output()
 		if err != nil {
 			t.Fatal(err)
@@ -324,7 +325,7 @@ func TestOnlineEndpointImageEntrypointOnCluster(t *testing.T) {
 	}
 	w.ok("online-endpoint", "update", "-n", "my-endpoint", "--traffic", "selfserve=0")
 	w.ok("online-deployment", "delete", "-n", "selfserve", "-e", "my-endpoint", "--yes")
-	waitFor(t, time.Minute, "the replica's container to stop", func() bool {
+	testwait.Within(t, time.Minute, "the replica's container to stop", func() bool {
 		out, err := exec.Command("podman", "ps", "--format", "{{.Names}}").Output()
 		return err == nil && !slices.Contains(strings.Fields(string(out)), "hangar-"+dv.Replicas[0].Run)
 	})

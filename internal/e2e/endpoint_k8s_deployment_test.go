@@ -17,6 +17,7 @@ import (
 	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // podGateway is the host's address on the test cluster's pod network (scripts/setup/kubernetes.sh,
@@ -110,7 +111,7 @@ func (f *k8sDeployment) twoReady() k8sGeneration {
 		t.Fatalf("the Service %s: %+v, %v", f.name, svc, err)
 	}
 	pods := servingPods(t, f.cs, f.name)
-	waitFor(t, time.Minute, "the Service's EndpointSlices to list both pods", func() bool {
+	testwait.Within(t, time.Minute, "the Service's EndpointSlices to list both pods", func() bool {
 		return slices.Equal(readyEndpoints(t, f.cs, f.name), podIPs(pods))
 	})
 	if code, a, body := f.s.score(5, ""); code != 200 || a.Y != 15 || a.Deployment != "k8s" {
@@ -133,7 +134,7 @@ type k8sGeneration struct {
 // replica waits until show lists one replica serving, not one of skip, and returns it.
 func (f *k8sDeployment) replica(what string, skip ...string) api.DeploymentView {
 	var dv api.DeploymentView
-	waitFor(f.t, 3*time.Minute, what, func() bool {
+	testwait.Within(f.t, 3*time.Minute, what, func() bool {
 		f.w.jsonOut(&dv, "online-deployment", "show", "-n", "k8s", "-e", "my-endpoint")
 		return len(dv.Replicas) == 1 && dv.Replicas[0].Address != "" && !slices.Contains(skip, dv.Replicas[0].Run)
 	})
@@ -148,7 +149,7 @@ func (f *k8sDeployment) scaleToOne(gen1 k8sGeneration) corev1.Pod {
 	f.w.ok("online-deployment", "update", "-f", filepath.Join(f.dir, "k8s.yml"), "--set", "instance_count=1")
 	f.run = f.replica("one replica of the new generation", gen1.runs...).Replicas[0].Run
 	kept := podOfRun(t, servingPods(t, f.cs, f.name), f.run)
-	waitFor(t, 3*time.Minute, "the canceled replicas' pods to go", func() bool {
+	testwait.Within(t, 3*time.Minute, "the canceled replicas' pods to go", func() bool {
 		left := servingPods(t, f.cs, f.name)
 		return len(left) == 1 && left[0].UID == kept.UID
 	})
@@ -175,12 +176,12 @@ func (f *k8sDeployment) killAndReplace(pod corev1.Pod) {
 	}
 	killed := f.run
 	f.run = f.replica("a new replica run", killed).Replicas[0].Run
-	waitFor(t, 3*time.Minute, "invoke through the new replica", func() bool {
+	testwait.Within(t, 3*time.Minute, "invoke through the new replica", func() bool {
 		code, a, _ := f.s.score(4, "")
 		return code == 200 && a.Y == 12
 	})
 	// One pod is left, a new one, holding the new run.
-	waitFor(t, 2*time.Minute, "one new pod holding the new run", func() bool {
+	testwait.Within(t, 2*time.Minute, "one new pod holding the new run", func() bool {
 		now := servingPods(t, f.cs, f.name)
 		return len(now) == 1 && now[0].UID != pod.UID && now[0].Annotations[kube.AnnotationRunID] == f.run
 	})
@@ -195,7 +196,7 @@ func (f *k8sDeployment) restart() {
 	if d := f.w.show(f.run); d.Status != job.Running {
 		t.Errorf("the replica after the server's restart: %s %q", d.Status, d.StatusReason)
 	}
-	waitFor(t, time.Minute, "invoke after the server's restart", func() bool {
+	testwait.Within(t, time.Minute, "invoke after the server's restart", func() bool {
 		code, a, _ := f.s.score(1, "")
 		return code == 200 && a.Y == 3
 	})
@@ -227,7 +228,7 @@ func modelAndEndpoint(t *testing.T, w *ws) string {
 func waitDeployment(t *testing.T, cs kubetest.Interface, name string, cond func(*appsv1.Deployment) bool) *appsv1.Deployment {
 	t.Helper()
 	var d *appsv1.Deployment
-	waitFor(t, 3*time.Minute, "the Deployment "+name, func() bool {
+	testwait.Within(t, 3*time.Minute, "the Deployment "+name, func() bool {
 		var err error
 		d, err = cs.AppsV1().Deployments(kubetest.Namespace).Get(t.Context(), name, metav1.GetOptions{})
 		return err == nil && cond(d)

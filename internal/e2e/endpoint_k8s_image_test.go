@@ -17,6 +17,7 @@ import (
 	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // k8sSelfServeImage is selfServeImage for the test cluster's kubelet, whose pods share the
@@ -121,7 +122,7 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 
 	// get-logs: the image's own output, relayed into the replica's log.
 	var logs string
-	waitFor(t, time.Minute, "get-logs to show the image's output", func() bool {
+	testwait.Within(t, time.Minute, "get-logs to show the image's output", func() bool {
 		logs = w.deploymentLogs("selfserve")
 		return strings.Contains(logs, `"POST /predict HTTP/1.1" 200`)
 	})
@@ -138,11 +139,11 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 	if code := s.post("/admin/exit", "{}", nil); code == 200 {
 		t.Fatalf("the request that ends the container was answered 200")
 	}
-	waitFor(t, 2*time.Minute, "the endpoint to answer through the restarted image", func() bool {
+	testwait.Within(t, 2*time.Minute, "the endpoint to answer through the restarted image", func() bool {
 		var a selfServeAnswer
 		return s.post("/score", `{"x": 2}`, &a) == 200 && a.Y == 6
 	})
-	waitFor(t, time.Minute, "the replica's log to tell the restart", func() bool {
+	testwait.Within(t, time.Minute, "the replica's log to tell the restart", func() bool {
 		l := w.logs(first)
 		return strings.Contains(l, "selfserve: exiting on request") &&
 			strings.Contains(l, "the image exited with code 4; Kubernetes restarts it (restart 1)")
@@ -162,7 +163,7 @@ func TestOnlineEndpointImageOnKubernetes(t *testing.T) {
 	w.ok("online-deployment", "delete", "-n", "selfserve", "-e", "my-endpoint", "--yes")
 	// The image (python as PID 1 ignores SIGTERM) may take the pod's grace period to stop:
 	// deleted is enough here.
-	waitFor(t, time.Minute, "the replicas' pods to be deleted", func() bool {
+	testwait.Within(t, time.Minute, "the replicas' pods to be deleted", func() bool {
 		l, err := cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{
 			LabelSelector: kube.LabelWorkspace + "=" + p.Labels[kube.LabelWorkspace]})
 		if err != nil {

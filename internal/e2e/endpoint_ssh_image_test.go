@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Azure's custom-container deployment on an attached VM (sshd in a network namespace of its own,
@@ -49,7 +50,7 @@ func TestOnlineEndpointImageOnSSHTarget(t *testing.T) {
 		t.Fatalf("invoke answered %q (%v); want y = 3 × 7 from the model at Azure's path", r.stdout, err)
 	}
 	var logs string
-	waitFor(t, 30*time.Second, "get-logs to show the image's output", func() bool {
+	testwait.Within(t, 30*time.Second, "get-logs to show the image's output", func() bool {
 		logs = w.deploymentLogs("selfserve")
 		return strings.Contains(logs, `"POST /predict HTTP/1.1" 200`)
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // scoreScript is a deployment's scoring script in Azure's shape: init() loads the model from
@@ -189,7 +190,7 @@ func TestOnlineEndpoint(t *testing.T) {
 	var beforeUpdate api.DeploymentView
 	w.jsonOut(&beforeUpdate, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
 	w.ok("online-deployment", "update", "-f", filepath.Join(dir, "blue.yml"), "--set", "environment_variables.VERSION=2")
-	waitFor(t, time.Minute, "the old replica of blue to stop after its drain", func() bool {
+	testwait.Within(t, time.Minute, "the old replica of blue to stop after its drain", func() bool {
 		var v api.DeploymentView
 		w.jsonOut(&v, "online-deployment", "show", "-n", "blue", "-e", "my-endpoint")
 		for _, r := range v.Replicas {
@@ -212,7 +213,7 @@ func TestOnlineEndpoint(t *testing.T) {
 	if mirrored["blue"] != 200 {
 		t.Errorf("with green mirrored, answers = %v; want all 200 from blue", mirrored)
 	}
-	waitFor(t, 30*time.Second, "green's replica to log the mirrored requests", func() bool {
+	testwait.Within(t, 30*time.Second, "green's replica to log the mirrored requests", func() bool {
 		return strings.Count(w.deploymentLogs("green"), "POST /score")-before >= 50
 	})
 
@@ -232,7 +233,7 @@ func TestOnlineEndpoint(t *testing.T) {
 	if r := w.ok("online-deployment", "delete", "-n", "green", "-e", "my-endpoint", "--yes"); !strings.Contains(r.stdout, "Deleted deployment green of my-endpoint") {
 		t.Errorf("delete said %q", r.stdout)
 	}
-	waitFor(t, 10*time.Second, "requests to the deleted deployment to get 404", func() bool {
+	testwait.Within(t, 10*time.Second, "requests to the deleted deployment to get 404", func() bool {
 		code, _, _ := s.score(1, "green")
 		return code == http.StatusNotFound
 	})
@@ -311,7 +312,7 @@ func TestOnlineEndpointScaleFromZeroAndCrash(t *testing.T) {
 		t.Fatalf("first request to a deployment at zero: %d %s", code, body)
 	}
 	t.Logf("first answer from zero replicas after %s", time.Since(start).Round(time.Millisecond))
-	waitFor(t, 60*time.Second, "the idle deployment to go back to zero replicas", func() bool {
+	testwait.Within(t, 60*time.Second, "the idle deployment to go back to zero replicas", func() bool {
 		var v api.DeploymentView
 		w.jsonOut(&v, "online-deployment", "show", "-n", "zero", "-e", "my-endpoint")
 		for _, r := range v.Replicas {
@@ -328,7 +329,7 @@ func TestOnlineEndpointScaleFromZeroAndCrash(t *testing.T) {
 	if code, _, _ := s.score(666, "crashy"); code == 200 {
 		t.Fatalf("the request that kills the replica was answered 200")
 	}
-	waitFor(t, 60*time.Second, "a new replica to replace the crashed one", func() bool {
+	testwait.Within(t, 60*time.Second, "a new replica to replace the crashed one", func() bool {
 		w.jsonOut(&dv, "online-deployment", "show", "-n", "crashy", "-e", "my-endpoint")
 		for _, r := range dv.Replicas {
 			if r.Run != first && r.Status == "Running" && r.Address != "" {
@@ -340,7 +341,7 @@ func TestOnlineEndpointScaleFromZeroAndCrash(t *testing.T) {
 	if st := w.show(first).Status; st != "Failed" {
 		t.Errorf("the crashed replica's run is %s; want Failed", st)
 	}
-	waitFor(t, 30*time.Second, "the endpoint to answer through the new replica", func() bool {
+	testwait.Within(t, 30*time.Second, "the endpoint to answer through the new replica", func() bool {
 		code, a, _ := s.score(2, "crashy")
 		return code == 200 && a.Y == 6
 	})
@@ -366,7 +367,7 @@ func TestOnlineEndpointSurvivesServerKillAndReportsInitFailure(t *testing.T) {
 
 	w.killServer()
 	w.startServer()
-	waitFor(t, 20*time.Second, "the restarted server to answer through the same replica", func() bool {
+	testwait.Within(t, 20*time.Second, "the restarted server to answer through the same replica", func() bool {
 		code, a, _ := s.score(5, "")
 		return code == 200 && a.Y == 15
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/testdisk"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // A run that fills its node's disk fails saying so; once the user deletes that job, its run
@@ -72,7 +73,7 @@ func TestRunDirRemovedOnceKept(t *testing.T) {
 	name := w.create(filepath.Join(src, "job.yml"))
 	w.waitStatus(name, 2*time.Minute, job.Completed)
 	runDir := filepath.Join(w.home, "local", "runs", name)
-	waitFor(t, time.Minute, "the ended run's directory to be removed", func() bool {
+	testwait.Within(t, time.Minute, "the ended run's directory to be removed", func() bool {
 		_, err := os.Stat(runDir)
 		return errors.Is(err, os.ErrNotExist)
 	})

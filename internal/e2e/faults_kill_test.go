@@ -12,6 +12,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // everyTarget attaches one compute target of each kind to w, named after its kind: local (built
@@ -65,7 +66,7 @@ func TestFaultServerKill(t *testing.T) {
 	}
 	for _, target := range []string{"local", "vm", "pool", "hpc", "kube"} {
 		for _, name := range names[target] {
-			waitFor(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 3") })
+			testwait.Within(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 3") })
 		}
 	}
 	for i := 0; i < 2; i++ {
@@ -112,13 +113,13 @@ func TestFaultSupervisorKill(t *testing.T) {
 compute: %[2]s
 `, tag, target)})
 			name := w.create(file)
-			waitFor(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 20") })
+			testwait.Within(t, 3*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 20") })
 			left := pidsRunning(t, tag, 2)
 			sup, runDir := supervisorOf(t, name)
 			kill9(t, sup)
 			d := w.waitStatus(name, 3*time.Minute, job.Failed, job.Completed, job.Canceled)
 			row := faultRow{Target: target, Injected: "kill -9 of the run's supervisor", Runs: 1, Final: string(d.Status), Reason: d.StatusReason}
-			waitFor(t, 30*time.Second, "the leftovers to end", func() bool {
+			testwait.Within(t, 30*time.Second, "the leftovers to end", func() bool {
 				row.Leftover = 0
 				for _, p := range left {
 					if processAlive(p) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // linkCut is how long the fault suite cuts a node off the network: over a minute, so that the
@@ -41,7 +42,7 @@ func TestFaultLinkCutSSH(t *testing.T) {
 	})
 	w.ok("compute", "attach", "-f", filepath.Join(dir, "vm.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
 	srv.CutLink(t)
 	time.Sleep(linkCut)
 	srv.RestoreLink(t)
@@ -73,7 +74,7 @@ echo $!
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
 	bn.setLink(t, 0, "down")
 	time.Sleep(linkCut)
 	bn.setLink(t, 0, "up")
@@ -114,7 +115,7 @@ func TestFaultAgentKill(t *testing.T) {
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "pool.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 2*time.Minute, name+" to log", func() bool { return logHas(w, name, "line 5") })
 	agents := agentsOf(t, w.home)
 	if len(agents) == 0 {
 		t.Fatal("no agent process found")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // callers keeps n goroutines scoring an endpoint back to back until stopped, counting the answers.
@@ -48,7 +49,7 @@ func (s *scorer) loop(n int) *callers {
 func (c *callers) waitAnswers(t *testing.T, n int64) {
 	t.Helper()
 	want := c.total.Load() + n
-	waitFor(t, time.Minute, fmt.Sprintf("%d more answers", n), func() bool { return c.total.Load() >= want })
+	testwait.Within(t, time.Minute, fmt.Sprintf("%d more answers", n), func() bool { return c.total.Load() >= want })
 }
 
 // end stops the callers and returns how many requests they sent and what failed.
@@ -124,7 +125,7 @@ func killReplicaSupervisor(t *testing.T, env []string) (int64, []string, api.Run
 		}
 		return n == 2
 	}
-	waitFor(t, 2*time.Minute, "two replicas serving", func() bool { return serving("") })
+	testwait.Within(t, 2*time.Minute, "two replicas serving", func() bool { return serving("") })
 	victim := dv.Replicas[0].Run
 	sup, runDir := supervisorOf(t, victim)
 
@@ -132,11 +133,11 @@ func killReplicaSupervisor(t *testing.T, env []string) (int64, []string, api.Run
 	c.waitAnswers(t, 200)
 	kill9(t, sup)
 	d := w.waitStatus(victim, 3*time.Minute, job.Failed, job.Completed, job.Canceled)
-	waitFor(t, 2*time.Minute, "a replica to replace "+victim, func() bool { return serving(victim) })
+	testwait.Within(t, 2*time.Minute, "a replica to replace "+victim, func() bool { return serving(victim) })
 	c.waitAnswers(t, 200) // through the replacement too
 	total, failed := c.end()
 	leftover := 0
-	waitFor(t, 30*time.Second, "the killed replica's processes to end", func() bool {
+	testwait.Within(t, 30*time.Second, "the killed replica's processes to end", func() bool {
 		leftover = processesOf(runDir)
 		return leftover == 0
 	})

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // faultRow is one line of the fault matrix.
@@ -119,7 +120,7 @@ func missing(log string, n int) int {
 // it in tests) and the run's directory on its node, from its command line.
 func supervisorOf(t *testing.T, name string) (pid int, runDir string) {
 	t.Helper()
-	waitFor(t, 60*time.Second, "the supervisor of "+name, func() bool {
+	testwait.Within(t, 60*time.Second, "the supervisor of "+name, func() bool {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
 			b, err := os.ReadFile(p)
@@ -187,5 +188,5 @@ func kill9(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill -9 %d: %v", pid, err)
 	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("process %d to die", pid), func() bool { return !processAlive(pid) })
+	testwait.Within(t, 10*time.Second, fmt.Sprintf("process %d to die", pid), func() bool { return !processAlive(pid) })
 }

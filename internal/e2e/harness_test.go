@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store/pgtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // hangarBin is the binary under test, built once by TestMain.
@@ -142,7 +143,7 @@ func (w *ws) startServer() {
 	go cmd.Wait()
 	w.server = cmd
 	h := home.Home{Dir: w.home}
-	waitFor(w.t, 20*time.Second, "server to answer", func() bool {
+	testwait.Within(w.t, 20*time.Second, "server to answer", func() bool {
 		si, err := h.Running(context.Background())
 		return err == nil && si.PID == cmd.Process.Pid
 	})
@@ -154,7 +155,7 @@ func (w *ws) killServer() {
 	if err := w.server.Process.Signal(syscall.SIGKILL); err != nil {
 		w.t.Fatal(err)
 	}
-	waitFor(w.t, 10*time.Second, "server to die", func() bool { return syscall.Kill(w.server.Process.Pid, 0) != nil })
+	testwait.Within(w.t, 10*time.Second, "server to die", func() bool { return syscall.Kill(w.server.Process.Pid, 0) != nil })
 }
 
 // cleanup cancels every supervisor still running and stops the server, so temp dirs can go. When
@@ -315,7 +316,7 @@ func (w *ws) show(name string) api.RunDetail {
 func (w *ws) waitStatus(name string, timeout time.Duration, states ...job.State) api.RunDetail {
 	w.t.Helper()
 	var d api.RunDetail
-	waitFor(w.t, timeout, fmt.Sprintf("job %s to be %v", name, states), func() bool {
+	testwait.Within(w.t, timeout, fmt.Sprintf("job %s to be %v", name, states), func() bool {
 		d = w.show(name)
 		for _, s := range states {
 			if d.Status == s {
@@ -325,18 +326,6 @@ func (w *ws) waitStatus(name string, timeout time.Duration, states ...job.State)
 		return false
 	})
 	return d
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // writeFiles creates files under dir from a map of relative path → content.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // hangProxy is a TCP port in front of a real sshd: it forwards until hang is called, then it
@@ -128,7 +129,7 @@ func TestHungTargetDoesNotDelayLocal(t *testing.T) {
 	}
 
 	d := w.waitStatus(vmJob, time.Minute, job.Queued, job.Failed)
-	waitFor(t, time.Minute, "the VM's run to show why it waits", func() bool {
+	testwait.Within(t, time.Minute, "the VM's run to show why it waits", func() bool {
 		d = w.show(vmJob)
 		return d.Status != job.Queued || strings.Contains(d.StatusReason, "unreachable")
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // An instance on the local provider starts Jupyter (Notebook, as CI installs it:
@@ -40,7 +41,7 @@ create_on_behalf_of: {user_object_id: opal}
 	w.ok("compute", "create", "-f", filepath.Join(dir, "nb.yml"))
 	w.waitInstance("nb1", 2*time.Minute, "Running")
 	url := strings.TrimSuffix(si.URL, "/") + "/instances/nb1/jupyter/"
-	waitFor(t, 2*time.Minute, "compute show to say Jupyter runs", func() bool {
+	testwait.Within(t, 2*time.Minute, "compute show to say Jupyter runs", func() bool {
 		j := w.instance("nb1").Jupyter
 		if strings.HasPrefix(j, "not installed") {
 			t.Fatalf("Jupyter %s: scripts/setup/python.sh installs Debian's jupyter-notebook", j)
@@ -56,7 +57,7 @@ create_on_behalf_of: {user_object_id: opal}
 	if !strings.Contains(page, "Jupyter") || !strings.Contains(page, "/instances/nb1/jupyter/") {
 		t.Fatalf("the owner's GET is not Jupyter's page under the instance's path:\n%.600s", page)
 	}
-	waitFor(t, time.Minute, "compute show to say no kernel runs", func() bool {
+	testwait.Within(t, time.Minute, "compute show to say no kernel runs", func() bool {
 		return strings.Contains(w.instance("nb1").Idle, "no Jupyter kernel")
 	})
 	var kernel struct {
@@ -65,7 +66,7 @@ create_on_behalf_of: {user_object_id: opal}
 	if err := json.Unmarshal([]byte(jupyterCall(t, hc, http.MethodPost, url+"api/kernels", tokens["opal"], http.StatusCreated)), &kernel); err != nil || kernel.ID == "" {
 		t.Fatalf("the kernel Jupyter started: %v %+v", err, kernel)
 	}
-	waitFor(t, time.Minute, "compute show to say a kernel keeps the instance busy", func() bool {
+	testwait.Within(t, time.Minute, "compute show to say a kernel keeps the instance busy", func() bool {
 		idle := w.instance("nb1").Idle
 		return strings.HasPrefix(idle, "busy:") && strings.Contains(idle, "1 Jupyter kernel")
 	})
@@ -94,7 +95,7 @@ create_on_behalf_of: {user_object_id: opal}
 
 	w.ok("compute", "stop", "nb1")
 	w.waitInstance("nb1", 2*time.Minute, "Stopped")
-	waitFor(t, 30*time.Second, "Jupyter and its kernel to be gone", func() bool {
+	testwait.Within(t, 30*time.Second, "Jupyter and its kernel to be gone", func() bool {
 		return len(processesWith(kernel.ID))+len(processesWith("/instances/nb1/jupyter/")) == 0
 	})
 	if j := w.instance("nb1").Jupyter; !strings.HasPrefix(j, "not running") {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // compute node delete on a compute instance whose node comes from the command provider runs the
@@ -35,7 +37,7 @@ provider:
 		t.Fatalf("a running instance without a node: %+v", in)
 	}
 	w.ok("compute", "node", "delete", "-n", in.Node, "--yes")
-	waitFor(t, time.Minute, "the instance's delete hook to run", func() bool {
+	testwait.Within(t, time.Minute, "the instance's delete hook to run", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // An instance on the local provider with ssh_public_access_enabled and a generated key, over
@@ -53,7 +54,7 @@ ssh_settings:
   ssh_key_value: ` + pub + "\n"})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "vm.yml"))
 	w.waitInstance("ssh1", 2*time.Minute, "Running")
-	waitFor(t, 2*time.Minute, "compute show to say SSH runs", func() bool {
+	testwait.Within(t, 2*time.Minute, "compute show to say SSH runs", func() bool {
 		in := w.instance("ssh1")
 		if strings.HasPrefix(in.SSH, "failed") {
 			t.Fatalf("SSH %s", in.SSH)
@@ -104,7 +105,7 @@ ssh_settings:
 	}
 
 	// An open session counts as an SSH session for idleness; once closed, it no longer does.
-	waitFor(t, time.Minute, "compute show to say no SSH session", func() bool {
+	testwait.Within(t, time.Minute, "compute show to say no SSH session", func() bool {
 		return strings.Contains(w.instance("ssh1").Idle, "no SSH session")
 	})
 	open := exec.Command(hangarBin, append(append([]string{"compute", "connect-ssh", "ssh1", "--"}, sshArgs...), "sleep 300")...)
@@ -120,11 +121,11 @@ ssh_settings:
 	// (At least one: the idle judge also counts the machine's sshd sessions, which other
 	// packages' tests may open meanwhile; the agent's own count is TestSSHSessionsCountAsActivity's.)
 	sessions := regexp.MustCompile(`^busy:.*\b[1-9][0-9]* SSH sessions?\b`)
-	waitFor(t, time.Minute, "compute show to count the open SSH session", func() bool {
+	testwait.Within(t, time.Minute, "compute show to count the open SSH session", func() bool {
 		return sessions.MatchString(w.instance("ssh1").Idle)
 	})
 	_ = syscall.Kill(-open.Process.Pid, syscall.SIGKILL)
-	waitFor(t, time.Minute, "the closed session to end on the node and no longer count", func() bool {
+	testwait.Within(t, time.Minute, "the closed session to end on the node and no longer count", func() bool {
 		return strings.Contains(w.instance("ssh1").Idle, "no SSH session") && len(processesWith("sleep 300")) == 0
 	})
 

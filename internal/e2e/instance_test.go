@@ -9,6 +9,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // instanceShow is what `compute show -o json` prints for a compute instance.
@@ -30,7 +31,7 @@ func (w *ws) waitInstance(name string, timeout time.Duration, state string) api.
 	w.t.Helper()
 	var in api.Instance
 	last := ""
-	waitFor(w.t, timeout, "instance "+name+" to be "+state, func() bool {
+	testwait.Within(w.t, timeout, "instance "+name+" to be "+state, func() bool {
 		in = w.instance(name)
 		if seen := in.State + ": " + in.Reason + " / " + in.Idle; seen != last {
 			w.t.Logf("instance %s: %s", name, seen)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/sizes"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Isolated sizes (issue 17): the catalog says which sizes are isolated; two runs that would
@@ -51,7 +52,7 @@ func TestIsolatedSizeGivesEachRunItsOwnNode(t *testing.T) {
 	iso := []string{w.create(filepath.Join(dir, "iso-job.yml")), w.create(filepath.Join(dir, "iso-job.yml"))}
 	shared := []string{w.create(filepath.Join(dir, "shared-job.yml")), w.create(filepath.Join(dir, "shared-job.yml"))}
 	third := w.create(filepath.Join(dir, "iso-job.yml"))
-	waitFor(t, 3*time.Minute, "the four runs to run", func() bool {
+	testwait.Within(t, 3*time.Minute, "the four runs to run", func() bool {
 		for _, n := range append(slices.Clone(iso), shared...) {
 			if !logHas(w, n, "started") {
 				return false
@@ -59,7 +60,7 @@ func TestIsolatedSizeGivesEachRunItsOwnNode(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, time.Minute, "every node to report its runs", func() bool {
+	testwait.Within(t, time.Minute, "every node to report its runs", func() bool {
 		return runsOnNodes(w, "iso", iso) != "" && runsOnNodes(w, "shared", shared) != ""
 	})
 	if got := runsOnNodes(w, "iso", iso); got != "1 1" {
@@ -69,7 +70,7 @@ func TestIsolatedSizeGivesEachRunItsOwnNode(t *testing.T) {
 		t.Errorf("shared runs per node of cluster shared: %s, want both on one node", got)
 	}
 	want := "waiting for a node of its own (size whole-box is isolated)"
-	waitFor(t, 30*time.Second, "the third isolated run to say why it waits", func() bool {
+	testwait.Within(t, 30*time.Second, "the third isolated run to say why it waits", func() bool {
 		d := w.show(third)
 		return d.Status == job.Queued && strings.Contains(d.StatusReason, want)
 	})

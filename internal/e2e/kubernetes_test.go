@@ -14,6 +14,7 @@ import (
 	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // kubeYAML is the test cluster's compute file (kubetest.ComputeYAML).
@@ -84,7 +85,7 @@ open("outputs/model.txt", "w").write("trained\n")
 	}
 
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 2*time.Minute, "the job to run on the kubelet", func() bool { return logHas(w, name, "step 2") })
+	testwait.Within(t, 2*time.Minute, "the job to run on the kubelet", func() bool { return logHas(w, name, "step 2") })
 	gpu := w.create(filepath.Join(dir, "gpu.yml"))
 	w.killServer()
 	w.startServer()
@@ -107,7 +108,7 @@ open("outputs/model.txt", "w").write("trained\n")
 	// A cancel while it runs: the Job is deleted, the supervisor (told by the server that this is
 	// a cancel) stops the command, which sees SIGTERM, and the run ends Canceled.
 	long := w.create(filepath.Join(dir, "long.yml"))
-	waitFor(t, 2*time.Minute, "the long job to start", func() bool { return logHas(w, long, "started") })
+	testwait.Within(t, 2*time.Minute, "the long job to start", func() bool { return logHas(w, long, "started") })
 	w.ok("job", "cancel", "-n", long, "--yes")
 	if d := w.waitStatus(long, 2*time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, long, "got TERM") {
 		t.Errorf("cancel while running: %s (%s), log %q", d.Status, d.StatusReason, w.logs(long))
@@ -117,10 +118,10 @@ open("outputs/model.txt", "w").write("trained\n")
 		d := w.show(gpu)
 		return d.Status == job.Queued && strings.Contains(d.StatusReason, "Insufficient nvidia.com/gpu")
 	}
-	waitFor(t, time.Minute, "the scheduler's reason on the GPU job", pending)
+	testwait.Within(t, time.Minute, "the scheduler's reason on the GPU job", pending)
 	// An image the node cannot pull: the kubelet's reason, in its words.
 	noimg := w.create(filepath.Join(dir, "noimage.yml"))
-	waitFor(t, 2*time.Minute, "the kubelet's image pull reason", func() bool {
+	testwait.Within(t, 2*time.Minute, "the kubelet's image pull reason", func() bool {
 		d := w.show(noimg)
 		return d.Status == job.Queued && (strings.Contains(d.StatusReason, "ErrImagePull") || strings.Contains(d.StatusReason, "ImagePullBackOff")) &&
 			strings.Contains(d.StatusReason, "localhost/no-such-image:1")
@@ -133,7 +134,7 @@ open("outputs/model.txt", "w").write("trained\n")
 	if d := w.waitStatus(gpu, 2*time.Minute, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled {
 		t.Errorf("the GPU job canceled while pending: %s (%s)", d.Status, d.StatusReason)
 	}
-	waitFor(t, time.Minute, "the GPU job's Job to be deleted", func() bool {
+	testwait.Within(t, time.Minute, "the GPU job's Job to be deleted", func() bool {
 		l, err := cs.BatchV1().Jobs(kubetest.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(gpu)})
 		return err == nil && len(l.Items) == 0
 	})

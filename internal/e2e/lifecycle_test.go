@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Cancel sends SIGTERM to the command's process group, SIGKILL after the grace period, and keeps
@@ -21,7 +22,7 @@ func TestCancel(t *testing.T) {
   echo started; while true; do sleep 0.1; done
 `})
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 30*time.Second, "the job to log", func() bool {
+	testwait.Within(t, 30*time.Second, "the job to log", func() bool {
 		return logHas(w, name, "started")
 	})
 	w.ok("job", "cancel", "-n", name, "--yes")
@@ -55,7 +56,7 @@ func TestCancelKillsAfterGrace(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"job.yml": "command: trap '' TERM; echo started; while true; do sleep 0.1; done\n"})
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 30*time.Second, "the job to log", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the job to log", func() bool { return logHas(w, name, "started") })
 	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed)
 	if d.Status != job.Canceled || d.ExitCode == nil || *d.ExitCode != 137 {
@@ -92,7 +93,7 @@ func TestServerCrashLosesNothing(t *testing.T) {
   echo done > outputs/done.txt
 `, n)})
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
 	w.killServer()
 	time.Sleep(2 * time.Second) // the run goes on without a server: lines pile up on the node
 	w.startServer()

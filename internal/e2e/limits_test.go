@@ -28,6 +28,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/server"
 	"github.com/hangar-ml/hangar/internal/testdisk"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Oversized bodies, many at once, to JSON and upload routes, with the admin token, a run's token
@@ -128,19 +129,19 @@ func TestFaultInterruptedUploadsLeaveNoTempFiles(t *testing.T) {
 		w.cutUpload(admin, "PUT", "/api/blobs/"+hash, data, len(data)/2)
 		w.cutUpload(admin, "POST", "/api/blobs/bundle", bundle, len(bundle)/2)
 	}
-	waitFor(t, 20*time.Second, "blobs/tmp to be empty after cut uploads", func() bool { return tmpFiles(t, w) == 0 })
+	testwait.Within(t, 20*time.Second, "blobs/tmp to be empty after cut uploads", func() bool { return tmpFiles(t, w) == 0 })
 	st, eb := w.post(admin, "PUT", "/api/blobs/"+strings.Repeat("ab", 32), bytes.NewReader(data), int64(len(data)))
 	if st != http.StatusBadRequest || !strings.Contains(eb.Error, "hash mismatch") {
 		t.Errorf("upload under a wrong name = %d %q, want 400 hash mismatch", st, eb.Error)
 	}
 	// The server may still be reading a cut upload's half body (blobs/tmp was empty only between
 	// two of them): leftovers must go, so wait for none rather than look once.
-	waitFor(t, 20*time.Second, "blobs/tmp to be empty after a mismatch", func() bool { return tmpFiles(t, w) == 0 })
+	testwait.Within(t, 20*time.Second, "blobs/tmp to be empty after a mismatch", func() bool { return tmpFiles(t, w) == 0 })
 
 	// A bundle half received when the server dies: its verified entries wait in tmp.
 	conn := w.startUpload(admin, "POST", "/api/blobs/bundle", bundle, len(bundle)*3/4)
 	defer conn.Close()
-	waitFor(t, 20*time.Second, "the bundle's entries in blobs/tmp", func() bool { return tmpFiles(t, w) > 100 })
+	testwait.Within(t, 20*time.Second, "the bundle's entries in blobs/tmp", func() bool { return tmpFiles(t, w) > 100 })
 	w.killServer()
 	left := tmpFiles(t, w)
 	w.startServer()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // parallelScript is an entry script as Azure's examples write them: init() once per worker
@@ -296,7 +297,7 @@ func TestParallelJobOnTwoNodesSurvivesAServerKill(t *testing.T) {
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
 	serverLog := filepath.Join(w.home, "test-server.log")
-	waitFor(t, 2*time.Minute, "node 1 to deliver its outputs", func() bool {
+	testwait.Within(t, 2*time.Minute, "node 1 to deliver its outputs", func() bool {
 		b, _ := os.ReadFile(serverLog)
 		return strings.Contains(string(b), "/artifacts status=200")
 	})

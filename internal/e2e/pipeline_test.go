@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // threeStepYAML is prep → train → score, each step on the compute named, passing files: prep
@@ -250,7 +251,7 @@ jobs:
       x: ${{parent.jobs.first.outputs.o}}
 `})
 	name := w.create(filepath.Join(dir, "p.yml"))
-	waitFor(t, time.Minute, "the first step to run", func() bool { return stepLogHas(t, w, name, "first", "started") })
+	testwait.Within(t, time.Minute, "the first step to run", func() bool { return stepLogHas(t, w, name, "first", "started") })
 	w.ok("job", "cancel", "-n", name, "--yes")
 	d := w.waitStatus(name, time.Minute, job.Completed, job.Failed, job.Canceled)
 	steps := pipelineSteps(t, d)
@@ -289,7 +290,7 @@ jobs:
       o: ${{parent.outputs.final}}
 `})
 	name := w.create(filepath.Join(dir, "p.yml"))
-	waitFor(t, time.Minute, "the first step to run", func() bool { return stepLogHas(t, w, name, "one", "one started") })
+	testwait.Within(t, time.Minute, "the first step to run", func() bool { return stepLogHas(t, w, name, "one", "one started") })
 	w.killServer()
 	w.startServer()
 	d := w.waitStatus(name, 3*time.Minute, job.Completed, job.Failed, job.Canceled)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // stepScript counts to $STEPS steps (4 a second), keeping its step in $HANGAR_CHECKPOINT_DIR (written atomically)
@@ -92,11 +93,11 @@ func TestPreemptionNoticeResumesFromCheckpoint(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"job.yml": stepScript + "compute: spot\nenvironment_variables: {HANGAR_CHECKPOINT_INTERVAL_SECONDS: \"0\", STEPS: \"120\"}\n"})
 	name := w.create(filepath.Join(dir, "job.yml"))
 	var nodes []api.Node
-	waitFor(t, time.Minute, "the node's machine id", func() bool {
+	testwait.Within(t, time.Minute, "the node's machine id", func() bool {
 		nodes = w.cluster("spot").Nodes
 		return len(nodes) == 1 && nodes[0].ProviderID != ""
 	})
-	waitFor(t, time.Minute, "the run to reach step 8", func() bool { return logStep(w, name) >= 8 })
+	testwait.Within(t, time.Minute, "the run to reach step 8", func() bool { return logStep(w, name) >= 8 })
 	pid, err := strconv.Atoi(nodes[0].ProviderID) // the example's create hook: the agent's pid
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestPreemptionOfOneNodeContinuesOnReplacement(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"job.yml": stepScript +
 		"compute: spot\nresources: {instance_count: 2}\ndistribution: {type: pytorch}\nenvironment_variables: {HANGAR_CHECKPOINT_INTERVAL_SECONDS: \"1\", STEPS: \"240\"}\n"})
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, time.Minute, "the run to reach step 10 with a checkpoint", func() bool {
+	testwait.Within(t, time.Minute, "the run to reach step 10 with a checkpoint", func() bool {
 		return logStep(w, name) >= 10 && w.show(name).Checkpoint != nil
 	})
 	before := map[string]string{} // provider id → node id
@@ -167,7 +168,7 @@ func TestPreemptionOfOneNodeContinuesOnReplacement(t *testing.T) {
 		}
 	}
 	writeFiles(t, dir, map[string]string{"preempted": lost + "\n"})
-	waitFor(t, 3*time.Minute, "the run to end", func() bool { return w.show(name).Status.Terminal() })
+	testwait.Within(t, 3*time.Minute, "the run to end", func() bool { return w.show(name).Status.Terminal() })
 	d := w.show(name)
 	if d.Status != job.Completed || d.Attempt != 2 {
 		t.Fatalf("after the preemption: %s attempt %d (%s)\n%s\n%s", d.Status, d.Attempt, d.StatusReason, w.logs(name),

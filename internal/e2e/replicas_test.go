@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store/pgtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // failoverScript prints a numbered line a second, reports the step through the metrics file and
@@ -83,7 +84,7 @@ func TestServerFailover(t *testing.T) {
 	cli.ok("compute", "create", "-f", filepath.Join(dir, "pool.yml"))
 	onCluster := cli.create(filepath.Join(dir, "cluster.yml"))
 	onLocal := cli.create(filepath.Join(dir, "local.yml"))
-	waitFor(t, 2*time.Minute, "both runs to log their fifth line", func() bool {
+	testwait.Within(t, 2*time.Minute, "both runs to log their fifth line", func() bool {
 		return logHas(cli, onCluster, "line 4") && logHas(cli, onLocal, "line 4")
 	})
 
@@ -91,7 +92,7 @@ func TestServerFailover(t *testing.T) {
 	waitRole(t, urlB, "leader", urlB)
 	// `hangar server status` in the shared directory names the new leader and its role.
 	var status string
-	waitFor(t, 10*time.Second, "server status to name the new leader", func() bool {
+	testwait.Within(t, 10*time.Second, "server status to name the new leader", func() bool {
 		status = a.ok("server", "status").stdout
 		return strings.Contains(status, "running: "+urlB+" ")
 	})
@@ -129,7 +130,7 @@ func TestServerFailover(t *testing.T) {
 	}
 	waitRole(t, urlA, "leader", urlA)
 	if err := b.Process.Signal(syscall.Signal(0)); err == nil {
-		waitFor(t, 5*time.Second, "the stopped leader's process to end", func() bool { return b.Process.Signal(syscall.Signal(0)) != nil })
+		testwait.Within(t, 5*time.Second, "the stopped leader's process to end", func() bool { return b.Process.Signal(syscall.Signal(0)) != nil })
 	}
 }
 

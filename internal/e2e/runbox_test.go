@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // supervisorPID reads the pid of a local run's supervisor from its handle.
@@ -71,7 +72,7 @@ func sleepTag() string { return fmt.Sprintf(".%09d", time.Now().UnixNano()%1e9) 
 func pidsRunning(t *testing.T, tag string, n int) []int {
 	t.Helper()
 	var pids []int
-	waitFor(t, 60*time.Second, fmt.Sprintf("%d processes with %q in their command line", n, tag), func() bool {
+	testwait.Within(t, 60*time.Second, fmt.Sprintf("%d processes with %q in their command line", n, tag), func() bool {
 		pids = nil
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {

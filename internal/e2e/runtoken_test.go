@@ -16,6 +16,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // runToken reads a run's token from its supervisor.json, as anyone who can read the node's disk
@@ -61,7 +62,7 @@ func TestFaultFinishedRunCannotBeRewritten(t *testing.T) {
 	})
 	other := w.create(filepath.Join(dir, "other.yml"))
 	id := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, time.Minute, id+" to start", func() bool { return logHas(w, id, "started") })
+	testwait.Within(t, time.Minute, id+" to start", func() bool { return logHas(w, id, "started") })
 	tok := runToken(t, w, id)
 	if tok == "" {
 		t.Fatal("no token in supervisor.json while the run is live")
@@ -81,10 +82,10 @@ func TestFaultFinishedRunCannotBeRewritten(t *testing.T) {
 	if before.Status != job.Completed {
 		t.Fatalf("run ended %s: %s", before.Status, before.StatusReason)
 	}
-	waitFor(t, 30*time.Second, "the token to leave supervisor.json", func() bool { return runToken(t, w, id) == "" })
+	testwait.Within(t, 30*time.Second, "the token to leave supervisor.json", func() bool { return runToken(t, w, id) == "" })
 
 	// Once the grace after the end passed, every write is refused and says why.
-	waitFor(t, 30*time.Second, "the token to be refused", func() bool {
+	testwait.Within(t, 30*time.Second, "the token to be refused", func() bool {
 		_, err := attacker.Runs.Heartbeat(ctx, id)
 		st, _ := httpStatus(err)
 		return st == http.StatusUnauthorized

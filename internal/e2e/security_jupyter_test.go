@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/home"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // The owner of a compute instance opens its Jupyter through the workspace, as the studio does:
@@ -45,7 +46,7 @@ func TestSecurityJupyterTokenNeverReachesTheBrowser(t *testing.T) {
 			t.Logf("Jupyter's state last seen: %s", last)
 		}
 	})
-	waitFor(t, 2*time.Minute, "compute show to say Jupyter runs", func() bool {
+	testwait.Within(t, 2*time.Minute, "compute show to say Jupyter runs", func() bool {
 		j := w.instance("nb1").Jupyter
 		last = j
 		if strings.HasPrefix(j, "not installed") {

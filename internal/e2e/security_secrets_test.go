@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // An owner limits a secret to rita (`secret set --allow-user rita`). Bob, a contributor like
@@ -107,7 +108,7 @@ jobs:
 	if err := json.Unmarshal([]byte(rita.ok("job", "create", "-f", filepath.Join(dir, "later.yml"), "-o", "json").stdout), &pl); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "the pipeline's first step to run", func() bool {
+	testwait.Within(t, time.Minute, "the pipeline's first step to run", func() bool {
 		st := stepOf(w.show(pl.ID), "wait")
 		return st != nil && st.Status == job.Running
 	})

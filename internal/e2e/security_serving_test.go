@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // replicaCall sends body straight to a replica's address, bypassing the router, as anyone who
@@ -191,7 +192,7 @@ def run(raw_data):
 	// The replica's log reaches the server a moment after its lines are written: wait for the
 	// router's call, the last one made, before counting.
 	var logs string
-	waitFor(t, time.Minute, "the replica's log to show the router's call", func() bool {
+	testwait.Within(t, time.Minute, "the replica's log to show the router's call", func() bool {
 		logs = w.deploymentLogs("probe")
 		return strings.Contains(logs, "run() called")
 	})

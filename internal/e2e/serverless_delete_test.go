@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Deleting the serverless pool (issue 17) is refused while a job runs on one of its clusters,
@@ -25,7 +26,7 @@ func TestServerlessPoolDeleteTakesItsClusters(t *testing.T) {
 	})
 	w.ok("compute", "create", "-f", filepath.Join(dir, "serverless.yml"))
 	name := w.create(filepath.Join(dir, "job.yml"))
-	waitFor(t, 2*time.Minute, "the job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 2*time.Minute, "the job to start", func() bool { return logHas(w, name, "started") })
 	r := w.run("compute", "delete", "-n", "serverless", "--yes")
 	if r.code == 0 || !strings.Contains(r.stderr, name) || !strings.Contains(r.stderr, "serverless_local-quarter") {
 		t.Errorf("delete with a job running: exit %d, %s", r.code, r.stderr)
@@ -49,7 +50,7 @@ func TestServerlessPoolDeleteTakesItsClusters(t *testing.T) {
 			t.Errorf("left after the pool's delete: %s (%s, %+v)", c.Name, c.Type, c.ServerlessPool)
 		}
 	}
-	waitFor(t, time.Minute, "the pool's node to go", func() bool {
+	testwait.Within(t, time.Minute, "the pool's node to go", func() bool {
 		_, err := w.client().Nodes.Get(t.Context(), node)
 		return api.IsNotFound(err)
 	})

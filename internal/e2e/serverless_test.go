@@ -9,6 +9,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // serverlessPoolYAML is a pool of local agents offering two sizes, 2 instances in all, whose
@@ -91,7 +92,7 @@ jobs:
 	wide := w.create(filepath.Join(dir, "wide.yml"))
 	half := w.create(filepath.Join(dir, "half.yml"))
 	sawQuota := ""
-	waitFor(t, 3*time.Minute, "both jobs to end", func() bool {
+	testwait.Within(t, 3*time.Minute, "both jobs to end", func() bool {
 		if h := w.show(half); h.Status == job.Queued && strings.Contains(h.StatusReason, "serverless quota") {
 			sawQuota = h.StatusReason
 		}
@@ -127,7 +128,7 @@ jobs:
 	}
 
 	// Afterwards nothing is left: every node released, no agent running.
-	waitFor(t, 2*time.Minute, "the serverless clusters to scale to zero", func() bool {
+	testwait.Within(t, 2*time.Minute, "the serverless clusters to scale to zero", func() bool {
 		return len(w.cluster("serverless_local-quarter").Nodes) == 0 && len(w.cluster("serverless_local-half").Nodes) == 0 &&
 			len(agentsOf(t, w.home)) == 0
 	})

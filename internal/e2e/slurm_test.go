@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/backendtest"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // The Slurm tests run against the two-node test cluster of scripts/setup/slurm.sh (hangar-n1 and
@@ -132,7 +133,7 @@ func TestSlurmTarget(t *testing.T) {
 		t.Errorf("generated script:\n%s", s)
 	}
 	id := slurmJob(t, runDir)
-	waitFor(t, 20*time.Second, "Slurm to say COMPLETED", func() bool { return slurmState(t, conf, id) == "COMPLETED" })
+	testwait.Within(t, 20*time.Second, "Slurm to say COMPLETED", func() bool { return slurmState(t, conf, id) == "COMPLETED" })
 
 	// Two nodes: the command's srun runs a task on each node of the allocation.
 	r = w.ok("job", "create", "-f", filepath.Join(dir, "two.yml"), "--stream", "--name", "slurm2")
@@ -155,13 +156,13 @@ func TestSlurmTarget(t *testing.T) {
 	// Cancel a running job: scancel --batch --signal=TERM reaches the supervisor, which stops the
 	// command, reports Canceled and ends the job.
 	name := w.create(filepath.Join(dir, "long.yml"))
-	waitFor(t, 30*time.Second, "the Slurm job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the Slurm job to start", func() bool { return logHas(w, name, "started") })
 	w.ok("job", "cancel", "-n", name, "--yes")
 	if d := w.waitStatus(name, 30*time.Second, job.Canceled, job.Failed, job.Completed); d.Status != job.Canceled || !logHas(w, name, "got TERM") {
 		t.Errorf("cancel: %s (%s), log %q", d.Status, d.StatusReason, w.logs(name))
 	}
 	id = slurmJob(t, filepath.Join(w.home, "slurm", "runs", name))
-	waitFor(t, 20*time.Second, "the Slurm job to end", func() bool { return slurmState(t, conf, id) != "RUNNING" })
+	testwait.Within(t, 20*time.Second, "the Slurm job to end", func() bool { return slurmState(t, conf, id) != "RUNNING" })
 	if st := slurmState(t, conf, id); st != "COMPLETED" {
 		t.Errorf("Slurm's state of the job canceled while running: %s (want COMPLETED: the supervisor ended it)", st)
 	}
@@ -172,10 +173,10 @@ func TestSlurmTarget(t *testing.T) {
 		d := w.show(name)
 		return d.Status == job.Queued && strings.Contains(d.StatusReason, "PENDING: PartitionNodeLimit")
 	}
-	waitFor(t, 20*time.Second, "the pending reason", pendingReason)
+	testwait.Within(t, 20*time.Second, "the pending reason", pendingReason)
 	w.killServer()
 	w.startServer()
-	waitFor(t, 20*time.Second, "the pending reason after a restart", pendingReason)
+	testwait.Within(t, 20*time.Second, "the pending reason after a restart", pendingReason)
 	if d := w.show(name); !strings.Contains(d.StatusReason, "more nodes than the partition allows") {
 		t.Errorf("pending reason: %q", d.StatusReason)
 	}
@@ -208,7 +209,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 	name := w.create(filepath.Join(dir, "job.yml"))
 	// The same limit on a command that stops on SIGTERM: its supervisor reports, and says why.
 	plain := w.create(filepath.Join(dir, "plain.yml"))
-	waitFor(t, 30*time.Second, "the job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the job to start", func() bool { return logHas(w, name, "started") })
 	defer func() {
 		d := w.waitStatus(plain, 150*time.Second, job.Canceled, job.Failed, job.Completed)
 		if !strings.HasPrefix(d.StatusReason, "TIMEOUT") || d.Status != job.Canceled {
@@ -220,7 +221,7 @@ func TestSlurmTimeLimit(t *testing.T) {
 		t.Errorf("after Slurm's time limit: %s (%s)", d.Status, d.StatusReason)
 	}
 	id := slurmJob(t, filepath.Join(w.home, "slurm", "runs", name))
-	waitFor(t, 60*time.Second, "Slurm to say TIMEOUT", func() bool { return slurmState(t, conf, id) == "TIMEOUT" })
+	testwait.Within(t, 60*time.Second, "Slurm to say TIMEOUT", func() bool { return slurmState(t, conf, id) == "TIMEOUT" })
 }
 
 // Slurm reached through a login host over SSH (here an sshd on this machine): attach pins its

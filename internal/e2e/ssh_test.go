@@ -13,6 +13,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // vmYAML describes an attached VM reached at the sshd, working in its own folder.
@@ -73,7 +74,7 @@ func TestSSHTarget(t *testing.T) {
 	}
 
 	name := w.create(filepath.Join(dir, "long.yml"))
-	waitFor(t, 30*time.Second, "the remote job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the remote job to start", func() bool { return logHas(w, name, "started") })
 	if r := w.run("compute", "detach", "-n", "vm1", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "active runs") {
 		t.Errorf("detach with an active run: exit %d %s", r.code, r.stderr)
 	}
@@ -87,7 +88,7 @@ func TestSSHTarget(t *testing.T) {
 
 	// Cut the link mid-run: the job goes on, the supervisor spools, nothing is lost.
 	name = w.create(filepath.Join(dir, "lines.yml"))
-	waitFor(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
 	srv.CutLink(t)
 	time.Sleep(3 * time.Second)
 	srv.RestoreLink(t)
@@ -108,7 +109,7 @@ func TestSSHTarget(t *testing.T) {
 	// kill -9 of the server mid-run: the run goes on on the host; the restarted server reopens
 	// the tunnel on the port the supervisor knows, and no line is lost.
 	name = w.create(filepath.Join(dir, "lines.yml"))
-	waitFor(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
+	testwait.Within(t, 30*time.Second, "the run to log", func() bool { return logHas(w, name, "line 5") })
 	w.killServer()
 	time.Sleep(2 * time.Second)
 	w.startServer()
@@ -123,7 +124,7 @@ func TestSSHTarget(t *testing.T) {
 	// A host that stays unreachable: NotResponding, then Failed with that reason; when it is back,
 	// the orphaned command is stopped.
 	name = w.create(filepath.Join(dir, "long.yml"))
-	waitFor(t, 30*time.Second, "the remote job to start", func() bool { return logHas(w, name, "started") })
+	testwait.Within(t, 30*time.Second, "the remote job to start", func() bool { return logHas(w, name, "started") })
 	srv.CutLink(t)
 	d = w.waitStatus(name, 2*time.Minute, job.Failed, job.Completed, job.Canceled)
 	srv.RestoreLink(t)
@@ -133,7 +134,7 @@ func TestSSHTarget(t *testing.T) {
 	if n := len(d.Events); n < 2 || d.Events[n-2].To != job.NotResponding {
 		t.Errorf("no NotResponding before Failed: %+v", d.Events)
 	}
-	waitFor(t, time.Minute, "the orphaned command to be stopped", func() bool { return logHas(w, name, "got TERM") })
+	testwait.Within(t, time.Minute, "the orphaned command to be stopped", func() bool { return logHas(w, name, "got TERM") })
 
 	// A reinstalled host (new host key) is refused, not trusted silently.
 	srv.Restart(t, true)

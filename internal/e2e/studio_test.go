@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -100,7 +101,7 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 // browserWait polls a JavaScript expression until it is true.
 func browserWait(t *testing.T, ctx context.Context, timeout time.Duration, what, expr string) {
 	t.Helper()
-	waitFor(t, timeout, what, func() bool {
+	testwait.Within(t, timeout, what, func() bool {
 		var ok bool
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // The computes page of a managed cluster, as a user reads it in the browser: why the queued run
@@ -29,7 +30,7 @@ func TestStudioClusterPage(t *testing.T) {
 	d := w.waitStatus(second, time.Minute, job.Queued)
 	// Its reason settles once the scheduler sees the one node busy (before, it may say the node
 	// is being added or starting): the page is read against that one.
-	waitFor(t, time.Minute, "the waiting run's reason to settle", func() bool {
+	testwait.Within(t, time.Minute, "the waiting run's reason to settle", func() bool {
 		d = w.show(second)
 		return d.Status == job.Queued && strings.HasPrefix(d.StatusReason, "waiting for running work to free 1 node")
 	})

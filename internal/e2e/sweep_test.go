@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // trainPy logs the primary metric through the metrics file, one report per step: the closer lr
@@ -146,7 +147,7 @@ func TestSweepLocal(t *testing.T) {
 func TestSweepSurvivesServerKill(t *testing.T) {
 	w := newWS(t)
 	name := w.create(writeSweep(t, 6, 2, "1", "local"))
-	waitFor(t, time.Minute, "the sweep's first trials to run", func() bool {
+	testwait.Within(t, time.Minute, "the sweep's first trials to run", func() bool {
 		d := w.show(name)
 		return d.Sweep != nil && len(d.Sweep.Trials) >= 2 && d.Sweep.Trials[0].Status == job.Running
 	})
@@ -183,7 +184,7 @@ idle_time_before_scale_down: 30
 	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	name := w.create(writeSweep(t, 20, 4, "0", "azureml:pool"))
 	maxNodes := 0
-	waitFor(t, 4*time.Minute, "the sweep to end", func() bool {
+	testwait.Within(t, 4*time.Minute, "the sweep to end", func() bool {
 		maxNodes = max(maxNodes, len(w.cluster("pool").Nodes))
 		return w.show(name).Status.Terminal()
 	})
@@ -246,7 +247,7 @@ early_termination: {type: bandit, slack_factor: 0.1, evaluation_interval: 1}
 func TestSweepCancel(t *testing.T) {
 	w := newWS(t)
 	name := w.create(writeSweep(t, 6, 2, "30", "local"))
-	waitFor(t, time.Minute, "two trials to run", func() bool {
+	testwait.Within(t, time.Minute, "two trials to run", func() bool {
 		d := w.show(name)
 		return d.Sweep != nil && len(d.Sweep.Trials) == 2 && d.Sweep.Trials[0].Status == job.Running && d.Sweep.Trials[1].Status == job.Running
 	})

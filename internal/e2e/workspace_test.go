@@ -16,6 +16,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/home"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // A backup taken while the server runs and a job is live survives the loss of the database:
@@ -48,7 +49,7 @@ environment_variables: {RELEASE: ` + release + `}
 	done := w.create(filepath.Join(dir, "done.yml"))
 	w.waitStatus(done, time.Minute, job.Completed)
 	live := w.create(filepath.Join(dir, "live.yml"))
-	waitFor(t, time.Minute, "the live job to tick", func() bool { return logHas(w, live, "tick 3\n") })
+	testwait.Within(t, time.Minute, "the live job to tick", func() bool { return logHas(w, live, "tick 3\n") })
 
 	before := snapshotJob(t, w, done)
 	backup := filepath.Join(t.TempDir(), "backup")
@@ -61,7 +62,7 @@ environment_variables: {RELEASE: ` + release + `}
 	}
 	ticksAtBackup := strings.Count(w.logs(live), "tick ")
 	// Lines the live job ships after the backup are not in it: the restored server lacks them.
-	waitFor(t, time.Minute, "ticks after the backup", func() bool {
+	testwait.Within(t, time.Minute, "ticks after the backup", func() bool {
 		return strings.Count(w.logs(live), "tick ") >= ticksAtBackup+3
 	})
 

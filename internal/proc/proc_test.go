@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 func TestIs(t *testing.T) {
@@ -128,7 +128,7 @@ func TestStartDetachedAndStop(t *testing.T) {
 	if (Proc{PID: p.PID, StartTime: p.StartTime + 1}).Alive() {
 		t.Error("a Proc with another start time is alive: a reused pid would be mistaken for it")
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(log.Name()); return strings.Contains(string(b), "ready") })
+	testwait.For(t, "the process to log ready", func() bool { b, _ := os.ReadFile(log.Name()); return strings.Contains(string(b), "ready") })
 	// The grace period must outlast bash's wait for its foreground sleep, after which it runs
 	// the trap: 50ms was shorter than that on a loaded CI machine, and the trap never ran.
 	if err := Stop(t.Context(), p, time.Second); err != nil {
@@ -150,15 +150,5 @@ func TestStartDetachedAndStop(t *testing.T) {
 	}
 	if err := p.Signal(syscall.SIGTERM); err == nil {
 		t.Error("Signal to an ended process succeeded")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	poll(ctx, cond)
-	if !cond() {
-		t.Fatal("timed out")
 	}
 }

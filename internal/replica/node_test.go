@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/store/pgtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -83,17 +84,6 @@ func (s *server) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // Two servers on one database: the first leads and answers; the second follows, says so on its
 // own health check and forwards everything else to the leader; when the leader stops, the second
 // takes the lead and answers itself.
@@ -102,7 +92,7 @@ func TestNodesLeadFollowAndTakeOver(t *testing.T) {
 	a := startServer(t, dsn, "a")
 	<-a.led
 	b := startServer(t, dsn, "b")
-	waitUntil(t, "b to know a leads", func() bool { _, l := b.node.Role(); return l == a.node.cfg.URL })
+	testwait.For(t, "b to know a leads", func() bool { _, l := b.node.Role(); return l == a.node.cfg.URL })
 	if role, _ := b.node.Role(); role != "follower" {
 		t.Fatalf("b is %s", role)
 	}
@@ -113,7 +103,7 @@ func TestNodesLeadFollowAndTakeOver(t *testing.T) {
 	if code, body := b.get(t, "/api/jobs"); code != http.StatusOK || body != "answered by a" {
 		t.Errorf("through b: %d %q", code, body)
 	}
-	waitUntil(t, "a to hand nodes both servers, itself first", func() bool {
+	testwait.For(t, "a to hand nodes both servers, itself first", func() bool {
 		return a.node.NodeURLs() == a.node.cfg.URL+","+b.node.cfg.URL
 	})
 	if err := a.leadCtx.Err(); err != nil {
@@ -133,8 +123,8 @@ func TestNodesLeadFollowAndTakeOver(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("b did not take the lead after a stopped")
 	}
-	waitUntil(t, "b to answer as the leader", func() bool { _, body := b.get(t, "/api/jobs"); return body == "answered by b" })
-	waitUntil(t, "b to say it leads", func() bool {
+	testwait.For(t, "b to answer as the leader", func() bool { _, body := b.get(t, "/api/jobs"); return body == "answered by b" })
+	testwait.For(t, "b to say it leads", func() bool {
 		role, leader := b.node.Role()
 		return role == "leader" && leader == b.node.cfg.URL
 	})
@@ -148,11 +138,11 @@ func TestServersWhoseClocksDisagree(t *testing.T) {
 	a := startServerAt(t, dsn, "a", func() time.Time { return time.Now().Add(-time.Hour) })
 	<-a.led
 	b := startServerAt(t, dsn, "b", func() time.Time { return time.Now().Add(time.Hour) })
-	waitUntil(t, "b to know a leads", func() bool { _, l := b.node.Role(); return l == a.node.cfg.URL })
+	testwait.For(t, "b to know a leads", func() bool { _, l := b.node.Role(); return l == a.node.cfg.URL })
 	if code, body := b.get(t, "/api/jobs"); code != http.StatusOK || body != "answered by a" {
 		t.Errorf("through b: %d %q", code, body)
 	}
-	waitUntil(t, "a to hand nodes both servers", func() bool {
+	testwait.For(t, "a to hand nodes both servers", func() bool {
 		return a.node.NodeURLs() == a.node.cfg.URL+","+b.node.cfg.URL
 	})
 }

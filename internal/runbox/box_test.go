@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/node"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // needs fails the test when CI is set (the project's scripts install what it needs) and skips it
@@ -56,18 +57,6 @@ func start(t *testing.T, b *Box, id, script string) *exec.Cmd {
 	return cmd
 }
 
-// waitFor polls until cond holds, failing after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func alive(pid int) bool {
 	st, ok := node.Stat(pid)
 	return ok && st.State != 'Z'
@@ -77,7 +66,7 @@ func alive(pid int) bool {
 func pidsOf(t *testing.T, file string, n int) []int {
 	t.Helper()
 	var pids []int
-	waitFor(t, "the script's pids", func() bool {
+	testwait.Within(t, 20*time.Second, "the script's pids", func() bool {
 		b, _ := os.ReadFile(file)
 		pids = nil
 		for _, f := range strings.Fields(string(b)) {
@@ -154,7 +143,7 @@ func TestReapUsesTheCgroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	start(t, b, id, `setsid env -i /bin/sleep 303 & echo $! >> `+pidFile+`; wait`)
 	pid := pidsOf(t, pidFile, 1)[0]
-	waitFor(t, "env -i to exec sleep", func() bool {
+	testwait.Within(t, 20*time.Second, "env -i to exec sleep", func() bool {
 		c, _ := os.ReadFile(filepath.Join("/proc", itoa(pid), "cmdline"))
 		return strings.HasPrefix(string(c), "/bin/sleep")
 	})

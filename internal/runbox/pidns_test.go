@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // scanProc is what an attacker inside a run does: walk every process it can see, its own
@@ -48,7 +51,7 @@ func TestRunSeesOnlyItsOwnProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mateNS []byte
-	waitFor(t, "the run's first process", func() bool {
+	testwait.Within(t, 20*time.Second, "the run's first process", func() bool {
 		mateNS, _ = os.ReadFile(filepath.Join(run, "mate"))
 		return strings.HasSuffix(string(mateNS), "\n")
 	})

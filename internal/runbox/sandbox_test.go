@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // home lays out a workspace as a node has it: secrets and other runs beside the run's own
@@ -109,7 +111,7 @@ func TestSignalLetsTheCommandStopGracefully(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the command to start", func() bool {
+	testwait.Within(t, 20*time.Second, "the command to start", func() bool {
 		_, err := os.Stat(filepath.Join(run, "ready"))
 		return err == nil
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/cluster"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // send makes a request with a body of size bytes (declared; -1: sent chunked, length unknown)
@@ -176,7 +177,7 @@ func TestStalledBodyIsDropped(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.method == "PUT" {
-				waitFor(t, "the upload's temp file", func() bool { return tmpCount(t, ts.blobs) > 0 })
+				testwait.For(t, "the upload's temp file", func() bool { return tmpCount(t, ts.blobs) > 0 })
 			}
 			// Then nothing more: the server answers 408 and closes.
 			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
@@ -190,7 +191,7 @@ func TestStalledBodyIsDropped(t *testing.T) {
 			if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(eb.Error, tt.want) {
 				t.Errorf("got %d %q, want 408 with %q", resp.StatusCode, eb.Error, tt.want)
 			}
-			waitFor(t, "blobs/tmp to be empty", func() bool { return tmpCount(t, ts.blobs) == 0 })
+			testwait.For(t, "blobs/tmp to be empty", func() bool { return tmpCount(t, ts.blobs) == 0 })
 		})
 	}
 }

@@ -176,18 +176,6 @@ func apiStatus(t testing.TB, err error) (int, string) {
 	return e.Status, e.Code
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // waiting reports whether a request waits for the run's next change.
 func (h *hub) waiting(runID string) bool {
 	h.mu.Lock()

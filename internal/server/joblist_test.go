@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 func createTagged(t *testing.T, ts *testServer, name, experiment string, tags map[string]string) {
@@ -126,7 +127,7 @@ func TestJobListCarriesLastMetrics(t *testing.T) {
 	ts.runLoop(t)
 	ts.createJob(t, "m1")
 	ts.createJob(t, "m2")
-	waitFor(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
+	testwait.For(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
 	now := time.Now().UTC()
 	ts.report(t, "m1", job.Running, nil)
 	if _, err := ts.runClient("m1").Runs.ShipMetrics(t.Context(), "m1", api.MetricBatch{Metrics: []job.Metric{
@@ -154,7 +155,7 @@ func TestJobArchiveRestoreAndDelete(t *testing.T) {
 	ctx := t.Context()
 	ts.createJob(t, "old")
 	ts.createJob(t, "new")
-	waitFor(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
+	testwait.For(t, "both runs submitted", func() bool { return len(ts.fake.Submitted()) == 2 })
 	d, err := ts.admin.Jobs.Archive(ctx, "old", true)
 	if err != nil || !d.Archived {
 		t.Fatalf("archive: %+v, %v", d, err)
@@ -211,7 +212,7 @@ func TestBoundCommandReportedWithRunning(t *testing.T) {
 	ts := newTestServer(t)
 	ts.runLoop(t)
 	ts.createJob(t, "b1")
-	waitFor(t, "the run submitted", func() bool { return len(ts.fake.Submitted()) == 1 })
+	testwait.For(t, "the run submitted", func() bool { return len(ts.fake.Submitted()) == 1 })
 	bound := "python train.py --lr 0.01 --out /node/run/outputs/model"
 	if _, err := ts.runClient("b1").Runs.ReportStatus(t.Context(), "b1", api.StatusReport{State: job.Running, Command: bound, Time: time.Now().UTC()}); err != nil {
 		t.Fatal(err)

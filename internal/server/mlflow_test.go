@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // mlflowCall sends an MLflow API request (a GET's query or a POST's JSON body) with token and
@@ -383,7 +384,7 @@ func TestMLflowRunsStayAwayFromController(t *testing.T) {
 	ts.runLoop(t)
 	// A job created after the loop started is submitted by a pass that read every active run.
 	j := ts.createJob(t, "later").ID
-	waitFor(t, "the job's submission", func() bool { return len(ts.fake.Launches()) > 0 })
+	testwait.For(t, "the job's submission", func() bool { return len(ts.fake.Launches()) > 0 })
 	for _, l := range ts.fake.Launches() {
 		if l.RunID != j {
 			t.Errorf("the backend was handed run %s", l.RunID)

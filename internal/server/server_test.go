@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 func TestAuth(t *testing.T) {
@@ -181,7 +182,7 @@ func TestJobCreateShowCancel(t *testing.T) {
 	if diff := cmp.Diff([]string{"client warning"}, created.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	waitFor(t, "the controller to submit the run", func() bool { return len(ts.fake.Submitted()) == 1 })
+	testwait.For(t, "the controller to submit the run", func() bool { return len(ts.fake.Submitted()) == 1 })
 
 	shown, err := ts.admin.Jobs.Get(ctx, "train-1")
 	if err != nil {
@@ -206,7 +207,7 @@ func TestJobCreateShowCancel(t *testing.T) {
 	if canceled.Status != job.CancelRequested {
 		t.Errorf("cancel answered status %s, want CancelRequested", canceled.Status)
 	}
-	waitFor(t, "the cancel to reach the backend", func() bool { return len(ts.fake.Canceled()) > 0 })
+	testwait.For(t, "the cancel to reach the backend", func() bool { return len(ts.fake.Canceled()) > 0 })
 	code := 143
 	if reply := ts.report(t, "train-1", job.Canceled, &code); reply.State != job.Canceled {
 		t.Errorf("final report reply %+v", reply)

@@ -89,17 +89,6 @@ func cleanupRun(cs kubetest.Interface, runID string) {
 		metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.RunLabel(runID)})
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func logHasLine(lines []string, want string) bool {
 	for _, l := range lines {
 		if strings.Contains(l, want) {

@@ -19,6 +19,7 @@ import (
 	kube "github.com/hangar-ml/hangar/internal/backend/kubernetes"
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // servingKwok is a kwok target whose backend realises replica runs with Deployments, and the
@@ -60,7 +61,7 @@ func claimToken(t *testing.T, k *kwokCluster, name string) string {
 func livePodsOf(t *testing.T, k *kwokCluster, name string, n int) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	waitUntil(t, "the Deployment's pods", func() bool {
+	testwait.Within(t, 3*time.Minute, "the Deployment's pods", func() bool {
 		l, err := k.cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: kube.LabelServing + "=" + name})
 		if err != nil {
 			t.Fatal(err)
@@ -216,7 +217,7 @@ func cancelRemovesItsPod(t *testing.T, k *kwokCluster, tok, name string, owner c
 	if err := k.b.Cancel(t.Context(), h); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "run 1's pod to be removed", func() bool {
+	testwait.Within(t, 3*time.Minute, "run 1's pod to be removed", func() bool {
 		p, err := k.cs.CoreV1().Pods(kubetest.Namespace).Get(t.Context(), owner.Name, metav1.GetOptions{})
 		return err != nil || p.DeletionTimestamp != nil
 	})
@@ -263,7 +264,7 @@ func TestKwokIdleDeploymentIsDeletedAndMadeAgain(t *testing.T) {
 	if err := k.b.Cancel(ctx, h1); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the idle Deployment, its Secret and Service to be deleted", func() bool {
+	testwait.Within(t, 3*time.Minute, "the idle Deployment, its Secret and Service to be deleted", func() bool {
 		_, d := k.cs.AppsV1().Deployments(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
 		_, s := k.cs.CoreV1().Secrets(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
 		_, v := k.cs.CoreV1().Services(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})

@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // onHostNetwork makes the kwok target's pods share their node's network.
@@ -86,7 +87,7 @@ func TestKwokServesByEntrypoint(t *testing.T) {
 	}
 
 	k.submit(spec)
-	waitUntil(t, "the third replica's pod to wait for a node with its port free", func() bool {
+	testwait.Within(t, 3*time.Minute, "the third replica's pod to wait for a node with its port free", func() bool {
 		l, err := k.cs.CoreV1().Pods(kubetest.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: kube.LabelServing + "=" + name})
 		if err != nil {
 			t.Fatal(err)

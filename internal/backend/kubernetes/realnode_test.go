@@ -17,6 +17,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/backend/kubernetes/kubetest"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // supervisorImage builds an image holding nothing but a static hangar binary at
@@ -89,7 +90,7 @@ func startReal(t *testing.T, prefix, command string, edit func(*compute.Spec)) *
 func (r *realRun) final(t *testing.T) *job.Result {
 	t.Helper()
 	var final *job.Result
-	waitUntil(t, "the run's end", func() bool {
+	testwait.Within(t, 3*time.Minute, "the run's end", func() bool {
 		s, err := r.b.Status(t.Context(), r.h)
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +119,7 @@ func TestSupervisorFromAnImage(t *testing.T) {
 // run ends Failed saying what happened, with its outputs and logs still shipped.
 func TestPodStoppedByKubernetesIsNoCancel(t *testing.T) {
 	r := startReal(t, "stopped", `echo partial > outputs/partial.txt; echo started; exec sleep 300`, nil)
-	waitUntil(t, "the run to start", func() bool { return logHasLine(r.ws.Delivered(r.id).Logs["std_log.txt"], "started") })
+	testwait.Within(t, 3*time.Minute, "the run to start", func() bool { return logHasLine(r.ws.Delivered(r.id).Logs["std_log.txt"], "started") })
 	pods := livePods(t, r.cs, r.id)
 	if len(pods) != 1 {
 		t.Fatalf("%d pods", len(pods))

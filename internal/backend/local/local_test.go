@@ -22,6 +22,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/node"
 	"github.com/hangar-ml/hangar/internal/proc"
 	"github.com/hangar-ml/hangar/internal/runbox"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // A fake `hangar` binary: started as `<exe> supervise --config <file>` in the run directory.
@@ -90,17 +91,6 @@ func submit(t testing.TB, b *Backend, runID string) (backend.Handle, handle) {
 	return hb, h
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -122,7 +112,7 @@ func TestSubmitStartsSupervisor(t *testing.T) {
 	b := newBackend(t, sleeper)
 	hb, h := submit(t, b, "run-1")
 	dir := b.RunDir("run-1")
-	waitFor(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
+	testwait.For(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
 
 	// The handle is serialisable and names the live process.
 	if h.PID <= 0 || h.Dir != dir || h.StartTime == 0 || h.StartTime != node.ProcessStartTime(h.PID) {
@@ -198,12 +188,12 @@ func TestCancelSendsSIGTERM(t *testing.T) {
 	b := newBackend(t, sleeper)
 	hb, _ := submit(t, b, "run-1")
 	dir := b.RunDir("run-1")
-	waitFor(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
+	testwait.For(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
 	if err := b.Cancel(t.Context(), hb); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the supervisor to get SIGTERM", func() bool { return exists(filepath.Join(dir, "terminated")) })
-	waitFor(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
+	testwait.For(t, "the supervisor to get SIGTERM", func() bool { return exists(filepath.Join(dir, "terminated")) })
+	testwait.For(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
 	want := backend.Status{Reason: "the supervisor process is gone and left no result; no process of the run was left running"}
 	if diff := cmp.Diff(want, status(t, b, hb)); diff != "" {
 		t.Errorf("status after cancel (-want +got):\n%s", diff)
@@ -216,7 +206,7 @@ func TestCancelSendsSIGTERM(t *testing.T) {
 func TestStatusReadsResult(t *testing.T) {
 	b := newBackend(t, finisher)
 	hb, h := submit(t, b, "run-1")
-	waitFor(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
+	testwait.For(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
 	exit := 3
 	want := backend.Status{Final: &job.Result{
 		State: job.Failed, ExitCode: &exit, Reason: "the command exited with code 3", Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -232,13 +222,13 @@ func TestStatusReadsResult(t *testing.T) {
 	}
 	// It writes its result into the run's directory: let it finish before the directory goes
 	// (CI met the cleanup racing its write).
-	waitFor(t, "the second supervisor to exit", func() bool { return !status(t, b, hb2).Alive })
+	testwait.For(t, "the second supervisor to exit", func() bool { return !status(t, b, hb2).Alive })
 }
 
 func TestStatusOfVanishedSupervisor(t *testing.T) {
 	b := newBackend(t, quitter)
 	hb, _ := submit(t, b, "run-1")
-	waitFor(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
+	testwait.For(t, "the supervisor to exit", func() bool { return !status(t, b, hb).Alive })
 	// A result file that cannot be read as one does not count as a result.
 	if err := os.WriteFile(filepath.Join(b.RunDir("run-1"), ResultFile), []byte("{trunc"), 0o644); err != nil {
 		t.Fatal(err)
@@ -302,17 +292,17 @@ func TestStatusEndsWhatALostSupervisorLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer left.Process.Kill()
-	waitFor(t, "setsid to exec sleep", func() bool {
+	testwait.For(t, "setsid to exec sleep", func() bool {
 		c, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(left.Process.Pid), "cmdline"))
 		return strings.HasPrefix(string(c), "sleep")
 	})
 	hb, _ := submit(t, b, "run-lost")
-	waitFor(t, "the supervisor to exit", func() bool { return !mustHandle(t, hb).Alive() })
+	testwait.For(t, "the supervisor to exit", func() bool { return !mustHandle(t, hb).Alive() })
 	st := status(t, b, hb)
 	if !strings.HasSuffix(st.Reason, "ended 1 leftover process of the run") {
 		t.Errorf("reason %q does not say the leftover was ended", st.Reason)
 	}
-	waitFor(t, "the leftover to die", func() bool {
+	testwait.For(t, "the leftover to die", func() bool {
 		s, ok := node.Stat(left.Process.Pid)
 		return !ok || s.State == 'Z'
 	})

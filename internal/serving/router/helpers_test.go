@@ -143,18 +143,6 @@ func deployment(reps ...*replica) Deployment {
 	return d
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not true after 20s: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // probing says whether any probe is under way (for tests).
 func (r *Router) probing() bool {
 	for _, d := range r.allDeps() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // 10,000 requests split 90/10 land within ±2% of the split, each answer naming its deployment.
@@ -109,7 +110,7 @@ func TestMirror(t *testing.T) {
 			t.Fatalf("request %d: %+v", i, a)
 		}
 	}
-	eventually(t, "the shadow's copies arrive", func() bool { return len(shadow.received()) == int(f.r.Snapshot()[1].Mirrored) })
+	testwait.Within(t, 20*time.Second, "the shadow's copies arrive", func() bool { return len(shadow.received()) == int(f.r.Snapshot()[1].Mirrored) })
 	copies := shadow.received()
 	// Drawn at 50%: about 100 of 200, some possibly dropped on a busy machine (MaxMirrors).
 	if drawn := len(copies) + int(f.r.Snapshot()[1].MirrorDropped); len(copies) == 0 || drawn < 50 || drawn > 150 {
@@ -182,7 +183,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	go func() { first <- f.call(t, "/endpoints/e/score", "1") }()
 	<-arrived
 	go func() { second <- f.call(t, "/endpoints/e/score", "2") }()
-	eventually(t, "the second request waits for the slot", func() bool { return f.r.Load("e", "blue").Held == 1 })
+	testwait.Within(t, 20*time.Second, "the second request waits for the slot", func() bool { return f.r.Load("e", "blue").Held == 1 })
 	if n := len(blue.received()); n != 1 {
 		t.Fatalf("replica has %d requests with a limit of 1", n)
 	}
@@ -343,7 +344,7 @@ func TestSwitchUnderLoad(t *testing.T) {
 	}
 	for i, live := range []string{"green", "blue", "green", "blue", "green"} {
 		at := served.Load()
-		eventually(t, "requests flow", func() bool { return served.Load() > at+200 })
+		testwait.Within(t, 20*time.Second, "requests flow", func() bool { return served.Load() > at+200 })
 		f.r.Set(to(live))
 		if a := f.call(t, "/endpoints/e/score", "x"); a.body != live {
 			t.Fatalf("switch %d: a new request went to %q, want %q", i, a.body, live)
@@ -351,10 +352,10 @@ func TestSwitchUnderLoad(t *testing.T) {
 	}
 	// The controller removes blue once it left the traffic: still nothing fails.
 	at := served.Load()
-	eventually(t, "requests flow", func() bool { return served.Load() > at+200 })
+	testwait.Within(t, 20*time.Second, "requests flow", func() bool { return served.Load() > at+200 })
 	f.r.Set(Table{"e": {Traffic: map[string]int{"green": 100}, Deployments: map[string]Deployment{"green": deps["green"]}}})
 	at = served.Load()
-	eventually(t, "requests flow", func() bool { return served.Load() > at+200 })
+	testwait.Within(t, 20*time.Second, "requests flow", func() bool { return served.Load() > at+200 })
 	stop()
 	wg.Wait()
 	if n := failed.Load(); n != 0 {
@@ -462,14 +463,14 @@ func TestProbeSchedule(t *testing.T) {
 	f.r.probeRound(t.Context(), false)
 	advance(time.Nanosecond)
 	f.r.probeRound(t.Context(), false)
-	eventually(t, "the first probe", func() bool { return probes.Load() == 1 && !f.r.probing() })
+	testwait.Within(t, 20*time.Second, "the first probe", func() bool { return probes.Load() == 1 && !f.r.probing() })
 	f.r.probeRound(t.Context(), false) // not due again before the period
 	if n := probes.Load(); n != 1 || ready() != 1 {
 		t.Fatalf("after one failure of two: %d probes, %d ready", n, ready())
 	}
 	advance(5 * time.Second)
 	f.r.probeRound(t.Context(), false)
-	eventually(t, "the second failure takes it out", func() bool { return ready() == 0 })
+	testwait.Within(t, 20*time.Second, "the second failure takes it out", func() bool { return ready() == 0 })
 	if n := probes.Load(); n != 2 {
 		t.Fatalf("%d probes, want 2", n)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // /metrics shows requests by class, latency, in flight and mirrors per deployment; the studio's
@@ -24,7 +26,7 @@ func TestMetricsAndSnapshot(t *testing.T) {
 		f.call(t, "/endpoints/e/score", "x")
 	}
 	f.call(t, "/endpoints/e/score", "x", DeploymentHeader, "nope")
-	eventually(t, "copies arrive", func() bool { return len(shadow.received()) == 3 })
+	testwait.Within(t, 20*time.Second, "copies arrive", func() bool { return len(shadow.received()) == 3 })
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(f.r)

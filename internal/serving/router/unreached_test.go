@@ -10,9 +10,11 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/serving/scoring"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Which forwarding errors mean the request never reached the replica, and so may go to another.
@@ -210,7 +212,7 @@ func TestReplicaSecretOnEveryRequest(t *testing.T) {
 			t.Fatalf("%+v", a)
 		}
 	}
-	eventually(t, "the mirrored copies", func() bool { return len(shadow.received()) == 5 })
+	testwait.Within(t, 20*time.Second, "the mirrored copies", func() bool { return len(shadow.received()) == 5 })
 	f.r.ProbeOnce(t.Context())
 	for _, c := range []struct {
 		rp   *replica
