@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // fakeSupervisor stands in for `hangar supervise --config <run dir>/supervisor.json`: it ends
@@ -142,17 +143,15 @@ func (r *agentRun) exited(t *testing.T) error {
 
 func waitNode(t *testing.T, s *server, id, what string, cond func(n *store.Node) bool) *store.Node {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n, err := s.d.Store.Node(t.Context(), id)
-		if err == nil && cond(n) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for node %s %s: %+v, %v", id, what, n, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n *store.Node
+	var err error
+	if !testwait.Until(time.Now().Add(20*time.Second), func() bool {
+		n, err = s.d.Store.Node(t.Context(), id)
+		return err == nil && cond(n)
+	}) {
+		t.Fatalf("timed out waiting for node %s %s: %+v, %v", id, what, n, err)
 	}
+	return n
 }
 
 func nodeRun(n *store.Node, id string) *store.NodeRun {
@@ -340,16 +339,9 @@ func TestAgentRefusedJoin(t *testing.T) {
 
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var b []byte
+	testwait.Within(t, 20*time.Second, path, func() bool { b, _ = os.ReadFile(path); return len(b) > 0 })
+	return string(b)
 }
 
 // tokRuns is the dispatcher's run core here: tokens "tok-<run>", no kicks (no controller).

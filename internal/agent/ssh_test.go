@@ -19,6 +19,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/runbox"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // sftpHelperArg makes this test binary serve SFTP on its stdin and stdout (the agent runs
@@ -82,20 +83,15 @@ func startSSH(t *testing.T, keys string) *sshFixture {
 	svc.want(keys)
 	t.Cleanup(svc.stop)
 	f := &sshFixture{svc: svc, workDir: workDir, secret: secret}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Within(t, 20*time.Second, "the ssh server to report running", func() bool {
 		r, _, _ := svc.take()
 		if r != nil && r.State == api.SSHFailed {
 			t.Fatalf("ssh server failed: %s", r.Reason)
 		}
-		if r != nil && r.State == api.SSHRunning {
-			f.report = r
-			return f
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("the ssh server did not report running")
-	return nil
+		f.report = r
+		return r != nil && r.State == api.SSHRunning
+	})
+	return f
 }
 
 // dial connects with key, pinning the reported host key.
@@ -168,17 +164,14 @@ func TestSSHHostKeyKept(t *testing.T) {
 		t.Fatal("the stopped server still answers")
 	}
 	f.svc.want(line)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if r, _, _ := f.svc.take(); r != nil && r.State == api.SSHRunning {
-			if r.HostKey != f.report.HostKey {
-				t.Fatalf("host key changed across a restart: %s, was %s", r.HostKey, f.report.HostKey)
-			}
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	var r *api.SSHReport
+	testwait.Within(t, 10*time.Second, "the ssh server to start again", func() bool {
+		r, _, _ = f.svc.take()
+		return r != nil && r.State == api.SSHRunning
+	})
+	if r.HostKey != f.report.HostKey {
+		t.Fatalf("host key changed across a restart: %s, was %s", r.HostKey, f.report.HostKey)
 	}
-	t.Fatal("the ssh server did not start again")
 }
 
 func TestSSHExec(t *testing.T) {
@@ -355,14 +348,11 @@ func TestSSHUnreadableKeys(t *testing.T) {
 	key, line := newClientKey(t)
 	f := startSSH(t, line)
 	f.svc.want("ssh-ed25519 not-base64!")
-	deadline := time.Now().Add(10 * time.Second)
 	var r *api.SSHReport
-	for time.Now().Before(deadline) {
-		if r, _, _ = f.svc.take(); r != nil && r.State == api.SSHFailed {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Within(t, 10*time.Second, "the ssh server to report failed", func() bool {
+		r, _, _ = f.svc.take()
+		return r != nil && r.State == api.SSHFailed
+	})
 	if r == nil || r.State != api.SSHFailed || !strings.Contains(r.Reason, "ssh_settings.ssh_key_value line 1") {
 		t.Fatalf("report %+v, want failed naming ssh_settings.ssh_key_value", r)
 	}

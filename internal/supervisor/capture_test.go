@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,18 +39,6 @@ func fileLines(t testing.TB, path string) []string {
 		t.Fatalf("log file ends with a partial line: %q", s)
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestCaptureSplitsLines(t *testing.T) {
@@ -109,33 +98,42 @@ func TestCaptureFlushesLongPartialLine(t *testing.T) {
 	}
 }
 
+// The idle flush is a ticker loop: in a synctest bubble its clock moves only when every goroutine
+// waits, so the test says exactly when the partial line reaches the file, without sleeping.
 func TestCaptureFlushesIdlePartialLine(t *testing.T) {
-	c, path, _ := newTestCapture(t)
-	c.flushAfter = 20 * time.Millisecond
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() { c.copyFrom(pr); close(done) }()
+	synctest.Test(t, func(t *testing.T) {
+		c, path, _ := newTestCapture(t)
+		pr, pw := io.Pipe()
+		done := make(chan struct{})
+		go func() { c.copyFrom(pr); close(done) }()
 
-	if _, err := pw.Write([]byte("first\nDownloading... ")); err != nil {
-		t.Fatal(err)
-	}
-	// The partial line reaches the file although no newline follows and the pipe stays open.
-	waitFor(t, "the idle partial line", func() bool {
-		b, _ := os.ReadFile(path)
-		return string(b) == "first\nDownloading... \n"
+		if _, err := pw.Write([]byte("first\nDownloading... ")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(c.flushAfter / 2)
+		synctest.Wait()
+		if b, _ := os.ReadFile(path); string(b) != "first\n" {
+			t.Fatalf("log %q before flushAfter, want the whole line only", b)
+		}
+		// The partial line reaches the file although no newline follows and the pipe stays open.
+		time.Sleep(c.flushAfter)
+		synctest.Wait()
+		if b, _ := os.ReadFile(path); string(b) != "first\nDownloading... \n" {
+			t.Fatalf("log %q after flushAfter, want the idle partial line too", b)
+		}
+		if _, err := pw.Write([]byte("done\ntail")); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+		<-done // copyFrom flushes what is pending at EOF
+		if err := c.close(); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"first", "Downloading... ", "done", "tail"}
+		if diff := cmp.Diff(want, fileLines(t, path)); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
 	})
-	if _, err := pw.Write([]byte("done\ntail")); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	<-done // copyFrom flushes what is pending at EOF
-	if err := c.close(); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"first", "Downloading... ", "done", "tail"}
-	if diff := cmp.Diff(want, fileLines(t, path)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
 }
 
 func TestCaptureNoEmptyLineAfterForcedFlush(t *testing.T) {

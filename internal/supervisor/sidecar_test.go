@@ -15,6 +15,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // sidecarFixture is entryFixture for a supervisor sidecar of a Deployment's pod: its config is a
@@ -54,15 +55,12 @@ func TestPodEntrySidecarClosesTheGate(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan int)
 	go func() { done <- e.Run(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
 	var text []byte
-	for {
+	testwait.Within(t, 30*time.Second, "the gate file", func() bool {
 		var err error
-		if text, err = os.ReadFile(gate); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		text, err = os.ReadFile(gate)
+		return err == nil
+	})
 	if !strings.Contains(string(text), "the run ended before the image could start: Failed: the supervisor ended without a result") {
 		t.Errorf("gate %q", text)
 	}

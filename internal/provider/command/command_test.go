@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/provider"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/sizes"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 var req = provider.CreateRequest{Pool: "gpu", NodeID: "gpu-1a2b", JoinURL: "http://10.0.0.1:8700", JoinToken: "hj1.x.y",
@@ -76,13 +77,9 @@ func TestCreateTimeoutKillsTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hook's child %d outlived the timeout", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Within(t, 5*time.Second, "the hook's child "+strconv.Itoa(pid)+" to end with the timeout", func() bool {
+		return syscall.Kill(pid, 0) != nil || zombie(pid)
+	})
 }
 
 // A hook that leaves a process behind holding its stdout returns once the hook itself exits.

@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/provider"
 	"github.com/hangar-ml/hangar/internal/resources"
 	"github.com/hangar-ml/hangar/internal/sizes"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // fakeAgent is an "agent" that records its arguments and join token, then waits for SIGTERM.
@@ -48,16 +49,9 @@ func newProvider(t *testing.T, gpus ...int) *Provider {
 
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return strings.TrimSpace(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s", path)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var b []byte
+	testwait.For(t, path, func() bool { b, _ = os.ReadFile(path); return len(b) > 0 })
+	return strings.TrimSpace(string(b))
 }
 
 func gpuSize(n int) sizes.Size {
@@ -188,10 +182,7 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.Alive() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the agent to exit", func() bool { return !rec.Alive() })
 	want := fmt.Sprintf("the agent (pid %d) has exited; agent.log: agent ready | join: 410 node gone", rec.PID)
 	if got := p.Explain(t.Context(), provider.DeleteRequest{NodeID: "n1", ProviderID: id}); got != want {
 		t.Errorf("Explain = %q\nwant %q", got, want)
