@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -79,47 +78,18 @@ func (cs *Components) checkStep(ctx context.Context, field, snapshot string, sp 
 	return nil
 }
 
-// Resolve finds the version a reference names: name:version or name@latest, with or
-// without azureml:. An archived version still resolves by its number; @latest skips them.
+// Resolve finds the version a reference names: name:version or name@latest, with or without
+// azureml:. An archived version still resolves by its number; @latest skips archived versions.
 func (cs *Components) Resolve(ctx context.Context, ref string) (*component.Version, error) {
-	r, err := component.Kind.ParseRef(ref, false)
-	if err != nil {
-		return nil, invalidf("%v", err)
-	}
-	v, err := cs.ws.Store.Component(ctx, r.Name, r.StoreVersion())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no component %s in this workspace%s", r, cs.hint(ctx, r.Name))
-	}
-	return v, err
+	return cs.versions().resolve(ctx, ref)
 }
 
-// hint says what the workspace has instead of the component a reference named.
-func (cs *Components) hint(ctx context.Context, name string) string {
-	vs, err := cs.ws.Store.Components(ctx, name)
-	if err != nil || len(vs) == 0 {
-		return " (see hangar component list)"
-	}
-	if latest, ok := component.Latest(vs); ok {
-		return fmt.Sprintf(" (its latest version is %s)", latest.Version)
-	}
-	return " (every version of it is archived: hangar component restore)"
+// versions are the verbs components share with the other versioned assets.
+func (cs *Components) versions() versions[component.Version] {
+	return versions[component.Version]{kind: component.Kind, get: cs.ws.Store.Component, list: cs.ws.Store.Components, setArchived: cs.ws.Store.SetComponentArchived}
 }
 
 // SetArchived archives or restores a version, or every version when version is "".
 func (cs *Components) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	if version != "" {
-		v, err := component.Kind.ParseVersion(version)
-		if err != nil {
-			return invalidf("%v", err)
-		}
-		version = v
-	}
-	_, err := cs.ws.Store.SetComponentArchived(ctx, name, version, archived)
-	if errors.Is(err, store.ErrNotFound) {
-		if version == "" {
-			return notFoundf("no component %s in this workspace", name)
-		}
-		return notFoundf("no component %s version %s in this workspace", name, version)
-	}
-	return err
+	return cs.versions().archive(ctx, name, version, archived)
 }

@@ -57,15 +57,8 @@ func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*
 	if err := cp.ws.Seal(&st.Spec); err != nil {
 		return nil, err
 	}
-	props, err := json.Marshal(st)
+	t, err := cp.put(ctx, st, old)
 	if err != nil {
-		return nil, err
-	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: cp.ws.Now()}
-	if old != nil {
-		t.CreatedAt = old.CreatedAt
-	}
-	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
 	cp.ws.Runs.ForgetTarget(s.Name) // a new spec (address, credentials): what its old one met is moot
@@ -74,6 +67,23 @@ func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*
 		if err := cp.ws.Instances.Created(ctx, s); err != nil {
 			return nil, err
 		}
+	}
+	return t, nil
+}
+
+// put stores a target (its spec sealed already), keeping the creation time of the one it
+// replaces.
+func (cp *Computes) put(ctx context.Context, st compute.Stored, old *compute.Target) (*compute.Target, error) {
+	props, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	t := compute.Target{Name: st.Spec.Name, Type: st.Spec.Type, Description: st.Spec.Description, Properties: props, CreatedAt: cp.ws.Now()}
+	if old != nil {
+		t.CreatedAt = old.CreatedAt
+	}
+	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
+		return nil, err
 	}
 	return &t, nil
 }

@@ -3,11 +3,9 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -124,46 +122,17 @@ func (da *Data) datastoreSource(ctx context.Context, v *dataset.Version, p strin
 // Resolve finds the version a reference names: name:version or name@latest, with or without
 // azureml:. An archived version still resolves by its number; @latest skips archived versions.
 func (da *Data) Resolve(ctx context.Context, ref string) (*dataset.Version, error) {
-	r, err := dataset.Kind.ParseRef(ref, false)
-	if err != nil {
-		return nil, invalidf("%v", err)
-	}
-	v, err := da.ws.Store.Data(ctx, r.Name, r.StoreVersion())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no data asset %s in this workspace%s", r, da.hint(ctx, r.Name))
-	}
-	return v, err
+	return da.versions().resolve(ctx, ref)
 }
 
-// hint says what the workspace has instead of the data asset a reference named.
-func (da *Data) hint(ctx context.Context, name string) string {
-	vs, err := da.ws.Store.DataVersions(ctx, name)
-	if err != nil || len(vs) == 0 {
-		return " (see hangar data list)"
-	}
-	if latest, ok := asset.Latest(vs); ok {
-		return fmt.Sprintf(" (its latest version is %s)", latest.Version)
-	}
-	return " (every version of it is archived: hangar data restore)"
+// versions are the verbs data share with the other versioned assets.
+func (da *Data) versions() versions[dataset.Version] {
+	return versions[dataset.Version]{kind: dataset.Kind, get: da.ws.Store.Data, list: da.ws.Store.DataVersions, setArchived: da.ws.Store.SetDataArchived}
 }
 
-// SetArchived archives or restores a version, or every version of a data asset when version is "".
+// SetArchived archives or restores a version, or every version when version is "".
 func (da *Data) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	if version != "" {
-		v, err := dataset.Kind.ParseVersion(version)
-		if err != nil {
-			return invalidf("%v", err)
-		}
-		version = v
-	}
-	_, err := da.ws.Store.SetDataArchived(ctx, name, version, archived)
-	if errors.Is(err, store.ErrNotFound) {
-		if version == "" {
-			return notFoundf("no data asset %s in this workspace", name)
-		}
-		return notFoundf("no data asset %s version %s in this workspace", name, version)
-	}
-	return err
+	return da.versions().archive(ctx, name, version, archived)
 }
 
 // dataInputTypes are the input types whose azureml:<name>:<version> path names a data asset

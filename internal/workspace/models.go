@@ -67,54 +67,20 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	return created, nil
 }
 
-// Resolve finds the version a reference names: name:version, name@latest, with or without
-// azureml:. An archived version still resolves by its number (a deployment that uses it keeps
-// working); @latest is the highest version that is not archived.
+// Resolve finds the version a reference names: name:version or name@latest, with or without
+// azureml:. An archived version still resolves by its number; @latest skips archived versions.
 func (mv *Models) Resolve(ctx context.Context, ref string) (*model.Version, error) {
-	r, err := model.ParseRef(ref, false)
-	if err != nil {
-		return nil, invalidf("%v", err)
-	}
-	version := r.Version
-	if r.Latest {
-		version = "latest"
-	}
-	v, err := mv.ws.Store.Model(ctx, r.Name, version)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no model %s in this workspace%s", r, mv.hint(ctx, r))
-	}
-	return v, err
+	return mv.versions().resolve(ctx, ref)
 }
 
-// hint says what the workspace has instead of the model a reference named.
-func (mv *Models) hint(ctx context.Context, r model.Ref) string {
-	vs, err := mv.ws.Store.Models(ctx, r.Name)
-	if err != nil || len(vs) == 0 {
-		return " (see hangar model list)"
-	}
-	if latest, ok := model.Latest(vs); ok {
-		return fmt.Sprintf(" (its latest version is %s)", latest.Version)
-	}
-	return " (every version of it is archived: hangar model restore)"
+// versions are the verbs models share with the other versioned assets.
+func (mv *Models) versions() versions[model.Version] {
+	return versions[model.Version]{kind: model.Kind, get: mv.ws.Store.Model, list: mv.ws.Store.Models, setArchived: mv.ws.Store.SetModelArchived}
 }
 
-// SetArchived archives or restores a version, or every version of a model when version is "".
+// SetArchived archives or restores a version, or every version when version is "".
 func (mv *Models) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	if version != "" {
-		v, err := model.ParseVersion(version)
-		if err != nil {
-			return invalidf("%v", err)
-		}
-		version = v
-	}
-	_, err := mv.ws.Store.SetModelArchived(ctx, name, version, archived)
-	if errors.Is(err, store.ErrNotFound) {
-		if version == "" {
-			return notFoundf("no model %s in this workspace", name)
-		}
-		return notFoundf("no model %s version %s in this workspace", name, version)
-	}
-	return err
+	return mv.versions().archive(ctx, name, version, archived)
 }
 
 // ModelInput is a run's input holding a model's files, fetched and cached on the node like any

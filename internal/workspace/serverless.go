@@ -228,19 +228,12 @@ func (cp *Computes) putServerlessPool(ctx context.Context, s compute.Spec, old *
 		}
 		s.Serverless.Sizes[i].Name = cl.Cluster.Size // the catalog's spelling
 	}
-	props, err := json.Marshal(compute.Stored{Spec: s})
+	t, err := cp.put(ctx, compute.Stored{Spec: s}, old)
 	if err != nil {
 		return nil, err
 	}
-	t := compute.Target{Name: s.Name, Type: s.Type, Description: s.Description, Properties: props, CreatedAt: cp.ws.Now()}
-	if old != nil {
-		t.CreatedAt = old.CreatedAt
-	}
-	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
-		return nil, err
-	}
 	cp.ws.Log.Info("serverless pool stored", "sizes", s.Serverless.SizeNames(), "max_instances", s.Serverless.MaxInstances)
-	return &t, cp.syncServerlessClusters(ctx, s)
+	return t, cp.syncServerlessClusters(ctx, s)
 }
 
 // syncServerlessClusters brings the pool's existing clusters up to date with it.

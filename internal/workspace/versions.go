@@ -1,0 +1,65 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// versions is what the versioned assets (models, data, components) share: resolving a
+// reference, the hint when it names nothing, archiving. Only their kind and store calls differ.
+type versions[V asset.Versioned] struct {
+	kind        asset.Kind
+	get         func(ctx context.Context, name, version string) (*V, error)
+	list        func(ctx context.Context, name string) ([]V, error)
+	setArchived func(ctx context.Context, name, version string, archived bool) (int64, error)
+}
+
+// resolve finds the version a reference names: name:version or name@latest, with or without
+// azureml:. An archived version still resolves by its number (what uses it keeps working);
+// @latest is the newest version that is not archived.
+func (a versions[V]) resolve(ctx context.Context, ref string) (*V, error) {
+	r, err := a.kind.ParseRef(ref, false)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	v, err := a.get(ctx, r.Name, r.StoreVersion())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("no %s %s in this workspace%s", a.kind.Noun, r, a.hint(ctx, r.Name))
+	}
+	return v, err
+}
+
+// hint says what the workspace has instead of the asset a reference named.
+func (a versions[V]) hint(ctx context.Context, name string) string {
+	vs, err := a.list(ctx, name)
+	if err != nil || len(vs) == 0 {
+		return " (see hangar " + a.kind.Command + " list)"
+	}
+	if latest, ok := asset.Latest(vs); ok {
+		return fmt.Sprintf(" (its latest version is %s)", latest.AssetKey().Version)
+	}
+	return " (every version of it is archived: hangar " + a.kind.Command + " restore)"
+}
+
+// archive archives or restores a version, or every version of a name when version is "".
+func (a versions[V]) archive(ctx context.Context, name, version string, archived bool) error {
+	if version != "" {
+		v, err := a.kind.ParseVersion(version)
+		if err != nil {
+			return invalidf("%v", err)
+		}
+		version = v
+	}
+	_, err := a.setArchived(ctx, name, version, archived)
+	if errors.Is(err, store.ErrNotFound) {
+		if version == "" {
+			return notFoundf("no %s %s in this workspace", a.kind.Noun, name)
+		}
+		return notFoundf("no %s %s version %s in this workspace", a.kind.Noun, name, version)
+	}
+	return err
+}
