@@ -325,13 +325,8 @@ func TestDisplayServerStopStopsItsIdleAgents(t *testing.T) {
 
 	w.startServer()
 	const want = "1 node (up to 1): 1 idle"
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		state := computeStates(w)["warm"]
-		if state == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute, warm is %q; want %q (a new idle node)", state, want)
-		}
+	var state string
+	if !testwait.Until(time.Now().Add(time.Minute), func() bool { state = computeStates(w)["warm"]; return state == want }) {
+		t.Fatalf("after a minute, warm is %q; want %q (a new idle node)", state, want)
 	}
 }

@@ -225,9 +225,7 @@ func stopSupervisors(runsDir string) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for pid, dir := range pids {
-		for time.Now().Before(deadline) && ownsPID(pid, dir) && !zombie(pid) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		testwait.Until(deadline, func() bool { return !ownsPID(pid, dir) || zombie(pid) })
 		if ownsPID(pid, dir) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -217,24 +217,21 @@ func waitRole(t *testing.T, url, role, leader string) {
 	t.Helper()
 	var h api.Health
 	var last string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testwait.Until(time.Now().Add(30*time.Second), func() bool {
 		last = "no answer"
-		if resp, err := http.Get(url + "/api/health"); err == nil {
-			h = api.Health{}
-			if json.NewDecoder(resp.Body).Decode(&h) == nil {
-				last = fmt.Sprintf("role %q, leader %q", h.Role, h.Leader)
-			}
-			resp.Body.Close()
-			// A server knows its role before it has read the leader's address: wait for both.
-			if h.Role == role && h.Leader == leader {
-				return
-			}
+		resp, err := http.Get(url + "/api/health")
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 30s for %s to be the %s of %s; it said %s", url, role, leader, last)
+		defer resp.Body.Close()
+		h = api.Health{}
+		if json.NewDecoder(resp.Body).Decode(&h) == nil {
+			last = fmt.Sprintf("role %q, leader %q", h.Role, h.Leader)
 		}
-		time.Sleep(100 * time.Millisecond)
+		// A server knows its role before it has read the leader's address: wait for both.
+		return h.Role == role && h.Leader == leader
+	}) {
+		t.Fatalf("waited 30s for %s to be the %s of %s; it said %s", url, role, leader, last)
 	}
 }
 

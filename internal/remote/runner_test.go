@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/blob"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // testRunner is the behaviour every Runner shares, run against Local and SSH. r starts in a scratch
@@ -261,35 +262,30 @@ func testDetect(t *testing.T, r Runner) {
 // waitTail polls TailFile until what arrived from offset ends with want, and returns the file.
 func waitTail(t *testing.T, r Runner, path string, offset int64, want string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, _, err := TailFile(t.Context(), r, path, offset, 1<<20)
-		if err == nil && strings.HasSuffix(string(got), want) {
-			all, err := r.ReadFile(t.Context(), path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return all
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("TailFile(%s, %d) = %q, %v; want %q", path, offset, got, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var got []byte
+	var err error
+	if !testwait.Until(time.Now().Add(10*time.Second), func() bool {
+		got, _, err = TailFile(t.Context(), r, path, offset, 1<<20)
+		return err == nil && strings.HasSuffix(string(got), want)
+	}) {
+		t.Fatalf("TailFile(%s, %d) = %q, %v; want %q", path, offset, got, err, want)
 	}
+	all, err := r.ReadFile(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
 
 func waitGone(t *testing.T, r Runner, p Proc) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		alive, err := Alive(t.Context(), r, p)
-		if err == nil && !alive {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive (%v)", p.PID, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var err error
+	if !testwait.Until(time.Now().Add(10*time.Second), func() bool {
+		var alive bool
+		alive, err = Alive(t.Context(), r, p)
+		return err == nil && !alive
+	}) {
+		t.Fatalf("process %d still alive (%v)", p.PID, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/remote/sshtest"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // Integration tests against a real sshd (internal/remote/sshtest). They skip without sshd or root,
@@ -327,12 +328,8 @@ func connectT(t *testing.T, cfg Config, opts ClientOptions) *Client {
 
 func waitState(t *testing.T, c *Client, connected bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.State().Connected != connected {
-		if time.Now().After(deadline) {
-			t.Fatalf("client still connected=%v after 10s: %+v", !connected, c.State())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(time.Now().Add(10*time.Second), func() bool { return c.State().Connected == connected }) {
+		t.Fatalf("client still connected=%v after 10s: %+v", !connected, c.State())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
 // beatAsync sends a heartbeat that may wait a minute for work, and returns its reply.
@@ -30,14 +31,10 @@ func beatAsync(t *testing.T, d *Dispatcher, id string, hb api.AgentHeartbeat) <-
 // the heartbeat waits for work (it takes its wake-up before recording).
 func waitRecorded(t *testing.T, d *Dispatcher, id string, after time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if n, err := d.Store.Node(t.Context(), id); err == nil && n.LastHeartbeat.After(after) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("the heartbeat was never recorded")
+	testwait.Within(t, 30*time.Second, "the heartbeat to be recorded", func() bool {
+		n, err := d.Store.Node(t.Context(), id)
+		return err == nil && n.LastHeartbeat.After(after)
+	})
 }
 
 // A heartbeat that finds no work waits for it: the run assigned meanwhile comes back in its
