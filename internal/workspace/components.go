@@ -77,19 +77,3 @@ func (cs *Components) checkStep(ctx context.Context, field, snapshot string, sp 
 	}
 	return nil
 }
-
-// Resolve finds the version a reference names: name:version or name@latest, with or without
-// azureml:. An archived version still resolves by its number; @latest skips archived versions.
-func (cs *Components) Resolve(ctx context.Context, ref string) (*component.Version, error) {
-	return cs.versions().resolve(ctx, ref)
-}
-
-// versions are the verbs components share with the other versioned assets.
-func (cs *Components) versions() versions[component.Version] {
-	return versions[component.Version]{kind: component.Kind, get: cs.ws.Store.Component, list: cs.ws.Store.Components, setArchived: cs.ws.Store.SetComponentArchived}
-}
-
-// SetArchived archives or restores a version, or every version when version is "".
-func (cs *Components) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	return cs.versions().archive(ctx, name, version, archived)
-}

@@ -119,22 +119,6 @@ func (da *Data) datastoreSource(ctx context.Context, v *dataset.Version, p strin
 	return nil
 }
 
-// Resolve finds the version a reference names: name:version or name@latest, with or without
-// azureml:. An archived version still resolves by its number; @latest skips archived versions.
-func (da *Data) Resolve(ctx context.Context, ref string) (*dataset.Version, error) {
-	return da.versions().resolve(ctx, ref)
-}
-
-// versions are the verbs data share with the other versioned assets.
-func (da *Data) versions() versions[dataset.Version] {
-	return versions[dataset.Version]{kind: dataset.Kind, get: da.ws.Store.Data, list: da.ws.Store.DataVersions, setArchived: da.ws.Store.SetDataArchived}
-}
-
-// SetArchived archives or restores a version, or every version when version is "".
-func (da *Data) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	return da.versions().archive(ctx, name, version, archived)
-}
-
 // dataInputTypes are the input types whose azureml:<name>:<version> path names a data asset
 // first; uri_folder and uri_file fall back to a registered model of that name.
 var dataInputTypes = map[string]bool{job.URIFolder: true, job.URIFile: true, job.MLTable: true}

@@ -67,22 +67,6 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	return created, nil
 }
 
-// Resolve finds the version a reference names: name:version or name@latest, with or without
-// azureml:. An archived version still resolves by its number; @latest skips archived versions.
-func (mv *Models) Resolve(ctx context.Context, ref string) (*model.Version, error) {
-	return mv.versions().resolve(ctx, ref)
-}
-
-// versions are the verbs models share with the other versioned assets.
-func (mv *Models) versions() versions[model.Version] {
-	return versions[model.Version]{kind: model.Kind, get: mv.ws.Store.Model, list: mv.ws.Store.Models, setArchived: mv.ws.Store.SetModelArchived}
-}
-
-// SetArchived archives or restores a version, or every version when version is "".
-func (mv *Models) SetArchived(ctx context.Context, name, version string, archived bool) error {
-	return mv.versions().archive(ctx, name, version, archived)
-}
-
 // ModelInput is a run's input holding a model's files, fetched and cached on the node like any
 // uploaded input, read-only.
 func ModelInput(v *model.Version) job.Input {

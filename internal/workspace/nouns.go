@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 
+	"github.com/hangar-ml/hangar/internal/component"
+	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/model"
 )
@@ -10,12 +12,21 @@ import (
 // The workspace's nouns: each holds the verbs of one (create, resolve, archive, list, delete),
 // over the Workspace's dependencies. Set by Init.
 type (
-	// Models are registered models' versions.
-	Models struct{ ws *Workspace }
-	// Data are data assets' versions.
-	Data struct{ ws *Workspace }
-	// Components are command and pipeline components' versions.
-	Components struct{ ws *Workspace }
+	// Models are registered models' versions (Resolve, SetArchived: versions.go).
+	Models struct {
+		versions[model.Version]
+		ws *Workspace
+	}
+	// Data are data assets' versions (Resolve, SetArchived: versions.go).
+	Data struct {
+		versions[dataset.Version]
+		ws *Workspace
+	}
+	// Components are command and pipeline components' versions (Resolve, SetArchived: versions.go).
+	Components struct {
+		versions[component.Version]
+		ws *Workspace
+	}
 	// Computes are compute targets and serverless pools.
 	Computes struct{ ws *Workspace }
 	// Datastores are the workspace's datastores.
@@ -28,7 +39,10 @@ type (
 
 // Init sets the nouns over w's dependencies; call it once they are set, before use.
 func (w *Workspace) Init() *Workspace {
-	w.Models, w.Data, w.Components = &Models{w}, &Data{w}, &Components{w}
+	st := w.Store
+	w.Models = &Models{versions[model.Version]{model.Kind, st.Model, st.Models, st.SetModelArchived}, w}
+	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Data, st.DataVersions, st.SetDataArchived}, w}
+	w.Components = &Components{versions[component.Version]{component.Kind, st.Component, st.Components, st.SetComponentArchived}, w}
 	w.Computes, w.Datastores = &Computes{w}, &Datastores{w}
 	w.Environments, w.Secrets = &Environments{w}, &Secrets{w}
 	return w

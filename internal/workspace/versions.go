@@ -18,10 +18,10 @@ type versions[V asset.Versioned] struct {
 	setArchived func(ctx context.Context, name, version string, archived bool) (int64, error)
 }
 
-// resolve finds the version a reference names: name:version or name@latest, with or without
+// Resolve finds the version a reference names: name:version or name@latest, with or without
 // azureml:. An archived version still resolves by its number (what uses it keeps working);
 // @latest is the newest version that is not archived.
-func (a versions[V]) resolve(ctx context.Context, ref string) (*V, error) {
+func (a versions[V]) Resolve(ctx context.Context, ref string) (*V, error) {
 	r, err := a.kind.ParseRef(ref, false)
 	if err != nil {
 		return nil, invalidf("%v", err)
@@ -45,8 +45,8 @@ func (a versions[V]) hint(ctx context.Context, name string) string {
 	return " (every version of it is archived: hangar " + a.kind.Command + " restore)"
 }
 
-// archive archives or restores a version, or every version of a name when version is "".
-func (a versions[V]) archive(ctx context.Context, name, version string, archived bool) error {
+// SetArchived archives or restores a version, or every version of a name when version is "".
+func (a versions[V]) SetArchived(ctx context.Context, name, version string, archived bool) error {
 	if version != "" {
 		v, err := a.kind.ParseVersion(version)
 		if err != nil {
