@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/backend"
-	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
@@ -20,7 +20,7 @@ import (
 // dependencies and call Init; it keeps no state of its own but the key rotation's lock.
 type Workspace struct {
 	Store    *store.Store
-	Blobs    *blob.Store
+	Blobs    Blobs
 	Backends map[string]backend.Backend // by compute type: which targets can run jobs, and their checks
 	// Sealer seals compute and job secrets at rest.
 	Sealer Sealer
@@ -43,6 +43,14 @@ type Workspace struct {
 	Secrets      *Secrets
 
 	rotating sync.Mutex // serialises key rotations (jobsecrets.go)
+}
+
+// Blobs is what the workspace reads and writes in the blob store (*blob.Store): whether an
+// upload arrived, manifests read whole and written.
+type Blobs interface {
+	Has(hash string) bool
+	Open(hash string) (*os.File, error)
+	PutBytes(b []byte) (string, error)
 }
 
 // Runs is what the workspace asks of the run core when a compute target changes or goes.
@@ -68,7 +76,9 @@ type Instances interface {
 const MaxManifestBytes = 512 << 20
 
 // ReadManifest reads the file-tree manifest stored as blob hash.
-func ReadManifest(blobs *blob.Store, hash string) (*snapshot.Manifest, error) {
+func ReadManifest(blobs interface {
+	Open(hash string) (*os.File, error)
+}, hash string) (*snapshot.Manifest, error) {
 	f, err := blobs.Open(hash)
 	if err != nil {
 		return nil, err
