@@ -4,6 +4,7 @@
 // layer above its own (the layers are declared under "## Layers" there). Across the project's
 // Markdown: every relative link names a file inside the repository, and a heading of it when it
 // names one. In the code: no type under internal/ has a method set (promoted methods included)
-// over 80, past which a type holds more than one noun. `go test ./...` runs the checks on the
+// over 80, past which a type holds more than one noun; and nothing but the run core
+// (internal/controller) and the store reaches the store's run-row writers (RunWrites). `go test ./...` runs the checks on the
 // real tree.
 package archtest
