@@ -55,7 +55,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		log.Info("removed the temp files of interrupted uploads", "count", n, "err", err)
 	}
 	for _, t := range compute.Builtin(time.Now().UTC()) {
-		if err := st.EnsureCompute(ctx, t); err != nil {
+		if err := st.Cluster.EnsureCompute(ctx, t); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +83,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	ownURL := func() string { return ws.l.url }
 	// Targets with their secrets unsealed, for the backends that connect to them: built before
 	// the backends and the controller, so neither waits for the other.
-	targets := compute.Resolver{Lookup: st.Compute, Secrets: key}
+	targets := compute.Resolver{Lookup: st.Cluster.Compute, Secrets: key}
 	// The backends, one per compute type.
 	backends := map[string]backend.Backend{
 		compute.TypeSSH: &sshbackend.Backend{
@@ -110,7 +110,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Settings: o.Controller, Log: o.Log.With("component", "controller"),
 	}
 	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
-	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st, machine()) }
+	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st.Cluster, machine()) }
 	// Managed clusters: one dispatcher for the agents' routes and the cluster backend, so that
 	// work the backend queues reaches an agent's waiting heartbeat at once; agents' reports that
 	// free room, and requeues, go through the controller.
@@ -122,7 +122,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
-	insts := instances.New(st, ctrl, key, nil, o.Log.With("component", "instances"))
+	insts := instances.New(instances.StoreOf(st), ctrl, key, nil, o.Log.With("component", "instances"))
 	agents.Instances = insts
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeuer: ctrl,
@@ -135,11 +135,11 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		return nil, err
 	}
 	// The parent loop: sweeps and pipelines, their children created through the controller.
-	parentLoop := parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st, Reader: st,
+	parentLoop := parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st.Parents, Reader: st.Runs,
 		Log: o.Log.With("component", "parents")})
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
-	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl.Workspace, Secrets: key, Key: runKey,
+	serve := endpoints.New(endpoints.Deps{Store: endpoints.StoreOf(st), Runs: ctrl, Resolver: ctrl.Workspace, Secrets: key, Key: runKey,
 		Log: o.Log.With("component", "serving")}, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,

@@ -146,7 +146,7 @@ func waitNode(t *testing.T, s *server, id, what string, cond func(n *store.Node)
 	var n *store.Node
 	var err error
 	if !testwait.Until(time.Now().Add(20*time.Second), func() bool {
-		n, err = s.d.Store.Node(t.Context(), id)
+		n, err = s.d.Store.Cluster.Node(t.Context(), id)
 		return err == nil && cond(n)
 	}) {
 		t.Fatalf("timed out waiting for node %s %s: %+v, %v", id, what, n, err)
@@ -191,7 +191,7 @@ func TestAgentLifecycle(t *testing.T) {
 	if err != nil || !strings.Contains(string(cfg), `"token": "tok-r1"`) || !strings.Contains(string(cfg), s.url) {
 		t.Errorf("supervisor.json %s, %v", cfg, err)
 	}
-	pending, _ := s.d.Store.Assignments(t.Context(), id, true)
+	pending, _ := s.d.Store.Cluster.Assignments(t.Context(), id, true)
 	if len(pending) != 0 {
 		t.Errorf("unacknowledged work %+v", pending)
 	}
@@ -210,11 +210,11 @@ func TestAgentLifecycle(t *testing.T) {
 	}
 
 	// A cancel of a run that ended is acknowledged and changes nothing.
-	if _, err := s.d.Store.EnqueueAssignment(t.Context(), store.Assignment{NodeID: id, RunID: "r1", Kind: store.CancelRun}); err != nil {
+	if _, err := s.d.Store.Cluster.EnqueueAssignment(t.Context(), store.Assignment{NodeID: id, RunID: "r1", Kind: store.CancelRun}); err != nil {
 		t.Fatal(err)
 	}
 	waitNode(t, s, id, "to acknowledge the cancel", func(*store.Node) bool {
-		p, _ := s.d.Store.Assignments(t.Context(), id, true)
+		p, _ := s.d.Store.Cluster.Assignments(t.Context(), id, true)
 		return len(p) == 0
 	})
 

@@ -38,7 +38,7 @@ func (c *Controller) CommitCheckpoint(ctx context.Context, runID string, cp api.
 	if saved.After(now) { // a node's clock ahead of ours must not make this save win for ever
 		saved = now
 	}
-	err = c.Store.CommitCheckpoint(ctx, store.Checkpoint{RunID: runID, Attempt: max(cp.Attempt, 1),
+	err = c.Store.Runs.CommitCheckpoint(ctx, store.Checkpoint{RunID: runID, Attempt: max(cp.Attempt, 1),
 		Manifest: cp.Manifest, Files: len(files), Bytes: m.TotalSize(), SavedAt: saved, CommittedAt: now})
 	if errors.Is(err, store.ErrStale) {
 		return conflictf("run %s is no longer on attempt %d (or ended): its checkpoint is not kept", runID, cp.Attempt)
@@ -65,7 +65,7 @@ func (c *Controller) storedManifest(hash string) (*snapshot.Manifest, error) {
 
 // checkpointRef is a run's latest checkpoint for its spec and job show (nil: none).
 func (c *Controller) checkpointRef(ctx context.Context, runID string) *api.CheckpointRef {
-	cp, err := c.Store.LatestCheckpoint(ctx, runID)
+	cp, err := c.Store.Runs.LatestCheckpoint(ctx, runID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			c.Log.Warn("read checkpoint", "run", runID, "err", err)
@@ -86,17 +86,17 @@ func (c *Controller) LatestCheckpoint(ctx context.Context, runID string) *api.Ch
 // is the one restored.
 func (c *Controller) recordPreemptionLoss(ctx context.Context, old *job.Run) {
 	var saved *time.Time
-	if cp, err := c.Store.LatestCheckpoint(ctx, old.ID); err == nil {
+	if cp, err := c.Store.Runs.LatestCheckpoint(ctx, old.ID); err == nil {
 		saved = &cp.SavedAt
 	}
-	if err := c.Store.SetPreemptionLoss(ctx, old.ID, max(old.Attempt, 1), old.StartedAt, saved); err != nil {
+	if err := c.Store.Runs.SetPreemptionLoss(ctx, old.ID, max(old.Attempt, 1), old.StartedAt, saved); err != nil {
 		c.Log.Warn("record the work a preemption lost", "run", old.ID, "err", err)
 	}
 }
 
 // Preemptions is what each of a run's preemptions cost, for the run detail.
 func (c *Controller) Preemptions(ctx context.Context, runID string, events []job.Event) ([]api.Preemption, error) {
-	ps, err := c.Store.RunPreemptions(ctx, runID)
+	ps, err := c.Store.Runs.RunPreemptions(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

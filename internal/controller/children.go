@@ -96,7 +96,7 @@ func (c *Controller) createChild(ctx context.Context, ch childRun) (*job.Run, er
 // sweep handed to the parent loop, or a command run to the run loop (failed at once when its
 // command does not bind).
 func (c *Controller) queueChild(ctx context.Context, r *job.Run) error {
-	if stored, err := c.Store.Run(ctx, r.ID); err != nil {
+	if stored, err := c.Store.Runs.Run(ctx, r.ID); err != nil {
 		return err
 	} else if err := c.Workspace.RecordOutputPaths(ctx, stored); err != nil {
 		return err

@@ -105,7 +105,7 @@ func putCluster(t *testing.T, f *fixture, name, tier string, maxNodes int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Store.PutCompute(t.Context(), compute.Target{Name: name, Type: compute.TypeCluster, Properties: props,
+	if err := f.c.Store.Cluster.PutCompute(t.Context(), compute.Target{Name: name, Type: compute.TypeCluster, Properties: props,
 		CreatedAt: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func (f *clusterFixture) pass(t *testing.T) {
 
 func (f *clusterFixture) nodes(t *testing.T) []*store.Node {
 	t.Helper()
-	ns, err := f.c.Store.Nodes(t.Context(), store.NodeFilter{Pool: "pool"})
+	ns, err := f.c.Store.Cluster.Nodes(t.Context(), store.NodeFilter{Pool: "pool"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func (f *clusterFixture) nodes(t *testing.T) []*store.Node {
 // timeline lists the cluster's events as "node from>to: reason".
 func (f *clusterFixture) timeline(t *testing.T) []string {
 	t.Helper()
-	evs, err := f.c.Store.NodeEvents(t.Context(), store.NodeEventFilter{Pool: "pool"})
+	evs, err := f.c.Store.Cluster.NodeEvents(t.Context(), store.NodeEventFilter{Pool: "pool"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestClusterNodeThatNeverJoinsFailsAfterJoinTimeout(t *testing.T) {
 	if !slices.Equal(f.prov.deleted, []string{"vm-" + id}) {
 		t.Errorf("provider deletes %v", f.prov.deleted)
 	}
-	st, _, _ := f.c.Store.PoolState(t.Context(), "pool")
+	st, _, _ := f.c.Store.Cluster.PoolState(t.Context(), "pool")
 	if st.LastError != "node "+id+": "+why {
 		t.Errorf("last error %q", st.LastError)
 	}
@@ -308,7 +308,7 @@ func preempt(t *testing.T, f *clusterFixture, nodeID string) {
 func TestClusterPreemptionCountSurvivesRestart(t *testing.T) {
 	f := newClusterFixture(t)
 	putCluster(t, f.fixture, "spot", compute.TierLowPriority, 1)
-	if err := f.c.Store.DeleteCompute(t.Context(), "pool"); err != nil {
+	if err := f.c.Store.Cluster.DeleteCompute(t.Context(), "pool"); err != nil {
 		t.Fatal(err)
 	}
 	r := f.create(t, job.Spec{Compute: "spot", Command: "python train.py"})
@@ -337,7 +337,7 @@ func TestClusterPreemptionCountSurvivesRestart(t *testing.T) {
 func placeOnNewNodeIn(t *testing.T, f *clusterFixture, pool, runID string) string {
 	t.Helper()
 	f.pass(t)
-	ns, _ := f.c.Store.Nodes(t.Context(), store.NodeFilter{Pool: pool, States: []compute.NodeState{compute.NodeProvisioning}})
+	ns, _ := f.c.Store.Cluster.Nodes(t.Context(), store.NodeFilter{Pool: pool, States: []compute.NodeState{compute.NodeProvisioning}})
 	if len(ns) != 1 {
 		t.Fatalf("nodes of %s %+v, want one provisioning", pool, ns)
 	}
@@ -358,7 +358,7 @@ func TestClusterBackoffSurvivesRestart(t *testing.T) {
 	r := f.create(t, job.Spec{Compute: "pool", Command: "python train.py"})
 	f.pass(t)
 	f.pass(t)
-	if st, _, _ := f.c.Store.PoolState(t.Context(), "pool"); st.Failures != 1 {
+	if st, _, _ := f.c.Store.Cluster.PoolState(t.Context(), "pool"); st.Failures != 1 {
 		t.Fatalf("failures recorded %d, want 1", st.Failures)
 	}
 	f.prov.mu.Lock()
@@ -413,7 +413,7 @@ func TestClusterSmallRequestsShareANode(t *testing.T) {
 	if got := f.run(t, b.ID); len(got.Handle) == 0 || got.Placement.Rank(id) != 0 {
 		t.Errorf("the second small run waits: %s", got.StatusReason)
 	}
-	pending, _ := f.c.Store.Assignments(t.Context(), id, true)
+	pending, _ := f.c.Store.Cluster.Assignments(t.Context(), id, true)
 	if len(pending) != 2 {
 		t.Errorf("node %s has %d assignments, want both runs", id, len(pending))
 	}
@@ -429,7 +429,7 @@ func TestClusterPlacedRunIsSubmittedAfterRestart(t *testing.T) {
 	join(t, f, id)
 	// What a server that stopped right after recording the placement leaves.
 	p := job.Placement{Nodes: []string{id}}
-	if err := f.c.Store.SetPlacement(t.Context(), r.ID, 1, p, f.clock.Now()); err != nil {
+	if err := f.c.Store.Cluster.SetPlacement(t.Context(), r.ID, 1, p, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f.restart(t)
@@ -438,7 +438,7 @@ func TestClusterPlacedRunIsSubmittedAfterRestart(t *testing.T) {
 	if len(got.Handle) == 0 || !got.Placement.Equal(&p) {
 		t.Fatalf("after the restart: handle %s placement %+v (%s)", got.Handle, got.Placement, got.StatusReason)
 	}
-	if pending, _ := f.c.Store.Assignments(t.Context(), id, true); len(pending) != 1 || pending[0].RunID != r.ID {
+	if pending, _ := f.c.Store.Cluster.Assignments(t.Context(), id, true); len(pending) != 1 || pending[0].RunID != r.ID {
 		t.Errorf("work of %s: %+v", id, pending)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // node is asked for at once.
 func (c *Controller) instanceCreated(ctx context.Context, s compute.Spec) error {
 	owner := s.Instance.Owner
-	_, err := c.Store.UpdateInstance(ctx, s.Name, func(in *store.Instance) (bool, error) {
+	_, err := c.Store.Instances.Update(ctx, s.Name, func(in *store.Instance) (bool, error) {
 		if in.State != "" {
 			return false, nil // an update: its life goes on
 		}
@@ -33,7 +33,7 @@ func (c *Controller) instanceDeletable(ctx context.Context, t *compute.Target) e
 	if t.Type != compute.TypeInstance {
 		return nil
 	}
-	nodes, err := c.Store.Nodes(ctx, store.NodeFilter{Pool: t.Name})
+	nodes, err := c.Store.Cluster.Nodes(ctx, store.NodeFilter{Pool: t.Name})
 	if err != nil {
 		return err
 	}

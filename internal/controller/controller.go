@@ -114,7 +114,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) backendFor(ctx context.Context, r *job.Run) (backend.Backend, *compute.Target, error) {
-	t, err := c.Store.Compute(ctx, r.Compute)
+	t, err := c.Store.Cluster.Compute(ctx, r.Compute)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,7 @@ func (c *Controller) submitted(ctx context.Context, b backend.Backend, t *comput
 	if r.Placement != nil {
 		placed = "assigned to nodes " + strings.Join(r.Placement.Nodes, ", ")
 	}
-	_, err := c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+	_, err := c.Store.RunWrites.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 		r.Handle = h
 		r.LastHeartbeat = c.Now()
 		if placed != "" && r.Status == job.Queued {
@@ -222,7 +222,7 @@ func (c *Controller) deliverCancel(ctx context.Context, r *job.Run) error {
 		cancel()
 		c.calls.record(t.Name, err)
 		if err == nil {
-			_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+			_, err = c.Store.RunWrites.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 				r.CancelSent = true
 				return nil, nil
 			})
@@ -333,7 +333,7 @@ func (c *Controller) pending(ctx context.Context, b backend.Backend, t *compute.
 	if why == r.StatusReason {
 		return true, nil
 	}
-	_, err = c.Store.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
+	_, err = c.Store.RunWrites.UpdateRun(ctx, r.ID, func(r *job.Run) ([]job.Event, error) {
 		if r.Status == job.Queued {
 			r.StatusReason = why
 		}

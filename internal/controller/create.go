@@ -62,7 +62,7 @@ func (c *Controller) queue(ctx context.Context, sp job.Spec, warnings []string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := storeNewRun(ctx, c.Store.CreateRun, r, events); err != nil {
+	if err := storeNewRun(ctx, c.Store.RunWrites.CreateRun, r, events); err != nil {
 		return nil, err
 	}
 	if err := c.Workspace.RecordOutputPaths(ctx, r); err != nil {

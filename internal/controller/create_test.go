@@ -36,7 +36,7 @@ func TestCreateValidation(t *testing.T) {
 		{
 			name: "compute type without a backend",
 			setup: func(t *testing.T, f *fixture) {
-				if err := f.c.Store.PutCompute(t.Context(), compute.Target{Name: "hpc", Type: compute.TypeSlurm}); err != nil {
+				if err := f.c.Store.Cluster.PutCompute(t.Context(), compute.Target{Name: "hpc", Type: compute.TypeSlurm}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -128,7 +128,7 @@ func TestCreateValidation(t *testing.T) {
 			if sp.Command == "" {
 				sp.Command = "python train.py"
 			}
-			before, err := f.c.Store.Runs(t.Context(), storeAll)
+			before, err := f.c.Store.Runs.List(t.Context(), storeAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestCreateValidation(t *testing.T) {
 				t.Fatalf("Create accepted the job as %s", r.ID)
 			}
 			wantKind(t, err, tt.kind, tt.parts...)
-			after, err := f.c.Store.Runs(t.Context(), storeAll)
+			after, err := f.c.Store.Runs.List(t.Context(), storeAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestCreateGeneratesName(t *testing.T) {
 func TestCreateUsesDefaultCompute(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if err := f.c.Store.PutCompute(ctx, compute.Target{Name: "box", Type: compute.TypeLocal}); err != nil {
+	if err := f.c.Store.Cluster.PutCompute(ctx, compute.Target{Name: "box", Type: compute.TypeLocal}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.c.Store.SetSetting(ctx, workspace.SettingDefaultCompute, "box"); err != nil {

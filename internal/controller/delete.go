@@ -15,7 +15,7 @@ import (
 // directory and the blobs are freed on a best effort: the run is deleted whatever becomes of
 // them, and what stays is said in the server's log.
 func (c *Controller) DeleteRun(ctx context.Context, id string) error {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return mapStoreErr(err)
 	}
@@ -24,7 +24,7 @@ func (c *Controller) DeleteRun(ctx context.Context, id string) error {
 		return fmt.Errorf("delete run %s: %w", id, err)
 	}
 	hashesIn(r.ArtifactsHash, func(h string) { refs[h] = true })
-	if err := c.Store.DeleteRun(ctx, id); err != nil {
+	if err := c.Store.RunWrites.DeleteRun(ctx, id); err != nil {
 		return mapStoreErr(err)
 	}
 	log := c.Log.With("run", id)

@@ -150,7 +150,7 @@ func (f *gcFixture) stored(hashes ...string) []bool {
 func (f *gcFixture) ended(t *testing.T, id, artifacts string) {
 	t.Helper()
 	now := f.clock.Now()
-	_, err := f.c.Store.UpdateRun(t.Context(), id, func(r *job.Run) ([]job.Event, error) {
+	_, err := f.c.Store.RunWrites.UpdateRun(t.Context(), id, func(r *job.Run) ([]job.Event, error) {
 		r.Status, r.EndedAt, r.ArtifactsHash, r.Handle = job.Completed, &now, artifacts, []byte(`{}`)
 		return nil, nil
 	})
@@ -169,7 +169,7 @@ func TestCollectBlobs(t *testing.T) {
 	f.create(t, job.Spec{CodeSnapshot: code})
 	f.age(t, code, 2*time.Hour) // Create asked for it (Has), which made it young
 	weights, weightFiles := f.manifest(t, 2*time.Hour, map[string]string{"w.bin": "weights"})
-	if _, err := f.c.Store.CreateModel(ctx, model.Version{Name: "m", Type: model.CustomModel, Manifest: weights,
+	if _, err := f.c.Store.Assets.CreateModel(ctx, model.Version{Name: "m", Type: model.CustomModel, Manifest: weights,
 		Source: model.SourceLocal, CreatedAt: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	clk := newClock()
 	for _, tg := range compute.Builtin(clk.Now()) {
-		if err := st.EnsureCompute(ctx, tg); err != nil {
+		if err := st.Cluster.EnsureCompute(ctx, tg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func (f *fixture) create(t testing.TB, sp job.Spec) *job.Run {
 
 func (f *fixture) run(t testing.TB, id string) *job.Run {
 	t.Helper()
-	r, err := f.c.Store.Run(t.Context(), id)
+	r, err := f.c.Store.Runs.Run(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func (f *fixture) report(t testing.TB, id string, state job.State) *api.StatusRe
 // transitions lists a run's events as "From->To" (NotStarted's creation has no From).
 func (f *fixture) transitions(t testing.TB, id string) []string {
 	t.Helper()
-	evs, err := f.c.Store.Events(t.Context(), id)
+	evs, err := f.c.Store.Runs.Events(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func newHungFixture(t *testing.T) (*fixture, *hungBackend) {
 	f.c.Backends[compute.TypeSSH] = h
 	props, _ := json.Marshal(compute.Stored{Spec: compute.Spec{Name: "vm", Type: compute.TypeSSH,
 		SSH: &compute.SSHSpec{SSHHost: compute.SSHHost{Host: "10.0.0.9", AdminUsername: "u"}}}})
-	if err := f.c.Store.PutCompute(t.Context(), compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: props,
+	if err := f.c.Store.Cluster.PutCompute(t.Context(), compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: props,
 		CreatedAt: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestHungTargetDelaysNoOtherTarget(t *testing.T) {
 	if got := f.run(t, vmRun.ID); got.Status != job.Queued || got.StatusReason != want {
 		t.Errorf("vm's run: %s %q, want Queued %q", got.Status, got.StatusReason, want)
 	}
-	vm, _ := f.c.Store.Compute(t.Context(), "vm")
+	vm, _ := f.c.Store.Cluster.Compute(t.Context(), "vm")
 	if st := f.c.TargetState(*vm); !strings.HasPrefix(st, "unreachable since 10:00 UTC: connect to vm") {
 		t.Errorf("TargetState = %q", st)
 	}
@@ -194,7 +194,7 @@ func TestRefusingTargetFailsAtOnce(t *testing.T) {
 	if got := f.run(t, r.ID); got.Status != job.Failed || !strings.Contains(got.StatusReason, "authentication failed") {
 		t.Errorf("run: %s %q, want Failed at once", got.Status, got.StatusReason)
 	}
-	vm, _ := f.c.Store.Compute(t.Context(), "vm")
+	vm, _ := f.c.Store.Cluster.Compute(t.Context(), "vm")
 	if st := f.c.TargetState(*vm); st != "" {
 		t.Errorf("a refusing target shown as %q", st)
 	}
@@ -221,7 +221,7 @@ func TestUnreachableTargetComesBack(t *testing.T) {
 			t.Errorf("run %s not submitted after the target came back: %s %q", id, got.Status, got.StatusReason)
 		}
 	}
-	vm, _ := f.c.Store.Compute(t.Context(), "vm")
+	vm, _ := f.c.Store.Cluster.Compute(t.Context(), "vm")
 	if st := f.c.TargetState(*vm); st != "" {
 		t.Errorf("target still shown %q", st)
 	}

@@ -109,7 +109,7 @@ func sshTarget(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	props, _ := json.Marshal(compute.Stored{Spec: s})
-	if err := f.c.Store.PutCompute(t.Context(), compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: props, CreatedAt: f.clock.Now()}); err != nil {
+	if err := f.c.Store.Cluster.PutCompute(t.Context(), compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: props, CreatedAt: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -117,7 +117,7 @@ func sshTarget(t *testing.T, f *fixture) {
 // checkUnsealed fails unless the target's credentials and the secret open with box.
 func checkUnsealed(t *testing.T, f *fixture, box *secrets.Box) {
 	t.Helper()
-	tg, err := f.c.Store.Compute(t.Context(), "vm")
+	tg, err := f.c.Store.Cluster.Compute(t.Context(), "vm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func checkUnsealed(t *testing.T, f *fixture, box *secrets.Box) {
 
 func mustSecrets(t *testing.T, f *fixture) []struct{ Name, Sealed string } {
 	t.Helper()
-	list, err := f.c.Store.JobSecrets(t.Context())
+	list, err := f.c.Store.Assets.JobSecrets(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestKeyRotationInterruptedIsFinishedAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			if resealed {
-				if _, err := f.c.Store.Reseal(ctx, workspace.Resealer(box)); err != nil {
+				if _, err := f.c.Store.Assets.Reseal(ctx, workspace.Resealer(box)); err != nil {
 					t.Fatal(err)
 				}
 			}

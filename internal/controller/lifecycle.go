@@ -26,7 +26,7 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport,
 		rep.Time = c.Now()
 	}
 	now := c.Now()
-	r, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+	r, err := c.Store.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
 		if r.Status.Terminal() {
 			// An ended run's record no longer changes (Ended): a retry of the report that
 			// ended it is absorbed as it is, warnings and timings included; any other refused.
@@ -115,7 +115,7 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 		var e *Error
 		if errors.As(err, &e) && e.Kind == Conflict {
 			// A late report for a run that already ended (or was canceled): tell the supervisor.
-			cur, gerr := c.Store.Run(ctx, id)
+			cur, gerr := c.Store.Runs.Run(ctx, id)
 			if gerr == nil && cur.Status.Terminal() {
 				return &api.StatusReply{State: cur.Status, Cancel: cur.Status == job.Canceled}, err
 			}
@@ -124,7 +124,7 @@ func (c *Controller) Report(ctx context.Context, id string, rep api.StatusReport
 	}
 	if rep.State == job.Running && rep.Command != "" {
 		// The command its supervisor ran, bound to its inputs and outputs (job show).
-		if err := c.Store.SetBoundCommand(ctx, id, rep.Command); err != nil {
+		if err := c.Store.RunWrites.SetBoundCommand(ctx, id, rep.Command); err != nil {
 			return nil, err
 		}
 	}
@@ -162,7 +162,7 @@ func (c *Controller) heartbeat(ctx context.Context, id string) (*api.StatusReply
 	if err := c.touch(ctx, id); err != nil {
 		return nil, nil, err
 	}
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, nil, mapStoreErr(err)
 	}
@@ -176,7 +176,7 @@ func (c *Controller) heartbeat(ctx context.Context, id string) (*api.StatusReply
 
 // recover moves a NotResponding run back to the phase it was in before.
 func (c *Controller) recover(ctx context.Context, r *job.Run) (*job.Run, error) {
-	events, err := c.Store.Events(ctx, r.ID)
+	events, err := c.Store.Runs.Events(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (c *Controller) recover(ctx context.Context, r *job.Run) (*job.Run, error) 
 // touch records that a run's supervisor was heard from (the heartbeat column alone).
 func (c *Controller) touch(ctx context.Context, id string) error {
 	now := c.Now()
-	if err := c.Store.TouchRun(ctx, id, now); err != nil {
+	if err := c.Store.RunWrites.TouchRun(ctx, id, now); err != nil {
 		return mapStoreErr(err)
 	}
 	c.news.beat(id, now) // the loop's view: the run is not silent
@@ -202,14 +202,14 @@ func (c *Controller) touch(ctx context.Context, id string) error {
 
 // Cancel asks for a run to stop. A run not yet handed to a backend is canceled at once.
 func (c *Controller) Cancel(ctx context.Context, id string) (*job.Run, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
 	if r.Status.Terminal() {
 		return nil, conflictf("job %s already ended: %s", id, r.Status)
 	}
-	isJob, err := c.Store.RunIsJob(ctx, id)
+	isJob, err := c.Store.Tracking.RunIsJob(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -229,7 +229,7 @@ func (c *Controller) Cancel(ctx context.Context, id string) (*job.Run, error) {
 // RunSpec is what a supervisor fetches to execute a run; on a cluster node it also learns its
 // node's rank and the addresses of the run's nodes.
 func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL string) (*api.RunSpec, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -269,7 +269,7 @@ func (c *Controller) topology(ctx context.Context, r *job.Run, nodeID string) ([
 	var addrs []string
 	for _, id := range p.Nodes {
 		addr := "127.0.0.1"
-		if n, err := c.Store.Node(ctx, id); err == nil && n.Info != nil && n.Info.Address != "" {
+		if n, err := c.Store.Cluster.Node(ctx, id); err == nil && n.Info != nil && n.Info.Address != "" {
 			addr = n.Info.Address
 		}
 		addrs = append(addrs, addr)

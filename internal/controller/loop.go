@@ -63,7 +63,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 
 // passTargets reads the targets and what the pass needs of each.
 func (c *Controller) passTargets(ctx context.Context) (map[string]passTarget, error) {
-	ts, err := c.Store.Computes(ctx)
+	ts, err := c.Store.Cluster.Computes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (c *Controller) refresh(ctx context.Context, targets map[string]passTarget,
 	loaded := map[string]*job.Run{}
 	placer := func(r *job.Run) bool { return targets[r.Compute].pass.Placer }
 	if full {
-		runs, err := c.Store.Runs(ctx, store.RunFilter{Active: true})
+		runs, err := c.Store.Runs.List(ctx, store.RunFilter{Active: true})
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (c *Controller) refresh(ctx context.Context, targets map[string]passTarget,
 		return loaded, nil
 	}
 	for _, id := range slices.Sorted(maps.Keys(changed)) {
-		r, err := c.Store.Run(ctx, id)
+		r, err := c.Store.Runs.Run(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			c.view.drop(id)
@@ -158,7 +158,7 @@ func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.R
 			r := loaded[id]
 			if r == nil {
 				var err error
-				if r, err = c.Store.Run(ctx, id); errors.Is(err, store.ErrNotFound) {
+				if r, err = c.Store.Runs.Run(ctx, id); errors.Is(err, store.ErrNotFound) {
 					c.view.drop(id)
 					continue
 				} else if err != nil {

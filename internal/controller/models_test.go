@@ -124,7 +124,7 @@ func TestCreateModelFromJobOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Store.PutMLflowArtifact(ctx, store.MLflowArtifact{RunID: "train", Path: "model/model.pkl", Hash: up, Size: 16}); err != nil {
+	if err := f.c.Store.Tracking.PutMLflowArtifact(ctx, store.MLflowArtifact{RunID: "train", Path: "model/model.pkl", Hash: up, Size: 16}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -18,7 +18,7 @@ import (
 // nodeFailed records a non-leading node's report; only a failure matters (the first per node is
 // kept). The reply stops the node.
 func (c *Controller) nodeFailed(ctx context.Context, id string, rep api.StatusReport) (*api.StatusReply, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -34,14 +34,14 @@ func (c *Controller) nodeFailed(ctx context.Context, id string, rep api.StatusRe
 		if at.IsZero() {
 			at = c.Now()
 		}
-		if err := c.Store.RecordNodeFailure(ctx, id, max(r.Attempt, 1), rep.Node, rep.Reason, rep.ExitCode, at); err != nil {
+		if err := c.Store.Runs.RecordNodeFailure(ctx, id, max(r.Attempt, 1), rep.Node, rep.Reason, rep.ExitCode, at); err != nil {
 			return nil, err
 		}
 		c.Log.Info("node of a run failed; stopping its other nodes", "run", id, "node", rep.Node, "reason", rep.Reason)
 		out.Cancel, out.Reason = true, rep.Reason
 	}
 	if len(rep.Warnings) > 0 {
-		_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+		_, err := c.Store.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
 			for _, w := range rep.Warnings {
 				if w = fmt.Sprintf("node %d: %s", rep.Node, w); !slices.Contains(r.Warnings, w) {
 					r.Warnings = append(r.Warnings, w)
@@ -65,7 +65,7 @@ func (c *Controller) nodeFailed(ctx context.Context, id string, rep api.StatusRe
 // run says so), and another node's failure makes the run fail with that node's reason, unless
 // node 0 failed itself or the user canceled the run (other failures become warnings).
 func (c *Controller) ending(ctx context.Context, id string, rep api.StatusReport) (api.StatusReport, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return rep, mapStoreErr(err)
 	}
@@ -111,7 +111,7 @@ func (c *Controller) stopNodes(ctx context.Context, r *job.Run) (string, error) 
 
 // nodeFailures are the failures other nodes reported in the run's current attempt, first first.
 func (c *Controller) nodeFailures(ctx context.Context, r *job.Run) ([]store.RunPart, error) {
-	parts, err := c.Store.RunParts(ctx, r.ID, max(r.Attempt, 1))
+	parts, err := c.Store.Runs.RunParts(ctx, r.ID, max(r.Attempt, 1))
 	if err != nil {
 		return nil, err
 	}

@@ -198,7 +198,7 @@ func TestMultiNodeParallelRowsAreMerged(t *testing.T) {
 	}
 	// Merging the same parts again (a server killed after writing the merged blob, before
 	// recording the assembly) gives the same output.
-	parts, err := f.c.Store.RunParts(ctx, r.ID, 1)
+	parts, err := f.c.Store.Runs.RunParts(ctx, r.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (c *Controller) Transition(ctx context.Context, id string, to job.State, re
 // SetNamedOutputs makes named a parent's named outputs (a sweep's best trial's, the outputs of
 // a pipeline's steps that it names as its own).
 func (c *Controller) SetNamedOutputs(ctx context.Context, id string, named map[string]string) error {
-	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+	_, err := c.Store.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
 		r.NamedOutputs = named
 		return nil, nil
 	})

@@ -36,7 +36,7 @@ func TestStepReadsAPathAnEarlierStepWrote(t *testing.T) {
 	f.reconcile(t)
 	f.report(t, write, job.Running)
 	out := putTree(t, f, map[string]string{"hello.txt": "hi\n"})
-	if _, err := f.c.Store.UpdateRun(t.Context(), write, func(r *job.Run) ([]job.Event, error) {
+	if _, err := f.c.Store.RunWrites.UpdateRun(t.Context(), write, func(r *job.Run) ([]job.Event, error) {
 		r.NamedOutputs = map[string]string{"out": out}
 		return nil, nil
 	}); err != nil {
@@ -62,7 +62,7 @@ func TestStepReadingAMissingPathFailsWhenItStarts(t *testing.T) {
 	p := f.createPipeline(t, writeThenRead("other.txt"))
 	f.pipelinePass(t)
 	f.complete(t, p.ID+"_write") // its output is a manifest without other.txt
-	if _, err := f.c.Store.UpdateRun(t.Context(), p.ID+"_write", func(r *job.Run) ([]job.Event, error) {
+	if _, err := f.c.Store.RunWrites.UpdateRun(t.Context(), p.ID+"_write", func(r *job.Run) ([]job.Event, error) {
 		r.NamedOutputs = map[string]string{"out": putTree(t, f, map[string]string{"hello.txt": "hi\n"})}
 		return nil, nil
 	}); err != nil {

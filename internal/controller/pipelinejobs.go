@@ -66,7 +66,7 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 		return nil, err
 	}
 	r, events := c.queuedRun(sp, name, display, target.Name, "pipeline: starting its first steps", warnings)
-	if err := c.createParent(ctx, "pipeline", c.Store.CreatePipeline, r, events, "steps", len(p.Steps)); err != nil {
+	if err := c.createParent(ctx, "pipeline", c.Store.RunWrites.CreatePipeline, r, events, "steps", len(p.Steps)); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -217,7 +217,7 @@ func (c *Controller) CreateStepRun(ctx context.Context, p *job.Run, name, key st
 		description: sp.Description, compute: sp.Compute, reason: reason,
 		created: fmt.Sprintf("created by pipeline %s (step %s)", p.ID, name), tags: tags, spec: sp,
 		store: func(ctx context.Context, r *job.Run, events ...job.Event) error {
-			return c.Store.CreateStep(ctx, store.Step{Pipeline: p.ID, Name: name, CacheKey: key, CreatedAt: r.CreatedAt}, r, events...)
+			return c.Store.RunWrites.CreateStep(ctx, store.Step{Pipeline: p.ID, Name: name, CacheKey: key, CreatedAt: r.CreatedAt}, r, events...)
 		},
 		exists: store.ErrStepExists,
 	})
@@ -235,7 +235,7 @@ func (c *Controller) PipelineDetail(ctx context.Context, r *job.Run) (*api.Pipel
 		return nil, nil
 	}
 	pl := *r.Spec.Pipeline
-	stored, err := c.Store.PipelineSteps(ctx, r.ID)
+	stored, err := c.Store.Parents.PipelineSteps(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (c *Controller) PipelineDetail(ctx context.Context, r *job.Run) (*api.Pipel
 	for _, s := range stored {
 		rows[s.Name] = s
 	}
-	reason, err := c.Store.PipelineReason(ctx, r.ID)
+	reason, err := c.Store.Parents.PipelineReason(ctx, r.ID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (f *fixture) complete(t testing.TB, id string) {
 	t.Helper()
 	f.reconcile(t)
 	f.report(t, id, job.Running)
-	if _, err := f.c.Store.UpdateRun(t.Context(), id, func(r *job.Run) ([]job.Event, error) {
+	if _, err := f.c.Store.RunWrites.UpdateRun(t.Context(), id, func(r *job.Run) ([]job.Event, error) {
 		r.NamedOutputs = map[string]string{}
 		for o := range r.Spec.Outputs {
 			r.NamedOutputs[o] = "hash-" + o + "-" + id
@@ -82,7 +82,7 @@ func (f *fixture) complete(t testing.TB, id string) {
 
 func (f *fixture) steps(t testing.TB, p string) map[string]store.Step {
 	t.Helper()
-	ss, err := f.c.Store.PipelineSteps(t.Context(), p)
+	ss, err := f.c.Store.Parents.PipelineSteps(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestPipelineContinuesAfterRestart(t *testing.T) {
 	if err := g.c.CreateStepRun(t.Context(), f.run(t, p.ID), "train", "", f.run(t, p.ID+"_train").Spec); err != nil {
 		t.Fatalf("CreateStepRun again: %v", err)
 	}
-	runs, err := g.c.Store.Runs(t.Context(), storeAll)
+	runs, err := g.c.Store.Runs.List(t.Context(), storeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestCreatePipelineRefusals(t *testing.T) {
 	bad.Pipeline.Settings.DefaultCompute = "nowhere"
 	_, err = f.c.Create(t.Context(), api.CreateJobRequest{Spec: bad})
 	wantKind(t, err, Invalid, "settings.default_compute", "nowhere")
-	runs, _ := f.c.Store.Runs(t.Context(), storeAll)
+	runs, _ := f.c.Store.Runs.List(t.Context(), storeAll)
 	if len(runs) != 0 {
 		t.Errorf("refused pipelines left runs %v", runs)
 	}
@@ -441,7 +441,7 @@ func TestPipelineSweepStep(t *testing.T) {
 	}
 	f.report(t, trial, job.Running)
 	f.logMetric(t, trial, 0.9)
-	if _, err := f.c.Store.UpdateRun(t.Context(), trial, func(r *job.Run) ([]job.Event, error) {
+	if _, err := f.c.Store.RunWrites.UpdateRun(t.Context(), trial, func(r *job.Run) ([]job.Event, error) {
 		r.NamedOutputs = map[string]string{"model": "hash-best-model"}
 		return nil, nil
 	}); err != nil {

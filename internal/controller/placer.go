@@ -79,7 +79,7 @@ func (c *Controller) startPlaced(ctx context.Context, b backend.Backend, t *comp
 	}
 	attempt := max(r.Attempt, 1)
 	if !r.Placement.Equal(&p) {
-		err := c.Store.SetPlacement(ctx, r.ID, attempt, p, c.Now())
+		err := c.Store.Cluster.SetPlacement(ctx, r.ID, attempt, p, c.Now())
 		if errors.Is(err, store.ErrStale) {
 			return nil // it ended or was requeued meanwhile
 		}
@@ -93,7 +93,7 @@ func (c *Controller) startPlaced(ctx context.Context, b backend.Backend, t *comp
 		h, err := c.launch(ctx, b, t, &run)
 		c.calls.record(t.Name, err)
 		if err != nil {
-			cerr := c.Store.ClearPlacement(ctx, run.ID, attempt)
+			cerr := c.Store.Cluster.ClearPlacement(ctx, run.ID, attempt)
 			c.setWaiting(ctx, run.ID, fmt.Sprintf("could not start on nodes %s: %v; placing it again", strings.Join(p.Nodes, ", "), err))
 			err = errors.Join(err, cerr)
 		} else {
@@ -109,7 +109,7 @@ func (c *Controller) startPlaced(ctx context.Context, b backend.Backend, t *comp
 // setWaiting shows why a queued run waits (the loop's view learns it through Changed).
 func (c *Controller) setWaiting(ctx context.Context, id, why string) {
 	wrote := false
-	_, err := c.Store.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
+	_, err := c.Store.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
 		if r.Status == job.Queued && len(r.Handle) == 0 && r.StatusReason != why {
 			r.StatusReason, wrote = why, true
 		}

@@ -71,7 +71,7 @@ func newPlacerFixture(t *testing.T) (*fixture, *fakePlacer) {
 	f.c.Backends[compute.TypeCluster] = p
 	props, _ := json.Marshal(compute.Stored{Spec: compute.Spec{Name: "pool", Type: compute.TypeCluster,
 		Cluster: &compute.ClusterSpec{Size: "any", MaxInstances: 4}}})
-	if err := f.c.Store.PutCompute(t.Context(), compute.Target{Name: "pool", Type: compute.TypeCluster, Properties: props,
+	if err := f.c.Store.Cluster.PutCompute(t.Context(), compute.Target{Name: "pool", Type: compute.TypeCluster, Properties: props,
 		CreatedAt: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}

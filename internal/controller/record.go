@@ -34,7 +34,7 @@ var logFileRE = pattern.New(`^std_log(?:_node_([1-9][0-9]{0,5}))?\.txt$`)
 // as long as its token is (the grace of Admit): a supervisor that learns late that its run
 // ended (an orphan stopped once its host is back) still records how its command ended.
 func (c *Controller) AppendLogs(ctx context.Context, id, file string, lines []job.LogLine) (int64, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return 0, mapStoreErr(err)
 	}
@@ -47,7 +47,7 @@ func (c *Controller) AppendLogs(ctx context.Context, id, file string, lines []jo
 			return 0, invalidf("file: %q: run %s has %d node(s)", file, id, nodeCount(r))
 		}
 	}
-	return c.Store.AppendLogs(ctx, id, file, lines)
+	return c.Store.Runs.AppendLogs(ctx, id, file, lines)
 }
 
 // AppendMetrics stores metrics a supervisor ships, while the run is active, numbered in the
@@ -63,12 +63,12 @@ func (c *Controller) AppendMetrics(ctx context.Context, id string, ms []job.Metr
 			return 0, invalidf("metrics[%d].seq: %d is outside attempt %d's range (%d..%d]", i, m.Seq, max(r.Attempt, 1), base, base+metricsPerAttempt)
 		}
 	}
-	return c.Store.AppendMetrics(ctx, id, ms)
+	return c.Store.Runs.AppendMetrics(ctx, id, ms)
 }
 
 // activeRun returns a run that has not ended; an ended run's record no longer changes.
 func (c *Controller) activeRun(ctx context.Context, id, what string) (*job.Run, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -90,7 +90,7 @@ func endedAt(r *job.Run) string {
 // assembles the run's artifacts from every node's part once they are all in, or once the others
 // had NodeOutputsWait to deliver; until then the reply lists the nodes awaited.
 func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.ArtifactsReport) (*api.ArtifactsReply, error) {
-	r, err := c.Store.Run(ctx, id)
+	r, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -108,7 +108,7 @@ func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.A
 		if err := c.checkManifests(rep); err != nil {
 			return nil, err
 		}
-		stored, err = c.Store.RegisterRunPart(ctx, part)
+		stored, err = c.Store.Runs.RegisterRunPart(ctx, part)
 		registered = err == nil && stored.Registered()
 	}
 	if err != nil {
@@ -135,7 +135,7 @@ func (c *Controller) RegisterArtifacts(ctx context.Context, id string, rep api.A
 
 // part returns a node's part, or an unregistered one.
 func (c *Controller) part(ctx context.Context, id string, attempt, node int) (*store.RunPart, error) {
-	parts, err := c.Store.RunParts(ctx, id, attempt)
+	parts, err := c.Store.Runs.RunParts(ctx, id, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -203,14 +203,14 @@ func (c *Controller) readManifest(hash string) (*snapshot.Manifest, error) {
 // returns the nodes still awaited. final (node 0 reporting the end) assembles what there is.
 func (c *Controller) assemble(ctx context.Context, id string, final bool) ([]int, error) {
 	for range 5 { // a part registered meanwhile makes the write stale: plan again
-		r, err := c.Store.Run(ctx, id)
+		r, err := c.Store.Runs.Run(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		if r.ArtifactsHash != "" {
 			return nil, nil
 		}
-		parts, err := c.Store.RunParts(ctx, id, max(r.Attempt, 1))
+		parts, err := c.Store.Runs.RunParts(ctx, id, max(r.Attempt, 1))
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +227,7 @@ func (c *Controller) assemble(ctx context.Context, id string, final bool) ([]int
 			return nil, err
 		}
 		warnings = append(warnings, rowWarnings...)
-		_, err = c.Store.SetRunArtifacts(ctx, id, plan.from, arts, named, warnings)
+		_, err = c.Store.RunWrites.SetRunArtifacts(ctx, id, plan.from, arts, named, warnings)
 		if errors.Is(err, store.ErrStale) {
 			continue
 		}

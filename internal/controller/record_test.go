@@ -142,7 +142,7 @@ func (f *fixture) tree(t testing.TB, hash string) []string {
 // are the run's data, whatever its handle.
 func (f *fixture) placeOnNodes(t testing.TB, id string, nodes ...string) {
 	t.Helper()
-	if err := f.c.Store.SetPlacement(t.Context(), id, 1, job.Placement{Nodes: nodes}, f.clock.Now()); err != nil {
+	if err := f.c.Store.Cluster.SetPlacement(t.Context(), id, 1, job.Placement{Nodes: nodes}, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -213,11 +213,11 @@ func TestLogsNeverRewrittenMetricsFreezeAtTheEnd(t *testing.T) {
 	if acked, err := f.c.AppendLogs(ctx, r.ID, "std_log.txt", append(line(1, "rewritten"), line(2, "got TERM")...)); err != nil || acked != 2 {
 		t.Fatalf("AppendLogs after the end = %d, %v", acked, err)
 	}
-	lines, err := f.c.Store.Logs(ctx, r.ID, "std_log.txt", 0, 10)
+	lines, err := f.c.Store.Runs.Logs(ctx, r.ID, "std_log.txt", 0, 10)
 	if err != nil || len(lines) != 2 || lines[0].Text != "first" || lines[1].Text != "got TERM" {
 		t.Errorf("log = %+v, %v; want the first line unchanged, then the late one", lines, err)
 	}
-	last, err := f.c.Store.LastMetrics(ctx, r.ID)
+	last, err := f.c.Store.Runs.LastMetrics(ctx, r.ID)
 	if err != nil || last["accuracy"] != 0.5 {
 		t.Errorf("metrics = %v, %v; want accuracy 0.5", last, err)
 	}

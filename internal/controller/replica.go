@@ -18,7 +18,7 @@ func (c *Controller) replicaConfig(ctx context.Context, r *job.Run) *api.Replica
 		return nil
 	}
 	vm := false
-	if t, err := c.Store.Compute(ctx, r.Compute); err == nil {
+	if t, err := c.Store.Cluster.Compute(ctx, r.Compute); err == nil {
 		vm = compute.VMHost(*t) != ""
 	}
 	return &api.ReplicaConfig{Secret: tokens.Replica{Key: c.Tokens.Key}.Secret(r.ID, r.Attempt), AllInterfaces: vm}

@@ -14,7 +14,7 @@ import (
 // reports are refused as a stale attempt either way). A run whose cancel was requested ends
 // Canceled instead. It returns whether the run went back to the queue.
 func (c *Controller) Requeue(ctx context.Context, id, why string) (bool, error) {
-	old, err := c.Store.Run(ctx, id)
+	old, err := c.Store.Runs.Run(ctx, id)
 	if err != nil {
 		return false, mapStoreErr(err)
 	}
@@ -39,7 +39,7 @@ func (c *Controller) Requeue(ctx context.Context, id, why string) (bool, error) 
 	if r.Status != job.Queued || r.Attempt <= prev {
 		return false, nil
 	}
-	if err := c.Store.ArchiveLogs(ctx, id, fmt.Sprintf("attempt_%d", prev)); err != nil {
+	if err := c.Store.Runs.ArchiveLogs(ctx, id, fmt.Sprintf("attempt_%d", prev)); err != nil {
 		c.Log.Error("archive logs", "run", id, "err", err)
 	}
 	c.Log.Info("requeued", "run", id, "attempt", r.Attempt, "reason", why)

@@ -70,7 +70,7 @@ type janitor struct {
 // removeRunDirs removes, on every target whose backend keeps run directories, those of the runs
 // that ended long enough ago (dirsToRemove).
 func (j *janitor) removeRunDirs(ctx context.Context) {
-	targets, err := j.c.Store.Computes(ctx)
+	targets, err := j.c.Store.Cluster.Computes(ctx)
 	if err != nil {
 		j.log.Warn("list targets for their run directories", "err", err)
 		return
@@ -112,7 +112,7 @@ func (j *janitor) removeOn(ctx context.Context, k runDirKeeper, t compute.Target
 		return
 	}
 	j.forget("target:" + t.Name)
-	ends, err := j.c.Store.RunEnds(ctx, ids)
+	ends, err := j.c.Store.Runs.RunEnds(ctx, ids)
 	if err != nil {
 		j.log.Warn("read runs for their directories", "compute", t.Name, "err", err)
 		return

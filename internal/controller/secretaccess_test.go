@@ -13,7 +13,7 @@ import (
 func secretUsers(t *testing.T, f *fixture, roles map[string]string) {
 	t.Helper()
 	for name, role := range roles {
-		if err := f.c.Store.CreateUser(t.Context(), store.User{Name: name, Role: role, CreatedAt: f.clock.Now()}); err != nil {
+		if err := f.c.Store.Access.CreateUser(t.Context(), store.User{Name: name, Role: role, CreatedAt: f.clock.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +69,7 @@ func TestSecretAccessAtSubmitAndAtFetch(t *testing.T) {
 	if _, err := f.c.Workspace.Secrets.SetAccess(ctx, "db", api.SecretAccess{Users: []string{"rita"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Store.DeleteUser(ctx, "rita"); err != nil {
+	if err := f.c.Store.Access.DeleteUser(ctx, "rita"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.c.Workspace.Secrets.ForRun(ctx, queued.ID)

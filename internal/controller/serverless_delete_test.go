@@ -30,7 +30,7 @@ func TestDeleteServerlessPoolDeletesItsClusters(t *testing.T) {
 			wantKind(t, err, Conflict, "the serverless pool's clusters have 2 active runs",
 				quarter.ID+" (Queued on serverless_local-quarter)", half.ID+" (Queued on serverless_local-half)", "--force")
 			for _, name := range []string{compute.ServerlessName, "serverless_local-quarter", "serverless_local-half"} {
-				if _, err := f.c.Store.Compute(ctx, name); err != nil {
+				if _, err := f.c.Store.Cluster.Compute(ctx, name); err != nil {
 					t.Errorf("after the refused delete, %s: %v", name, err)
 				}
 			}
@@ -45,12 +45,12 @@ func TestDeleteServerlessPoolDeletesItsClusters(t *testing.T) {
 			t.Fatalf("delete (force %v): %v", force, err)
 		}
 		for _, name := range []string{compute.ServerlessName, "serverless_local-quarter", "serverless_local-half"} {
-			if _, err := f.c.Store.Compute(ctx, name); !errors.Is(err, store.ErrNotFound) {
+			if _, err := f.c.Store.Cluster.Compute(ctx, name); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("force %v: %s after the pool's delete: %v", force, name, err)
 			}
 		}
 		f.reconcile(t)
-		if _, err := f.c.Store.Compute(ctx, "pool"); err != nil {
+		if _, err := f.c.Store.Cluster.Compute(ctx, "pool"); err != nil {
 			t.Errorf("another cluster went with the pool: %v", err)
 		}
 		for _, r := range []*job.Run{quarter, half} {

@@ -64,7 +64,7 @@ func TestServerlessMachinePool(t *testing.T) {
 			t.Errorf("%+v runs on %s, want %s", tc.spec, r.Compute, tc.want)
 		}
 	}
-	tg, err := f.c.Store.Compute(ctx, "serverless_local-quarter")
+	tg, err := f.c.Store.Cluster.Compute(ctx, "serverless_local-quarter")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestServerlessMachinePool(t *testing.T) {
 	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "echo", Compute: "serverless",
 		Resources: job.Resources{InstanceCount: 5}}})
 	wantKind(t, err, Invalid, "the serverless pool allows 4")
-	if _, err := f.c.Store.Compute(ctx, compute.ServerlessName); err == nil {
+	if _, err := f.c.Store.Cluster.Compute(ctx, compute.ServerlessName); err == nil {
 		t.Error("this machine's pool was stored; it is never stored")
 	}
 
@@ -126,7 +126,7 @@ func TestServerlessWithPool(t *testing.T) {
 	if _, err := f.c.Workspace.Computes.Create(ctx, pool, true); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := f.c.Store.Compute(ctx, "serverless_local-quarter")
+	tg, err := f.c.Store.Cluster.Compute(ctx, "serverless_local-quarter")
 	if err != nil {
 		t.Fatal(err)
 	}

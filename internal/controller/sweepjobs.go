@@ -33,7 +33,7 @@ func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []st
 	if err != nil {
 		return nil, err
 	}
-	err = c.createParent(ctx, "sweep", c.Store.CreateSweep, r, events,
+	err = c.createParent(ctx, "sweep", c.Store.RunWrites.CreateSweep, r, events,
 		"compute", r.Compute, "trials", sp.Sweep.Config.Limits.MaxTotalTrials)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (c *Controller) CreateTrialRun(ctx context.Context, p *job.Run, index int, 
 		compute: p.Compute, reason: "waiting for compute " + p.Compute,
 		created: fmt.Sprintf("created by sweep %s (trial %d)", p.ID, index), tags: childTags(p, nil), spec: sp,
 		store: func(ctx context.Context, r *job.Run, events ...job.Event) error {
-			return c.Store.CreateTrial(ctx, p.ID, index, raw, r, events...)
+			return c.Store.RunWrites.CreateTrial(ctx, p.ID, index, raw, r, events...)
 		},
 		exists: store.ErrTrialExists,
 	})
@@ -105,11 +105,11 @@ func (c *Controller) SweepDetail(ctx context.Context, r *job.Run) (*api.SweepDet
 		return nil, nil
 	}
 	cfg := r.Spec.Sweep.Config
-	trials, err := c.Store.Trials(ctx, r.ID)
+	trials, err := c.Store.Parents.Trials(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.Store.SweepOutcome(ctx, r.ID)
+	out, err := c.Store.Parents.SweepOutcome(ctx, r.ID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (c *Controller) SweepDetail(ctx context.Context, r *job.Run) (*api.SweepDet
 		at := api.SweepTrial{Index: t.Index, RunID: t.RunID, Params: t.Params, Stopped: t.Stopped, Status: "Deleted"}
 		if t.Run != nil {
 			at.Status, at.DisplayName = t.Run.Status, t.Run.DisplayName
-			series, err := c.Store.MetricSeries(ctx, t.RunID, cfg.Objective.Metric)
+			series, err := c.Store.Parents.MetricSeries(ctx, t.RunID, cfg.Objective.Metric)
 			if err != nil {
 				return nil, err
 			}

@@ -61,7 +61,7 @@ func (f *fixture) sweepPass(t testing.TB) {
 
 func (f *fixture) trials(t testing.TB, sweep string) []store.Trial {
 	t.Helper()
-	ts, err := f.c.Store.Trials(t.Context(), sweep)
+	ts, err := f.c.Store.Parents.Trials(t.Context(), sweep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func (f *fixture) finish(t testing.TB, id string, values ...float64) {
 
 func (f *fixture) logMetric(t testing.TB, id string, values ...float64) {
 	t.Helper()
-	have, _ := f.c.Store.Metrics(t.Context(), id)
+	have, _ := f.c.Store.Runs.Metrics(t.Context(), id)
 	var ms []job.Metric
 	for i, v := range values {
 		ms = append(ms, job.Metric{Seq: int64(len(have) + i + 1), Name: "acc", Value: v, Step: int64(len(have) + i), Time: f.clock.Advance(time.Second)})
 	}
-	if _, err := f.c.Store.AppendMetrics(t.Context(), id, ms); err != nil {
+	if _, err := f.c.Store.Runs.AppendMetrics(t.Context(), id, ms); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -161,7 +161,7 @@ func TestSweepStopsATrialWithItsReason(t *testing.T) {
 	if r.Status != job.CancelRequested || !strings.Contains(r.StatusReason, "stopped by sweep "+p.ID+": bandit: -3") {
 		t.Errorf("stopped trial is %s (%s), want CancelRequested with the engine's reason", r.Status, r.StatusReason)
 	}
-	tr, ok, err := f.c.Store.TrialOf(t.Context(), p.ID+"_1")
+	tr, ok, err := f.c.Store.Parents.TrialOf(t.Context(), p.ID+"_1")
 	if err != nil || !ok || tr.Stopped != "bandit: -3 is below the best's slack" {
 		t.Errorf("TrialOf = %+v %v %v, want the stop reason kept", tr, ok, err)
 	}
@@ -257,11 +257,11 @@ func TestSweepReadsMetricsFromMLflowAndTheMetricsFile(t *testing.T) {
 	id := p.ID + "_0"
 	f.report(t, id, job.Running)
 	ms := f.clock.Now().UnixMilli()
-	if err := f.c.Store.LogBatch(t.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{
+	if err := f.c.Store.RunWrites.LogBatch(t.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{
 		{Key: "acc", Value: 0.4, Timestamp: ms, Step: 0}, {Key: "acc", Value: 0.6, Timestamp: ms + 1, Step: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.Store.AppendMetrics(t.Context(), id, []job.Metric{{Seq: 1, Name: "acc", Value: 0.8, Step: 2, Time: f.clock.Advance(time.Second)}}); err != nil {
+	if _, err := f.c.Store.Runs.AppendMetrics(t.Context(), id, []job.Metric{{Seq: 1, Name: "acc", Value: 0.8, Step: 2, Time: f.clock.Advance(time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	f.report(t, id, job.Completed)

@@ -63,7 +63,7 @@ func (c *Controller) tokenFor(r *job.Run) string {
 func (c *Controller) RunToken(runID string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := c.Store.Run(ctx, runID)
+	r, err := c.Store.Runs.Run(ctx, runID)
 	if err != nil {
 		c.Log.Warn("mint run token: read run", "run", runID, "err", err)
 		r = &job.Run{ID: runID, Attempt: 1} // a token the server refuses if the attempt moved on
@@ -79,7 +79,7 @@ func (c *Controller) Authenticate(ctx context.Context, token string) (*job.Run, 
 	if !ok {
 		return nil, &Error{Kind: Unauthorized, Msg: "missing or invalid token (set HANGAR_TOKEN)"}
 	}
-	r, err := c.Store.RunLife(ctx, cl.RunID)
+	r, err := c.Store.Runs.RunLife(ctx, cl.RunID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &Error{Kind: Unauthorized, Msg: fmt.Sprintf("run %s does not exist; its token is not valid", cl.RunID)}
 	}

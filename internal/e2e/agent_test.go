@@ -64,7 +64,7 @@ func newCluster(t testing.TB, w *ws, pool string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, Properties: props, CreatedAt: time.Now().UTC()}); err != nil {
+	if err := st.Cluster.PutCompute(ctx, compute.Target{Name: pool, Type: compute.TypeCluster, Properties: props, CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	d := &clusterbackend.Dispatcher{Store: st, Key: key, Runs: mintingRuns{key: key}, Log: slog.New(slog.DiscardHandler)}
@@ -91,10 +91,10 @@ func (c *cluster) queueRun(nodeID, id, cmd string) {
 		Spec:   job.Spec{Type: "command", Name: id, Command: cmd, Compute: c.pool, ExperimentName: "Default"},
 		Handle: json.RawMessage(`{"run":"` + id + `","pool":"` + c.pool + `","nodes":["` + nodeID + `"]}`)}
 	events := []job.Event{{Time: now, To: job.NotStarted, Reason: "created"}, {Time: now, From: job.NotStarted, To: job.Queued, Reason: r.StatusReason}}
-	if err := c.st.CreateRun(ctx, r, events...); err != nil {
+	if err := c.st.RunWrites.CreateRun(ctx, r, events...); err != nil {
 		c.t.Fatal(err)
 	}
-	if err := c.st.SetPlacement(ctx, id, 1, job.Placement{Nodes: []string{nodeID}}, now); err != nil {
+	if err := c.st.Cluster.SetPlacement(ctx, id, 1, job.Placement{Nodes: []string{nodeID}}, now); err != nil {
 		c.t.Fatal(err)
 	}
 	if err := c.d.Assign(ctx, nodeID, id); err != nil {

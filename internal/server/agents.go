@@ -90,21 +90,21 @@ func (s *clusterRoutes) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 
 func (s *clusterRoutes) listNodes(w http.ResponseWriter, r *http.Request) {
 	pool := r.PathValue("name")
-	if _, err := s.cfg.Store.Compute(r.Context(), pool); err != nil {
+	if _, err := s.cfg.Store.Cluster.Compute(r.Context(), pool); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	ns, err := s.cfg.Store.Nodes(r.Context(), store.NodeFilter{Pool: pool})
+	ns, err := s.cfg.Store.Cluster.Nodes(r.Context(), store.NodeFilter{Pool: pool})
 	s.respond(w, http.StatusOK, views(ns, func(n *store.Node) api.Node { return cluster.NodeView(n, nil) }), err)
 }
 
 func (s *clusterRoutes) getNode(w http.ResponseWriter, r *http.Request) {
-	n, err := s.cfg.Store.Node(r.Context(), r.PathValue("id"))
+	n, err := s.cfg.Store.Cluster.Node(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	pending, err := s.cfg.Store.Assignments(r.Context(), n.ID, true)
+	pending, err := s.cfg.Store.Cluster.Assignments(r.Context(), n.ID, true)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -136,6 +136,6 @@ func (s *clusterRoutes) listNodeEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	evs, err := s.cfg.Store.NodeEvents(r.Context(), store.NodeEventFilter{Pool: r.PathValue("name"), Limit: limit})
+	evs, err := s.cfg.Store.Cluster.NodeEvents(r.Context(), store.NodeEventFilter{Pool: r.PathValue("name"), Limit: limit})
 	s.respond(w, http.StatusOK, views(evs, cluster.EventView), err)
 }

@@ -29,7 +29,7 @@ func (s *identityRoutes) auditRoutes(mux routes) {
 // audit appends an entry; a failure is logged, as the change it records has been made.
 func (s *identityRoutes) audit(ctx context.Context, user, action, object, detail string) {
 	e := store.AuditEntry{At: time.Now().UTC(), User: user, Action: action, Object: object, Detail: detail}
-	if err := s.cfg.Store.AddAudit(ctx, e); err != nil {
+	if err := s.cfg.Store.Access.AddAudit(ctx, e); err != nil {
 		s.log.Error("audit log", "action", action, "object", object, "err", err)
 	}
 }
@@ -117,7 +117,7 @@ func (s *identityRoutes) listAudit(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Since = t
 	}
-	es, err := s.cfg.Store.Audit(r.Context(), f)
+	es, err := s.cfg.Store.Access.Audit(r.Context(), f)
 	s.respond(w, http.StatusOK, views(es, func(e store.AuditEntry) api.AuditEntry {
 		return api.AuditEntry{ID: e.ID, At: e.At, User: e.User, Action: e.Action, Object: e.Object, Detail: e.Detail}
 	}), err)

@@ -104,7 +104,7 @@ func (s *Server) runOnly(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if a := r.Header.Get(api.AttemptHeader); a != "" && !p.admin {
-			run, err := s.cfg.Store.Run(r.Context(), p.runID)
+			run, err := s.cfg.Store.Runs.Run(r.Context(), p.runID)
 			if err == nil && a != strconv.Itoa(max(run.Attempt, 1)) {
 				writeJSON(w, http.StatusConflict, api.ErrorBody{
 					Error: fmt.Sprintf("run %s is on attempt %d; this supervisor is attempt %s", run.ID, run.Attempt, a), Code: api.CodeConflict})

@@ -85,7 +85,7 @@ func matrixCallers(t *testing.T, ts *testServer, runToken string) []caller {
 	}
 	expired := tokens.NewPersonal()
 	past := time.Now().UTC().Add(-time.Hour)
-	if err := ts.store.CreateUserToken(ctx, store.UserToken{User: "u-owner", Name: "old", Hash: tokens.PersonalHash(expired),
+	if err := ts.store.Access.CreateUserToken(ctx, store.UserToken{User: "u-owner", Name: "old", Hash: tokens.PersonalHash(expired),
 		CreatedAt: past.Add(-time.Hour), ExpiresAt: past}); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestSubmitterIsTheRealUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := ts.store.Run(t.Context(), d.ID)
+		stored, err := ts.store.Runs.Run(t.Context(), d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

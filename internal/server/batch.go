@@ -60,7 +60,7 @@ func (s *batchRoutes) putBatchEndpoint(w http.ResponseWriter, r *http.Request, c
 }
 
 func (s *batchRoutes) listBatchEndpoints(w http.ResponseWriter, r *http.Request) {
-	eps, err := s.cfg.Store.BatchEndpoints(r.Context())
+	eps, err := s.cfg.Store.Serving.BatchEndpoints(r.Context())
 	s.respond(w, http.StatusOK, views(eps, batchEndpointView), err)
 }
 

@@ -123,7 +123,7 @@ func (s *computeRoutes) checkOwnerFields(r *http.Request, spec *compute.Spec) er
 		return nil
 	}
 	var old *compute.Spec
-	t, err := s.cfg.Store.Compute(r.Context(), spec.Name)
+	t, err := s.cfg.Store.Cluster.Compute(r.Context(), spec.Name)
 	switch {
 	case err == nil:
 		st, err := compute.Load(*t)

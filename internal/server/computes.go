@@ -25,7 +25,7 @@ func (s *computeRoutes) routes(_, api routes) {
 }
 
 func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
-	ts, err := s.cfg.Store.Computes(r.Context())
+	ts, err := s.cfg.Store.Cluster.Computes(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -46,7 +46,7 @@ func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *computeRoutes) getCompute(w http.ResponseWriter, r *http.Request) {
-	t, err := s.cfg.Store.Compute(r.Context(), r.PathValue("name"))
+	t, err := s.cfg.Store.Cluster.Compute(r.Context(), r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) && r.PathValue("name") == compute.ServerlessName {
 		pool, err := s.endpoints.machinePool(r.Context()) // serverlesspool.go
 		if err != nil {
@@ -78,10 +78,10 @@ func (s *computeRoutes) describe(ctx context.Context, t compute.Target, detail b
 	}
 	def, ok, _ := s.cfg.Store.Setting(ctx, workspace.SettingDefaultCompute)
 	c.Default = (ok && def == t.Name) || (!ok && t.Name == compute.LocalName)
-	if runs, err := s.cfg.Store.Runs(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
+	if runs, err := s.cfg.Store.Runs.List(ctx, store.RunFilter{Active: true, Compute: t.Name}); err == nil {
 		c.ActiveRuns = len(runs)
 	}
-	if ps, ok, _ := s.cfg.Store.PoolState(ctx, t.Name); ok {
+	if ps, ok, _ := s.cfg.Store.Cluster.PoolState(ctx, t.Name); ok {
 		c.Properties = map[string]any{"target_nodes": ps.Target, "current_nodes": ps.Current,
 			"explain": ps.Explain, "last_error": ps.LastError}
 	}

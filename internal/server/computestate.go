@@ -111,7 +111,7 @@ func oneLine(s string) string {
 func (s *computeRoutes) stateFacts(ctx context.Context, t compute.Target, spec *compute.Spec, f *targetFacts) {
 	switch t.Type {
 	case compute.TypeInstance:
-		if row, err := s.cfg.Store.Instance(ctx, t.Name); err == nil {
+		if row, err := s.cfg.Store.Instances.Get(ctx, t.Name); err == nil {
 			f.Instance = row.State
 		}
 	case compute.TypeCluster:
@@ -129,7 +129,7 @@ func (s *computeRoutes) stateFacts(ctx context.Context, t compute.Target, spec *
 
 // poolNodes adds the nodes of the pools that match, and the first provisioning error among them.
 func (s *computeRoutes) poolNodes(ctx context.Context, f *targetFacts, match func(pool string) bool) {
-	nodes, err := s.cfg.Store.Nodes(ctx, store.NodeFilter{})
+	nodes, err := s.cfg.Store.Cluster.Nodes(ctx, store.NodeFilter{})
 	if err != nil {
 		return
 	}
@@ -138,7 +138,7 @@ func (s *computeRoutes) poolNodes(ctx context.Context, f *targetFacts, match fun
 			f.Nodes = append(f.Nodes, n.State)
 		}
 	}
-	ts, err := s.cfg.Store.Computes(ctx)
+	ts, err := s.cfg.Store.Cluster.Computes(ctx)
 	if err != nil {
 		return
 	}
@@ -146,7 +146,7 @@ func (s *computeRoutes) poolNodes(ctx context.Context, f *targetFacts, match fun
 		if !match(t.Name) {
 			continue
 		}
-		if ps, ok, _ := s.cfg.Store.PoolState(ctx, t.Name); ok && ps.ProvisionError != "" && f.ProvisionError == "" {
+		if ps, ok, _ := s.cfg.Store.Cluster.PoolState(ctx, t.Name); ok && ps.ProvisionError != "" && f.ProvisionError == "" {
 			f.ProvisionError = ps.ProvisionError
 		}
 	}

@@ -30,12 +30,12 @@ func (s *runRoutes) runContainerLog(w http.ResponseWriter, r *http.Request) {
 	}
 	followS, _ := strconv.ParseFloat(q.Get("follow"), 64)
 	follow := min(time.Duration(max(followS, 0)*float64(time.Second)), maxContainerLogFollow)
-	run, err := s.cfg.Store.Run(ctx, id)
+	run, err := s.cfg.Store.Runs.Run(ctx, id)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	t, err := s.cfg.Store.Compute(ctx, run.Compute)
+	t, err := s.cfg.Store.Cluster.Compute(ctx, run.Compute)
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -85,7 +85,7 @@ func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
-	eps, err := s.cfg.Store.Endpoints(r.Context())
+	eps, err := s.cfg.Store.Serving.Endpoints(r.Context())
 	s.respond(w, http.StatusOK, views(eps, s.endpointView), err)
 }
 
@@ -183,7 +183,7 @@ func (s *endpointRoutes) listDeployments(w http.ResponseWriter, r *http.Request)
 		writeError(w, s.log, err)
 		return
 	}
-	deps, err := s.cfg.Store.Deployments(r.Context(), r.PathValue("name"))
+	deps, err := s.cfg.Store.Serving.Deployments(r.Context(), r.PathValue("name"))
 	s.respond(w, http.StatusOK, views(deps, func(d store.DeploymentRecord) api.DeploymentView { return s.deploymentView(r, d) }), err)
 }
 

@@ -27,12 +27,12 @@ func (s *assetRoutes) createEnvironment(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *assetRoutes) listEnvironments(w http.ResponseWriter, r *http.Request) {
-	evs, err := s.cfg.Store.Environments(r.Context(), r.URL.Query().Get("name"))
+	evs, err := s.cfg.Store.Assets.Environments(r.Context(), r.URL.Query().Get("name"))
 	s.respond(w, http.StatusOK, views(evs, envView), err)
 }
 
 func (s *assetRoutes) getEnvironment(w http.ResponseWriter, r *http.Request) {
-	ev, err := s.cfg.Store.Environment(r.Context(), r.PathValue("name"), r.PathValue("version"))
+	ev, err := s.cfg.Store.Assets.Environment(r.Context(), r.PathValue("name"), r.PathValue("version"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -59,7 +59,7 @@ func newTestServer(t testing.TB) *testServer {
 		t.Fatal(err)
 	}
 	for _, tg := range compute.Builtin(time.Now().UTC()) {
-		if err := st.EnsureCompute(ctx, tg); err != nil {
+		if err := st.Cluster.EnsureCompute(ctx, tg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,12 +71,12 @@ func newTestServer(t testing.TB) *testServer {
 	}
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
-		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st, Reader: st, Log: log})}
-	serve := endpoints.New(endpoints.Deps{Store: st, Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
+		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st.Parents, Reader: st.Runs, Log: log})}
+	serve := endpoints.New(endpoints.Deps{Store: endpoints.StoreOf(st), Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
 		URL: func() string { return ts.url }, Workspace: dir, Log: log, Serving: serve,
-		Instances: instances.New(st, ctrl, ctrl.Secrets, nil, log),
+		Instances: instances.New(instances.StoreOf(st), ctrl, ctrl.Secrets, nil, log),
 	})
 	hs := httptest.NewServer(ts.srv.Handler())
 	t.Cleanup(hs.Close)

@@ -120,7 +120,7 @@ func (s *jobRoutes) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	runs, next, err := s.cfg.Store.RunsPage(r.Context(), f)
+	runs, next, err := s.cfg.Store.Runs.RunsPage(r.Context(), f)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -129,29 +129,29 @@ func (s *jobRoutes) listJobs(w http.ResponseWriter, r *http.Request) {
 	for i, run := range runs {
 		ids[i] = run.ID
 	}
-	metrics, err := s.cfg.Store.LastMetricsOf(r.Context(), ids)
+	metrics, err := s.cfg.Store.Runs.LastMetricsOf(r.Context(), ids)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	tags, err := s.cfg.Store.TagsOf(r.Context(), ids)
+	tags, err := s.cfg.Store.Runs.TagsOf(r.Context(), ids)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	trials, err := s.cfg.Store.ParentsOf(r.Context(), ids)
+	trials, err := s.cfg.Store.Parents.ParentsOf(r.Context(), ids)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	steps, err := s.cfg.Store.StepsOf(r.Context(), ids)
+	steps, err := s.cfg.Store.Parents.StepsOf(r.Context(), ids)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
 	archived := map[string]bool{}
 	if f.Archived != store.ArchivedHide { // else none is
-		if archived, err = s.cfg.Store.ArchivedOf(r.Context(), ids); err != nil {
+		if archived, err = s.cfg.Store.Runs.ArchivedOf(r.Context(), ids); err != nil {
 			writeError(w, s.log, err)
 			return
 		}
@@ -187,7 +187,7 @@ func (s *jobRoutes) archiveJob(archive bool) http.HandlerFunc {
 			writeError(w, s.log, err)
 			return
 		}
-		run, err := s.cfg.Store.Run(r.Context(), id)
+		run, err := s.cfg.Store.Runs.Run(r.Context(), id)
 		s.respondDetail(w, r, http.StatusOK, run, err)
 	}
 }

@@ -44,7 +44,7 @@ func (s *jobRoutes) createJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *jobRoutes) getJob(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
+	run, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name"))
 	s.respondDetail(w, r, http.StatusOK, run, err)
 }
 
@@ -69,18 +69,18 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 		d.Warnings = []string{}
 	}
 	var err error
-	if d.Events, err = s.cfg.Store.Events(ctx, run.ID); err != nil {
+	if d.Events, err = s.cfg.Store.Runs.Events(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	if d.Metrics, err = s.cfg.Store.LastMetrics(ctx, run.ID); err != nil {
+	if d.Metrics, err = s.cfg.Store.Runs.LastMetrics(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	l, err := s.cfg.Store.Listing(ctx, run.ID)
+	l, err := s.cfg.Store.Runs.Listing(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
 	d.BoundCommand, d.Archived = l.BoundCommand, l.Archived
-	if d.Params, d.Tags, err = s.cfg.Store.RunParamsTags(ctx, run.ID); err != nil {
+	if d.Params, d.Tags, err = s.cfg.Store.Tracking.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
 	d.CreationContext, d.Services = s.jobContext(run)
@@ -103,7 +103,7 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 	}
 	if run.Status == job.Failed {
 		d.Error = run.StatusReason
-		tail, err := s.cfg.Store.LogTail(ctx, run.ID, StdLog, 20)
+		tail, err := s.cfg.Store.Runs.LogTail(ctx, run.ID, StdLog, 20)
 		if err != nil {
 			return nil, err
 		}
@@ -150,12 +150,12 @@ func (s *jobRoutes) jobLogs(w http.ResponseWriter, r *http.Request) {
 	for {
 		changed := s.hub.wait(id)
 		// Status first: if it is terminal now, every line was stored before it.
-		run, err := s.cfg.Store.Run(ctx, id)
+		run, err := s.cfg.Store.Runs.Run(ctx, id)
 		if err != nil {
 			writeError(w, s.log, err)
 			return
 		}
-		lines, err := s.cfg.Store.Logs(ctx, id, file, after, limit)
+		lines, err := s.cfg.Store.Runs.Logs(ctx, id, file, after, limit)
 		if err != nil {
 			writeError(w, s.log, err)
 			return
@@ -182,11 +182,11 @@ func (s *jobRoutes) jobLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *jobRoutes) jobMetrics(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.cfg.Store.Run(r.Context(), r.PathValue("name")); err != nil {
+	if _, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	ms, err := s.cfg.Store.Metrics(r.Context(), r.PathValue("name"))
+	ms, err := s.cfg.Store.Runs.Metrics(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -202,12 +202,12 @@ func (s *jobRoutes) jobMetrics(w http.ResponseWriter, r *http.Request) {
 const maxUploadedListed = 100_000
 
 func (s *jobRoutes) jobArtifacts(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("name"))
+	run, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	up, err := s.cfg.Store.MLflowArtifactFiles(r.Context(), run.ID, maxUploadedListed)
+	up, err := s.cfg.Store.Tracking.MLflowArtifactFiles(r.Context(), run.ID, maxUploadedListed)
 	if errors.Is(err, store.ErrTooMany) {
 		err = &httpError{http.StatusConflict, api.CodeConflict, err.Error() + "; list them with GET /api/2.0/mlflow/artifacts/list"}
 	}

@@ -124,7 +124,7 @@ func (s *instanceRoutes) jupyterPrincipal(r *http.Request) (principal, error) {
 	if !valid || user == "" {
 		return principal{}, errStudioSession
 	}
-	u, err := s.cfg.Store.GetUser(r.Context(), user)
+	u, err := s.cfg.Store.Access.GetUser(r.Context(), user)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errStudioSession
 	}

@@ -391,7 +391,7 @@ func TestMLflowRunsStayAwayFromController(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]job.State{id: job.Running, sched: job.Queued} {
-		r, err := ts.store.Run(t.Context(), id)
+		r, err := ts.store.Runs.Run(t.Context(), id)
 		if err != nil || r.Status != want || len(r.Handle) != 0 {
 			t.Errorf("MLflow run = %+v, %v; want it %s, untouched", r, err, want)
 		}

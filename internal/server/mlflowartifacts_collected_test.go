@@ -44,7 +44,7 @@ func TestMLflowArtifactsCannotShadowCollectedLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.store.PutMLflowArtifact(t.Context(), store.MLflowArtifact{RunID: "r", Path: "user_logs/std_log.txt", Hash: h, Size: 6,
+	if err := ts.store.Tracking.PutMLflowArtifact(t.Context(), store.MLflowArtifact{RunID: "r", Path: "user_logs/std_log.txt", Hash: h, Size: 6,
 		CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

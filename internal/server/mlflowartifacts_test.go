@@ -326,7 +326,7 @@ func TestMLflowListArtifactsPages(t *testing.T) {
 	ts.createJob(t, "r")
 	for i := range mlflowapi.ListPageSize + 5 {
 		p := "f" + strings.Repeat("0", 4-len(itoa(i))) + itoa(i)
-		if err := ts.store.PutMLflowArtifact(t.Context(), storeArtifact("r", p)); err != nil {
+		if err := ts.store.Tracking.PutMLflowArtifact(t.Context(), storeArtifact("r", p)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -69,7 +69,7 @@ func TestMLflowNodeClient(t *testing.T) {
 		d.Metrics["loss"] != 0.2 || d.Metrics["acc"] != 0.75 {
 		t.Errorf("GET /api/jobs/%s = %+v", got.RunID, d)
 	}
-	ms, err := ts.store.Metrics(t.Context(), got.RunID)
+	ms, err := ts.store.Runs.Metrics(t.Context(), got.RunID)
 	if err != nil || len(ms) != 6 {
 		t.Errorf("stored history = %+v, %v; want 5 losses and 1 acc", ms, err)
 	}

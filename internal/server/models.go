@@ -11,7 +11,7 @@ import (
 func (s *assetRoutes) modelAPI() assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest] {
 	return assetAPI[model.Version, api.CreateModelRequest, api.ArchiveModelRequest]{s: s.Server,
 		create: s.cfg.Controller.Workspace.Models.Create, resolve: s.cfg.Controller.Workspace.Models.Resolve,
-		setArchived: s.cfg.Controller.Workspace.Models.SetArchived, versions: s.cfg.Store.Models}
+		setArchived: s.cfg.Controller.Workspace.Models.SetArchived, versions: s.cfg.Store.Assets.Models}
 }
 
 func (s *assetRoutes) createModel(w http.ResponseWriter, r *http.Request) {

@@ -108,7 +108,7 @@ func TestOIDCLoginMapsToUserRole(t *testing.T) {
 		t.Errorf("contributor's session cancels a run: %s, want 200", r.Status)
 	}
 
-	entries, err := ts.store.Audit(ctx, store.AuditFilter{})
+	entries, err := ts.store.Access.Audit(ctx, store.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestLinkExistingUserToOIDCSubject(t *testing.T) {
 	if resp, _ := signIn(t, ts, browser(t)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("rita's sign-in once unlinked: %s, want 403", resp.Status)
 	}
-	entries, err := ts.store.Audit(ctx, store.AuditFilter{})
+	entries, err := ts.store.Access.Audit(ctx, store.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func (s *identityRoutes) oidcCallbackHandler(w http.ResponseWriter, r *http.Requ
 		s.oidcRefuse(w, err)
 		return
 	}
-	u, err := s.cfg.Store.UserByOIDCSubject(ctx, id.subject)
+	u, err := s.cfg.Store.Access.UserByOIDCSubject(ctx, id.subject)
 	if errors.Is(err, store.ErrNotFound) {
 		s.log.Info("OpenID Connect login of an unknown identity", "subject", id.subject, "email", id.email)
 		s.oidcRefuse(w, unknownIdentity(s.oidc.cfg.Issuer, id))
@@ -151,7 +151,7 @@ func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Reque
 		err = checkNotAdmin(name, "linked to an OpenID Connect subject")
 	}
 	if err == nil {
-		err = conflictIfExists(s.cfg.Store.SetUserOIDCSubject(r.Context(), name, req.Subject))
+		err = conflictIfExists(s.cfg.Store.Access.SetUserOIDCSubject(r.Context(), name, req.Subject))
 	}
 	if err != nil {
 		writeError(w, s.log, err)
@@ -162,7 +162,7 @@ func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Reque
 		action, detail = "user.unlink-oidc", ""
 	}
 	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
-	u, err := s.cfg.Store.GetUser(r.Context(), name)
+	u, err := s.cfg.Store.Access.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return

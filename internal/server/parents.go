@@ -30,7 +30,7 @@ func (s *jobRoutes) sweepDetail(ctx context.Context, run *job.Run, d *api.RunDet
 		}
 		return nil
 	}
-	t, ok, err := s.cfg.Store.TrialOf(ctx, run.ID)
+	t, ok, err := s.cfg.Store.Parents.TrialOf(ctx, run.ID)
 	if ok {
 		d.TrialOf = &api.TrialOf{Sweep: t.Parent, Index: t.Index, Stopped: t.Stopped}
 	}
@@ -49,7 +49,7 @@ func (s *jobRoutes) jobSteps(w http.ResponseWriter, r *http.Request) {
 func parentDetail[D any](s *jobRoutes, w http.ResponseWriter, r *http.Request, kind string,
 	is func(*job.Run) bool, detail func(context.Context, *job.Run) (D, error)) {
 	ctx := r.Context()
-	run, err := s.cfg.Store.Run(ctx, r.PathValue("name"))
+	run, err := s.cfg.Store.Runs.Run(ctx, r.PathValue("name"))
 	if err != nil {
 		s.respond(w, http.StatusOK, nil, err)
 		return
@@ -69,7 +69,7 @@ func (s *jobRoutes) pipelineDetail(ctx context.Context, run *job.Run, d *api.Run
 		d.Pipeline = pd
 		return err
 	}
-	st, ok, err := s.cfg.Store.StepOf(ctx, run.ID)
+	st, ok, err := s.cfg.Store.Parents.StepOf(ctx, run.ID)
 	if ok {
 		d.PipelineOf = &api.PipelineOf{Pipeline: st.Pipeline, Step: st.Name}
 	}

@@ -85,7 +85,7 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	runs, err := c.st.RunCounts(ctx)
+	runs, err := c.st.Runs.RunCounts(ctx)
 	if err != nil {
 		c.log.Warn("metrics: count runs", "err", err)
 		c.fail.Inc()
@@ -99,7 +99,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(queued))
-	nodes, err := c.st.NodeCounts(ctx)
+	nodes, err := c.st.Cluster.NodeCounts(ctx)
 	if err != nil {
 		c.log.Warn("metrics: count nodes", "err", err)
 		c.fail.Inc()

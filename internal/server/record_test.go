@@ -145,7 +145,7 @@ func TestOldAttemptTokenRefused(t *testing.T) {
 	ts := newTestServer(t)
 	ts.createJob(t, "r")
 	old := ts.ctrl.RunToken("r")
-	if _, err := ts.store.UpdateRun(t.Context(), "r", func(r *job.Run) ([]job.Event, error) {
+	if _, err := ts.store.RunWrites.UpdateRun(t.Context(), "r", func(r *job.Run) ([]job.Event, error) {
 		r.Attempt = 2
 		return nil, nil
 	}); err != nil {

@@ -75,7 +75,7 @@ func (s *endpointRoutes) claimReplica(w http.ResponseWriter, r *http.Request) {
 // runEnded says whether a run has ended, or is not a replica of this workspace at all: such a
 // run is never handed to a pod.
 func (s *endpointRoutes) runEnded(ctx context.Context, id string) (bool, error) {
-	run, err := s.cfg.Store.Run(ctx, id)
+	run, err := s.cfg.Store.Runs.Run(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return true, nil
 	}

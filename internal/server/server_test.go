@@ -296,7 +296,7 @@ func TestArtifacts(t *testing.T) {
 func TestComputes(t *testing.T) {
 	ts := newTestServer(t)
 	ctx := t.Context()
-	if err := ts.store.PutCompute(ctx, compute.Target{Name: "hpc", Type: compute.TypeSlurm}); err != nil {
+	if err := ts.store.Cluster.PutCompute(ctx, compute.Target{Name: "hpc", Type: compute.TypeSlurm}); err != nil {
 		t.Fatal(err)
 	}
 	ts.createJob(t, "r")

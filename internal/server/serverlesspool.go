@@ -17,7 +17,7 @@ import (
 // machinePool is this machine's serverless pool as compute list and show give it, or nil when
 // an owner configured a pool (it is then a stored target like the others).
 func (s *endpointRoutes) machinePool(ctx context.Context) (*api.Compute, error) {
-	_, err := s.cfg.Store.Compute(ctx, compute.ServerlessName)
+	_, err := s.cfg.Store.Cluster.Compute(ctx, compute.ServerlessName)
 	if err == nil {
 		return nil, nil
 	} else if !errors.Is(err, store.ErrNotFound) {

@@ -61,7 +61,7 @@ func TestServerlessPoolView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.store.PutCompute(ctx, compute.Target{Name: configured.Name, Type: configured.Type,
+	if err := ts.store.Cluster.PutCompute(ctx, compute.Target{Name: configured.Name, Type: configured.Type,
 		Description: configured.Description, Properties: props}); err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (s *secretRoutes) putSetting(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if key == workspace.SettingDefaultCompute && body.Value != compute.ServerlessName { // a pool or this machine's: there is always one
-		if _, err := s.cfg.Store.Compute(r.Context(), body.Value); err != nil {
+		if _, err := s.cfg.Store.Cluster.Compute(r.Context(), body.Value); err != nil {
 			writeError(w, s.log, badRequest("default_compute: no compute target named "+body.Value))
 			return
 		}

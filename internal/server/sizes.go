@@ -21,7 +21,7 @@ var thisMachine = sync.OnceValue(func() sizes.Machine {
 })
 
 func (s *computeRoutes) listSizes(w http.ResponseWriter, r *http.Request) {
-	c, err := sizes.Load(r.Context(), s.cfg.Store, thisMachine())
+	c, err := sizes.Load(r.Context(), s.cfg.Store.Cluster, thisMachine())
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -45,7 +45,7 @@ func (s *computeRoutes) createSize(w http.ResponseWriter, r *http.Request) {
 			"name: " + z.Name + " is a built-in size (local-* names are reserved)"})
 		return
 	}
-	if err := s.cfg.Store.CreateSize(r.Context(), z, time.Now().UTC()); err != nil {
+	if err := s.cfg.Store.Cluster.CreateSize(r.Context(), z, time.Now().UTC()); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			err = &httpError{http.StatusConflict, api.CodeConflict, "name: a size named " + z.Name + " exists already"}
 		}
@@ -56,7 +56,7 @@ func (s *computeRoutes) createSize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *computeRoutes) deleteSize(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Store.DeleteSize(r.Context(), r.PathValue("name")); err != nil {
+	if err := s.cfg.Store.Cluster.DeleteSize(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, s.log, err)
 		return
 	}

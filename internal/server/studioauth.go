@@ -165,7 +165,7 @@ func (s *identityRoutes) studioPrincipal(r *http.Request, bearer string) (p prin
 	if _, pattern := a.api.Handler(r); !studioAllowed[pattern] {
 		return principal{}, true, errStudioRoute
 	}
-	u, err := s.cfg.Store.GetUser(r.Context(), user)
+	u, err := s.cfg.Store.Access.GetUser(r.Context(), user)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, true, errStudioSession
 	}

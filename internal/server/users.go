@@ -61,7 +61,7 @@ var (
 // personalPrincipal is the user a personal token belongs to, if it is valid now.
 func (s *identityRoutes) personalPrincipal(ctx context.Context, tok string) (principal, error) {
 	hash := tokens.PersonalHash(tok)
-	t, err := s.cfg.Store.UserTokenByHash(ctx, hash)
+	t, err := s.cfg.Store.Access.UserTokenByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errUnknownToken
 	}
@@ -77,14 +77,14 @@ func (s *identityRoutes) personalPrincipal(ctx context.Context, tok string) (pri
 		return principal{}, &httpError{http.StatusUnauthorized, api.CodeAuth, fmt.Sprintf(
 			"personal token %q of %s expired at %s: create a new one with `hangar token create`", t.Name, t.User, t.ExpiresAt.Format(time.RFC3339))}
 	}
-	u, err := s.cfg.Store.GetUser(ctx, t.User)
+	u, err := s.cfg.Store.Access.GetUser(ctx, t.User)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errUnknownToken
 	}
 	if err != nil {
 		return principal{}, err
 	}
-	if err := s.cfg.Store.TouchUserToken(ctx, hash, now, now.Add(-tokenTouchEvery)); err != nil {
+	if err := s.cfg.Store.Access.TouchUserToken(ctx, hash, now, now.Add(-tokenTouchEvery)); err != nil {
 		s.log.Warn("record personal token use", "err", err) // the request still stands
 	}
 	return principal{admin: true, user: u.Name, role: u.Role}, nil
@@ -96,7 +96,7 @@ func (s *identityRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *identityRoutes) listUsers(w http.ResponseWriter, r *http.Request) {
-	us, err := s.cfg.Store.Users(r.Context())
+	us, err := s.cfg.Store.Access.Users(r.Context())
 	s.respond(w, http.StatusOK, views(us, apiUser), err)
 }
 
@@ -140,7 +140,7 @@ func (s *identityRoutes) createUser(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	u := store.User{Name: req.Name, Role: req.Role, CreatedAt: time.Now().UTC()}
-	if err := s.cfg.Store.CreateUserWithOIDC(ctx, u, req.OIDCSubject); err != nil {
+	if err := s.cfg.Store.Access.CreateUserWithOIDC(ctx, u, req.OIDCSubject); err != nil {
 		writeError(w, s.log, conflictIfExists(err))
 		return
 	}
@@ -182,14 +182,14 @@ func (s *identityRoutes) setUserRole(w http.ResponseWriter, r *http.Request) {
 		err = checkNotAdmin(name, "given another role")
 	}
 	if err == nil {
-		err = s.cfg.Store.SetUserRole(r.Context(), name, req.Role)
+		err = s.cfg.Store.Access.SetUserRole(r.Context(), name, req.Role)
 	}
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
 	s.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
-	u, err := s.cfg.Store.GetUser(r.Context(), name)
+	u, err := s.cfg.Store.Access.GetUser(r.Context(), name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -201,7 +201,7 @@ func (s *identityRoutes) deleteUser(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	err := checkNotAdmin(name, "deleted")
 	if err == nil {
-		err = s.cfg.Store.DeleteUser(r.Context(), name)
+		err = s.cfg.Store.Access.DeleteUser(r.Context(), name)
 	}
 	if err != nil {
 		writeError(w, s.log, err)
@@ -234,7 +234,7 @@ func (s *identityRoutes) mintToken(ctx context.Context, by, user, name string, d
 	now := time.Now().UTC()
 	t := store.UserToken{User: user, Name: name, Hash: tokens.PersonalHash(tok), CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(days) * 24 * time.Hour)}
-	if err := s.cfg.Store.CreateUserToken(ctx, t); err != nil {
+	if err := s.cfg.Store.Access.CreateUserToken(ctx, t); err != nil {
 		return nil, conflictIfExists(err)
 	}
 	s.audit(ctx, by, "token.create", "users/"+user+"/tokens/"+name, "expires="+t.ExpiresAt.Format(time.RFC3339))
@@ -269,7 +269,7 @@ func (s *identityRoutes) createToken(w http.ResponseWriter, r *http.Request) {
 		err = checkDays("expires_days", req.ExpiresDays)
 	}
 	if err == nil {
-		_, err = s.cfg.Store.GetUser(r.Context(), user)
+		_, err = s.cfg.Store.Access.GetUser(r.Context(), user)
 	}
 	if err != nil {
 		writeError(w, s.log, err)
@@ -288,7 +288,7 @@ func (s *identityRoutes) listTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	ts, err := s.cfg.Store.UserTokens(r.Context(), user)
+	ts, err := s.cfg.Store.Access.UserTokens(r.Context(), user)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -305,14 +305,14 @@ func (s *identityRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("name")
 	user, err := tokenOwner(r, r.URL.Query().Get("user"))
 	if err == nil {
-		err = s.cfg.Store.RevokeUserToken(ctx, user, name, time.Now().UTC())
+		err = s.cfg.Store.Access.RevokeUserToken(ctx, user, name, time.Now().UTC())
 	}
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
 	s.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
-	ts, err := s.cfg.Store.UserTokens(ctx, user)
+	ts, err := s.cfg.Store.Access.UserTokens(ctx, user)
 	if err != nil {
 		writeError(w, s.log, err)
 		return

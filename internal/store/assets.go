@@ -31,7 +31,7 @@ type assetRow struct {
 // chosen inside the INSERT, so two creates at once cannot both take it. A version that exists is
 // ErrExists. The row is synced: it is what jobs and deployments name, and must outlive a power
 // loss.
-func (s *Store) createAsset(ctx context.Context, table, noun, name, version, spec string, created time.Time) (string, error) {
+func (s *Assets) createAsset(ctx context.Context, table, noun, name, version, spec string, created time.Time) (string, error) {
 	nextSeq := `(SELECT COALESCE(MAX(seq), 0) + 1 FROM ` + table + `)`
 	var err error
 	if version == "" {
@@ -60,7 +60,7 @@ func (s *Store) createAsset(ctx context.Context, table, noun, name, version, spe
 }
 
 // assetVersion reads one version; "latest" is the newest created that is not archived.
-func (s *Store) assetVersion(ctx context.Context, table, noun, name, version string) (assetRow, error) {
+func (s *Assets) assetVersion(ctx context.Context, table, noun, name, version string) (assetRow, error) {
 	sel := `SELECT name, version, spec, archived, created_at FROM ` + table
 	var row *sql.Row
 	if version == "latest" {
@@ -76,7 +76,7 @@ func (s *Store) assetVersion(ctx context.Context, table, noun, name, version str
 }
 
 // assetVersions lists every version of a name ("" = of every name), by name then creation.
-func (s *Store) assetVersions(ctx context.Context, table, noun, name string) ([]assetRow, error) {
+func (s *Assets) assetVersions(ctx context.Context, table, noun, name string) ([]assetRow, error) {
 	q, args := `SELECT name, version, spec, archived, created_at FROM `+table, []any{}
 	if name != "" {
 		q += ` WHERE name = ?`
@@ -100,7 +100,7 @@ func (s *Store) assetVersions(ctx context.Context, table, noun, name string) ([]
 
 // setAssetArchived archives or restores one version, or every version of the name when version
 // is "". It returns how many versions there were to change; none is ErrNotFound.
-func (s *Store) setAssetArchived(ctx context.Context, table, noun, name, version string, archived bool) (int64, error) {
+func (s *Assets) setAssetArchived(ctx context.Context, table, noun, name, version string, archived bool) (int64, error) {
 	q, args := `UPDATE `+table+` SET archived = ? WHERE name = ?`, []any{archived, name}
 	if version != "" {
 		q += ` AND version = ?`

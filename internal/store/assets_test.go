@@ -27,21 +27,21 @@ func TestStringVersionsAndLatestByCreation(t *testing.T) {
 	kinds := map[string]func(version string, i int) (string, error){
 		"component": func(version string, i int) (string, error) {
 			v := component.Version{Spec: component.Spec{Name: "c", Version: version, Type: component.Command}, CreatedAt: at.Add(time.Duration(i) * time.Second)}
-			got, err := s.CreateComponent(ctx, v)
+			got, err := s.Assets.CreateComponent(ctx, v)
 			if err != nil {
 				return "", err
 			}
 			return got.Version, nil
 		},
 		"model": func(version string, i int) (string, error) {
-			got, err := s.CreateModel(ctx, model.Version{Name: "m", Version: version, Type: model.CustomModel, Manifest: "h", CreatedAt: at.Add(time.Duration(i) * time.Second)})
+			got, err := s.Assets.CreateModel(ctx, model.Version{Name: "m", Version: version, Type: model.CustomModel, Manifest: "h", CreatedAt: at.Add(time.Duration(i) * time.Second)})
 			if err != nil {
 				return "", err
 			}
 			return got.Version, nil
 		},
 		"data": func(version string, i int) (string, error) {
-			got, err := s.CreateData(ctx, dataset.Version{Name: "d", Version: version, Type: dataset.URIFolder, Manifest: "h", CreatedAt: at.Add(time.Duration(i) * time.Second)})
+			got, err := s.Assets.CreateData(ctx, dataset.Version{Name: "d", Version: version, Type: dataset.URIFolder, Manifest: "h", CreatedAt: at.Add(time.Duration(i) * time.Second)})
 			if err != nil {
 				return "", err
 			}
@@ -49,9 +49,9 @@ func TestStringVersionsAndLatestByCreation(t *testing.T) {
 		},
 	}
 	latest := map[string]func() (string, error){
-		"component": func() (string, error) { v, err := s.Component(ctx, "c", "latest"); return ver(v, err) },
-		"model":     func() (string, error) { v, err := s.Model(ctx, "m", "latest"); return ver(v, err) },
-		"data":      func() (string, error) { v, err := s.Data(ctx, "d", "latest"); return ver(v, err) },
+		"component": func() (string, error) { v, err := s.Assets.Component(ctx, "c", "latest"); return ver(v, err) },
+		"model":     func() (string, error) { v, err := s.Assets.Model(ctx, "m", "latest"); return ver(v, err) },
+		"data":      func() (string, error) { v, err := s.Assets.Data(ctx, "d", "latest"); return ver(v, err) },
 	}
 	for kind, create := range kinds {
 		var got []string
@@ -72,16 +72,16 @@ func TestStringVersionsAndLatestByCreation(t *testing.T) {
 			t.Errorf("%s: @latest = %q, %v; want 1.0, the newest created", kind, v, err)
 		}
 	}
-	if _, err := s.SetModelArchived(ctx, "m", "1.0", true); err != nil {
+	if _, err := s.Assets.SetModelArchived(ctx, "m", "1.0", true); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := latest["model"](); err != nil || v != "6" {
 		t.Errorf("model @latest with 1.0 archived = %q, %v; want 6", v, err)
 	}
-	if v, err := s.Model(ctx, "m", "0.0.1"); err != nil || v.Version != "0.0.1" {
+	if v, err := s.Assets.Model(ctx, "m", "0.0.1"); err != nil || v.Version != "0.0.1" {
 		t.Errorf("model m:0.0.1 = %+v, %v", v, err)
 	}
-	all, err := s.Components(ctx, "c")
+	all, err := s.Assets.Components(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}

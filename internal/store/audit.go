@@ -17,7 +17,7 @@ type AuditEntry struct {
 }
 
 // AddAudit appends an entry to the audit log.
-func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
+func (s *Access) AddAudit(ctx context.Context, e AuditEntry) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (at, user_name, action, object, detail) VALUES (?, ?, ?, ?, ?)`,
 		nanos(e.At), e.User, e.Action, e.Object, e.Detail)
 	if err != nil {
@@ -35,7 +35,7 @@ type AuditFilter struct {
 }
 
 // Audit lists audit entries, oldest first.
-func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+func (s *Access) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 1000

@@ -27,7 +27,7 @@ type BatchDeploymentRecord struct {
 
 // PutBatchEndpoint creates a batch endpoint (create: ErrExists if it exists) or replaces its
 // definition (ErrNotFound if it does not).
-func (s *Store) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, create bool) error {
+func (s *Serving) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, create bool) error {
 	spec, err := json.Marshal(e.Spec)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Store) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, cre
 }
 
 // BatchEndpoint reads one batch endpoint.
-func (s *Store) BatchEndpoint(ctx context.Context, name string) (*BatchEndpointRecord, error) {
+func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*BatchEndpointRecord, error) {
 	var e BatchEndpointRecord
 	err := scanSpec(s.db.QueryRowContext(ctx, `SELECT spec, created_at, updated_at FROM batch_endpoints WHERE name = ?`, name),
 		&e.Spec, &e.CreatedAt, &e.UpdatedAt)
@@ -63,7 +63,7 @@ func (s *Store) BatchEndpoint(ctx context.Context, name string) (*BatchEndpointR
 }
 
 // BatchEndpoints lists the batch endpoints by name.
-func (s *Store) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, error) {
+func (s *Serving) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_endpoints ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (s *Store) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, erro
 }
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments (its jobs stay).
-func (s *Store) DeleteBatchEndpoint(ctx context.Context, name string) error {
+func (s *Serving) DeleteBatchEndpoint(ctx context.Context, name string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (s *Store) DeleteBatchEndpoint(ctx context.Context, name string) error {
 
 // PutBatchDeployment creates a batch deployment (create) or replaces its definition; its
 // endpoint must exist (ErrNotFound).
-func (s *Store) PutBatchDeployment(ctx context.Context, d BatchDeploymentRecord, create bool) error {
+func (s *Serving) PutBatchDeployment(ctx context.Context, d BatchDeploymentRecord, create bool) error {
 	spec, err := json.Marshal(d.Spec)
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func (s *Store) PutBatchDeployment(ctx context.Context, d BatchDeploymentRecord,
 }
 
 // BatchDeployment reads one batch deployment.
-func (s *Store) BatchDeployment(ctx context.Context, endpoint, name string) (*BatchDeploymentRecord, error) {
+func (s *Serving) BatchDeployment(ctx context.Context, endpoint, name string) (*BatchDeploymentRecord, error) {
 	var d BatchDeploymentRecord
 	err := scanSpec(s.db.QueryRowContext(ctx, `SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? AND name = ?`,
 		endpoint, name), &d.Spec, &d.CreatedAt, &d.UpdatedAt)
@@ -153,7 +153,7 @@ func (s *Store) BatchDeployment(ctx context.Context, endpoint, name string) (*Ba
 }
 
 // BatchDeployments lists a batch endpoint's deployments by name.
-func (s *Store) BatchDeployments(ctx context.Context, endpoint string) ([]BatchDeploymentRecord, error) {
+func (s *Serving) BatchDeployments(ctx context.Context, endpoint string) ([]BatchDeploymentRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? ORDER BY name`, endpoint)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (s *Store) BatchDeployments(ctx context.Context, endpoint string) ([]BatchD
 }
 
 // DeleteBatchDeployment removes a batch deployment (its jobs stay).
-func (s *Store) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
+func (s *Serving) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM batch_deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
 	if err != nil {
 		return err

@@ -24,16 +24,16 @@ func TestBatchEndpointsSurviveARestart(t *testing.T) {
 		CreatedAt: at, UpdatedAt: at}
 	d := BatchDeploymentRecord{Spec: serving.BatchDeployment{Name: "d1", Endpoint: "ep1", ScoringScript: "s.py",
 		Compute: "pool", InstanceCount: 2, Settings: serving.DefaultBatchSettings()}, CreatedAt: at, UpdatedAt: at}
-	if err := s.PutBatchDeployment(ctx, d, true); !errors.Is(err, ErrNotFound) {
+	if err := s.Serving.PutBatchDeployment(ctx, d, true); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a deployment of no endpoint: %v, want ErrNotFound", err)
 	}
-	if err := s.PutBatchEndpoint(ctx, e, true); err != nil {
+	if err := s.Serving.PutBatchEndpoint(ctx, e, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutBatchEndpoint(ctx, e, true); !errors.Is(err, ErrExists) {
+	if err := s.Serving.PutBatchEndpoint(ctx, e, true); !errors.Is(err, ErrExists) {
 		t.Errorf("second create: %v, want ErrExists", err)
 	}
-	if err := s.PutBatchDeployment(ctx, d, true); err != nil {
+	if err := s.Serving.PutBatchDeployment(ctx, d, true); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -41,24 +41,24 @@ func TestBatchEndpointsSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	gotE, err := s.BatchEndpoint(ctx, "ep1")
+	gotE, err := s.Serving.BatchEndpoint(ctx, "ep1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(e, *gotE); diff != "" {
 		t.Errorf("endpoint (-want +got):\n%s", diff)
 	}
-	gotD, err := s.BatchDeployments(ctx, "ep1")
+	gotD, err := s.Serving.BatchDeployments(ctx, "ep1")
 	if err != nil || len(gotD) != 1 {
 		t.Fatalf("deployments %v, %v", gotD, err)
 	}
 	if diff := cmp.Diff(d, gotD[0]); diff != "" {
 		t.Errorf("deployment (-want +got):\n%s", diff)
 	}
-	if err := s.DeleteBatchEndpoint(ctx, "ep1"); err != nil {
+	if err := s.Serving.DeleteBatchEndpoint(ctx, "ep1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BatchDeployment(ctx, "ep1", "d1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Serving.BatchDeployment(ctx, "ep1", "d1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("deployment after its endpoint was deleted: %v", err)
 	}
 }

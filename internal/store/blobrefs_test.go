@@ -21,19 +21,19 @@ func TestBlobRefs(t *testing.T) {
 	now := time.Unix(1700000000, 0).UTC()
 	r := &job.Run{ID: "r1", Compute: "local", Status: job.Queued, CreatedAt: now, Attempt: 1,
 		Spec: job.Spec{Type: "command", Command: "echo hi", CodeSnapshot: h("1")}, NamedOutputs: map[string]string{"model": h("3")}}
-	if err := s.CreateRun(ctx, r, job.Event{Time: now, From: job.NotStarted, To: job.Queued}); err != nil {
+	if err := s.RunWrites.CreateRun(ctx, r, job.Event{Time: now, From: job.NotStarted, To: job.Queued}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { r.ArtifactsHash = h("2"); return nil, nil }); err != nil {
+	if _, err := s.RunWrites.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { r.ArtifactsHash = h("2"); return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateModel(ctx, model.Version{Name: "m", Type: model.CustomModel, Manifest: h("4"), Source: model.SourceLocal, CreatedAt: now}); err != nil {
+	if _, err := s.Assets.CreateModel(ctx, model.Version{Name: "m", Type: model.CustomModel, Manifest: h("4"), Source: model.SourceLocal, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendLogs(ctx, "r1", "std_log.txt", []job.LogLine{{Seq: 1, Time: now, Text: "sha256 " + h("5")}}); err != nil {
+	if _, err := s.Runs.AppendLogs(ctx, "r1", "std_log.txt", []job.LogLine{{Seq: 1, Time: now, Text: "sha256 " + h("5")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutMLflowArtifact(ctx, MLflowArtifact{RunID: "r1", Path: "plot.png", Hash: h("6"), Size: 1, CreatedAt: now}); err != nil {
+	if err := s.Tracking.PutMLflowArtifact(ctx, MLflowArtifact{RunID: "r1", Path: "plot.png", Hash: h("6"), Size: 1, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -73,11 +73,11 @@ func TestRunEnds(t *testing.T) {
 		{ID: "done", Compute: "local", Status: job.Completed, CreatedAt: now, EndedAt: &end, Attempt: 1, Spec: job.Spec{Type: "command", Command: "true"}},
 		{ID: "busy", Compute: "local", Status: job.Running, CreatedAt: now, Attempt: 1, Spec: job.Spec{Type: "command", Command: "true"}},
 	} {
-		if err := s.CreateRun(ctx, r); err != nil {
+		if err := s.RunWrites.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.RunEnds(ctx, []string{"done", "busy", "gone"})
+	got, err := s.Runs.RunEnds(ctx, []string{"done", "busy", "gone"})
 	if err != nil {
 		t.Fatal(err)
 	}

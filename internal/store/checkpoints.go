@@ -26,7 +26,7 @@ type Checkpoint struct {
 // while the run is active and on cp's attempt (a stale supervisor's save is refused, ErrStale),
 // and never over a checkpoint saved later (a retried, delayed commit does not go back in time).
 // Callers commit only checkpoints whose files are all stored.
-func (s *Store) CommitCheckpoint(ctx context.Context, cp Checkpoint) error {
+func (s *Runs) CommitCheckpoint(ctx context.Context, cp Checkpoint) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO run_checkpoints (run_id, attempt, manifest, files, bytes, saved_at, committed_at)
 		SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND (CASE WHEN attempt > 1 THEN attempt ELSE 1 END) = ? AND status NOT IN (?, ?, ?))
 		ON CONFLICT (run_id) DO UPDATE SET attempt = excluded.attempt, manifest = excluded.manifest,
@@ -49,7 +49,7 @@ func (s *Store) CommitCheckpoint(ctx context.Context, cp Checkpoint) error {
 }
 
 // LatestCheckpoint is a run's latest good checkpoint (ErrNotFound: none yet).
-func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (*Checkpoint, error) {
+func (s *Runs) LatestCheckpoint(ctx context.Context, runID string) (*Checkpoint, error) {
 	cp := Checkpoint{RunID: runID}
 	var saved, committed int64
 	err := s.db.QueryRowContext(ctx, `SELECT attempt, manifest, files, bytes, saved_at, committed_at
@@ -79,7 +79,7 @@ type Preemption struct {
 // SetPreemptionLoss records, for a preempted attempt, when its command had started and which
 // checkpoint the next attempt resumes from. An attempt not recorded as preempted (a requeue
 // for another reason) is left alone.
-func (s *Store) SetPreemptionLoss(ctx context.Context, runID string, attempt int, started, checkpoint *time.Time) error {
+func (s *Runs) SetPreemptionLoss(ctx context.Context, runID string, attempt int, started, checkpoint *time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE run_preemptions SET started_at = ?, checkpoint_at = ?
 		WHERE run_id = ? AND attempt = ?`, optNanos(started), optNanos(checkpoint), runID, attempt)
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *Store) SetPreemptionLoss(ctx context.Context, runID string, attempt int
 }
 
 // RunPreemptions lists a run's preemptions, oldest first.
-func (s *Store) RunPreemptions(ctx context.Context, runID string) ([]Preemption, error) {
+func (s *Runs) RunPreemptions(ctx context.Context, runID string) ([]Preemption, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT attempt, node_id, at, started_at, checkpoint_at
 		FROM run_preemptions WHERE run_id = ? ORDER BY attempt`, runID)
 	if err != nil {

@@ -14,7 +14,7 @@ func TestCheckpointKeepsTheLatestGoodSave(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
 	createRun(t, s, "r1")
-	if _, err := s.LatestCheckpoint(ctx, "r1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Runs.LatestCheckpoint(ctx, "r1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a run without saves: %v, want ErrNotFound", err)
 	}
 	at := time.Unix(1700000000, 0).UTC()
@@ -22,11 +22,11 @@ func TestCheckpointKeepsTheLatestGoodSave(t *testing.T) {
 		return Checkpoint{RunID: "r1", Attempt: 1, Manifest: manifest, Files: 1, Bytes: 2, SavedAt: at.Add(saved), CommittedAt: at.Add(saved + time.Second)}
 	}
 	for _, c := range []Checkpoint{cp("m1", 0), cp("m2", time.Minute), cp("m1", 0), cp("m2", time.Minute)} {
-		if err := s.CommitCheckpoint(ctx, c); err != nil {
+		if err := s.Runs.CommitCheckpoint(ctx, c); err != nil {
 			t.Fatalf("commit %s: %v", c.Manifest, err)
 		}
 	}
-	got, err := s.LatestCheckpoint(ctx, "r1")
+	got, err := s.Runs.LatestCheckpoint(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestCheckpointKeepsTheLatestGoodSave(t *testing.T) {
 	}
 	stale := cp("m3", 2*time.Minute)
 	stale.Attempt = 2
-	if err := s.CommitCheckpoint(ctx, stale); !errors.Is(err, ErrStale) {
+	if err := s.Runs.CommitCheckpoint(ctx, stale); !errors.Is(err, ErrStale) {
 		t.Errorf("a save of attempt 2 while the run is on attempt 1: %v, want ErrStale", err)
 	}
 }
@@ -48,18 +48,18 @@ func TestPreemptionLossIsRecorded(t *testing.T) {
 	createRun(t, s, "r1")
 	at := time.Unix(1700000000, 0).UTC()
 	started, saved := at.Add(-time.Minute), at.Add(-10*time.Second)
-	if err := s.RecordPreemption(ctx, "r1", 1, "n1", at); err != nil {
+	if err := s.Cluster.RecordPreemption(ctx, "r1", 1, "n1", at); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordPreemption(ctx, "r1", 2, "n2", at.Add(time.Hour)); err != nil {
+	if err := s.Cluster.RecordPreemption(ctx, "r1", 2, "n2", at.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for _, attempt := range []int{1, 3} { // attempt 3 was not preempted
-		if err := s.SetPreemptionLoss(ctx, "r1", attempt, &started, &saved); err != nil {
+		if err := s.Runs.SetPreemptionLoss(ctx, "r1", attempt, &started, &saved); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.RunPreemptions(ctx, "r1")
+	got, err := s.Runs.RunPreemptions(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}

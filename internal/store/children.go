@@ -24,7 +24,7 @@ const (
 )
 
 // createParent creates a parent's run and its row in table, in one transaction.
-func (s *Store) createParent(ctx context.Context, what string, table parentTable, r *job.Run, events []job.Event) error {
+func (s *RunWrites) createParent(ctx context.Context, what string, table parentTable, r *job.Run, events []job.Event) error {
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
 		if err := insertRun(ctx, tx, r, ""); err != nil {
 			return err
@@ -53,7 +53,7 @@ type childRow struct {
 }
 
 // createChild creates a child's run and its row in one transaction; a run of that name is ErrExists.
-func (s *Store) createChild(ctx context.Context, what string, row childRow, r *job.Run, events []job.Event) error {
+func (s *RunWrites) createChild(ctx context.Context, what string, row childRow, r *job.Run, events []job.Event) error {
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
 		if err := row.absent(tx); err != nil {
 			return err
@@ -72,7 +72,7 @@ func (s *Store) createChild(ctx context.Context, what string, row childRow, r *j
 }
 
 // activeParents lists the parents in table that have not ended, oldest first.
-func (s *Store) activeParents(ctx context.Context, table parentTable) ([]*job.Run, error) {
+func (s *Parents) activeParents(ctx context.Context, table parentTable) ([]*job.Run, error) {
 	t := string(table)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+t+`.run_id FROM `+t+` JOIN runs ON runs.id = `+t+`.run_id
 		WHERE runs.status NOT IN ('Completed', 'Failed', 'Canceled') ORDER BY runs.created_at, runs.id`)
@@ -94,7 +94,7 @@ func (s *Store) activeParents(ctx context.Context, table parentTable) ([]*job.Ru
 	}
 	var out []*job.Run
 	for _, id := range ids {
-		r, err := s.Run(ctx, id)
+		r, err := s.Runs.Run(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		} else if err != nil {
@@ -113,7 +113,7 @@ func attachRuns[T any](ctx context.Context, s *Store, children []T, run func(*T)
 		if id == "" {
 			continue
 		}
-		r, err := s.Run(ctx, id)
+		r, err := s.Runs.Run(ctx, id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}

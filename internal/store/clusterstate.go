@@ -26,7 +26,7 @@ type PoolState struct {
 }
 
 // PoolState returns a cluster's state; ok is false when none was recorded.
-func (s *Store) PoolState(ctx context.Context, pool string) (st PoolState, ok bool, err error) {
+func (s *Cluster) PoolState(ctx context.Context, pool string) (st PoolState, ok bool, err error) {
 	row := s.db.QueryRowContext(ctx, `SELECT pool, failures, last_failure, provision_error, last_error, target_nodes,
 		current_nodes, explain, updated_at FROM cluster_state WHERE pool = ?`, pool)
 	st, err = scanPoolState(row)
@@ -40,7 +40,7 @@ func (s *Store) PoolState(ctx context.Context, pool string) (st PoolState, ok bo
 }
 
 // PoolStates returns every cluster's recorded state, by cluster.
-func (s *Store) PoolStates(ctx context.Context) (map[string]PoolState, error) {
+func (s *Cluster) PoolStates(ctx context.Context) (map[string]PoolState, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT pool, failures, last_failure, provision_error, last_error, target_nodes,
 		current_nodes, explain, updated_at FROM cluster_state`)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Store) PoolStates(ctx context.Context) (map[string]PoolState, error) {
 }
 
 // PutPoolState records a cluster's state, replacing what was there.
-func (s *Store) PutPoolState(ctx context.Context, st PoolState) error {
+func (s *Cluster) PutPoolState(ctx context.Context, st PoolState) error {
 	explain, err := json.Marshal(nonNilSlice(st.Explain))
 	if err != nil {
 		return fmt.Errorf("record state of cluster %s: %w", st.Pool, err)
@@ -79,7 +79,7 @@ func (s *Store) PutPoolState(ctx context.Context, st PoolState) error {
 }
 
 // DeletePoolState forgets a cluster's state (the cluster was deleted).
-func (s *Store) DeletePoolState(ctx context.Context, pool string) error {
+func (s *Cluster) DeletePoolState(ctx context.Context, pool string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM cluster_state WHERE pool = ?`, pool); err != nil {
 		return fmt.Errorf("forget state of cluster %s: %w", pool, err)
 	}

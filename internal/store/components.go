@@ -18,7 +18,7 @@ type componentRow struct {
 // CreateComponent registers a component version (createAsset: an empty Version is the next
 // integer, archived ones counted; a version that exists is ErrExists). It returns the version
 // as stored.
-func (s *Store) CreateComponent(ctx context.Context, v component.Version) (*component.Version, error) {
+func (s *Assets) CreateComponent(ctx context.Context, v component.Version) (*component.Version, error) {
 	row := componentRow{Spec: v.Spec, Source: v.Source}
 	row.Name, row.Version = "", ""
 	spec, err := json.Marshal(row)
@@ -33,7 +33,7 @@ func (s *Store) CreateComponent(ctx context.Context, v component.Version) (*comp
 }
 
 // Component returns one version of a component; "latest" is the newest created that is not archived.
-func (s *Store) Component(ctx context.Context, name, version string) (*component.Version, error) {
+func (s *Assets) Component(ctx context.Context, name, version string) (*component.Version, error) {
 	r, err := s.assetVersion(ctx, "components", "component", name, version)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (s *Store) Component(ctx context.Context, name, version string) (*component
 }
 
 // Components lists every version of a component ("" = of every one), by name then version.
-func (s *Store) Components(ctx context.Context, name string) ([]component.Version, error) {
+func (s *Assets) Components(ctx context.Context, name string) ([]component.Version, error) {
 	rows, err := s.assetVersions(ctx, "components", "components", name)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (s *Store) Components(ctx context.Context, name string) ([]component.Versio
 }
 
 // SetComponentArchived archives or restores one version, or every version when version is "".
-func (s *Store) SetComponentArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
+func (s *Assets) SetComponentArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
 	return s.setAssetArchived(ctx, "components", "component", name, version, archived)
 }
 

@@ -33,7 +33,7 @@ func TestComponentVersions(t *testing.T) {
 	mk := func(version string) (*component.Version, error) {
 		v := component.Version{Spec: spec, Source: "train.yml", CreatedAt: at}
 		v.Version = version
-		return s.CreateComponent(ctx, v)
+		return s.Assets.CreateComponent(ctx, v)
 	}
 	for _, tt := range []struct {
 		version, want string
@@ -44,7 +44,7 @@ func TestComponentVersions(t *testing.T) {
 			t.Errorf("create train:%s = %+v, %v; want %q, %v", tt.version, got, err, tt.want, tt.err)
 		}
 	}
-	if _, err := s.SetComponentArchived(ctx, "train", "2", true); err != nil {
+	if _, err := s.Assets.SetComponentArchived(ctx, "train", "2", true); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -52,7 +52,7 @@ func TestComponentVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Component(ctx, "train", "latest")
+	got, err := s.Assets.Component(ctx, "train", "latest")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,11 @@ func TestComponentVersions(t *testing.T) {
 	if d := cmp.Diff(&want, got); d != "" {
 		t.Errorf("train@latest after a reopen (-want +got):\n%s", d)
 	}
-	all, err := s.Components(ctx, "")
+	all, err := s.Assets.Components(ctx, "")
 	if err != nil || len(all) != 2 || !all[1].Archived {
 		t.Errorf("components = %+v, %v; want 2 versions, the second archived", all, err)
 	}
-	if _, err := s.Component(ctx, "ghost", "latest"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Assets.Component(ctx, "ghost", "latest"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ghost = %v, want ErrNotFound", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // PutCompute creates or replaces a compute target.
-func (s *Store) PutCompute(ctx context.Context, t compute.Target) error {
+func (s *Cluster) PutCompute(ctx context.Context, t compute.Target) error {
 	props := string(t.Properties)
 	if props == "" {
 		props = "{}"
@@ -27,7 +27,7 @@ func (s *Store) PutCompute(ctx context.Context, t compute.Target) error {
 }
 
 // EnsureCompute creates a compute target unless one with that name exists.
-func (s *Store) EnsureCompute(ctx context.Context, t compute.Target) error {
+func (s *Cluster) EnsureCompute(ctx context.Context, t compute.Target) error {
 	props := string(t.Properties)
 	if props == "" {
 		props = "{}"
@@ -43,7 +43,7 @@ func (s *Store) EnsureCompute(ctx context.Context, t compute.Target) error {
 }
 
 // Compute returns one compute target.
-func (s *Store) Compute(ctx context.Context, name string) (*compute.Target, error) {
+func (s *Cluster) Compute(ctx context.Context, name string) (*compute.Target, error) {
 	row := s.db.QueryRowContext(ctx,
 		`SELECT name, type, description, properties, created_at FROM computes WHERE name = ?`, name)
 	t, err := scanCompute(row)
@@ -57,7 +57,7 @@ func (s *Store) Compute(ctx context.Context, name string) (*compute.Target, erro
 }
 
 // Computes lists the compute targets by name.
-func (s *Store) Computes(ctx context.Context) ([]compute.Target, error) {
+func (s *Cluster) Computes(ctx context.Context) ([]compute.Target, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT name, type, description, properties, created_at FROM computes ORDER BY name`)
 	if err != nil {
@@ -90,7 +90,7 @@ func scanCompute(r scanner) (*compute.Target, error) {
 }
 
 // DeleteCompute removes a compute target.
-func (s *Store) DeleteCompute(ctx context.Context, name string) error {
+func (s *Cluster) DeleteCompute(ctx context.Context, name string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM computes WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("delete compute %s: %w", name, err)

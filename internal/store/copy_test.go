@@ -28,21 +28,21 @@ func TestCopyAllToAnotherStore(t *testing.T) {
 	r := &job.Run{ID: "r1", DisplayName: "train", Compute: "local", Status: job.Completed, CreatedAt: now, ExitCode: &code,
 		Tags: map[string]string{"team": "vision"}, Spec: job.Spec{Type: "command", Command: "python train.py"}, Attempt: 1,
 		NamedOutputs: map[string]string{"model": "h1"}}
-	if err := src.CreateRun(ctx, r, job.Event{Time: now, From: job.NotStarted, To: job.Queued, Reason: "created"}); err != nil {
+	if err := src.RunWrites.CreateRun(ctx, r, job.Event{Time: now, From: job.NotStarted, To: job.Queued, Reason: "created"}); err != nil {
 		t.Fatal(err)
 	}
 	var lines []job.LogLine
 	for i := 1; i <= 2*copyBatch+7; i++ { // more than one INSERT's worth
 		lines = append(lines, job.LogLine{Seq: int64(i), Time: now.Add(time.Duration(i)), Text: strings.Repeat("x", i%50) + " it's 'quoted' ?"})
 	}
-	if _, err := src.AppendLogs(ctx, "r1", "std_log.txt", lines); err != nil {
+	if _, err := src.Runs.AppendLogs(ctx, "r1", "std_log.txt", lines); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.CreateUser(ctx, User{Name: "ada", Role: "contributor", CreatedAt: now}); err != nil {
+	if err := src.Access.CreateUser(ctx, User{Name: "ada", Role: "contributor", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []string{"compute.create", "secret.set"} {
-		if err := src.AddAudit(ctx, AuditEntry{At: now, User: "ada", Action: a, Object: "gpu"}); err != nil {
+		if err := src.Access.AddAudit(ctx, AuditEntry{At: now, User: "ada", Action: a, Object: "gpu"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,18 +65,18 @@ func TestCopyAllToAnotherStore(t *testing.T) {
 		}
 	}
 
-	got, err := dst.Run(ctx, "r1")
+	got, err := dst.Runs.Run(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := src.Run(ctx, "r1")
+	want, _ := src.Runs.Run(ctx, "r1")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run after the copy (-want +got):\n%s", diff)
 	}
-	if evs, err := dst.Events(ctx, "r1"); err != nil || len(evs) != 1 || evs[0].Reason != "created" {
+	if evs, err := dst.Runs.Events(ctx, "r1"); err != nil || len(evs) != 1 || evs[0].Reason != "created" {
 		t.Errorf("events after the copy: %+v, %v", evs, err)
 	}
-	gotLines, err := dst.Logs(ctx, "r1", "std_log.txt", 0, 10000)
+	gotLines, err := dst.Runs.Logs(ctx, "r1", "std_log.txt", 0, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +86,14 @@ func TestCopyAllToAnotherStore(t *testing.T) {
 	if v, ok, err := dst.Setting(ctx, "workspace.id"); err != nil || !ok || v != "ws-1" {
 		t.Errorf("setting after the copy: %q %v %v", v, ok, err)
 	}
-	if us, err := dst.Users(ctx); err != nil || len(us) != 2 || !slices.ContainsFunc(us, func(u User) bool { return u.Name == "ada" && u.Role == "contributor" }) {
+	if us, err := dst.Access.Users(ctx); err != nil || len(us) != 2 || !slices.ContainsFunc(us, func(u User) bool { return u.Name == "ada" && u.Role == "contributor" }) {
 		t.Errorf("users after the copy: %+v, %v", us, err)
 	}
 	// The next audit entry gets an id after the copied ones (an identity continued).
-	if err := dst.AddAudit(ctx, AuditEntry{At: now.Add(time.Second), User: "ada", Action: "compute.delete", Object: "gpu"}); err != nil {
+	if err := dst.Access.AddAudit(ctx, AuditEntry{At: now.Add(time.Second), User: "ada", Action: "compute.delete", Object: "gpu"}); err != nil {
 		t.Fatalf("an audit entry after the copy: %v", err)
 	}
-	es, err := dst.Audit(ctx, AuditFilter{})
+	es, err := dst.Access.Audit(ctx, AuditFilter{})
 	if err != nil || len(es) != 3 || es[2].ID <= es[1].ID || es[2].Action != "compute.delete" {
 		t.Errorf("audit after the copy: %+v, %v", es, err)
 	}

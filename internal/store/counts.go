@@ -6,7 +6,7 @@ import (
 )
 
 // RunCounts returns how many runs are in each status (an index scan of runs_status).
-func (s *Store) RunCounts(ctx context.Context) (map[string]int, error) {
+func (s *Runs) RunCounts(ctx context.Context) (map[string]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM runs GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
@@ -31,7 +31,7 @@ type NodeCount struct {
 }
 
 // NodeCounts returns how many nodes each cluster has in each state.
-func (s *Store) NodeCounts(ctx context.Context) ([]NodeCount, error) {
+func (s *Cluster) NodeCounts(ctx context.Context) ([]NodeCount, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT pool, state, COUNT(*) FROM nodes GROUP BY pool, state ORDER BY pool, state`)
 	if err != nil {
 		return nil, fmt.Errorf("count nodes: %w", err)

@@ -23,7 +23,7 @@ type dataRow struct {
 
 // CreateData registers a data asset version (createAsset: an empty Version is the next integer,
 // archived ones counted; a version that exists is ErrExists). It returns the version as stored.
-func (s *Store) CreateData(ctx context.Context, v dataset.Version) (*dataset.Version, error) {
+func (s *Assets) CreateData(ctx context.Context, v dataset.Version) (*dataset.Version, error) {
 	spec, err := json.Marshal(dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source,
 		Description: v.Description, Tags: v.Tags, Properties: v.Properties, Files: v.Files, Size: v.Size})
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Store) CreateData(ctx context.Context, v dataset.Version) (*dataset.Ver
 }
 
 // Data returns one version of a data asset; "latest" is the newest created that is not archived.
-func (s *Store) Data(ctx context.Context, name, version string) (*dataset.Version, error) {
+func (s *Assets) Data(ctx context.Context, name, version string) (*dataset.Version, error) {
 	r, err := s.assetVersion(ctx, "data_assets", "data asset", name, version)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (s *Store) Data(ctx context.Context, name, version string) (*dataset.Versio
 }
 
 // DataVersions lists every version of a data asset ("" = of every one), by name then version.
-func (s *Store) DataVersions(ctx context.Context, name string) ([]dataset.Version, error) {
+func (s *Assets) DataVersions(ctx context.Context, name string) ([]dataset.Version, error) {
 	rows, err := s.assetVersions(ctx, "data_assets", "data assets", name)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (s *Store) DataVersions(ctx context.Context, name string) ([]dataset.Versio
 }
 
 // SetDataArchived archives or restores one version, or every version when version is "".
-func (s *Store) SetDataArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
+func (s *Assets) SetDataArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
 	return s.setAssetArchived(ctx, "data_assets", "data asset", name, version, archived)
 }
 

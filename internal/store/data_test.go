@@ -22,7 +22,7 @@ func TestDataVersions(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	mk := func(version string) (*dataset.Version, error) {
-		return s.CreateData(ctx, dataset.Version{Name: "iris", Version: version, Type: dataset.MLTable, Manifest: "m1",
+		return s.Assets.CreateData(ctx, dataset.Version{Name: "iris", Version: version, Type: dataset.MLTable, Manifest: "m1",
 			Path: "azureml://datastores/workspaceblobstore/paths/LocalUpload/x/iris", Source: dataset.SourceLocal,
 			Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at})
 	}
@@ -35,16 +35,16 @@ func TestDataVersions(t *testing.T) {
 			t.Errorf("create iris:%s = %+v, %v; want %q, %v", tt.version, got, err, tt.want, tt.err)
 		}
 	}
-	if n, err := s.SetDataArchived(ctx, "iris", "5", true); err != nil || n != 1 {
+	if n, err := s.Assets.SetDataArchived(ctx, "iris", "5", true); err != nil || n != 1 {
 		t.Fatalf("archive 5 = %d, %v", n, err)
 	}
 	if next, err := mk(""); err != nil || next.Version != "6" {
 		t.Errorf("next after an archived 5 = %+v, %v; want 6", next, err)
 	}
-	if _, err := s.SetDataArchived(ctx, "iris", "6", true); err != nil {
+	if _, err := s.Assets.SetDataArchived(ctx, "iris", "6", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetDataArchived(ctx, "ghost", "", true); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Assets.SetDataArchived(ctx, "ghost", "", true); !errors.Is(err, ErrNotFound) {
 		t.Errorf("archive ghost = %v, want ErrNotFound", err)
 	}
 	s.Close()
@@ -52,7 +52,7 @@ func TestDataVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Data(ctx, "iris", "latest")
+	got, err := s.Assets.Data(ctx, "iris", "latest")
 	want := &dataset.Version{Name: "iris", Version: "2", Type: dataset.MLTable, Manifest: "m1",
 		Path: "azureml://datastores/workspaceblobstore/paths/LocalUpload/x/iris", Source: dataset.SourceLocal,
 		Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at}
@@ -62,14 +62,14 @@ func TestDataVersions(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("iris@latest after a reopen (-want +got):\n%s", diff)
 	}
-	if a, err := s.Data(ctx, "iris", "5"); err != nil || !a.Archived {
+	if a, err := s.Assets.Data(ctx, "iris", "5"); err != nil || !a.Archived {
 		t.Errorf("iris:5 = %+v, %v; want it archived and readable", a, err)
 	}
-	all, err := s.DataVersions(ctx, "")
+	all, err := s.Assets.DataVersions(ctx, "")
 	if err != nil || len(all) != 4 {
 		t.Errorf("DataVersions = %d versions, %v; want 4", len(all), err)
 	}
-	if models, err := s.Models(ctx, ""); err != nil || len(models) != 0 {
+	if models, err := s.Assets.Models(ctx, ""); err != nil || len(models) != 0 {
 		t.Errorf("data versions leaked into models: %+v, %v", models, err)
 	}
 }
@@ -79,21 +79,21 @@ func TestDatastoresAndPaths(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	d := datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared", Computes: []string{"local"}, CreatedAt: at}
-	if err := s.PutDatastore(ctx, d); err != nil {
+	if err := s.Assets.PutDatastore(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	d.Path = "/shared2"
-	if err := s.PutDatastore(ctx, d); err != nil {
+	if err := s.Assets.PutDatastore(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Datastore(ctx, "nfs")
+	got, err := s.Assets.Datastore(ctx, "nfs")
 	if err != nil || !cmp.Equal(&d, got) {
 		t.Errorf("Datastore(nfs) = %+v, %v; want %+v", got, err, d)
 	}
-	if _, err := s.Datastore(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Assets.Datastore(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Datastore(ghost) = %v", err)
 	}
-	if all, err := s.Datastores(ctx); err != nil || len(all) != 1 {
+	if all, err := s.Assets.Datastores(ctx); err != nil || len(all) != 1 {
 		t.Errorf("Datastores = %+v, %v", all, err)
 	}
 	ws := datastore.WorkspaceBlobStore
@@ -103,11 +103,11 @@ func TestDatastoresAndPaths(t *testing.T) {
 		{Datastore: ws, Path: "a/b", Manifest: "m2", CreatedAt: at.Add(time.Second)},
 		{Datastore: "other", Path: "a", Manifest: "m3", CreatedAt: at},
 	} {
-		if err := s.PutDatastorePath(ctx, e); err != nil {
+		if err := s.Assets.PutDatastorePath(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	es, err := s.DatastorePaths(ctx, ws, datastore.Prefixes("a/b/c"))
+	es, err := s.Assets.DatastorePaths(ctx, ws, datastore.Prefixes("a/b/c"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestMigrationBelowTheNewestIsApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.BatchEndpoints(ctx); err != nil {
+	if _, err := s.Serving.BatchEndpoints(ctx); err != nil {
 		t.Errorf("batch endpoints after re-applying 0013 under a newer schema: %v", err)
 	}
 	if v, err := s.SchemaVersion(ctx); err != nil || v != LatestSchema() || v < 15 {

@@ -12,7 +12,7 @@ import (
 )
 
 // PutDatastore creates or replaces a datastore.
-func (s *Store) PutDatastore(ctx context.Context, d datastore.Datastore) error {
+func (s *Assets) PutDatastore(ctx context.Context, d datastore.Datastore) error {
 	spec, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Store) PutDatastore(ctx context.Context, d datastore.Datastore) error {
 }
 
 // Datastore returns a created datastore (not the built-in workspaceblobstore), or ErrNotFound.
-func (s *Store) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
+func (s *Assets) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
 	var spec string
 	var created int64
 	err := s.db.QueryRowContext(ctx, `SELECT spec, created_at FROM datastores WHERE name = ?`, name).Scan(&spec, &created)
@@ -39,7 +39,7 @@ func (s *Store) Datastore(ctx context.Context, name string) (*datastore.Datastor
 }
 
 // Datastores lists the created datastores by name.
-func (s *Store) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
+func (s *Assets) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, spec, created_at FROM datastores ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list datastores: %w", err)
@@ -72,7 +72,7 @@ func decodeDatastore(name, spec string, created int64) (*datastore.Datastore, er
 
 // PutDatastorePath records what was written at a path of a datastore; a later write at the same
 // path replaces it (as a blob overwritten on Azure).
-func (s *Store) PutDatastorePath(ctx context.Context, e datastore.Entry) error {
+func (s *Assets) PutDatastorePath(ctx context.Context, e datastore.Entry) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastore_paths (datastore, path, manifest, run_id, output, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (datastore, path) DO UPDATE SET manifest = excluded.manifest,
 		run_id = excluded.run_id, output = excluded.output, created_at = excluded.created_at`,
@@ -83,7 +83,7 @@ func (s *Store) PutDatastorePath(ctx context.Context, e datastore.Entry) error {
 }
 
 // DatastorePaths returns the entries of a datastore written at any of paths.
-func (s *Store) DatastorePaths(ctx context.Context, ds string, paths []string) ([]datastore.Entry, error) {
+func (s *Assets) DatastorePaths(ctx context.Context, ds string, paths []string) ([]datastore.Entry, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}

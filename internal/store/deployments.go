@@ -10,7 +10,7 @@ import (
 
 // PutDeployment creates a deployment (generation 1) or replaces its definition, raising its
 // generation so that its replicas are replaced. Its endpoint must exist.
-func (s *Store) PutDeployment(ctx context.Context, d DeploymentRecord, create bool) (*DeploymentRecord, error) {
+func (s *Serving) PutDeployment(ctx context.Context, d DeploymentRecord, create bool) (*DeploymentRecord, error) {
 	spec, err := json.Marshal(d.Spec)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Store) PutDeployment(ctx context.Context, d DeploymentRecord, create bo
 
 // SetDeploymentState records a deployment's provisioning state and why, and (unless "") the
 // last replica run that ended on its own.
-func (s *Store) SetDeploymentState(ctx context.Context, endpoint, name, state, reason, lastFailed string) error {
+func (s *Serving) SetDeploymentState(ctx context.Context, endpoint, name, state, reason, lastFailed string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE deployments SET state = ?, reason = ?,
 		last_failed = CASE WHEN ? = '' THEN last_failed ELSE ? END WHERE endpoint = ? AND name = ?`,
 		state, reason, lastFailed, lastFailed, endpoint, name)
@@ -62,7 +62,7 @@ func (s *Store) SetDeploymentState(ctx context.Context, endpoint, name, state, r
 }
 
 // Deployment reads one deployment.
-func (s *Store) Deployment(ctx context.Context, endpoint, name string) (*DeploymentRecord, error) {
+func (s *Serving) Deployment(ctx context.Context, endpoint, name string) (*DeploymentRecord, error) {
 	d, err := scanDeployment(s.db.QueryRowContext(ctx, `SELECT spec, generation, state, reason, last_failed, created_at, updated_at
 		FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -72,7 +72,7 @@ func (s *Store) Deployment(ctx context.Context, endpoint, name string) (*Deploym
 }
 
 // Deployments lists an endpoint's deployments ("": every endpoint's), by endpoint and name.
-func (s *Store) Deployments(ctx context.Context, endpoint string) ([]DeploymentRecord, error) {
+func (s *Serving) Deployments(ctx context.Context, endpoint string) ([]DeploymentRecord, error) {
 	const cols = `SELECT spec, generation, state, reason, last_failed, created_at, updated_at FROM deployments`
 	q, args := cols+` ORDER BY endpoint, name`, []any{}
 	if endpoint != "" {
@@ -95,7 +95,7 @@ func (s *Store) Deployments(ctx context.Context, endpoint string) ([]DeploymentR
 }
 
 // DeleteDeployment removes a deployment (its replicas' rows stay until their runs end).
-func (s *Store) DeleteDeployment(ctx context.Context, endpoint, name string) error {
+func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
 	if err != nil {
 		return err
@@ -121,14 +121,14 @@ func scanDeployment(sc scanner) (*DeploymentRecord, error) {
 }
 
 // AddReplica records a run as a deployment's replica.
-func (s *Store) AddReplica(ctx context.Context, r Replica) error {
+func (s *Serving) AddReplica(ctx context.Context, r Replica) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO replicas (run_id, endpoint, deployment, generation, address, created_at)
 		VALUES (?, ?, ?, ?, '', ?)`, r.RunID, r.Endpoint, r.Deployment, r.Generation, nanos(r.CreatedAt))
 	return err
 }
 
 // SetReplicaAddress records where a replica answers.
-func (s *Store) SetReplicaAddress(ctx context.Context, runID, address string) error {
+func (s *Serving) SetReplicaAddress(ctx context.Context, runID, address string) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE replicas SET address = ? WHERE run_id = ?`, address, runID)
 	if err != nil {
 		return err
@@ -140,13 +140,13 @@ func (s *Store) SetReplicaAddress(ctx context.Context, runID, address string) er
 }
 
 // DeleteReplica forgets a replica (its run ended).
-func (s *Store) DeleteReplica(ctx context.Context, runID string) error {
+func (s *Serving) DeleteReplica(ctx context.Context, runID string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM replicas WHERE run_id = ?`, runID)
 	return err
 }
 
 // Replicas lists every replica, oldest first.
-func (s *Store) Replicas(ctx context.Context) ([]Replica, error) {
+func (s *Serving) Replicas(ctx context.Context) ([]Replica, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run_id, endpoint, deployment, generation, address, created_at
 		FROM replicas ORDER BY created_at, run_id`)
 	if err != nil {

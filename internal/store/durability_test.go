@@ -46,7 +46,7 @@ func TestWhatIsForcedToTheDisk(t *testing.T) {
 	at := time.Unix(1700000100, 0).UTC()
 	set := func(fn func(r *job.Run)) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := s.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { fn(r); return nil, nil })
+			_, err := s.RunWrites.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { fn(r); return nil, nil })
 			return err
 		}
 	}
@@ -56,17 +56,17 @@ func TestWhatIsForcedToTheDisk(t *testing.T) {
 		want  int64
 	}{
 		{"a run is created", func(ctx context.Context) error { createTestRun(t, s, "r1"); return nil }, 1},
-		{"a heartbeat", func(ctx context.Context) error { return s.TouchRun(ctx, "r1", at) }, 0},
+		{"a heartbeat", func(ctx context.Context) error { return s.RunWrites.TouchRun(ctx, "r1", at) }, 0},
 		{"a phase", set(func(r *job.Run) { r.Status = job.Running }), 0},
 		{"a warning and timings", set(func(r *job.Run) { r.Warnings, r.Timings = []string{"w"}, map[string]float64{"x": 1} }), 0},
 		{"its artifacts are registered", func(ctx context.Context) error {
-			_, err := s.SetRunArtifacts(ctx, "r1", nil, "manifest", map[string]string{"model": "m"}, nil)
+			_, err := s.RunWrites.SetRunArtifacts(ctx, "r1", nil, "manifest", map[string]string{"model": "m"}, nil)
 			return err
 		}, 1},
 		{"it ends", set(func(r *job.Run) { r.Status, r.EndedAt = job.Completed, &at }), 1},
-		{"a late heartbeat", func(ctx context.Context) error { return s.TouchRun(ctx, "r1", at) }, 0},
+		{"a late heartbeat", func(ctx context.Context) error { return s.RunWrites.TouchRun(ctx, "r1", at) }, 0},
 		{"its log grows", func(ctx context.Context) error {
-			_, err := s.AppendLogs(ctx, "r1", "std_log.txt", []job.LogLine{{Seq: 1, Text: "hi"}})
+			_, err := s.Runs.AppendLogs(ctx, "r1", "std_log.txt", []job.LogLine{{Seq: 1, Text: "hi"}})
 			return err
 		}, 0},
 	}
@@ -203,23 +203,23 @@ func writeUntilKilled(ctx context.Context, path string, out io.Writer) error {
 
 func writeStep(ctx context.Context, s *Store, id, step string, at time.Time) error {
 	set := func(fn func(r *job.Run)) error {
-		_, err := s.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) { fn(r); return nil, nil })
+		_, err := s.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) { fn(r); return nil, nil })
 		return err
 	}
 	switch step {
 	case "created":
 		r := &job.Run{ID: id, Compute: "local", Status: job.Queued, CreatedAt: at,
 			Spec: job.Spec{Type: "command", Command: "true"}, Attempt: 1}
-		return s.CreateRun(ctx, r, job.Event{Time: at, To: job.Queued})
+		return s.RunWrites.CreateRun(ctx, r, job.Event{Time: at, To: job.Queued})
 	case "touched":
-		return s.TouchRun(ctx, id, at)
+		return s.RunWrites.TouchRun(ctx, id, at)
 	case "running":
 		return set(func(r *job.Run) { r.Status, r.StartedAt = job.Running, &at })
 	case "logged":
-		_, err := s.AppendLogs(ctx, id, "std_log.txt", []job.LogLine{{Seq: 1, Text: "hello from " + id, Time: at}})
+		_, err := s.Runs.AppendLogs(ctx, id, "std_log.txt", []job.LogLine{{Seq: 1, Text: "hello from " + id, Time: at}})
 		return err
 	case "artifacts":
-		_, err := s.SetRunArtifacts(ctx, id, nil, "manifest-"+id, map[string]string{"model": "m"}, nil)
+		_, err := s.RunWrites.SetRunArtifacts(ctx, id, nil, "manifest-"+id, map[string]string{"model": "m"}, nil)
 		return err
 	case "ended":
 		code := 0
@@ -282,7 +282,7 @@ func TestNothingAcknowledgedIsLostOnKill(t *testing.T) {
 
 // acknowledged checks that the database holds what step wrote to run id.
 func acknowledged(ctx context.Context, s *Store, id, step string) error {
-	r, err := s.Run(ctx, id)
+	r, err := s.Runs.Run(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func acknowledged(ctx context.Context, s *Store, id, step string) error {
 			return fmt.Errorf("not started (%s)", r.Status)
 		}
 	case "logged":
-		lines, err := s.Logs(ctx, id, "std_log.txt", 0, 10)
+		lines, err := s.Runs.Logs(ctx, id, "std_log.txt", 0, 10)
 		if err != nil || len(lines) != 1 {
 			return fmt.Errorf("log lines %v, %v", lines, err)
 		}

@@ -48,7 +48,7 @@ type Replica struct {
 // PutEndpoint creates an endpoint (create) or replaces its definition (update, keeping its keys
 // unless Keys is given). Creating one that exists is ErrExists; updating one that does not
 // is ErrNotFound.
-func (s *Store) PutEndpoint(ctx context.Context, e EndpointRecord, create bool) error {
+func (s *Serving) PutEndpoint(ctx context.Context, e EndpointRecord, create bool) error {
 	spec, err := json.Marshal(e.Spec)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (s *Store) PutEndpoint(ctx context.Context, e EndpointRecord, create bool) 
 }
 
 // Endpoint reads one endpoint.
-func (s *Store) Endpoint(ctx context.Context, name string) (*EndpointRecord, error) {
+func (s *Serving) Endpoint(ctx context.Context, name string) (*EndpointRecord, error) {
 	e, err := scanEndpoint(s.db.QueryRowContext(ctx,
 		`SELECT spec, keys, created_at, updated_at FROM endpoints WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -87,7 +87,7 @@ func (s *Store) Endpoint(ctx context.Context, name string) (*EndpointRecord, err
 }
 
 // Endpoints lists the endpoints by name.
-func (s *Store) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
+func (s *Serving) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT spec, keys, created_at, updated_at FROM endpoints ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (s *Store) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
 
 // DeleteEndpoint removes an endpoint and its deployments (their replicas' rows stay until their
 // runs end: see DeleteReplica).
-func (s *Store) DeleteEndpoint(ctx context.Context, name string) error {
+func (s *Serving) DeleteEndpoint(ctx context.Context, name string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

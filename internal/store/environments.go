@@ -25,7 +25,7 @@ type EnvironmentVersion struct {
 
 // CreateEnvironment registers a version; an empty version becomes the next integer after the
 // highest integer version so far. An existing name+version is ErrExists.
-func (s *Store) CreateEnvironment(ctx context.Context, e EnvironmentVersion) (*EnvironmentVersion, error) {
+func (s *Assets) CreateEnvironment(ctx context.Context, e EnvironmentVersion) (*EnvironmentVersion, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("create environment %s: %w", e.Name, err)
@@ -70,7 +70,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, e EnvironmentVersion) (*E
 }
 
 // Environment returns one version; version "" or "latest" is the most recently created one.
-func (s *Store) Environment(ctx context.Context, name, version string) (*EnvironmentVersion, error) {
+func (s *Assets) Environment(ctx context.Context, name, version string) (*EnvironmentVersion, error) {
 	q := `SELECT name, version, spec, created_at FROM environments WHERE name = ? AND version = ?`
 	args := []any{name, version}
 	if version == "" || version == "latest" {
@@ -85,7 +85,7 @@ func (s *Store) Environment(ctx context.Context, name, version string) (*Environ
 }
 
 // Environments lists every version, grouped by name, newest first within a name.
-func (s *Store) Environments(ctx context.Context, name string) ([]EnvironmentVersion, error) {
+func (s *Assets) Environments(ctx context.Context, name string) ([]EnvironmentVersion, error) {
 	q := `SELECT name, version, spec, created_at FROM environments`
 	var args []any
 	if name != "" {

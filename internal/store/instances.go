@@ -35,7 +35,7 @@ const instanceColumns = `name, state, reason, since, active_at, checked_to, crea
 	starts, pending, idle, signals, updated_at, deferred_stop`
 
 // Instance returns an instance's row; ErrNotFound when it has none.
-func (s *Store) Instance(ctx context.Context, name string) (Instance, error) {
+func (s *Instances) Get(ctx context.Context, name string) (Instance, error) {
 	in, err := scanInstance(s.db.QueryRowContext(ctx, `SELECT `+instanceColumns+` FROM instances WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return in, ErrNotFound
@@ -47,7 +47,7 @@ func (s *Store) Instance(ctx context.Context, name string) (Instance, error) {
 }
 
 // Instances returns every instance's row, by name.
-func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
+func (s *Instances) List(ctx context.Context) ([]Instance, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("read instances: %w", err)
@@ -66,7 +66,7 @@ func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
 
 // UpdateInstance changes an instance's row in one transaction: fn sees the row (a new one,
 // with only Name set, when there is none) and returns whether to write it.
-func (s *Store) UpdateInstance(ctx context.Context, name string, fn func(in *Instance) (bool, error)) (Instance, error) {
+func (s *Instances) Update(ctx context.Context, name string, fn func(in *Instance) (bool, error)) (Instance, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Instance{}, fmt.Errorf("update instance %s: %w", name, err)
@@ -101,7 +101,7 @@ func (s *Store) UpdateInstance(ctx context.Context, name string, fn func(in *Ins
 }
 
 // DeleteInstance removes an instance's row (its target was deleted).
-func (s *Store) DeleteInstance(ctx context.Context, name string) error {
+func (s *Instances) Delete(ctx context.Context, name string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM instances WHERE name = ?`, name); err != nil {
 		return fmt.Errorf("delete instance %s: %w", name, err)
 	}

@@ -31,7 +31,7 @@ type SecretAccess struct {
 // PutJobSecret stores a secret's sealed value, creating it or replacing its value (its creation
 // time and last use are kept); created says which. A non-nil access replaces who may use it in
 // the same transaction; nil keeps it (a new secret's is empty).
-func (s *Store) PutJobSecret(ctx context.Context, name, sealed string, access *SecretAccess, at time.Time) (created bool, err error) {
+func (s *Assets) PutJobSecret(ctx context.Context, name, sealed string, access *SecretAccess, at time.Time) (created bool, err error) {
 	err = s.inTx(ctx, "store secret "+name, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_secrets SET value = ?, updated_at = ? WHERE name = ?`, sealed, nanos(at), name)
 		if err != nil {
@@ -53,7 +53,7 @@ func (s *Store) PutJobSecret(ctx context.Context, name, sealed string, access *S
 }
 
 // SetJobSecretAccess replaces who may use a secret; ErrNotFound when there is none of that name.
-func (s *Store) SetJobSecretAccess(ctx context.Context, name string, access SecretAccess) error {
+func (s *Assets) SetJobSecretAccess(ctx context.Context, name string, access SecretAccess) error {
 	return s.inTx(ctx, "store the access of secret "+name, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_secrets WHERE name = ?`, name).Scan(&n); err != nil {
@@ -90,7 +90,7 @@ func namesOf(col string) ([]string, error) {
 }
 
 // JobSecrets lists the secrets by name, with their sealed values.
-func (s *Store) JobSecrets(ctx context.Context) ([]JobSecret, error) {
+func (s *Assets) JobSecrets(ctx context.Context) ([]JobSecret, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, value, allowed_users, allowed_roles, created_at, updated_at,
 		last_used_run, last_used_at FROM job_secrets ORDER BY name`)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Store) JobSecrets(ctx context.Context) ([]JobSecret, error) {
 }
 
 // DeleteJobSecret removes a secret; ErrNotFound when there is none of that name.
-func (s *Store) DeleteJobSecret(ctx context.Context, name string) error {
+func (s *Assets) DeleteJobSecret(ctx context.Context, name string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM job_secrets WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("delete secret %s: %w", name, err)
@@ -133,7 +133,7 @@ func (s *Store) DeleteJobSecret(ctx context.Context, name string) error {
 }
 
 // MarkJobSecretsUsed records that run fetched the named secrets at at.
-func (s *Store) MarkJobSecretsUsed(ctx context.Context, names []string, run string, at time.Time) error {
+func (s *Assets) MarkJobSecretsUsed(ctx context.Context, names []string, run string, at time.Time) error {
 	return s.inTx(ctx, "record the use of secrets", func(tx *sql.Tx) error {
 		for _, n := range names {
 			if _, err := tx.ExecContext(ctx, `UPDATE job_secrets SET last_used_run = ?, last_used_at = ? WHERE name = ?`,
@@ -157,7 +157,7 @@ type Resealer struct {
 // Reseal rewrites every sealed value of the workspace (job secrets, endpoints' keys, compute
 // targets' passwords and private keys) through r in one transaction, and says how many it
 // changed: all of them or, when any fails, none.
-func (s *Store) Reseal(ctx context.Context, r Resealer) (changed int, err error) {
+func (s *Assets) Reseal(ctx context.Context, r Resealer) (changed int, err error) {
 	err = s.inTx(ctx, "reseal the workspace's secrets", func(tx *sql.Tx) error {
 		changed = 0
 		for _, tbl := range []struct{ table, key, col string }{

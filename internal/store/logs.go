@@ -10,7 +10,7 @@ import (
 // AppendLogs stores consecutive log lines of one file of a run. Lines already stored are ignored
 // (shipping is retried), so the call is idempotent. It returns the highest sequence number up to which
 // the file has no gap: a batch that starts after a gap stores nothing and the caller resends from there.
-func (s *Store) AppendLogs(ctx context.Context, runID, file string, lines []job.LogLine) (int64, error) {
+func (s *Runs) AppendLogs(ctx context.Context, runID, file string, lines []job.LogLine) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("append logs of %s: %w", runID, err)
@@ -45,7 +45,7 @@ func (s *Store) AppendLogs(ctx context.Context, runID, file string, lines []job.
 }
 
 // Logs returns up to limit lines of a run's log file after sequence number after.
-func (s *Store) Logs(ctx context.Context, runID, file string, after int64, limit int) ([]job.LogLine, error) {
+func (s *Runs) Logs(ctx context.Context, runID, file string, after int64, limit int) ([]job.LogLine, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT seq, time, text FROM log_lines WHERE run_id = ? AND file = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		runID, file, after, limit)
@@ -67,7 +67,7 @@ func (s *Store) Logs(ctx context.Context, runID, file string, after int64, limit
 }
 
 // LogTail returns the last n lines of a run's log file, oldest first.
-func (s *Store) LogTail(ctx context.Context, runID, file string, n int) ([]job.LogLine, error) {
+func (s *Runs) LogTail(ctx context.Context, runID, file string, n int) ([]job.LogLine, error) {
 	var max int64
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE run_id = ? AND file = ?`,
 		runID, file).Scan(&max); err != nil {
@@ -82,7 +82,7 @@ func (s *Store) LogTail(ctx context.Context, runID, file string, n int) ([]job.L
 
 // ArchiveLogs renames a run's log files to <prefix>/<file>, so that a new attempt starts its logs
 // afresh while the old attempt's lines stay readable.
-func (s *Store) ArchiveLogs(ctx context.Context, runID, prefix string) error {
+func (s *Runs) ArchiveLogs(ctx context.Context, runID, prefix string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE log_lines SET file = ? || '/' || file WHERE run_id = ? AND file NOT LIKE 'attempt\_%' ESCAPE '\'`,
 		prefix, runID)
 	if err != nil {

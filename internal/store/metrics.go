@@ -9,7 +9,7 @@ import (
 
 // AppendMetrics stores metrics of a run, idempotently (a metric's seq is its line in the run's
 // metrics file, so invalid lines leave gaps); it returns the highest sequence number stored.
-func (s *Store) AppendMetrics(ctx context.Context, runID string, ms []job.Metric) (int64, error) {
+func (s *Runs) AppendMetrics(ctx context.Context, runID string, ms []job.Metric) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("append metrics of %s: %w", runID, err)
@@ -42,7 +42,7 @@ func (s *Store) AppendMetrics(ctx context.Context, runID string, ms []job.Metric
 
 // Metrics returns a run's metric history in time order: the lines of its metrics file and
 // what MLflow clients logged (store.LogBatch), one history.
-func (s *Store) Metrics(ctx context.Context, runID string) ([]job.Metric, error) {
+func (s *Runs) Metrics(ctx context.Context, runID string) ([]job.Metric, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT seq, name, value, step, time FROM metrics WHERE run_id = ? ORDER BY time, src, seq`, runID)
 	if err != nil {
@@ -65,7 +65,7 @@ func (s *Store) Metrics(ctx context.Context, runID string) ([]job.Metric, error)
 // LastMetrics returns each metric's final value (the point of the highest step, then the latest
 // time, then the one logged last; latest_metrics), the value search filters on:
 // job show, job list, compare and the MLflow API agree on what "the last value" is.
-func (s *Store) LastMetrics(ctx context.Context, runID string) (map[string]float64, error) {
+func (s *Runs) LastMetrics(ctx context.Context, runID string) (map[string]float64, error) {
 	all, err := s.LastMetricsOf(ctx, []string{runID})
 	if err != nil {
 		return nil, err

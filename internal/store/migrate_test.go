@@ -150,7 +150,7 @@ func TestOldRunnersWorkspaceUpgradesInPlace(t *testing.T) {
 		if v, ok, err := s.Setting(ctx, "kept"); err != nil || !ok || v != "yes" {
 			t.Errorf("open #%d: setting kept = %q, %v, %v", i, v, ok, err)
 		}
-		if _, err := s.Users(ctx); err != nil { // 0022, applied by the upgrade
+		if _, err := s.Access.Users(ctx); err != nil { // 0022, applied by the upgrade
 			t.Errorf("open #%d: users: %v", i, err)
 		}
 		s.Close()

@@ -43,7 +43,7 @@ var ErrPathTaken = errors.New("path taken")
 // (ErrPathTaken) a path that is a directory of other files or lies below a file: the checks
 // and the write are one transaction, so two uploads cannot make a name both a file and a
 // directory.
-func (s *Store) PutMLflowArtifact(ctx context.Context, a MLflowArtifact) error {
+func (s *Tracking) PutMLflowArtifact(ctx context.Context, a MLflowArtifact) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("put artifact %s of %s: %w", a.Path, a.RunID, err)
@@ -108,7 +108,7 @@ func firstUnder(ctx context.Context, q querier, runID, from, to string) (string,
 }
 
 // MLflowArtifact returns the uploaded file at a path (ErrNotFound when there is none).
-func (s *Store) MLflowArtifact(ctx context.Context, runID, p string) (*MLflowArtifact, error) {
+func (s *Tracking) MLflowArtifact(ctx context.Context, runID, p string) (*MLflowArtifact, error) {
 	a := MLflowArtifact{RunID: runID, Path: p}
 	var at int64
 	err := s.db.QueryRowContext(ctx, `SELECT hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? AND path = ?`,
@@ -130,7 +130,7 @@ const listBatch = 256
 // whose keys sort after the key after ("" from the start), in key order. It walks the index
 // and skips each subdirectory's contents with one query, so a listing costs its entries, not
 // the files below them.
-func (s *Store) MLflowArtifactChildren(ctx context.Context, runID, dir, after string, limit int) ([]ArtifactEntry, error) {
+func (s *Tracking) MLflowArtifactChildren(ctx context.Context, runID, dir, after string, limit int) ([]ArtifactEntry, error) {
 	prefix, end := "", "" // end "" means no upper bound (the root)
 	if dir != "" {
 		prefix, end = dir+"/", dir+"0" // '0' follows '/': every path under dir/ sorts before dir0
@@ -185,7 +185,7 @@ type pathRow struct {
 	size int64
 }
 
-func (s *Store) childRows(ctx context.Context, runID, from, to string) ([]pathRow, error) {
+func (s *Tracking) childRows(ctx context.Context, runID, from, to string) ([]pathRow, error) {
 	q := `SELECT path, size FROM mlflow_artifacts WHERE run_id = ? AND path >= ? ORDER BY path LIMIT ?`
 	args := []any{runID, from, listBatch}
 	if to != "" {
@@ -210,7 +210,7 @@ func (s *Store) childRows(ctx context.Context, runID, from, to string) ([]pathRo
 
 // DeleteMLflowArtifacts removes the uploaded file at p, or every file below the directory p
 // ("" removes all of the run's), and returns how many it removed.
-func (s *Store) DeleteMLflowArtifacts(ctx context.Context, runID, p string) (int64, error) {
+func (s *Tracking) DeleteMLflowArtifacts(ctx context.Context, runID, p string) (int64, error) {
 	var res sql.Result
 	var err error
 	if p == "" {
@@ -230,7 +230,7 @@ var ErrTooMany = errors.New("too many to list at once")
 
 // MLflowArtifactFiles returns a run's uploaded files in path order, at most limit of them; more
 // is ErrTooMany, so that a caller never silently gets part of a run's files.
-func (s *Store) MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]MLflowArtifact, error) {
+func (s *Tracking) MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]MLflowArtifact, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT path, hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? ORDER BY path LIMIT ?`, runID, limit+1)
 	if err != nil {

@@ -16,14 +16,14 @@ func createArtifactRun(t *testing.T, s *Store, id string) {
 	t.Helper()
 	r := &job.Run{ID: id, Compute: "local", Status: job.Queued, CreatedAt: time.Unix(1700000000, 0).UTC(),
 		Spec: job.Spec{Type: "command", Command: "true"}, Attempt: 1}
-	if err := s.CreateRun(t.Context(), r); err != nil {
+	if err := s.RunWrites.CreateRun(t.Context(), r); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func putArtifact(t *testing.T, s *Store, run, p string, size int64) error {
 	t.Helper()
-	return s.PutMLflowArtifact(t.Context(), MLflowArtifact{RunID: run, Path: p, Hash: strings.Repeat("ab", 32),
+	return s.Tracking.PutMLflowArtifact(t.Context(), MLflowArtifact{RunID: run, Path: p, Hash: strings.Repeat("ab", 32),
 		Size: size, CreatedAt: time.Unix(1700000000, 0)})
 }
 
@@ -36,11 +36,11 @@ func TestMLflowArtifactsPutReplaceGet(t *testing.T) {
 	if err := putArtifact(t, s, "r", "model/weights.bin", 20); err != nil {
 		t.Fatalf("re-upload: %v", err)
 	}
-	a, err := s.MLflowArtifact(t.Context(), "r", "model/weights.bin")
+	a, err := s.Tracking.MLflowArtifact(t.Context(), "r", "model/weights.bin")
 	if err != nil || a.Size != 20 {
 		t.Fatalf("artifact = %+v, %v; want the re-upload (size 20)", a, err)
 	}
-	if _, err := s.MLflowArtifact(t.Context(), "r", "model"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Tracking.MLflowArtifact(t.Context(), "r", "model"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a directory read as a file: %v, want ErrNotFound", err)
 	}
 }
@@ -93,7 +93,7 @@ func TestMLflowArtifactChildren(t *testing.T) {
 		{"dir", "", 100, []ArtifactEntry{{Name: "sub", IsDir: true}, {Name: "top", Size: 7}}},
 		{"nothing", "", 100, nil},
 	} {
-		got, err := s.MLflowArtifactChildren(t.Context(), "r", tc.dir, tc.after, tc.limit)
+		got, err := s.Tracking.MLflowArtifactChildren(t.Context(), "r", tc.dir, tc.after, tc.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,14 +118,14 @@ func TestMLflowArtifactChildrenAcrossBatches(t *testing.T) {
 			}
 		}
 	}
-	got, err := s.MLflowArtifactChildren(t.Context(), "r", "", "", 100)
+	got, err := s.Tracking.MLflowArtifactChildren(t.Context(), "r", "", "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("children (-want +got):\n%s", diff)
 	}
-	files, err := s.MLflowArtifactChildren(t.Context(), "r", "sub1", "", 1000)
+	files, err := s.Tracking.MLflowArtifactChildren(t.Context(), "r", "sub1", "", 1000)
 	if err != nil || len(files) != listBatch+3 {
 		t.Errorf("files of sub1: %d, %v; want %d", len(files), err, listBatch+3)
 	}
@@ -144,11 +144,11 @@ func TestMLflowArtifactsDeleteAndCascade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := s.DeleteMLflowArtifacts(t.Context(), "r", "d")
+	n, err := s.Tracking.DeleteMLflowArtifacts(t.Context(), "r", "d")
 	if err != nil || n != 2 {
 		t.Fatalf("delete d = %d, %v; want 2 (d/x, d/y/z)", n, err)
 	}
-	got, _ := s.MLflowArtifactChildren(t.Context(), "r", "", "", 10)
+	got, _ := s.Tracking.MLflowArtifactChildren(t.Context(), "r", "", "", 10)
 	if diff := cmp.Diff([]ArtifactEntry{{Name: "d.txt", Size: 1}, {Name: "d0", Size: 1}}, got); diff != "" {
 		t.Errorf("after delete (-want +got):\n%s", diff)
 	}
@@ -174,7 +174,7 @@ func TestMLflowArtifactFiles(t *testing.T) {
 	if err := putArtifact(t, s, "other", "z.txt", 1); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.MLflowArtifactFiles(t.Context(), "r", 3)
+	got, err := s.Tracking.MLflowArtifactFiles(t.Context(), "r", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestMLflowArtifactFiles(t *testing.T) {
 	if strings.Join(paths, ",") != "a.txt,b/a.txt,b/c.txt" {
 		t.Errorf("files %v", paths)
 	}
-	if _, err := s.MLflowArtifactFiles(t.Context(), "r", 2); !errors.Is(err, ErrTooMany) {
+	if _, err := s.Tracking.MLflowArtifactFiles(t.Context(), "r", 2); !errors.Is(err, ErrTooMany) {
 		t.Errorf("limit 2 of 3 files: %v, want ErrTooMany", err)
 	}
 }

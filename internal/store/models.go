@@ -24,7 +24,7 @@ type modelRow struct {
 
 // CreateModel registers a model version (createAsset: an empty Version is the next integer, a
 // version that exists is ErrExists). It returns the version as stored.
-func (s *Store) CreateModel(ctx context.Context, v model.Version) (*model.Version, error) {
+func (s *Assets) CreateModel(ctx context.Context, v model.Version) (*model.Version, error) {
 	spec, err := json.Marshal(modelRow{Type: v.Type, Manifest: v.Manifest, Source: v.Source, Description: v.Description,
 		Tags: v.Tags, Properties: v.Properties, Stage: v.Stage, Folder: v.Folder, Files: v.Files, Size: v.Size})
 	if err != nil {
@@ -38,7 +38,7 @@ func (s *Store) CreateModel(ctx context.Context, v model.Version) (*model.Versio
 }
 
 // Model returns one version; "latest" is the newest created that is not archived.
-func (s *Store) Model(ctx context.Context, name, version string) (*model.Version, error) {
+func (s *Assets) Model(ctx context.Context, name, version string) (*model.Version, error) {
 	r, err := s.assetVersion(ctx, "models", "model", name, version)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Store) Model(ctx context.Context, name, version string) (*model.Version
 }
 
 // Models lists every version of a model ("" = of every model), by name then version.
-func (s *Store) Models(ctx context.Context, name string) ([]model.Version, error) {
+func (s *Assets) Models(ctx context.Context, name string) ([]model.Version, error) {
 	rows, err := s.assetVersions(ctx, "models", "models", name)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (s *Store) Models(ctx context.Context, name string) ([]model.Version, error
 
 // SetModelArchived archives or restores one version, or every version of the name when version
 // is "". It returns how many versions there were to change; none is ErrNotFound.
-func (s *Store) SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
+func (s *Assets) SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error) {
 	return s.setAssetArchived(ctx, "models", "model", name, version, archived)
 }
 

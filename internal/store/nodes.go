@@ -65,7 +65,7 @@ const nodeColumns = `id, pool, state, state_reason, size, low_priority, capacity
 	info, runs, provider_id, join_deadline, created_at, joined_at, last_heartbeat, idle_since`
 
 // CreateNode inserts a node with its first event (from "" to its state); an existing id is ErrExists.
-func (s *Store) CreateNode(ctx context.Context, n *Node, reason string) error {
+func (s *Cluster) CreateNode(ctx context.Context, n *Node, reason string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create node %s: %w", n.ID, err)
@@ -93,7 +93,7 @@ func (s *Store) CreateNode(ctx context.Context, n *Node, reason string) error {
 }
 
 // Node returns one node.
-func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
+func (s *Cluster) Node(ctx context.Context, id string) (*Node, error) {
 	return getNode(ctx, s.db, id)
 }
 
@@ -115,7 +115,7 @@ type NodeFilter struct {
 }
 
 // Nodes lists nodes, oldest first (ties by id).
-func (s *Store) Nodes(ctx context.Context, f NodeFilter) ([]*Node, error) {
+func (s *Cluster) Nodes(ctx context.Context, f NodeFilter) ([]*Node, error) {
 	q := `SELECT ` + nodeColumns + ` FROM nodes WHERE 1 = 1`
 	var args []any
 	if f.Pool != "" {
@@ -147,7 +147,7 @@ func (s *Store) Nodes(ctx context.Context, f NodeFilter) ([]*Node, error) {
 // UpdateNode reads a node, lets fn change it and return the events to record (their pool and
 // node are filled in), and writes both in one transaction. When fn returns an error nothing is
 // written and the error is returned as is.
-func (s *Store) UpdateNode(ctx context.Context, id string, fn func(n *Node) ([]NodeEvent, error)) (*Node, error) {
+func (s *Cluster) UpdateNode(ctx context.Context, id string, fn func(n *Node) ([]NodeEvent, error)) (*Node, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("update node %s: %w", id, err)
@@ -184,7 +184,7 @@ func (s *Store) UpdateNode(ctx context.Context, id string, fn func(n *Node) ([]N
 }
 
 // DeleteNode removes a node and its queued work, and records ev (to compute.NodeDeleted) in its pool's timeline.
-func (s *Store) DeleteNode(ctx context.Context, id string, ev NodeEvent) error {
+func (s *Cluster) DeleteNode(ctx context.Context, id string, ev NodeEvent) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete node %s: %w", id, err)
@@ -221,7 +221,7 @@ type NodeEventFilter struct {
 }
 
 // NodeEvents returns timeline entries, oldest first.
-func (s *Store) NodeEvents(ctx context.Context, f NodeEventFilter) ([]NodeEvent, error) {
+func (s *Cluster) NodeEvents(ctx context.Context, f NodeEventFilter) ([]NodeEvent, error) {
 	q := `SELECT seq, pool, node_id, time, from_state, to_state, reason FROM node_events WHERE 1 = 1`
 	var args []any
 	if f.Pool != "" {
@@ -366,7 +366,7 @@ type Assignment struct {
 
 // EnqueueAssignment queues work for a node and returns its id. Queuing the same node, run and
 // kind again returns the existing id and changes nothing. A missing node is ErrNotFound.
-func (s *Store) EnqueueAssignment(ctx context.Context, a Assignment) (int64, error) {
+func (s *Cluster) EnqueueAssignment(ctx context.Context, a Assignment) (int64, error) {
 	_, err := s.db.ExecContext(ctx, `
 		INSERT INTO node_assignments (node_id, run_id, kind, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (node_id, run_id, kind) DO UPDATE SET created_at = excluded.created_at,
@@ -389,7 +389,7 @@ func (s *Store) EnqueueAssignment(ctx context.Context, a Assignment) (int64, err
 }
 
 // Assignments lists a node's work in queue order; pendingOnly keeps what is not acknowledged.
-func (s *Store) Assignments(ctx context.Context, nodeID string, pendingOnly bool) ([]Assignment, error) {
+func (s *Cluster) Assignments(ctx context.Context, nodeID string, pendingOnly bool) ([]Assignment, error) {
 	q := `SELECT id, node_id, run_id, kind, created_at, delivered_at, acked_at FROM node_assignments WHERE node_id = ?`
 	if pendingOnly {
 		q += ` AND acked_at IS NULL`
@@ -415,17 +415,17 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, pendingOnly bool
 }
 
 // MarkDelivered records when work was first sent to a node's agent.
-func (s *Store) MarkDelivered(ctx context.Context, nodeID string, ids []int64, at time.Time) error {
+func (s *Cluster) MarkDelivered(ctx context.Context, nodeID string, ids []int64, at time.Time) error {
 	return s.stampAssignments(ctx, "delivered_at", nodeID, ids, at)
 }
 
 // AckAssignments records that a node's agent acted on work; it is not sent again. Ids of other
 // nodes are ignored.
-func (s *Store) AckAssignments(ctx context.Context, nodeID string, ids []int64, at time.Time) error {
+func (s *Cluster) AckAssignments(ctx context.Context, nodeID string, ids []int64, at time.Time) error {
 	return s.stampAssignments(ctx, "acked_at", nodeID, ids, at)
 }
 
-func (s *Store) stampAssignments(ctx context.Context, column, nodeID string, ids []int64, at time.Time) error {
+func (s *Cluster) stampAssignments(ctx context.Context, column, nodeID string, ids []int64, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 // CreateUserWithOIDC adds a user linked to the OpenID Connect subject (none when empty), in
 // one statement: a user of that name, or a subject linked already, is ErrExists.
-func (s *Store) CreateUserWithOIDC(ctx context.Context, u User, subject string) error {
+func (s *Access) CreateUserWithOIDC(ctx context.Context, u User, subject string) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at, oidc_subject) VALUES (?, ?, ?, ?)`,
 		u.Name, u.Role, nanos(u.CreatedAt), subject)
 	if isUniqueViolation(err) {
@@ -22,7 +22,7 @@ func (s *Store) CreateUserWithOIDC(ctx context.Context, u User, subject string) 
 }
 
 // UserByOIDCSubject returns the user linked to an OpenID Connect subject, or ErrNotFound.
-func (s *Store) UserByOIDCSubject(ctx context.Context, subject string) (*User, error) {
+func (s *Access) UserByOIDCSubject(ctx context.Context, subject string) (*User, error) {
 	if subject == "" {
 		return nil, fmt.Errorf("empty OpenID Connect subject: %w", ErrNotFound)
 	}
@@ -42,7 +42,7 @@ func (s *Store) UserByOIDCSubject(ctx context.Context, subject string) (*User, e
 
 // SetUserOIDCSubject links an existing user to an OpenID Connect subject, or unlinks them (an
 // empty subject). An unknown user is ErrNotFound; a subject linked to another user ErrExists.
-func (s *Store) SetUserOIDCSubject(ctx context.Context, name, subject string) error {
+func (s *Access) SetUserOIDCSubject(ctx context.Context, name, subject string) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE users SET oidc_subject = ? WHERE name = ?`, subject, name)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("OpenID Connect subject %q is another user's: %w", subject, ErrExists)

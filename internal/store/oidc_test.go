@@ -16,14 +16,14 @@ func TestUserOIDCSubjectAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1_800_000_000, 0).UTC()
-	if err := s.CreateUserWithOIDC(ctx, User{Name: "rita", Role: "reader", CreatedAt: now}, "sub-rita"); err != nil {
+	if err := s.Access.CreateUserWithOIDC(ctx, User{Name: "rita", Role: "reader", CreatedAt: now}, "sub-rita"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateUserWithOIDC(ctx, User{Name: "rob", Role: "owner", CreatedAt: now}, "sub-rita"); !errors.Is(err, ErrExists) {
+	if err := s.Access.CreateUserWithOIDC(ctx, User{Name: "rob", Role: "owner", CreatedAt: now}, "sub-rita"); !errors.Is(err, ErrExists) {
 		t.Fatalf("a second user with rita's subject: %v, want ErrExists", err)
 	}
 	for _, name := range []string{"carl", "dora"} { // two users without a subject
-		if err := s.CreateUserWithOIDC(ctx, User{Name: name, Role: "reader", CreatedAt: now}, ""); err != nil {
+		if err := s.Access.CreateUserWithOIDC(ctx, User{Name: name, Role: "reader", CreatedAt: now}, ""); err != nil {
 			t.Fatalf("user %s without a subject: %v", name, err)
 		}
 	}
@@ -33,16 +33,16 @@ func TestUserOIDCSubjectAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	u, err := s.UserByOIDCSubject(ctx, "sub-rita")
+	u, err := s.Access.UserByOIDCSubject(ctx, "sub-rita")
 	if err != nil || u.Name != "rita" || u.Role != "reader" {
 		t.Fatalf("user of sub-rita: %+v, %v; want rita, reader", u, err)
 	}
 	for _, sub := range []string{"", "sub-unknown"} {
-		if u, err := s.UserByOIDCSubject(ctx, sub); !errors.Is(err, ErrNotFound) {
+		if u, err := s.Access.UserByOIDCSubject(ctx, sub); !errors.Is(err, ErrNotFound) {
 			t.Errorf("user of subject %q: %+v, %v; want ErrNotFound", sub, u, err)
 		}
 	}
-	if _, err := s.GetUser(ctx, "rob"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Access.GetUser(ctx, "rob"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("rob, refused for a taken subject, exists: %v", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestSetUserOIDCSubject(t *testing.T) {
 	defer s.Close()
 	now := time.Unix(1_800_000_000, 0).UTC()
 	for _, u := range []struct{ name, sub string }{{"rita", ""}, {"carl", "sub-carl"}} {
-		if err := s.CreateUserWithOIDC(ctx, User{Name: u.name, Role: "reader", CreatedAt: now}, u.sub); err != nil {
+		if err := s.Access.CreateUserWithOIDC(ctx, User{Name: u.name, Role: "reader", CreatedAt: now}, u.sub); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,23 +72,23 @@ func TestSetUserOIDCSubject(t *testing.T) {
 		{"nobody", "sub-x", ErrNotFound},
 	}
 	for _, st := range steps {
-		if err := s.SetUserOIDCSubject(ctx, st.name, st.sub); !errors.Is(err, st.want) && !(err == nil && st.want == nil) {
+		if err := s.Access.SetUserOIDCSubject(ctx, st.name, st.sub); !errors.Is(err, st.want) && !(err == nil && st.want == nil) {
 			t.Fatalf("SetUserOIDCSubject(%s, %s) = %v, want %v", st.name, st.sub, err, st.want)
 		}
 	}
-	if u, err := s.UserByOIDCSubject(ctx, "sub-rita-2"); err != nil || u.Name != "rita" || u.OIDCSubject != "sub-rita-2" {
+	if u, err := s.Access.UserByOIDCSubject(ctx, "sub-rita-2"); err != nil || u.Name != "rita" || u.OIDCSubject != "sub-rita-2" {
 		t.Fatalf("user of sub-rita-2: %+v, %v", u, err)
 	}
-	if _, err := s.UserByOIDCSubject(ctx, "sub-rita"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Access.UserByOIDCSubject(ctx, "sub-rita"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("rita's first subject still finds a user: %v", err)
 	}
-	if err := s.SetUserOIDCSubject(ctx, "rita", ""); err != nil {
+	if err := s.Access.SetUserOIDCSubject(ctx, "rita", ""); err != nil {
 		t.Fatal(err)
 	}
-	if u, err := s.GetUser(ctx, "rita"); err != nil || u.OIDCSubject != "" {
+	if u, err := s.Access.GetUser(ctx, "rita"); err != nil || u.OIDCSubject != "" {
 		t.Errorf("rita after unlinking: %+v, %v", u, err)
 	}
-	if u, err := s.GetUser(ctx, "carl"); err != nil || u.OIDCSubject != "sub-carl" {
+	if u, err := s.Access.GetUser(ctx, "carl"); err != nil || u.OIDCSubject != "sub-carl" {
 		t.Errorf("carl: %+v, %v; want his subject kept", u, err)
 	}
 }

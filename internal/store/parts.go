@@ -41,7 +41,7 @@ const partColumns = `run_id, attempt, node_rank, artifacts, named_outputs, regis
 // artifacts were assembled (checked in the same statement, so a part is either in the assembly
 // or refused), and returns the part as stored (unregistered when refused): a part never
 // changes, so the caller compares it with what it asked for.
-func (s *Store) RegisterRunPart(ctx context.Context, p RunPart) (*RunPart, error) {
+func (s *Runs) RegisterRunPart(ctx context.Context, p RunPart) (*RunPart, error) {
 	named, err := json.Marshal(nonNilMap(p.NamedOutputs))
 	if err != nil {
 		return nil, fmt.Errorf("register part of %s: %w", p.RunID, err)
@@ -63,7 +63,7 @@ func (s *Store) RegisterRunPart(ctx context.Context, p RunPart) (*RunPart, error
 }
 
 // RecordNodeFailure records why a node of a run attempt failed; the first failure recorded stays.
-func (s *Store) RecordNodeFailure(ctx context.Context, runID string, attempt, node int, reason string, exit *int, at time.Time) error {
+func (s *Runs) RecordNodeFailure(ctx context.Context, runID string, attempt, node int, reason string, exit *int, at time.Time) error {
 	var code any
 	if exit != nil {
 		code = *exit
@@ -81,14 +81,14 @@ func (s *Store) RecordNodeFailure(ctx context.Context, runID string, attempt, no
 }
 
 // RunParts returns the parts of a run attempt, by node rank.
-func (s *Store) RunParts(ctx context.Context, runID string, attempt int) ([]RunPart, error) {
+func (s *Runs) RunParts(ctx context.Context, runID string, attempt int) ([]RunPart, error) {
 	return listParts(ctx, s.db, runID, attempt)
 }
 
 // SetRunArtifacts records a run's assembled artifacts, once, and adds warnings to the run. It
 // writes nothing and returns ErrStale when the run has artifacts already or when the nodes with
 // registered parts in its attempt are no longer exactly `from` (a part arrived meanwhile).
-func (s *Store) SetRunArtifacts(ctx context.Context, runID string, from []int, artifacts string, named map[string]string, warnings []string) (*job.Run, error) {
+func (s *RunWrites) SetRunArtifacts(ctx context.Context, runID string, from []int, artifacts string, named map[string]string, warnings []string) (*job.Run, error) {
 	return s.updateRun(ctx, runID, func(q querier, r *job.Run) ([]job.Event, error) {
 		if r.ArtifactsHash != "" {
 			return nil, fmt.Errorf("artifacts of %s: already set: %w", runID, ErrStale)

@@ -29,13 +29,13 @@ type Step struct {
 var ErrStepExists = errors.New("step exists")
 
 // CreatePipeline creates a pipeline's parent run and its outcome row, in one transaction.
-func (s *Store) CreatePipeline(ctx context.Context, r *job.Run, events ...job.Event) error {
+func (s *RunWrites) CreatePipeline(ctx context.Context, r *job.Run, events ...job.Event) error {
 	return s.createParent(ctx, "create pipeline "+r.ID, pipelinesTable, r, events)
 }
 
 // CreateStep creates a step's run and its row in one transaction. A row for that step already
 // there is ErrStepExists (and nothing is written); a run of that name is ErrExists.
-func (s *Store) CreateStep(ctx context.Context, st Step, r *job.Run, events ...job.Event) error {
+func (s *RunWrites) CreateStep(ctx context.Context, st Step, r *job.Run, events ...job.Event) error {
 	st.RunID = r.ID
 	row := childRow{
 		absent: func(tx *sql.Tx) error { return stepAbsent(ctx, tx, st) },
@@ -55,7 +55,7 @@ func (s *Store) CreateStep(ctx context.Context, st Step, r *job.Run, events ...j
 // PutStep records a step that has no run of its own: reused from the step cache (State
 // "completed", ReusedFrom set) or skipped (State "skipped", Reason set). ErrStepExists when the
 // step has a row already.
-func (s *Store) PutStep(ctx context.Context, st Step) error {
+func (s *Parents) PutStep(ctx context.Context, st Step) error {
 	st.RunID = ""
 	return s.inTx(ctx, fmt.Sprintf("record step %s of %s", st.Name, st.Pipeline), func(tx *sql.Tx) error {
 		if err := stepAbsent(ctx, tx, st); err != nil {
@@ -87,7 +87,7 @@ func insertStep(ctx context.Context, tx *sql.Tx, st Step) error {
 }
 
 // SetStepReason records why the pipeline canceled a step (the first reason stays).
-func (s *Store) SetStepReason(ctx context.Context, pipeline, step, reason string) error {
+func (s *Parents) SetStepReason(ctx context.Context, pipeline, step, reason string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE pipeline_steps SET reason = ? WHERE pipeline = ? AND step = ? AND reason = ''`,
 		reason, pipeline, step)
 	if err != nil {
@@ -106,7 +106,7 @@ func scanStep(rows *sql.Rows) (Step, error) {
 	return st, err
 }
 
-func (s *Store) querySteps(ctx context.Context, what, query string, args ...any) ([]Step, error) {
+func (s *Parents) querySteps(ctx context.Context, what, query string, args ...any) ([]Step, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
@@ -127,13 +127,13 @@ func (s *Store) querySteps(ctx context.Context, what, query string, args ...any)
 }
 
 // PipelineSteps returns a pipeline's stored steps by name order, each with its run.
-func (s *Store) PipelineSteps(ctx context.Context, pipeline string) ([]Step, error) {
+func (s *Parents) PipelineSteps(ctx context.Context, pipeline string) ([]Step, error) {
 	out, err := s.querySteps(ctx, "steps of "+pipeline,
 		`SELECT `+stepColumns+` FROM pipeline_steps WHERE pipeline = ? ORDER BY step`, pipeline)
 	if err != nil {
 		return nil, err
 	}
-	err = attachRuns(ctx, s, out, func(c *Step) (string, **job.Run) { return c.RunID, &c.Run })
+	err = attachRuns(ctx, s.Store, out, func(c *Step) (string, **job.Run) { return c.RunID, &c.Run })
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Store) PipelineSteps(ctx context.Context, pipeline string) ([]Step, err
 }
 
 // StepOf returns the pipeline step a run is, if it is one.
-func (s *Store) StepOf(ctx context.Context, runID string) (Step, bool, error) {
+func (s *Parents) StepOf(ctx context.Context, runID string) (Step, bool, error) {
 	out, err := s.querySteps(ctx, "step "+runID, `SELECT `+stepColumns+` FROM pipeline_steps WHERE run_id = ?`, runID)
 	if err != nil || len(out) == 0 || runID == "" {
 		return Step{}, false, err
@@ -150,7 +150,7 @@ func (s *Store) StepOf(ctx context.Context, runID string) (Step, bool, error) {
 }
 
 // StepsOf maps each of ids that is a pipeline step's run to its step (job list).
-func (s *Store) StepsOf(ctx context.Context, ids []string) (map[string]Step, error) {
+func (s *Parents) StepsOf(ctx context.Context, ids []string) (map[string]Step, error) {
 	out := map[string]Step{}
 	if len(ids) == 0 {
 		return out, nil
@@ -165,7 +165,7 @@ func (s *Store) StepsOf(ctx context.Context, ids []string) (map[string]Step, err
 
 // CachedStep is the step cache: the newest completed run of a step with that cache key, across
 // the workspace's pipelines, whose run still exists ("" when none).
-func (s *Store) CachedStep(ctx context.Context, key string) (string, error) {
+func (s *Parents) CachedStep(ctx context.Context, key string) (string, error) {
 	if key == "" {
 		return "", nil
 	}
@@ -183,12 +183,12 @@ func (s *Store) CachedStep(ctx context.Context, key string) (string, error) {
 }
 
 // ActivePipelines lists the pipelines that have not ended, oldest first.
-func (s *Store) ActivePipelines(ctx context.Context) ([]*job.Run, error) {
+func (s *Parents) ActivePipelines(ctx context.Context) ([]*job.Run, error) {
 	return s.activeParents(ctx, pipelinesTable)
 }
 
 // PipelineReason reads why a pipeline ended ("" while it runs); ErrNotFound when id is not one.
-func (s *Store) PipelineReason(ctx context.Context, id string) (string, error) {
+func (s *Parents) PipelineReason(ctx context.Context, id string) (string, error) {
 	var reason string
 	err := s.db.QueryRowContext(ctx, `SELECT done_reason FROM pipelines WHERE run_id = ?`, id).Scan(&reason)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -201,7 +201,7 @@ func (s *Store) PipelineReason(ctx context.Context, id string) (string, error) {
 }
 
 // SetPipelineReason records why a pipeline ended.
-func (s *Store) SetPipelineReason(ctx context.Context, id, reason string) error {
+func (s *Parents) SetPipelineReason(ctx context.Context, id, reason string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE pipelines SET done_reason = ? WHERE run_id = ?`, reason, id); err != nil {
 		return fmt.Errorf("record pipeline %s: %w", id, err)
 	}

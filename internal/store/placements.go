@@ -12,7 +12,7 @@ import (
 // SetPlacement records where attempt of a run was placed (its nodes in rank order and GPUs),
 // replacing an earlier attempt's placement. It is conditional in one statement: a run that ended
 // or moved on to another attempt meanwhile is not placed (ErrStale).
-func (s *Store) SetPlacement(ctx context.Context, runID string, attempt int, p job.Placement, at time.Time) error {
+func (s *Cluster) SetPlacement(ctx context.Context, runID string, attempt int, p job.Placement, at time.Time) error {
 	nodes, err := json.Marshal(nonNilSlice(p.Nodes))
 	if err != nil {
 		return fmt.Errorf("place run %s: %w", runID, err)
@@ -39,7 +39,7 @@ func (s *Store) SetPlacement(ctx context.Context, runID string, attempt int, p j
 
 // ClearPlacement forgets the placement of a run's attempt (it could not be submitted there and
 // is placed again); another attempt's placement is left alone.
-func (s *Store) ClearPlacement(ctx context.Context, runID string, attempt int) error {
+func (s *Cluster) ClearPlacement(ctx context.Context, runID string, attempt int) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_placements WHERE run_id = ? AND attempt = ?`, runID, attempt); err != nil {
 		return fmt.Errorf("clear placement of %s: %w", runID, err)
 	}
@@ -63,7 +63,7 @@ func decodePlacement(nodes, gpus string) (*job.Placement, error) {
 
 // RecordPreemption records that attempt of a run lost its node to preemption; recording the
 // same attempt again changes nothing.
-func (s *Store) RecordPreemption(ctx context.Context, runID string, attempt int, nodeID string, at time.Time) error {
+func (s *Cluster) RecordPreemption(ctx context.Context, runID string, attempt int, nodeID string, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO run_preemptions (run_id, attempt, node_id, at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (run_id, attempt) DO NOTHING`, runID, attempt, nodeID, nanos(at))
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Store) RecordPreemption(ctx context.Context, runID string, attempt int,
 
 // Preemptions counts, for every active run preempted at least once, the attempts it lost to
 // preemption.
-func (s *Store) Preemptions(ctx context.Context) (map[string]int, error) {
+func (s *Cluster) Preemptions(ctx context.Context) (map[string]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT p.run_id, COUNT(*) FROM run_preemptions p JOIN runs r ON r.id = p.run_id
 		WHERE r.status NOT IN (?, ?, ?) GROUP BY p.run_id`, job.Completed, job.Failed, job.Canceled)
 	if err != nil {

@@ -79,7 +79,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 	for range writers {
 		wg.Go(func() {
 			for range each {
-				_, err := s.UpdateRun(t.Context(), "r", func(r *job.Run) ([]job.Event, error) {
+				_, err := s.RunWrites.UpdateRun(t.Context(), "r", func(r *job.Run) ([]job.Event, error) {
 					r.Attempt++
 					return nil, nil
 				})
@@ -94,7 +94,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := s.Run(t.Context(), "r")
+	r, err := s.Runs.Run(t.Context(), "r")
 	if err != nil || r.Attempt != 1+writers*each {
 		t.Errorf("attempt after %d increments = %d, %v; want %d", writers*each, r.Attempt, err, 1+writers*each)
 	}
@@ -121,7 +121,7 @@ func TestAWriterWaitsForTheLockThenFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a statement outside a transaction waited for the lock: %v", err)
 	}
-	createErr := s.CreateRun(t.Context(), &job.Run{ID: "r", Compute: "local", Status: job.Queued, CreatedAt: t0,
+	createErr := s.RunWrites.CreateRun(t.Context(), &job.Run{ID: "r", Compute: "local", Status: job.Queued, CreatedAt: t0,
 		Spec: job.Spec{Type: "command", Command: "true"}}, job.Event{Time: t0, To: job.Queued})
 	if createErr == nil || !strings.Contains(createErr.Error(), "lock") || time.Since(start) > 5*time.Second {
 		t.Errorf("CreateRun while another transaction writes = %v after %s; want a lock timeout after 200ms", createErr, time.Since(start))

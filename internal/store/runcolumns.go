@@ -141,7 +141,7 @@ func writeRunChange(ctx context.Context, q querier, id string, c runChange) erro
 // TouchRun records that a run's supervisor was heard from at t. It writes that column alone,
 // without reading the run, and does not wait for the disk: a heartbeat lost to a power loss is
 // one more silent interval.
-func (s *Store) TouchRun(ctx context.Context, id string, t time.Time) error {
+func (s *RunWrites) TouchRun(ctx context.Context, id string, t time.Time) error {
 	c := runChange{columns: []string{"last_heartbeat"}, values: []any{nanos(t)}}
 	err := writeRunChange(ctx, s.db, id, c)
 	if errors.Is(err, ErrNotFound) {

@@ -69,7 +69,7 @@ func createTestRun(t *testing.T, s *Store, id string) {
 	t.Helper()
 	r := &job.Run{ID: id, Compute: "local", Status: job.Queued, CreatedAt: time.Unix(1700000000, 0).UTC(),
 		Spec: job.Spec{Type: "command", Command: "echo hi", Inputs: map[string]job.Input{"lr": {Type: "number", Value: "0.1"}}}, Attempt: 1}
-	if err := s.CreateRun(t.Context(), r, job.Event{Time: r.CreatedAt, To: job.Queued}); err != nil {
+	if err := s.RunWrites.CreateRun(t.Context(), r, job.Event{Time: r.CreatedAt, To: job.Queued}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -81,7 +81,7 @@ func TestAnUpdateWritesOnlyTheColumnsItChanged(t *testing.T) {
 	at := time.Unix(1700000100, 0).UTC()
 	update := func(fn func(r *job.Run) []job.Event) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := s.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { return fn(r), nil })
+			_, err := s.RunWrites.UpdateRun(ctx, "r1", func(r *job.Run) ([]job.Event, error) { return fn(r), nil })
 			return err
 		}
 	}
@@ -90,7 +90,7 @@ func TestAnUpdateWritesOnlyTheColumnsItChanged(t *testing.T) {
 		write func(ctx context.Context) error
 		want  []string
 	}{
-		{"heartbeat", func(ctx context.Context) error { return s.TouchRun(ctx, "r1", at) }, []string{"last_heartbeat"}},
+		{"heartbeat", func(ctx context.Context) error { return s.RunWrites.TouchRun(ctx, "r1", at) }, []string{"last_heartbeat"}},
 		{"nothing changed", update(func(r *job.Run) []job.Event { return nil }), nil},
 		{"a status transition", update(func(r *job.Run) []job.Event {
 			r.Status, r.StatusReason = job.Running, "started"
@@ -119,7 +119,7 @@ func TestAnUpdateWritesOnlyTheColumnsItChanged(t *testing.T) {
 			t.Errorf("%s: columns written (-want +got):\n%s", tt.name, diff)
 		}
 	}
-	got, err := s.Run(t.Context(), "r1")
+	got, err := s.Runs.Run(t.Context(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestAnUpdateWritesOnlyTheColumnsItChanged(t *testing.T) {
 
 func TestTouchingAMissingRunIsNotFound(t *testing.T) {
 	s := open(t)
-	if err := s.TouchRun(t.Context(), "nope", time.Now()); !errors.Is(err, ErrNotFound) {
+	if err := s.RunWrites.TouchRun(t.Context(), "nope", time.Now()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("TouchRun of a missing run = %v, want ErrNotFound", err)
 	}
 }
@@ -139,14 +139,14 @@ func TestTouchingAMissingRunIsNotFound(t *testing.T) {
 func TestARunsIDCannotChange(t *testing.T) {
 	s := open(t)
 	createTestRun(t, s, "r1")
-	_, err := s.UpdateRun(t.Context(), "r1", func(r *job.Run) ([]job.Event, error) {
+	_, err := s.RunWrites.UpdateRun(t.Context(), "r1", func(r *job.Run) ([]job.Event, error) {
 		r.ID = "r2"
 		return nil, nil
 	})
 	if err == nil {
 		t.Fatal("renaming a run in UpdateRun was accepted")
 	}
-	if _, err := s.Run(t.Context(), "r1"); err != nil {
+	if _, err := s.Runs.Run(t.Context(), "r1"); err != nil {
 		t.Errorf("run r1 after the refused rename: %v", err)
 	}
 }
@@ -179,7 +179,7 @@ func TestRunListsReadAnIndex(t *testing.T) {
 			!strings.Contains(joined, "SEARCH p USING INDEX") {
 			t.Errorf("%+v: plan\n%s\nwant a scan of index %s in the list's order, placements found by key", tt.filter, joined, tt.index)
 		}
-		if got, err := s.Runs(t.Context(), tt.filter); err != nil || len(got) != 20 {
+		if got, err := s.Runs.List(t.Context(), tt.filter); err != nil || len(got) != 20 {
 			t.Errorf("%+v: %d runs, %v; want 20", tt.filter, len(got), err)
 		}
 	}

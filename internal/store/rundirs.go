@@ -19,7 +19,7 @@ type RunEnd struct {
 }
 
 // RunEnds returns the status and end of the runs ids that exist (a deleted one is absent).
-func (s *Store) RunEnds(ctx context.Context, ids []string) (map[string]RunEnd, error) {
+func (s *Runs) RunEnds(ctx context.Context, ids []string) (map[string]RunEnd, error) {
 	out := make(map[string]RunEnd, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
 		args := make([]any, len(chunk))

@@ -182,13 +182,13 @@ func listConditions(d dialect, f RunFilter) (string, []any) {
 
 // RunsPage lists up to f.Limit runs and, when more follow, the cursor to pass as After for the
 // next page.
-func (s *Store) RunsPage(ctx context.Context, f RunFilter) ([]*job.Run, *RunCursor, error) {
+func (s *Runs) RunsPage(ctx context.Context, f RunFilter) ([]*job.Run, *RunCursor, error) {
 	if f.Limit <= 0 {
 		return nil, nil, fmt.Errorf("list runs: a page needs a limit")
 	}
 	limit := f.Limit
 	f.Limit++
-	runs, err := s.Runs(ctx, f)
+	runs, err := s.List(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +200,7 @@ func (s *Store) RunsPage(ctx context.Context, f RunFilter) ([]*job.Run, *RunCurs
 }
 
 // SetArchived marks a run archived (hidden from job list) or not.
-func (s *Store) SetArchived(ctx context.Context, id string, archived bool) error {
+func (s *RunWrites) SetArchived(ctx context.Context, id string, archived bool) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET archived = ? WHERE id = ?`, archived, id)
 	if err != nil {
 		return fmt.Errorf("archive run %s: %w", id, err)
@@ -219,7 +219,7 @@ type RunListing struct {
 }
 
 // Listing reads a run's RunListing.
-func (s *Store) Listing(ctx context.Context, id string) (RunListing, error) {
+func (s *Runs) Listing(ctx context.Context, id string) (RunListing, error) {
 	var l RunListing
 	err := s.db.QueryRowContext(ctx, `SELECT archived, bound_command FROM runs WHERE id = ?`, id).Scan(&l.Archived, &l.BoundCommand)
 	if err != nil {
@@ -234,7 +234,7 @@ var ErrNotEnded = errors.New("has not ended")
 // DeleteRun removes an ended run with its events, log lines and metrics (its other rows go with
 // it by their foreign keys). Its blobs stay: they are shared by content, and no collector of
 // unreferenced blobs exists yet.
-func (s *Store) DeleteRun(ctx context.Context, id string) error {
+func (s *RunWrites) DeleteRun(ctx context.Context, id string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete run %s: %w", id, err)
@@ -265,7 +265,7 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 }
 
 // SetBoundCommand records the command a run's supervisor ran, bound to its inputs and outputs.
-func (s *Store) SetBoundCommand(ctx context.Context, id, command string) error {
+func (s *RunWrites) SetBoundCommand(ctx context.Context, id, command string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET bound_command = ? WHERE id = ?`, command, id); err != nil {
 		return fmt.Errorf("record command of %s: %w", id, err)
 	}
@@ -273,7 +273,7 @@ func (s *Store) SetBoundCommand(ctx context.Context, id, command string) error {
 }
 
 // ArchivedOf returns which of the runs ids are archived.
-func (s *Store) ArchivedOf(ctx context.Context, ids []string) (map[string]bool, error) {
+func (s *Runs) ArchivedOf(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
 		return out, nil
@@ -298,7 +298,7 @@ func (s *Store) ArchivedOf(ctx context.Context, ids []string) (map[string]bool, 
 }
 
 // LastMetricsOf returns each run's last value of each metric, for a page of runs in one query.
-func (s *Store) LastMetricsOf(ctx context.Context, ids []string) (map[string]map[string]float64, error) {
+func (s *Runs) LastMetricsOf(ctx context.Context, ids []string) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
 	if len(ids) == 0 {
 		return out, nil
@@ -337,7 +337,7 @@ func notFound(err error) error {
 
 // TagsOf returns each run's tags (the job's spec tags and those set since, through MLflow), for
 // a page of runs in one query.
-func (s *Store) TagsOf(ctx context.Context, ids []string) (map[string]map[string]string, error) {
+func (s *Runs) TagsOf(ctx context.Context, ids []string) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
 	if len(ids) == 0 {
 		return out, nil

@@ -30,7 +30,7 @@ func seedList(t *testing.T, s *Store, n int) {
 		if by := []string{"alice", "bob", ""}[i%3]; by != "" { // as the server stamps it
 			r.Spec.Properties = map[string]string{"created_by": by}
 		}
-		if err := s.CreateRun(t.Context(), r); err != nil {
+		if err := s.RunWrites.CreateRun(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func ids(runs []*job.Run) []string {
 func TestRunListFilters(t *testing.T) {
 	s := open(t)
 	seedList(t, s, 12)
-	if err := s.SetArchived(t.Context(), "r11", true); err != nil {
+	if err := s.RunWrites.SetArchived(t.Context(), "r11", true); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -75,7 +75,7 @@ func TestRunListFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.Runs(t.Context(), tt.f)
+			got, err := s.Runs.List(t.Context(), tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,14 +92,14 @@ func TestRunPagesWalkTheWholeList(t *testing.T) {
 	seedList(t, s, 11)
 	for _, order := range RunOrders() {
 		t.Run(order, func(t *testing.T) {
-			all, err := s.Runs(t.Context(), RunFilter{Order: order})
+			all, err := s.Runs.List(t.Context(), RunFilter{Order: order})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
 			var after *RunCursor
 			for range 10 {
-				page, next, err := s.RunsPage(t.Context(), RunFilter{Order: order, Limit: 3, After: after})
+				page, next, err := s.Runs.RunsPage(t.Context(), RunFilter{Order: order, Limit: 3, After: after})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -121,7 +121,7 @@ func TestRunCursorValuesAreBound(t *testing.T) {
 	s := open(t)
 	seedList(t, s, 4)
 	c := &RunCursor{Order: "name", ID: "r01' OR '1'='1"}
-	got, err := s.Runs(t.Context(), RunFilter{Order: "name", After: c})
+	got, err := s.Runs.List(t.Context(), RunFilter{Order: "name", After: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,25 +136,25 @@ func TestDeleteRunRemovesItsRowsAndRefusesActiveRuns(t *testing.T) {
 	ctx := t.Context()
 	at := listEpoch.Add(time.Hour)
 	for _, id := range []string{"r00", "r01"} {
-		if _, err := s.AppendMetrics(ctx, id, []job.Metric{{Seq: 1, Name: "loss", Value: 0.5, Time: at}}); err != nil {
+		if _, err := s.Runs.AppendMetrics(ctx, id, []job.Metric{{Seq: 1, Name: "loss", Value: 0.5, Time: at}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AppendLogs(ctx, id, "std_log.txt", []job.LogLine{{Seq: 1, Time: at, Text: "hi"}}); err != nil {
+		if _, err := s.Runs.AppendLogs(ctx, id, "std_log.txt", []job.LogLine{{Seq: 1, Time: at, Text: "hi"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.UpdateRun(ctx, "r00", func(r *job.Run) ([]job.Event, error) {
+	if _, err := s.RunWrites.UpdateRun(ctx, "r00", func(r *job.Run) ([]job.Event, error) {
 		return []job.Event{{Time: at, To: job.Completed}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteRun(ctx, "r02"); !strings.Contains(fmt.Sprint(err), "has not ended") {
+	if err := s.RunWrites.DeleteRun(ctx, "r02"); !strings.Contains(fmt.Sprint(err), "has not ended") {
 		t.Fatalf("DeleteRun(running) = %v, want ErrNotEnded", err)
 	}
-	if err := s.DeleteRun(ctx, "r00"); err != nil {
+	if err := s.RunWrites.DeleteRun(ctx, "r00"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Run(ctx, "r00"); !strings.Contains(fmt.Sprint(err), "not found") {
+	if _, err := s.Runs.Run(ctx, "r00"); !strings.Contains(fmt.Sprint(err), "not found") {
 		t.Errorf("Run after delete = %v, want not found", err)
 	}
 	for _, table := range []string{"metrics", "log_lines", "run_events"} {
@@ -163,10 +163,10 @@ func TestDeleteRunRemovesItsRowsAndRefusesActiveRuns(t *testing.T) {
 			t.Errorf("%s rows of the deleted run: %d, %v", table, n, err)
 		}
 	}
-	if m, err := s.LastMetricsOf(ctx, []string{"r00", "r01"}); err != nil || !cmp.Equal(m, map[string]map[string]float64{"r01": {"loss": 0.5}}) {
+	if m, err := s.Runs.LastMetricsOf(ctx, []string{"r00", "r01"}); err != nil || !cmp.Equal(m, map[string]map[string]float64{"r01": {"loss": 0.5}}) {
 		t.Errorf("metrics after delete = %v, %v; want r01's alone", m, err)
 	}
-	if err := s.DeleteRun(ctx, "r00"); !strings.Contains(fmt.Sprint(err), "not found") {
+	if err := s.RunWrites.DeleteRun(ctx, "r00"); !strings.Contains(fmt.Sprint(err), "not found") {
 		t.Errorf("second delete = %v, want not found", err)
 	}
 }
@@ -176,14 +176,14 @@ func TestLastMetricsOfAPage(t *testing.T) {
 	seedList(t, s, 3)
 	at := listEpoch.Add(time.Hour)
 	add := func(id string, ms ...job.Metric) {
-		if _, err := s.AppendMetrics(t.Context(), id, ms); err != nil {
+		if _, err := s.Runs.AppendMetrics(t.Context(), id, ms); err != nil {
 			t.Fatal(err)
 		}
 	}
 	add("r00", job.Metric{Seq: 1, Name: "loss", Value: 2, Time: at}, job.Metric{Seq: 2, Name: "acc", Value: 0.1, Time: at},
 		job.Metric{Seq: 3, Name: "loss", Value: 1, Time: at})
 	add("r01", job.Metric{Seq: 1, Name: "loss", Value: 7, Time: at})
-	got, err := s.LastMetricsOf(t.Context(), []string{"r00", "r01", "r02"})
+	got, err := s.Runs.LastMetricsOf(t.Context(), []string{"r00", "r01", "r02"})
 	want := map[string]map[string]float64{"r00": {"loss": 1, "acc": 0.1}, "r01": {"loss": 7}}
 	if err != nil || !cmp.Equal(got, want) {
 		t.Errorf("LastMetricsOf = %v, %v; want %v", got, err, want)
@@ -194,23 +194,23 @@ func TestBoundCommandAndArchivedSurviveUpdates(t *testing.T) {
 	s := open(t)
 	seedList(t, s, 1)
 	ctx := t.Context()
-	if err := s.SetBoundCommand(ctx, "r00", "python train.py --lr 0.01"); err != nil {
+	if err := s.RunWrites.SetBoundCommand(ctx, "r00", "python train.py --lr 0.01"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetArchived(ctx, "r00", true); err != nil {
+	if err := s.RunWrites.SetArchived(ctx, "r00", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateRun(ctx, "r00", func(r *job.Run) ([]job.Event, error) { r.StatusReason = "x"; return nil, nil }); err != nil {
+	if _, err := s.RunWrites.UpdateRun(ctx, "r00", func(r *job.Run) ([]job.Event, error) { r.StatusReason = "x"; return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Listing(ctx, "r00")
+	l, err := s.Runs.Listing(ctx, "r00")
 	if err != nil || l != (RunListing{Archived: true, BoundCommand: "python train.py --lr 0.01"}) {
 		t.Errorf("after an update: %+v, %v", l, err)
 	}
-	if _, err := s.Listing(ctx, "nope"); !strings.Contains(fmt.Sprint(err), "not found") {
+	if _, err := s.Runs.Listing(ctx, "nope"); !strings.Contains(fmt.Sprint(err), "not found") {
 		t.Errorf("listing of a missing run = %v", err)
 	}
-	if err := s.SetArchived(ctx, "nope", true); !strings.Contains(fmt.Sprint(err), "not found") {
+	if err := s.RunWrites.SetArchived(ctx, "nope", true); !strings.Contains(fmt.Sprint(err), "not found") {
 		t.Errorf("archive a missing run = %v", err)
 	}
 }
@@ -269,7 +269,7 @@ func BenchmarkJobList10k(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for range b.N {
-				if _, _, err := s.RunsPage(b.Context(), bc.f); err != nil {
+				if _, _, err := s.Runs.RunsPage(b.Context(), bc.f); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -277,7 +277,7 @@ func BenchmarkJobList10k(b *testing.B) {
 	}
 	b.Run("last metrics of 50", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.LastMetricsOf(b.Context(), ids); err != nil {
+			if _, err := s.Runs.LastMetricsOf(b.Context(), ids); err != nil {
 				b.Fatal(err)
 			}
 		}

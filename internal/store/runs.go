@@ -14,7 +14,7 @@ import (
 
 // CreateRun inserts a new run with its first events. It is durable when it returns: the run was
 // accepted.
-func (s *Store) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
+func (s *RunWrites) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -54,7 +54,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *job.Run, extraCols string, ex
 }
 
 // Run returns one run.
-func (s *Store) Run(ctx context.Context, id string) (*job.Run, error) {
+func (s *Runs) Run(ctx context.Context, id string) (*job.Run, error) {
 	return getRun(ctx, s.db, id)
 }
 
@@ -112,7 +112,7 @@ type RunFilter struct {
 var activeStates = fmt.Sprintf("'%s', '%s', '%s'", job.Completed, job.Failed, job.Canceled)
 
 // Runs lists runs, newest first.
-func (s *Store) Runs(ctx context.Context, f RunFilter) ([]*job.Run, error) {
+func (s *Runs) List(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 	q, args := runsQuery(s.dialect, f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -166,12 +166,12 @@ func runsQuery(d dialect, f RunFilter) (string, []any) {
 // one transaction: only the columns fn changed are written (runcolumns.go), and a change that
 // must survive a power loss (the run's end, its artifacts) is on the disk when UpdateRun returns.
 // When fn returns an error nothing is written and the error is returned as is.
-func (s *Store) UpdateRun(ctx context.Context, id string, fn func(r *job.Run) ([]job.Event, error)) (*job.Run, error) {
+func (s *RunWrites) UpdateRun(ctx context.Context, id string, fn func(r *job.Run) ([]job.Event, error)) (*job.Run, error) {
 	return s.updateRun(ctx, id, func(_ querier, r *job.Run) ([]job.Event, error) { return fn(r) })
 }
 
 // updateRun is UpdateRun whose fn may also read other tables in the same transaction.
-func (s *Store) updateRun(ctx context.Context, id string, fn func(q querier, r *job.Run) ([]job.Event, error)) (*job.Run, error) {
+func (s *RunWrites) updateRun(ctx context.Context, id string, fn func(q querier, r *job.Run) ([]job.Event, error)) (*job.Run, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("update run %s: %w", id, err)
@@ -215,7 +215,7 @@ func (s *Store) updateRun(ctx context.Context, id string, fn func(q querier, r *
 }
 
 // Events returns a run's status transitions in order.
-func (s *Store) Events(ctx context.Context, id string) ([]job.Event, error) {
+func (s *Runs) Events(ctx context.Context, id string) ([]job.Event, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT time, from_status, to_status, reason FROM run_events WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
@@ -314,7 +314,7 @@ func nonNilSlice(s []string) []string {
 // RunLife returns what decides whether a run's token may act for it (see controller.Admit): the
 // run's id, status, attempt and end, without decoding its spec or record. Every supervisor
 // request is authenticated, so this read is the server's most frequent one.
-func (s *Store) RunLife(ctx context.Context, id string) (*job.Run, error) {
+func (s *Runs) RunLife(ctx context.Context, id string) (*job.Run, error) {
 	r := job.Run{ID: id}
 	var status string
 	var ended sql.NullInt64

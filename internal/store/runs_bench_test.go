@@ -16,7 +16,7 @@ func queue(b *testing.B, s *Store, n int) {
 		r := &job.Run{ID: fmt.Sprintf("q%05d", i), Compute: "local", Status: job.Queued, CreatedAt: at.Add(time.Duration(i)),
 			Spec:    job.Spec{Type: "command", Command: "python train.py --lr 0.1", Inputs: map[string]job.Input{"lr": {Type: "number", Value: "0.1"}}},
 			Attempt: 1}
-		if err := s.CreateRun(b.Context(), r); err != nil {
+		if err := s.RunWrites.CreateRun(b.Context(), r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,21 +34,21 @@ func BenchmarkActiveRuns10k(b *testing.B) {
 	queue(b, s, 10000)
 	b.Run("Runs(Active)", func(b *testing.B) {
 		for range b.N {
-			if rs, err := s.Runs(b.Context(), RunFilter{Active: true}); err != nil || len(rs) != 10000 {
+			if rs, err := s.Runs.List(b.Context(), RunFilter{Active: true}); err != nil || len(rs) != 10000 {
 				b.Fatal(len(rs), err)
 			}
 		}
 	})
 	b.Run("Run", func(b *testing.B) {
 		for i := range b.N {
-			if _, err := s.Run(b.Context(), fmt.Sprintf("q%05d", i%10000)); err != nil {
+			if _, err := s.Runs.Run(b.Context(), fmt.Sprintf("q%05d", i%10000)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("Runs(newest 50)", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.Runs(b.Context(), RunFilter{Limit: 50}); err != nil {
+			if _, err := s.Runs.List(b.Context(), RunFilter{Limit: 50}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -69,7 +69,7 @@ func BenchmarkActiveAmongEnded10k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if rs, err := s.Runs(b.Context(), RunFilter{Active: true}); err != nil || len(rs) != 10 {
+		if rs, err := s.Runs.List(b.Context(), RunFilter{Active: true}); err != nil || len(rs) != 10 {
 			b.Fatal(len(rs), err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // CreateSize stores a workspace size; a name taken (in any case) is ErrExists.
-func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) error {
+func (s *Cluster) CreateSize(ctx context.Context, z sizes.Size, now time.Time) error {
 	_, err := s.db.ExecContext(ctx, `
 		INSERT INTO sizes (name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, isolated, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -24,7 +24,7 @@ func (s *Store) CreateSize(ctx context.Context, z sizes.Size, now time.Time) err
 }
 
 // Sizes lists the workspace's own sizes by name.
-func (s *Store) Sizes(ctx context.Context) ([]sizes.Size, error) {
+func (s *Cluster) Sizes(ctx context.Context) ([]sizes.Size, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, isolated FROM sizes ORDER BY name`)
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Store) Sizes(ctx context.Context) ([]sizes.Size, error) {
 }
 
 // DeleteSize removes a workspace size (name in any case).
-func (s *Store) DeleteSize(ctx context.Context, name string) error {
+func (s *Cluster) DeleteSize(ctx context.Context, name string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM sizes WHERE name = ?`, name)
 	if err != nil {
 		return fmt.Errorf("delete size %s: %w", name, err)

@@ -19,7 +19,7 @@ func TestSizeIsolatedSurvivesRestart(t *testing.T) {
 		{Name: "whole-box", Cores: 4, MemoryBytes: 8 * resources.Gi, Family: "onprem", Isolated: true},
 		{Name: "shared-box", Cores: 4, MemoryBytes: 8 * resources.Gi, Family: "onprem"},
 	} {
-		if err := s.CreateSize(t.Context(), z, t0); err != nil {
+		if err := s.Cluster.CreateSize(t.Context(), z, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -28,7 +28,7 @@ func TestSizeIsolatedSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Sizes(t.Context())
+	got, err := s.Cluster.Sizes(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +46,17 @@ func TestSizeIsolatedSurvivesRestart(t *testing.T) {
 func TestSizeNamesIgnoreCase(t *testing.T) {
 	s := open(t)
 	z := sizes.Size{Name: "Big-Box", Cores: 4, MemoryBytes: 8 * resources.Gi, Family: "onprem"}
-	if err := s.CreateSize(t.Context(), z, t0); err != nil {
+	if err := s.Cluster.CreateSize(t.Context(), z, t0); err != nil {
 		t.Fatal(err)
 	}
 	z.Name = "BIG-box"
-	if err := s.CreateSize(t.Context(), z, t0); !errors.Is(err, ErrExists) {
+	if err := s.Cluster.CreateSize(t.Context(), z, t0); !errors.Is(err, ErrExists) {
 		t.Errorf("CreateSize of BIG-box after Big-Box = %v; want ErrExists", err)
 	}
-	if err := s.DeleteSize(t.Context(), "big-BOX"); err != nil {
+	if err := s.Cluster.DeleteSize(t.Context(), "big-BOX"); err != nil {
 		t.Errorf("DeleteSize(big-BOX) = %v; want Big-Box deleted", err)
 	}
-	if got, err := s.Sizes(t.Context()); err != nil || len(got) != 0 {
+	if got, err := s.Cluster.Sizes(t.Context()); err != nil || len(got) != 0 {
 		t.Errorf("sizes after the delete = %+v, %v; want none", got, err)
 	}
 }

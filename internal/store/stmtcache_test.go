@@ -54,7 +54,7 @@ func TestACachedStatementRunsWithNewArguments(t *testing.T) {
 	}
 	for i := range 3 {
 		for range 2 {
-			r, err := s.Run(t.Context(), fmt.Sprintf("r%d", i))
+			r, err := s.Runs.Run(t.Context(), fmt.Sprintf("r%d", i))
 			if err != nil || r.ID != fmt.Sprintf("r%d", i) || r.Status != job.Queued {
 				t.Fatalf("Run(r%d) = %+v, %v", i, r, err)
 			}

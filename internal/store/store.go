@@ -24,6 +24,17 @@ type Store struct {
 	closeOnce     sync.Once
 	// logs commits the MLflow API's log-batches together (tracking_log.go).
 	logs logQueue
+
+	// The aggregates (nouns.go).
+	RunWrites *RunWrites
+	Runs      *Runs
+	Parents   *Parents
+	Tracking  *Tracking
+	Assets    *Assets
+	Cluster   *Cluster
+	Serving   *Serving
+	Access    *Access
+	Instances *Instances
 }
 
 // Open opens the workspace database named by dsn and applies migrations: a postgres:// or
@@ -54,6 +65,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	s := &Store{db: db, dsn: path, dialect: sqliteDialect, wal: newWALSyncer(path), stop: make(chan struct{}), stopped: make(chan struct{})}
+	s.nouns()
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		if d := asDamaged(path, err); d != err {
@@ -73,6 +85,7 @@ func openPostgresStore(ctx context.Context, url string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, dsn: url, dialect: postgresDialect, stop: make(chan struct{}), stopped: make(chan struct{})}
+	s.nouns()
 	close(s.stopped)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

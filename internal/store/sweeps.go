@@ -34,14 +34,14 @@ type SweepOutcome struct {
 var ErrTrialExists = errors.New("trial exists")
 
 // CreateSweep creates a sweep's parent run and its outcome row, in one transaction.
-func (s *Store) CreateSweep(ctx context.Context, r *job.Run, events ...job.Event) error {
+func (s *RunWrites) CreateSweep(ctx context.Context, r *job.Run, events ...job.Event) error {
 	return s.createParent(ctx, "create sweep "+r.ID, sweepsTable, r, events)
 }
 
 // CreateTrial creates a trial's run and its row in one transaction. A trial of that index
 // already there is ErrTrialExists (and nothing is written), so a trial is created once; a run
 // of that name is ErrExists.
-func (s *Store) CreateTrial(ctx context.Context, parent string, index int, params json.RawMessage, r *job.Run, events ...job.Event) error {
+func (s *RunWrites) CreateTrial(ctx context.Context, parent string, index int, params json.RawMessage, r *job.Run, events ...job.Event) error {
 	exists := fmt.Errorf("trial %d of %s: %w", index, parent, ErrTrialExists)
 	row := childRow{
 		absent: func(tx *sql.Tx) error {
@@ -86,7 +86,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) e
 }
 
 // Trials returns a sweep's trials in index order, each with its run.
-func (s *Store) Trials(ctx context.Context, parent string) ([]Trial, error) {
+func (s *Parents) Trials(ctx context.Context, parent string) ([]Trial, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT idx, run_id, params, stopped FROM sweep_trials WHERE parent = ? ORDER BY idx`, parent)
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Store) Trials(ctx context.Context, parent string) ([]Trial, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
 	}
-	err = attachRuns(ctx, s, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
+	err = attachRuns(ctx, s.Store, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +115,12 @@ func (s *Store) Trials(ctx context.Context, parent string) ([]Trial, error) {
 }
 
 // ActiveSweeps lists the sweeps that have not ended, oldest first.
-func (s *Store) ActiveSweeps(ctx context.Context) ([]*job.Run, error) {
+func (s *Parents) ActiveSweeps(ctx context.Context) ([]*job.Run, error) {
 	return s.activeParents(ctx, sweepsTable)
 }
 
 // TrialOf returns the trial a run is, if it is one.
-func (s *Store) TrialOf(ctx context.Context, runID string) (Trial, bool, error) {
+func (s *Parents) TrialOf(ctx context.Context, runID string) (Trial, bool, error) {
 	t := Trial{RunID: runID}
 	var params string
 	err := s.db.QueryRowContext(ctx, `SELECT parent, idx, params, stopped FROM sweep_trials WHERE run_id = ?`, runID).
@@ -136,7 +136,7 @@ func (s *Store) TrialOf(ctx context.Context, runID string) (Trial, bool, error) 
 }
 
 // ParentsOf maps each of ids that is a trial to its sweep and index (job list).
-func (s *Store) ParentsOf(ctx context.Context, ids []string) (map[string]Trial, error) {
+func (s *Parents) ParentsOf(ctx context.Context, ids []string) (map[string]Trial, error) {
 	out := map[string]Trial{}
 	if len(ids) == 0 {
 		return out, nil
@@ -158,7 +158,7 @@ func (s *Store) ParentsOf(ctx context.Context, ids []string) (map[string]Trial, 
 }
 
 // StopTrial records why the sweep stopped a trial (the first reason stays).
-func (s *Store) StopTrial(ctx context.Context, parent string, index int, reason string) error {
+func (s *Parents) StopTrial(ctx context.Context, parent string, index int, reason string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE sweep_trials SET stopped = ? WHERE parent = ? AND idx = ? AND stopped = ''`,
 		reason, parent, index)
 	if err != nil {
@@ -168,7 +168,7 @@ func (s *Store) StopTrial(ctx context.Context, parent string, index int, reason 
 }
 
 // SweepOutcome reads a sweep's outcome; ErrNotFound when id is not a sweep.
-func (s *Store) SweepOutcome(ctx context.Context, id string) (SweepOutcome, error) {
+func (s *Parents) SweepOutcome(ctx context.Context, id string) (SweepOutcome, error) {
 	var o SweepOutcome
 	var params string
 	var metric sql.NullFloat64
@@ -188,7 +188,7 @@ func (s *Store) SweepOutcome(ctx context.Context, id string) (SweepOutcome, erro
 }
 
 // SetSweepOutcome records a sweep's best trial and why it ended (DoneReason "" while not).
-func (s *Store) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome) error {
+func (s *Parents) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome) error {
 	params := string(o.BestParams)
 	if params == "" {
 		params = "{}"
@@ -207,7 +207,7 @@ func (s *Store) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome) 
 
 // MetricSeries returns one metric's points of a run in report order (step, then time): both
 // writers' (the metrics file and MLflow).
-func (s *Store) MetricSeries(ctx context.Context, runID, name string) ([]job.Metric, error) {
+func (s *Parents) MetricSeries(ctx context.Context, runID, name string) ([]job.Metric, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT seq, value, step, time FROM metrics WHERE run_id = ? AND name = ? ORDER BY step, time, src, seq`, runID, name)
 	if err != nil {

@@ -24,11 +24,11 @@ func TestCreateTrialIsUniqueAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	if err := st.CreateSweep(ctx, &job.Run{ID: "sw", Compute: "local", Status: job.Queued, CreatedAt: now,
+	if err := st.RunWrites.CreateSweep(ctx, &job.Run{ID: "sw", Compute: "local", Status: job.Queued, CreatedAt: now,
 		Spec: job.Spec{Type: "sweep", Sweep: &job.SweepRun{}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateTrial(ctx, "sw", 0, []byte(`{"lr":0.1}`), trialRun("sw_0", now)); err != nil {
+	if err := st.RunWrites.CreateTrial(ctx, "sw", 0, []byte(`{"lr":0.1}`), trialRun("sw_0", now)); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -36,30 +36,30 @@ func TestCreateTrialIsUniqueAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.CreateTrial(ctx, "sw", 0, []byte(`{"lr":0.2}`), trialRun("sw_0_again", now)); !errors.Is(err, ErrTrialExists) {
+	if err := st.RunWrites.CreateTrial(ctx, "sw", 0, []byte(`{"lr":0.2}`), trialRun("sw_0_again", now)); !errors.Is(err, ErrTrialExists) {
 		t.Errorf("second trial 0 = %v, want ErrTrialExists", err)
 	}
-	if _, err := st.Run(ctx, "sw_0_again"); !errors.Is(err, ErrNotFound) {
+	if _, err := st.Runs.Run(ctx, "sw_0_again"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused trial's run: %v, want none created", err)
 	}
-	if err := st.CreateTrial(ctx, "sw", 1, []byte(`{"lr":0.2}`), trialRun("sw_0", now)); !errors.Is(err, ErrExists) {
+	if err := st.RunWrites.CreateTrial(ctx, "sw", 1, []byte(`{"lr":0.2}`), trialRun("sw_0", now)); !errors.Is(err, ErrExists) {
 		t.Errorf("trial 1 under a taken name = %v, want ErrExists", err)
 	}
-	ts, err := st.Trials(ctx, "sw")
+	ts, err := st.Parents.Trials(ctx, "sw")
 	if err != nil || len(ts) != 1 || ts[0].RunID != "sw_0" || string(ts[0].Params) != `{"lr":0.1}` || ts[0].Run == nil {
 		t.Errorf("Trials = %+v %v, want trial 0 alone with its run", ts, err)
 	}
-	active, err := st.ActiveSweeps(ctx)
+	active, err := st.Parents.ActiveSweeps(ctx)
 	if err != nil || len(active) != 1 || active[0].ID != "sw" {
 		t.Errorf("ActiveSweeps = %v %v, want sw", active, err)
 	}
-	if err := st.StopTrial(ctx, "sw", 0, "first"); err != nil {
+	if err := st.Parents.StopTrial(ctx, "sw", 0, "first"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.StopTrial(ctx, "sw", 0, "second"); err != nil {
+	if err := st.Parents.StopTrial(ctx, "sw", 0, "second"); err != nil {
 		t.Fatal(err)
 	}
-	if tr, ok, err := st.TrialOf(ctx, "sw_0"); err != nil || !ok || tr.Parent != "sw" || tr.Stopped != "first" {
+	if tr, ok, err := st.Parents.TrialOf(ctx, "sw_0"); err != nil || !ok || tr.Parent != "sw" || tr.Stopped != "first" {
 		t.Errorf("TrialOf = %+v %v %v, want sw's trial stopped for the first reason", tr, ok, err)
 	}
 }
@@ -73,18 +73,18 @@ func TestMetricSeriesMergesBothWriters(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	if err := st.CreateRun(ctx, trialRun("r", now)); err != nil {
+	if err := st.RunWrites.CreateRun(ctx, trialRun("r", now)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AppendMetrics(ctx, "r", []job.Metric{{Seq: 1, Name: "acc", Value: 3, Step: 2, Time: now},
+	if _, err := st.Runs.AppendMetrics(ctx, "r", []job.Metric{{Seq: 1, Name: "acc", Value: 3, Step: 2, Time: now},
 		{Seq: 2, Name: "loss", Value: 9, Step: 0, Time: now}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.LogBatch(ctx, "r", Batch{Metrics: []tracking.MetricPoint{{Key: "acc", Value: 2, Step: 1, Timestamp: now.UnixMilli()},
+	if err := st.RunWrites.LogBatch(ctx, "r", Batch{Metrics: []tracking.MetricPoint{{Key: "acc", Value: 2, Step: 1, Timestamp: now.UnixMilli()},
 		{Key: "acc", Value: 1, Step: 0, Timestamp: now.UnixMilli() + 5}}}); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := st.MetricSeries(ctx, "r", "acc")
+	ms, err := st.Parents.MetricSeries(ctx, "r", "acc")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func experimentID(id string) (int64, error) {
 
 // CreateExperiment creates an experiment; a name in use (deleted experiments included) is
 // ErrExists, as MLflow's.
-func (s *Store) CreateExperiment(ctx context.Context, name, artifactLocation string, tags []tracking.KV) (string, error) {
+func (s *Tracking) CreateExperiment(ctx context.Context, name, artifactLocation string, tags []tracking.KV) (string, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return "", fmt.Errorf("create experiment %s: %w", name, err)
@@ -81,7 +81,7 @@ func experimentOf(ctx context.Context, q querier, name string) (int64, error) {
 }
 
 // Experiment returns one experiment with its tags.
-func (s *Store) Experiment(ctx context.Context, id string) (*tracking.Experiment, error) {
+func (s *Tracking) Experiment(ctx context.Context, id string) (*tracking.Experiment, error) {
 	n, err := experimentID(id)
 	if err != nil {
 		return nil, err
@@ -90,13 +90,13 @@ func (s *Store) Experiment(ctx context.Context, id string) (*tracking.Experiment
 }
 
 // ExperimentByName returns the experiment named name.
-func (s *Store) ExperimentByName(ctx context.Context, name string) (*tracking.Experiment, error) {
+func (s *Tracking) ExperimentByName(ctx context.Context, name string) (*tracking.Experiment, error) {
 	return s.experimentWhere(ctx, `name = ?`, name, "Could not find experiment with name '"+name+"'")
 }
 
 const experimentColumns = `id, name, artifact_location, lifecycle_stage, created_at, updated_at`
 
-func (s *Store) experimentWhere(ctx context.Context, cond string, arg any, missing string) (*tracking.Experiment, error) {
+func (s *Tracking) experimentWhere(ctx context.Context, cond string, arg any, missing string) (*tracking.Experiment, error) {
 	e, err := scanExperiment(s.db.QueryRowContext(ctx, `SELECT `+experimentColumns+` FROM experiments WHERE `+cond, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", missing, ErrNotFound)
@@ -124,7 +124,7 @@ func scanExperiment(sc scanner) (*tracking.Experiment, error) {
 	return &e, nil
 }
 
-func (s *Store) experimentTags(ctx context.Context, es []*tracking.Experiment) error {
+func (s *Tracking) experimentTags(ctx context.Context, es []*tracking.Experiment) error {
 	for _, e := range es {
 		rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM experiment_tags WHERE experiment_id = ? ORDER BY key`, e.ID)
 		if err != nil {
@@ -163,7 +163,7 @@ type ExperimentQuery struct {
 }
 
 // SearchExperiments returns a page of experiments and whether more follow.
-func (s *Store) SearchExperiments(ctx context.Context, q ExperimentQuery) ([]*tracking.Experiment, bool, error) {
+func (s *Tracking) SearchExperiments(ctx context.Context, q ExperimentQuery) ([]*tracking.Experiment, bool, error) {
 	args := []any{}
 	for _, st := range q.Stages {
 		args = append(args, st)
@@ -195,7 +195,7 @@ func (s *Store) SearchExperiments(ctx context.Context, q ExperimentQuery) ([]*tr
 }
 
 // RenameExperiment renames an experiment; the runs of a job keep their experiment by id.
-func (s *Store) RenameExperiment(ctx context.Context, id, name string) error {
+func (s *Tracking) RenameExperiment(ctx context.Context, id, name string) error {
 	n, err := experimentID(id)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func (s *Store) RenameExperiment(ctx context.Context, id, name string) error {
 }
 
 // SetExperimentStage soft-deletes ("deleted") or restores ("active") an experiment.
-func (s *Store) SetExperimentStage(ctx context.Context, id, stage string) error {
+func (s *Tracking) SetExperimentStage(ctx context.Context, id, stage string) error {
 	n, err := experimentID(id)
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ func (s *Store) SetExperimentStage(ctx context.Context, id, stage string) error 
 }
 
 // SetExperimentTag sets one tag of an experiment.
-func (s *Store) SetExperimentTag(ctx context.Context, id string, t tracking.KV) error {
+func (s *Tracking) SetExperimentTag(ctx context.Context, id string, t tracking.KV) error {
 	n, err := experimentID(id)
 	if err != nil {
 		return err

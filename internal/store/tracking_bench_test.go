@@ -43,7 +43,7 @@ func BenchmarkSearchRuns(b *testing.B) {
 	q.Where, q.WhereArgs = f.WhereSQLFor(q.Order)
 	b.ResetTimer()
 	for range b.N {
-		runs, _, err := s.SearchRuns(ctx, q)
+		runs, _, err := s.Tracking.SearchRuns(ctx, q)
 		if err != nil || len(runs) != 100 {
 			b.Fatalf("%d runs, %v", len(runs), err)
 		}

@@ -32,7 +32,7 @@ type Batch struct {
 // otherwise queue for SQLite's write lock one commit each, or meet in its busy handler, which
 // sleeps instead of queueing. (Savepoints would undo a batch too, but write each change to a
 // sub-journal file: a third of the time.)
-func (s *Store) LogBatch(ctx context.Context, id string, b Batch) error {
+func (s *RunWrites) LogBatch(ctx context.Context, id string, b Batch) error {
 	r := &logRequest{run: id, batch: b, done: make(chan error, 1)}
 	q := &s.logs
 	q.mu.Lock()
@@ -67,7 +67,7 @@ type logRequest struct {
 }
 
 // writeBatches writes batches in one transaction and answers each.
-func (s *Store) writeBatches(ctx context.Context, reqs []*logRequest) {
+func (s *RunWrites) writeBatches(ctx context.Context, reqs []*logRequest) {
 	errs := make([]error, len(reqs))
 	err := func() error {
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -246,7 +246,7 @@ func setRunTag(ctx context.Context, q querier, id string, t tracking.KV) error {
 }
 
 // DeleteRunTag removes a tag of a run.
-func (s *Store) DeleteRunTag(ctx context.Context, id, key string) error {
+func (s *RunWrites) DeleteRunTag(ctx context.Context, id, key string) error {
 	if err := activeRun(ctx, s.db, id); err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (s *Store) DeleteRunTag(ctx context.Context, id, key string) error {
 
 // LogInputs records datasets a run used; the same dataset (name and digest) again replaces
 // its tags.
-func (s *Store) LogInputs(ctx context.Context, id string, inputs []tracking.DatasetInput) error {
+func (s *Tracking) LogInputs(ctx context.Context, id string, inputs []tracking.DatasetInput) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("log inputs of run %s: %w", id, err)
@@ -307,8 +307,8 @@ func nonNilKVs(kvs []tracking.KV) []tracking.KV {
 
 // MetricHistory returns a page of one metric's history of a run (both writers), in time
 // order, and whether more follow.
-func (s *Store) MetricHistory(ctx context.Context, id, key string, offset, limit int) ([]tracking.MetricPoint, bool, error) {
-	if _, err := s.RunLife(ctx, id); err != nil {
+func (s *Tracking) MetricHistory(ctx context.Context, id, key string, offset, limit int) ([]tracking.MetricPoint, bool, error) {
+	if _, err := s.Runs.RunLife(ctx, id); err != nil {
 		return nil, false, fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT value, step, time FROM metrics WHERE run_id = ? AND name = ?
@@ -337,7 +337,7 @@ func (s *Store) MetricHistory(ctx context.Context, id, key string, offset, limit
 }
 
 // RunParamsTags returns a run's params and its MLflow tags, for job show.
-func (s *Store) RunParamsTags(ctx context.Context, id string) (params, tags map[string]string, err error) {
+func (s *Tracking) RunParamsTags(ctx context.Context, id string) (params, tags map[string]string, err error) {
 	params, tags = map[string]string{}, map[string]string{}
 	for _, t := range []struct {
 		table string

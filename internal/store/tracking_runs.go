@@ -36,8 +36,8 @@ func attachTracking(ctx context.Context, tx *sql.Tx, r *job.Run) error {
 
 // CreateTrackingRun inserts a run that is not a job into experiment expID (which must be
 // active), with its user and tags.
-func (s *Store) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
-	exp, err := s.Experiment(ctx, expID)
+func (s *RunWrites) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
+	exp, err := s.Tracking.Experiment(ctx, expID)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (s *Store) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID
 }
 
 // TrackingRun returns a run as MLflow shows it: info, latest metrics, params, tags, inputs.
-func (s *Store) TrackingRun(ctx context.Context, id string) (*tracking.Run, error) {
+func (s *Tracking) TrackingRun(ctx context.Context, id string) (*tracking.Run, error) {
 	runs, err := s.trackingRuns(ctx, []string{id})
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func (s *Store) TrackingRun(ctx context.Context, id string) (*tracking.Run, erro
 
 // trackingRuns reads runs by id, in the order of ids (missing ones left out): five statements
 // whatever the number of runs.
-func (s *Store) trackingRuns(ctx context.Context, ids []string) ([]*tracking.Run, error) {
+func (s *Tracking) trackingRuns(ctx context.Context, ids []string) ([]*tracking.Run, error) {
 	idList, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (s *Store) trackingRuns(ctx context.Context, ids []string) ([]*tracking.Run
 	return out, nil
 }
 
-func (s *Store) runInfos(ctx context.Context, idList string) (map[string]*tracking.Run, error) {
+func (s *Tracking) runInfos(ctx context.Context, idList string) (map[string]*tracking.Run, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, display_name, description, status, created_at, started_at,
 		ended_at, experiment_id, user_id, lifecycle_stage, is_job FROM runs WHERE id IN (`+s.dialect.jsonArrayValues()+`)`, idList)
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *Store) runInfos(ctx context.Context, idList string) (map[string]*tracki
 }
 
 // runData fills the metrics, params, tags and inputs of runs.
-func (s *Store) runData(ctx context.Context, idList string, runs map[string]*tracking.Run) error {
+func (s *Tracking) runData(ctx context.Context, idList string, runs map[string]*tracking.Run) error {
 	in := ` WHERE run_id IN (` + s.dialect.jsonArrayValues() + `) ORDER BY run_id, `
 	kvs := []struct {
 		table string
@@ -187,7 +187,7 @@ func (s *Store) runData(ctx context.Context, idList string, runs map[string]*tra
 	return s.runInputs(ctx, idList, in, runs)
 }
 
-func (s *Store) runInputs(ctx context.Context, idList, in string, runs map[string]*tracking.Run) error {
+func (s *Tracking) runInputs(ctx context.Context, idList, in string, runs map[string]*tracking.Run) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT run_id, dataset, tags FROM run_inputs`+in+`name, digest`, idList)
 	if err != nil {
 		return fmt.Errorf("read inputs: %w", err)
@@ -224,8 +224,8 @@ func eachRow(rows *sql.Rows, fn func() error) error {
 }
 
 // UpdateTrackingRun applies runs/update (tracking.Update.Apply decides what changes).
-func (s *Store) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
-	isJob, err := s.RunIsJob(ctx, id)
+func (s *RunWrites) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
+	isJob, err := s.Tracking.RunIsJob(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
@@ -239,7 +239,7 @@ func (s *Store) UpdateTrackingRun(ctx context.Context, id string, u tracking.Upd
 }
 
 // SetRunStage soft-deletes ("deleted") or restores ("active") a run.
-func (s *Store) SetRunStage(ctx context.Context, id, stage string) error {
+func (s *RunWrites) SetRunStage(ctx context.Context, id, stage string) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET lifecycle_stage = ? WHERE id = ?`, stage, id)
 	if err != nil {
 		return fmt.Errorf("set stage of run %s: %w", id, err)
@@ -249,7 +249,7 @@ func (s *Store) SetRunStage(ctx context.Context, id, stage string) error {
 
 // RunIsJob reports whether run id is a job (false: a run created through the MLflow API, which
 // no backend executes).
-func (s *Store) RunIsJob(ctx context.Context, id string) (bool, error) {
+func (s *Tracking) RunIsJob(ctx context.Context, id string) (bool, error) {
 	var isJob bool
 	if err := s.db.QueryRowContext(ctx, `SELECT is_job FROM runs WHERE id = ?`, id).Scan(&isJob); err != nil {
 		return false, fmt.Errorf("run %s: %w", id, notFound(err))

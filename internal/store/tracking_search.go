@@ -20,7 +20,7 @@ type RunQuery struct {
 }
 
 // SearchRuns returns a page of runs as MLflow shows them, and whether more follow.
-func (s *Store) SearchRuns(ctx context.Context, q RunQuery) ([]*tracking.Run, bool, error) {
+func (s *Tracking) SearchRuns(ctx context.Context, q RunQuery) ([]*tracking.Run, bool, error) {
 	if len(q.ExperimentIDs) == 0 || len(q.Stages) == 0 {
 		return nil, false, nil
 	}

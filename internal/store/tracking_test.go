@@ -69,17 +69,17 @@ func TestMigrationToTracking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	e, err := s.ExperimentByName(ctx, "sweeps")
+	e, err := s.Tracking.ExperimentByName(ctx, "sweeps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{"a": e.ID, "b": "0", "c": e.ID} {
-		r, err := s.TrackingRun(ctx, id)
+		r, err := s.Tracking.TrackingRun(ctx, id)
 		if err != nil || r.Info.ExperimentID != want {
 			t.Errorf("run %s: experiment %v, %v; want %s", id, r, err, want)
 		}
 	}
-	r, err := s.TrackingRun(ctx, "a")
+	r, err := s.Tracking.TrackingRun(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +89,17 @@ func TestMigrationToTracking(t *testing.T) {
 	if diff := cmp.Diff(want, r.Data); diff != "" {
 		t.Errorf("run a (-want +got):\n%s", diff)
 	}
-	hist, _, err := s.MetricHistory(ctx, "a", "loss", 0, 10)
+	hist, _, err := s.Tracking.MetricHistory(ctx, "a", "loss", 0, 10)
 	if err != nil || len(hist) != 3 {
 		t.Errorf("history = %v, %v", hist, err)
 	}
 	// The supervisor's next lines append to the same history, idempotently.
 	for range 2 {
-		if _, err := s.AppendMetrics(ctx, "a", []job.Metric{{Seq: 4, Name: "loss", Value: 0.5, Step: 2, Time: time.Unix(4, 0)}}); err != nil {
+		if _, err := s.Runs.AppendMetrics(ctx, "a", []job.Metric{{Seq: 4, Name: "loss", Value: 0.5, Step: 2, Time: time.Unix(4, 0)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if hist, _, _ = s.MetricHistory(ctx, "a", "loss", 0, 10); len(hist) != 4 {
+	if hist, _, _ = s.Tracking.MetricHistory(ctx, "a", "loss", 0, 10); len(hist) != 4 {
 		t.Errorf("history after a resend = %v", hist)
 	}
 }
@@ -120,11 +120,11 @@ func TestLogBatchGroupCommit(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	for _, id := range []string{"r1", "r2"} {
-		if err := s.CreateTrackingRun(ctx, &job.Run{ID: id, Status: job.Running, CreatedAt: now, Attempt: 1}, "0", "", nil); err != nil {
+		if err := s.RunWrites.CreateTrackingRun(ctx, &job.Run{ID: id, Status: job.Running, CreatedAt: now, Attempt: 1}, "0", "", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.LogBatch(ctx, "r1", Batch{Params: []tracking.KV{{Key: "lr", Value: "1"}}}); err != nil {
+	if err := s.RunWrites.LogBatch(ctx, "r1", Batch{Params: []tracking.KV{{Key: "lr", Value: "1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := []*logRequest{
@@ -135,13 +135,13 @@ func TestLogBatchGroupCommit(t *testing.T) {
 	for _, r := range reqs {
 		r.done = make(chan error, 1)
 	}
-	s.writeBatches(context.Background(), reqs)
+	s.RunWrites.writeBatches(context.Background(), reqs)
 	errs := []error{<-reqs[0].done, <-reqs[1].done, <-reqs[2].done}
 	if !isUserError(errs[0]) || !isUserError(errs[1]) || errs[2] != nil {
 		t.Fatalf("errors = %v", errs)
 	}
-	r1, _ := s.TrackingRun(ctx, "r1")
-	r2, _ := s.TrackingRun(ctx, "r2")
+	r1, _ := s.Tracking.TrackingRun(ctx, "r1")
+	r2, _ := s.Tracking.TrackingRun(ctx, "r2")
 	if len(r1.Data.Metrics) != 0 || r1.Data.Params[0].Value != "1" {
 		t.Errorf("refused batch wrote: %+v", r1.Data)
 	}

@@ -28,7 +28,7 @@ type UserToken struct {
 }
 
 // CreateUser adds a user; a user of that name is ErrExists.
-func (s *Store) CreateUser(ctx context.Context, u User) error {
+func (s *Access) CreateUser(ctx context.Context, u User) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`,
 		u.Name, u.Role, nanos(u.CreatedAt))
 	if isUniqueViolation(err) {
@@ -41,7 +41,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 }
 
 // GetUser returns a user, or ErrNotFound.
-func (s *Store) GetUser(ctx context.Context, name string) (*User, error) {
+func (s *Access) GetUser(ctx context.Context, name string) (*User, error) {
 	var u User
 	var created int64
 	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users WHERE name = ?`, name).
@@ -57,7 +57,7 @@ func (s *Store) GetUser(ctx context.Context, name string) (*User, error) {
 }
 
 // Users lists the users by name.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
+func (s *Access) Users(ctx context.Context) ([]User, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -77,7 +77,7 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 }
 
 // SetUserRole changes a user's role; an unknown user is ErrNotFound.
-func (s *Store) SetUserRole(ctx context.Context, name, role string) error {
+func (s *Access) SetUserRole(ctx context.Context, name, role string) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE users SET role = ? WHERE name = ?`, role, name)
 	if err != nil {
 		return fmt.Errorf("set role of %s: %w", name, err)
@@ -89,7 +89,7 @@ func (s *Store) SetUserRole(ctx context.Context, name, role string) error {
 }
 
 // DeleteUser removes a user and their tokens in one transaction.
-func (s *Store) DeleteUser(ctx context.Context, name string) error {
+func (s *Access) DeleteUser(ctx context.Context, name string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete user %s: %w", name, err)
@@ -109,7 +109,7 @@ func (s *Store) DeleteUser(ctx context.Context, name string) error {
 }
 
 // CreateUserToken stores a personal token's hash; a token of that name for that user is ErrExists.
-func (s *Store) CreateUserToken(ctx context.Context, t UserToken) error {
+func (s *Access) CreateUserToken(ctx context.Context, t UserToken) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO user_tokens (user_name, name, hash, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?)`, t.User, t.Name, t.Hash, nanos(t.CreatedAt), nanos(t.ExpiresAt))
 	if isUniqueViolation(err) {
@@ -140,7 +140,7 @@ func scanToken(sc interface{ Scan(...any) error }) (UserToken, error) {
 }
 
 // UserTokenByHash finds a token by its hash, or ErrNotFound.
-func (s *Store) UserTokenByHash(ctx context.Context, hash string) (*UserToken, error) {
+func (s *Access) UserTokenByHash(ctx context.Context, hash string) (*UserToken, error) {
 	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM user_tokens WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("personal token: %w", ErrNotFound)
@@ -152,7 +152,7 @@ func (s *Store) UserTokenByHash(ctx context.Context, hash string) (*UserToken, e
 }
 
 // UserTokens lists a user's tokens (every user's when user is ""), by user and name.
-func (s *Store) UserTokens(ctx context.Context, user string) ([]UserToken, error) {
+func (s *Access) UserTokens(ctx context.Context, user string) ([]UserToken, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM user_tokens
 		WHERE ? = '' OR user_name = ? ORDER BY user_name, name`, user, user)
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Store) UserTokens(ctx context.Context, user string) ([]UserToken, error
 
 // RevokeUserToken marks a token revoked at now (a token revoked already keeps its first time);
 // an unknown token is ErrNotFound.
-func (s *Store) RevokeUserToken(ctx context.Context, user, name string, now time.Time) error {
+func (s *Access) RevokeUserToken(ctx context.Context, user, name string, now time.Time) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END
 		WHERE user_name = ? AND name = ?`, nanos(now), user, name)
 	if err != nil {
@@ -186,7 +186,7 @@ func (s *Store) RevokeUserToken(ctx context.Context, user, name string, now time
 
 // TouchUserToken records a token's use at now when its last recorded use is older than
 // before (one write a minute per token, not one per request).
-func (s *Store) TouchUserToken(ctx context.Context, hash string, now, before time.Time) error {
+func (s *Access) TouchUserToken(ctx context.Context, hash string, now, before time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET last_used_at = ? WHERE hash = ? AND last_used_at < ?`,
 		nanos(now), hash, nanos(before))
 	if err != nil {

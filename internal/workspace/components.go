@@ -49,7 +49,7 @@ func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest
 	default:
 		return nil, invalidf("type: %q is not a component type (command or pipeline)", sp.Type)
 	}
-	created, err := cs.ws.Store.CreateComponent(ctx, v)
+	created, err := cs.ws.Store.Assets.CreateComponent(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("component %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}

@@ -25,7 +25,7 @@ func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*
 	if s.Name == "" {
 		return nil, invalidf("name: required")
 	}
-	old, err := cp.ws.Store.Compute(ctx, s.Name)
+	old, err := cp.ws.Store.Cluster.Compute(ctx, s.Name)
 	switch {
 	case err == nil && !replace:
 		return nil, conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
@@ -82,7 +82,7 @@ func (cp *Computes) put(ctx context.Context, st compute.Stored, old *compute.Tar
 	if old != nil {
 		t.CreatedAt = old.CreatedAt
 	}
-	if err := cp.ws.Store.PutCompute(ctx, t); err != nil {
+	if err := cp.ws.Store.Cluster.PutCompute(ctx, t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -93,7 +93,7 @@ func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 	if name == compute.LocalName {
 		return invalidf("compute local is built in and cannot be deleted")
 	}
-	t, err := cp.ws.Store.Compute(ctx, name)
+	t, err := cp.ws.Store.Cluster.Compute(ctx, name)
 	if err != nil {
 		return mapStoreErr(err)
 	}
@@ -103,7 +103,7 @@ func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 	if err := cp.deleteServerlessClusters(ctx, t, force); err != nil {
 		return err
 	}
-	active, err := cp.ws.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := cp.ws.Store.Runs.List(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err
 	}
@@ -118,11 +118,11 @@ func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 			}
 		}
 	}
-	if err := cp.ws.Store.DeleteCompute(ctx, name); err != nil {
+	if err := cp.ws.Store.Cluster.DeleteCompute(ctx, name); err != nil {
 		return err
 	}
 	if t.Type == compute.TypeInstance {
-		if err := cp.ws.Store.DeleteInstance(ctx, name); err != nil {
+		if err := cp.ws.Store.Instances.Delete(ctx, name); err != nil {
 			return err
 		}
 	}

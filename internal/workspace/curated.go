@@ -92,7 +92,7 @@ func (es *Environments) checkCuratedTarget(ctx context.Context, e job.Environmen
 		return invalidf("environment: give either a registered environment (%s) or a definition, not both", e.Ref)
 	}
 	name, version := parseEnvRef(e.Ref)
-	if _, err := es.ws.Store.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
+	if _, err := es.ws.Store.Assets.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
 		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), es.ws.knownEnvironments(ctx))
 	} else if err != nil {
 		return err
@@ -161,7 +161,7 @@ func (w *Workspace) resolveCurated(ctx context.Context, sp *job.Spec, ref, name 
 	env := m.Environment
 	if env.Ref != "" {
 		envName, version := parseEnvRef(env.Ref)
-		ev, err := w.Store.Environment(ctx, envName, version)
+		ev, err := w.Store.Assets.Environment(ctx, envName, version)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, invalidf("environment: %s is mapped (mapping %s) to environment %s, which this workspace does not have; an owner maps it again with hangar curated-environment set %s --environment NAME",
 				ref, m.Name, env.Ref, m.Name)

@@ -52,7 +52,7 @@ func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset
 		}
 		v.Files, v.Size = len(files), m.TotalSize()
 	}
-	created, err := da.ws.Store.CreateData(ctx, v)
+	created, err := da.ws.Store.Assets.CreateData(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
@@ -60,7 +60,7 @@ func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset
 		return nil, err
 	}
 	if req.Manifest != "" {
-		if err := da.ws.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: datastore.WorkspaceBlobStore,
+		if err := da.ws.Store.Assets.PutDatastorePath(ctx, datastore.Entry{Datastore: datastore.WorkspaceBlobStore,
 			Path: datastore.UploadPath(req.Manifest, sp.Path), Manifest: req.Manifest, CreatedAt: v.CreatedAt}); err != nil {
 			return nil, err
 		}

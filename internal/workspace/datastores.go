@@ -15,7 +15,7 @@ import (
 
 // List lists the workspace's datastores: workspaceblobstore first, then those created.
 func (dss *Datastores) List(ctx context.Context) ([]datastore.Datastore, error) {
-	made, err := dss.ws.Store.Datastores(ctx)
+	made, err := dss.ws.Store.Assets.Datastores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.
 		ws := datastore.Workspace()
 		return &ws, nil
 	}
-	ds, err := w.Store.Datastore(ctx, name)
+	ds, err := w.Store.Assets.Datastore(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		all, _ := w.Datastores.List(ctx)
 		var names []string
@@ -54,13 +54,13 @@ func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore) (*data
 	if err := datastore.Check(d); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if old, err := dss.ws.Store.Datastore(ctx, d.Name); err == nil {
+	if old, err := dss.ws.Store.Assets.Datastore(ctx, d.Name); err == nil {
 		d.CreatedAt = old.CreatedAt
 	} else {
 		d.CreatedAt = dss.ws.Now()
 	}
 	d.Builtin = false
-	if err := dss.ws.Store.PutDatastore(ctx, d); err != nil {
+	if err := dss.ws.Store.Assets.PutDatastore(ctx, d); err != nil {
 		return nil, err
 	}
 	dss.ws.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
@@ -112,7 +112,7 @@ func mountedOn(d datastore.Datastore) []string {
 // (azureml/<job>/<output>/...). A path inside what was written gets a manifest of its own over
 // the same blobs.
 func (w *Workspace) BlobStorePath(ctx context.Context, u datastore.URI) (string, error) {
-	entries, err := w.Store.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
+	entries, err := w.Store.Assets.DatastorePaths(ctx, u.Datastore, datastore.Prefixes(u.Path))
 	if err != nil {
 		return "", err
 	}
@@ -126,7 +126,7 @@ func (w *Workspace) BlobStorePath(ctx context.Context, u datastore.URI) (string,
 	h := e.Manifest
 	if e.Run != "" {
 		at := datastore.URI{Datastore: e.Datastore, Path: e.Path}
-		r, err := w.Store.Run(ctx, e.Run)
+		r, err := w.Store.Runs.Run(ctx, e.Run)
 		if err != nil {
 			return "", fmt.Errorf("%s is written by job %s: %w", at, e.Run, err)
 		}
@@ -155,7 +155,7 @@ func (w *Workspace) defaultOutputPath(ctx context.Context, u datastore.URI) (h s
 	if !ok {
 		return "", false, nil
 	}
-	if _, err := w.Store.Run(ctx, run); errors.Is(err, store.ErrNotFound) {
+	if _, err := w.Store.Runs.Run(ctx, run); errors.Is(err, store.ErrNotFound) {
 		return "", false, nil
 	} else if err != nil {
 		return "", false, err
@@ -180,7 +180,7 @@ func (w *Workspace) RecordOutputPaths(ctx context.Context, r *job.Run) error {
 		if !ok {
 			continue
 		}
-		if err := w.Store.PutDatastorePath(ctx, datastore.Entry{Datastore: u.Datastore, Path: u.Path,
+		if err := w.Store.Assets.PutDatastorePath(ctx, datastore.Entry{Datastore: u.Datastore, Path: u.Path,
 			Run: r.ID, Output: name, CreatedAt: r.CreatedAt}); err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func (es *Environments) Create(ctx context.Context, env job.Environment) (*store
 	if env.IsEmpty() && env.Image == "" {
 		return nil, invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
 	}
-	ev, err := es.ws.Store.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: es.ws.Now()})
+	ev, err := es.ws.Store.Assets.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: es.ws.Now()})
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
 	}
@@ -66,7 +66,7 @@ func (w *Workspace) ResolveEnvironment(ctx context.Context, sp *job.Spec) ([]str
 		return nil, invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
 	}
 	name, version := parseEnvRef(ref)
-	ev, err := w.Store.Environment(ctx, name, version)
+	ev, err := w.Store.Assets.Environment(ctx, name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
 	}
@@ -87,7 +87,7 @@ func describeRef(name, version string) string {
 }
 
 func (w *Workspace) knownEnvironments(ctx context.Context) string {
-	all, err := w.Store.Environments(ctx, "")
+	all, err := w.Store.Assets.Environments(ctx, "")
 	if err != nil || len(all) == 0 {
 		return " (none registered: see hangar environment create)"
 	}

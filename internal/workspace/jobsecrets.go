@@ -62,7 +62,7 @@ func (ss *Secrets) Set(ctx context.Context, name, value string, access *api.Secr
 	if err != nil {
 		return false, fmt.Errorf("seal secret %s: %w", name, err)
 	}
-	if created, err = ss.ws.Store.PutJobSecret(ctx, name, sealed, stored, ss.ws.Now()); err != nil {
+	if created, err = ss.ws.Store.Assets.PutJobSecret(ctx, name, sealed, stored, ss.ws.Now()); err != nil {
 		return false, err
 	}
 	ss.ws.Log.Info("secret stored", "name", name, "created", created)
@@ -79,7 +79,7 @@ func (ss *Secrets) SetAccess(ctx context.Context, name string, access api.Secret
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.ws.Store.SetJobSecretAccess(ctx, name, a); err != nil {
+	if err := ss.ws.Store.Assets.SetJobSecretAccess(ctx, name, a); err != nil {
 		return nil, mapStoreErr(err)
 	}
 	ss.ws.Log.Info("secret access set", "name", name, "access", accessOf(a).String())
@@ -98,7 +98,7 @@ func (ss *Secrets) SetAccess(ctx context.Context, name string, access api.Secret
 // List lists the secrets with their use (never their values): the active jobs naming each,
 // and the run that fetched it last.
 func (ss *Secrets) List(ctx context.Context) ([]api.SecretInfo, error) {
-	list, err := ss.ws.Store.JobSecrets(ctx)
+	list, err := ss.ws.Store.Assets.JobSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (ss *Secrets) List(ctx context.Context) ([]api.SecretInfo, error) {
 
 // users maps each secret name to the active jobs whose spec names it, sorted.
 func (ss *Secrets) users(ctx context.Context) (map[string][]string, error) {
-	active, err := ss.ws.Store.Runs(ctx, store.RunFilter{Active: true})
+	active, err := ss.ws.Store.Runs.List(ctx, store.RunFilter{Active: true})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (ss *Secrets) Delete(ctx context.Context, name string) (usedBy []string, er
 	if err := binding.CheckSecretName(name); err != nil {
 		return nil, invalidf("name: %v", err)
 	}
-	if err := ss.ws.Store.DeleteJobSecret(ctx, name); err != nil {
+	if err := ss.ws.Store.Assets.DeleteJobSecret(ctx, name); err != nil {
 		return nil, mapStoreErr(err)
 	}
 	users, err := ss.users(ctx)
@@ -198,7 +198,7 @@ func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *j
 }
 
 func (w *Workspace) secretSet(ctx context.Context) (map[string]store.JobSecret, error) {
-	list, err := w.Store.JobSecrets(ctx)
+	list, err := w.Store.Assets.JobSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func orNone(xs []string) string {
 // here: it may have been removed while the run waited). The caller has checked that the run
 // token is this run's.
 func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string, error) {
-	r, err := ss.ws.Store.Run(ctx, runID)
+	r, err := ss.ws.Store.Runs.Run(ctx, runID)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -273,7 +273,7 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 		}
 		out[ref.Name] = string(v)
 	}
-	if err := ss.ws.Store.MarkJobSecretsUsed(ctx, keysOf(out), runID, ss.ws.Now()); err != nil {
+	if err := ss.ws.Store.Assets.MarkJobSecretsUsed(ctx, keysOf(out), runID, ss.ws.Now()); err != nil {
 		ss.ws.Log.Warn("record the use of secrets", "run", runID, "err", err)
 	}
 	return out, nil
@@ -331,7 +331,7 @@ func (ss *Secrets) finishRotation(ctx context.Context, r Rotator) (int, error) {
 		if pass == maxResealPasses {
 			return total, errors.New("values sealed under the old key keep arriving; try again (both keys are kept until it succeeds)")
 		}
-		n, err := ss.ws.Store.Reseal(ctx, Resealer(r))
+		n, err := ss.ws.Store.Assets.Reseal(ctx, Resealer(r))
 		if err != nil {
 			return total, fmt.Errorf("reseal: %w", err)
 		}

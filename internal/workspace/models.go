@@ -56,7 +56,7 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
-	created, err := mv.ws.Store.CreateModel(ctx, v)
+	created, err := mv.ws.Store.Assets.CreateModel(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		return nil, conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
@@ -116,7 +116,7 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 			return "", invalidf("path: %q is not a clean path inside the output", p)
 		}
 	}
-	run, err := w.Store.Run(ctx, parts[0])
+	run, err := w.Store.Runs.Run(ctx, parts[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return "", invalidf("path: no job named %s", parts[0])
 	} else if err != nil {
@@ -139,7 +139,7 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 		return "", fmt.Errorf("read output %s of job %s: %w", out, run.ID, err)
 	}
 	if artifacts {
-		up, err := w.Store.MLflowArtifactFiles(ctx, run.ID, maxModelUploads)
+		up, err := w.Store.Tracking.MLflowArtifactFiles(ctx, run.ID, maxModelUploads)
 		if err != nil {
 			return "", err
 		}

@@ -40,9 +40,9 @@ type (
 // Init sets the nouns over w's dependencies; call it once they are set, before use.
 func (w *Workspace) Init() *Workspace {
 	st := w.Store
-	w.Models = &Models{versions[model.Version]{model.Kind, st.Model, st.Models, st.SetModelArchived}, w}
-	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Data, st.DataVersions, st.SetDataArchived}, w}
-	w.Components = &Components{versions[component.Version]{component.Kind, st.Component, st.Components, st.SetComponentArchived}, w}
+	w.Models = &Models{versions[model.Version]{model.Kind, st.Assets.Model, st.Assets.Models, st.Assets.SetModelArchived}, w}
+	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Assets.Data, st.Assets.DataVersions, st.Assets.SetDataArchived}, w}
+	w.Components = &Components{versions[component.Version]{component.Kind, st.Assets.Component, st.Assets.Components, st.Assets.SetComponentArchived}, w}
 	w.Computes, w.Datastores = &Computes{w}, &Datastores{w}
 	w.Environments, w.Secrets = &Environments{w}, &Secrets{w}
 	return w

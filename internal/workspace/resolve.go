@@ -74,7 +74,7 @@ func (w *Workspace) ResolveCompute(ctx context.Context, name string) (*compute.T
 	if strings.EqualFold(name, compute.ServerlessName) {
 		return w.serverlessTarget(ctx) // serverless.go: the configured pool, or this machine's
 	}
-	t, err := w.Store.Compute(ctx, name)
+	t, err := w.Store.Cluster.Compute(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		names := w.computeNames(ctx)
 		return nil, invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
@@ -167,7 +167,7 @@ func (w *Workspace) ResolveJobOutput(ctx context.Context, name string, in job.In
 	if len(parts) == 4 {
 		return in, invalidf("inputs.%s.path: sub-paths of job outputs are not supported yet (%s)", name, in.Path)
 	}
-	src, err := w.Store.Run(ctx, parts[0])
+	src, err := w.Store.Runs.Run(ctx, parts[0])
 	if err != nil {
 		return in, invalidf("inputs.%s.path: no job named %s", name, parts[0])
 	}

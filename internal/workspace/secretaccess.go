@@ -67,7 +67,7 @@ func (w *Workspace) userRole(ctx context.Context, user string) (string, error) {
 	case api.AdminUser:
 		return api.RoleOwner, nil
 	}
-	u, err := w.Store.GetUser(ctx, user)
+	u, err := w.Store.Access.GetUser(ctx, user)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}

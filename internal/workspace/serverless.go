@@ -62,7 +62,7 @@ func (w *Workspace) defaultJobCompute(ctx context.Context) (string, error) {
 	if err != nil || (ok && def != "") {
 		return def, err
 	}
-	_, err = w.Store.Compute(ctx, compute.ServerlessName)
+	_, err = w.Store.Cluster.Compute(ctx, compute.ServerlessName)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", nil
@@ -75,7 +75,7 @@ func (w *Workspace) defaultJobCompute(ctx context.Context) (string, error) {
 // serverlessPool reads the workspace's serverless pool: the configured one, else this
 // machine's (machinePool) with the size a job asks for.
 func (w *Workspace) serverlessPool(ctx context.Context, size string) (*compute.Spec, error) {
-	t, err := w.Store.Compute(ctx, compute.ServerlessName)
+	t, err := w.Store.Cluster.Compute(ctx, compute.ServerlessName)
 	if errors.Is(err, store.ErrNotFound) {
 		return w.machinePool(ctx, size)
 	} else if err != nil {
@@ -117,7 +117,7 @@ func (w *Workspace) machinePool(ctx context.Context, size string) (*compute.Spec
 // serverlessTarget is the pool as a target (what a pipeline that runs its steps on serverless
 // shows as its compute): the stored pool, else this machine's.
 func (w *Workspace) serverlessTarget(ctx context.Context) (*compute.Target, error) {
-	t, err := w.Store.Compute(ctx, compute.ServerlessName)
+	t, err := w.Store.Cluster.Compute(ctx, compute.ServerlessName)
 	if !errors.Is(err, store.ErrNotFound) {
 		return t, err
 	}
@@ -136,7 +136,7 @@ func MachinePoolTarget() (*compute.Target, error) {
 }
 
 func (w *Workspace) computeNames(ctx context.Context) []string {
-	known, _ := w.Store.Computes(ctx)
+	known, _ := w.Store.Cluster.Computes(ctx)
 	var names []string
 	for _, k := range known {
 		names = append(names, k.Name)
@@ -183,7 +183,7 @@ func serverlessCluster(pool compute.Spec, res job.Resources) (compute.Spec, erro
 // ensureServerlessCluster returns the pool's cluster as want describes it: stored as it is, or
 // created (checked by the cluster backend) or brought up to date with the pool.
 func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Spec) (*compute.Target, error) {
-	t, err := w.Store.Compute(ctx, want.Name)
+	t, err := w.Store.Cluster.Compute(ctx, want.Name)
 	exists := err == nil
 	switch {
 	case err != nil && !errors.Is(err, store.ErrNotFound):
@@ -197,7 +197,7 @@ func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Sp
 	made, err := w.Computes.Create(ctx, want, exists)
 	var e *Error
 	if errors.As(err, &e) && e.Kind == Conflict { // another job created it meanwhile
-		return w.Store.Compute(ctx, want.Name)
+		return w.Store.Cluster.Compute(ctx, want.Name)
 	} else if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (cp *Computes) putServerlessPool(ctx context.Context, s compute.Spec, old *
 
 // syncServerlessClusters brings the pool's existing clusters up to date with it.
 func (cp *Computes) syncServerlessClusters(ctx context.Context, pool compute.Spec) error {
-	ts, err := cp.ws.Store.Computes(ctx)
+	ts, err := cp.ws.Store.Cluster.Computes(ctx)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (cp *Computes) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 	}
 	var active []*job.Run
 	for _, name := range clusters {
-		runs, err := cp.ws.Store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+		runs, err := cp.ws.Store.Runs.List(ctx, store.RunFilter{Active: true, Compute: name})
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func (cp *Computes) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 		}
 	}
 	for _, name := range clusters {
-		if err := cp.ws.Store.DeleteCompute(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := cp.ws.Store.Cluster.DeleteCompute(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("delete serverless cluster %s: %w", name, err)
 		}
 		cp.ws.Runs.ForgetTarget(name)
@@ -56,7 +56,7 @@ func (cp *Computes) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 
 // serverlessClusterNames lists the pool's clusters, by name.
 func (cp *Computes) serverlessClusterNames(ctx context.Context) ([]string, error) {
-	ts, err := cp.ws.Store.Computes(ctx)
+	ts, err := cp.ws.Store.Cluster.Computes(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (d *Dispatcher) Join(ctx context.Context, joinToken string, req api.JoinReq
 	if err := checkInfo(req.AgentInfo); err != nil {
 		return nil, err
 	}
-	_, err = d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
+	_, err = d.Store.Cluster.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		if n.Pool != pool {
 			return nil, fmt.Errorf("%w: the join token is for cluster %s, node %s is in %s", ErrUnauthorized, pool, nodeID, n.Pool)
 		}
@@ -94,7 +94,7 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, nodeID string, hb api.AgentH
 		if n, err = d.node(ctx, nodeID); err != nil {
 			return nil, err
 		}
-		if pending, err = d.Store.Assignments(ctx, nodeID, true); err != nil {
+		if pending, err = d.Store.Cluster.Assignments(ctx, nodeID, true); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +118,7 @@ func (d *Dispatcher) forget(ctx context.Context, runs []api.AgentRun) ([]string,
 		if r.Alive {
 			continue
 		}
-		run, err := d.Store.Run(ctx, r.RunID)
+		run, err := d.Store.Runs.Run(ctx, r.RunID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			continue
@@ -142,7 +142,7 @@ func (d *Dispatcher) record(ctx context.Context, nodeID string, hb api.AgentHear
 	// The report is recorded before the acknowledgements: work acknowledged is then always in a
 	// recorded report, so that Status can tell a run the agent no longer reports (it ended and
 	// was forgotten) from one on its way to the agent.
-	pending, err := d.Store.Assignments(ctx, nodeID, true)
+	pending, err := d.Store.Cluster.Assignments(ctx, nodeID, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +154,7 @@ func (d *Dispatcher) record(ctx context.Context, nodeID string, hb api.AgentHear
 		}
 	}
 	changed := false
-	n, err := d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
+	n, err := d.Store.Cluster.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		if hb.Register != nil {
 			applyInfo(n, *hb.Register)
 		}
@@ -178,7 +178,7 @@ func (d *Dispatcher) record(ctx context.Context, nodeID string, hb api.AgentHear
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := d.Store.AckAssignments(ctx, nodeID, hb.Acks, now); err != nil {
+	if err := d.Store.Cluster.AckAssignments(ctx, nodeID, hb.Acks, now); err != nil {
 		return nil, nil, err
 	}
 	if changed {
@@ -239,7 +239,7 @@ func (d *Dispatcher) reply(ctx context.Context, n *store.Node, pending []store.A
 			ids = append(ids, a.ID)
 		}
 	}
-	if err := d.Store.MarkDelivered(ctx, n.ID, ids, now); err != nil {
+	if err := d.Store.Cluster.MarkDelivered(ctx, n.ID, ids, now); err != nil {
 		return nil, err
 	}
 	if d.Instances != nil && !out.Release {

@@ -108,7 +108,7 @@ func (b *Backend) handle(ctx context.Context, hb backend.Handle) (handle, error)
 	if err != nil {
 		return h, err
 	}
-	t, err := b.Store.Compute(ctx, h.Pool)
+	t, err := b.Store.Cluster.Compute(ctx, h.Pool)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return h, fmt.Errorf("%w: run %s is on cluster %s, which does not exist", backend.ErrBadHandle, h.Run, h.Pool)
@@ -192,7 +192,7 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 	if err != nil {
 		return backend.Status{}, err
 	}
-	n, err := b.Store.Node(ctx, h.Nodes[0])
+	n, err := b.Store.Cluster.Node(ctx, h.Nodes[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return backend.Status{Reason: "its node " + h.Nodes[0] + " was removed"}, nil
 	}
@@ -203,7 +203,7 @@ func (b *Backend) Status(ctx context.Context, hb backend.Handle) (backend.Status
 		return backend.Status{}, fmt.Errorf("node %s has not been heard from since %s (%s)", n.ID,
 			n.LastHeartbeat.Format(time.RFC3339), n.StateReason)
 	}
-	pending, err := b.Store.Assignments(ctx, n.ID, true)
+	pending, err := b.Store.Cluster.Assignments(ctx, n.ID, true)
 	if err != nil {
 		return backend.Status{}, err
 	}

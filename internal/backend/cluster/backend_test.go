@@ -66,7 +66,7 @@ func TestSubmitStatusCancel(t *testing.T) {
 	ctx := t.Context()
 	n1, n2 := joined(t, b.Agents), joined(t, b.Agents)
 	target := compute.Target{Name: "p", Type: compute.TypeCluster, Properties: []byte(`{"spec":{"name":"p","type":"amlcompute"}}`)}
-	if err := b.Store.PutCompute(ctx, target); err != nil {
+	if err := b.Store.Cluster.PutCompute(ctx, target); err != nil {
 		t.Fatal(err)
 	}
 	l := backend.Launch{RunID: "r1", Target: target, Attempt: 1}
@@ -82,7 +82,7 @@ func TestSubmitStatusCancel(t *testing.T) {
 		t.Errorf("Submit again = %s, %v; want %s", again, err, h)
 	}
 	for _, n := range []string{n1, n2} {
-		if work, _ := b.Store.Assignments(ctx, n, true); len(work) != 1 || work[0].Kind != store.AssignRun {
+		if work, _ := b.Store.Cluster.Assignments(ctx, n, true); len(work) != 1 || work[0].Kind != store.AssignRun {
 			t.Errorf("work of %s: %+v", n, work)
 		}
 	}

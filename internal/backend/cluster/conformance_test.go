@@ -72,7 +72,7 @@ func startCluster(t *testing.T, ws *backendtest.Workspace, nodes int) *suiteClus
 	c := &suiteCluster{store: st, ws: ws, tokens: map[string]string{}}
 	c.target = backendtest.Target(t, compute.Spec{Name: "suite-pool", Type: compute.TypeCluster,
 		Cluster: &compute.ClusterSpec{Size: "local-quarter", MaxInstances: nodes}})
-	if err := st.PutCompute(t.Context(), c.target); err != nil {
+	if err := st.Cluster.PutCompute(t.Context(), c.target); err != nil {
 		t.Fatal(err)
 	}
 	c.agents = &cluster.Dispatcher{Store: st, Key: []byte("suite-key-" + t.Name()), Log: slog.New(slog.DiscardHandler),
@@ -153,7 +153,7 @@ func waitJoined(t *testing.T, st *store.Store, nodes []string) {
 	deadline := time.Now().Add(time.Minute)
 	for _, id := range nodes {
 		for {
-			n, err := st.Node(t.Context(), id)
+			n, err := st.Cluster.Node(t.Context(), id)
 			if err != nil {
 				t.Fatal(err)
 			}

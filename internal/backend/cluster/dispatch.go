@@ -114,7 +114,7 @@ func (d *Dispatcher) CreateNode(ctx context.Context, nn NewNode) (*store.Node, s
 		Size: nn.Size.Name, LowPriority: nn.LowPriority, Labels: nn.Labels, CreatedAt: now,
 		JoinDeadline: now.Add(nn.JoinTimeout),
 	}
-	if err := d.Store.CreateNode(ctx, n, nn.Reason); err != nil {
+	if err := d.Store.Cluster.CreateNode(ctx, n, nn.Reason); err != nil {
 		return nil, "", fmt.Errorf("create node in %s: %w", nn.Pool, err)
 	}
 	return n, tokens.Key(d.Key).MintJoin(n.Pool, n.ID, n.JoinDeadline), nil
@@ -134,7 +134,7 @@ func NewNodeID(pool string) string {
 
 // SetProviderID records the provider's id of a node's machine (needed to delete it).
 func (d *Dispatcher) SetProviderID(ctx context.Context, nodeID, providerID string) error {
-	_, err := d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
+	_, err := d.Store.Cluster.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		n.ProviderID = providerID
 		return nil, nil
 	})
@@ -165,7 +165,7 @@ func (d *Dispatcher) Cancel(ctx context.Context, nodeID, runID string) error {
 }
 
 func (d *Dispatcher) enqueue(ctx context.Context, nodeID, runID string, kind store.AssignmentKind) error {
-	_, err := d.Store.EnqueueAssignment(ctx, store.Assignment{NodeID: nodeID, RunID: runID, Kind: kind, CreatedAt: d.now()})
+	_, err := d.Store.Cluster.EnqueueAssignment(ctx, store.Assignment{NodeID: nodeID, RunID: runID, Kind: kind, CreatedAt: d.now()})
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: node %s does not exist", ErrGone, nodeID)
 	}
@@ -184,7 +184,7 @@ func (d *Dispatcher) Release(ctx context.Context, nodeID, reason string) error {
 // SetState moves a node to a state with a reason on the timeline (preempted, unusable, ...);
 // setting the state it has changes nothing.
 func (d *Dispatcher) SetState(ctx context.Context, nodeID string, to compute.NodeState, reason string) error {
-	_, err := d.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
+	_, err := d.Store.Cluster.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		return transition(n, to, reason, d.now()), nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -196,7 +196,7 @@ func (d *Dispatcher) SetState(ctx context.Context, nodeID string, to compute.Nod
 
 // Delete removes a node (after its machine was deleted) with a reason on the timeline.
 func (d *Dispatcher) Delete(ctx context.Context, nodeID, reason string) error {
-	err := d.Store.DeleteNode(ctx, nodeID, store.NodeEvent{Time: d.now(), Reason: reason})
+	err := d.Store.Cluster.DeleteNode(ctx, nodeID, store.NodeEvent{Time: d.now(), Reason: reason})
 	d.wakers.wake(nodeID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -208,7 +208,7 @@ func (d *Dispatcher) Delete(ctx context.Context, nodeID, reason string) error {
 }
 
 func (d *Dispatcher) node(ctx context.Context, id string) (*store.Node, error) {
-	n, err := d.Store.Node(ctx, id)
+	n, err := d.Store.Cluster.Node(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: node %s does not exist", ErrGone, id)
 	}

@@ -61,7 +61,7 @@ func TestCreateAndJoin(t *testing.T) {
 	if rep.NodeID != n.ID || rep.Pool != "gpu" || d.Authenticate(rep.AgentToken, n.ID) != nil {
 		t.Fatalf("join reply %+v", rep)
 	}
-	got, err := d.Store.Node(ctx, n.ID)
+	got, err := d.Store.Cluster.Node(ctx, n.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCreateAndJoin(t *testing.T) {
 		!cmp.Equal(got.Labels, map[string]string{"pool": "gpu", "zone": "a"}) || got.Info.Hostname != "box" {
 		t.Errorf("joined node %+v", got)
 	}
-	evs, _ := d.Store.NodeEvents(ctx, store.NodeEventFilter{Pool: "gpu"})
+	evs, _ := d.Store.Cluster.NodeEvents(ctx, store.NodeEventFilter{Pool: "gpu"})
 	if len(evs) != 2 || evs[0].Reason != "scale up" || evs[1].To != compute.NodeIdle {
 		t.Errorf("timeline %+v", evs)
 	}
@@ -77,7 +77,7 @@ func TestCreateAndJoin(t *testing.T) {
 	if _, err := d.Join(ctx, tok, api.JoinRequest{AgentInfo: info, Runs: []api.AgentRun{{RunID: "r1", Alive: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := d.Store.Node(ctx, n.ID); got.State != compute.NodeRunning || len(got.Runs) != 1 || !got.IdleSince.IsZero() {
+	if got, _ := d.Store.Cluster.Node(ctx, n.ID); got.State != compute.NodeRunning || len(got.Runs) != 1 || !got.IdleSince.IsZero() {
 		t.Errorf("re-joined node %+v", got)
 	}
 }
@@ -123,7 +123,7 @@ func TestJoinRefused(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := d.Store.Node(ctx, n.ID); got.State != compute.NodeProvisioning {
+	if got, _ := d.Store.Cluster.Node(ctx, n.ID); got.State != compute.NodeProvisioning {
 		t.Errorf("a refused join changed the node: %+v", got)
 	}
 }
@@ -158,7 +158,7 @@ func TestHeartbeatDeliversUntilAcked(t *testing.T) {
 	if len(rep.Assignments) != 1 || rep.Assignments[0].RunID != "r1" || rep.Assignments[0].Token != "tok-r1" || rep.Release {
 		t.Fatalf("first reply %+v", rep)
 	}
-	if n, _ := d.Store.Node(ctx, id); n.State != compute.NodeRunning {
+	if n, _ := d.Store.Cluster.Node(ctx, id); n.State != compute.NodeRunning {
 		t.Errorf("a node with a waiting assignment is %s", n.State)
 	}
 	// The reply was lost: the same work comes again.
@@ -182,11 +182,11 @@ func TestHeartbeatDeliversUntilAcked(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, id, done); err != nil {
 		t.Fatal(err)
 	}
-	n, _ := d.Store.Node(ctx, id)
+	n, _ := d.Store.Cluster.Node(ctx, id)
 	if n.State != compute.NodeIdle || n.IdleSince != c.t || n.LastHeartbeat != c.t || n.Runs[0].Final.State != "Canceled" {
 		t.Errorf("node after the run ended %+v", n)
 	}
-	if pending, _ := d.Store.Assignments(ctx, id, true); len(pending) != 0 {
+	if pending, _ := d.Store.Cluster.Assignments(ctx, id, true); len(pending) != 0 {
 		t.Errorf("pending after acks: %+v", pending)
 	}
 }
@@ -208,14 +208,14 @@ func TestHeartbeatReleaseLeaveAndGone(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, id, api.AgentHeartbeat{Leaving: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, id); n.State != compute.NodeReleasing {
+	if n, _ := d.Store.Cluster.Node(ctx, id); n.State != compute.NodeReleasing {
 		t.Errorf("leaving a releasing node made it %s", n.State)
 	}
 	other := joined(t, d)
 	if _, err := d.Heartbeat(ctx, other, api.AgentHeartbeat{Leaving: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, other); n.State != compute.NodeUnusable {
+	if n, _ := d.Store.Cluster.Node(ctx, other); n.State != compute.NodeUnusable {
 		t.Errorf("an agent that left made its node %s", n.State)
 	}
 	reg := info
@@ -223,7 +223,7 @@ func TestHeartbeatReleaseLeaveAndGone(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, other, api.AgentHeartbeat{Register: &reg}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := d.Store.Node(ctx, other); n.State != compute.NodeIdle || n.Capacity.MilliCPU != 2000 {
+	if n, _ := d.Store.Cluster.Node(ctx, other); n.State != compute.NodeIdle || n.Capacity.MilliCPU != 2000 {
 		t.Errorf("re-registered node %+v", n)
 	}
 	if err := d.Delete(ctx, other, "released"); err != nil {

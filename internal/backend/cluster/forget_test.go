@@ -21,11 +21,11 @@ func TestEndedRunsAreForgottenOnceRecorded(t *testing.T) {
 	ctx := t.Context()
 	node := joined(t, b.Agents)
 	target := compute.Target{Name: "p", Type: compute.TypeCluster, Properties: []byte(`{"spec":{"name":"p","type":"amlcompute"}}`)}
-	if err := b.Store.PutCompute(ctx, target); err != nil {
+	if err := b.Store.Cluster.PutCompute(ctx, target); err != nil {
 		t.Fatal(err)
 	}
 	for id, st := range map[string]job.State{"done": job.Completed, "going": job.Running} {
-		if err := b.Store.CreateRun(ctx, &job.Run{ID: id, Compute: "p", Status: st, Spec: job.Spec{Compute: "p"}}); err != nil {
+		if err := b.Store.RunWrites.CreateRun(ctx, &job.Run{ID: id, Compute: "p", Status: st, Spec: job.Spec{Compute: "p"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -106,7 +106,7 @@ func runsByNode(runs []*job.Run, placed []backend.Placed) map[string][]string {
 // autoscalerInput describes every pool's nodes, demand and backoff.
 func (b *Backend) autoscalerInput(ctx context.Context, pools map[string]*pool, plan scheduler.Plan, placed []backend.Placed,
 	runs []*job.Run, now time.Time) (autoscaler.Input, error) {
-	preempted, err := b.Store.Preemptions(ctx)
+	preempted, err := b.Store.Cluster.Preemptions(ctx)
 	if err != nil {
 		return autoscaler.Input{}, err
 	}

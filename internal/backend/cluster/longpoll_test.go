@@ -32,7 +32,7 @@ func beatAsync(t *testing.T, d *Dispatcher, id string, hb api.AgentHeartbeat) <-
 func waitRecorded(t *testing.T, d *Dispatcher, id string, after time.Time) {
 	t.Helper()
 	testwait.Within(t, 30*time.Second, "the heartbeat to be recorded", func() bool {
-		n, err := d.Store.Node(t.Context(), id)
+		n, err := d.Store.Cluster.Node(t.Context(), id)
 		return err == nil && n.LastHeartbeat.After(after)
 	})
 }
@@ -123,7 +123,7 @@ func TestHeartbeatCanceledLeavesWorkUnsent(t *testing.T) {
 	if err := d.Assign(t.Context(), id, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	pending, _ := d.Store.Assignments(t.Context(), id, true)
+	pending, _ := d.Store.Cluster.Assignments(t.Context(), id, true)
 	if len(pending) != 1 || !pending[0].DeliveredAt.IsZero() {
 		t.Errorf("pending work %+v", pending)
 	}
@@ -156,7 +156,7 @@ func TestAgentReportsWakeTheController(t *testing.T) {
 	beat(api.AgentHeartbeat{Runs: done}, 1, "the run ended")
 	beat(api.AgentHeartbeat{Runs: done}, 0, "the ended run again")
 	beat(api.AgentHeartbeat{Runs: done, Leaving: true}, 1, "the agent left")
-	if n, _ := d.Store.Node(t.Context(), id); n.State != compute.NodeUnusable {
+	if n, _ := d.Store.Cluster.Node(t.Context(), id); n.State != compute.NodeUnusable {
 		t.Errorf("node %s after its agent left", n.State)
 	}
 }

@@ -55,14 +55,14 @@ func TestDeleteNodeOfInstanceUsesItsProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Store.PutCompute(ctx, compute.Target{Name: "ci1", Type: compute.TypeInstance, Properties: props}); err != nil {
+	if err := b.Store.Cluster.PutCompute(ctx, compute.Target{Name: "ci1", Type: compute.TypeInstance, Properties: props}); err != nil {
 		t.Fatal(err)
 	}
 	n, _, err := b.Agents.CreateNode(ctx, NewNode{Pool: "ci1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Store.UpdateNode(ctx, n.ID, func(n *store.Node) ([]store.NodeEvent, error) {
+	if _, err := b.Store.Cluster.UpdateNode(ctx, n.ID, func(n *store.Node) ([]store.NodeEvent, error) {
 		n.ProviderID = "vm-7"
 		return nil, nil
 	}); err != nil {

@@ -35,7 +35,7 @@ func joinTimeout(cs *compute.ClusterSpec) time.Duration {
 // new machine deleted at once, so that none is left behind unseen.
 func (b *Backend) machineCreated(ctx context.Context, spec compute.Spec, prov provider.Provider, nodeID, providerID string) {
 	now := b.now()
-	_, err := b.Store.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
+	_, err := b.Store.Cluster.UpdateNode(ctx, nodeID, func(n *store.Node) ([]store.NodeEvent, error) {
 		n.ProviderID = providerID
 		if n.State != compute.NodeProvisioning {
 			return nil, nil // it joined while the hook was still running
@@ -98,7 +98,7 @@ func (b *Backend) DeleteNode(ctx context.Context, id string) (*api.NodeDeletion,
 	if err := b.init(ctx, b.now()); err != nil {
 		return nil, err
 	}
-	n, err := b.Store.Node(ctx, id)
+	n, err := b.Store.Cluster.Node(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("node %s %w", id, ErrNoNode)
 	}
@@ -106,12 +106,12 @@ func (b *Backend) DeleteNode(ctx context.Context, id string) (*api.NodeDeletion,
 		return nil, err
 	}
 	spec := compute.Spec{Name: n.Pool, Type: compute.TypeCluster}
-	if t, err := b.Store.Compute(ctx, n.Pool); err == nil {
+	if t, err := b.Store.Cluster.Compute(ctx, n.Pool); err == nil {
 		if st, err := compute.Load(*t); err == nil {
 			spec = providerSpec(st.Spec)
 		}
 	}
-	runs, err := b.Store.Runs(ctx, store.RunFilter{Active: true, Compute: n.Pool})
+	runs, err := b.Store.Runs.List(ctx, store.RunFilter{Active: true, Compute: n.Pool})
 	if err != nil {
 		return nil, err
 	}

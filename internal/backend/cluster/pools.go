@@ -35,11 +35,11 @@ func (p *pool) node(id string) *store.Node {
 // loadPools reads every cluster target with its size and nodes, and the nodes whose cluster is
 // gone. Nodes are read before targets, so a node seen without its target really lost it.
 func (b *Backend) loadPools(ctx context.Context) (map[string]*pool, []*store.Node, error) {
-	nodes, err := b.Store.Nodes(ctx, store.NodeFilter{})
+	nodes, err := b.Store.Cluster.Nodes(ctx, store.NodeFilter{})
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := b.Store.Computes(ctx)
+	targets, err := b.Store.Cluster.Computes(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,7 +64,7 @@ func newSpotWorkspace(t *testing.T) *spotWorkspace {
 	target := backendtest.Target(t, compute.Spec{Name: "spot", Type: compute.TypeCluster, Cluster: &compute.ClusterSpec{
 		Size: spotSize.Name, Tier: compute.TierLowPriority, MaxInstances: 1, IdleTimeBeforeScaleDown: 3600,
 		MaxProvisionRetries: 5}})
-	if err := w.st.PutCompute(t.Context(), target); err != nil {
+	if err := w.st.Cluster.PutCompute(t.Context(), target); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -103,12 +103,12 @@ func (w *spotWorkspace) runOn(t *testing.T, attempt int, node string) *job.Run {
 		CreatedAt: w.clock.now()}
 	ctx := t.Context()
 	if attempt == 1 {
-		if err := w.st.CreateRun(ctx, r); err != nil {
+		if err := w.st.RunWrites.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	_, err := w.st.UpdateRun(ctx, "r1", func(old *job.Run) ([]job.Event, error) {
+	_, err := w.st.RunWrites.UpdateRun(ctx, "r1", func(old *job.Run) ([]job.Event, error) {
 		old.Status, old.Attempt, old.Placement, old.Handle = r.Status, r.Attempt, r.Placement, r.Handle
 		return nil, nil
 	})
@@ -160,7 +160,7 @@ func TestProvisioningBackoffSurvivesRestart(t *testing.T) {
 	ctx := t.Context()
 	w.cloud.failing = true
 	queued := &job.Run{ID: "r1", Compute: "spot", Status: job.Queued, Spec: job.Spec{Compute: "spot"}, CreatedAt: w.clock.now()}
-	if err := w.st.CreateRun(ctx, queued); err != nil {
+	if err := w.st.RunWrites.CreateRun(ctx, queued); err != nil {
 		t.Fatal(err)
 	}
 	b := w.restart()

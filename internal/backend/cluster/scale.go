@@ -50,7 +50,7 @@ func (b *Backend) applyDecision(ctx context.Context, dec autoscaler.Decision, po
 		}
 		for _, ra := range d.Requeue {
 			// Recorded before the requeue: a restarted server still counts it.
-			if err := b.Store.RecordPreemption(ctx, ra.Run, attempt[ra.Run], ra.Node, b.now()); err != nil {
+			if err := b.Store.Cluster.RecordPreemption(ctx, ra.Run, attempt[ra.Run], ra.Node, b.now()); err != nil {
 				b.log().Error("record preemption", "run", ra.Run, "err", err)
 				continue
 			}
@@ -130,7 +130,7 @@ func (b *Backend) deleteNode(ctx context.Context, spec compute.Spec, n store.Nod
 		delete(b.deleting, n.ID)
 		b.mu.Unlock()
 	}
-	if _, err := b.Store.Node(ctx, n.ID); errors.Is(err, store.ErrNotFound) {
+	if _, err := b.Store.Cluster.Node(ctx, n.ID); errors.Is(err, store.ErrNotFound) {
 		done() // deleted since this pass read the nodes: its machine is gone already
 		return
 	}

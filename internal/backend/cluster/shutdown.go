@@ -25,7 +25,7 @@ func (b *Backend) StopIdleLocalNodes(ctx context.Context) (left []string, err er
 	if err := b.init(ctx, b.now()); err != nil {
 		return nil, err
 	}
-	nodes, err := b.Store.Nodes(ctx, store.NodeFilter{})
+	nodes, err := b.Store.Cluster.Nodes(ctx, store.NodeFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (b *Backend) StopIdleLocalNodes(ctx context.Context) (left []string, err er
 // localCluster reads a node's pool: its spec, and whether it is a managed cluster whose nodes
 // the local provider starts (a compute instance is not).
 func (b *Backend) localCluster(ctx context.Context, pool string) (compute.Spec, bool) {
-	t, err := b.Store.Compute(ctx, pool)
+	t, err := b.Store.Cluster.Compute(ctx, pool)
 	if err != nil || t.Type != compute.TypeCluster {
 		return compute.Spec{}, false
 	}
@@ -71,7 +71,7 @@ func (b *Backend) localCluster(ctx context.Context, pool string) (compute.Spec, 
 
 // nodesWithRuns is the set of nodes an active run is placed on.
 func (b *Backend) nodesWithRuns(ctx context.Context) (map[string]bool, error) {
-	runs, err := b.Store.Runs(ctx, store.RunFilter{Active: true})
+	runs, err := b.Store.Runs.List(ctx, store.RunFilter{Active: true})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}

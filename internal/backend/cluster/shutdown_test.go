@@ -23,7 +23,7 @@ func TestStopIdleLocalNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Store.PutCompute(ctx, compute.Target{Name: s.Name, Type: s.Type, Properties: props}); err != nil {
+		if err := b.Store.Cluster.PutCompute(ctx, compute.Target{Name: s.Name, Type: s.Type, Properties: props}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func TestStopIdleLocalNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Store.UpdateNode(ctx, n.ID, func(n *store.Node) ([]store.NodeEvent, error) {
+		if _, err := b.Store.Cluster.UpdateNode(ctx, n.ID, func(n *store.Node) ([]store.NodeEvent, error) {
 			n.ProviderID, n.State, n.Runs = providerID, compute.NodeIdle, runs
 			return nil, nil
 		}); err != nil {
@@ -67,7 +67,7 @@ func TestStopIdleLocalNodes(t *testing.T) {
 	if got := deleted[compute.ProviderLocal]; !slices.Equal(got, []string{"dir-warm"}) || len(deleted[compute.ProviderCommand]) != 0 {
 		t.Errorf("machines deleted %v, want only dir-warm by the local provider", deleted)
 	}
-	if _, err := b.Store.Node(ctx, warm); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.Store.Cluster.Node(ctx, warm); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the stopped idle node is still stored (%v): a restarted server would wait for its agent", err)
 	}
 }

@@ -20,7 +20,7 @@ func (b *Backend) init(ctx context.Context, now time.Time) error {
 	if b.state != nil {
 		return nil
 	}
-	states, err := b.Store.PoolStates(ctx)
+	states, err := b.Store.Cluster.PoolStates(ctx)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (b *Backend) updateState(ctx context.Context, pool string, fn func(st *stor
 		return
 	}
 	st.UpdatedAt = b.now()
-	if err := b.Store.PutPoolState(context.WithoutCancel(ctx), st); err != nil {
+	if err := b.Store.Cluster.PutPoolState(context.WithoutCancel(ctx), st); err != nil {
 		b.log().Error("record cluster state", "pool", pool, "err", err)
 		return // the next change tries again
 	}

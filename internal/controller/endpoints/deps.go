@@ -64,6 +64,15 @@ type Store interface {
 	Compute(ctx context.Context, name string) (*compute.Target, error)
 }
 
+// StoreOf is Store over the workspace store's aggregates: its serving rows, runs and computes.
+func StoreOf(st *store.Store) Store {
+	return struct {
+		*store.Serving
+		*store.Runs
+		*store.Cluster
+	}{st.Serving, st.Runs, st.Cluster}
+}
+
 // Sealer seals endpoints' keys at rest (the workspace's secret box).
 type Sealer interface {
 	Encrypt(plaintext []byte) (string, error)

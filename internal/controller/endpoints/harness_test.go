@@ -115,7 +115,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	clk := &clock{now: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)}
 	for _, tg := range compute.Builtin(clk.Now()) {
-		if err := st.EnsureCompute(ctx, tg); err != nil {
+		if err := st.Cluster.EnsureCompute(ctx, tg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +129,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	ctrl.Init()
 	f := &fixture{ctrl: ctrl, runs: &recordingRuns{Runs: ctrl}, clock: clk}
-	f.s = New(Deps{Store: st, Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
+	f.s = New(Deps{Store: StoreOf(st), Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
 		router.Config{Log: log})
 	f.s.publish = func(t router.Table) { f.table = t }
 	return f
@@ -147,7 +147,7 @@ func (f *fixture) create(t testing.TB, sp job.Spec) *job.Run {
 
 func (f *fixture) run(t testing.TB, id string) *job.Run {
 	t.Helper()
-	r, err := f.ctrl.Store.Run(t.Context(), id)
+	r, err := f.ctrl.Store.Runs.Run(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

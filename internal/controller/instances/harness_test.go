@@ -110,7 +110,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	clk := &clock{now: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)}
 	for _, tg := range compute.Builtin(clk.Now()) {
-		if err := st.EnsureCompute(ctx, tg); err != nil {
+		if err := st.Cluster.EnsureCompute(ctx, tg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,7 +130,7 @@ func (f *fixture) start(st *store.Store, blobs *blob.Store, backends map[string]
 	}
 	f.ctrl.Init()
 	f.runs = &recordingRuns{Runs: f.ctrl}
-	f.m = New(st, f.runs, f.box, f.clock.Now, log)
+	f.m = New(StoreOf(st), f.runs, f.box, f.clock.Now, log)
 }
 
 // restart is a new run core and instances' owner over the same store and blobs: all a server
@@ -155,7 +155,7 @@ func (f *fixture) create(t testing.TB, sp job.Spec) *job.Run {
 
 func (f *fixture) run(t testing.TB, id string) *job.Run {
 	t.Helper()
-	r, err := f.ctrl.Store.Run(t.Context(), id)
+	r, err := f.ctrl.Store.Runs.Run(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

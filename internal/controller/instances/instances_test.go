@@ -72,7 +72,7 @@ func TestInstanceSchedulesFireOnTheClock(t *testing.T) {
 	if err := f.ctrl.Workspace.Computes.Delete(ctx, "dev1", false); err != nil {
 		t.Fatalf("delete a stopped instance: %v", err)
 	}
-	if rows, _ := f.ctrl.Store.Instances(ctx); len(rows) != 0 {
+	if rows, _ := f.ctrl.Store.Instances.List(ctx); len(rows) != 0 {
 		t.Errorf("instance rows left after delete: %+v", rows)
 	}
 }

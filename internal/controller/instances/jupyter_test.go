@@ -64,7 +64,7 @@ func TestJupyterTokenIsSealedAtRest(t *testing.T) {
 	const tok = "jupyter-token-4f1c2b"
 	f.m.Activity(ctx, &store.Node{ID: "n1", Pool: "dev1"}, api.NodeActivity{
 		Jupyter: &api.JupyterReport{State: api.JupyterRunning, Addr: "10.0.0.5:4321", Token: tok}})
-	row, err := f.ctrl.Store.Instance(ctx, "dev1")
+	row, err := f.ctrl.Store.Instances.Get(ctx, "dev1")
 	if err != nil {
 		t.Fatal(err)
 	}

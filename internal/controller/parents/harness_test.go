@@ -67,7 +67,7 @@ func newHarness(t *testing.T) (*Loop, *harness, *store.Store) {
 	t.Cleanup(func() { st.Close() })
 	h := &harness{}
 	now := func() time.Time { return time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC) }
-	return New(Config{Runs: h, Resolver: h, Store: st, Reader: st, Now: now}), h, st
+	return New(Config{Runs: h, Resolver: h, Store: st.Parents, Reader: st.Runs, Now: now}), h, st
 }
 
 // A queued pipeline's pass asks for its first step's run and moves the pipeline to Running;
@@ -83,7 +83,7 @@ func TestPipelinePassAsksForItsFirstStep(t *testing.T) {
 			"prep":  step(nil),
 			"train": step(map[string]job.StepRef{"d": {Step: "prep", Output: "o"}}),
 		}}}}
-	if err := st.CreatePipeline(t.Context(), p); err != nil {
+	if err := st.RunWrites.CreatePipeline(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Pass(t.Context()); err != nil {
@@ -102,7 +102,7 @@ func TestCanceledPipelineEnds(t *testing.T) {
 		Spec: job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{Steps: map[string]job.PipelineStep{
 			"prep": {Spec: job.Spec{Command: "true", Compute: "local"}},
 		}}}}
-	if err := st.CreatePipeline(t.Context(), p); err != nil {
+	if err := st.RunWrites.CreatePipeline(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.PipelinePass(t.Context()); err != nil {
