@@ -9,6 +9,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotSQLite is returned by what only a SQLite file has (file checks, WAL checkpoints,
@@ -93,12 +95,34 @@ func (d dialect) unindexed(column string) string {
 	return "+" + column
 }
 
-// isUniqueViolation reports whether err is the database refusing a duplicate key.
+// isUniqueViolation reports whether err is the database refusing a duplicate key, decided from
+// the driver's code: PostgreSQL's unique_violation, SQLite's extended UNIQUE or PRIMARY KEY
+// constraint code.
 func isUniqueViolation(err error) bool {
-	return err != nil && (pgCode(err) == pgUniqueViolation || strings.Contains(err.Error(), "UNIQUE constraint failed"))
+	if err == nil {
+		return false
+	}
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return true
+	}
+	return pgCode(err) == pgUniqueViolation
 }
 
-// isForeignKeyViolation reports whether err is the database refusing a row whose reference is missing.
+// isForeignKeyViolation reports whether err is the database refusing a row whose reference is
+// missing, decided from the driver's code.
 func isForeignKeyViolation(err error) bool {
-	return err != nil && (pgCode(err) == pgForeignKeyViolation || strings.Contains(err.Error(), "FOREIGN KEY constraint failed"))
+	if err == nil {
+		return false
+	}
+	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY || pgCode(err) == pgForeignKeyViolation
+}
+
+// sqliteCode is the extended result code of a SQLite error in err's chain; 0 for any other error.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
 }
