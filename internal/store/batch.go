@@ -64,40 +64,16 @@ func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*BatchEndpoin
 
 // BatchEndpoints lists the batch endpoints by name.
 func (s *Serving) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_endpoints ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []BatchEndpointRecord
-	for rows.Next() {
-		var e BatchEndpointRecord
-		if err := scanSpec(rows, &e.Spec, &e.CreatedAt, &e.UpdatedAt); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanBatchEndpoint, `SELECT spec, created_at, updated_at FROM batch_endpoints ORDER BY name`)
+}
+
+func scanBatchEndpoint(sc scanner) (e BatchEndpointRecord, err error) {
+	return e, scanSpec(sc, &e.Spec, &e.CreatedAt, &e.UpdatedAt)
 }
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments (its jobs stay).
 func (s *Serving) DeleteBatchEndpoint(ctx context.Context, name string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM batch_deployments WHERE endpoint = ?`, name); err != nil {
-		return err
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM batch_endpoints WHERE name = ?`, name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("batch endpoint %s: %w", name, ErrNotFound)
-	}
-	return tx.Commit()
+	return s.deleteWithChildren(ctx, "batch_deployments", "batch_endpoints", "batch endpoint", name)
 }
 
 // PutBatchDeployment creates a batch deployment (create) or replaces its definition; its
@@ -154,20 +130,12 @@ func (s *Serving) BatchDeployment(ctx context.Context, endpoint, name string) (*
 
 // BatchDeployments lists a batch endpoint's deployments by name.
 func (s *Serving) BatchDeployments(ctx context.Context, endpoint string) ([]BatchDeploymentRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? ORDER BY name`, endpoint)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []BatchDeploymentRecord
-	for rows.Next() {
-		var d BatchDeploymentRecord
-		if err := scanSpec(rows, &d.Spec, &d.CreatedAt, &d.UpdatedAt); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanBatchDeployment,
+		`SELECT spec, created_at, updated_at FROM batch_deployments WHERE endpoint = ? ORDER BY name`, endpoint)
+}
+
+func scanBatchDeployment(sc scanner) (d BatchDeploymentRecord, err error) {
+	return d, scanSpec(sc, &d.Spec, &d.CreatedAt, &d.UpdatedAt)
 }
 
 // DeleteBatchDeployment removes a batch deployment (its jobs stay).

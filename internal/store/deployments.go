@@ -78,20 +78,7 @@ func (s *Serving) Deployments(ctx context.Context, endpoint string) ([]Deploymen
 	if endpoint != "" {
 		q, args = cols+` WHERE endpoint = ? ORDER BY name`, []any{endpoint}
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []DeploymentRecord
-	for rows.Next() {
-		d, err := scanDeployment(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *d)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, values(scanDeployment), q, args...)
 }
 
 // DeleteDeployment removes a deployment (its replicas' rows stay until their runs end).

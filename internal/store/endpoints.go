@@ -88,41 +88,13 @@ func (s *Serving) Endpoint(ctx context.Context, name string) (*EndpointRecord, e
 
 // Endpoints lists the endpoints by name.
 func (s *Serving) Endpoints(ctx context.Context) ([]EndpointRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT spec, keys, created_at, updated_at FROM endpoints ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []EndpointRecord
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, values(scanEndpoint), `SELECT spec, keys, created_at, updated_at FROM endpoints ORDER BY name`)
 }
 
 // DeleteEndpoint removes an endpoint and its deployments (their replicas' rows stay until their
 // runs end: see DeleteReplica).
 func (s *Serving) DeleteEndpoint(ctx context.Context, name string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM deployments WHERE endpoint = ?`, name); err != nil {
-		return err
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM endpoints WHERE name = ?`, name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("endpoint %s: %w", name, ErrNotFound)
-	}
-	return tx.Commit()
+	return s.deleteWithChildren(ctx, "deployments", "endpoints", "endpoint", name)
 }
 
 func scanEndpoint(sc scanner) (*EndpointRecord, error) {

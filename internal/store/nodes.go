@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -98,14 +97,7 @@ func (s *Cluster) Node(ctx context.Context, id string) (*Node, error) {
 }
 
 func getNode(ctx context.Context, q querier, id string) (*Node, error) {
-	n, err := scanNode(q.QueryRowContext(ctx, `SELECT `+nodeColumns+` FROM nodes WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read node %s: %w", id, err)
-	}
-	return n, nil
+	return getOne(q.QueryRowContext(ctx, `SELECT `+nodeColumns+` FROM nodes WHERE id = ?`, id), scanNode, "node", id)
 }
 
 // NodeFilter selects nodes for Nodes.

@@ -65,15 +65,7 @@ type querier interface {
 }
 
 func getRun(ctx context.Context, q querier, id string) (*job.Run, error) {
-	row := q.QueryRowContext(ctx, selectRuns+` WHERE runs.id = ?`, id)
-	r, err := scanRun(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", id, err)
-	}
-	return r, nil
+	return getOne(q.QueryRowContext(ctx, selectRuns+` WHERE runs.id = ?`, id), scanRun, "run", id)
 }
 
 // RunFilter selects runs for Runs. Every field is bound as a parameter (runlist.go).
