@@ -82,20 +82,11 @@ func (s *Assets) assetVersions(ctx context.Context, table, noun, name string) ([
 		q += ` WHERE name = ?`
 		args = append(args, name)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY name, seq`, args...)
+	out, err := queryAll(ctx, s.db, scanAsset, q+` ORDER BY name, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", noun, err)
 	}
-	defer rows.Close()
-	var out []assetRow
-	for rows.Next() {
-		r, err := scanAsset(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // setAssetArchived archives or restores one version, or every version of the name when version

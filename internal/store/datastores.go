@@ -91,21 +91,17 @@ func (s *Assets) DatastorePaths(ctx context.Context, ds string, paths []string) 
 	for _, p := range paths {
 		args = append(args, p)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT datastore, path, manifest, run_id, output, created_at FROM datastore_paths
+	out, err := queryAll(ctx, s.db, scanDatastoreEntry, `SELECT datastore, path, manifest, run_id, output, created_at FROM datastore_paths
 		WHERE datastore = ? AND path IN (?`+strings.Repeat(", ?", len(paths)-1)+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read datastore %s paths: %w", ds, err)
 	}
-	defer rows.Close()
-	var out []datastore.Entry
-	for rows.Next() {
-		var e datastore.Entry
-		var created int64
-		if err := rows.Scan(&e.Datastore, &e.Path, &e.Manifest, &e.Run, &e.Output, &created); err != nil {
-			return nil, err
-		}
-		e.CreatedAt = fromNanos(created)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanDatastoreEntry(sc scanner) (e datastore.Entry, err error) {
+	var created int64
+	err = sc.Scan(&e.Datastore, &e.Path, &e.Manifest, &e.Run, &e.Output, &created)
+	e.CreatedAt = fromNanos(created)
+	return e, err
 }

@@ -92,20 +92,11 @@ func (s *Assets) Environments(ctx context.Context, name string) ([]EnvironmentVe
 		q += ` WHERE name = ?`
 		args = append(args, name)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY name, seq DESC`, args...)
+	out, err := queryAll(ctx, s.db, values(scanEnvironment), q+` ORDER BY name, seq DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}
-	defer rows.Close()
-	var out []EnvironmentVersion
-	for rows.Next() {
-		e, err := scanEnvironment(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func scanEnvironment(sc scanner) (*EnvironmentVersion, error) {

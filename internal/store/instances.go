@@ -48,20 +48,11 @@ func (s *Instances) Get(ctx context.Context, name string) (Instance, error) {
 
 // Instances returns every instance's row, by name.
 func (s *Instances) List(ctx context.Context) ([]Instance, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY name`)
+	out, err := queryAll(ctx, s.db, scanInstance, `SELECT `+instanceColumns+` FROM instances ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("read instances: %w", err)
 	}
-	defer rows.Close()
-	var out []Instance
-	for rows.Next() {
-		in, err := scanInstance(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read instances: %w", err)
-		}
-		out = append(out, in)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UpdateInstance changes an instance's row in one transaction: fn sees the row (a new one,
@@ -108,7 +99,7 @@ func (s *Instances) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-func scanInstance(row interface{ Scan(...any) error }) (Instance, error) {
+func scanInstance(row scanner) (Instance, error) {
 	var in Instance
 	var since, updated int64
 	var active, checked sql.NullInt64

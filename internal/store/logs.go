@@ -46,24 +46,20 @@ func (s *Runs) AppendLogs(ctx context.Context, runID, file string, lines []job.L
 
 // Logs returns up to limit lines of a run's log file after sequence number after.
 func (s *Runs) Logs(ctx context.Context, runID, file string, after int64, limit int) ([]job.LogLine, error) {
-	rows, err := s.db.QueryContext(ctx,
+	out, err := queryAll(ctx, s.db, scanLogLine,
 		`SELECT seq, time, text FROM log_lines WHERE run_id = ? AND file = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		runID, file, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read logs of %s: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []job.LogLine
-	for rows.Next() {
-		var l job.LogLine
-		var t int64
-		if err := rows.Scan(&l.Seq, &t, &l.Text); err != nil {
-			return nil, fmt.Errorf("read logs of %s: %w", runID, err)
-		}
-		l.Time = fromNanos(t)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanLogLine(sc scanner) (l job.LogLine, err error) {
+	var t int64
+	err = sc.Scan(&l.Seq, &t, &l.Text)
+	l.Time = fromNanos(t)
+	return l, err
 }
 
 // LogTail returns the last n lines of a run's log file, oldest first.

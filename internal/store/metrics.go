@@ -43,23 +43,19 @@ func (s *Runs) AppendMetrics(ctx context.Context, runID string, ms []job.Metric)
 // Metrics returns a run's metric history in time order: the lines of its metrics file and
 // what MLflow clients logged (store.LogBatch), one history.
 func (s *Runs) Metrics(ctx context.Context, runID string) ([]job.Metric, error) {
-	rows, err := s.db.QueryContext(ctx,
+	out, err := queryAll(ctx, s.db, scanMetric,
 		`SELECT seq, name, value, step, time FROM metrics WHERE run_id = ? ORDER BY time, src, seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics of %s: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []job.Metric
-	for rows.Next() {
-		var m job.Metric
-		var t int64
-		if err := rows.Scan(&m.Seq, &m.Name, &m.Value, &m.Step, &t); err != nil {
-			return nil, fmt.Errorf("read metrics of %s: %w", runID, err)
-		}
-		m.Time = fromNanos(t)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanMetric(sc scanner) (m job.Metric, err error) {
+	var t int64
+	err = sc.Scan(&m.Seq, &m.Name, &m.Value, &m.Step, &t)
+	m.Time = fromNanos(t)
+	return m, err
 }
 
 // LastMetrics returns each metric's final value (the point of the highest step, then the latest

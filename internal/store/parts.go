@@ -130,21 +130,12 @@ func getPart(ctx context.Context, q querier, runID string, attempt, node int) (*
 }
 
 func listParts(ctx context.Context, q querier, runID string, attempt int) ([]RunPart, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+partColumns+` FROM run_parts WHERE run_id = ? AND attempt = ? ORDER BY node_rank`,
+	out, err := queryAll(ctx, q, values(scanPart), `SELECT `+partColumns+` FROM run_parts WHERE run_id = ? AND attempt = ? ORDER BY node_rank`,
 		runID, attempt)
 	if err != nil {
 		return nil, fmt.Errorf("read parts of %s: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []RunPart
-	for rows.Next() {
-		p, err := scanPart(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read parts of %s: %w", runID, err)
-		}
-		out = append(out, *p)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func scanPart(sc scanner) (*RunPart, error) {

@@ -98,29 +98,17 @@ func (s *Parents) SetStepReason(ctx context.Context, pipeline, step, reason stri
 
 const stepColumns = `pipeline, step, run_id, state, reused_from, cache_key, reason, created_at`
 
-func scanStep(rows *sql.Rows) (Step, error) {
+func scanStep(sc scanner) (Step, error) {
 	var st Step
 	var created int64
-	err := rows.Scan(&st.Pipeline, &st.Name, &st.RunID, &st.State, &st.ReusedFrom, &st.CacheKey, &st.Reason, &created)
+	err := sc.Scan(&st.Pipeline, &st.Name, &st.RunID, &st.State, &st.ReusedFrom, &st.CacheKey, &st.Reason, &created)
 	st.CreatedAt = fromNanos(created)
 	return st, err
 }
 
 func (s *Parents) querySteps(ctx context.Context, what, query string, args ...any) ([]Step, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	out, err := queryAll(ctx, s.db, scanStep, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []Step
-	for rows.Next() {
-		st, err := scanStep(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", what, err)
-		}
-		out = append(out, st)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	return out, nil

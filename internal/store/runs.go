@@ -208,24 +208,20 @@ func (s *RunWrites) updateRun(ctx context.Context, id string, fn func(q querier,
 
 // Events returns a run's status transitions in order.
 func (s *Runs) Events(ctx context.Context, id string) ([]job.Event, error) {
-	rows, err := s.db.QueryContext(ctx,
+	out, err := queryAll(ctx, s.db, scanEvent,
 		`SELECT time, from_status, to_status, reason FROM run_events WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s: %w", id, err)
 	}
-	defer rows.Close()
-	var out []job.Event
-	for rows.Next() {
-		var e job.Event
-		var t int64
-		var from, to string
-		if err := rows.Scan(&t, &from, &to, &e.Reason); err != nil {
-			return nil, fmt.Errorf("read events of %s: %w", id, err)
-		}
-		e.Time, e.From, e.To = fromNanos(t), job.State(from), job.State(to)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanEvent(sc scanner) (e job.Event, err error) {
+	var t int64
+	var from, to string
+	err = sc.Scan(&t, &from, &to, &e.Reason)
+	e.Time, e.From, e.To = fromNanos(t), job.State(from), job.State(to)
+	return e, err
 }
 
 func appendEvents(ctx context.Context, tx *sql.Tx, id string, events []job.Event) error {
