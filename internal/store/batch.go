@@ -32,23 +32,11 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, c
 	if err != nil {
 		return err
 	}
-	if create {
-		_, err = s.db.ExecContext(ctx, `INSERT INTO batch_endpoints (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)`,
-			e.Spec.Name, string(spec), nanos(e.CreatedAt), nanos(e.UpdatedAt))
-		if isUniqueViolation(err) {
-			return fmt.Errorf("batch endpoint %s: %w", e.Spec.Name, ErrExists)
-		}
-		return err
-	}
-	res, err := s.db.ExecContext(ctx, `UPDATE batch_endpoints SET spec = ?, updated_at = ? WHERE name = ?`,
-		string(spec), nanos(e.UpdatedAt), e.Spec.Name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("batch endpoint %s: %w", e.Spec.Name, ErrNotFound)
-	}
-	return nil
+	return s.putRow(ctx, "batch endpoint "+e.Spec.Name, create,
+		stmt{`INSERT INTO batch_endpoints (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+			[]any{e.Spec.Name, string(spec), nanos(e.CreatedAt), nanos(e.UpdatedAt)}},
+		stmt{`UPDATE batch_endpoints SET spec = ?, updated_at = ? WHERE name = ?`,
+			[]any{string(spec), nanos(e.UpdatedAt), e.Spec.Name}})
 }
 
 // BatchEndpoint reads one batch endpoint.

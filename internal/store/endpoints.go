@@ -53,27 +53,15 @@ func (s *Serving) PutEndpoint(ctx context.Context, e EndpointRecord, create bool
 	if err != nil {
 		return err
 	}
-	if create {
-		_, err = s.db.ExecContext(ctx, `INSERT INTO endpoints (name, spec, keys, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
-			e.Spec.Name, string(spec), e.Keys, nanos(e.CreatedAt), nanos(e.UpdatedAt))
-		if isUniqueViolation(err) {
-			return fmt.Errorf("endpoint %s: %w", e.Spec.Name, ErrExists)
-		}
-		return err
-	}
-	q, args := `UPDATE endpoints SET spec = ?, updated_at = ? WHERE name = ?`, []any{string(spec), nanos(e.UpdatedAt), e.Spec.Name}
+	update := stmt{`UPDATE endpoints SET spec = ?, updated_at = ? WHERE name = ?`, []any{string(spec), nanos(e.UpdatedAt), e.Spec.Name}}
 	if e.Keys != "" {
-		q, args = `UPDATE endpoints SET spec = ?, updated_at = ?, keys = ? WHERE name = ?`,
-			[]any{string(spec), nanos(e.UpdatedAt), e.Keys, e.Spec.Name}
+		update = stmt{`UPDATE endpoints SET spec = ?, updated_at = ?, keys = ? WHERE name = ?`,
+			[]any{string(spec), nanos(e.UpdatedAt), e.Keys, e.Spec.Name}}
 	}
-	res, err := s.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("endpoint %s: %w", e.Spec.Name, ErrNotFound)
-	}
-	return nil
+	return s.putRow(ctx, "endpoint "+e.Spec.Name, create,
+		stmt{`INSERT INTO endpoints (name, spec, keys, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			[]any{e.Spec.Name, string(spec), e.Keys, nanos(e.CreatedAt), nanos(e.UpdatedAt)}},
+		update)
 }
 
 // Endpoint reads one endpoint.

@@ -69,3 +69,29 @@ func (s *Store) deleteWithChildren(ctx context.Context, children, parent, what, 
 	}
 	return tx.Commit()
 }
+
+// stmt is a statement and its arguments.
+type stmt struct {
+	query string
+	args  []any
+}
+
+// putRow creates what's row with insert (create; ErrExists if it exists) or replaces it with
+// update (ErrNotFound if it does not exist).
+func (s *Store) putRow(ctx context.Context, what string, create bool, insert, update stmt) error {
+	if create {
+		_, err := s.db.ExecContext(ctx, insert.query, insert.args...)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%s: %w", what, ErrExists)
+		}
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, update.query, update.args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}
