@@ -135,7 +135,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		return nil, err
 	}
 	// The parent loop: sweeps and pipelines, their children created through the controller.
-	parentLoop := parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st.Parents, Reader: st.Runs,
+	parentLoop := parents.New(parents.Config{Runs: ctrl, Resolver: ctrl.Parents, Store: st.Parents, Reader: st.Runs,
 		Log: o.Log.With("component", "parents")})
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.

@@ -16,14 +16,15 @@ import (
 // The manifest is committed last: it must be stored and name only stored files, so a save cut
 // short (a node gone mid-upload) never replaces the good one before it. The counts are the
 // manifest's, not the supervisor's word. A save from an attempt the run has left is refused.
-func (c *Controller) CommitCheckpoint(ctx context.Context, runID string, cp api.CheckpointCommit) error {
+func (n *Checkpoints) CommitCheckpoint(ctx context.Context, runID string, cp api.CheckpointCommit) error {
+	c := n.c
 	if !blob.ValidHash(cp.Manifest) {
 		return invalidf("manifest: %q is not a blob hash", cp.Manifest)
 	}
 	if cp.SavedAt.IsZero() {
 		return invalidf("saved_at: required")
 	}
-	m, err := c.storedManifest(cp.Manifest)
+	m, err := c.Checkpoints.storedManifest(cp.Manifest)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,8 @@ func (c *Controller) CommitCheckpoint(ctx context.Context, runID string, cp api.
 }
 
 // storedManifest reads and decodes an uploaded manifest from the blob store.
-func (c *Controller) storedManifest(hash string) (*snapshot.Manifest, error) {
+func (n *Checkpoints) storedManifest(hash string) (*snapshot.Manifest, error) {
+	c := n.c
 	if !c.Blobs.Has(hash) {
 		return nil, conflictf("manifest %s is not uploaded", hash)
 	}
@@ -64,7 +66,8 @@ func (c *Controller) storedManifest(hash string) (*snapshot.Manifest, error) {
 }
 
 // checkpointRef is a run's latest checkpoint for its spec and job show (nil: none).
-func (c *Controller) checkpointRef(ctx context.Context, runID string) *api.CheckpointRef {
+func (n *Checkpoints) checkpointRef(ctx context.Context, runID string) *api.CheckpointRef {
+	c := n.c
 	cp, err := c.Store.Runs.LatestCheckpoint(ctx, runID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -76,15 +79,17 @@ func (c *Controller) checkpointRef(ctx context.Context, runID string) *api.Check
 }
 
 // LatestCheckpoint is a run's latest saved checkpoint, for the run detail (nil: none).
-func (c *Controller) LatestCheckpoint(ctx context.Context, runID string) *api.CheckpointRef {
-	return c.checkpointRef(ctx, runID)
+func (n *Checkpoints) LatestCheckpoint(ctx context.Context, runID string) *api.CheckpointRef {
+	c := n.c
+	return c.Checkpoints.checkpointRef(ctx, runID)
 }
 
 // recordPreemptionLoss notes, as a run leaves an attempt, what the loss of a preempted attempt
 // is judged from: when its command started and the checkpoint the next attempt resumes from.
 // Any later save of the old attempt is refused (CommitCheckpoint), so the latest checkpoint now
 // is the one restored.
-func (c *Controller) recordPreemptionLoss(ctx context.Context, old *job.Run) {
+func (n *Checkpoints) recordPreemptionLoss(ctx context.Context, old *job.Run) {
+	c := n.c
 	var saved *time.Time
 	if cp, err := c.Store.Runs.LatestCheckpoint(ctx, old.ID); err == nil {
 		saved = &cp.SavedAt
@@ -95,7 +100,8 @@ func (c *Controller) recordPreemptionLoss(ctx context.Context, old *job.Run) {
 }
 
 // Preemptions is what each of a run's preemptions cost, for the run detail.
-func (c *Controller) Preemptions(ctx context.Context, runID string, events []job.Event) ([]api.Preemption, error) {
+func (n *Checkpoints) Preemptions(ctx context.Context, runID string, events []job.Event) ([]api.Preemption, error) {
+	c := n.c
 	ps, err := c.Store.Runs.RunPreemptions(ctx, runID)
 	if err != nil {
 		return nil, err

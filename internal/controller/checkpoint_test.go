@@ -80,13 +80,13 @@ func TestCommitCheckpointNeedsEveryFile(t *testing.T) {
 	}
 	at := f.clock.Now()
 	good := manifest("7", true)
-	if err := f.c.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: good, SavedAt: at}); err != nil {
+	if err := f.c.Checkpoints.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: good, SavedAt: at}); err != nil {
 		t.Fatalf("commit a whole checkpoint: %v", err)
 	}
 	half := manifest("9", false)
-	err := f.c.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: half, SavedAt: at.Add(time.Second)})
+	err := f.c.Checkpoints.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: half, SavedAt: at.Add(time.Second)})
 	wantKind(t, err, Conflict, "file step", "is not uploaded")
-	err = f.c.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: "not a hash", SavedAt: at})
+	err = f.c.Checkpoints.CommitCheckpoint(ctx, r.ID, api.CheckpointCommit{Attempt: 1, Manifest: "not a hash", SavedAt: at})
 	wantKind(t, err, Invalid, "manifest")
 	spec, err := f.c.RunSpec(ctx, r.ID, "", "http://server")
 	if err != nil {

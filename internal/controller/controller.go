@@ -47,6 +47,11 @@ type Controller struct {
 	LocalRuntime func() string
 	// Workspace resolves jobs against the workspace and holds its nouns' CRUD.
 	Workspace *workspace.Workspace
+	// GC, Checkpoints, Tracking and Parents hold the concerns beside the run core (nouns.go).
+	GC          *GC
+	Checkpoints *Checkpoints
+	Tracking    *Tracking
+	Parents     *Parents
 
 	// changes are the subscribers to run changes (OnChange; Changed notifies them).
 	changes changes
@@ -78,6 +83,7 @@ func (c *Controller) Init() {
 	}
 	c.kick = make(chan struct{}, 1)
 	c.Workspace = c.newWorkspace()
+	c.GC, c.Checkpoints, c.Tracking, c.Parents = &GC{c}, &Checkpoints{c}, &Tracking{c}, &Parents{c}
 	c.started = c.Now()
 	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}}
 	c.calls = newCalls(c.Now, c.Kick)

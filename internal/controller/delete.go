@@ -43,11 +43,11 @@ func (c *Controller) DeleteRun(ctx context.Context, id string) error {
 // freeRunBlobs collects, among the blobs a deleted run referenced (and the files of its
 // manifests), those nothing else references.
 func (c *Controller) freeRunBlobs(ctx context.Context, refs map[string]bool) (*api.GCReport, error) {
-	only, err := c.withManifestFiles(ctx, refs)
+	only, err := c.GC.withManifestFiles(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
-	return c.collectBlobs(ctx, only, false, c.Settings.BlobGrace)
+	return c.GC.collectBlobs(ctx, only, false, c.Settings.BlobGrace)
 }
 
 // removeRunDir removes an ended run's directory where its backend can (see runDirKeeper).

@@ -24,13 +24,15 @@ import (
 
 // CollectBlobs frees the workspace's blobs nothing references that are older than grace, or
 // in a dry run says which it would free.
-func (c *Controller) CollectBlobs(ctx context.Context, dryRun bool, grace time.Duration) (*api.GCReport, error) {
-	return c.collectBlobs(ctx, nil, dryRun, grace)
+func (n *GC) CollectBlobs(ctx context.Context, dryRun bool, grace time.Duration) (*api.GCReport, error) {
+	c := n.c
+	return c.GC.collectBlobs(ctx, nil, dryRun, grace)
 }
 
 // collectBlobs is CollectBlobs; a non-nil only limits what may be freed to those blobs (what a
 // deleted run referenced).
-func (c *Controller) collectBlobs(ctx context.Context, only map[string]bool, dryRun bool, grace time.Duration) (*api.GCReport, error) {
+func (n *GC) collectBlobs(ctx context.Context, only map[string]bool, dryRun bool, grace time.Duration) (*api.GCReport, error) {
+	c := n.c
 	c.gc.Lock()
 	defer c.gc.Unlock()
 	// Blobs' times are the file system's: the cutoff is on the wall clock, not c.Now.
@@ -39,7 +41,7 @@ func (c *Controller) collectBlobs(ctx context.Context, only map[string]bool, dry
 	if err := c.Blobs.Walk(func(i blob.Info) error { blobs = append(blobs, i); return ctx.Err() }); err != nil {
 		return nil, fmt.Errorf("collect blobs: %w", err)
 	}
-	live, err := c.liveBlobs(ctx, blobs, cutoff)
+	live, err := c.GC.liveBlobs(ctx, blobs, cutoff)
 	if err != nil {
 		return nil, fmt.Errorf("collect blobs: %w", err)
 	}
@@ -91,7 +93,8 @@ func planGC(blobs []blob.Info, live, only map[string]bool, cutoff time.Time) gcP
 
 // liveBlobs are the blobs to keep whatever their age: those the store names, those younger than
 // cutoff, and the files of every manifest among them.
-func (c *Controller) liveBlobs(ctx context.Context, blobs []blob.Info, cutoff time.Time) (map[string]bool, error) {
+func (n *GC) liveBlobs(ctx context.Context, blobs []blob.Info, cutoff time.Time) (map[string]bool, error) {
+	c := n.c
 	roots := map[string]bool{}
 	err := c.Store.BlobRefs(ctx, func(text string) { hashesIn(text, func(h string) { roots[h] = true }) })
 	if err != nil {
@@ -102,19 +105,20 @@ func (c *Controller) liveBlobs(ctx context.Context, blobs []blob.Info, cutoff ti
 			roots[b.Hash] = true
 		}
 	}
-	return c.withManifestFiles(ctx, roots)
+	return c.GC.withManifestFiles(ctx, roots)
 }
 
 // withManifestFiles adds to hashes the files of every stored manifest among them (manifests
 // list files only, so one level is the whole closure).
-func (c *Controller) withManifestFiles(ctx context.Context, hashes map[string]bool) (map[string]bool, error) {
+func (n *GC) withManifestFiles(ctx context.Context, hashes map[string]bool) (map[string]bool, error) {
+	c := n.c
 	live := make(map[string]bool, len(hashes))
 	for h := range hashes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		live[h] = true
-		m, err := c.manifestOf(h)
+		m, err := c.GC.manifestOf(h)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +137,8 @@ var manifestHead = []byte(`{"entries":[`)
 
 // manifestOf reads the blob h when it is a manifest (nil when it is not stored, or not one).
 // It reads the store's files directly: asking Has would refresh the blob's time.
-func (c *Controller) manifestOf(h string) (*snapshot.Manifest, error) {
+func (n *GC) manifestOf(h string) (*snapshot.Manifest, error) {
+	c := n.c
 	f, err := c.Blobs.Open(h)
 	if errors.Is(err, blob.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -178,7 +178,7 @@ func TestCollectBlobs(t *testing.T) {
 	upload, uploadFiles := f.manifest(t, 2*time.Hour, map[string]string{"big.bin": "uploaded before its manifest"})
 	f.age(t, upload, time.Minute) // its manifest came last, a minute ago
 
-	dry, err := f.c.CollectBlobs(ctx, true, time.Hour)
+	dry, err := f.c.GC.CollectBlobs(ctx, true, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestCollectBlobs(t *testing.T) {
 	if got := f.stored(garbage); !got[0] {
 		t.Fatal("a dry run removed a blob")
 	}
-	rep, err := f.c.CollectBlobs(ctx, false, time.Hour)
+	rep, err := f.c.GC.CollectBlobs(ctx, false, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func (c *Controller) RunSpec(ctx context.Context, id, nodeID, workspaceURL strin
 		HeartbeatSeconds:   int(c.Settings.Heartbeat / time.Second),
 		Attempt:            max(r.Attempt, 1),
 		Token:              c.tokenFor(r),
-		Checkpoint:         c.checkpointRef(ctx, r.ID),
+		Checkpoint:         c.Checkpoints.checkpointRef(ctx, r.ID),
 		Replica:            c.replicaConfig(ctx, r),
 	}, nil
 }

@@ -174,7 +174,8 @@ func indexSpans(idx *rowIndex, e snapshot.Entry) ([]rowPiece, bool) {
 // mergeParallelRows merges the rows files of a multi-node parallel run's append_row_to output
 // (see planRowMerge) and returns the named outputs with that output's new manifest. Other runs'
 // outputs are returned as they are.
-func (c *Controller) mergeParallelRows(r *job.Run, named map[string]string) (map[string]string, []string, error) {
+func (n *Parents) mergeParallelRows(r *job.Run, named map[string]string) (map[string]string, []string, error) {
+	c := n.c
 	p, nodes := r.Spec.Parallel, nodeCount(r)
 	if p == nil || p.AppendRowTo == "" || nodes < 2 || named[p.AppendRowTo] == "" {
 		return named, nil, nil
@@ -188,7 +189,7 @@ func (c *Controller) mergeParallelRows(r *job.Run, named map[string]string) (map
 	indexes := make([]*rowIndex, nodes)
 	var warnings []string
 	for rank, part := range l.parts {
-		if indexes[rank], err = c.readRowIndex(tree, part+rowIndexSuffix); err != nil {
+		if indexes[rank], err = c.Parents.readRowIndex(tree, part+rowIndexSuffix); err != nil {
 			warnings = append(warnings, fmt.Sprintf("output %s: %v", out, err))
 		}
 	}
@@ -205,7 +206,7 @@ func (c *Controller) mergeParallelRows(r *job.Run, named map[string]string) (map
 		return named, append(warnings, fmt.Sprintf("output %s: rows files not merged into %s: blobs %v missing", out, l.merged, missing)), nil
 	}
 	e := &m.tree.Entries[m.merged]
-	if e.Hash, e.Size, err = c.concatBlobs(m.pieces); err != nil {
+	if e.Hash, e.Size, err = c.Parents.concatBlobs(m.pieces); err != nil {
 		return nil, nil, fmt.Errorf("merge the rows of output %s: %w", out, err)
 	}
 	b, _, err := m.tree.Encode()
@@ -226,7 +227,8 @@ func (c *Controller) mergeParallelRows(r *job.Run, named map[string]string) (map
 
 // readRowIndex reads the index at path in tree: nil when there is none, an error naming it when
 // it cannot be used (the rows file then counts as unordered).
-func (c *Controller) readRowIndex(tree *snapshot.Manifest, p string) (*rowIndex, error) {
+func (n *Parents) readRowIndex(tree *snapshot.Manifest, p string) (*rowIndex, error) {
+	c := n.c
 	i := slices.IndexFunc(tree.Entries, func(e snapshot.Entry) bool { return e.Path == p && e.Type == snapshot.TypeFile })
 	if i < 0 {
 		return nil, nil
@@ -248,7 +250,8 @@ func (c *Controller) readRowIndex(tree *snapshot.Manifest, p string) (*rowIndex,
 }
 
 // concatBlobs stores the pieces concatenated as a new blob.
-func (c *Controller) concatBlobs(pieces []rowPiece) (string, int64, error) {
+func (n *Parents) concatBlobs(pieces []rowPiece) (string, int64, error) {
+	c := n.c
 	open := map[string]*os.File{}
 	defer func() {
 		for _, f := range open {

@@ -206,7 +206,7 @@ func TestMultiNodeParallelRowsAreMerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _, err := f.c.mergeParallelRows(got, named)
+	again, _, err := f.c.Parents.mergeParallelRows(got, named)
 	if err != nil || again["rows"] != got.NamedOutputs["rows"] {
 		t.Errorf("merged again: %s, %v; want the stored %s", again["rows"], err, got.NamedOutputs["rows"])
 	}

@@ -11,7 +11,7 @@ import (
 // children's creation is in children.go, sweepjobs.go and pipelinejobs.go.
 var (
 	_ parents.Runs     = (*Controller)(nil)
-	_ parents.Resolver = (*Controller)(nil)
+	_ parents.Resolver = (*Parents)(nil)
 )
 
 // Transition moves a run to state to, as the run core's own edges do.
@@ -30,13 +30,15 @@ func (c *Controller) SetNamedOutputs(ctx context.Context, id string, named map[s
 }
 
 // ResolveStepInput binds input in of a pipeline's step to ref's output of the producer run src.
-func (c *Controller) ResolveStepInput(ctx context.Context, pl job.PipelineRun, step, in string, ref job.StepRef, src string) (job.Input, error) {
+func (n *Parents) ResolveStepInput(ctx context.Context, pl job.PipelineRun, step, in string, ref job.StepRef, src string) (job.Input, error) {
+	c := n.c
 	decl := fromInput(pl.Steps[step].Spec.Inputs[in], pl, ref, "azureml://jobs/"+src+"/outputs/"+ref.Output, "")
 	return c.Workspace.ResolveJobOutput(ctx, in, decl)
 }
 
 // ResolveStartData resolves, when a pipeline's step starts, its inputs at workspaceblobstore
 // paths that were left for then (pipelinedata.go).
-func (c *Controller) ResolveStartData(ctx context.Context, p *job.Run, step string, sp *job.Spec) error {
+func (n *Parents) ResolveStartData(ctx context.Context, p *job.Run, step string, sp *job.Spec) error {
+	c := n.c
 	return c.resolveStartData(ctx, p, step, sp)
 }

@@ -230,7 +230,8 @@ func (c *Controller) CreateStepRun(ctx context.Context, p *job.Run, name, key st
 
 // PipelineDetail is what job show and the studio show of a pipeline: its steps in the graph's
 // order with their states, runs, reuse and reasons, and why the pipeline ended.
-func (c *Controller) PipelineDetail(ctx context.Context, r *job.Run) (*api.PipelineDetail, error) {
+func (n *Parents) PipelineDetail(ctx context.Context, r *job.Run) (*api.PipelineDetail, error) {
+	c := n.c
 	if r.Spec.Pipeline == nil {
 		return nil, nil
 	}

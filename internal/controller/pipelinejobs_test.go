@@ -95,7 +95,7 @@ func (f *fixture) steps(t testing.TB, p string) map[string]store.Step {
 
 func (f *fixture) detail(t testing.TB, p string) *api.PipelineDetail {
 	t.Helper()
-	d, err := f.c.PipelineDetail(t.Context(), f.run(t, p))
+	d, err := f.c.Parents.PipelineDetail(t.Context(), f.run(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

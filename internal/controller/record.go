@@ -222,7 +222,7 @@ func (c *Controller) assemble(ctx context.Context, id string, final bool) ([]int
 		if err != nil {
 			return nil, err
 		}
-		named, rowWarnings, err := c.mergeParallelRows(r, named)
+		named, rowWarnings, err := c.Parents.mergeParallelRows(r, named)
 		if err != nil {
 			return nil, err
 		}

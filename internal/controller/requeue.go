@@ -21,7 +21,7 @@ func (c *Controller) Requeue(ctx context.Context, id, why string) (bool, error) 
 	if old.Status.Terminal() {
 		return false, nil
 	}
-	c.recordPreemptionLoss(ctx, old)
+	c.Checkpoints.recordPreemptionLoss(ctx, old)
 	r, err := c.transition(ctx, id, job.Requeued, why, nil, nil)
 	if err != nil {
 		return false, err

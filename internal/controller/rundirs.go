@@ -143,7 +143,7 @@ func (j *janitor) forget(subject string) { delete(j.told, subject) }
 
 // collect is the periodic collection of the blobs nothing references.
 func (j *janitor) collect(ctx context.Context) {
-	rep, err := j.c.CollectBlobs(ctx, false, j.c.Settings.BlobGrace)
+	rep, err := j.c.GC.CollectBlobs(ctx, false, j.c.Settings.BlobGrace)
 	if err != nil {
 		j.log.Warn("collect blobs", "err", err)
 		return

@@ -22,7 +22,7 @@ var paramName = pattern.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // parent is never handed to a backend: the sweep loop (sweeploop.go) creates its trials. What a
 // trial needs (target, environment, uploaded data) is resolved here, once, on the template.
 func (c *Controller) createSweep(ctx context.Context, sp job.Spec, warnings []string) (*job.Run, error) {
-	if err := c.resolveSweepTrial(ctx, &sp); err != nil {
+	if err := c.Parents.resolveSweepTrial(ctx, &sp); err != nil {
 		return nil, err
 	}
 	sample, err := checkSweep(&sp)
@@ -100,7 +100,8 @@ func (c *Controller) CreateTrialRun(ctx context.Context, p *job.Run, index int, 
 }
 
 // SweepDetail is what job show and the studio show of a sweep: its trials and its best one.
-func (c *Controller) SweepDetail(ctx context.Context, r *job.Run) (*api.SweepDetail, error) {
+func (n *Parents) SweepDetail(ctx context.Context, r *job.Run) (*api.SweepDetail, error) {
+	c := n.c
 	if r.Spec.Sweep == nil {
 		return nil, nil
 	}

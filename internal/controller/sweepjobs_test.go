@@ -136,7 +136,7 @@ func TestSweepRunsTrialsAndRecordsTheBest(t *testing.T) {
 		!strings.Contains(end.StatusReason, "best trial "+p.ID+"_1") {
 		t.Errorf("sweep ended %s (%s), want Completed naming the limit and the best trial", end.Status, end.StatusReason)
 	}
-	d, err := f.c.SweepDetail(t.Context(), end)
+	d, err := f.c.Parents.SweepDetail(t.Context(), end)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestSweepReadsMetricsFromMLflowAndTheMetricsFile(t *testing.T) {
 	}
 	f.report(t, id, job.Completed)
 	f.sweepPass(t)
-	d, err := f.c.SweepDetail(t.Context(), f.run(t, p.ID))
+	d, err := f.c.Parents.SweepDetail(t.Context(), f.run(t, p.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

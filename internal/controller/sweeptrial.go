@@ -17,7 +17,8 @@ import (
 // (checked against the declared types, min, max and enum) and from the search space by name
 // (each trial's value, bound by spec.TrialSpec), else from their defaults. The reference is
 // pinned to the version found, so every trial runs the same component.
-func (c *Controller) resolveSweepTrial(ctx context.Context, sp *job.Spec) error {
+func (n *Parents) resolveSweepTrial(ctx context.Context, sp *job.Spec) error {
+	c := n.c
 	if sp.Sweep == nil || !strings.HasPrefix(strings.ToLower(sp.Sweep.Trial), "azureml:") {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 // every JSON body (bodies.go).
 func (s *runRoutes) runCheckpoint(w http.ResponseWriter, r *http.Request) {
 	withBody(s.Server, w, r, func(cp api.CheckpointCommit) (any, error) {
-		if err := s.cfg.Controller.CommitCheckpoint(r.Context(), r.PathValue("id"), cp); err != nil {
+		if err := s.cfg.Controller.Checkpoints.CommitCheckpoint(r.Context(), r.PathValue("id"), cp); err != nil {
 			return nil, err
 		}
 		return struct{}{}, nil
@@ -22,8 +22,8 @@ func (s *runRoutes) runCheckpoint(w http.ResponseWriter, r *http.Request) {
 
 // checkpointDetail adds the run's latest checkpoint and what its preemptions cost to job show.
 func (s *runRoutes) checkpointDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
-	d.Checkpoint = s.cfg.Controller.LatestCheckpoint(ctx, run.ID)
-	ps, err := s.cfg.Controller.Preemptions(ctx, run.ID, d.Events)
+	d.Checkpoint = s.cfg.Controller.Checkpoints.LatestCheckpoint(ctx, run.ID)
+	ps, err := s.cfg.Controller.Checkpoints.Preemptions(ctx, run.ID, d.Events)
 	if err != nil {
 		return err
 	}

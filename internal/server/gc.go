@@ -31,6 +31,6 @@ func (s *blobRoutes) collectBlobs(w http.ResponseWriter, r *http.Request) {
 		}
 		grace = time.Duration(*req.GraceSeconds) * time.Second
 	}
-	rep, err := s.cfg.Controller.CollectBlobs(r.Context(), req.DryRun, grace)
+	rep, err := s.cfg.Controller.GC.CollectBlobs(r.Context(), req.DryRun, grace)
 	s.respond(w, http.StatusOK, rep, err)
 }

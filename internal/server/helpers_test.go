@@ -71,7 +71,7 @@ func newTestServer(t testing.TB) *testServer {
 	}
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
-		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl, Store: st.Parents, Reader: st.Runs, Log: log})}
+		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl.Parents, Store: st.Parents, Reader: st.Runs, Log: log})}
 	serve := endpoints.New(endpoints.Deps{Store: endpoints.StoreOf(st), Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,

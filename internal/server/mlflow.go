@@ -14,7 +14,7 @@ import (
 // newMLflow returns the MLflow API over the server's store and blobs.
 func (s *Server) newMLflow() *mlflowapi.API {
 	return mlflowapi.New(mlflowapi.Config{
-		Tracking: s.cfg.Store.Tracking, Artifacts: s.cfg.Store.Tracking, Runs: s.cfg.Store.Runs, RunWriter: s.cfg.Controller, Blobs: s.cfg.Blobs,
+		Tracking: s.cfg.Store.Tracking, Artifacts: s.cfg.Store.Tracking, Runs: s.cfg.Store.Runs, RunWriter: s.cfg.Controller.Tracking, Blobs: s.cfg.Blobs,
 		Caller: func(r *http.Request) mlflowapi.Caller {
 			p := who(r)
 			return mlflowapi.Caller{Admin: p.admin, RunID: p.runID}

@@ -14,13 +14,13 @@ import (
 // studio's plots read it; job show gets the same inside the run's detail).
 func (s *jobRoutes) jobTrials(w http.ResponseWriter, r *http.Request) {
 	parentDetail(s, w, r, "a sweep", func(run *job.Run) bool { return run.Spec.Sweep != nil },
-		s.cfg.Controller.SweepDetail)
+		s.cfg.Controller.Parents.SweepDetail)
 }
 
 // sweepDetail adds to job show a sweep's trials and best trial, or a trial's sweep.
 func (s *jobRoutes) sweepDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
 	if run.Spec.Sweep != nil {
-		sd, err := s.cfg.Controller.SweepDetail(ctx, run)
+		sd, err := s.cfg.Controller.Parents.SweepDetail(ctx, run)
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func (s *jobRoutes) sweepDetail(ctx context.Context, run *job.Run, d *api.RunDet
 // gets the same inside the run's detail).
 func (s *jobRoutes) jobSteps(w http.ResponseWriter, r *http.Request) {
 	parentDetail(s, w, r, "a pipeline", func(run *job.Run) bool { return run.Spec.Pipeline != nil },
-		s.cfg.Controller.PipelineDetail)
+		s.cfg.Controller.Parents.PipelineDetail)
 }
 
 // parentDetail answers the detail of the parent job named in the path (a sweep's trials, a
@@ -65,7 +65,7 @@ func parentDetail[D any](s *jobRoutes, w http.ResponseWriter, r *http.Request, k
 // pipelineDetail adds to job show a pipeline's steps, or a step's pipeline.
 func (s *jobRoutes) pipelineDetail(ctx context.Context, run *job.Run, d *api.RunDetail) error {
 	if run.Spec.Pipeline != nil {
-		pd, err := s.cfg.Controller.PipelineDetail(ctx, run)
+		pd, err := s.cfg.Controller.Parents.PipelineDetail(ctx, run)
 		d.Pipeline = pd
 		return err
 	}
