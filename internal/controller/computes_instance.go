@@ -42,20 +42,3 @@ func (c *Controller) instanceDeletable(ctx context.Context, t *compute.Target) e
 	}
 	return nil
 }
-
-// instanceOwner sets who owns an instance: create_on_behalf_of's user, else who created it
-// (the CLI sends its user), else "unknown"; an update keeps the owner it had.
-func instanceOwner(s *compute.Spec, old *compute.Target) {
-	if old != nil {
-		if st, err := compute.Load(*old); err == nil && st.Spec.Instance != nil && st.Spec.Instance.Owner != "" {
-			s.Instance.Owner = st.Spec.Instance.Owner
-			return
-		}
-	}
-	if u := s.Instance.CreateOnBehalfOf["user_object_id"]; u != "" {
-		s.Instance.Owner = u
-	}
-	if s.Instance.Owner == "" {
-		s.Instance.Owner = "unknown"
-	}
-}

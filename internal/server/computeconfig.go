@@ -155,7 +155,7 @@ func (s *computeRoutes) checkOwnerFields(r *http.Request, spec *compute.Spec) er
 // and SSH admit, and whom its setup scripts' runs are submitted by), whatever the client
 // claimed; an owner may create one on behalf of another user (create_on_behalf_of). The
 // workspace token is the user admin, as for a job's submitter. An existing instance keeps its
-// owner (controller.instanceOwner).
+// owner (workspace.instanceOwner).
 func stampInstanceOwner(p principal, s *compute.Spec) error {
 	if s.Instance == nil {
 		return nil

@@ -18,27 +18,27 @@ import (
 func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest) (*component.Version, error) {
 	sp := req.Spec
 	if err := component.Kind.CheckName(sp.Name); err != nil {
-		return nil, invalidf("name: %v", err)
+		return nil, Invalidf("name: %v", err)
 	}
 	v := component.Version{Spec: sp, Source: req.Source, CreatedAt: cs.ws.Now()}
 	if sp.Version != "" {
 		n, err := component.Kind.ParseVersion(sp.Version)
 		if err != nil {
-			return nil, invalidf("version: %v", err)
+			return nil, Invalidf("version: %v", err)
 		}
 		v.Version = n
 	}
 	switch sp.Type {
 	case component.Command:
 		if sp.Job == nil || sp.Job.Command == "" {
-			return nil, invalidf("command: required")
+			return nil, Invalidf("command: required")
 		}
 		if err := cs.checkStep(ctx, "", sp.Job.CodeSnapshot, *sp.Job); err != nil {
 			return nil, err
 		}
 	case component.Pipeline:
 		if sp.Graph == nil || len(sp.Graph.Steps) == 0 {
-			return nil, invalidf("jobs: a pipeline component needs at least one step")
+			return nil, Invalidf("jobs: a pipeline component needs at least one step")
 		}
 		for _, name := range slices.Sorted(maps.Keys(sp.Graph.Steps)) {
 			st := sp.Graph.Steps[name]
@@ -47,11 +47,11 @@ func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest
 			}
 		}
 	default:
-		return nil, invalidf("type: %q is not a component type (command or pipeline)", sp.Type)
+		return nil, Invalidf("type: %q is not a component type (command or pipeline)", sp.Type)
 	}
 	created, err := cs.ws.Store.Assets.CreateComponent(ctx, v)
 	if errors.Is(err, store.ErrExists) {
-		return nil, conflictf("component %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
+		return nil, Conflictf("component %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest
 func (cs *Components) checkStep(ctx context.Context, field, snapshot string, sp job.Spec) error {
 	if snapshot != "" {
 		if _, err := cs.ws.readManifest(snapshot); err != nil {
-			return invalidf("%scode: the code snapshot %s was not uploaded: %v", field, snapshot, err)
+			return Invalidf("%scode: the code snapshot %s was not uploaded: %v", field, snapshot, err)
 		}
 	}
 	if _, err := cs.ws.ResolveEnvironment(ctx, &sp); err != nil {

@@ -23,16 +23,16 @@ type Sealer interface {
 // Nothing is stored when verification fails.
 func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*compute.Target, error) {
 	if s.Name == "" {
-		return nil, invalidf("name: required")
+		return nil, Invalidf("name: required")
 	}
 	old, err := cp.ws.Store.Cluster.Compute(ctx, s.Name)
 	switch {
 	case err == nil && !replace:
-		return nil, conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
+		return nil, Conflictf("compute %s already exists (use hangar compute update to change it)", s.Name)
 	case err == nil && old.Type != s.Type:
-		return nil, conflictf("compute %s is a %s target; it cannot become %s (delete it first)", s.Name, old.Type, s.Type)
+		return nil, Conflictf("compute %s is a %s target; it cannot become %s (delete it first)", s.Name, old.Type, s.Type)
 	case errors.Is(err, store.ErrNotFound) && replace:
-		return nil, notFoundf("compute %s does not exist", s.Name)
+		return nil, NotFoundf("compute %s does not exist", s.Name)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*
 	}
 	b, ok := cp.ws.Backends[s.Type]
 	if !ok {
-		return nil, invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
+		return nil, Invalidf("type: %s targets are not supported by this version of Hangar yet", s.Type)
 	}
 	if s.Instance != nil {
 		instanceOwner(&s, old)
@@ -50,7 +50,7 @@ func (cp *Computes) Create(ctx context.Context, s compute.Spec, replace bool) (*
 	if a, ok := b.(backend.Attacher); ok {
 		node, err := a.Attach(ctx, &st.Spec)
 		if err != nil {
-			return nil, invalidf("attach %s: %v", s.Name, err)
+			return nil, Invalidf("attach %s: %v", s.Name, err)
 		}
 		st.Node, st.AttachedAt = node, cp.ws.Now()
 	}
@@ -91,7 +91,7 @@ func (cp *Computes) put(ctx context.Context, st compute.Stored, old *compute.Tar
 // Delete removes a target; with active runs it refuses unless force, which cancels them.
 func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 	if name == compute.LocalName {
-		return invalidf("compute local is built in and cannot be deleted")
+		return Invalidf("compute local is built in and cannot be deleted")
 	}
 	t, err := cp.ws.Store.Cluster.Compute(ctx, name)
 	if err != nil {
@@ -108,7 +108,7 @@ func (cp *Computes) Delete(ctx context.Context, name string, force bool) error {
 		return err
 	}
 	if len(active) > 0 && !force {
-		return conflictf("compute %s has %d active runs (e.g. %s); cancel them or use --force", name, len(active), active[0].ID)
+		return Conflictf("compute %s has %d active runs (e.g. %s); cancel them or use --force", name, len(active), active[0].ID)
 	}
 	for _, r := range active {
 		if _, err := cp.ws.Runs.Cancel(ctx, r.ID); err != nil {

@@ -61,7 +61,7 @@ func (w *Workspace) ownedCurated(ctx context.Context) ([]curated.Mapping, error)
 // interpreter).
 func (es *Environments) SetCurated(ctx context.Context, m curated.Mapping) (*curated.Mapping, error) {
 	if err := curated.CheckName(m.Name); err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	if err := es.checkCuratedTarget(ctx, m.Environment); err != nil {
 		return nil, err
@@ -78,22 +78,22 @@ func (es *Environments) SetCurated(ctx context.Context, m curated.Mapping) (*cur
 func (es *Environments) checkCuratedTarget(ctx context.Context, e job.Environment) error {
 	if e.Ref == "" {
 		if e.IsEmpty() && e.Image == "" {
-			return invalidf("environment: give a registered environment, an image, a conda file, requirements or an interpreter")
+			return Invalidf("environment: give a registered environment, an image, a conda file, requirements or an interpreter")
 		}
 		if e.BuildPath != "" {
-			return invalidf("environment.build: a docker build context is not kept with a mapping; build the image and map the curated name to it")
+			return Invalidf("environment.build: a docker build context is not kept with a mapping; build the image and map the curated name to it")
 		}
 		return nil
 	}
 	if _, ok := curated.Reference(e.Ref); ok || strings.Contains(e.Ref, "/") {
-		return invalidf("environment: %s is not an environment of this workspace; map the curated name to one registered with hangar environment create", e.Ref)
+		return Invalidf("environment: %s is not an environment of this workspace; map the curated name to one registered with hangar environment create", e.Ref)
 	}
 	if e.Image != "" || e.CondaSpec != "" || e.RequirementsText != "" || e.InterpreterPath != "" {
-		return invalidf("environment: give either a registered environment (%s) or a definition, not both", e.Ref)
+		return Invalidf("environment: give either a registered environment (%s) or a definition, not both", e.Ref)
 	}
 	name, version := parseEnvRef(e.Ref)
 	if _, err := es.ws.Store.Assets.Environment(ctx, name, version); errors.Is(err, store.ErrNotFound) {
-		return invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), es.ws.knownEnvironments(ctx))
+		return Invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), es.ws.knownEnvironments(ctx))
 	} else if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (es *Environments) RemoveCurated(ctx context.Context, name string) (*curate
 	j := slices.IndexFunc(curated.Defaults(), same)
 	switch {
 	case i >= 0 && owned[i].Removed:
-		return nil, conflictf("the default mapping of %s is removed already; hangar curated-environment set %s maps the name again", name, name)
+		return nil, Conflictf("the default mapping of %s is removed already; hangar curated-environment set %s maps the name again", name, name)
 	case i >= 0:
 		if err := es.ws.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
 			return nil, err
@@ -133,7 +133,7 @@ func (es *Environments) RemoveCurated(ctx context.Context, name string) (*curate
 		m.Builtin = true
 		return &m, nil
 	}
-	return nil, notFoundf("no mapping of curated environments named %s (hangar curated-environment list)", name)
+	return nil, NotFoundf("no mapping of curated environments named %s (hangar curated-environment list)", name)
 }
 
 func curatedKey(name string) string { return settingCuratedPrefix + strings.ToLower(name) }
@@ -163,7 +163,7 @@ func (w *Workspace) resolveCurated(ctx context.Context, sp *job.Spec, ref, name 
 		envName, version := parseEnvRef(env.Ref)
 		ev, err := w.Store.Assets.Environment(ctx, envName, version)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, invalidf("environment: %s is mapped (mapping %s) to environment %s, which this workspace does not have; an owner maps it again with hangar curated-environment set %s --environment NAME",
+			return nil, Invalidf("environment: %s is mapped (mapping %s) to environment %s, which this workspace does not have; an owner maps it again with hangar curated-environment set %s --environment NAME",
 				ref, m.Name, env.Ref, m.Name)
 		} else if err != nil {
 			return nil, err

@@ -20,20 +20,20 @@ import (
 func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset.Version, error) {
 	sp := req.Spec
 	if err := dataset.Kind.CheckName(sp.Name); err != nil {
-		return nil, invalidf("name: %v", err)
+		return nil, Invalidf("name: %v", err)
 	}
 	v := dataset.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties, CreatedAt: da.ws.Now()}
 	var err error
 	if v.Type, err = dataset.CheckType(sp.Type); err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	if sp.Version != "" {
 		if v.Version, err = dataset.Kind.ParseVersion(sp.Version); err != nil {
-			return nil, invalidf("%v", err)
+			return nil, Invalidf("%v", err)
 		}
 	}
 	if sp.Datastore != "" && sp.Datastore != datastore.WorkspaceBlobStore {
-		return nil, invalidf("datastore: uploads go to %s, the workspace's own datastore", datastore.WorkspaceBlobStore)
+		return nil, Invalidf("datastore: uploads go to %s, the workspace's own datastore", datastore.WorkspaceBlobStore)
 	}
 	if err := da.source(ctx, &v, sp.Path, req.Manifest); err != nil {
 		return nil, err
@@ -41,20 +41,20 @@ func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset
 	if v.Manifest != "" {
 		m, err := da.ws.readManifest(v.Manifest)
 		if err != nil {
-			return nil, invalidf("path: the data's files (%s) were not uploaded: %v", v.Manifest, err)
+			return nil, Invalidf("path: the data's files (%s) were not uploaded: %v", v.Manifest, err)
 		}
 		var files []string
 		for _, f := range m.Files() {
 			files = append(files, f.Path)
 		}
 		if err := dataset.CheckFiles(v.Type, sp.Path, files); err != nil {
-			return nil, invalidf("path: %v", err)
+			return nil, Invalidf("path: %v", err)
 		}
 		v.Files, v.Size = len(files), m.TotalSize()
 	}
 	created, err := da.ws.Store.Assets.CreateData(ctx, v)
 	if errors.Is(err, store.ErrExists) {
-		return nil, conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
+		return nil, Conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
@@ -87,13 +87,13 @@ func (da *Data) source(ctx context.Context, v *dataset.Version, p, uploaded stri
 		return da.datastoreSource(ctx, v, p)
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
 		if v.Type != dataset.URIFile {
-			return invalidf("path: %s is read as one file over http(s): use type uri_file, or upload a folder", p)
+			return Invalidf("path: %s is read as one file over http(s): use type uri_file, or upload a folder", p)
 		}
 		v.Path, v.Source = p, p
 	case p == "":
-		return invalidf("path: required (a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL)")
+		return Invalidf("path: required (a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL)")
 	default:
-		return invalidf("path: %s is not supported by this workspace: give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL", p)
+		return Invalidf("path: %s is not supported by this workspace: give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL", p)
 	}
 	return err
 }
@@ -103,18 +103,18 @@ func (da *Data) source(ctx context.Context, v *dataset.Version, p, uploaded stri
 func (da *Data) datastoreSource(ctx context.Context, v *dataset.Version, p string) error {
 	u, err := datastore.ParseURI(p)
 	if err != nil {
-		return invalidf("path: %v", err)
+		return Invalidf("path: %v", err)
 	}
 	ds, err := da.ws.FindDatastore(ctx, u.Datastore)
 	if err != nil {
-		return invalidf("path: %v", err)
+		return Invalidf("path: %v", err)
 	}
 	if ds.Type == datastore.TypeLocalFolder {
 		v.Path = u.String()
 		return nil
 	}
 	if v.Manifest, err = da.ws.BlobStorePath(ctx, u); err != nil {
-		return invalidf("path: %v", err)
+		return Invalidf("path: %v", err)
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func (w *Workspace) resolveAssetRef(ctx context.Context, name string, in job.Inp
 		}
 	}
 	if errors.As(err, &ce) {
-		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)
+		return in, Invalidf("inputs.%s.path: %s", name, ce.Msg)
 	}
 	if err != nil {
 		return in, err
@@ -149,17 +149,17 @@ func (w *Workspace) resolveAssetRef(ctx context.Context, name string, in job.Inp
 		if datastore.IsURI(v.Path) {
 			out, err := w.resolveDatastoreInput(ctx, name, in, compute)
 			if errors.As(err, &ce) {
-				return in, invalidf("%s (data asset %s)", ce.Msg, ref)
+				return in, Invalidf("%s (data asset %s)", ce.Msg, ref)
 			}
 			return out, err
 		}
 		if in.Type != job.URIFile {
-			return in, invalidf("inputs.%s.path: data asset %s is the file %s, read over http(s): use type uri_file", name, ref, v.Path)
+			return in, Invalidf("inputs.%s.path: data asset %s is the file %s, read over http(s): use type uri_file", name, ref, v.Path)
 		}
 		return in, nil
 	}
 	if in.Type == job.URIFile && v.Files != 1 {
-		return in, invalidf("inputs.%s.path: data asset %s holds %d files; a uri_file input needs one (use uri_folder)", name, in.Path, v.Files)
+		return in, Invalidf("inputs.%s.path: data asset %s holds %d files; a uri_file input needs one (use uri_folder)", name, in.Path, v.Files)
 	}
 	in.Manifest = v.Manifest
 	return in, nil

@@ -26,7 +26,7 @@ func (dss *Datastores) List(ctx context.Context) ([]datastore.Datastore, error) 
 func (dss *Datastores) Get(ctx context.Context, name string) (*datastore.Datastore, error) {
 	ds, err := dss.ws.FindDatastore(ctx, name)
 	if err != nil {
-		return nil, notFoundf("%v", err)
+		return nil, NotFoundf("%v", err)
 	}
 	return ds, nil
 }
@@ -52,7 +52,7 @@ func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.
 // Create creates or replaces a local_folder datastore; Azure storage types are refused.
 func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
 	if err := datastore.Check(d); err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	if old, err := dss.ws.Store.Assets.Datastore(ctx, d.Name); err == nil {
 		d.CreatedAt = old.CreatedAt
@@ -74,26 +74,26 @@ func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore) (*data
 func (w *Workspace) resolveDatastoreInput(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
 	u, err := datastore.ParseURI(in.Path)
 	if err != nil {
-		return in, invalidf("inputs.%s.path: %v", name, err)
+		return in, Invalidf("inputs.%s.path: %v", name, err)
 	}
 	ds, err := w.FindDatastore(ctx, u.Datastore)
 	if err != nil {
-		return in, invalidf("inputs.%s.path: %v", name, err)
+		return in, Invalidf("inputs.%s.path: %v", name, err)
 	}
 	if ds.Type != datastore.TypeLocalFolder {
 		if in.Manifest, err = w.BlobStorePath(ctx, u); err != nil {
-			return in, invalidf("inputs.%s.path: %v", name, err)
+			return in, Invalidf("inputs.%s.path: %v", name, err)
 		}
 		return in, nil
 	}
 	if !ds.Mounts(target) {
-		return in, invalidf("inputs.%s.path: datastore %s (%s) is not mounted on the nodes of compute %s (its computes: %s); run the job there or add %s to the datastore's computes",
+		return in, Invalidf("inputs.%s.path: datastore %s (%s) is not mounted on the nodes of compute %s (its computes: %s); run the job there or add %s to the datastore's computes",
 			name, ds.Name, ds.Path, target, strings.Join(mountedOn(*ds), ", "), target)
 	}
 	local := ds.LocalPath(u.Path)
 	if target == compute.LocalName {
 		if _, err := os.Stat(local); err != nil {
-			return in, invalidf("inputs.%s.path: %s is %s on datastore %s, which does not exist here", name, in.Path, local, ds.Name)
+			return in, Invalidf("inputs.%s.path: %s is %s on datastore %s, which does not exist here", name, in.Path, local, ds.Name)
 		}
 	}
 	in.Path, in.Mode = local, "direct"

@@ -20,22 +20,22 @@ const DefaultEnvCacheMax int64 = 20 << 30
 // Create registers a new environment version (the next integer when none is given).
 func (es *Environments) Create(ctx context.Context, env job.Environment) (*store.EnvironmentVersion, error) {
 	if env.Name == "" {
-		return nil, invalidf("name: required")
+		return nil, Invalidf("name: required")
 	}
 	if curated.Reserved(env.Name) {
-		return nil, invalidf("name: %q is reserved for Azure's curated environments (names starting with AzureML- or Microsoft); "+
+		return nil, Invalidf("name: %q is reserved for Azure's curated environments (names starting with AzureML- or Microsoft); "+
 			"register yours under another name and have an owner map the curated name to it: hangar curated-environment set %s --environment <your name>",
 			env.Name, env.Name)
 	}
 	if env.Ref != "" {
-		return nil, invalidf("an environment file describes an environment; it cannot refer to another (%s)", env.Ref)
+		return nil, Invalidf("an environment file describes an environment; it cannot refer to another (%s)", env.Ref)
 	}
 	if env.IsEmpty() && env.Image == "" {
-		return nil, invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
+		return nil, Invalidf("environment %s: give an image, a conda_file, requirements, build or interpreter_path", env.Name)
 	}
 	ev, err := es.ws.Store.Assets.CreateEnvironment(ctx, store.EnvironmentVersion{Name: env.Name, Version: env.Version, Spec: env, CreatedAt: es.ws.Now()})
 	if errors.Is(err, store.ErrExists) {
-		return nil, conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
+		return nil, Conflictf("environment %s version %s already exists; omit version to create the next one", env.Name, env.Version)
 	}
 	return ev, err
 }
@@ -63,12 +63,12 @@ func (w *Workspace) ResolveEnvironment(ctx context.Context, sp *job.Spec) ([]str
 		return w.resolveCurated(ctx, sp, ref, name)
 	}
 	if strings.HasPrefix(ref, "azureml:/") || strings.HasPrefix(ref, "/subscriptions/") {
-		return nil, invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
+		return nil, Invalidf("environment: %s is an Azure resource id, which is not supported by this workspace; register the environment with hangar environment create", ref)
 	}
 	name, version := parseEnvRef(ref)
 	ev, err := w.Store.Assets.Environment(ctx, name, version)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
+		return nil, Invalidf("environment: no environment %s in this workspace%s", describeRef(name, version), w.knownEnvironments(ctx))
 	}
 	if err != nil {
 		return nil, err

@@ -27,15 +27,16 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
-func invalidf(format string, a ...any) error {
+// Invalidf, NotFoundf and Conflictf make an Error of their kind; the controller's are these.
+func Invalidf(format string, a ...any) error {
 	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
 }
 
-func notFoundf(format string, a ...any) error {
+func NotFoundf(format string, a ...any) error {
 	return &Error{Kind: NotFound, Msg: fmt.Sprintf(format, a...)}
 }
 
-func conflictf(format string, a ...any) error {
+func Conflictf(format string, a ...any) error {
 	return &Error{Kind: Conflict, Msg: fmt.Sprintf(format, a...)}
 }
 

@@ -40,7 +40,7 @@ type Rotator interface {
 // non-nil access replaces who may use it at once (nil keeps it; a new secret is open).
 func (ss *Secrets) Set(ctx context.Context, name, value string, access *api.SecretAccess) (created bool, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
-		return false, invalidf("name: %v", err)
+		return false, Invalidf("name: %v", err)
 	}
 	var stored *store.SecretAccess
 	if access != nil {
@@ -52,9 +52,9 @@ func (ss *Secrets) Set(ctx context.Context, name, value string, access *api.Secr
 	}
 	switch {
 	case value == "":
-		return false, invalidf("value: empty (a secret needs a value; delete it with hangar secret delete %s)", name)
+		return false, Invalidf("value: empty (a secret needs a value; delete it with hangar secret delete %s)", name)
 	case len(value) > MaxSecretBytes:
-		return false, invalidf("value: %d bytes, more than the %d a secret may hold", len(value), MaxSecretBytes)
+		return false, Invalidf("value: %d bytes, more than the %d a secret may hold", len(value), MaxSecretBytes)
 	case ss.ws.Sealer == nil:
 		return false, errors.New("no workspace key to seal secrets")
 	}
@@ -73,7 +73,7 @@ func (ss *Secrets) Set(ctx context.Context, name, value string, access *api.Secr
 // checked again when they fetch the values.
 func (ss *Secrets) SetAccess(ctx context.Context, name string, access api.SecretAccess) (*api.SecretInfo, error) {
 	if err := binding.CheckSecretName(name); err != nil {
-		return nil, invalidf("name: %v", err)
+		return nil, Invalidf("name: %v", err)
 	}
 	a, err := ss.checkAccessInput(ctx, access)
 	if err != nil {
@@ -92,7 +92,7 @@ func (ss *Secrets) SetAccess(ctx context.Context, name string, access api.Secret
 			return &s, nil
 		}
 	}
-	return nil, notFoundf("no secret named %q in this workspace", name)
+	return nil, NotFoundf("no secret named %q in this workspace", name)
 }
 
 // List lists the secrets with their use (never their values): the active jobs naming each,
@@ -140,7 +140,7 @@ func (ss *Secrets) users(ctx context.Context) (map[string][]string, error) {
 // fetched it yet will fail in Preparing, saying the secret is gone.
 func (ss *Secrets) Delete(ctx context.Context, name string) (usedBy []string, err error) {
 	if err := binding.CheckSecretName(name); err != nil {
-		return nil, invalidf("name: %v", err)
+		return nil, Invalidf("name: %v", err)
 	}
 	if err := ss.ws.Store.Assets.DeleteJobSecret(ctx, name); err != nil {
 		return nil, mapStoreErr(err)
@@ -165,12 +165,12 @@ func (w *Workspace) CheckSecretRefs(ctx context.Context, by string, sp *job.Spec
 func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *job.Spec) error {
 	refs, err := binding.SecretRefs(sp)
 	if err != nil {
-		return invalidf("%v", err)
+		return Invalidf("%v", err)
 	}
 	if check != nil {
 		more, err := binding.SecretRefs(check)
 		if err != nil {
-			return invalidf("trial: %v", err)
+			return Invalidf("trial: %v", err)
 		}
 		refs = append(refs, more...)
 	}
@@ -183,7 +183,7 @@ func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *j
 	}
 	for _, r := range refs {
 		if _, ok := have[r.Name]; !ok {
-			return invalidf("environment_variables.%s: no secret named %q in this workspace (known: %s; set it with hangar secret set %s)",
+			return Invalidf("environment_variables.%s: no secret named %q in this workspace (known: %s; set it with hangar secret set %s)",
 				r.Var, r.Name, orNone(keysOf(have)), r.Name)
 		}
 	}
@@ -192,7 +192,7 @@ func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *j
 		return err
 	}
 	if why != "" {
-		return invalidf("%s", why)
+		return Invalidf("%s", why)
 	}
 	return nil
 }
@@ -235,11 +235,11 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 		return nil, mapStoreErr(err)
 	}
 	if r.Status.Terminal() {
-		return nil, conflictf("run %s is %s: its secrets are no longer given out", runID, r.Status)
+		return nil, Conflictf("run %s is %s: its secrets are no longer given out", runID, r.Status)
 	}
 	refs, err := binding.SecretRefs(&r.Spec)
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	out := map[string]string{}
 	if len(refs) == 0 {
@@ -251,7 +251,7 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 	}
 	if why, err := ss.ws.checkSecretAccess(ctx, Submitter(&r.Spec), refs, have); err != nil || why != "" {
 		if err == nil {
-			err = conflictf("%s", why)
+			err = Conflictf("%s", why)
 			ss.ws.Log.Warn("secret refused to a run", "run", runID, "why", why)
 		}
 		return nil, err
@@ -262,7 +262,7 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 		}
 		s, ok := have[ref.Name]
 		if !ok {
-			return nil, notFoundf("environment_variables.%s: secret %s was deleted from the workspace after the job was submitted", ref.Var, ref.Name)
+			return nil, NotFoundf("environment_variables.%s: secret %s was deleted from the workspace after the job was submitted", ref.Var, ref.Name)
 		}
 		if ss.ws.Sealer == nil {
 			return nil, errors.New("no workspace key to unseal secrets")
@@ -285,7 +285,7 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 func (ss *Secrets) RotateKey(ctx context.Context) (*api.RotateKeyReply, error) {
 	r, ok := ss.ws.Sealer.(Rotator)
 	if !ok {
-		return nil, invalidf("this workspace's secret key cannot be rotated (no key file)")
+		return nil, Invalidf("this workspace's secret key cannot be rotated (no key file)")
 	}
 	ss.ws.rotating.Lock()
 	defer ss.ws.rotating.Unlock()

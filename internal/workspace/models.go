@@ -24,17 +24,17 @@ const maxModelUploads = 100_000
 func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*model.Version, error) {
 	sp := req.Spec
 	if err := model.CheckName(sp.Name); err != nil {
-		return nil, invalidf("name: %v", err)
+		return nil, Invalidf("name: %v", err)
 	}
 	v := model.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties,
 		Stage: sp.Stage, CreatedAt: mv.ws.Now()}
 	var err error
 	if v.Type, err = model.CheckType(sp.Type); err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	if sp.Version != "" {
 		if v.Version, err = model.ParseVersion(sp.Version); err != nil {
-			return nil, invalidf("%v", err)
+			return nil, Invalidf("%v", err)
 		}
 	}
 	switch p := strings.TrimSpace(sp.Path); {
@@ -46,19 +46,19 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 		}
 		v.Source = p
 	case p == "":
-		return nil, invalidf("path: required (a local file or folder, or azureml://jobs/<job>/outputs/<output>)")
+		return nil, Invalidf("path: required (a local file or folder, or azureml://jobs/<job>/outputs/<output>)")
 	default:
-		return nil, invalidf("path: %s is not supported by this workspace: give a local file or folder, or a job output (azureml://jobs/<job>/outputs/<output>[/paths/<path>])", p)
+		return nil, Invalidf("path: %s is not supported by this workspace: give a local file or folder, or a job output (azureml://jobs/<job>/outputs/<output>[/paths/<path>])", p)
 	}
 	m, err := mv.ws.readManifest(v.Manifest)
 	if err != nil {
-		return nil, invalidf("path: the model's files (%s) were not uploaded: %v", v.Manifest, err)
+		return nil, Invalidf("path: the model's files (%s) were not uploaded: %v", v.Manifest, err)
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
 	created, err := mv.ws.Store.Assets.CreateModel(ctx, v)
 	if errors.Is(err, store.ErrExists) {
-		return nil, conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
+		return nil, Conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
 	}
 	if err != nil {
 		return nil, err
@@ -82,12 +82,12 @@ var modelInputTypes = map[string]bool{
 // a registered model's files. Data asset references are resolved first (resolveAssetRef).
 func (w *Workspace) resolveAssetInput(ctx context.Context, name string, in job.Input) (job.Input, error) {
 	if !modelInputTypes[in.Type] {
-		return in, invalidf("inputs.%s.path: a %s input cannot name a model (%s)", name, in.Type, in.Path)
+		return in, Invalidf("inputs.%s.path: a %s input cannot name a model (%s)", name, in.Type, in.Path)
 	}
 	v, err := w.Models.Resolve(ctx, in.Path)
 	var ce *Error
 	if errors.As(err, &ce) {
-		return in, invalidf("inputs.%s.path: %s", name, ce.Msg)
+		return in, Invalidf("inputs.%s.path: %s", name, ce.Msg)
 	}
 	if err != nil {
 		return in, err
@@ -103,22 +103,22 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 	rest := uri[len("azureml://jobs/"):]
 	parts := strings.SplitN(rest, "/", 4)
 	if len(parts) < 3 || parts[0] == "" || parts[1] != "outputs" || parts[2] == "" {
-		return "", invalidf("path: expected azureml://jobs/<job>/outputs/<output>[/paths/<path>], got %s", uri)
+		return "", Invalidf("path: expected azureml://jobs/<job>/outputs/<output>[/paths/<path>], got %s", uri)
 	}
 	sub := ""
 	if len(parts) == 4 {
 		p, ok := strings.CutPrefix(parts[3], "paths/")
 		if !ok {
-			return "", invalidf("path: expected .../outputs/<output>/paths/<path>, got %s", uri)
+			return "", Invalidf("path: expected .../outputs/<output>/paths/<path>, got %s", uri)
 		}
 		sub = strings.Trim(p, "/")
 		if sub != "" && (path.Clean(sub) != sub || sub == ".." || strings.HasPrefix(sub, "../")) {
-			return "", invalidf("path: %q is not a clean path inside the output", p)
+			return "", Invalidf("path: %q is not a clean path inside the output", p)
 		}
 	}
 	run, err := w.Store.Runs.Run(ctx, parts[0])
 	if errors.Is(err, store.ErrNotFound) {
-		return "", invalidf("path: no job named %s", parts[0])
+		return "", Invalidf("path: no job named %s", parts[0])
 	} else if err != nil {
 		return "", err
 	}
@@ -129,7 +129,7 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 		h = run.ArtifactsHash
 	}
 	if h == "" {
-		return "", invalidf("path: job %s has no output %q (status %s)", run.ID, out, run.Status)
+		return "", Invalidf("path: job %s has no output %q (status %s)", run.ID, out, run.Status)
 	}
 	if sub == "" && !artifacts {
 		return h, nil
@@ -147,7 +147,7 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 	}
 	if sub != "" {
 		if m, err = subtree(m, sub); err != nil {
-			return "", invalidf("path: job %s output %s: %v", run.ID, out, err)
+			return "", Invalidf("path: job %s output %s: %v", run.ID, out, err)
 		}
 	}
 	return w.putManifest(m)

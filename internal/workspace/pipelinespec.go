@@ -29,7 +29,7 @@ const maxComponentRounds = 8
 func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 	p := sp.Pipeline
 	if p == nil {
-		return invalidf("jobs: required")
+		return Invalidf("jobs: required")
 	}
 	if spec.Registered(job.PipelineStep{Component: p.Component}) {
 		if err := w.resolveTopComponent(ctx, sp); err != nil {
@@ -52,7 +52,7 @@ func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 			break
 		}
 		if round == maxComponentRounds {
-			return invalidf("jobs.%s.component: components nested more than %d deep (does a component use itself?)", slices.Min(pending), maxComponentRounds)
+			return Invalidf("jobs.%s.component: components nested more than %d deep (does a component use itself?)", slices.Min(pending), maxComponentRounds)
 		}
 		slices.Sort(pending)
 		for _, name := range pending {
@@ -64,7 +64,7 @@ func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 	outputs := maps.Clone(p.Outputs)
 	for range maxComponentRounds { // a group's output may name a group inlined inside it
 		if errs := component.Follow(steps, outputs, groups); len(errs) > 0 {
-			return invalidf("%v", errs[0])
+			return Invalidf("%v", errs[0])
 		}
 	}
 	p.Steps, p.Outputs = map[string]job.PipelineStep{}, outputs
@@ -75,7 +75,7 @@ func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 		p.Steps[name] = s.PipelineStep
 	}
 	if err := pipeline.Check(*p); err != nil {
-		return invalidf("%v", err)
+		return Invalidf("%v", err)
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (w *Workspace) ResolvePipeline(ctx context.Context, sp *job.Spec) error {
 func (w *Workspace) resolveTopComponent(ctx context.Context, sp *job.Spec) error {
 	p := sp.Pipeline
 	if len(p.Steps) > 0 {
-		return invalidf("jobs: give jobs or component, not both")
+		return Invalidf("jobs: give jobs or component, not both")
 	}
 	v, err := w.Components.Resolve(ctx, strings.TrimPrefix(p.Component, "azureml:"))
 	if err != nil {
@@ -98,11 +98,11 @@ func (w *Workspace) resolveTopComponent(ctx context.Context, sp *job.Spec) error
 		return err
 	}
 	if v.Type != component.Pipeline {
-		return invalidf("component: %s is a %s component; a pipeline job's component is a pipeline component (type: pipeline)", v.ID(), v.Type)
+		return Invalidf("component: %s is a %s component; a pipeline job's component is a pipeline component (type: pipeline)", v.ID(), v.Type)
 	}
 	steps, outs, errs := component.Inline("", v.Spec, component.Given{Values: sp.Inputs}, p.Settings.DefaultCompute)
 	if len(errs) > 0 {
-		return invalidf("%v (component %s)", errs[0], v.ID())
+		return Invalidf("%v (component %s)", errs[0], v.ID())
 	}
 	if err := checkOutputs("", sp.Outputs, v); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (w *Workspace) resolveStep(ctx context.Context, steps map[string]component.
 		}
 		inlined, outs, errs := component.Inline(name, v.Spec, given, compute)
 		if len(errs) > 0 {
-			return invalidf("jobs.%s.%v (component %s)", name, errs[0], v.ID())
+			return Invalidf("jobs.%s.%v (component %s)", name, errs[0], v.ID())
 		}
 		if err := checkOutputs("jobs."+name+".", st.Spec.Outputs, v); err != nil {
 			return err
@@ -155,11 +155,11 @@ func (w *Workspace) resolveStep(ctx context.Context, steps map[string]component.
 		return nil
 	}
 	if v.Job == nil {
-		return invalidf("jobs.%s.component: component %s has no command", name, v.ID())
+		return Invalidf("jobs.%s.component: component %s has no command", name, v.ID())
 	}
 	inputs, errs := component.Bind(v.Inputs, given)
 	if len(errs) > 0 {
-		return invalidf("jobs.%s.%v (component %s)", name, errs[0], v.ID())
+		return Invalidf("jobs.%s.%v (component %s)", name, errs[0], v.ID())
 	}
 	sp := *v.Job
 	overrideStep(&sp, st.Spec)
@@ -180,7 +180,7 @@ func (w *Workspace) resolveStep(ctx context.Context, steps map[string]component.
 func checkOutputs(field string, given map[string]job.Output, v *component.Version) error {
 	for _, out := range slices.Sorted(maps.Keys(given)) {
 		if _, ok := v.Outputs[out]; !ok {
-			return invalidf("%soutputs.%s: component %s has no output %s (its outputs: %s)", field, out, v.ID(), out, strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ", "))
+			return Invalidf("%soutputs.%s: component %s has no output %s (its outputs: %s)", field, out, v.ID(), out, strings.Join(slices.Sorted(maps.Keys(v.Outputs)), ", "))
 		}
 	}
 	return nil

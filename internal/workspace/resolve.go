@@ -77,7 +77,7 @@ func (w *Workspace) ResolveCompute(ctx context.Context, name string) (*compute.T
 	t, err := w.Store.Cluster.Compute(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		names := w.computeNames(ctx)
-		return nil, invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
+		return nil, Invalidf("compute: no compute target named %q in this workspace (known: %s)", name, strings.Join(names, ", "))
 	}
 	return t, err
 }
@@ -86,7 +86,7 @@ func (w *Workspace) ResolveCompute(ctx context.Context, name string) (*compute.T
 func (w *Workspace) CheckForTarget(sp job.Spec, t *compute.Target) ([]string, error) {
 	var warnings []string
 	if _, ok := w.Backends[t.Type]; !ok {
-		return nil, invalidf("compute: %s targets (%s) cannot run jobs in this version", t.Type, t.Name)
+		return nil, Invalidf("compute: %s targets (%s) cannot run jobs in this version", t.Type, t.Name)
 	}
 	if err := w.checkContainer(sp, t); err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (w *Workspace) CheckForTarget(sp job.Spec, t *compute.Target) ([]string, er
 	}
 	if t.Type == compute.TypeLocal {
 		if n := sp.Resources.InstanceCount; n > 1 {
-			return nil, invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster, or compute: serverless", n)
+			return nil, Invalidf("resources.instance_count: the local target has one node, the job asks for %d; use a cluster, or compute: serverless", n)
 		}
 		if sp.Resources.InstanceType != "" {
 			warnings = append(warnings, "resources.instance_type is ignored on the local target")
@@ -114,7 +114,7 @@ func (w *Workspace) CheckForTarget(sp job.Spec, t *compute.Target) ([]string, er
 // ResolveInputs checks uploaded inputs and resolves references to other jobs' outputs.
 func (w *Workspace) ResolveInputs(ctx context.Context, sp *job.Spec) error {
 	if sp.CodeSnapshot != "" && !w.Blobs.Has(sp.CodeSnapshot) {
-		return invalidf("code: snapshot %s was not uploaded", sp.CodeSnapshot)
+		return Invalidf("code: snapshot %s was not uploaded", sp.CodeSnapshot)
 	}
 	for name, in := range sp.Inputs {
 		if in.IsLiteral() {
@@ -122,7 +122,7 @@ func (w *Workspace) ResolveInputs(ctx context.Context, sp *job.Spec) error {
 		}
 		if in.Manifest != "" {
 			if !w.Blobs.Has(in.Manifest) {
-				return invalidf("inputs.%s: data %s was not uploaded", name, in.Manifest)
+				return Invalidf("inputs.%s: data %s was not uploaded", name, in.Manifest)
 			}
 			continue
 		}
@@ -150,7 +150,7 @@ func (w *Workspace) resolveURI(ctx context.Context, name string, in job.Input, t
 	case strings.HasPrefix(p, "azureml:"):
 		return w.resolveAssetRef(ctx, name, in, target) // a data asset or a registered model (data.go)
 	default:
-		return in, invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
+		return in, Invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
 	}
 }
 
@@ -159,17 +159,17 @@ func (w *Workspace) ResolveJobOutput(ctx context.Context, name string, in job.In
 	rest := strings.TrimPrefix(in.Path, "azureml://jobs/")
 	parts := strings.SplitN(rest, "/", 4)
 	if len(parts) < 3 || parts[1] != "outputs" {
-		return in, invalidf("inputs.%s.path: expected azureml://jobs/<job>/outputs/<output>, got %s", name, in.Path)
+		return in, Invalidf("inputs.%s.path: expected azureml://jobs/<job>/outputs/<output>, got %s", name, in.Path)
 	}
 	if len(parts) == 4 && !strings.HasPrefix(parts[3], "paths/") {
-		return in, invalidf("inputs.%s.path: expected .../outputs/<output>/paths/<path>, got %s", name, in.Path)
+		return in, Invalidf("inputs.%s.path: expected .../outputs/<output>/paths/<path>, got %s", name, in.Path)
 	}
 	if len(parts) == 4 {
-		return in, invalidf("inputs.%s.path: sub-paths of job outputs are not supported yet (%s)", name, in.Path)
+		return in, Invalidf("inputs.%s.path: sub-paths of job outputs are not supported yet (%s)", name, in.Path)
 	}
 	src, err := w.Store.Runs.Run(ctx, parts[0])
 	if err != nil {
-		return in, invalidf("inputs.%s.path: no job named %s", name, parts[0])
+		return in, Invalidf("inputs.%s.path: no job named %s", name, parts[0])
 	}
 	out := parts[2]
 	h := src.NamedOutputs[out]
@@ -177,7 +177,7 @@ func (w *Workspace) ResolveJobOutput(ctx context.Context, name string, in job.In
 		h = src.ArtifactsHash
 	}
 	if h == "" {
-		return in, invalidf("inputs.%s.path: job %s has no output %q (status %s)", name, src.ID, out, src.Status)
+		return in, Invalidf("inputs.%s.path: job %s has no output %q (status %s)", name, src.ID, out, src.Status)
 	}
 	in.Manifest = h
 	return in, nil
@@ -191,7 +191,7 @@ func (w *Workspace) checkContainer(sp job.Spec, t *compute.Target) error {
 		return err
 	}
 	if sp.Environment.Image == "" {
-		return invalidf("environment.image: compute %s requires jobs to run in a container image (require_container: true)", t.Name)
+		return Invalidf("environment.image: compute %s requires jobs to run in a container image (require_container: true)", t.Name)
 	}
 	runtime := ""
 	if st.Node != nil {
@@ -201,7 +201,7 @@ func (w *Workspace) checkContainer(sp job.Spec, t *compute.Target) error {
 		runtime = w.LocalRuntime()
 	}
 	if runtime == "" {
-		return invalidf("compute %s requires containers (require_container: true) but its node has no container runtime (docker or podman)", t.Name)
+		return Invalidf("compute %s requires containers (require_container: true) but its node has no container runtime (docker or podman)", t.Name)
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func (w *Workspace) checkSpec(sp job.Spec, t *compute.Target) error {
 		return nil
 	}
 	if err := sc.CheckSpec(context.Background(), *t, sp); err != nil {
-		return invalidf("%v", err)
+		return Invalidf("%v", err)
 	}
 	return nil
 }

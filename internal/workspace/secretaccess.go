@@ -116,7 +116,7 @@ func (ss *Secrets) checkAccessInput(ctx context.Context, a api.SecretAccess) (st
 	out := store.SecretAccess{Users: sortedSet(a.Users), Roles: sortedSet(a.Roles)}
 	for _, r := range out.Roles {
 		if !slices.Contains(api.Roles, r) {
-			return out, invalidf("access.roles: %q is not a role (roles: %s)", r, orNone(api.Roles))
+			return out, Invalidf("access.roles: %q is not a role (roles: %s)", r, orNone(api.Roles))
 		}
 	}
 	for _, u := range out.Users {
@@ -125,7 +125,7 @@ func (ss *Secrets) checkAccessInput(ctx context.Context, a api.SecretAccess) (st
 			return out, err
 		}
 		if role == "" {
-			return out, invalidf("access.users: no user named %q in this workspace (see hangar user list)", u)
+			return out, Invalidf("access.users: no user named %q in this workspace (see hangar user list)", u)
 		}
 	}
 	return out, nil

@@ -40,7 +40,7 @@ func (w *Workspace) ResolveJobCompute(ctx context.Context, sp *job.Spec) (*compu
 		return w.ResolveCompute(ctx, name)
 	}
 	if _, ok := w.Backends[compute.TypeCluster]; !ok {
-		return nil, invalidf("compute: serverless compute runs on managed clusters, which this server does not run; name a compute target: %s",
+		return nil, Invalidf("compute: serverless compute runs on managed clusters, which this server does not run; name a compute target: %s",
 			strings.Join(w.computeNames(ctx), ", "))
 	}
 	pool, err := w.serverlessPool(ctx, sp.Resources.InstanceType)
@@ -49,7 +49,7 @@ func (w *Workspace) ResolveJobCompute(ctx context.Context, sp *job.Spec) (*compu
 	}
 	want, err := serverlessCluster(*pool, sp.Resources)
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	return w.ensureServerlessCluster(ctx, want)
 }
@@ -86,7 +86,7 @@ func (w *Workspace) serverlessPool(ctx context.Context, size string) (*compute.S
 		return nil, err
 	}
 	if st.Spec.Serverless == nil {
-		return nil, invalidf("compute: the serverless pool's definition is unreadable; create it again with hangar compute update -f serverless.yml")
+		return nil, Invalidf("compute: the serverless pool's definition is unreadable; create it again with hangar compute update -f serverless.yml")
 	}
 	return &st.Spec, nil
 }
@@ -103,12 +103,12 @@ func (w *Workspace) machinePool(ctx context.Context, size string) (*compute.Spec
 	}
 	attach, ok := w.Backends[compute.TypeCluster].(backend.Attacher)
 	if !ok {
-		return nil, invalidf("compute: serverless compute needs managed clusters, which this server does not run")
+		return nil, Invalidf("compute: serverless compute needs managed clusters, which this server does not run")
 	}
 	cl := compute.Spec{Name: compute.ServerlessClusterPrefix + size, Type: compute.TypeCluster,
 		Cluster: &compute.ClusterSpec{Size: size, Provider: sl.Provider}}
 	if _, err := attach.Attach(ctx, &cl); err != nil {
-		return nil, invalidf("resources.instance_type: %v", err)
+		return nil, Invalidf("resources.instance_type: %v", err)
 	}
 	sl.Sizes = append(sl.Sizes, compute.ServerlessSize{Name: cl.Cluster.Size})
 	return &pool, nil
@@ -211,17 +211,17 @@ func (w *Workspace) ensureServerlessCluster(ctx context.Context, want compute.Sp
 // runs and go idle; hangar compute delete removes it.
 func (cp *Computes) putServerlessPool(ctx context.Context, s compute.Spec, old *compute.Target) (*compute.Target, error) {
 	if s.Name != compute.ServerlessName || s.Serverless == nil {
-		return nil, invalidf("name: the serverless pool is named serverless")
+		return nil, Invalidf("name: the serverless pool is named serverless")
 	}
 	attach, ok := cp.ws.Backends[compute.TypeCluster].(backend.Attacher)
 	if !ok {
-		return nil, invalidf("type: serverless needs managed clusters, which this server does not run")
+		return nil, Invalidf("type: serverless needs managed clusters, which this server does not run")
 	}
 	for i, z := range s.Serverless.Sizes {
 		cl := compute.Spec{Name: compute.ServerlessClusterPrefix + z.Name, Type: compute.TypeCluster,
 			Cluster: &compute.ClusterSpec{Size: z.Name, Provider: s.Serverless.Provider}}
 		if _, err := attach.Attach(ctx, &cl); err != nil {
-			return nil, invalidf("sizes[%d]: %v", i, err)
+			return nil, Invalidf("sizes[%d]: %v", i, err)
 		}
 		if strings.EqualFold(s.Serverless.DefaultSize, z.Name) {
 			s.Serverless.DefaultSize = cl.Cluster.Size

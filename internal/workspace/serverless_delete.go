@@ -33,7 +33,7 @@ func (cp *Computes) deleteServerlessClusters(ctx context.Context, t *compute.Tar
 		active = append(active, runs...)
 	}
 	if len(active) > 0 && !force {
-		return conflictf("the serverless pool's clusters have %s: %s; cancel them or wait for them to end, or use --force",
+		return Conflictf("the serverless pool's clusters have %s: %s; cancel them or wait for them to end, or use --force",
 			pluralRuns(len(active)), describeRuns(active))
 	}
 	for _, r := range active {

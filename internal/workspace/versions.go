@@ -24,11 +24,11 @@ type versions[V asset.Versioned] struct {
 func (a versions[V]) Resolve(ctx context.Context, ref string) (*V, error) {
 	r, err := a.kind.ParseRef(ref, false)
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, Invalidf("%v", err)
 	}
 	v, err := a.get(ctx, r.Name, r.StoreVersion())
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no %s %s in this workspace%s", a.kind.Noun, r, a.hint(ctx, r.Name))
+		return nil, NotFoundf("no %s %s in this workspace%s", a.kind.Noun, r, a.hint(ctx, r.Name))
 	}
 	return v, err
 }
@@ -50,16 +50,16 @@ func (a versions[V]) SetArchived(ctx context.Context, name, version string, arch
 	if version != "" {
 		v, err := a.kind.ParseVersion(version)
 		if err != nil {
-			return invalidf("%v", err)
+			return Invalidf("%v", err)
 		}
 		version = v
 	}
 	_, err := a.setArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
-			return notFoundf("no %s %s in this workspace", a.kind.Noun, name)
+			return NotFoundf("no %s %s in this workspace", a.kind.Noun, name)
 		}
-		return notFoundf("no %s %s version %s in this workspace", a.kind.Noun, name, version)
+		return NotFoundf("no %s %s version %s in this workspace", a.kind.Noun, name, version)
 	}
 	return err
 }

@@ -89,7 +89,7 @@ func ReadManifest(blobs interface {
 		return nil, fmt.Errorf("read manifest %s: %w", hash, err)
 	}
 	if len(b) > MaxManifestBytes {
-		return nil, invalidf("manifest %s is over %d MiB (a tree of millions of files): collect fewer files", hash, MaxManifestBytes>>20)
+		return nil, Invalidf("manifest %s is over %d MiB (a tree of millions of files): collect fewer files", hash, MaxManifestBytes>>20)
 	}
 	return snapshot.Decode(b)
 }
