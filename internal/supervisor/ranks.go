@@ -236,36 +236,35 @@ func runGPUs() []string {
 
 // ifaceOf names the local network interface holding ip ("" when none does).
 func ifaceOf(ip string) string {
-	want := net.ParseIP(ip)
-	ifaces, err := net.Interfaces()
-	if want == nil || err != nil {
-		return ""
-	}
-	for _, ifc := range ifaces {
-		addrs, _ := ifc.Addrs()
-		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
-				return ifc.Name
-			}
-		}
+	if ifc, _ := interfaceWith(ip); ifc != nil {
+		return ifc.Name
 	}
 	return ""
 }
 
 // subnetOf is the network (CIDR) of the local interface holding ip ("" when none does).
 func subnetOf(ip string) string {
+	if _, n := interfaceWith(ip); n != nil {
+		return (&net.IPNet{IP: n.IP.Mask(n.Mask), Mask: n.Mask}).String()
+	}
+	return ""
+}
+
+// interfaceWith finds the local network interface holding ip and its address there (nil, nil
+// when none does).
+func interfaceWith(ip string) (*net.Interface, *net.IPNet) {
 	want := net.ParseIP(ip)
 	ifaces, err := net.Interfaces()
 	if want == nil || err != nil {
-		return ""
+		return nil, nil
 	}
-	for _, ifc := range ifaces {
-		addrs, _ := ifc.Addrs()
+	for i := range ifaces {
+		addrs, _ := ifaces[i].Addrs()
 		for _, a := range addrs {
 			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(want) {
-				return (&net.IPNet{IP: n.IP.Mask(n.Mask), Mask: n.Mask}).String()
+				return &ifaces[i], n
 			}
 		}
 	}
-	return ""
+	return nil, nil
 }
