@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/config"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 	"github.com/hangar-ml/hangar/internal/tokens"
 	"github.com/hangar-ml/hangar/internal/workspace"
 )
@@ -55,7 +56,7 @@ type Controller struct {
 
 	// changes are the subscribers to run changes (OnChange; Changed notifies them).
 	changes changes
-	kick    chan struct{}
+	kick    tick.Kick
 	started time.Time
 	mu      sync.Mutex // serialises submit/cancel decisions per controller
 
@@ -81,7 +82,7 @@ func (c *Controller) Init() {
 	if c.Now == nil {
 		c.Now = func() time.Time { return time.Now().UTC() }
 	}
-	c.kick = make(chan struct{}, 1)
+	c.kick = tick.NewKick()
 	c.Workspace = c.newWorkspace()
 	c.GC, c.Checkpoints, c.Tracking, c.Parents = &GC{c}, &Checkpoints{c}, &Tracking{c}, &Parents{c}
 	c.started = c.Now()
@@ -96,27 +97,16 @@ func (c *Controller) Init() {
 // from may have changed: a node joined or left).
 func (c *Controller) Kick() {
 	c.news.kick()
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
+	c.kick.Kick()
 }
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	t := time.NewTicker(c.Settings.Tick)
-	defer t.Stop()
-	for {
+	tick.Loop(ctx, c.Settings.Tick, c.kick, func(ctx context.Context) {
 		if err := c.reconcile(ctx); err != nil && ctx.Err() == nil {
 			c.Log.Error("reconcile", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-c.kick:
-		}
-	}
+	})
 }
 
 func (c *Controller) backendFor(ctx context.Context, r *job.Run) (backend.Backend, *compute.Target, error) {

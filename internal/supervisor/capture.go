@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
 // capture turns a process's output into whole lines appended to a log file. A line ends at "\n",
@@ -114,20 +116,13 @@ func (c *capture) write(p []byte) {
 }
 
 func (c *capture) flushIdle(stop chan struct{}) {
-	t := time.NewTicker(c.flushAfter / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			c.mu.Lock()
-			if len(c.pending) > 0 && time.Since(c.lastData) >= c.flushAfter {
-				c.flushEarly()
-			}
-			c.mu.Unlock()
+	tick.Every(stop, c.flushAfter/4, func() {
+		c.mu.Lock()
+		if len(c.pending) > 0 && time.Since(c.lastData) >= c.flushAfter {
+			c.flushEarly()
 		}
-	}
+		c.mu.Unlock()
+	})
 }
 
 func (c *capture) flushPartial() {

@@ -15,6 +15,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
+	"github.com/hangar-ml/hangar/internal/tick"
 	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
@@ -182,16 +183,7 @@ func (s *checkpointing) start(ctx context.Context) (stop func(job.Result)) {
 }
 
 func (c *checkpointer) loop(ctx context.Context) {
-	t := time.NewTicker(c.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.saveNow(ctx, "periodic")
-		}
-	}
+	tick.Every(ctx.Done(), c.every, func() { c.saveNow(ctx, "periodic") })
 }
 
 // saveNow saves the folder if it changed since the last commit; failures are logged (the next

@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
 // Layout of a run directory on the node.
@@ -310,35 +311,32 @@ func (s *Supervisor) heartbeatLoop(ctx context.Context) {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			hctx, cancel := context.WithTimeout(ctx, every)
-			reply, err := s.conn.c.Runs.Heartbeat(hctx, s.cfg.RunID)
-			cancel()
-			if err != nil && api.IsServerError(err) && api.Permanent(err) {
-				// The run ended (or moved to another attempt) and its token is refused: nothing
-				// this supervisor does can count any more.
-				s.Cancel("the workspace server no longer accepts this run's supervisor: " + err.Error())
-				continue
-			}
-			if err != nil {
-				s.conn.reresolve()
-				continue
-			}
-			s.conn.answered()
-			s.renew(reply.Token)
-			if s.direct && reply.Servers != "" {
-				s.conn.c.SetServers(reply.Servers) // servers that joined since, or left
-			}
-			if reply.Cancel {
-				s.Cancel(stopReason(reply))
-			}
-		}
+	tick.Every(ctx.Done(), every, func() { s.heartbeat(ctx, every) })
+}
+
+// heartbeat tells the server the run is alive (within every) and acts on its reply: a renewed
+// token, the servers, a cancel.
+func (s *Supervisor) heartbeat(ctx context.Context, every time.Duration) {
+	hctx, cancel := context.WithTimeout(ctx, every)
+	reply, err := s.conn.c.Runs.Heartbeat(hctx, s.cfg.RunID)
+	cancel()
+	if err != nil && api.IsServerError(err) && api.Permanent(err) {
+		// The run ended (or moved to another attempt) and its token is refused: nothing
+		// this supervisor does can count any more.
+		s.Cancel("the workspace server no longer accepts this run's supervisor: " + err.Error())
+		return
+	}
+	if err != nil {
+		s.conn.reresolve()
+		return
+	}
+	s.conn.answered()
+	s.renew(reply.Token)
+	if s.direct && reply.Servers != "" {
+		s.conn.c.SetServers(reply.Servers) // servers that joined since, or left
+	}
+	if reply.Cancel {
+		s.Cancel(stopReason(reply))
 	}
 }
 

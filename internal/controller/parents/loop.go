@@ -11,11 +11,12 @@ import (
 	"github.com/hangar-ml/hangar/internal/pipeline"
 	"github.com/hangar-ml/hangar/internal/store"
 	hpo "github.com/hangar-ml/hangar/internal/sweep"
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
-// tick is the parent loop's period (it is also kicked on any run change: a parent created or
+// period is the parent loop's period (it is also kicked on any run change: a parent created or
 // canceled, a child ended).
-const tick = time.Second
+const period = time.Second
 
 // Runs is what the parent loop asks of the run core, the one writer of run state.
 type Runs interface {
@@ -91,13 +92,13 @@ type Loop struct {
 	now            func() time.Time
 	sweepDecide    func(hpo.Config, hpo.State) hpo.Decision
 	pipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
-	kick           chan struct{}
+	kick           tick.Kick
 }
 
 // New returns the parent loop over cfg.
 func New(cfg Config) *Loop {
 	l := &Loop{runs: cfg.Runs, resolver: cfg.Resolver, store: cfg.Store, reader: cfg.Reader, log: cfg.Log,
-		now: cfg.Now, sweepDecide: cfg.SweepDecide, pipelineDecide: cfg.PipelineDecide, kick: make(chan struct{}, 1)}
+		now: cfg.Now, sweepDecide: cfg.SweepDecide, pipelineDecide: cfg.PipelineDecide, kick: tick.NewKick()}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -114,30 +115,17 @@ func New(cfg Config) *Loop {
 }
 
 // Kick wakes the loop.
-func (l *Loop) Kick() {
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
+func (l *Loop) Kick() { l.kick.Kick() }
 
 // Run drives every active sweep and pipeline (Pass) until ctx ends: every second and on any
 // run change (a child ended, a parent was created or canceled).
 func (l *Loop) Run(ctx context.Context) {
 	l.runs.OnChange(func(string) { l.Kick() })
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
+	tick.Loop(ctx, period, l.kick, func(ctx context.Context) {
 		if err := l.Pass(ctx); err != nil && ctx.Err() == nil {
 			l.log.Error("parent pass", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-l.kick:
-		}
-	}
+	})
 }
 
 // Pass is one pass of the parent loop: sweeps and pipelines are both parents whose children

@@ -1,0 +1,51 @@
+package tick
+
+import (
+	"context"
+	"time"
+)
+
+// Kick wakes a loop that waits on it. Kicks sent while one is already pending fold into it, so
+// the sender never blocks and the loop runs once for them all.
+type Kick chan struct{}
+
+// NewKick returns a Kick with room for the one pending wake-up.
+func NewKick() Kick { return make(Kick, 1) }
+
+// Kick wakes the loop soon (at once when it waits; after its current pass when not).
+func (k Kick) Kick() {
+	select {
+	case k <- struct{}{}:
+	default:
+	}
+}
+
+// Loop calls pass at once, then every d and whenever kick fires, until ctx ends. A nil kick
+// never fires.
+func Loop(ctx context.Context, d time.Duration, kick <-chan struct{}, pass func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		pass(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-kick:
+		}
+	}
+}
+
+// Every calls f every d (the first time after d) until done is closed.
+func Every(done <-chan struct{}, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
