@@ -122,7 +122,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
-	insts := instances.New(instances.StoreOf(st), ctrl, key, nil, o.Log.With("component", "instances"))
+	insts := instances.New(instances.Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, ctrl, key, nil, o.Log.With("component", "instances"))
 	agents.Instances = insts
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeuer: ctrl,
@@ -139,7 +139,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "parents")})
 	// A request's body is held in memory while it waits and for its mirrors: 16 MiB each (Azure's
 	// managed endpoints take 1.5 MB), so a thousand held requests stay within the machine.
-	serve := endpoints.New(endpoints.Deps{Store: endpoints.StoreOf(st), Runs: ctrl, Resolver: ctrl.Workspace, Secrets: key, Key: runKey,
+	serve := endpoints.New(endpoints.Deps{Store: endpoints.Store{Serving: st.Serving, Runs: st.Runs, Cluster: st.Cluster}, Runs: ctrl, Resolver: ctrl.Workspace, Secrets: key, Key: runKey,
 		Log: o.Log.With("component", "serving")}, router.Config{Log: o.Log.With("component", "router"), MaxBody: endpointMaxBody})
 	srv := server.New(server.Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, Clusters: clusters, AdminToken: token,

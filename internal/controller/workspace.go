@@ -22,8 +22,10 @@ const maxManifestBytes = workspace.MaxManifestBytes
 // and sealer; what it asks of runs and instances comes back here (workspaceHooks).
 func (c *Controller) newWorkspace() *workspace.Workspace {
 	h := workspaceHooks{c}
-	return (&workspace.Workspace{Store: c.Store, Blobs: c.Blobs, Backends: c.Backends, Sealer: c.Secrets,
-		Log: c.Log, Now: func() time.Time { return c.Now() }, LocalRuntime: c.LocalRuntime, Runs: h, Instances: h}).Init()
+	st := workspace.Store{Settings: c.Store, Assets: c.Store.Assets, Cluster: c.Store.Cluster, Runs: c.Store.Runs,
+		Instances: c.Store.Instances, Tracking: c.Store.Tracking, Access: c.Store.Access}
+	return workspace.New(workspace.Deps{Store: st, Blobs: c.Blobs, Backends: c.Backends, Sealer: c.Secrets,
+		Log: c.Log, Now: func() time.Time { return c.Now() }, LocalRuntime: c.LocalRuntime, Runs: h, Instances: h})
 }
 
 // workspaceHooks are the run core's and the instances' answers to the workspace

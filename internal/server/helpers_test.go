@@ -72,11 +72,11 @@ func newTestServer(t testing.TB) *testServer {
 	ctrl.Init()
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
 		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl.Parents, Store: st.Parents, Reader: st.Runs, Log: log})}
-	serve := endpoints.New(endpoints.Deps{Store: endpoints.StoreOf(st), Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
+	serve := endpoints.New(endpoints.Deps{Store: endpoints.Store{Serving: st.Serving, Runs: st.Runs, Cluster: st.Cluster}, Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})
 	ts.srv = New(Config{
 		Store: st, Blobs: blobs, Controller: ctrl, Backends: backends, AdminToken: adminToken,
 		URL: func() string { return ts.url }, Workspace: dir, Log: log, Serving: serve,
-		Instances: instances.New(instances.StoreOf(st), ctrl, ctrl.Secrets, nil, log),
+		Instances: instances.New(instances.Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, ctrl, ctrl.Secrets, nil, log),
 	})
 	hs := httptest.NewServer(ts.srv.Handler())
 	t.Cleanup(hs.Close)

@@ -40,7 +40,7 @@ func (es *Environments) Curated(ctx context.Context) ([]curated.Mapping, error) 
 
 // ownedCurated reads the owners' mappings and removals.
 func (w *Workspace) ownedCurated(ctx context.Context) ([]curated.Mapping, error) {
-	rows, err := w.Store.Settings(ctx, settingCuratedPrefix)
+	rows, err := w.Store.Settings.Settings(ctx, settingCuratedPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (es *Environments) RemoveCurated(ctx context.Context, name string) (*curate
 	case i >= 0 && owned[i].Removed:
 		return nil, Conflictf("the default mapping of %s is removed already; hangar curated-environment set %s maps the name again", name, name)
 	case i >= 0:
-		if err := es.ws.Store.DeleteSetting(ctx, curatedKey(name)); err != nil {
+		if err := es.ws.Store.Settings.DeleteSetting(ctx, curatedKey(name)); err != nil {
 			return nil, err
 		}
 		es.ws.Log.Info("curated environment mapping removed", "name", name)
@@ -143,7 +143,7 @@ func (es *Environments) putCurated(ctx context.Context, m curated.Mapping) error
 	if err != nil {
 		return err
 	}
-	return es.ws.Store.SetSetting(ctx, curatedKey(m.Name), string(b))
+	return es.ws.Store.Settings.SetSetting(ctx, curatedKey(m.Name), string(b))
 }
 
 // resolveCurated gives a job that names Azure's curated environment name (from ref) the

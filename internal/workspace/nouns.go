@@ -10,7 +10,7 @@ import (
 )
 
 // The workspace's nouns: each holds the verbs of one (create, resolve, archive, list, delete),
-// over the Workspace's dependencies. Set by Init.
+// over the Workspace's dependencies. Set by New.
 type (
 	// Models are registered models' versions (Resolve, SetArchived: versions.go).
 	Models struct {
@@ -37,9 +37,10 @@ type (
 	Secrets struct{ ws *Workspace }
 )
 
-// Init sets the nouns over w's dependencies; call it once they are set, before use.
-func (w *Workspace) Init() *Workspace {
-	st := w.Store
+// New is the workspace over d, its nouns set.
+func New(d Deps) *Workspace {
+	w := &Workspace{Deps: d}
+	st := d.Store
 	w.Models = &Models{versions[model.Version]{model.Kind, st.Assets.Model, st.Assets.Models, st.Assets.SetModelArchived}, w}
 	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Assets.Data, st.Assets.DataVersions, st.Assets.SetDataArchived}, w}
 	w.Components = &Components{versions[component.Version]{component.Kind, st.Assets.Component, st.Assets.Components, st.Assets.SetComponentArchived}, w}

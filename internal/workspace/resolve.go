@@ -62,7 +62,7 @@ func (w *Workspace) resolveForTarget(ctx context.Context, sp, check *job.Spec) (
 // ResolveCompute finds the job's target: the named one, or the workspace default.
 func (w *Workspace) ResolveCompute(ctx context.Context, name string) (*compute.Target, error) {
 	if name == "" {
-		def, ok, err := w.Store.Setting(ctx, SettingDefaultCompute)
+		def, ok, err := w.Store.Settings.Setting(ctx, SettingDefaultCompute)
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,7 @@ func (w *Workspace) ResolveJobCompute(ctx context.Context, sp *job.Spec) (*compu
 // else the serverless pool when an owner configured one, else "" (the local target: this
 // machine, as the unconfigured pool is).
 func (w *Workspace) defaultJobCompute(ctx context.Context) (string, error) {
-	def, ok, err := w.Store.Setting(ctx, SettingDefaultCompute)
+	def, ok, err := w.Store.Settings.Setting(ctx, SettingDefaultCompute)
 	if err != nil || (ok && def != "") {
 		return def, err
 	}

@@ -13,13 +13,28 @@ import (
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// Workspace resolves jobs against the workspace and holds the CRUD of its nouns. Set the
-// dependencies and call Init; it keeps no state of its own but the key rotation's lock.
+// Workspace resolves jobs against the workspace and holds the CRUD of its nouns (New); it
+// keeps no state of its own but the key rotation's lock.
 type Workspace struct {
-	Store    *store.Store
+	Deps
+
+	// The nouns' verbs (nouns.go).
+	Models       *Models
+	Data         *Data
+	Components   *Components
+	Computes     *Computes
+	Datastores   *Datastores
+	Environments *Environments
+	Secrets      *Secrets
+
+	rotating sync.Mutex // serialises key rotations (jobsecrets.go)
+}
+
+// Deps are what a Workspace works over (New).
+type Deps struct {
+	Store    Store
 	Blobs    Blobs
 	Backends map[string]backend.Backend // by compute type: which targets can run jobs, and their checks
 	// Sealer seals compute and job secrets at rest.
@@ -32,17 +47,6 @@ type Workspace struct {
 	// Runs is what a target's change asks of the run core; Instances, of compute instances.
 	Runs      Runs
 	Instances Instances
-
-	// The nouns' verbs (nouns.go), set by Init.
-	Models       *Models
-	Data         *Data
-	Components   *Components
-	Computes     *Computes
-	Datastores   *Datastores
-	Environments *Environments
-	Secrets      *Secrets
-
-	rotating sync.Mutex // serialises key rotations (jobsecrets.go)
 }
 
 // Blobs is what the workspace reads and writes in the blob store (*blob.Store): whether an

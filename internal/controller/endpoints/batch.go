@@ -43,7 +43,7 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint,
 			return nil, invalidf("defaults.deployment_name: %v", err)
 		}
 	}
-	err := s.store.PutBatchEndpoint(ctx, rec, create)
+	err := s.store.Serving.PutBatchEndpoint(ctx, rec, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
 		return nil, conflictf("batch endpoint %s already exists", e.Name)
@@ -58,7 +58,7 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint,
 
 // BatchEndpoint reads one batch endpoint.
 func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error) {
-	e, err := s.store.BatchEndpoint(ctx, name)
+	e, err := s.store.Serving.BatchEndpoint(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("no batch endpoint %s", name)
 	}
@@ -67,7 +67,7 @@ func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*store.BatchE
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments; their jobs stay.
 func (s *Serving) DeleteBatchEndpoint(ctx context.Context, name string) error {
-	if err := s.store.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Serving.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("no batch endpoint %s", name)
 	} else if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *Serving) PutBatchDeployment(ctx context.Context, d serving.BatchDeploym
 	}
 	now := s.now()
 	rec := store.BatchDeploymentRecord{Spec: d, CreatedAt: now, UpdatedAt: now}
-	err = s.store.PutBatchDeployment(ctx, rec, create)
+	err = s.store.Serving.PutBatchDeployment(ctx, rec, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
 		return nil, conflictf("batch deployment %s of %s already exists", d.Name, d.Endpoint)
@@ -103,7 +103,7 @@ func (s *Serving) PutBatchDeployment(ctx context.Context, d serving.BatchDeploym
 	if setDefault || e.Spec.DefaultDeployment == "" {
 		e.Spec.DefaultDeployment = d.Name
 		e.UpdatedAt = now
-		if err := s.store.PutBatchEndpoint(ctx, *e, false); err != nil {
+		if err := s.store.Serving.PutBatchEndpoint(ctx, *e, false); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +157,7 @@ func (s *Serving) checkBatchDeployment(ctx context.Context, d *serving.BatchDepl
 
 // BatchDeployment reads one batch deployment.
 func (s *Serving) BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error) {
-	d, err := s.store.BatchDeployment(ctx, endpoint, name)
+	d, err := s.store.Serving.BatchDeployment(ctx, endpoint, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
 	}
@@ -169,7 +169,7 @@ func (s *Serving) BatchDeployments(ctx context.Context, endpoint string) ([]stor
 	if _, err := s.BatchEndpoint(ctx, endpoint); err != nil {
 		return nil, err
 	}
-	return s.store.BatchDeployments(ctx, endpoint)
+	return s.store.Serving.BatchDeployments(ctx, endpoint)
 }
 
 // DeleteBatchDeployment removes a batch deployment that is not its endpoint's default.
@@ -181,7 +181,7 @@ func (s *Serving) DeleteBatchDeployment(ctx context.Context, endpoint, name stri
 	if e.Spec.DefaultDeployment == name {
 		return conflictf("deployment %s is batch endpoint %s's default; make another the default first (batch-deployment create --set-default) or delete the endpoint", name, endpoint)
 	}
-	if err := s.store.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Serving.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
 	} else if err != nil {
 		return err

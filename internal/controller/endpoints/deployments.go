@@ -49,7 +49,7 @@ func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, creat
 	if !create {
 		state = DeploymentUpdating
 	}
-	rec, err := s.store.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
+	rec, err := s.store.Serving.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
 		CreatedAt: now, UpdatedAt: now}, create)
 	switch {
 	case errors.Is(err, store.ErrExists):
@@ -128,7 +128,7 @@ func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) e
 		return conflictf("deployment %s takes %d%% of endpoint %s's traffic (%d%% mirrored); move its traffic first (online-endpoint update --traffic)",
 			name, e.Spec.Traffic[name], endpoint, e.Spec.MirrorTraffic[name])
 	}
-	if err := s.store.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Serving.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("endpoint %s has no deployment %s", endpoint, name)
 	} else if err != nil {
 		return err
@@ -140,7 +140,7 @@ func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) e
 
 // Deployment reads one deployment.
 func (s *Serving) Deployment(ctx context.Context, endpoint, name string) (*store.DeploymentRecord, error) {
-	d, err := s.store.Deployment(ctx, endpoint, name)
+	d, err := s.store.Serving.Deployment(ctx, endpoint, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("endpoint %s has no deployment %s", endpoint, name)
 	}
@@ -149,7 +149,7 @@ func (s *Serving) Deployment(ctx context.Context, endpoint, name string) (*store
 
 // ReplicaRuns are a deployment's replicas with their runs, oldest first.
 func (s *Serving) ReplicaRuns(ctx context.Context, endpoint, name string) ([]store.Replica, []*job.Run, error) {
-	all, err := s.store.Replicas(ctx)
+	all, err := s.store.Serving.Replicas(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +159,7 @@ func (s *Serving) ReplicaRuns(ctx context.Context, endpoint, name string) ([]sto
 		if r.Endpoint != endpoint || r.Deployment != name {
 			continue
 		}
-		run, err := s.store.Run(ctx, r.RunID)
+		run, err := s.store.Runs.Run(ctx, r.RunID)
 		if err != nil {
 			continue
 		}

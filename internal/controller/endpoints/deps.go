@@ -33,9 +33,22 @@ type Resolver interface {
 	Datastore(ctx context.Context, name string) (*datastore.Datastore, error)
 }
 
-// Store is what serving reads and writes in the store: endpoints, deployments and replicas,
-// and the runs and targets of replicas (read only).
-type Store interface {
+// Store is what serving reads and writes in the store: its endpoints, deployments and replicas
+// (Serving), and the runs and targets of replicas, read only; each field is one of the store's
+// aggregates.
+type Store struct {
+	Serving Rows
+	Runs    interface {
+		Run(ctx context.Context, id string) (*job.Run, error)
+	}
+	Cluster interface {
+		Compute(ctx context.Context, name string) (*compute.Target, error)
+	}
+}
+
+// Rows are serving's own rows: online and batch endpoints, their deployments, and online
+// deployments' replicas (store.Serving).
+type Rows interface {
 	PutEndpoint(ctx context.Context, e store.EndpointRecord, create bool) error
 	Endpoint(ctx context.Context, name string) (*store.EndpointRecord, error)
 	Endpoints(ctx context.Context) ([]store.EndpointRecord, error)
@@ -59,18 +72,6 @@ type Store interface {
 	BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error)
 	BatchDeployments(ctx context.Context, endpoint string) ([]store.BatchDeploymentRecord, error)
 	DeleteBatchDeployment(ctx context.Context, endpoint, name string) error
-
-	Run(ctx context.Context, id string) (*job.Run, error)
-	Compute(ctx context.Context, name string) (*compute.Target, error)
-}
-
-// StoreOf is Store over the workspace store's aggregates: its serving rows, runs and computes.
-func StoreOf(st *store.Store) Store {
-	return struct {
-		*store.Serving
-		*store.Runs
-		*store.Cluster
-	}{st.Serving, st.Runs, st.Cluster}
 }
 
 // Sealer seals endpoints' keys at rest (the workspace's secret box).

@@ -129,7 +129,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	ctrl.Init()
 	f := &fixture{ctrl: ctrl, runs: &recordingRuns{Runs: ctrl}, clock: clk}
-	f.s = New(Deps{Store: StoreOf(st), Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
+	f.s = New(Deps{Store: Store{Serving: st.Serving, Runs: st.Runs, Cluster: st.Cluster}, Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
 		router.Config{Log: log})
 	f.s.publish = func(t router.Table) { f.table = t }
 	return f

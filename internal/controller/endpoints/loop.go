@@ -74,18 +74,18 @@ func (s *Serving) Run(ctx context.Context) {
 // serving.PlanReplicas what to do, does it, and publishes the router's table and the keys.
 func (s *Serving) Pass(ctx context.Context) error {
 	now := s.now()
-	deps, err := s.store.Deployments(ctx, "")
+	deps, err := s.store.Serving.Deployments(ctx, "")
 	if err != nil {
 		return err
 	}
-	reps, err := s.store.Replicas(ctx)
+	reps, err := s.store.Serving.Replicas(ctx)
 	if err != nil {
 		return err
 	}
 	runs := map[string]*job.Run{}
 	views := make([]serving.ReplicaView, 0, len(reps))
 	for _, r := range reps {
-		run, err := s.store.Run(ctx, r.RunID)
+		run, err := s.store.Runs.Run(ctx, r.RunID)
 		if errors.Is(err, store.ErrNotFound) {
 			run = &job.Run{ID: r.RunID, Status: job.Canceled, StatusReason: "its run was deleted"}
 		} else if err != nil {
@@ -190,7 +190,7 @@ func (s *Serving) wants(deps []store.DeploymentRecord, views []serving.ReplicaVi
 // applyPlan starts and stops replica runs and forgets the ended ones.
 func (s *Serving) applyPlan(ctx context.Context, plan serving.ReplicaPlan, deps []store.DeploymentRecord, now time.Time) {
 	for _, id := range plan.Forget {
-		if err := s.store.DeleteReplica(ctx, id); err != nil {
+		if err := s.store.Serving.DeleteReplica(ctx, id); err != nil {
 			s.log.Warn("forget replica", "run", id, "err", err)
 		}
 	}
@@ -209,7 +209,7 @@ func (s *Serving) applyPlan(ctx context.Context, plan serving.ReplicaPlan, deps 
 		for range plan.Start[k] {
 			if err := s.startReplica(ctx, d, now); err != nil {
 				s.log.Error("start replica", "deployment", k.String(), "err", err)
-				_ = s.store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, DeploymentFailed, "start a replica: "+err.Error(), "")
+				_ = s.store.Serving.SetDeploymentState(ctx, k.Endpoint, k.Deployment, DeploymentFailed, "start a replica: "+err.Error(), "")
 				break
 			}
 		}
@@ -226,7 +226,7 @@ func (s *Serving) startReplica(ctx context.Context, d store.DeploymentRecord, no
 		return err
 	}
 	s.log.Info("replica started", "endpoint", d.Spec.Endpoint, "deployment", d.Spec.Name, "run", r.ID)
-	return s.store.AddReplica(ctx, store.Replica{RunID: r.ID, Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name,
+	return s.store.Serving.AddReplica(ctx, store.Replica{RunID: r.ID, Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name,
 		Generation: d.Generation, CreatedAt: now})
 }
 
@@ -253,7 +253,7 @@ func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecor
 			state, reason = DeploymentFailed, fmt.Sprintf("%d replicas failed in a row; the last: %s", f.n, f.reason)
 		}
 		if state != d.State || reason != d.Reason || (f.run != "" && f.run != d.LastFailed) {
-			if err := s.store.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason, f.run); err != nil {
+			if err := s.store.Serving.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason, f.run); err != nil {
 				s.log.Warn("deployment state", "deployment", k.String(), "err", err)
 			}
 		}
@@ -267,7 +267,7 @@ func (s *Serving) ReportServing(ctx context.Context, runID, address string) erro
 		return invalidf("address: %q is not a host:port", address)
 	}
 	address = s.reachableAddress(ctx, runID, host, port)
-	if err := s.store.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Serving.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("run %s is not a replica of a deployment", runID)
 	} else if err != nil {
 		return err
@@ -285,8 +285,8 @@ func (s *Serving) reachableAddress(ctx context.Context, runID, host, port string
 	if ip == nil || !ip.IsLoopback() {
 		return net.JoinHostPort(host, port)
 	}
-	if r, err := s.store.Run(ctx, runID); err == nil {
-		if t, err := s.store.Compute(ctx, r.Compute); err == nil && compute.VMHost(*t) != "" {
+	if r, err := s.store.Runs.Run(ctx, runID); err == nil {
+		if t, err := s.store.Cluster.Compute(ctx, r.Compute); err == nil && compute.VMHost(*t) != "" {
 			return net.JoinHostPort(compute.VMHost(*t), port)
 		}
 	}

@@ -58,7 +58,7 @@ func (s *Serving) CreateEndpoint(ctx context.Context, e serving.Endpoint) (*stor
 	}
 	now := s.now()
 	rec := store.EndpointRecord{Spec: e, Keys: sealed, CreatedAt: now, UpdatedAt: now}
-	if err := s.store.PutEndpoint(ctx, rec, true); errors.Is(err, store.ErrExists) {
+	if err := s.store.Serving.PutEndpoint(ctx, rec, true); errors.Is(err, store.ErrExists) {
 		return nil, conflictf("online endpoint %s already exists; use online-endpoint update", e.Name)
 	} else if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (s *Serving) UpdateEndpoint(ctx context.Context, e serving.Endpoint) (*stor
 		return nil, err
 	}
 	rec := store.EndpointRecord{Spec: e, CreatedAt: cur.CreatedAt, UpdatedAt: s.now()}
-	if err := s.store.PutEndpoint(ctx, rec, false); err != nil {
+	if err := s.store.Serving.PutEndpoint(ctx, rec, false); err != nil {
 		return nil, err
 	}
 	s.Wake()
@@ -112,7 +112,7 @@ func (s *Serving) Endpoint(ctx context.Context, name string) (*store.EndpointRec
 }
 
 func (s *Serving) endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
-	e, err := s.store.Endpoint(ctx, name)
+	e, err := s.store.Serving.Endpoint(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFoundf("no online endpoint named %s", name)
 	}
@@ -121,7 +121,7 @@ func (s *Serving) endpoint(ctx context.Context, name string) (*store.EndpointRec
 
 // DeleteEndpoint removes an endpoint and its deployments; their replicas stop.
 func (s *Serving) DeleteEndpoint(ctx context.Context, name string) error {
-	if err := s.store.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Serving.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
 		return notFoundf("no online endpoint named %s", name)
 	} else if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (s *Serving) RegenerateKey(ctx context.Context, name, which string) error {
 		return err
 	}
 	e.UpdatedAt = s.now()
-	if err := s.store.PutEndpoint(ctx, *e, false); err != nil {
+	if err := s.store.Serving.PutEndpoint(ctx, *e, false); err != nil {
 		return err
 	}
 	s.Wake()
@@ -196,7 +196,7 @@ func checkAuthMode(e *serving.Endpoint) error {
 // checkTraffic refuses traffic that names a deployment the endpoint does not have, does not add
 // up to 100 (or 0), or mirrors a deployment that takes live traffic.
 func (s *Serving) checkTraffic(ctx context.Context, endpoint string, traffic, mirror map[string]int) error {
-	deps, err := s.store.Deployments(ctx, endpoint)
+	deps, err := s.store.Serving.Deployments(ctx, endpoint)
 	if err != nil {
 		return err
 	}

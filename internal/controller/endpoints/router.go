@@ -31,7 +31,7 @@ type endpointAuth struct {
 // (not those draining), and each endpoint's auth.
 func (s *Serving) table(ctx context.Context, deps []store.DeploymentRecord, reps []store.Replica, runs map[string]*job.Run,
 	stopping map[string]bool) (router.Table, map[string]endpointAuth, error) {
-	eps, err := s.store.Endpoints(ctx)
+	eps, err := s.store.Serving.Endpoints(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

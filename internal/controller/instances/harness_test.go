@@ -130,7 +130,7 @@ func (f *fixture) start(st *store.Store, blobs *blob.Store, backends map[string]
 	}
 	f.ctrl.Init()
 	f.runs = &recordingRuns{Runs: f.ctrl}
-	f.m = New(StoreOf(st), f.runs, f.box, f.clock.Now, log)
+	f.m = New(Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, f.runs, f.box, f.clock.Now, log)
 }
 
 // restart is a new run core and instances' owner over the same store and blobs: all a server

@@ -38,7 +38,7 @@ type signalsRecord struct {
 
 // instanceSpec reads an instance target's spec.
 func (m *Manager) instanceSpec(ctx context.Context, name string) (*compute.Target, *compute.InstanceSpec, error) {
-	t, err := m.store.Compute(ctx, name)
+	t, err := m.store.Cluster.Compute(ctx, name)
 	if err != nil {
 		return nil, nil, mapStoreErr(err)
 	}
@@ -60,7 +60,7 @@ func (m *Manager) PoolSpec(ctx context.Context, t compute.Target) (compute.Spec,
 	if err != nil || st.Spec.Instance == nil {
 		return compute.Spec{}, fmt.Errorf("compute %s is not an instance: %v", t.Name, err)
 	}
-	row, err := m.store.Instance(ctx, t.Name)
+	row, err := m.store.Instances.Get(ctx, t.Name)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return compute.Spec{}, err
 	}
@@ -80,7 +80,7 @@ func (m *Manager) PoolSpec(ctx context.Context, t compute.Target) (compute.Spec,
 // start for a job by itself (its owner starts it), and a job queued behind a stop would wait
 // for a start nobody asked for.
 func (m *Manager) Admit(ctx context.Context, t compute.Target) error {
-	row, err := m.store.Instance(ctx, t.Name)
+	row, err := m.store.Instances.Get(ctx, t.Name)
 	if err != nil {
 		return fmt.Errorf("compute instance %s: %v", t.Name, err)
 	}
@@ -108,7 +108,7 @@ func (m *Manager) Activity(ctx context.Context, n *store.Node, a api.NodeActivit
 	if err != nil {
 		return
 	}
-	_, err = m.store.UpdateInstance(ctx, n.Pool, func(in *store.Instance) (bool, error) {
+	_, err = m.store.Instances.Update(ctx, n.Pool, func(in *store.Instance) (bool, error) {
 		if in.State == "" {
 			return false, nil // a cluster's node
 		}
@@ -133,7 +133,7 @@ func (m *Manager) Action(ctx context.Context, name, action string, force bool) (
 		}
 	}
 	var refused error
-	_, err := m.store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
+	_, err := m.store.Instances.Update(ctx, name, func(in *store.Instance) (bool, error) {
 		state := instance.State(in.State)
 		switch {
 		case action == "start" && state.Wants():
@@ -178,7 +178,7 @@ func (m *Manager) setInstanceState(in *store.Instance, to instance.State, reason
 // stopJobs refuses a stop while the instance runs jobs (its setup scripts aside), or with force
 // cancels them.
 func (m *Manager) stopJobs(ctx context.Context, name string, force bool) error {
-	active, err := m.store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := m.store.Runs.List(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return err
 	}
@@ -205,13 +205,13 @@ func (m *Manager) Instance(ctx context.Context, name string) (*api.Instance, err
 	if err != nil {
 		return nil, err
 	}
-	row, err := m.store.Instance(ctx, name)
+	row, err := m.store.Instances.Get(ctx, name)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
 	out := &api.Instance{Name: name, State: row.State, Reason: row.Reason, Since: row.Since, Owner: spec.Owner,
 		Idle: row.Idle, IdleShutdownMinutes: spec.IdleTimeBeforeShutdownMinutes}
-	nodes, err := m.store.Nodes(ctx, store.NodeFilter{Pool: name})
+	nodes, err := m.store.Cluster.Nodes(ctx, store.NodeFilter{Pool: name})
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (m *Manager) Instance(ctx context.Context, name string) (*api.Instance, err
 
 // instanceScripts lists the setup scripts' runs on the instance, oldest first.
 func (m *Manager) instanceScripts(ctx context.Context, name string) ([]api.InstanceScript, error) {
-	runs, err := m.store.Runs(ctx, store.RunFilter{Compute: name})
+	runs, err := m.store.Runs.List(ctx, store.RunFilter{Compute: name})
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func JupyterPath(name string) string { return "/instances/" + name + "/jupyter/"
 // is on (ssh.go); nothing for a cluster's node, or an instance starting or stopping.
 // (The dispatcher's Jupyter hook.)
 func (m *Manager) Services(ctx context.Context, n *store.Node) api.InstanceServices {
-	row, err := m.store.Instance(ctx, n.Pool)
+	row, err := m.store.Instances.Get(ctx, n.Pool)
 	if err != nil || instance.State(row.State) != instance.Running {
 		return api.InstanceServices{}
 	}
@@ -98,7 +98,7 @@ func (m *Manager) instanceServices(ctx context.Context, name string) (*servicesV
 	if err != nil {
 		return nil, err
 	}
-	row, err := m.store.Instance(ctx, name)
+	row, err := m.store.Instances.Get(ctx, name)
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -111,7 +111,7 @@ func (m *Manager) instanceServices(ctx context.Context, name string) (*servicesV
 
 // instanceNode is the id of the instance's node, "" when it has none.
 func (m *Manager) instanceNode(ctx context.Context, name string) (string, error) {
-	nodes, err := m.store.Nodes(ctx, store.NodeFilter{Pool: name})
+	nodes, err := m.store.Cluster.Nodes(ctx, store.NodeFilter{Pool: name})
 	if err != nil || len(nodes) == 0 {
 		return "", err
 	}

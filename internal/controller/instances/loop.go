@@ -47,7 +47,7 @@ func (m *Manager) Run(ctx context.Context, o Options) {
 
 // Pass looks at every instance once.
 func (m *Manager) Pass(ctx context.Context, o Options) error {
-	rows, err := m.store.Instances(ctx)
+	rows, err := m.store.Instances.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (m *Manager) instancePass(ctx context.Context, name string, o Options) erro
 	if err != nil {
 		return err
 	}
-	row, err := m.store.Instance(ctx, name)
+	row, err := m.store.Instances.Get(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (m *Manager) instancePass(ctx context.Context, name string, o Options) erro
 	m.judge(&row, f, o)
 	row.UpdatedAt = m.now()
 	stale := false
-	_, err = m.store.UpdateInstance(ctx, name, func(in *store.Instance) (bool, error) {
+	_, err = m.store.Instances.Update(ctx, name, func(in *store.Instance) (bool, error) {
 		if !in.UpdatedAt.Equal(before.UpdatedAt) || in.State != before.State {
 			stale = true
 			return false, nil
@@ -111,10 +111,10 @@ func (m *Manager) instanceFacts(ctx context.Context, name string) (instanceFacts
 		return f, err
 	}
 	f.spec = spec
-	if f.nodes, err = m.store.Nodes(ctx, store.NodeFilter{Pool: name}); err != nil {
+	if f.nodes, err = m.store.Cluster.Nodes(ctx, store.NodeFilter{Pool: name}); err != nil {
 		return f, err
 	}
-	active, err := m.store.Runs(ctx, store.RunFilter{Active: true, Compute: name})
+	active, err := m.store.Runs.List(ctx, store.RunFilter{Active: true, Compute: name})
 	if err != nil {
 		return f, err
 	}
@@ -165,7 +165,7 @@ func (m *Manager) lifecycle(ctx context.Context, in *store.Instance, f instanceF
 // a failing script fails the instance, naming the script and its exit code.
 func (m *Manager) setupScripts(ctx context.Context, in *store.Instance, f instanceFacts, node string) {
 	if in.ScriptRun != "" {
-		r, err := m.store.Run(ctx, in.ScriptRun)
+		r, err := m.store.Runs.Run(ctx, in.ScriptRun)
 		if err != nil {
 			return // read again next pass
 		}

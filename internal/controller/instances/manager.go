@@ -23,16 +23,31 @@ type Runs interface {
 	Kick()
 }
 
-// Store is what compute instances read and write in the store: their rows, their targets,
-// their nodes, and the runs on them (read only).
-type Store interface {
-	Instance(ctx context.Context, name string) (store.Instance, error)
-	Instances(ctx context.Context) ([]store.Instance, error)
-	UpdateInstance(ctx context.Context, name string, fn func(in *store.Instance) (bool, error)) (store.Instance, error)
+// Store is what compute instances read and write in the store: their rows, their targets and
+// nodes, and the runs on them (read only); each field is one of the store's aggregates.
+type Store struct {
+	Instances Rows
+	Cluster   Cluster
+	Runs      RunReader
+}
+
+// Rows are the instances' own rows (store.Instances).
+type Rows interface {
+	Get(ctx context.Context, name string) (store.Instance, error)
+	List(ctx context.Context) ([]store.Instance, error)
+	Update(ctx context.Context, name string, fn func(in *store.Instance) (bool, error)) (store.Instance, error)
+}
+
+// Cluster is what instances read of targets and nodes (store.Cluster).
+type Cluster interface {
 	Compute(ctx context.Context, name string) (*compute.Target, error)
 	Nodes(ctx context.Context, f store.NodeFilter) ([]*store.Node, error)
+}
+
+// RunReader is what instances read of runs (store.Runs).
+type RunReader interface {
 	Run(ctx context.Context, id string) (*job.Run, error)
-	Runs(ctx context.Context, f store.RunFilter) ([]*job.Run, error)
+	List(ctx context.Context, f store.RunFilter) ([]*job.Run, error)
 }
 
 // Sealer seals Jupyter's tokens at rest (the workspace's secret box).

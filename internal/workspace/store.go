@@ -1,0 +1,91 @@
+package workspace
+
+import (
+	"context"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/component"
+	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/dataset"
+	"github.com/hangar-ml/hangar/internal/datastore"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// Store is what the workspace reads and writes in the store, one field per aggregate of it
+// (*store.Store's fields; Settings is the store itself): the workspace's own rows (Assets,
+// Cluster's targets, Settings), and what it reads of others' or removes with a target.
+type Store struct {
+	Settings  Settings
+	Assets    Assets
+	Cluster   Targets
+	Runs      RunReader
+	Instances interface {
+		Delete(ctx context.Context, name string) error
+	}
+	Tracking interface {
+		MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]store.MLflowArtifact, error)
+	}
+	Access interface {
+		GetUser(ctx context.Context, name string) (*store.User, error)
+	}
+}
+
+// Settings are the workspace's key-value settings (a default compute, curated environments).
+type Settings interface {
+	Setting(ctx context.Context, key string) (value string, ok bool, err error)
+	Settings(ctx context.Context, prefix string) (map[string]string, error)
+	SetSetting(ctx context.Context, key, value string) error
+	DeleteSetting(ctx context.Context, key string) error
+}
+
+// Assets are the versioned assets, datastores and job secrets (store.Assets).
+type Assets interface {
+	CreateModel(ctx context.Context, v model.Version) (*model.Version, error)
+	Model(ctx context.Context, name, version string) (*model.Version, error)
+	Models(ctx context.Context, name string) ([]model.Version, error)
+	SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error)
+
+	CreateData(ctx context.Context, v dataset.Version) (*dataset.Version, error)
+	Data(ctx context.Context, name, version string) (*dataset.Version, error)
+	DataVersions(ctx context.Context, name string) ([]dataset.Version, error)
+	SetDataArchived(ctx context.Context, name, version string, archived bool) (int64, error)
+
+	CreateComponent(ctx context.Context, v component.Version) (*component.Version, error)
+	Component(ctx context.Context, name, version string) (*component.Version, error)
+	Components(ctx context.Context, name string) ([]component.Version, error)
+	SetComponentArchived(ctx context.Context, name, version string, archived bool) (int64, error)
+
+	CreateEnvironment(ctx context.Context, e store.EnvironmentVersion) (*store.EnvironmentVersion, error)
+	Environment(ctx context.Context, name, version string) (*store.EnvironmentVersion, error)
+	Environments(ctx context.Context, name string) ([]store.EnvironmentVersion, error)
+
+	PutDatastore(ctx context.Context, d datastore.Datastore) error
+	Datastore(ctx context.Context, name string) (*datastore.Datastore, error)
+	Datastores(ctx context.Context) ([]datastore.Datastore, error)
+	PutDatastorePath(ctx context.Context, e datastore.Entry) error
+	DatastorePaths(ctx context.Context, ds string, paths []string) ([]datastore.Entry, error)
+
+	PutJobSecret(ctx context.Context, name, sealed string, access *store.SecretAccess, at time.Time) (created bool, err error)
+	SetJobSecretAccess(ctx context.Context, name string, access store.SecretAccess) error
+	JobSecrets(ctx context.Context) ([]store.JobSecret, error)
+	DeleteJobSecret(ctx context.Context, name string) error
+	MarkJobSecretsUsed(ctx context.Context, names []string, run string, at time.Time) error
+	Reseal(ctx context.Context, r store.Resealer) (changed int, err error)
+}
+
+// Targets are compute targets and serverless pools (store.Cluster).
+type Targets interface {
+	PutCompute(ctx context.Context, t compute.Target) error
+	Compute(ctx context.Context, name string) (*compute.Target, error)
+	Computes(ctx context.Context) ([]compute.Target, error)
+	DeleteCompute(ctx context.Context, name string) error
+}
+
+// RunReader is what the workspace reads of runs (store.Runs): a producer's outputs, the runs on
+// a target that goes.
+type RunReader interface {
+	Run(ctx context.Context, id string) (*job.Run, error)
+	List(ctx context.Context, f store.RunFilter) ([]*job.Run, error)
+}
