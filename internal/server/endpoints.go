@@ -15,21 +15,22 @@ import (
 // replicas' address report (the run token). Requests to endpoints go to the router (serving.go).
 func (s *endpointRoutes) routes(mux, api routes) {
 	s.replicaClaimRoutes(mux)
-	api.handle("POST /api/online-endpoints", contributeAccess, s.createEndpoint)
-	api.handle("GET /api/online-endpoints", readAccess, s.listEndpoints)
-	api.handle("GET /api/online-endpoints/{name}", readAccess, s.getEndpoint)
-	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, s.updateEndpoint)
-	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, s.setTraffic)
-	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), s.deleteEndpoint)
+	ok, created := http.StatusOK, http.StatusCreated
+	api.handle("POST /api/online-endpoints", contributeAccess, answerBody(s.Server, created, s.createEndpoint))
+	api.handle("GET /api/online-endpoints", readAccess, answer(s.Server, ok, s.listEndpoints))
+	api.handle("GET /api/online-endpoints/{name}", readAccess, answer(s.Server, ok, s.getEndpoint))
+	api.handle("PUT /api/online-endpoints/{name}", contributeAccess, answerBody(s.Server, ok, s.updateEndpoint))
+	api.handle("PATCH /api/online-endpoints/{name}/traffic", contributeAccess, answerBody(s.Server, ok, s.setTraffic))
+	api.handle("DELETE /api/online-endpoints/{name}", contributeAccess.audited("endpoint.delete"), noContent(s.Server, s.deleteEndpoint))
 	api.handle("POST /api/online-endpoints/{name}/credentials", contributeAccess, s.endpointCredentials)
-	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), s.regenerateKeys)
-	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, s.createDeployment)
-	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, s.listDeployments)
-	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, s.getDeployment)
-	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, s.updateDeployment)
-	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), s.deleteDeployment)
-	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, s.endpointStats)
-	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(s.runServing))
+	api.handle("POST /api/online-endpoints/{name}/regenerate-keys", contributeAccess.audited("endpoint.regenerate-keys"), noContentBody(s.Server, s.regenerateKeys))
+	api.handle("POST /api/online-endpoints/{name}/deployments", contributeAccess, answerBody(s.Server, created, s.createDeployment))
+	api.handle("GET /api/online-endpoints/{name}/deployments", readAccess, answer(s.Server, ok, s.listDeployments))
+	api.handle("GET /api/online-endpoints/{name}/deployments/{dep}", readAccess, answer(s.Server, ok, s.getDeployment))
+	api.handle("PUT /api/online-endpoints/{name}/deployments/{dep}", contributeAccess, answerBody(s.Server, ok, s.updateDeployment))
+	api.handle("DELETE /api/online-endpoints/{name}/deployments/{dep}", contributeAccess.audited("deployment.delete"), noContent(s.Server, s.deleteDeployment))
+	api.handle("GET /api/online-endpoints/{name}/stats", readAccess, answer(s.Server, ok, s.endpointStats))
+	api.handle("POST /api/runs/{id}/serving", runAccess, s.runOnly(noContentBody(s.Server, s.runServing)))
 }
 
 func (s *endpointRoutes) endpointView(e store.EndpointRecord) api.EndpointView {
@@ -41,69 +42,34 @@ func (s *endpointRoutes) endpointView(e store.EndpointRecord) api.EndpointView {
 		ProvisioningState: "Succeeded", CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
-func (s *endpointRoutes) createEndpoint(w http.ResponseWriter, r *http.Request) {
-	var e serving.Endpoint
-	if err := readJSON(r, &e); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *endpointRoutes) createEndpoint(r *http.Request, e serving.Endpoint) (api.EndpointView, error) {
 	rec, err := s.cfg.Serving.CreateEndpoint(r.Context(), e)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, s.endpointView(*rec))
+	return viewed(rec, err, s.endpointView)
 }
 
-func (s *endpointRoutes) updateEndpoint(w http.ResponseWriter, r *http.Request) {
-	var e serving.Endpoint
-	if err := readJSON(r, &e); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *endpointRoutes) updateEndpoint(r *http.Request, e serving.Endpoint) (api.EndpointView, error) {
 	e.Name = r.PathValue("name")
 	rec, err := s.cfg.Serving.UpdateEndpoint(r.Context(), e)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	return viewed(rec, err, s.endpointView)
 }
 
-func (s *endpointRoutes) setTraffic(w http.ResponseWriter, r *http.Request) {
-	var u api.TrafficUpdate
-	if err := readJSON(r, &u); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *endpointRoutes) setTraffic(r *http.Request, u api.TrafficUpdate) (api.EndpointView, error) {
 	rec, err := s.cfg.Serving.SetTraffic(r.Context(), r.PathValue("name"), u)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	return viewed(rec, err, s.endpointView)
 }
 
-func (s *endpointRoutes) listEndpoints(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) listEndpoints(r *http.Request) ([]api.EndpointView, error) {
 	eps, err := s.cfg.Store.Serving.Endpoints(r.Context())
-	s.respond(w, http.StatusOK, views(eps, s.endpointView), err)
+	return views(eps, s.endpointView), err
 }
 
-func (s *endpointRoutes) getEndpoint(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) getEndpoint(r *http.Request) (api.EndpointView, error) {
 	rec, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.endpointView(*rec))
+	return viewed(rec, err, s.endpointView)
 }
 
-func (s *endpointRoutes) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Serving.DeleteEndpoint(r.Context(), r.PathValue("name")); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (s *endpointRoutes) deleteEndpoint(r *http.Request) error {
+	return s.cfg.Serving.DeleteEndpoint(r.Context(), r.PathValue("name"))
 }
 
 func (s *endpointRoutes) endpointCredentials(w http.ResponseWriter, r *http.Request) {
@@ -116,52 +82,34 @@ func (s *endpointRoutes) endpointCredentials(w http.ResponseWriter, r *http.Requ
 	writeJSON(w, http.StatusOK, k)
 }
 
-func (s *endpointRoutes) regenerateKeys(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		KeyType string `json:"key_type"`
-	}
-	if err := readJSON(r, &body); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	if err := s.cfg.Serving.RegenerateKey(r.Context(), r.PathValue("name"), body.KeyType); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+// regenerateKeysBody names the key to regenerate. It stays an unnamed struct type (this is an
+// alias): a malformed body's error names the type it was read into.
+type regenerateKeysBody = struct {
+	KeyType string `json:"key_type"`
 }
 
-func (s *endpointRoutes) createDeployment(w http.ResponseWriter, r *http.Request) {
-	var d serving.Deployment
-	if err := readJSON(r, &d); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *endpointRoutes) regenerateKeys(r *http.Request, body regenerateKeysBody) error {
+	return s.cfg.Serving.RegenerateKey(r.Context(), r.PathValue("name"), body.KeyType)
+}
+
+func (s *endpointRoutes) createDeployment(r *http.Request, d serving.Deployment) (api.DeploymentView, error) {
 	d.Endpoint = r.PathValue("name")
 	d.Properties = workspace.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	all, _ := strconv.ParseBool(r.URL.Query().Get("all_traffic"))
 	rec, err := s.cfg.Serving.CreateDeployment(r.Context(), d, all)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, s.deploymentView(r, *rec))
+	return viewed(rec, err, s.deploymentViews(r))
 }
 
-func (s *endpointRoutes) updateDeployment(w http.ResponseWriter, r *http.Request) {
-	var d serving.Deployment
-	if err := readJSON(r, &d); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *endpointRoutes) updateDeployment(r *http.Request, d serving.Deployment) (api.DeploymentView, error) {
 	d.Endpoint, d.Name = r.PathValue("name"), r.PathValue("dep")
 	d.Properties = workspace.StampSubmitter(d.Properties, who(r).user) // its replicas' access to secrets
 	rec, err := s.cfg.Serving.UpdateDeployment(r.Context(), d)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.deploymentView(r, *rec))
+	return viewed(rec, err, s.deploymentViews(r))
+}
+
+// deploymentViews is deploymentView for a request's deployments.
+func (s *endpointRoutes) deploymentViews(r *http.Request) func(store.DeploymentRecord) api.DeploymentView {
+	return func(d store.DeploymentRecord) api.DeploymentView { return s.deploymentView(r, d) }
 }
 
 func (s *endpointRoutes) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
@@ -178,52 +126,33 @@ func (s *endpointRoutes) deploymentView(r *http.Request, d store.DeploymentRecor
 	return v
 }
 
-func (s *endpointRoutes) listDeployments(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) listDeployments(r *http.Request) ([]api.DeploymentView, error) {
 	if _, err := s.cfg.Serving.Endpoint(r.Context(), r.PathValue("name")); err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	deps, err := s.cfg.Store.Serving.Deployments(r.Context(), r.PathValue("name"))
-	s.respond(w, http.StatusOK, views(deps, func(d store.DeploymentRecord) api.DeploymentView { return s.deploymentView(r, d) }), err)
+	return views(deps, s.deploymentViews(r)), err
 }
 
-func (s *endpointRoutes) getDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) getDeployment(r *http.Request) (api.DeploymentView, error) {
 	d, err := s.cfg.Serving.Deployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.deploymentView(r, *d))
+	return viewed(d, err, s.deploymentViews(r))
 }
 
-func (s *endpointRoutes) deleteDeployment(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Serving.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep")); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (s *endpointRoutes) deleteDeployment(r *http.Request) error {
+	return s.cfg.Serving.DeleteDeployment(r.Context(), r.PathValue("name"), r.PathValue("dep"))
 }
 
-func (s *endpointRoutes) runServing(w http.ResponseWriter, r *http.Request) {
-	var rep api.ServingReport
-	if err := readJSON(r, &rep); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	if err := s.cfg.Serving.ReportServing(r.Context(), r.PathValue("id"), rep.Address); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (s *endpointRoutes) runServing(r *http.Request, rep api.ServingReport) error {
+	return s.cfg.Serving.ReportServing(r.Context(), r.PathValue("id"), rep.Address)
 }
 
 // endpointStats is what the router counted for an endpoint's deployments since the server
 // started (requests by status class, latency, in flight, held, mirrored), for the studio.
-func (s *endpointRoutes) endpointStats(w http.ResponseWriter, r *http.Request) {
+func (s *endpointRoutes) endpointStats(r *http.Request) ([]router.DeploymentStats, error) {
 	name := r.PathValue("name")
 	if _, err := s.cfg.Serving.Endpoint(r.Context(), name); err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	out := []router.DeploymentStats{}
 	if s.cfg.Serving != nil {
@@ -233,5 +162,5 @@ func (s *endpointRoutes) endpointStats(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }

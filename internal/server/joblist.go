@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,9 @@ const (
 
 // jobListRoutes registers job archive, restore and delete (job list is GET /api/jobs).
 func (s *jobRoutes) jobListRoutes(mux routes) {
-	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, s.archiveJob(true))
-	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, s.archiveJob(false))
-	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), s.deleteJob)
+	mux.handle("POST /api/jobs/{name}/archive", contributeAccess, answer(s.Server, http.StatusOK, s.archiveJob(true)))
+	mux.handle("POST /api/jobs/{name}/restore", contributeAccess, answer(s.Server, http.StatusOK, s.archiveJob(false)))
+	mux.handle("DELETE /api/jobs/{name}", contributeAccess.audited("job.delete"), noContent(s.Server, s.deleteJob))
 }
 
 // parseJobList reads GET /api/jobs's query parameters (api.JobListQuery) into a store filter.
@@ -125,36 +126,31 @@ func (s *jobRoutes) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	out, err := s.listed(r.Context(), runs, f.Archived != store.ArchivedHide)
+	if err == nil && next != nil {
+		w.Header().Set(api.NextPageHeader, encodePageToken(next))
+	}
+	s.respond(w, http.StatusOK, out, err)
+}
+
+// listed is a page of runs as job list shows them: with their last metrics, tags, sweep or
+// pipeline, and whether they are archived (asked only when the list may show archived runs).
+func (s *jobRoutes) listed(ctx context.Context, runs []*job.Run, mayBeArchived bool) ([]api.RunDetail, error) {
 	ids := make([]string, len(runs))
 	for i, run := range runs {
 		ids[i] = run.ID
 	}
-	metrics, err := s.cfg.Store.Runs.LastMetricsOf(r.Context(), ids)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	tags, err := s.cfg.Store.Runs.TagsOf(r.Context(), ids)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	trials, err := s.cfg.Store.Parents.ParentsOf(r.Context(), ids)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	steps, err := s.cfg.Store.Parents.StepsOf(r.Context(), ids)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+	page := pageLookup{ids: ids}
+	metrics := lookUp(ctx, &page, s.cfg.Store.Runs.LastMetricsOf)
+	tags := lookUp(ctx, &page, s.cfg.Store.Runs.TagsOf)
+	trials := lookUp(ctx, &page, s.cfg.Store.Parents.ParentsOf)
+	steps := lookUp(ctx, &page, s.cfg.Store.Parents.StepsOf)
 	archived := map[string]bool{}
-	if f.Archived != store.ArchivedHide { // else none is
-		if archived, err = s.cfg.Store.Runs.ArchivedOf(r.Context(), ids); err != nil {
-			writeError(w, s.log, err)
-			return
-		}
+	if mayBeArchived { // else none is
+		archived = lookUp(ctx, &page, s.cfg.Store.Runs.ArchivedOf)
+	}
+	if page.err != nil {
+		return nil, page.err
 	}
 	out := make([]api.RunDetail, 0, len(runs))
 	for _, run := range runs {
@@ -174,34 +170,43 @@ func (s *jobRoutes) listJobs(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, d)
 	}
-	if next != nil {
-		w.Header().Set(api.NextPageHeader, encodePageToken(next))
-	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (s *jobRoutes) archiveJob(archive bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+// pageLookup is the store's lookups of one page's runs, made one after another until one fails:
+// err is the first failure, after which nothing more is asked.
+type pageLookup struct {
+	ids []string
+	err error
+}
+
+// lookUp answers what get says of the page's runs (by run ID), or nothing once a lookup failed.
+func lookUp[T any](ctx context.Context, p *pageLookup, get func(ctx context.Context, ids []string) (map[string]T, error)) map[string]T {
+	if p.err != nil {
+		return nil
+	}
+	m, err := get(ctx, p.ids)
+	p.err = err
+	return m
+}
+
+func (s *jobRoutes) archiveJob(archive bool) func(r *http.Request) (*api.RunDetail, error) {
+	return func(r *http.Request) (*api.RunDetail, error) {
 		id := r.PathValue("name")
 		if err := s.cfg.Controller.Archive(r.Context(), id, archive); err != nil {
-			writeError(w, s.log, err)
-			return
+			return nil, err
 		}
 		run, err := s.cfg.Store.Runs.Run(r.Context(), id)
-		s.respondDetail(w, r, http.StatusOK, run, err)
+		return s.detailOf(r, run, err)
 	}
 }
 
-func (s *jobRoutes) deleteJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) deleteJob(r *http.Request) error {
 	id := r.PathValue("name")
 	err := s.cfg.Controller.DeleteRun(r.Context(), id) // its directory and the blobs only it used too
 	if errors.Is(err, store.ErrNotEnded) {
 		err = &httpError{http.StatusConflict, api.CodeConflict,
 			fmt.Sprintf("job %s has not ended: only ended jobs can be deleted (cancel it first)", id)}
 	}
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	return err
 }

@@ -20,46 +20,41 @@ const StdLog = "std_log.txt"
 // routes registers jobs as users see them: every role reads them, those who submit create and
 // cancel them; and archive, restore and delete (joblist.go).
 func (s *jobRoutes) routes(_, api routes) {
-	api.handle("POST /api/jobs", contributeAccess, s.createJob)
+	ok := http.StatusOK
+	api.handle("POST /api/jobs", contributeAccess, answerBody(s.Server, http.StatusCreated, s.createJob))
 	api.handle("GET /api/jobs", readAccess, s.listJobs)
-	api.handle("GET /api/jobs/{name}", readAccess, s.getJob)
-	api.handle("POST /api/jobs/{name}/cancel", contributeAccess, s.cancelJob)
+	api.handle("GET /api/jobs/{name}", readAccess, answer(s.Server, ok, s.getJob))
+	api.handle("POST /api/jobs/{name}/cancel", contributeAccess, answer(s.Server, ok, s.cancelJob))
 	api.handle("GET /api/jobs/{name}/logs", readAccess, s.jobLogs)
-	api.handle("GET /api/jobs/{name}/metrics", readAccess, s.jobMetrics)
+	api.handle("GET /api/jobs/{name}/metrics", readAccess, answer(s.Server, ok, s.jobMetrics))
 	api.handle("GET /api/jobs/{name}/trials", readAccess, s.jobTrials)
 	api.handle("GET /api/jobs/{name}/steps", readAccess, s.jobSteps)
-	api.handle("GET /api/jobs/{name}/artifacts", readAccess, s.jobArtifacts)
+	api.handle("GET /api/jobs/{name}/artifacts", readAccess, answer(s.Server, ok, s.jobArtifacts))
 	s.jobListRoutes(api)
 }
 
-func (s *jobRoutes) createJob(w http.ResponseWriter, r *http.Request) {
-	var req api.CreateJobRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *jobRoutes) createJob(r *http.Request, req api.CreateJobRequest) (*api.RunDetail, error) {
 	stampSubmitter(who(r), &req.Spec) // users.go
 	run, err := s.cfg.Controller.Create(r.Context(), req)
-	s.respondDetail(w, r, http.StatusCreated, run, err)
+	return s.detailOf(r, run, err)
 }
 
-func (s *jobRoutes) getJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) getJob(r *http.Request) (*api.RunDetail, error) {
 	run, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name"))
-	s.respondDetail(w, r, http.StatusOK, run, err)
+	return s.detailOf(r, run, err)
 }
 
-func (s *jobRoutes) cancelJob(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) cancelJob(r *http.Request) (*api.RunDetail, error) {
 	run, err := s.cfg.Controller.Cancel(r.Context(), r.PathValue("name"))
-	s.respondDetail(w, r, http.StatusOK, run, err)
+	return s.detailOf(r, run, err)
 }
 
-// respondDetail answers a run as `job show` shows it (see detail), or err.
-func (s *jobRoutes) respondDetail(w http.ResponseWriter, r *http.Request, status int, run *job.Run, err error) {
-	var d *api.RunDetail
-	if err == nil {
-		d, err = s.detail(r.Context(), run)
+// detailOf is a run as `job show` shows it (see detail), or the error that came instead of the run.
+func (s *jobRoutes) detailOf(r *http.Request, run *job.Run, err error) (*api.RunDetail, error) {
+	if err != nil {
+		return nil, err
 	}
-	s.respond(w, status, d, err)
+	return s.detail(r.Context(), run)
 }
 
 // detail assembles job show: events, last metrics, phase durations, and for a failed run its log tail.
@@ -181,41 +176,34 @@ func (s *jobRoutes) jobLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *jobRoutes) jobMetrics(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobMetrics(r *http.Request) (*api.MetricsResponse, error) {
 	if _, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name")); err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	ms, err := s.cfg.Store.Runs.Metrics(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
 	if ms == nil {
 		ms = []job.Metric{}
 	}
-	writeJSON(w, http.StatusOK, api.MetricsResponse{Metrics: ms})
+	return &api.MetricsResponse{Metrics: ms}, err
 }
 
 // maxUploadedListed bounds the files logged through MLflow that one artifacts answer lists
 // (about 15 MB of JSON).
 const maxUploadedListed = 100_000
 
-func (s *jobRoutes) jobArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s *jobRoutes) jobArtifacts(r *http.Request) (*api.ArtifactsResponse, error) {
 	run, err := s.cfg.Store.Runs.Run(r.Context(), r.PathValue("name"))
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	up, err := s.cfg.Store.Tracking.MLflowArtifactFiles(r.Context(), run.ID, maxUploadedListed)
 	if errors.Is(err, store.ErrTooMany) {
 		err = &httpError{http.StatusConflict, api.CodeConflict, err.Error() + "; list them with GET /api/2.0/mlflow/artifacts/list"}
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	out := api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
+	out := &api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
 	out.Uploaded, out.Withheld = s.mlflow.Downloadable(run, up) // mlflowapi
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
