@@ -183,7 +183,7 @@ func showComponent(w io.Writer, v *component.Version) error {
 	if v.Graph != nil {
 		section(w, "Steps", slices.Sorted(maps.Keys(v.Graph.Steps)))
 	}
-	section(w, "Tags", sortedPairs(v.Tags))
+	section(w, "Tags", fmtStrings(v.Tags, ": "))
 	return nil
 }
 

@@ -179,7 +179,7 @@ func showData(w io.Writer, v *dataset.Version) error {
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
 	}
-	section(w, "Tags", sortedPairs(v.Tags))
-	section(w, "Properties", sortedPairs(v.Properties))
+	section(w, "Tags", fmtStrings(v.Tags, ": "))
+	section(w, "Properties", fmtStrings(v.Properties, ": "))
 	return nil
 }

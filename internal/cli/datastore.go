@@ -123,7 +123,7 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 				{"Created", created}, {"Use as", "azureml://datastores/" + d.Name + "/paths/<path>"}}); err != nil {
 				return err
 			}
-			section(w, "Tags", sortedPairs(d.Tags))
+			section(w, "Tags", fmtStrings(d.Tags, ": "))
 			return nil
 		}),
 	}

@@ -34,7 +34,7 @@ var envCreateFields = []flagField{
 	{flag: "conda-file", field: "conda_file", help: "a conda environment file (built into a managed Python environment)"},
 	{flag: "build-context", short: "b", field: "build.path", help: "a folder with a Dockerfile, built into an image"},
 	{flag: "dockerfile-path", short: "d", field: "build.dockerfile_path", help: "the Dockerfile's path in --build-context (default Dockerfile)"},
-	{flag: "description", field: "description", help: "description"},
+	descriptionField,
 	{flag: "os-type", field: "os_type", help: "linux (kept)"},
 }
 

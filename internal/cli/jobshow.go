@@ -2,7 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,13 +49,8 @@ func archivedText(a bool) string {
 
 // fmtInputs renders a spec's inputs: literals with their value, data with type, path and mode.
 func fmtInputs(in map[string]job.Input) []string {
-	names := make([]string, 0, len(in))
-	for n := range in {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]string, 0, len(names))
-	for _, n := range names {
+	out := make([]string, 0, len(in))
+	for _, n := range slices.Sorted(maps.Keys(in)) {
 		out = append(out, n+" = "+inputText(in[n]))
 	}
 	return out
@@ -76,13 +72,8 @@ func inputText(in job.Input) string {
 
 // fmtStrings renders a map sorted by key as "key<sep>value".
 func fmtStrings(m map[string]string, sep string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
+	out := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, k+sep+m[k])
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -139,18 +138,9 @@ func showModel(w io.Writer, v *model.Version) error {
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
 	}
-	section(w, "Tags", sortedPairs(v.Tags))
-	section(w, "Properties", sortedPairs(v.Properties))
+	section(w, "Tags", fmtStrings(v.Tags, ": "))
+	section(w, "Properties", fmtStrings(v.Properties, ": "))
 	return nil
-}
-
-func sortedPairs(m map[string]string) []string {
-	var out []string
-	for k, v := range m {
-		out = append(out, k+": "+v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func newModelDownloadCmd(env *Env) *cobra.Command {
