@@ -45,20 +45,16 @@ type versionClient[V any] interface {
 func (a assetCommands[V]) listCmd(env *Env) *cobra.Command {
 	var name string
 	var archived bool
-	cmd := &cobra.Command{
+	cmd := leaf[[]V]{
 		Use:   "list",
 		Short: "List " + a.plural + " (the latest version of each), or the versions of one",
 		Example: fmt.Sprintf("  hangar %s list\n  hangar %s list --name %s --include-archived -o json",
 			a.kind.Command, a.kind.Command, a.example),
-		Args: cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			vs, err := a.versions(c).List(cmd.Context(), name, archived)
-			if err != nil {
-				return err
-			}
-			return env.printData(vs, func(w io.Writer) error { return a.table(w, vs, archived) })
-		}),
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]V, error) {
+			return a.versions(c).List(ctx, name, archived)
+		},
+		human: func(w io.Writer, vs []V) error { return a.table(w, vs, archived) },
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "list this "+a.kind.Noun+"'s versions")
 	cmd.Flags().BoolVar(&archived, "include-archived", false, "include archived versions")
 	return cmd
@@ -82,28 +78,22 @@ func (a assetCommands[V]) table(w io.Writer, vs []V, archived bool) error {
 
 func (a assetCommands[V]) showCmd(env *Env) *cobra.Command {
 	m := assetTarget{kind: a.kind}
-	cmd := &cobra.Command{
+	var name, version string
+	cmd := leaf[*V]{
 		Use:   "show NAME[:VERSION|@latest]",
 		Short: "Show a " + a.kind.Noun + " version (default: the latest)",
 		Example: fmt.Sprintf("  hangar %[1]s show %[2]s\n  hangar %[1]s show %[2]s:2 -o yaml\n  hangar %[1]s show --name %[2]s --version 2",
 			a.kind.Command, a.example),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, version, err := m.resolve()
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			v, err := a.versions(c).Get(cmd.Context(), name, version)
-			if err != nil {
-				return err
-			}
-			return env.printData(v, func(w io.Writer) error { return a.show(w, v) })
+		check: func(*cobra.Command, []string) (err error) {
+			name, version, err = m.resolve()
+			return err
 		},
-	}
-	m.flags(cmd)
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*V, error) {
+			return a.versions(c).Get(ctx, name, version)
+		},
+		human: a.show,
+	}.cmd(env)
+	m.flags(cmd) // its arguments too
 	return cmd
 }
 
@@ -116,13 +106,13 @@ func (a assetCommands[V]) archiveCmd(env *Env, archive bool) *cobra.Command {
 		verb, short, done = "restore", "Restore an archived "+noun+" version, or "+a.everyOf, "Restored"
 		long = "Undo " + a.kind.Command + " archive: the version is listed again and counts for @latest."
 	}
-	cmd := &cobra.Command{
+	cmd := leaf[[]V]{
 		Use:     verb + " NAME",
 		Short:   short,
 		Long:    long,
 		Example: fmt.Sprintf("  hangar %[1]s %[2]s --name %[3]s --version 1\n  hangar %[1]s %[2]s %[3]s", a.kind.Command, verb, a.example),
 		Args:    nameArgs(&name, noun),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		check: func(*cobra.Command, []string) error {
 			if version != "" {
 				v, err := a.kind.ParseVersion(version)
 				if err != nil {
@@ -130,24 +120,20 @@ func (a assetCommands[V]) archiveCmd(env *Env, archive bool) *cobra.Command {
 				}
 				version = v
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			vs, err := a.versions(c).Archive(cmd.Context(), name, version, archive)
-			if err != nil {
-				return err
-			}
+			return nil
+		},
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]V, error) {
+			return a.versions(c).Archive(ctx, name, version, archive)
+		},
+		human: func(w io.Writer, _ []V) error {
 			which := "every version of " + noun + " " + name
 			if version != "" {
 				which = noun + " " + name + " version " + version
 			}
-			return env.printData(vs, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s %s\n", done, which)
-				return err
-			})
+			_, err := fmt.Fprintf(w, "%s %s\n", done, which)
+			return err
 		},
-	}
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", noun+" name (or give it as the first argument)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "one version (default: every version)")
 	return cmd

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
 )
 
 func newAuditCmd(env *Env) *cobra.Command {
@@ -22,36 +25,30 @@ roles, personal tokens (create, revoke) and deletions of jobs, assets and endpoi
 
 func newAuditListCmd(env *Env) *cobra.Command {
 	var user, since string
-	cmd := &cobra.Command{
+	var from time.Time
+	cmd := leaf[[]api.AuditEntry]{
 		Use:     "list",
 		Short:   "List audit log entries, oldest first (the last 1000)",
 		Example: "  hangar audit list --user rita --since 24h",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var from time.Time
+		check: func(*cobra.Command, []string) error {
+			from = time.Time{}
 			if since != "" {
 				var err error
 				if from, err = parseSince(since, time.Now()); err != nil {
 					return usageError("--since: %v", err)
 				}
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := c.Users.Audit(cmd.Context(), user, from)
-			if err != nil {
-				return err
-			}
-			return env.printData(list, func(w io.Writer) error {
-				rows := make([][]string, 0, len(list))
-				for _, e := range list {
-					rows = append(rows, []string{fmtTime(&e.At), e.User, e.Action, e.Object, e.Detail})
-				}
-				return table(w, []string{"TIME", "USER", "ACTION", "OBJECT", "DETAIL"}, rows)
+			return nil
+		},
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.AuditEntry, error) {
+			return c.Users.Audit(ctx, user, from)
+		},
+		human: func(w io.Writer, list []api.AuditEntry) error {
+			return tableOf(w, []string{"TIME", "USER", "ACTION", "OBJECT", "DETAIL"}, list, func(e api.AuditEntry) []string {
+				return []string{fmtTime(&e.At), e.User, e.Action, e.Object, e.Detail}
 			})
 		},
-	}
+	}.cmd(env)
 	cmd.Flags().StringVar(&user, "user", "", "only this user's changes")
 	cmd.Flags().StringVar(&since, "since", "", "only changes since a duration ago (30m, 2h, 3d, 1w) or a date or time")
 	return cmd

@@ -93,30 +93,27 @@ func batchEndpointSpec(ctx context.Context, env *Env, c *api.Client, file, name 
 
 func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 	var name string
-	cmd := &cobra.Command{
+	var deps []api.BatchDeploymentView // printed after the endpoint, not with -o
+	cmd := leaf[*api.BatchEndpointView]{
 		Use:     "show",
 		Short:   "Show a batch endpoint and its deployments",
 		Example: "  hangar batch-endpoint show -n mnist-batch -o yaml",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			v, err := c.BatchEndpoints.Get(cmd.Context(), name)
-			if err != nil {
-				return err
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.BatchEndpointView, error) {
+			v, err := c.BatchEndpoints.Get(ctx, name)
+			if err == nil {
+				deps, err = c.BatchDeployments.List(ctx, name)
 			}
-			deps, err := c.BatchDeployments.List(cmd.Context(), name)
-			if err != nil {
-				return err
+			return v, err
+		},
+		human: func(w io.Writer, v *api.BatchEndpointView) error {
+			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nAuth:         %s (the workspace token)\nDefault:      %s\nDeployments:\n",
+				v.Name, v.Description, v.AuthMode, noneIfEmpty(v.DefaultDeployment))
+			for _, d := range deps {
+				fmt.Fprintf(w, "  %s  compute %s  %d instance(s)  %s\n", d.Name, d.Compute, d.InstanceCount, modelText(d.Model))
 			}
-			return env.printData(v, func(w io.Writer) error {
-				fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nAuth:         %s (the workspace token)\nDefault:      %s\nDeployments:\n",
-					v.Name, v.Description, v.AuthMode, noneIfEmpty(v.DefaultDeployment))
-				for _, d := range deps {
-					fmt.Fprintf(w, "  %s  compute %s  %d instance(s)  %s\n", d.Name, d.Compute, d.InstanceCount, modelText(d.Model))
-				}
-				return nil
-			})
-		}),
-	}
+			return nil
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

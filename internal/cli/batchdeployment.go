@@ -82,45 +82,41 @@ func uploadBatchDeployment(ctx context.Context, env *Env, c *api.Client, d *serv
 
 func newBatchDeploymentShowCmd(env *Env) *cobra.Command {
 	var name, endpoint string
-	cmd := &cobra.Command{
+	cmd := leaf[*api.BatchDeploymentView]{
 		Use:     "show",
 		Short:   "Show a batch deployment and its settings",
 		Example: "  hangar batch-deployment show -n mnist-torch -e mnist-batch -o yaml",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			v, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name)
-			if err != nil {
-				return err
-			}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.BatchDeploymentView, error) {
+			return c.BatchDeployments.Get(ctx, endpoint, name)
+		},
+		human: func(w io.Writer, v *api.BatchDeploymentView) error {
 			st := v.Settings
-			return env.printData(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Name:         %s\nEndpoint:     %s\nModel:        %s\nScript:       %s\nCompute:      %s (%d instance(s))\n"+
-					"Mini-batches: %d files, %d per instance at once, %d retries, %ds timeout, error threshold %d\nOutput:       %s %s\n",
-					v.Name, v.Endpoint, modelText(v.Model), v.ScoringScript, v.Compute, v.InstanceCount,
-					st.MiniBatchSize, st.MaxConcurrencyPerInstance, st.MaxRetries, st.Timeout, st.ErrorThreshold, st.OutputAction, st.OutputFileName)
-				return err
-			})
-		}),
-	}
+			_, err := fmt.Fprintf(w, "Name:         %s\nEndpoint:     %s\nModel:        %s\nScript:       %s\nCompute:      %s (%d instance(s))\n"+
+				"Mini-batches: %d files, %d per instance at once, %d retries, %ds timeout, error threshold %d\nOutput:       %s %s\n",
+				v.Name, v.Endpoint, modelText(v.Model), v.ScoringScript, v.Compute, v.InstanceCount,
+				st.MiniBatchSize, st.MaxConcurrencyPerInstance, st.MaxRetries, st.Timeout, st.ErrorThreshold, st.OutputAction, st.OutputFileName)
+			return err
+		},
+	}.cmd(env)
 	addDeploymentTarget(cmd, &name, &endpoint, "batch endpoint name")
 	return cmd
 }
 
 func newBatchDeploymentListCmd(env *Env) *cobra.Command {
 	var endpoint string
-	cmd := &cobra.Command{
+	cmd := leaf[[]api.BatchDeploymentView]{
 		Use:     "list",
 		Short:   "List a batch endpoint's deployments",
 		Example: "  hangar batch-deployment list -e mnist-batch",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.BatchDeploymentView, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.BatchDeploymentView, error) {
 			return c.BatchDeployments.List(ctx, endpoint)
-		}, func(w io.Writer, deps []api.BatchDeploymentView) error {
+		},
+		human: func(w io.Writer, deps []api.BatchDeploymentView) error {
 			return tableOf(w, []string{"NAME", "COMPUTE", "INSTANCES", "MODEL", "OUTPUT"}, deps, func(d api.BatchDeploymentView) []string {
 				return []string{d.Name, d.Compute, fmt.Sprint(d.InstanceCount), modelText(d.Model), d.Settings.OutputAction}
 			})
-		}),
-	}
+		},
+	}.cmd(env)
 	addEndpointTarget(cmd, &endpoint, "batch endpoint name")
 	return cmd
 }

@@ -23,16 +23,42 @@ func (e *Env) withClient(run func(cmd *cobra.Command, args []string, c *api.Clie
 	}
 }
 
-// fetchAndPrint is a command's RunE that dials the workspace, fetches one value and prints it
-// (printData: human calls it a table).
-func fetchAndPrint[T any](e *Env, fetch func(ctx context.Context, c *api.Client) (T, error), human func(w io.Writer, v T) error) func(*cobra.Command, []string) error {
-	return e.withClient(func(cmd *cobra.Command, _ []string, c *api.Client) error {
-		v, err := fetch(cmd.Context(), c)
-		if err != nil {
-			return err
-		}
-		return e.printData(v, func(w io.Writer) error { return human(w, v) })
-	})
+// leaf is a verb that asks the workspace one thing and prints the answer (printData: with -o or
+// --query the answer itself, else human's table or text). Use, Short, Long, Example, Args and
+// ValidArgsFunction are the command's, as cobra names them; Args defaults to no arguments.
+type leaf[T any] struct {
+	Use, Short, Long, Example string
+	Args                      cobra.PositionalArgs
+	ValidArgsFunction         func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective)
+	// check, when set, reads the flags and arguments before the workspace is dialed.
+	check func(cmd *cobra.Command, args []string) error
+	// ask asks the workspace; human writes its answer as a table or text.
+	ask   func(ctx context.Context, c *api.Client, args []string) (T, error)
+	human func(w io.Writer, v T) error
+}
+
+func (l leaf[T]) cmd(env *Env) *cobra.Command {
+	args := l.Args
+	if args == nil {
+		args = cobra.NoArgs
+	}
+	return &cobra.Command{
+		Use: l.Use, Short: l.Short, Long: l.Long, Example: l.Example, Args: args, ValidArgsFunction: l.ValidArgsFunction,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if l.check != nil {
+				if err := l.check(cmd, args); err != nil {
+					return err
+				}
+			}
+			return env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+				v, err := l.ask(cmd.Context(), c, args)
+				if err != nil {
+					return err
+				}
+				return env.printData(v, func(w io.Writer) error { return l.human(w, v) })
+			})(cmd, args)
+		},
+	}
 }
 
 // tableOf writes items as a table, one row each.
@@ -46,10 +72,11 @@ func tableOf[T any](w io.Writer, header []string, items []T, row func(T) []strin
 
 // listCmd is a `list` command without flags: it fetches the items and prints a row for each.
 func listCmd[T any](env *Env, short, example string, fetch func(context.Context, *api.Client) ([]T, error), header []string, row func(T) []string) *cobra.Command {
-	return &cobra.Command{
-		Use: "list", Short: short, Example: example, Args: cobra.NoArgs,
-		RunE: fetchAndPrint(env, fetch, func(w io.Writer, items []T) error { return tableOf(w, header, items, row) }),
-	}
+	return leaf[[]T]{
+		Use: "list", Short: short, Example: example,
+		ask:   func(ctx context.Context, c *api.Client, _ []string) ([]T, error) { return fetch(ctx, c) },
+		human: func(w io.Writer, items []T) error { return tableOf(w, header, items, row) },
+	}.cmd(env)
 }
 
 // namedDelete is a `delete NAME` verb that asks first on a terminal and elsewhere needs --yes.

@@ -29,19 +29,20 @@ func newComputeInstanceCmds(env *Env) []*cobra.Command {
 func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Command {
 	var name string
 	var force bool
-	cmd := &cobra.Command{
+	cmd := leaf[*api.Instance]{
 		Use:               action + " NAME",
 		Short:             short,
 		Example:           example,
 		Args:              nameArgs(&name, "compute instance"),
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.Instance, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.Instance, error) {
 			return c.Instances.Action(ctx, name, action, force)
-		}, func(w io.Writer, in *api.Instance) error {
+		},
+		human: func(w io.Writer, in *api.Instance) error {
 			_, err := fmt.Fprintf(w, "Compute instance %s: %s (%s)\n", in.Name, in.State, in.Reason)
 			return err
-		}),
-	}
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
 	if action == "stop" {
 		cmd.Flags().BoolVar(&force, "force", false, "also when jobs run on it: they are canceled")

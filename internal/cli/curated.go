@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -38,34 +39,22 @@ that says how to map it. See docs/environments.md.`,
 }
 
 func newCuratedListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the mappings in force, and the defaults owners removed",
-		Example: "  hangar curated-environment list\n  hangar curated-environment list -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			ms, err := c.Environments.Curated(cmd.Context())
-			if err != nil {
-				return err
+	return listCmd(env, "List the mappings in force, and the defaults owners removed",
+		"  hangar curated-environment list\n  hangar curated-environment list -o json",
+		func(ctx context.Context, c *api.Client) ([]api.CuratedEnvironment, error) {
+			return c.Environments.Curated(ctx)
+		},
+		[]string{"NAME", "RUNS IN", "SET BY"},
+		func(m api.CuratedEnvironment) []string {
+			source, runs := "owner", m.RunsIn
+			if m.Builtin {
+				source = "default"
 			}
-			return env.printData(ms, func(w io.Writer) error { return curatedTable(w, ms) })
-		}),
-	}
-}
-
-func curatedTable(w io.Writer, ms []api.CuratedEnvironment) error {
-	rows := make([][]string, 0, len(ms))
-	for _, m := range ms {
-		source, runs := "owner", m.RunsIn
-		if m.Builtin {
-			source = "default"
-		}
-		if m.Removed {
-			runs = "(removed: runs in the host environment)"
-		}
-		rows = append(rows, []string{m.Name, runs, source})
-	}
-	return table(w, []string{"NAME", "RUNS IN", "SET BY"}, rows)
+			if m.Removed {
+				runs = "(removed: runs in the host environment)"
+			}
+			return []string{m.Name, runs, source}
+		})
 }
 
 // curatedFlags are the ways set names what a curated environment runs in: exactly one.
@@ -108,7 +97,8 @@ func (f curatedFlags) environment() (job.Environment, error) {
 
 func newCuratedSetCmd(env *Env) *cobra.Command {
 	var f curatedFlags
-	cmd := &cobra.Command{
+	var e job.Environment
+	cmd := leaf[*api.CuratedEnvironment]{
 		Use:   "set NAME",
 		Short: "Map a curated environment's name (or a pattern) to an environment (owners)",
 		Long: `Map a curated environment's name, or a pattern of names (* is any run of characters), to what
@@ -123,25 +113,18 @@ name as a default replaces it.`,
   hangar curated-environment set 'AzureML-pytorch-*' --image pytorch/pytorch:2.3.0-cpu
   hangar curated-environment set minimal-py311-inference --interpreter /opt/python3.11/bin/python3`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := f.environment()
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			m, err := c.Environments.SetCurated(cmd.Context(), api.CuratedEnvironment{Name: args[0], Environment: e, Description: f.description})
-			if err != nil {
-				return err
-			}
-			return env.printData(m, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Curated environments named %s run in %s\n", m.Name, m.RunsIn)
-				return err
-			})
+		check: func(*cobra.Command, []string) (err error) {
+			e, err = f.environment()
+			return err
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, args []string) (*api.CuratedEnvironment, error) {
+			return c.Environments.SetCurated(ctx, api.CuratedEnvironment{Name: args[0], Environment: e, Description: f.description})
+		},
+		human: func(w io.Writer, m *api.CuratedEnvironment) error {
+			_, err := fmt.Fprintf(w, "Curated environments named %s run in %s\n", m.Name, m.RunsIn)
+			return err
+		},
+	}.cmd(env)
 	cmd.Flags().StringVar(&f.ref, "environment", "", "a registered environment: NAME, NAME:VERSION or NAME@latest")
 	cmd.Flags().StringVar(&f.image, "image", "", "a container image")
 	cmd.Flags().StringVar(&f.condaFile, "conda-file", "", "a conda environment file (built once per node)")
@@ -153,7 +136,7 @@ name as a default replaces it.`,
 }
 
 func newCuratedRemoveCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return leaf[*api.CuratedEnvironment]{
 		Use:   "remove NAME",
 		Short: "Remove an owner's mapping (a default of the same name applies again) or a default (owners)",
 		Long: `Remove an owner's mapping: a default of the same name applies again. Removing a default leaves the
@@ -161,20 +144,17 @@ names it matched unmapped: their jobs run in the host environment, with a warnin
 maps them again with set.`,
 		Example: "  hangar curated-environment remove sklearn-1.5\n  hangar curated-environment remove 'mlflow*'",
 		Args:    cobra.ExactArgs(1),
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			m, err := c.Environments.RemoveCurated(cmd.Context(), args[0])
-			if err != nil {
-				return err
+		ask: func(ctx context.Context, c *api.Client, args []string) (*api.CuratedEnvironment, error) {
+			return c.Environments.RemoveCurated(ctx, args[0])
+		},
+		human: func(w io.Writer, m *api.CuratedEnvironment) error {
+			var err error
+			if m.Removed {
+				_, err = fmt.Fprintf(w, "Removed %s: curated environments it matched are unmapped\n", m.Name)
+			} else {
+				_, err = fmt.Fprintf(w, "Removed the owner's %s: the default applies again (%s)\n", m.Name, m.RunsIn)
 			}
-			return env.printData(m, func(w io.Writer) error {
-				var err error
-				if m.Removed {
-					_, err = fmt.Fprintf(w, "Removed %s: curated environments it matched are unmapped\n", m.Name)
-				} else {
-					_, err = fmt.Fprintf(w, "Removed the owner's %s: the default applies again (%s)\n", m.Name, m.RunsIn)
-				}
-				return err
-			})
-		}),
-	}
+			return err
+		},
+	}.cmd(env)
 }

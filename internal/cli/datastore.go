@@ -107,13 +107,15 @@ func newDatastoreListCmd(env *Env) *cobra.Command {
 
 func newDatastoreShowCmd(env *Env) *cobra.Command {
 	var name string
-	cmd := &cobra.Command{
+	cmd := leaf[*datastore.Datastore]{
 		Use:     "show NAME",
 		Short:   "Show a datastore",
 		Example: "  hangar datastore show workspaceblobstore\n  hangar datastore show shared -o yaml",
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*datastore.Datastore, error) {
+		Args:    nameArgs(&name, "datastore"),
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*datastore.Datastore, error) {
 			return c.Datastores.Get(ctx, name)
-		}, func(w io.Writer, d *datastore.Datastore) error {
+		},
+		human: func(w io.Writer, d *datastore.Datastore) error {
 			created := ""
 			if !d.Builtin {
 				created = fmtTime(&d.CreatedAt)
@@ -125,9 +127,8 @@ func newDatastoreShowCmd(env *Env) *cobra.Command {
 			}
 			section(w, "Tags", fmtStrings(d.Tags, ": "))
 			return nil
-		}),
-	}
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "datastore name (or give it as the argument)")
-	cmd.Args = nameArgs(&name, "datastore")
 	return cmd
 }

@@ -146,14 +146,14 @@ func waitDeployment(ctx context.Context, env *Env, c *api.Client, endpoint, name
 
 func newDeploymentShowCmd(env *Env) *cobra.Command {
 	var name, endpoint string
-	cmd := &cobra.Command{
+	cmd := leaf[*api.DeploymentView]{
 		Use:     "show",
 		Short:   "Show a deployment: its state, replicas (runs) and settings",
 		Example: "  hangar online-deployment show -n blue -e my-endpoint",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.DeploymentView, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.DeploymentView, error) {
 			return c.Deployments.Get(ctx, endpoint, name)
-		}, func(w io.Writer, v *api.DeploymentView) error {
+		},
+		human: func(w io.Writer, v *api.DeploymentView) error {
 			fmt.Fprintf(w, "Name:        %s\nEndpoint:    %s\nState:       %s (%s)\nCompute:     %s\nInstances:   %d (scale %s)\nModel:       %s\n",
 				v.Name, v.Endpoint, v.ProvisioningState, v.Reason, v.Compute, v.InstanceCount, v.Scale.Type, modelText(v.Model))
 			fmt.Fprintln(w, "Replicas:")
@@ -161,8 +161,8 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(w, "  %s  %s  %s  generation %d  %s\n", r.Run, r.Status, r.Address, r.Generation, r.Reason)
 			}
 			return nil
-		}),
-	}
+		},
+	}.cmd(env)
 	addDeploymentTarget(cmd, &name, &endpoint, "endpoint name")
 	return cmd
 }
@@ -179,15 +179,15 @@ func modelText(m serving.ModelRef) string {
 
 func newDeploymentListCmd(env *Env) *cobra.Command {
 	var endpoint string
-	cmd := &cobra.Command{
+	cmd := leaf[[]api.DeploymentView]{
 		Use:     "list",
 		Short:   "List an endpoint's deployments",
 		Example: "  hangar online-deployment list -e my-endpoint",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.DeploymentView, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.DeploymentView, error) {
 			return c.Deployments.List(ctx, endpoint)
-		}, printDeployments),
-	}
+		},
+		human: printDeployments,
+	}.cmd(env)
 	addEndpointTarget(cmd, &endpoint, "endpoint name")
 	return cmd
 }

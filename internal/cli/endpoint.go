@@ -42,35 +42,32 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 	var sets []string
 	var noWait bool
 	var fields *flagFields
-	cmd := &cobra.Command{
+	var e *serving.Endpoint
+	cmd := leaf[*api.EndpointView]{
 		Use:     "create",
 		Short:   "Create an online endpoint from a YAML file, or with --name (and --auth-mode) alone",
 		Example: "  hangar online-endpoint create -f endpoint.yml\n  hangar online-endpoint create -f endpoint.yml --name my-endpoint\n  hangar online-endpoint create -n my-endpoint --auth-mode key",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		check: func(*cobra.Command, []string) error {
 			flagSets, err := fields.sets()
 			if err != nil {
 				return err
 			}
-			e, err := endpointFromFileOrFlags(env, file, name, append(flagSets, sets...))
-			if err != nil {
-				return err
-			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			v, err := c.Endpoints.Create(cmd.Context(), *e)
-			if err != nil {
-				return fileError(file, err)
-			}
-			return env.printData(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Created online endpoint %s (auth_mode %s)\nScoring URI: %s\nNext: hangar online-deployment create -f DEPLOYMENT.yml --all-traffic\n",
-					v.Name, v.AuthMode, v.ScoringURI)
-				return err
-			})
+			e, err = endpointFromFileOrFlags(env, file, name, append(flagSets, sets...))
+			return err
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EndpointView, error) {
+			v, err := c.Endpoints.Create(ctx, *e)
+			if err != nil {
+				return nil, fileError(file, err)
+			}
+			return v, nil
+		},
+		human: func(w io.Writer, v *api.EndpointView) error {
+			_, err := fmt.Fprintf(w, "Created online endpoint %s (auth_mode %s)\nScoring URI: %s\nNext: hangar online-deployment create -f DEPLOYMENT.yml --all-traffic\n",
+				v.Name, v.AuthMode, v.ScoringURI)
+			return err
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "online endpoint YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
@@ -217,31 +214,28 @@ func formatTraffic(t map[string]int) string {
 
 func newEndpointShowCmd(env *Env) *cobra.Command {
 	var name string
-	cmd := &cobra.Command{
+	var deps []api.DeploymentView // printed after the endpoint, not with -o
+	cmd := leaf[*api.EndpointView]{
 		Use:     "show",
 		Short:   "Show an endpoint: its scoring URI, auth mode, traffic and deployments",
 		Example: "  hangar online-endpoint show -n my-endpoint\n  hangar online-endpoint show -n my-endpoint -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			v, err := c.Endpoints.Get(cmd.Context(), name)
-			if err != nil {
-				return err
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EndpointView, error) {
+			v, err := c.Endpoints.Get(ctx, name)
+			if err == nil {
+				deps, err = c.Deployments.List(ctx, name)
 			}
-			deps, err := c.Deployments.List(cmd.Context(), name)
-			if err != nil {
-				return err
+			return v, err
+		},
+		human: func(w io.Writer, v *api.EndpointView) error {
+			fmt.Fprintf(w, "Name:            %s\nScoring URI:     %s\nAuth mode:       %s\nTraffic:         %s\nMirror traffic:  %s\n",
+				v.Name, v.ScoringURI, v.AuthMode, formatTraffic(v.Traffic), formatTraffic(v.MirrorTraffic))
+			if v.Description != "" {
+				fmt.Fprintf(w, "Description:     %s\n", v.Description)
 			}
-			return env.printData(v, func(w io.Writer) error {
-				fmt.Fprintf(w, "Name:            %s\nScoring URI:     %s\nAuth mode:       %s\nTraffic:         %s\nMirror traffic:  %s\n",
-					v.Name, v.ScoringURI, v.AuthMode, formatTraffic(v.Traffic), formatTraffic(v.MirrorTraffic))
-				if v.Description != "" {
-					fmt.Fprintf(w, "Description:     %s\n", v.Description)
-				}
-				fmt.Fprintln(w, "Deployments:")
-				return printDeployments(w, deps)
-			})
-		}),
-	}
+			fmt.Fprintln(w, "Deployments:")
+			return printDeployments(w, deps)
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -263,22 +257,22 @@ func printDeployments(w io.Writer, deps []api.DeploymentView) error {
 }
 
 func newEndpointListCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return leaf[[]api.EndpointView]{
 		Use:     "list",
 		Short:   "List the online endpoints",
 		Example: "  hangar online-endpoint list\n  hangar online-endpoint list -o json",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.EndpointView, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.EndpointView, error) {
 			return c.Endpoints.List(ctx)
-		}, func(w io.Writer, eps []api.EndpointView) error {
+		},
+		human: func(w io.Writer, eps []api.EndpointView) error {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tAUTH\tTRAFFIC\tSCORING URI")
 			for _, e := range eps {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.AuthMode, formatTraffic(e.Traffic), e.ScoringURI)
 			}
 			return tw.Flush()
-		}),
-	}
+		},
+	}.cmd(env)
 }
 
 func newEndpointDeleteCmd(env *Env) *cobra.Command {
@@ -292,22 +286,22 @@ func newEndpointDeleteCmd(env *Env) *cobra.Command {
 
 func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 	var name string
-	cmd := &cobra.Command{
+	cmd := leaf[*api.EndpointKeys]{
 		Use:     "get-credentials",
 		Short:   "Print an endpoint's keys (auth_mode key) or a fresh one-hour token (aml_token)",
 		Example: "  hangar online-endpoint get-credentials -n my-endpoint\n  hangar online-endpoint get-credentials -n my-endpoint -o json",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (*api.EndpointKeys, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EndpointKeys, error) {
 			return c.Endpoints.Credentials(ctx, name)
-		}, func(w io.Writer, k *api.EndpointKeys) error {
+		},
+		human: func(w io.Writer, k *api.EndpointKeys) error {
 			if k.AccessToken != "" {
 				_, err := fmt.Fprintf(w, "accessToken:  %s\nexpiryTimeUtc: %s\n", k.AccessToken, k.ExpiryTime.Format(time.RFC3339))
 				return err
 			}
 			_, err := fmt.Fprintf(w, "primaryKey:   %s\nsecondaryKey: %s\n", k.PrimaryKey, k.SecondaryKey)
 			return err
-		}),
-	}
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

@@ -42,20 +42,19 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 	var file, name, version, root string
 	var sets []string
 	var fields *flagFields
-	cmd := &cobra.Command{
+	var e *job.Environment
+	cmd := leaf[*api.EnvironmentVersion]{
 		Use:   "create",
 		Short: "Register an environment version from a YAML file, or from --name and --image, --conda-file or --build-context",
 		Example: `  hangar environment create -f env.yml
   hangar environment create -f env.yml --name sklearn --version 2
   hangar environment create -n sklearn --conda-file conda.yml --image python:3.12`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		check: func(*cobra.Command, []string) error {
 			flagSets, err := fields.sets()
 			if err != nil {
 				return err
 			}
 			sets = append(flagSets, sets...)
-			var e *job.Environment
 			var warnings []string
 			switch {
 			case file != "":
@@ -75,20 +74,20 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 			if version != "" {
 				e.Version = version
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ev, err := c.Environments.Create(cmd.Context(), *e)
-			if err != nil {
-				return fileError(file, err)
-			}
-			return env.printData(ev, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Created environment %s version %s (use it as azureml:%s:%s)\n", ev.Name, ev.Version, ev.Name, ev.Version)
-				return err
-			})
+			return nil
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EnvironmentVersion, error) {
+			ev, err := c.Environments.Create(ctx, *e)
+			if err != nil {
+				return nil, fileError(file, err)
+			}
+			return ev, nil
+		},
+		human: func(w io.Writer, ev *api.EnvironmentVersion) error {
+			_, err := fmt.Fprintf(w, "Created environment %s version %s (use it as azureml:%s:%s)\n", ev.Name, ev.Version, ev.Name, ev.Version)
+			return err
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "environment YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: from the file, else the next integer)")
@@ -100,47 +99,41 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 
 func newEnvListCmd(env *Env) *cobra.Command {
 	var name string
-	cmd := &cobra.Command{
+	cmd := leaf[[]api.EnvironmentVersion]{
 		Use:     "list",
 		Short:   "List environments and their versions",
 		Example: "  hangar environment list\n  hangar environment list -n sklearn -o json",
-		Args:    cobra.NoArgs,
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) ([]api.EnvironmentVersion, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.EnvironmentVersion, error) {
 			return c.Environments.List(ctx, name)
-		}, func(w io.Writer, evs []api.EnvironmentVersion) error {
-			rows := make([][]string, 0, len(evs))
-			for _, e := range evs {
-				rows = append(rows, []string{e.Name, e.Version, envKind(e), fmtTime(&e.CreatedAt)})
-			}
-			return table(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, rows)
-		}),
-	}
+		},
+		human: func(w io.Writer, evs []api.EnvironmentVersion) error {
+			return tableOf(w, []string{"NAME", "VERSION", "KIND", "CREATED"}, evs, func(e api.EnvironmentVersion) []string {
+				return []string{e.Name, e.Version, envKind(e), fmtTime(&e.CreatedAt)}
+			})
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
 	return cmd
 }
 
 func newEnvShowCmd(env *Env) *cobra.Command {
 	var name, version, label string
-	cmd := &cobra.Command{
+	cmd := leaf[*api.EnvironmentVersion]{
 		Use:     "show NAME",
 		Short:   "Show an environment version (default: the latest)",
 		Example: "  hangar environment show sklearn\n  hangar environment show -n sklearn --version 2 -o yaml",
 		Args:    nameArgs(&name, "environment"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		check: func(*cobra.Command, []string) error {
 			if label != "" && label != "latest" {
 				return usageError("--label %q: an environment's only label is latest", label)
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ev, err := c.Environments.Get(cmd.Context(), name, version)
-			if err != nil {
-				return err
-			}
-			return env.printData(ev, func(w io.Writer) error { return showEnvironment(w, ev) })
+			return nil
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EnvironmentVersion, error) {
+			return c.Environments.Get(ctx, name, version)
+		},
+		human: showEnvironment,
+	}.cmd(env)
 	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name (or give it as the first argument)")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version (default: latest)")
 	cmd.Flags().StringVarP(&label, "label", "l", "", "latest (the default)")

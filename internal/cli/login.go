@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,22 +231,20 @@ on the server: revoke it with ` + "`hangar token revoke`" + ` to end it.`,
 }
 
 func newWhoAmICmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var url string // where the workspace was reached
+	return leaf[*api.WhoAmI]{
 		Use:     "whoami",
 		Short:   "Show the user and role the CLI's credentials stand for",
 		Example: "  hangar whoami\n  hangar whoami -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			me, err := c.Users.WhoAmI(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.printData(me, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s (%s) at %s\n", me.User, me.Role, c.BaseURL())
-				return err
-			})
-		}),
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.WhoAmI, error) {
+			url = c.BaseURL()
+			return c.Users.WhoAmI(ctx)
+		},
+		human: func(w io.Writer, me *api.WhoAmI) error {
+			_, err := fmt.Fprintf(w, "%s (%s) at %s\n", me.User, me.Role, url)
+			return err
+		},
+	}.cmd(env)
 }
 
 // roleHelp lists the roles for help texts.

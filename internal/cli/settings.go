@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -22,24 +23,16 @@ func newSettingsCmd(env *Env) *cobra.Command {
   env_cache_max_bytes      the size limit of each node's environment cache`,
 		Example: "  hangar settings list\n  hangar settings set quota.family.DSv3 32\n  hangar settings set user_max_runs 4",
 	}
-	list := &cobra.Command{
-		Use: "list", Short: "List the settings that are set", Args: cobra.NoArgs,
+	list := leaf[map[string]string]{
+		Use: "list", Short: "List the settings that are set",
 		Example: "  hangar settings list -o json",
-		RunE: fetchAndPrint(env, func(ctx context.Context, c *api.Client) (map[string]string, error) {
+		ask: func(ctx context.Context, c *api.Client, _ []string) (map[string]string, error) {
 			return c.Workspace.Settings(ctx)
-		}, func(w io.Writer, m map[string]string) error {
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			rows := make([][]string, 0, len(keys))
-			for _, k := range keys {
-				rows = append(rows, []string{k, m[k]})
-			}
-			return table(w, []string{"SETTING", "VALUE"}, rows)
-		}),
-	}
+		},
+		human: func(w io.Writer, m map[string]string) error {
+			return tableOf(w, []string{"SETTING", "VALUE"}, slices.Sorted(maps.Keys(m)), func(k string) []string { return []string{k, m[k]} })
+		},
+	}.cmd(env)
 	set := &cobra.Command{
 		Use: "set KEY VALUE", Short: "Change a setting", Args: cobra.ExactArgs(2),
 		Example: "  hangar settings set quota.family.NCSv3 24",

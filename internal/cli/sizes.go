@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 )
 
 func newComputeListSizesCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return leaf[[]sizes.Size]{
 		Use:   "list-sizes",
 		Short: "List the node sizes clusters can use",
 		Long: `List the node sizes a cluster's size: may name: cloud sizes Hangar knows (with indicative
@@ -22,15 +23,11 @@ local-half, local-full, and local-gpu on a machine with GPUs), and the workspace
 (hangar compute add-size). ISOLATED "yes" marks a size whose nodes are never shared: each run
 of it gets nodes that run nothing else.`,
 		Example: "  hangar compute list-sizes\n  hangar compute list-sizes -o json",
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			ss, err := c.Sizes.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return env.printData(ss, func(w io.Writer) error { return sizeTable(w, ss) })
-		}),
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]sizes.Size, error) {
+			return c.Sizes.List(ctx)
+		},
+		human: sizeTable,
+	}.cmd(env)
 }
 
 func sizeTable(w io.Writer, ss []sizes.Size) error {
@@ -67,7 +64,7 @@ func sizeMemory(b int64) string {
 func newComputeAddSizeCmd(env *Env) *cobra.Command {
 	var s sizes.Size
 	var memory string
-	cmd := &cobra.Command{
+	cmd := leaf[*sizes.Size]{
 		Use:   "add-size",
 		Short: "Add a node size to the workspace's catalog",
 		Long: `Add a node size that clusters of this workspace may name, for machines Hangar does not know
@@ -77,8 +74,7 @@ shared: a cluster of it gives each run nodes that run nothing else.`,
 		Example: `  hangar compute add-size --name onprem-a100 --cores 32 --memory 256Gi --gpus 8 --gpu-model A100 --family onprem
   hangar compute add-size --name small --cores 2 --memory 4Gi --price 0.05 --family cpu
   hangar compute add-size --name whole-box --cores 64 --memory 512Gi --family onprem --isolated`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		check: func(*cobra.Command, []string) error {
 			var err error
 			if s.MemoryBytes, err = resources.ParseMemory(memory); err != nil {
 				return usageError("--memory: %v", err)
@@ -86,17 +82,13 @@ shared: a cluster of it gives each run nodes that run nothing else.`,
 			if err := s.Validate(); err != nil {
 				return usageError("%v", err)
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out, err := c.Sizes.Create(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			return env.printData(out, func(w io.Writer) error { return sizeTable(w, []sizes.Size{*out}) })
+			return nil
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*sizes.Size, error) {
+			return c.Sizes.Create(ctx, s)
+		},
+		human: func(w io.Writer, out *sizes.Size) error { return sizeTable(w, []sizes.Size{*out}) },
+	}.cmd(env)
 	fl := cmd.Flags()
 	fl.StringVar(&s.Name, "name", "", "size name")
 	fl.IntVar(&s.Cores, "cores", 0, "cores per node")

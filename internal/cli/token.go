@@ -53,32 +53,22 @@ letter or digit, then up to 63 letters, digits, '.', '-' or '_'.`,
 func newTokenListCmd(env *Env) *cobra.Command {
 	var user string
 	var all bool
-	cmd := &cobra.Command{
+	cmd := leaf[[]api.TokenInfo]{
 		Use:     "list",
 		Short:   "List your personal tokens (never their values)",
 		Example: "  hangar token list\n  hangar token list --all    # every user's (owners only)",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		ask: func(ctx context.Context, c *api.Client, _ []string) ([]api.TokenInfo, error) {
 			if all {
 				user = "*"
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := c.Tokens.List(cmd.Context(), user)
-			if err != nil {
-				return err
-			}
-			return env.printData(list, func(w io.Writer) error {
-				rows := make([][]string, 0, len(list))
-				for _, t := range list {
-					rows = append(rows, []string{t.User, t.Name, t.Status, fmtTime(&t.CreatedAt), fmtTime(&t.ExpiresAt), fmtTime(t.LastUsedAt)})
-				}
-				return table(w, []string{"USER", "NAME", "STATUS", "CREATED", "EXPIRES", "LAST USED"}, rows)
+			return c.Tokens.List(ctx, user)
+		},
+		human: func(w io.Writer, list []api.TokenInfo) error {
+			return tableOf(w, []string{"USER", "NAME", "STATUS", "CREATED", "EXPIRES", "LAST USED"}, list, func(t api.TokenInfo) []string {
+				return []string{t.User, t.Name, t.Status, fmtTime(&t.CreatedAt), fmtTime(&t.ExpiresAt), fmtTime(t.LastUsedAt)}
 			})
 		},
-	}
+	}.cmd(env)
 	cmd.Flags().StringVar(&user, "user", "", "another user's tokens (owners only)")
 	cmd.Flags().BoolVar(&all, "all", false, "every user's tokens (owners only)")
 	return cmd

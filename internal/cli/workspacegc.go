@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -13,7 +14,8 @@ import (
 func newWorkspaceGCCmd(env *Env) *cobra.Command {
 	var dryRun bool
 	var grace time.Duration
-	cmd := &cobra.Command{
+	var req api.GCRequest
+	cmd := leaf[*api.GCReport]{
 		Use:   "gc",
 		Short: "Free the workspace's blobs that nothing references (owners only)",
 		Long: `Free the blobs (code snapshots, inputs, outputs, logs, model files) that no job, model,
@@ -28,9 +30,8 @@ how many bytes, and frees nothing.`,
 		Example: `  hangar workspace gc --dry-run
   hangar workspace gc
   hangar workspace gc --grace 24h -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req := api.GCRequest{DryRun: dryRun}
+		check: func(cmd *cobra.Command, _ []string) error {
+			req = api.GCRequest{DryRun: dryRun}
 			if cmd.Flags().Changed("grace") {
 				if grace < 0 {
 					return usageError("--grace: want 0 or more, got %s", grace)
@@ -38,17 +39,13 @@ how many bytes, and frees nothing.`,
 				s := int64(grace / time.Second)
 				req.GraceSeconds = &s
 			}
-			c, err := env.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			rep, err := c.Workspace.CollectBlobs(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			return env.printData(rep, func(w io.Writer) error { return printGC(w, rep) })
+			return nil
 		},
-	}
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.GCReport, error) {
+			return c.Workspace.CollectBlobs(ctx, req)
+		},
+		human: printGC,
+	}.cmd(env)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be freed, and free nothing")
 	cmd.Flags().DurationVar(&grace, "grace", 0, "keep every blob younger than this (default: the server's --blob-grace)")
 	return cmd
