@@ -44,22 +44,18 @@ func (s *Access) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 	if !f.Since.IsZero() {
 		since = nanos(f.Since)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, user_name, action, object, detail FROM (
+	out, err := queryList(ctx, s.db, scanAuditEntry, `SELECT id, at, user_name, action, object, detail FROM (
 		SELECT * FROM audit_log WHERE (? = '' OR user_name = ?) AND at >= ? ORDER BY id DESC LIMIT ?) AS newest
 		ORDER BY id`, f.User, f.User, since, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
-	defer rows.Close()
-	out := []AuditEntry{}
-	for rows.Next() {
-		var e AuditEntry
-		var at int64
-		if err := rows.Scan(&e.ID, &at, &e.User, &e.Action, &e.Object, &e.Detail); err != nil {
-			return nil, fmt.Errorf("read audit log: %w", err)
-		}
-		e.At = fromNanos(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanAuditEntry(sc scanner) (e AuditEntry, err error) {
+	var at int64
+	err = sc.Scan(&e.ID, &at, &e.User, &e.Action, &e.Object, &e.Detail)
+	e.At = fromNanos(at)
+	return e, err
 }

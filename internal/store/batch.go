@@ -128,14 +128,8 @@ func scanBatchDeployment(sc scanner) (d BatchDeploymentRecord, err error) {
 
 // DeleteBatchDeployment removes a batch deployment (its jobs stay).
 func (s *Serving) DeleteBatchDeployment(ctx context.Context, endpoint, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM batch_deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("batch deployment %s of %s: %w", name, endpoint, ErrNotFound)
-	}
-	return nil
+	what := fmt.Sprintf("batch deployment %s of %s", name, endpoint)
+	return execOne(ctx, s.db, "delete "+what, what, `DELETE FROM batch_deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
 }
 
 // scanSpec reads a (spec JSON, created, updated) row.

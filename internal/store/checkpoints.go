@@ -90,22 +90,18 @@ func (s *Runs) SetPreemptionLoss(ctx context.Context, runID string, attempt int,
 
 // RunPreemptions lists a run's preemptions, oldest first.
 func (s *Runs) RunPreemptions(ctx context.Context, runID string) ([]Preemption, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT attempt, node_id, at, started_at, checkpoint_at
+	out, err := queryAll(ctx, s.db, scanPreemption, `SELECT attempt, node_id, at, started_at, checkpoint_at
 		FROM run_preemptions WHERE run_id = ? ORDER BY attempt`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read preemptions of %s: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []Preemption
-	for rows.Next() {
-		var p Preemption
-		var at int64
-		var started, cp sql.NullInt64
-		if err := rows.Scan(&p.Attempt, &p.Node, &at, &started, &cp); err != nil {
-			return nil, fmt.Errorf("read preemptions of %s: %w", runID, err)
-		}
-		p.At, p.StartedAt, p.CheckpointAt = fromNanos(at), optTime(started), optTime(cp)
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanPreemption(sc scanner) (p Preemption, err error) {
+	var at int64
+	var started, cp sql.NullInt64
+	err = sc.Scan(&p.Attempt, &p.Node, &at, &started, &cp)
+	p.At, p.StartedAt, p.CheckpointAt = fromNanos(at), optTime(started), optTime(cp)
+	return p, err
 }

@@ -41,21 +41,15 @@ func (s *Cluster) PoolState(ctx context.Context, pool string) (st PoolState, ok 
 
 // PoolStates returns every cluster's recorded state, by cluster.
 func (s *Cluster) PoolStates(ctx context.Context) (map[string]PoolState, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT pool, failures, last_failure, provision_error, last_error, target_nodes,
+	out, err := queryMap(ctx, s.db, func(sc scanner) (string, PoolState, error) {
+		st, err := scanPoolState(sc)
+		return st.Pool, st, err
+	}, `SELECT pool, failures, last_failure, provision_error, last_error, target_nodes,
 		current_nodes, explain, updated_at FROM cluster_state`)
 	if err != nil {
 		return nil, fmt.Errorf("read cluster states: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]PoolState{}
-	for rows.Next() {
-		st, err := scanPoolState(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read cluster states: %w", err)
-		}
-		out[st.Pool] = st
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // PutPoolState records a cluster's state, replacing what was there.

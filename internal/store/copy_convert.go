@@ -46,21 +46,13 @@ func (s *Store) columnKinds(ctx context.Context, tx *sql.Tx, t string) (map[stri
 	if s.dialect.postgres() {
 		q = `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?`
 	}
-	rows, err := tx.QueryContext(ctx, q, t)
+	out, err := queryMap(ctx, tx, func(sc scanner) (name string, kind columnKind, err error) {
+		var typ string
+		err = sc.Scan(&name, &typ)
+		return name, kindOf(typ), err
+	}, q, t)
 	if err != nil {
 		return nil, fmt.Errorf("columns of %s in the destination: %w", t, err)
-	}
-	defer rows.Close()
-	out := map[string]columnKind{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return nil, err
-		}
-		out[name] = kindOf(typ)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("the destination has no table %s", t)
@@ -133,24 +125,14 @@ func (s *Store) resetIdentities(ctx context.Context, tx *sql.Tx) error {
 	if !s.dialect.postgres() {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns
+	type col struct{ table, column string }
+	cols, err := queryAll(ctx, tx, func(sc scanner) (c col, err error) {
+		err = sc.Scan(&c.table, &c.column)
+		return c, err
+	}, `SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
 	if err != nil {
 		return fmt.Errorf("list the identity columns: %w", err)
-	}
-	type col struct{ table, column string }
-	var cols []col
-	for rows.Next() {
-		var c col
-		if err := rows.Scan(&c.table, &c.column); err != nil {
-			rows.Close()
-			return err
-		}
-		cols = append(cols, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, c := range cols {
 		q := fmt.Sprintf(`SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT MAX(%s) FROM %s), 0) + 1, false)`,

@@ -83,14 +83,8 @@ func (s *Serving) Deployments(ctx context.Context, endpoint string) ([]Deploymen
 
 // DeleteDeployment removes a deployment (its replicas' rows stay until their runs end).
 func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("deployment %s of endpoint %s: %w", name, endpoint, ErrNotFound)
-	}
-	return nil
+	what := fmt.Sprintf("deployment %s of endpoint %s", name, endpoint)
+	return execOne(ctx, s.db, "delete "+what, what, `DELETE FROM deployments WHERE endpoint = ? AND name = ?`, endpoint, name)
 }
 
 func scanDeployment(sc scanner) (*DeploymentRecord, error) {
@@ -116,14 +110,8 @@ func (s *Serving) AddReplica(ctx context.Context, r Replica) error {
 
 // SetReplicaAddress records where a replica answers.
 func (s *Serving) SetReplicaAddress(ctx context.Context, runID, address string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE replicas SET address = ? WHERE run_id = ?`, address, runID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("replica %s: %w", runID, ErrNotFound)
-	}
-	return nil
+	return execOne(ctx, s.db, "record the address of replica "+runID, "replica "+runID,
+		`UPDATE replicas SET address = ? WHERE run_id = ?`, address, runID)
 }
 
 // DeleteReplica forgets a replica (its run ended).
@@ -134,21 +122,13 @@ func (s *Serving) DeleteReplica(ctx context.Context, runID string) error {
 
 // Replicas lists every replica, oldest first.
 func (s *Serving) Replicas(ctx context.Context) ([]Replica, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, endpoint, deployment, generation, address, created_at
+	return queryAll(ctx, s.db, scanReplica, `SELECT run_id, endpoint, deployment, generation, address, created_at
 		FROM replicas ORDER BY created_at, run_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Replica
-	for rows.Next() {
-		var r Replica
-		var created int64
-		if err := rows.Scan(&r.RunID, &r.Endpoint, &r.Deployment, &r.Generation, &r.Address, &created); err != nil {
-			return nil, err
-		}
-		r.CreatedAt = fromNanos(created)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+}
+
+func scanReplica(sc scanner) (r Replica, err error) {
+	var created int64
+	err = sc.Scan(&r.RunID, &r.Endpoint, &r.Deployment, &r.Generation, &r.Address, &created)
+	r.CreatedAt = fromNanos(created)
+	return r, err
 }

@@ -91,45 +91,36 @@ func namesOf(col string) ([]string, error) {
 
 // JobSecrets lists the secrets by name, with their sealed values.
 func (s *Assets) JobSecrets(ctx context.Context) ([]JobSecret, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, value, allowed_users, allowed_roles, created_at, updated_at,
+	out, err := queryAll(ctx, s.db, scanJobSecret, `SELECT name, value, allowed_users, allowed_roles, created_at, updated_at,
 		last_used_run, last_used_at FROM job_secrets ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list secrets: %w", err)
 	}
-	defer rows.Close()
-	var out []JobSecret
-	for rows.Next() {
-		var j JobSecret
-		var users, roles string
-		var created, updated, used int64
-		if err := rows.Scan(&j.Name, &j.Sealed, &users, &roles, &created, &updated, &j.LastUsedRun, &used); err != nil {
-			return nil, fmt.Errorf("list secrets: %w", err)
-		}
-		if j.Access.Users, err = namesOf(users); err != nil {
-			return nil, fmt.Errorf("secret %s: allowed_users: %w", j.Name, err)
-		}
-		if j.Access.Roles, err = namesOf(roles); err != nil {
-			return nil, fmt.Errorf("secret %s: allowed_roles: %w", j.Name, err)
-		}
-		j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
-		if used != 0 {
-			j.LastUsedAt = fromNanos(used)
-		}
-		out = append(out, j)
+	return out, nil
+}
+
+func scanJobSecret(sc scanner) (j JobSecret, err error) {
+	var users, roles string
+	var created, updated, used int64
+	if err := sc.Scan(&j.Name, &j.Sealed, &users, &roles, &created, &updated, &j.LastUsedRun, &used); err != nil {
+		return j, err
 	}
-	return out, rows.Err()
+	if j.Access.Users, err = namesOf(users); err != nil {
+		return j, fmt.Errorf("secret %s: allowed_users: %w", j.Name, err)
+	}
+	if j.Access.Roles, err = namesOf(roles); err != nil {
+		return j, fmt.Errorf("secret %s: allowed_roles: %w", j.Name, err)
+	}
+	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if used != 0 {
+		j.LastUsedAt = fromNanos(used)
+	}
+	return j, nil
 }
 
 // DeleteJobSecret removes a secret; ErrNotFound when there is none of that name.
 func (s *Assets) DeleteJobSecret(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM job_secrets WHERE name = ?`, name)
-	if err != nil {
-		return fmt.Errorf("delete secret %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("secret %s: %w", name, ErrNotFound)
-	}
-	return nil
+	return execOne(ctx, s.db, "delete secret "+name, "secret "+name, `DELETE FROM job_secrets WHERE name = ?`, name)
 }
 
 // MarkJobSecretsUsed records that run fetched the named secrets at at.
@@ -181,23 +172,13 @@ func (s *Assets) Reseal(ctx context.Context, r Resealer) (changed int, err error
 
 // resealColumn reseals the non-empty values of one column; table names come from Reseal only.
 func resealColumn(ctx context.Context, tx *sql.Tx, table, key, col string, fn func(string) (string, bool, error)) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+key+`, `+col+` FROM `+table+` WHERE `+col+` != ''`)
+	type row struct{ k, v string }
+	all, err := queryAll(ctx, tx, func(sc scanner) (r row, err error) {
+		err = sc.Scan(&r.k, &r.v)
+		return r, err
+	}, `SELECT `+key+`, `+col+` FROM `+table+` WHERE `+col+` != ''`)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", table, err)
-	}
-	type row struct{ k, v string }
-	var all []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.k, &r.v); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
 	}
 	n := 0
 	for _, r := range all {
@@ -217,24 +198,9 @@ func resealColumn(ctx context.Context, tx *sql.Tx, table, key, col string, fn fu
 }
 
 func resealComputes(ctx context.Context, tx *sql.Tx, fn func(compute.Target) ([]byte, bool, error)) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, type, description, properties FROM computes`)
+	all, err := queryAll(ctx, tx, values(scanCompute), `SELECT name, type, description, properties, created_at FROM computes`)
 	if err != nil {
 		return 0, fmt.Errorf("read computes: %w", err)
-	}
-	var all []compute.Target
-	for rows.Next() {
-		var t compute.Target
-		var props string
-		if err := rows.Scan(&t.Name, &t.Type, &t.Description, &props); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		t.Properties = []byte(props)
-		all = append(all, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
 	}
 	n := 0
 	for _, t := range all {

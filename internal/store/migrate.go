@@ -109,20 +109,11 @@ func hasTable(ctx context.Context, tx *sql.Tx, d dialect, name string) (bool, er
 }
 
 func legacyVersions(ctx context.Context, tx *sql.Tx) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	out, err := queryAll(ctx, tx, scanValue[int64], `SELECT version FROM schema_migrations ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", legacyTable, err)
 	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("read %s: %w", legacyTable, err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SchemaVersion is the newest applied migration.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,20 +121,11 @@ func (s *Cluster) Nodes(ctx context.Context, f NodeFilter) ([]*Node, error) {
 			args = append(args, string(st))
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at, id`, args...)
+	out, err := queryAll(ctx, s.db, scanNode, q+` ORDER BY created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	defer rows.Close()
-	var out []*Node
-	for rows.Next() {
-		n, err := scanNode(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list nodes: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UpdateNode reads a node, lets fn change it and return the events to record (their pool and
@@ -229,26 +221,20 @@ func (s *Cluster) NodeEvents(ctx context.Context, f NodeEventFilter) ([]NodeEven
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.db, scanNodeEvent, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read node events: %w", err)
 	}
-	defer rows.Close()
-	var out []NodeEvent
-	for rows.Next() {
-		var e NodeEvent
-		var t int64
-		var from, to string
-		if err := rows.Scan(&e.Seq, &e.Pool, &e.NodeID, &t, &from, &to, &e.Reason); err != nil {
-			return nil, fmt.Errorf("read node events: %w", err)
-		}
-		e.Time, e.From, e.To = fromNanos(t), compute.NodeState(from), compute.NodeState(to)
-		out = append(out, e)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, rows.Err()
+	slices.Reverse(out)
+	return out, nil
+}
+
+func scanNodeEvent(sc scanner) (e NodeEvent, err error) {
+	var t int64
+	var from, to string
+	err = sc.Scan(&e.Seq, &e.Pool, &e.NodeID, &t, &from, &to, &e.Reason)
+	e.Time, e.From, e.To = fromNanos(t), compute.NodeState(from), compute.NodeState(to)
+	return e, err
 }
 
 func appendNodeEvents(ctx context.Context, tx *sql.Tx, n *Node, events []NodeEvent) error {
@@ -386,24 +372,20 @@ func (s *Cluster) Assignments(ctx context.Context, nodeID string, pendingOnly bo
 	if pendingOnly {
 		q += ` AND acked_at IS NULL`
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, nodeID)
+	out, err := queryAll(ctx, s.db, scanAssignment, q+` ORDER BY id`, nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("read work of %s: %w", nodeID, err)
 	}
-	defer rows.Close()
-	var out []Assignment
-	for rows.Next() {
-		var a Assignment
-		var kind string
-		var created int64
-		var delivered, acked sql.NullInt64
-		if err := rows.Scan(&a.ID, &a.NodeID, &a.RunID, &kind, &created, &delivered, &acked); err != nil {
-			return nil, fmt.Errorf("read work of %s: %w", nodeID, err)
-		}
-		a.Kind, a.CreatedAt, a.DeliveredAt, a.AckedAt = AssignmentKind(kind), fromNanos(created), zeroTime(delivered), zeroTime(acked)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanAssignment(sc scanner) (a Assignment, err error) {
+	var kind string
+	var created int64
+	var delivered, acked sql.NullInt64
+	err = sc.Scan(&a.ID, &a.NodeID, &a.RunID, &kind, &created, &delivered, &acked)
+	a.Kind, a.CreatedAt, a.DeliveredAt, a.AckedAt = AssignmentKind(kind), fromNanos(created), zeroTime(delivered), zeroTime(acked)
+	return a, err
 }
 
 // MarkDelivered records when work was first sent to a node's agent.

@@ -2,9 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
+	"strconv"
 )
 
 // CreateUserWithOIDC adds a user linked to the OpenID Connect subject (none when empty), in
@@ -26,18 +25,8 @@ func (s *Access) UserByOIDCSubject(ctx context.Context, subject string) (*User, 
 	if subject == "" {
 		return nil, fmt.Errorf("empty OpenID Connect subject: %w", ErrNotFound)
 	}
-	var u User
-	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users WHERE oidc_subject = ?`, subject).
-		Scan(&u.Name, &u.Role, &created, &u.OIDCSubject)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("OpenID Connect subject %q: %w", subject, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read user of OpenID Connect subject %q: %w", subject, err)
-	}
-	u.CreatedAt = fromNanos(created)
-	return &u, nil
+	return getOne(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE oidc_subject = ?`, subject),
+		scanUser, "OpenID Connect subject", strconv.Quote(subject))
 }
 
 // SetUserOIDCSubject links an existing user to an OpenID Connect subject, or unlinks them (an

@@ -75,20 +75,10 @@ func (s *Cluster) RecordPreemption(ctx context.Context, runID string, attempt in
 // Preemptions counts, for every active run preempted at least once, the attempts it lost to
 // preemption.
 func (s *Cluster) Preemptions(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.run_id, COUNT(*) FROM run_preemptions p JOIN runs r ON r.id = p.run_id
+	out, err := queryMap(ctx, s.db, scanPair[string, int], `SELECT p.run_id, COUNT(*) FROM run_preemptions p JOIN runs r ON r.id = p.run_id
 		WHERE r.status NOT IN (?, ?, ?) GROUP BY p.run_id`, job.Completed, job.Failed, job.Canceled)
 	if err != nil {
 		return nil, fmt.Errorf("read preemptions: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("read preemptions: %w", err)
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -7,22 +7,102 @@ import (
 	"fmt"
 )
 
+// eachRow runs query and calls fn with each of its rows, in order.
+func eachRow(ctx context.Context, q querier, query string, args []any, fn func(scanner) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // queryAll runs query and scans each of its rows with scan, in order.
 func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	var out []T
+	err := eachRow(ctx, q, query, args, func(sc scanner) error {
+		v, err := scan(sc)
+		if err == nil {
+			out = append(out, v)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
+	return out, nil
+}
+
+// queryList is queryAll for a list served as it is: no rows is an empty list, never nil.
+func queryList[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	out, err := queryAll(ctx, q, scan, query, args...)
+	if err == nil && out == nil {
+		out = []T{}
 	}
-	return out, rows.Err()
+	return out, err
+}
+
+// queryMap runs query and scans each of its rows with scan into a key and its value.
+func queryMap[K comparable, V any](ctx context.Context, q querier, scan func(scanner) (K, V, error), query string, args ...any) (map[K]V, error) {
+	out := map[K]V{}
+	err := eachRow(ctx, q, query, args, func(sc scanner) error {
+		k, v, err := scan(sc)
+		if err == nil {
+			out[k] = v
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanPair scans a row of two columns, a key and its value.
+func scanPair[K, V any](sc scanner) (k K, v V, err error) {
+	err = sc.Scan(&k, &v)
+	return k, v, err
+}
+
+// scanValue scans a row of one column.
+func scanValue[T any](sc scanner) (v T, err error) {
+	err = sc.Scan(&v)
+	return v, err
+}
+
+// page is the first limit of out, which was read with one more to know whether more follow.
+func page[T any](out []T, limit int) ([]T, bool) {
+	if len(out) > limit {
+		return out[:limit], true
+	}
+	return out, false
+}
+
+// execOne runs a statement that changes the one row of what ("user alice"): a statement that
+// fails is an error about doing ("delete user alice"), one that changes no row ErrNotFound.
+func execOne(ctx context.Context, q querier, doing, what, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	return affected(res, what)
+}
+
+// affected is ErrNotFound, about missing, when res changed no row.
+func affected(res sql.Result, missing string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", missing, ErrNotFound)
+	}
+	return nil
 }
 
 // values makes a scanner of *T a scanner of T, for lists of values.

@@ -201,14 +201,7 @@ func (s *Runs) RunsPage(ctx context.Context, f RunFilter) ([]*job.Run, *RunCurso
 
 // SetArchived marks a run archived (hidden from job list) or not.
 func (s *RunWrites) SetArchived(ctx context.Context, id string, archived bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET archived = ? WHERE id = ?`, archived, id)
-	if err != nil {
-		return fmt.Errorf("archive run %s: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("run %s: %w", id, ErrNotFound)
-	}
-	return nil
+	return execOne(ctx, s.db, "archive run "+id, "run "+id, `UPDATE runs SET archived = ? WHERE id = ?`, archived, id)
 }
 
 // RunListing is what job list and job show add to a run: its archived mark and the command
@@ -278,53 +271,50 @@ func (s *Runs) ArchivedOf(ctx context.Context, ids []string) (map[string]bool, e
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE archived = 1 AND id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	in, args := inIDs(ids)
+	archived, err := queryAll(ctx, s.db, scanValue[string], `SELECT id FROM runs WHERE archived = 1 AND id `+in, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read archived marks: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read archived marks: %w", err)
-		}
+	for _, id := range archived {
 		out[id] = true
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LastMetricsOf returns each run's last value of each metric, for a page of runs in one query.
 func (s *Runs) LastMetricsOf(ctx context.Context, ids []string) (map[string]map[string]float64, error) {
-	out := map[string]map[string]float64{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	in := "?" + strings.Repeat(", ?", len(ids)-1)
-	args := make([]any, 0, len(ids))
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, name, value FROM latest_metrics WHERE run_id IN (`+in+`)`, args...)
+	out, err := valuesOfRuns[float64](ctx, s.db, `SELECT run_id, name, value FROM latest_metrics WHERE run_id `, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics of %d runs: %w", len(ids), err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, name string
-		var v float64
-		if err := rows.Scan(&id, &name, &v); err != nil {
-			return nil, fmt.Errorf("read metrics of %d runs: %w", len(ids), err)
+	return out, nil
+}
+
+// valuesOfRuns reads the rows (run id, key, value) that query, ending where the IN list of the
+// runs ids goes, selects: each run's values by key.
+func valuesOfRuns[V any](ctx context.Context, q querier, query string, ids []string) (map[string]map[string]V, error) {
+	out := map[string]map[string]V{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in, args := inIDs(ids)
+	err := eachRow(ctx, q, query+in, args, func(sc scanner) error {
+		var id, key string
+		var v V
+		if err := sc.Scan(&id, &key, &v); err != nil {
+			return err
 		}
 		if out[id] == nil {
-			out[id] = map[string]float64{}
+			out[id] = map[string]V{}
 		}
-		out[id][name] = v
+		out[id][key] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // notFound is ErrNotFound for a row that is not there, else err.
@@ -338,29 +328,9 @@ func notFound(err error) error {
 // TagsOf returns each run's tags (the job's spec tags and those set since, through MLflow), for
 // a page of runs in one query.
 func (s *Runs) TagsOf(ctx context.Context, ids []string) (map[string]map[string]string, error) {
-	out := map[string]map[string]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT run_id, key, value FROM run_tags WHERE run_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	out, err := valuesOfRuns[string](ctx, s.db, `SELECT run_id, key, value FROM run_tags WHERE run_id `, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read tags of %d runs: %w", len(ids), err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, k, v string
-		if err := rows.Scan(&id, &k, &v); err != nil {
-			return nil, fmt.Errorf("read tags of %d runs: %w", len(ids), err)
-		}
-		if out[id] == nil {
-			out[id] = map[string]string{}
-		}
-		out[id][k] = v
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -106,20 +106,8 @@ var activeStates = fmt.Sprintf("'%s', '%s', '%s'", job.Completed, job.Failed, jo
 // Runs lists runs, newest first.
 func (s *Runs) List(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 	q, args := runsQuery(s.dialect, f)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.db, scanRun, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []*job.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil

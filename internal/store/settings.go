@@ -31,20 +31,11 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 
 // Settings returns the settings whose keys start with prefix.
 func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE substr(key, 1, length(?)) = ?`, prefix, prefix)
+	out, err := queryMap(ctx, s.db, scanPair[string, string], `SELECT key, value FROM settings WHERE substr(key, 1, length(?)) = ?`, prefix, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("read settings %s*: %w", prefix, err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeleteSetting removes a workspace setting; one that is not set is no error.

@@ -25,32 +25,21 @@ func (s *Cluster) CreateSize(ctx context.Context, z sizes.Size, now time.Time) e
 
 // Sizes lists the workspace's own sizes by name.
 func (s *Cluster) Sizes(ctx context.Context) ([]sizes.Size, error) {
-	rows, err := s.db.QueryContext(ctx, `
+	out, err := queryAll(ctx, s.db, scanSize, `
 		SELECT name, cores, memory_bytes, gpus, gpu_model, price_per_hour, family, isolated FROM sizes ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list sizes: %w", err)
 	}
-	defer rows.Close()
-	var out []sizes.Size
-	for rows.Next() {
-		var z sizes.Size
-		if err := rows.Scan(&z.Name, &z.Cores, &z.MemoryBytes, &z.GPUs, &z.GPUModel, &z.PricePerHour, &z.Family, &z.Isolated); err != nil {
-			return nil, fmt.Errorf("list sizes: %w", err)
-		}
-		z.Source = sizes.SourceWorkspace
-		out = append(out, z)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+func scanSize(sc scanner) (z sizes.Size, err error) {
+	err = sc.Scan(&z.Name, &z.Cores, &z.MemoryBytes, &z.GPUs, &z.GPUModel, &z.PricePerHour, &z.Family, &z.Isolated)
+	z.Source = sizes.SourceWorkspace
+	return z, err
 }
 
 // DeleteSize removes a workspace size (name in any case).
 func (s *Cluster) DeleteSize(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sizes WHERE name = ?`, name)
-	if err != nil {
-		return fmt.Errorf("delete size %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("size %s: %w", name, ErrNotFound)
-	}
-	return nil
+	return execOne(ctx, s.db, "delete size "+name, "size "+name, `DELETE FROM sizes WHERE name = ?`, name)
 }

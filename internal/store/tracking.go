@@ -126,11 +126,8 @@ func scanExperiment(sc scanner) (*tracking.Experiment, error) {
 
 func (s *Tracking) experimentTags(ctx context.Context, es []*tracking.Experiment) error {
 	for _, e := range es {
-		rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM experiment_tags WHERE experiment_id = ? ORDER BY key`, e.ID)
-		if err != nil {
-			return fmt.Errorf("read tags of experiment %s: %w", e.ID, err)
-		}
-		e.Tags, err = scanKVs(rows)
+		var err error
+		e.Tags, err = queryAll(ctx, s.db, scanKV, `SELECT key, value FROM experiment_tags WHERE experiment_id = ? ORDER BY key`, e.ID)
 		if err != nil {
 			return fmt.Errorf("read tags of experiment %s: %w", e.ID, err)
 		}
@@ -138,17 +135,9 @@ func (s *Tracking) experimentTags(ctx context.Context, es []*tracking.Experiment
 	return nil
 }
 
-func scanKVs(rows *sql.Rows) ([]tracking.KV, error) {
-	defer rows.Close()
-	var out []tracking.KV
-	for rows.Next() {
-		var kv tracking.KV
-		if err := rows.Scan(&kv.Key, &kv.Value); err != nil {
-			return nil, err
-		}
-		out = append(out, kv)
-	}
-	return out, rows.Err()
+func scanKV(sc scanner) (kv tracking.KV, err error) {
+	err = sc.Scan(&kv.Key, &kv.Value)
+	return kv, err
 }
 
 // ExperimentQuery selects experiments for SearchExperiments.
@@ -171,26 +160,11 @@ func (s *Tracking) SearchExperiments(ctx context.Context, q ExperimentQuery) ([]
 	stmt := `SELECT ` + experimentColumns + ` FROM experiments WHERE lifecycle_stage IN (?` +
 		strings.Repeat(", ?", len(q.Stages)-1) + `) AND ` + q.Where + ` ORDER BY ` + q.Order + ` LIMIT ? OFFSET ?`
 	args = append(append(args, q.Args...), q.Limit+1, q.Offset)
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	out, err := queryAll(ctx, s.db, scanExperiment, stmt, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("search experiments: %w", err)
 	}
-	defer rows.Close()
-	var out []*tracking.Experiment
-	for rows.Next() {
-		e, err := scanExperiment(rows)
-		if err != nil {
-			return nil, false, fmt.Errorf("search experiments: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("search experiments: %w", err)
-	}
-	more := len(out) > q.Limit
-	if more {
-		out = out[:q.Limit]
-	}
+	out, more := page(out, q.Limit)
 	return out, more, s.experimentTags(ctx, out)
 }
 
@@ -216,11 +190,8 @@ func (s *Tracking) SetExperimentStage(ctx context.Context, id, stage string) err
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE experiments SET lifecycle_stage = ?, updated_at = ? WHERE id = ?`, stage, nanos(time.Now()), n)
-	if err != nil {
-		return fmt.Errorf("set stage of experiment %s: %w", id, err)
-	}
-	return affected(res, "No Experiment with id="+id+" exists")
+	return execOne(ctx, s.db, "set stage of experiment "+id, "No Experiment with id="+id+" exists",
+		`UPDATE experiments SET lifecycle_stage = ?, updated_at = ? WHERE id = ?`, stage, nanos(time.Now()), n)
 }
 
 // SetExperimentTag sets one tag of an experiment.
@@ -242,17 +213,6 @@ func setExperimentTag(ctx context.Context, q querier, id int64, t tracking.KV) e
 	_, err := q.ExecContext(ctx, `INSERT INTO experiment_tags (experiment_id, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (experiment_id, key) DO UPDATE SET value = excluded.value`, id, t.Key, t.Value)
 	return err
-}
-
-func affected(res sql.Result, missing string) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: %w", missing, ErrNotFound)
-	}
-	return nil
 }
 
 func timeNow() time.Time { return time.Now().UTC() }

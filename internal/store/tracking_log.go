@@ -311,28 +311,17 @@ func (s *Tracking) MetricHistory(ctx context.Context, id, key string, offset, li
 	if _, err := s.Runs.RunLife(ctx, id); err != nil {
 		return nil, false, fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT value, step, time FROM metrics WHERE run_id = ? AND name = ?
+	out, err := queryAll(ctx, s.db, func(sc scanner) (m tracking.MetricPoint, err error) {
+		m.Key = key
+		err = sc.Scan(&m.Value, &m.Step, &m.Timestamp)
+		m.Timestamp = ms(m.Timestamp)
+		return m, err
+	}, `SELECT value, step, time FROM metrics WHERE run_id = ? AND name = ?
 		ORDER BY time, step, src, seq LIMIT ? OFFSET ?`, id, key, limit+1, offset)
 	if err != nil {
 		return nil, false, fmt.Errorf("read history of %s of run %s: %w", key, id, err)
 	}
-	var out []tracking.MetricPoint
-	err = eachRow(rows, func() error {
-		m := tracking.MetricPoint{Key: key}
-		if err := rows.Scan(&m.Value, &m.Step, &m.Timestamp); err != nil {
-			return err
-		}
-		m.Timestamp = ms(m.Timestamp)
-		out = append(out, m)
-		return nil
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("read history of %s of run %s: %w", key, id, err)
-	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
+	out, more := page(out, limit)
 	return out, more, nil
 }
 
@@ -343,11 +332,7 @@ func (s *Tracking) RunParamsTags(ctx context.Context, id string) (params, tags m
 		table string
 		into  map[string]string
 	}{{"run_params", params}, {"run_tags", tags}} {
-		rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM `+t.table+` WHERE run_id = ?`, id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s of run %s: %w", t.table, id, err)
-		}
-		kvs, err := scanKVs(rows)
+		kvs, err := queryAll(ctx, s.db, scanKV, `SELECT key, value FROM `+t.table+` WHERE run_id = ?`, id)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s of run %s: %w", t.table, id, err)
 		}

@@ -150,14 +150,10 @@ func (s *Tracking) runData(ctx context.Context, idList string, runs map[string]*
 		{"run_tags", func(r *tracking.Run, kv tracking.KV) { r.Data.Tags = append(r.Data.Tags, kv) }},
 	}
 	for _, t := range kvs {
-		rows, err := s.db.QueryContext(ctx, `SELECT run_id, key, value FROM `+t.table+in+`key`, idList)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", t.table, err)
-		}
-		err = eachRow(rows, func() error {
+		err := eachRow(ctx, s.db, `SELECT run_id, key, value FROM `+t.table+in+`key`, []any{idList}, func(sc scanner) error {
 			var id string
 			var kv tracking.KV
-			if err := rows.Scan(&id, &kv.Key, &kv.Value); err != nil {
+			if err := sc.Scan(&id, &kv.Key, &kv.Value); err != nil {
 				return err
 			}
 			t.add(runs[id], kv)
@@ -167,14 +163,10 @@ func (s *Tracking) runData(ctx context.Context, idList string, runs map[string]*
 			return fmt.Errorf("read %s: %w", t.table, err)
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, name, value, step, time FROM latest_metrics`+in+`name`, idList)
-	if err != nil {
-		return fmt.Errorf("read latest metrics: %w", err)
-	}
-	err = eachRow(rows, func() error {
+	err := eachRow(ctx, s.db, `SELECT run_id, name, value, step, time FROM latest_metrics`+in+`name`, []any{idList}, func(sc scanner) error {
 		var id string
 		var m tracking.MetricPoint
-		if err := rows.Scan(&id, &m.Key, &m.Value, &m.Step, &m.Timestamp); err != nil {
+		if err := sc.Scan(&id, &m.Key, &m.Value, &m.Step, &m.Timestamp); err != nil {
 			return err
 		}
 		m.Timestamp = ms(m.Timestamp)
@@ -188,13 +180,9 @@ func (s *Tracking) runData(ctx context.Context, idList string, runs map[string]*
 }
 
 func (s *Tracking) runInputs(ctx context.Context, idList, in string, runs map[string]*tracking.Run) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, dataset, tags FROM run_inputs`+in+`name, digest`, idList)
-	if err != nil {
-		return fmt.Errorf("read inputs: %w", err)
-	}
-	err = eachRow(rows, func() error {
+	err := eachRow(ctx, s.db, `SELECT run_id, dataset, tags FROM run_inputs`+in+`name, digest`, []any{idList}, func(sc scanner) error {
 		var id, ds, tags string
-		if err := rows.Scan(&id, &ds, &tags); err != nil {
+		if err := sc.Scan(&id, &ds, &tags); err != nil {
 			return err
 		}
 		var d tracking.DatasetInput
@@ -211,16 +199,6 @@ func (s *Tracking) runInputs(ctx context.Context, idList, in string, runs map[st
 		return fmt.Errorf("read inputs: %w", err)
 	}
 	return nil
-}
-
-func eachRow(rows *sql.Rows, fn func() error) error {
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // UpdateTrackingRun applies runs/update (tracking.Update.Apply decides what changes).
@@ -240,11 +218,8 @@ func (s *RunWrites) UpdateTrackingRun(ctx context.Context, id string, u tracking
 
 // SetRunStage soft-deletes ("deleted") or restores ("active") a run.
 func (s *RunWrites) SetRunStage(ctx context.Context, id, stage string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET lifecycle_stage = ? WHERE id = ?`, stage, id)
-	if err != nil {
-		return fmt.Errorf("set stage of run %s: %w", id, err)
-	}
-	return affected(res, "Run with id="+id+" not found")
+	return execOne(ctx, s.db, "set stage of run "+id, "Run with id="+id+" not found",
+		`UPDATE runs SET lifecycle_stage = ? WHERE id = ?`, stage, id)
 }
 
 // RunIsJob reports whether run id is a job (false: a run created through the MLflow API, which

@@ -25,26 +25,11 @@ func (s *Tracking) SearchRuns(ctx context.Context, q RunQuery) ([]*tracking.Run,
 		return nil, false, nil
 	}
 	stmt, args := searchStatement(q)
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	ids, err := queryAll(ctx, s.db, scanValue[string], stmt, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("search runs: %w", err)
 	}
-	var ids []string
-	err = eachRow(rows, func() error {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("search runs: %w", err)
-	}
-	more := len(ids) > q.Limit
-	if more {
-		ids = ids[:q.Limit]
-	}
+	ids, more := page(ids, q.Limit)
 	runs, err := s.trackingRuns(ctx, ids)
 	return runs, more, err
 }

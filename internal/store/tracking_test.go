@@ -167,21 +167,12 @@ func TestSearchReadsMetricIndexInOrder(t *testing.T) {
 	q := RunQuery{ExperimentIDs: []int64{0}, Stages: []string{"active"}, Order: tracking.OrderSQL(o, f), Limit: 100}
 	q.Where, q.WhereArgs = f.WhereSQLFor(q.Order)
 	stmt, args := searchStatement(q)
-	rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+stmt, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	err = eachRow(rows, func() error {
+	plan, err := queryAll(t.Context(), s.db, func(sc scanner) (string, error) {
 		var id, parent, unused int
 		var detail string
-		plan = append(plan, detail)
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			return err
-		}
-		plan[len(plan)-1] = detail
-		return nil
-	})
+		err := sc.Scan(&id, &parent, &unused, &detail)
+		return detail, err
+	}, "EXPLAIN QUERY PLAN "+stmt, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

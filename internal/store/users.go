@@ -40,52 +40,35 @@ func (s *Access) CreateUser(ctx context.Context, u User) error {
 	return nil
 }
 
-// GetUser returns a user, or ErrNotFound.
-func (s *Access) GetUser(ctx context.Context, name string) (*User, error) {
+const userColumns = `name, role, created_at, oidc_subject`
+
+func scanUser(sc scanner) (*User, error) {
 	var u User
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users WHERE name = ?`, name).
-		Scan(&u.Name, &u.Role, &created, &u.OIDCSubject)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("user %s: %w", name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read user %s: %w", name, err)
+	if err := sc.Scan(&u.Name, &u.Role, &created, &u.OIDCSubject); err != nil {
+		return nil, err
 	}
 	u.CreatedAt = fromNanos(created)
 	return &u, nil
 }
 
+// GetUser returns a user, or ErrNotFound.
+func (s *Access) GetUser(ctx context.Context, name string) (*User, error) {
+	return getOne(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE name = ?`, name), scanUser, "user", name)
+}
+
 // Users lists the users by name.
 func (s *Access) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at, oidc_subject FROM users ORDER BY name`)
+	out, err := queryList(ctx, s.db, values(scanUser), `SELECT `+userColumns+` FROM users ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	defer rows.Close()
-	out := []User{}
-	for rows.Next() {
-		var u User
-		var created int64
-		if err := rows.Scan(&u.Name, &u.Role, &created, &u.OIDCSubject); err != nil {
-			return nil, fmt.Errorf("list users: %w", err)
-		}
-		u.CreatedAt = fromNanos(created)
-		out = append(out, u)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetUserRole changes a user's role; an unknown user is ErrNotFound.
 func (s *Access) SetUserRole(ctx context.Context, name, role string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE users SET role = ? WHERE name = ?`, role, name)
-	if err != nil {
-		return fmt.Errorf("set role of %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("user %s: %w", name, ErrNotFound)
-	}
-	return nil
+	return execOne(ctx, s.db, "set role of "+name, "user "+name, `UPDATE users SET role = ? WHERE name = ?`, role, name)
 }
 
 // DeleteUser removes a user and their tokens in one transaction.
@@ -98,12 +81,8 @@ func (s *Access) DeleteUser(ctx context.Context, name string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM user_tokens WHERE user_name = ?`, name); err != nil {
 		return fmt.Errorf("delete tokens of %s: %w", name, err)
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
-	if err != nil {
-		return fmt.Errorf("delete user %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("user %s: %w", name, ErrNotFound)
+	if err := execOne(ctx, tx, "delete user "+name, "user "+name, `DELETE FROM users WHERE name = ?`, name); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -123,7 +102,7 @@ func (s *Access) CreateUserToken(ctx context.Context, t UserToken) error {
 
 const tokenColumns = `user_name, name, hash, created_at, expires_at, revoked_at, last_used_at`
 
-func scanToken(sc interface{ Scan(...any) error }) (UserToken, error) {
+func scanToken(sc scanner) (UserToken, error) {
 	var t UserToken
 	var created, expires, revoked, used int64
 	if err := sc.Scan(&t.User, &t.Name, &t.Hash, &created, &expires, &revoked, &used); err != nil {
@@ -153,35 +132,20 @@ func (s *Access) UserTokenByHash(ctx context.Context, hash string) (*UserToken, 
 
 // UserTokens lists a user's tokens (every user's when user is ""), by user and name.
 func (s *Access) UserTokens(ctx context.Context, user string) ([]UserToken, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM user_tokens
+	out, err := queryList(ctx, s.db, scanToken, `SELECT `+tokenColumns+` FROM user_tokens
 		WHERE ? = '' OR user_name = ? ORDER BY user_name, name`, user, user)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	defer rows.Close()
-	out := []UserToken{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RevokeUserToken marks a token revoked at now (a token revoked already keeps its first time);
 // an unknown token is ErrNotFound.
 func (s *Access) RevokeUserToken(ctx context.Context, user, name string, now time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END
+	return execOne(ctx, s.db, "revoke token "+name+" of "+user, "token "+name+" of "+user,
+		`UPDATE user_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END
 		WHERE user_name = ? AND name = ?`, nanos(now), user, name)
-	if err != nil {
-		return fmt.Errorf("revoke token %s of %s: %w", name, user, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("token %s of %s: %w", name, user, ErrNotFound)
-	}
-	return nil
 }
 
 // TouchUserToken records a token's use at now when its last recorded use is older than
