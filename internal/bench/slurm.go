@@ -238,12 +238,7 @@ func parallel(n, k int, fn func(i int) error) error {
 
 // client is an API client for the workspace (directly, not through the counting proxy).
 func (w *Workspace) client() (*api.Client, error) {
-	h := home.Home{Dir: w.Home}
-	si, err := h.ReadServerInfo()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := h.ReadToken()
+	si, tok, err := home.Home{Dir: w.Home}.ReadServer()
 	if err != nil {
 		return nil, err
 	}

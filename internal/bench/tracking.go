@@ -32,12 +32,7 @@ type mlflowClient struct {
 }
 
 func (w *Workspace) mlflow() (*mlflowClient, error) {
-	h := home.Home{Dir: w.Home}
-	si, err := h.ReadServerInfo()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := h.ReadToken()
+	si, tok, err := home.Home{Dir: w.Home}.ReadServer()
 	if err != nil {
 		return nil, err
 	}

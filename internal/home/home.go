@@ -124,6 +124,22 @@ func (h Home) Lock() (release func(), err error) {
 	return func() { f.Close() }, nil
 }
 
+// lockStopped takes the start lock, then the server lock, for work on a workspace whose server
+// must not run (migrate, restore): no server runs, and none starts, until release. what says
+// what the work is when a server runs ("migrate", "restore into").
+func (h Home) lockStopped(what string) (release func(), err error) {
+	unlock, err := lockFile(h.startLock())
+	if err != nil {
+		return nil, err
+	}
+	releaseServer, err := h.Lock()
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("%s %s: %w; stop it first (hangar server stop)", what, h.Dir, err)
+	}
+	return func() { releaseServer(); unlock() }, nil
+}
+
 // EnsureToken returns the workspace's admin token, creating it on first use.
 func (h Home) EnsureToken() (string, error) {
 	if t, err := h.ReadToken(); err == nil {
@@ -138,6 +154,19 @@ func (h Home) EnsureToken() (string, error) {
 		return "", fmt.Errorf("write token: %w", err)
 	}
 	return t, nil
+}
+
+// ReadServer reads server.json and the admin token: what a client of the local server needs.
+func (h Home) ReadServer() (*ServerInfo, string, error) {
+	si, err := h.ReadServerInfo()
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := h.ReadToken()
+	if err != nil {
+		return nil, "", err
+	}
+	return si, tok, nil
 }
 
 // ReadToken reads the admin token.

@@ -43,14 +43,9 @@ func (h Home) MigrateTo(ctx context.Context, dsn string, progress func(table str
 	if fi, err := os.Stat(h.DB()); err != nil || fi.Size() == 0 {
 		return nil, fmt.Errorf("migrate: no workspace database at %s to copy", h.DB())
 	}
-	unlock, err := lockFile(h.startLock())
+	release, err := h.lockStopped("migrate")
 	if err != nil {
 		return nil, err
-	}
-	defer unlock()
-	release, err := h.Lock()
-	if err != nil {
-		return nil, fmt.Errorf("migrate %s: %w; stop it first (hangar server stop)", h.Dir, err)
 	}
 	defer release()
 	src, err := store.Open(ctx, h.DB())

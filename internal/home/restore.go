@@ -45,14 +45,9 @@ func (h Home) Restore(ctx context.Context, from string, force bool, now time.Tim
 	if err := h.Ensure(); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(h.startLock())
+	release, err := h.lockStopped("restore into")
 	if err != nil {
 		return nil, err
-	}
-	defer unlock()
-	release, err := h.Lock()
-	if err != nil {
-		return nil, fmt.Errorf("restore into %s: %w; stop it first (hangar server stop)", h.Dir, err)
 	}
 	defer release()
 	suffix := ".before-restore-" + now.UTC().Format("20060102T150405Z")

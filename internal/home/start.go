@@ -52,11 +52,7 @@ func (h Home) ConnectClient(ctx context.Context, exe string, log io.Writer) (*ap
 	if _, _, err := h.Connect(ctx, exe, log); err != nil {
 		return nil, err
 	}
-	si, err := h.ReadServerInfo()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := h.ReadToken()
+	si, tok, err := h.ReadServer()
 	if err != nil {
 		return nil, err
 	}
