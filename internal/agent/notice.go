@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,7 @@ func (a *Agent) takeNotice(ctx context.Context) {
 		waiting = a.runs.unacknowledged(waiting)
 	}
 	if len(waiting) > 0 {
-		a.log.Warn("shutdown notice: checkpoints not saved in time", "runs", strings.Join(sortedIDs(waiting), ","))
+		a.log.Warn("shutdown notice: checkpoints not saved in time", "runs", strings.Join(slices.Sorted(maps.Keys(waiting)), ","))
 	}
 	a.noticed = true
 	a.log.Info("shutdown notice: telling the server the node is being taken back", "node", a.id.NodeID)
@@ -96,15 +97,6 @@ func acked(path string, sent time.Time) bool {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
 	return err == nil && !t.Before(sent.Add(-time.Millisecond))
-}
-
-func sortedIDs[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // tokenAttempt is the attempt a run token was minted for ("<run>.<attempt>.<expiry>.<mac>"),

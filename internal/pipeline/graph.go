@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -19,13 +20,13 @@ func Check(p job.PipelineRun) error {
 	}
 	for _, name := range stepNames(p) {
 		step := p.Steps[name]
-		for _, in := range sortedKeys(step.From) {
+		for _, in := range slices.Sorted(maps.Keys(step.From)) {
 			if err := checkRef(p, step.From[in]); err != nil {
 				return fmt.Errorf("jobs.%s.inputs.%s: %w", name, in, err)
 			}
 		}
 	}
-	for _, out := range sortedKeys(p.Outputs) {
+	for _, out := range slices.Sorted(maps.Keys(p.Outputs)) {
 		if err := checkRef(p, p.Outputs[out]); err != nil {
 			return fmt.Errorf("outputs.%s: %w", out, err)
 		}
@@ -46,7 +47,7 @@ func checkRef(p job.PipelineRun, ref job.StepRef) error {
 		return fmt.Errorf("step %q does not exist (steps: %s)", ref.Step, strings.Join(stepNames(p), ", "))
 	}
 	if _, ok := producer.Spec.Outputs[ref.Output]; !ok {
-		declared := sortedKeys(producer.Spec.Outputs)
+		declared := slices.Sorted(maps.Keys(producer.Spec.Outputs))
 		if len(declared) == 0 {
 			return fmt.Errorf("step %q declares no outputs, so it has no output %q", ref.Step, ref.Output)
 		}
@@ -89,7 +90,7 @@ func Order(p job.PipelineRun) []string {
 // back (a graph Check refuses) form one last layer, so every step is still listed.
 func Layers(p job.PipelineRun) [][]string {
 	deps := Deps(p)
-	names := sortedKeys(deps)
+	names := slices.Sorted(maps.Keys(deps))
 	depth := make(map[string]int, len(deps))
 	var layers [][]string
 	for placed := 0; placed < len(deps); {
@@ -159,7 +160,7 @@ func findCycle(deps map[string][]string) []string {
 		mark[n] = finished
 		return nil
 	}
-	for _, n := range sortedKeys(deps) {
+	for _, n := range slices.Sorted(maps.Keys(deps)) {
 		if mark[n] == unseen {
 			if c := visit(n); c != nil {
 				return c
@@ -178,13 +179,4 @@ func rotateToMin(cycle []string) []string {
 	return append(out, out[0])
 }
 
-func stepNames(p job.PipelineRun) []string { return sortedKeys(p.Steps) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func stepNames(p job.PipelineRun) []string { return slices.Sorted(maps.Keys(p.Steps)) }

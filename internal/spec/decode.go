@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -500,14 +501,7 @@ func (d *decoder) anyMap(n *yaml.Node, path string) map[string]any {
 }
 
 // keys returns a map's keys sorted, for messages.
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // readSpec reads a spec file; a file that cannot be read is an ErrorList naming it.
 func readSpec(file string) ([]byte, error) {

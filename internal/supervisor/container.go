@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +48,7 @@ func (s *runEnvironment) containerCommand(w *workspace) (*exec.Cmd, error) {
 	envFile := filepath.Join(s.cfg.Dir, "hangar", "container.env")
 	var long []string
 	var lines []string
-	for _, k := range sortedKeys(w.containerVars) {
+	for _, k := range slices.Sorted(maps.Keys(w.containerVars)) {
 		v := w.containerVars[k]
 		if strings.ContainsAny(v, "\n\r") {
 			long = append(long, "-e", k+"="+v)

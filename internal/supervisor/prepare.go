@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/binding"
@@ -138,7 +139,7 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if w.container != nil {
 		w.containerVars = s.environment.containerVars(vars)
 	}
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		w.vars = append(w.vars, k+"="+vars[k])
 	}
 	return w, nil
@@ -180,7 +181,7 @@ func (c *cachedSource) Open(ctx context.Context, hash string) (io.ReadCloser, er
 // prepare materializes data inputs under <run>/inputs/<name> (a deployment's model below
 // AZUREML_MODEL_DIR: modeldir.go) and records every input's value.
 func (s *inputFetcher) prepare(ctx context.Context, src snapshot.Source, values, env map[string]string) error {
-	names := sortedKeys(s.spec.Spec.Inputs)
+	names := slices.Sorted(maps.Keys(s.spec.Spec.Inputs))
 	for _, name := range names {
 		in := s.spec.Spec.Inputs[name]
 		if in.Optional && !in.IsLiteral() && in.Path == "" && in.Manifest == "" {
@@ -272,7 +273,7 @@ func (s *inputFetcher) download(ctx context.Context, in job.Input, dest string) 
 
 // prepare creates a folder per named output; a uri_file output is a file inside it.
 func (s *outputCollector) prepare(w *workspace, values, env map[string]string) error {
-	for _, name := range sortedKeys(s.spec.Spec.Outputs) {
+	for _, name := range slices.Sorted(maps.Keys(s.spec.Spec.Outputs)) {
 		out := s.spec.Spec.Outputs[name]
 		dir := filepath.Join(s.cfg.Dir, "named-outputs", name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -370,13 +371,4 @@ func (s *Supervisor) trackingURI() string {
 		return s.relayURL
 	}
 	return s.conn.c.BaseURL()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
