@@ -19,32 +19,27 @@ func (c *Controller) Archive(ctx context.Context, id string, archived bool) erro
 // CreateTrackingRun records a run that is not a job (MLflow's runs/create) in experiment expID,
 // with its user and tags.
 func (n *Tracking) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
-	c := n.c
-	return c.Store.RunWrites.CreateTrackingRun(ctx, r, expID, userID, tags)
+	return n.c.Store.RunWrites.CreateTrackingRun(ctx, r, expID, userID, tags)
 }
 
 // UpdateTrackingRun applies MLflow's runs/update to a run (a job's name only; see
 // tracking.Update.Apply).
 func (n *Tracking) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
-	c := n.c
-	return c.Store.RunWrites.UpdateTrackingRun(ctx, id, u)
+	return n.c.Store.RunWrites.UpdateTrackingRun(ctx, id, u)
 }
 
 // SetRunStage soft-deletes ("deleted") or restores ("active") a run (MLflow's runs/delete and
 // runs/restore).
 func (n *Tracking) SetRunStage(ctx context.Context, id, stage string) error {
-	c := n.c
-	return c.Store.RunWrites.SetRunStage(ctx, id, stage)
+	return n.c.Store.RunWrites.SetRunStage(ctx, id, stage)
 }
 
 // LogBatch records MLflow's log-batch on a run: its metrics, params and tags.
 func (n *Tracking) LogBatch(ctx context.Context, id string, b store.Batch) error {
-	c := n.c
-	return c.Store.RunWrites.LogBatch(ctx, id, b)
+	return n.c.Store.RunWrites.LogBatch(ctx, id, b)
 }
 
 // DeleteRunTag removes a tag from a run (MLflow's delete-tag).
 func (n *Tracking) DeleteRunTag(ctx context.Context, id, key string) error {
-	c := n.c
-	return c.Store.RunWrites.DeleteRunTag(ctx, id, key)
+	return n.c.Store.RunWrites.DeleteRunTag(ctx, id, key)
 }
