@@ -229,45 +229,38 @@ type NodeEvent struct {
 
 // Join joins a cluster; the client's token is the join token.
 func (c *AgentClient) Join(ctx context.Context, req JoinRequest) (*JoinReply, error) {
-	var out JoinReply
-	return &out, c.do(ctx, http.MethodPost, "/api/agents/join", req, &out)
+	return call[JoinReply](ctx, c.Client, http.MethodPost, "/api/agents/join", req)
 }
 
 // Heartbeat reports an agent's runs and returns its work; the client's token is the agent token.
 func (c *AgentClient) Heartbeat(ctx context.Context, nodeID string, hb AgentHeartbeat) (*HeartbeatReply, error) {
-	var out HeartbeatReply
-	return &out, c.do(ctx, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb, &out)
+	return call[HeartbeatReply](ctx, c.Client, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb)
 }
 
 // List lists a cluster's nodes.
 func (c *NodeClient) List(ctx context.Context, pool string) ([]Node, error) {
-	var out []Node
-	return out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil, &out)
+	return callValue[[]Node](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil)
 }
 
 // Get shows one node with its pending work.
 func (c *NodeClient) Get(ctx context.Context, id string) (*Node, error) {
-	var out Node
-	return &out, c.do(ctx, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil, &out)
+	return call[Node](ctx, c.Client, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil)
 }
 
 // Events returns a cluster's timeline, oldest first; limit keeps the newest entries (0 = all).
 func (c *NodeClient) Events(ctx context.Context, pool string, limit int) ([]NodeEvent, error) {
-	var out []NodeEvent
 	p := "/api/computes/" + url.PathEscape(pool) + "/node-events?limit=" + strconv.Itoa(limit)
-	return out, c.do(ctx, http.MethodGet, p, nil, &out)
+	return callValue[[]NodeEvent](ctx, c.Client, http.MethodGet, p, nil)
 }
 
 // List lists the workspace's size catalog.
 func (c *SizeClient) List(ctx context.Context) ([]sizes.Size, error) {
-	var out []sizes.Size
-	return out, c.do(ctx, http.MethodGet, "/api/sizes", nil, &out)
+	return callValue[[]sizes.Size](ctx, c.Client, http.MethodGet, "/api/sizes", nil)
 }
 
 // Create adds a workspace size.
 func (c *SizeClient) Create(ctx context.Context, s sizes.Size) (*sizes.Size, error) {
-	var out sizes.Size
-	return &out, c.do(ctx, http.MethodPost, "/api/sizes", s, &out)
+	return call[sizes.Size](ctx, c.Client, http.MethodPost, "/api/sizes", s)
 }
 
 // Delete removes a workspace size.

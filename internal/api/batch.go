@@ -47,26 +47,22 @@ func batchDeploymentPath(endpoint, name string) string {
 
 // Create creates a batch endpoint.
 func (c *BatchEndpointClient) Create(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
-	var out BatchEndpointView
-	return &out, c.do(ctx, http.MethodPost, "/api/batch-endpoints", e, &out)
+	return call[BatchEndpointView](ctx, c.Client, http.MethodPost, "/api/batch-endpoints", e)
 }
 
 // Update replaces a batch endpoint's definition.
 func (c *BatchEndpointClient) Update(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
-	var out BatchEndpointView
-	return &out, c.do(ctx, http.MethodPut, batchEndpointPath(e.Name), e, &out)
+	return call[BatchEndpointView](ctx, c.Client, http.MethodPut, batchEndpointPath(e.Name), e)
 }
 
 // Get reads a batch endpoint.
 func (c *BatchEndpointClient) Get(ctx context.Context, name string) (*BatchEndpointView, error) {
-	var out BatchEndpointView
-	return &out, c.do(ctx, http.MethodGet, batchEndpointPath(name), nil, &out)
+	return call[BatchEndpointView](ctx, c.Client, http.MethodGet, batchEndpointPath(name), nil)
 }
 
 // List lists the batch endpoints.
 func (c *BatchEndpointClient) List(ctx context.Context) ([]BatchEndpointView, error) {
-	var out []BatchEndpointView
-	return out, c.do(ctx, http.MethodGet, "/api/batch-endpoints", nil, &out)
+	return callValue[[]BatchEndpointView](ctx, c.Client, http.MethodGet, "/api/batch-endpoints", nil)
 }
 
 // Delete deletes a batch endpoint and its deployments.
@@ -76,31 +72,27 @@ func (c *BatchEndpointClient) Delete(ctx context.Context, name string) error {
 
 // Invoke queues a batch scoring job.
 func (c *BatchEndpointClient) Invoke(ctx context.Context, endpoint string, req BatchInvokeRequest) (*RunDetail, error) {
-	var out RunDetail
-	return &out, c.do(ctx, http.MethodPost, batchEndpointPath(endpoint)+"/invoke", req, &out)
+	return call[RunDetail](ctx, c.Client, http.MethodPost, batchEndpointPath(endpoint)+"/invoke", req)
 }
 
 // Put creates (create) or replaces a batch deployment; setDefault makes it its
 // endpoint's default.
 func (c *BatchDeploymentClient) Put(ctx context.Context, d serving.BatchDeployment, create, setDefault bool) (*BatchDeploymentView, error) {
-	var out BatchDeploymentView
 	method, p := http.MethodPut, batchDeploymentPath(d.Endpoint, d.Name)
 	if create {
 		method, p = http.MethodPost, batchEndpointPath(d.Endpoint)+"/deployments"
 	}
-	return &out, c.do(ctx, method, p+"?set_default="+strconv.FormatBool(setDefault), d, &out)
+	return call[BatchDeploymentView](ctx, c.Client, method, p+"?set_default="+strconv.FormatBool(setDefault), d)
 }
 
 // Get reads a batch deployment.
 func (c *BatchDeploymentClient) Get(ctx context.Context, endpoint, name string) (*BatchDeploymentView, error) {
-	var out BatchDeploymentView
-	return &out, c.do(ctx, http.MethodGet, batchDeploymentPath(endpoint, name), nil, &out)
+	return call[BatchDeploymentView](ctx, c.Client, http.MethodGet, batchDeploymentPath(endpoint, name), nil)
 }
 
 // List lists a batch endpoint's deployments.
 func (c *BatchDeploymentClient) List(ctx context.Context, endpoint string) ([]BatchDeploymentView, error) {
-	var out []BatchDeploymentView
-	return out, c.do(ctx, http.MethodGet, batchEndpointPath(endpoint)+"/deployments", nil, &out)
+	return callValue[[]BatchDeploymentView](ctx, c.Client, http.MethodGet, batchEndpointPath(endpoint)+"/deployments", nil)
 }
 
 // Delete deletes a batch deployment.

@@ -275,27 +275,23 @@ func decodeError(resp *http.Response) error {
 
 // Health checks that the server answers.
 func (c *Client) Health(ctx context.Context) (*Health, error) {
-	var h Health
-	return &h, c.do(ctx, http.MethodGet, "/api/health", nil, &h)
+	return call[Health](ctx, c, http.MethodGet, "/api/health", nil)
 }
 
 // List lists the workspace's compute targets.
 func (c *ComputeClient) List(ctx context.Context) ([]Compute, error) {
-	var out []Compute
-	return out, c.do(ctx, http.MethodGet, "/api/computes", nil, &out)
+	return callValue[[]Compute](ctx, c.Client, http.MethodGet, "/api/computes", nil)
 }
 
 // Get shows one compute target.
 func (c *ComputeClient) Get(ctx context.Context, name string) (*Compute, error) {
-	var out Compute
-	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil, &out)
+	return call[Compute](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil)
 }
 
 // Brief returns a compute target without asking its backend to describe its node (which
 // may probe the machine or reach a remote host): enough to know it exists.
 func (c *ComputeClient) Brief(ctx context.Context, name string) (*Compute, error) {
-	var out Compute
-	return &out, c.do(ctx, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil, &out)
+	return call[Compute](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil)
 }
 
 // Missing returns the hashes the server lacks.
@@ -357,26 +353,22 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 
 // Create submits a job.
 func (c *JobClient) Create(ctx context.Context, req CreateJobRequest) (*RunDetail, error) {
-	var out RunDetail
-	return &out, c.do(ctx, http.MethodPost, "/api/jobs", req, &out)
+	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs", req)
 }
 
 // List lists runs, newest first.
 func (c *JobClient) List(ctx context.Context, limit int) ([]RunDetail, error) {
-	var out []RunDetail
-	return out, c.do(ctx, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil, &out)
+	return callValue[[]RunDetail](ctx, c.Client, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil)
 }
 
 // Get shows one run.
 func (c *JobClient) Get(ctx context.Context, name string) (*RunDetail, error) {
-	var out RunDetail
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil, &out)
+	return call[RunDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil)
 }
 
 // Cancel asks for a run to be canceled.
 func (c *JobClient) Cancel(ctx context.Context, name string) (*RunDetail, error) {
-	var out RunDetail
-	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil, &out)
+	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil)
 }
 
 // Logs returns log lines after seq `after`, waiting up to wait for new ones.
@@ -387,29 +379,25 @@ func (c *JobClient) Logs(ctx context.Context, name, file string, after int64, wa
 	if file != "" {
 		q.Set("file", file)
 	}
-	var out LogsResponse
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil, &out)
+	return call[LogsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil)
 }
 
 // Metrics returns a run's metric history.
 func (c *JobClient) Metrics(ctx context.Context, name string) (*MetricsResponse, error) {
-	var out MetricsResponse
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil, &out)
+	return call[MetricsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil)
 }
 
 // Artifacts returns the manifests of a run's artifacts.
 func (c *JobClient) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
-	var out ArtifactsResponse
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil, &out)
+	return call[ArtifactsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil)
 }
 
 // Create creates (or, with update, replaces) a compute target; the server verifies it first.
 func (c *ComputeClient) Create(ctx context.Context, s compute.Spec, update bool) (*Compute, error) {
-	var out Compute
 	if update {
-		return &out, c.do(ctx, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s, &out)
+		return call[Compute](ctx, c.Client, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s)
 	}
-	return &out, c.do(ctx, http.MethodPost, "/api/computes", s, &out)
+	return call[Compute](ctx, c.Client, http.MethodPost, "/api/computes", s)
 }
 
 // Delete removes (detaches) a compute target; force cancels its active runs.
@@ -419,11 +407,23 @@ func (c *ComputeClient) Delete(ctx context.Context, name string, force bool) err
 
 // Settings returns the workspace settings that are set.
 func (c *WorkspaceClient) Settings(ctx context.Context) (map[string]string, error) {
-	var out map[string]string
-	return out, c.do(ctx, http.MethodGet, "/api/settings", nil, &out)
+	return callValue[map[string]string](ctx, c.Client, http.MethodGet, "/api/settings", nil)
 }
 
 // SetSetting changes a workspace setting.
 func (c *WorkspaceClient) SetSetting(ctx context.Context, key, value string) error {
 	return c.do(ctx, http.MethodPut, "/api/settings/"+url.PathEscape(key), map[string]string{"value": value}, nil)
+}
+
+// call sends a request (in, when not nil, as its JSON body) and decodes the JSON answer into
+// a new T.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (*T, error) {
+	var out T
+	return &out, c.do(ctx, method, path, in, &out)
+}
+
+// callValue is call for an answer kept as a value: a list, a map.
+func callValue[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	return out, c.do(ctx, method, path, in, &out)
 }

@@ -10,14 +10,12 @@ import (
 
 // Create registers an environment version.
 func (c *EnvironmentClient) Create(ctx context.Context, env job.Environment) (*EnvironmentVersion, error) {
-	var out EnvironmentVersion
-	return &out, c.do(ctx, http.MethodPost, "/api/environments", env, &out)
+	return call[EnvironmentVersion](ctx, c.Client, http.MethodPost, "/api/environments", env)
 }
 
 // List lists environment versions ("" = every name).
 func (c *EnvironmentClient) List(ctx context.Context, name string) ([]EnvironmentVersion, error) {
-	var out []EnvironmentVersion
-	return out, c.do(ctx, http.MethodGet, "/api/environments?name="+url.QueryEscape(name), nil, &out)
+	return callValue[[]EnvironmentVersion](ctx, c.Client, http.MethodGet, "/api/environments?name="+url.QueryEscape(name), nil)
 }
 
 // Get shows one version ("" or "latest" = the newest).
@@ -25,6 +23,5 @@ func (c *EnvironmentClient) Get(ctx context.Context, name, version string) (*Env
 	if version == "" {
 		version = "latest"
 	}
-	var out EnvironmentVersion
-	return &out, c.do(ctx, http.MethodGet, "/api/environments/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil, &out)
+	return call[EnvironmentVersion](ctx, c.Client, http.MethodGet, "/api/environments/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil)
 }

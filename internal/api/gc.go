@@ -37,6 +37,5 @@ type GCBlob struct {
 
 // CollectBlobs has the server free the blobs nothing references (see GCRequest).
 func (c *WorkspaceClient) CollectBlobs(ctx context.Context, req GCRequest) (*GCReport, error) {
-	var out GCReport
-	return &out, c.do(ctx, http.MethodPost, "/api/workspace/gc", req, &out)
+	return call[GCReport](ctx, c.Client, http.MethodPost, "/api/workspace/gc", req)
 }

@@ -85,8 +85,7 @@ func (c *JobClient) Archive(ctx context.Context, name string, archive bool) (*Ru
 	if !archive {
 		verb = "/restore"
 	}
-	var out RunDetail
-	return &out, c.do(ctx, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil, &out)
+	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil)
 }
 
 // Delete removes an ended run with its events, logs and metrics.

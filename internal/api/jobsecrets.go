@@ -86,36 +86,30 @@ func (c *SecretClient) Set(ctx context.Context, name, value string) (*SetSecretR
 
 // Put sets a secret's value, and who may use it when req.Access is given.
 func (c *SecretClient) Put(ctx context.Context, name string, req SetSecretRequest) (*SetSecretReply, error) {
-	var out SetSecretReply
-	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req, &out)
+	return call[SetSecretReply](ctx, c.Client, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req)
 }
 
 // SetAccess replaces who may use a secret, leaving its value as it is.
 func (c *SecretClient) SetAccess(ctx context.Context, name string, a SecretAccess) (*SecretInfo, error) {
-	var out SecretInfo
-	return &out, c.do(ctx, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a, &out)
+	return call[SecretInfo](ctx, c.Client, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a)
 }
 
 // List lists the workspace's secrets (names and use, no values).
 func (c *SecretClient) List(ctx context.Context) ([]SecretInfo, error) {
-	var out []SecretInfo
-	return out, c.do(ctx, http.MethodGet, "/api/secrets", nil, &out)
+	return callValue[[]SecretInfo](ctx, c.Client, http.MethodGet, "/api/secrets", nil)
 }
 
 // Delete removes a secret; the reply names the active jobs that still name it.
 func (c *SecretClient) Delete(ctx context.Context, name string) (*SecretInfo, error) {
-	var out SecretInfo
-	return &out, c.do(ctx, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil, &out)
+	return call[SecretInfo](ctx, c.Client, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil)
 }
 
 // RotateKey reseals every sealed value of the workspace under a new key.
 func (c *SecretClient) RotateKey(ctx context.Context) (*RotateKeyReply, error) {
-	var out RotateKeyReply
-	return &out, c.do(ctx, http.MethodPost, "/api/secrets/rotate-key", struct{}{}, &out)
+	return call[RotateKeyReply](ctx, c.Client, http.MethodPost, "/api/secrets/rotate-key", struct{}{})
 }
 
 // Secrets fetches, with a run token, the values of the secrets the run's spec names.
 func (c *RunClient) Secrets(ctx context.Context, runID string) (*RunSecrets, error) {
-	var out RunSecrets
-	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil, &out)
+	return call[RunSecrets](ctx, c.Client, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil)
 }

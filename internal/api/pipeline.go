@@ -46,6 +46,5 @@ type PipelineOf struct {
 
 // PipelineSteps returns a pipeline job's steps with their states.
 func (c *JobClient) PipelineSteps(ctx context.Context, name string) (*PipelineDetail, error) {
-	var out PipelineDetail
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/steps", nil, &out)
+	return call[PipelineDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/steps", nil)
 }

@@ -14,20 +14,17 @@ import (
 // Spec fetches what the supervisor must execute; nodeID (a cluster node, or "") says where it
 // runs, for its place in a multi-node run.
 func (c *RunClient) Spec(ctx context.Context, runID, nodeID string) (*RunSpec, error) {
-	var out RunSpec
-	return &out, c.do(ctx, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec?node="+url.QueryEscape(nodeID), nil, &out)
+	return call[RunSpec](ctx, c.Client, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/spec?node="+url.QueryEscape(nodeID), nil)
 }
 
 // ReportStatus reports a phase change.
 func (c *RunClient) ReportStatus(ctx context.Context, runID string, r StatusReport) (*StatusReply, error) {
-	var out StatusReply
-	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/status", r, &out)
+	return call[StatusReply](ctx, c.Client, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/status", r)
 }
 
 // Heartbeat says the supervisor is alive; the reply carries a pending cancel.
 func (c *RunClient) Heartbeat(ctx context.Context, runID string) (*StatusReply, error) {
-	var out StatusReply
-	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/heartbeat", struct{}{}, &out)
+	return call[StatusReply](ctx, c.Client, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/heartbeat", struct{}{})
 }
 
 // ReportServing tells the server where a replica run answers (design 0014).
@@ -37,20 +34,17 @@ func (c *RunClient) ReportServing(ctx context.Context, runID, address string) er
 
 // ShipLogs sends consecutive log lines; the answer says what the server holds.
 func (c *RunClient) ShipLogs(ctx context.Context, runID string, b LogBatch) (*Ack, error) {
-	var out Ack
-	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/logs", b, &out)
+	return call[Ack](ctx, c.Client, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/logs", b)
 }
 
 // ShipMetrics sends consecutive metrics.
 func (c *RunClient) ShipMetrics(ctx context.Context, runID string, b MetricBatch) (*Ack, error) {
-	var out Ack
-	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/metrics", b, &out)
+	return call[Ack](ctx, c.Client, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/metrics", b)
 }
 
 // ReportArtifacts registers one node's collected artifacts.
 func (c *RunClient) ReportArtifacts(ctx context.Context, runID string, r ArtifactsReport) (*ArtifactsReply, error) {
-	var out ArtifactsReply
-	return &out, c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r, &out)
+	return call[ArtifactsReply](ctx, c.Client, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/artifacts", r)
 }
 
 // ContainerLog streams the output of the run's own serving container where only the backend can

@@ -16,32 +16,27 @@ func deploymentPath(endpoint, name string) string {
 
 // Create creates an online endpoint.
 func (c *EndpointClient) Create(ctx context.Context, e serving.Endpoint) (*EndpointView, error) {
-	var out EndpointView
-	return &out, c.do(ctx, http.MethodPost, "/api/online-endpoints", e, &out)
+	return call[EndpointView](ctx, c.Client, http.MethodPost, "/api/online-endpoints", e)
 }
 
 // Update replaces an endpoint's description, tags and traffic.
 func (c *EndpointClient) Update(ctx context.Context, e serving.Endpoint) (*EndpointView, error) {
-	var out EndpointView
-	return &out, c.do(ctx, http.MethodPut, endpointPath(e.Name), e, &out)
+	return call[EndpointView](ctx, c.Client, http.MethodPut, endpointPath(e.Name), e)
 }
 
 // SetTraffic changes an endpoint's traffic and/or mirror traffic.
 func (c *EndpointClient) SetTraffic(ctx context.Context, name string, u TrafficUpdate) (*EndpointView, error) {
-	var out EndpointView
-	return &out, c.do(ctx, http.MethodPatch, endpointPath(name)+"/traffic", u, &out)
+	return call[EndpointView](ctx, c.Client, http.MethodPatch, endpointPath(name)+"/traffic", u)
 }
 
 // Get reads an endpoint.
 func (c *EndpointClient) Get(ctx context.Context, name string) (*EndpointView, error) {
-	var out EndpointView
-	return &out, c.do(ctx, http.MethodGet, endpointPath(name), nil, &out)
+	return call[EndpointView](ctx, c.Client, http.MethodGet, endpointPath(name), nil)
 }
 
 // List lists the endpoints.
 func (c *EndpointClient) List(ctx context.Context) ([]EndpointView, error) {
-	var out []EndpointView
-	return out, c.do(ctx, http.MethodGet, "/api/online-endpoints", nil, &out)
+	return callValue[[]EndpointView](ctx, c.Client, http.MethodGet, "/api/online-endpoints", nil)
 }
 
 // Delete deletes an endpoint and its deployments.
@@ -51,8 +46,7 @@ func (c *EndpointClient) Delete(ctx context.Context, name string) error {
 
 // Credentials returns an endpoint's keys, or a fresh token.
 func (c *EndpointClient) Credentials(ctx context.Context, name string) (*EndpointKeys, error) {
-	var out EndpointKeys
-	return &out, c.do(ctx, http.MethodPost, endpointPath(name)+"/credentials", struct{}{}, &out)
+	return call[EndpointKeys](ctx, c.Client, http.MethodPost, endpointPath(name)+"/credentials", struct{}{})
 }
 
 // RegenerateKey replaces an endpoint's primary or secondary key.
@@ -62,30 +56,26 @@ func (c *EndpointClient) RegenerateKey(ctx context.Context, name, keyType string
 
 // Create creates a deployment (allTraffic: the endpoint sends it every request).
 func (c *DeploymentClient) Create(ctx context.Context, d serving.Deployment, allTraffic bool) (*DeploymentView, error) {
-	var out DeploymentView
 	p := endpointPath(d.Endpoint) + "/deployments"
 	if allTraffic {
 		p += "?all_traffic=true"
 	}
-	return &out, c.do(ctx, http.MethodPost, p, d, &out)
+	return call[DeploymentView](ctx, c.Client, http.MethodPost, p, d)
 }
 
 // Update replaces a deployment's definition.
 func (c *DeploymentClient) Update(ctx context.Context, d serving.Deployment) (*DeploymentView, error) {
-	var out DeploymentView
-	return &out, c.do(ctx, http.MethodPut, deploymentPath(d.Endpoint, d.Name), d, &out)
+	return call[DeploymentView](ctx, c.Client, http.MethodPut, deploymentPath(d.Endpoint, d.Name), d)
 }
 
 // Get reads a deployment with its replicas.
 func (c *DeploymentClient) Get(ctx context.Context, endpoint, name string) (*DeploymentView, error) {
-	var out DeploymentView
-	return &out, c.do(ctx, http.MethodGet, deploymentPath(endpoint, name), nil, &out)
+	return call[DeploymentView](ctx, c.Client, http.MethodGet, deploymentPath(endpoint, name), nil)
 }
 
 // List lists an endpoint's deployments.
 func (c *DeploymentClient) List(ctx context.Context, endpoint string) ([]DeploymentView, error) {
-	var out []DeploymentView
-	return out, c.do(ctx, http.MethodGet, endpointPath(endpoint)+"/deployments", nil, &out)
+	return callValue[[]DeploymentView](ctx, c.Client, http.MethodGet, endpointPath(endpoint)+"/deployments", nil)
 }
 
 // Delete deletes a deployment that takes no traffic.

@@ -15,6 +15,5 @@ type StudioLogin struct {
 
 // StudioLoginCode asks the server for a one-time studio login code, for the client's user.
 func (c *UserClient) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
-	var out StudioLogin
-	return &out, c.do(ctx, http.MethodPost, "/api/studio/login-codes", nil, &out)
+	return call[StudioLogin](ctx, c.Client, http.MethodPost, "/api/studio/login-codes", nil)
 }

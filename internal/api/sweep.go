@@ -56,6 +56,5 @@ type TrialOf struct {
 
 // SweepTrials returns a sweep's trials with their parameters and metric series.
 func (c *JobClient) SweepTrials(ctx context.Context, name string) (*SweepDetail, error) {
-	var out SweepDetail
-	return &out, c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/trials", nil, &out)
+	return call[SweepDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/trials", nil)
 }

@@ -108,32 +108,27 @@ type AuditEntry struct {
 
 // WhoAmI asks who the client's token stands for.
 func (c *UserClient) WhoAmI(ctx context.Context) (*WhoAmI, error) {
-	var out WhoAmI
-	return &out, c.do(ctx, http.MethodGet, "/api/whoami", nil, &out)
+	return call[WhoAmI](ctx, c.Client, http.MethodGet, "/api/whoami", nil)
 }
 
 // Create adds a user (owners only).
 func (c *UserClient) Create(ctx context.Context, req CreateUserRequest) (*CreateUserReply, error) {
-	var out CreateUserReply
-	return &out, c.do(ctx, http.MethodPost, "/api/users", req, &out)
+	return call[CreateUserReply](ctx, c.Client, http.MethodPost, "/api/users", req)
 }
 
 // List lists the workspace's users (owners only).
 func (c *UserClient) List(ctx context.Context) ([]User, error) {
-	var out []User
-	return out, c.do(ctx, http.MethodGet, "/api/users", nil, &out)
+	return callValue[[]User](ctx, c.Client, http.MethodGet, "/api/users", nil)
 }
 
 // SetRole changes a user's role (owners only).
 func (c *UserClient) SetRole(ctx context.Context, name, role string) (*User, error) {
-	var out User
-	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role}, &out)
+	return call[User](ctx, c.Client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role})
 }
 
 // SetOIDCSubject links a user to an OpenID Connect subject, or unlinks them ("") (owners only).
 func (c *UserClient) SetOIDCSubject(ctx context.Context, name, subject string) (*User, error) {
-	var out User
-	return &out, c.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject}, &out)
+	return call[User](ctx, c.Client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject})
 }
 
 // Delete removes a user and their tokens (owners only).
@@ -143,20 +138,17 @@ func (c *UserClient) Delete(ctx context.Context, name string) error {
 
 // Create mints a personal token; its value is in the reply only.
 func (c *TokenClient) Create(ctx context.Context, req CreateTokenRequest) (*TokenCreated, error) {
-	var out TokenCreated
-	return &out, c.do(ctx, http.MethodPost, "/api/tokens", req, &out)
+	return call[TokenCreated](ctx, c.Client, http.MethodPost, "/api/tokens", req)
 }
 
 // List lists the caller's tokens, or user's ("" the caller's; "*" everyone's, owners only).
 func (c *TokenClient) List(ctx context.Context, user string) ([]TokenInfo, error) {
-	var out []TokenInfo
-	return out, c.do(ctx, http.MethodGet, "/api/tokens?user="+url.QueryEscape(user), nil, &out)
+	return callValue[[]TokenInfo](ctx, c.Client, http.MethodGet, "/api/tokens?user="+url.QueryEscape(user), nil)
 }
 
 // Revoke revokes one of the caller's tokens (or, for an owner, user's).
 func (c *TokenClient) Revoke(ctx context.Context, user, name string) (*TokenInfo, error) {
-	var out TokenInfo
-	return &out, c.do(ctx, http.MethodDelete, "/api/tokens/"+url.PathEscape(name)+"?user="+url.QueryEscape(user), nil, &out)
+	return call[TokenInfo](ctx, c.Client, http.MethodDelete, "/api/tokens/"+url.PathEscape(name)+"?user="+url.QueryEscape(user), nil)
 }
 
 // Audit lists the audit log (owners only): user "" for everyone's, since zero for all of it.
@@ -168,6 +160,5 @@ func (c *UserClient) Audit(ctx context.Context, user string, since time.Time) ([
 	if !since.IsZero() {
 		q.Set("since", since.UTC().Format(time.RFC3339Nano))
 	}
-	var out []AuditEntry
-	return out, c.do(ctx, http.MethodGet, "/api/audit?"+q.Encode(), nil, &out)
+	return callValue[[]AuditEntry](ctx, c.Client, http.MethodGet, "/api/audit?"+q.Encode(), nil)
 }
