@@ -14,32 +14,24 @@ func (s *assetRoutes) dataRoutes(mux routes) {
 	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s.Server,
 		create: s.cfg.Controller.Workspace.Data.Create, resolve: s.cfg.Controller.Workspace.Data.Resolve,
 		setArchived: s.cfg.Controller.Workspace.Data.SetArchived, versions: s.cfg.Store.Assets.DataVersions}.routes(mux, "data")
-	mux.handle("GET /api/datastores", readAccess, s.listDatastores)
-	mux.handle("GET /api/datastores/{name}", readAccess, s.getDatastore)
-	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), s.putDatastore)
+	ok := http.StatusOK
+	mux.handle("GET /api/datastores", readAccess, answer(s.Server, ok, s.listDatastores))
+	mux.handle("GET /api/datastores/{name}", readAccess, answer(s.Server, ok, s.getDatastore))
+	mux.handle("PUT /api/datastores/{name}", contributeAccess.audited("datastore.put"), answerBody(s.Server, ok, s.putDatastore))
 }
 
-func (s *assetRoutes) listDatastores(w http.ResponseWriter, r *http.Request) {
-	all, err := s.cfg.Controller.Workspace.Datastores.List(r.Context())
-	s.respond(w, http.StatusOK, all, err)
+func (s *assetRoutes) listDatastores(r *http.Request) ([]datastore.Datastore, error) {
+	return s.cfg.Controller.Workspace.Datastores.List(r.Context())
 }
 
-func (s *assetRoutes) getDatastore(w http.ResponseWriter, r *http.Request) {
-	d, err := s.cfg.Controller.Workspace.Datastores.Get(r.Context(), r.PathValue("name"))
-	s.respond(w, http.StatusOK, d, err)
+func (s *assetRoutes) getDatastore(r *http.Request) (*datastore.Datastore, error) {
+	return s.cfg.Controller.Workspace.Datastores.Get(r.Context(), r.PathValue("name"))
 }
 
 // putDatastore creates or replaces the datastore named in the path.
-func (s *assetRoutes) putDatastore(w http.ResponseWriter, r *http.Request) {
-	var d datastore.Datastore
-	if err := readJSON(r, &d); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *assetRoutes) putDatastore(r *http.Request, d datastore.Datastore) (*datastore.Datastore, error) {
 	if d.Name != r.PathValue("name") {
-		writeError(w, s.log, badRequest("name: the body names "+strconv.Quote(d.Name)+", the path "+strconv.Quote(r.PathValue("name"))))
-		return
+		return nil, badRequest("name: the body names " + strconv.Quote(d.Name) + ", the path " + strconv.Quote(r.PathValue("name")))
 	}
-	out, err := s.cfg.Controller.Workspace.Datastores.Create(r.Context(), d)
-	s.respond(w, http.StatusOK, out, err)
+	return s.cfg.Controller.Workspace.Datastores.Create(r.Context(), d)
 }

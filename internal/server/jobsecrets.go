@@ -13,27 +13,23 @@ import (
 // through PUT and come out only to a live run's own token, for the secrets its spec names and its
 // submitter may use (controller/secretaccess.go).
 func (s *secretRoutes) routes(_, mux routes) {
-	mux.handle("GET /api/settings", readAccess, s.listSettings)
-	mux.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), s.putSetting)
-	mux.handle("GET /api/secrets", readAccess, s.listSecrets)
-	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), s.setSecret)
-	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), s.setSecretAccess)
-	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), s.deleteSecret)
-	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), s.rotateKey)
-	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(s.runSecrets))
+	ok := http.StatusOK
+	mux.handle("GET /api/settings", readAccess, answer(s.Server, ok, s.listSettings))
+	mux.handle("PUT /api/settings/{key}", ownerAccess.audited("setting.set"), noContentBody(s.Server, s.putSetting))
+	mux.handle("GET /api/secrets", readAccess, answer(s.Server, ok, s.listSecrets))
+	mux.handle("PUT /api/secrets/{name}", ownerAccess.audited("secret.set"), decoded(s.Server, s.setSecret))
+	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), answerBody(s.Server, ok, s.setSecretAccess))
+	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), answer(s.Server, ok, s.deleteSecret))
+	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), answer(s.Server, ok, s.rotateKey))
+	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(answer(s.Server, ok, s.runSecrets)))
 }
 
-func (s *secretRoutes) listSecrets(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Controller.Workspace.Secrets.List(r.Context())
-	s.respond(w, http.StatusOK, list, err)
+func (s *secretRoutes) listSecrets(r *http.Request) ([]api.SecretInfo, error) {
+	return s.cfg.Controller.Workspace.Secrets.List(r.Context())
 }
 
-func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request) {
-	var body api.SetSecretRequest
-	if err := readJSON(r, &body); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+// setSecret answers 201 when it made the secret, 200 when it replaced its value.
+func (s *secretRoutes) setSecret(w http.ResponseWriter, r *http.Request, body api.SetSecretRequest) {
 	name := r.PathValue("name")
 	created, err := s.cfg.Controller.Workspace.Secrets.Set(r.Context(), name, body.Value, body.Access)
 	if err != nil {
@@ -65,37 +61,28 @@ func (s *secretRoutes) secretInfo(r *http.Request, name string) (*api.SecretInfo
 	return nil, fmt.Errorf("secret %s: %w", name, store.ErrNotFound)
 }
 
-func (s *secretRoutes) setSecretAccess(w http.ResponseWriter, r *http.Request) {
-	var body api.SecretAccess
-	if err := readJSON(r, &body); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	info, err := s.cfg.Controller.Workspace.Secrets.SetAccess(r.Context(), r.PathValue("name"), body)
-	s.respond(w, http.StatusOK, info, err)
+func (s *secretRoutes) setSecretAccess(r *http.Request, body api.SecretAccess) (*api.SecretInfo, error) {
+	return s.cfg.Controller.Workspace.Secrets.SetAccess(r.Context(), r.PathValue("name"), body)
 }
 
-func (s *secretRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) deleteSecret(r *http.Request) (*api.SecretInfo, error) {
 	used, err := s.cfg.Controller.Workspace.Secrets.Delete(r.Context(), r.PathValue("name"))
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, api.SecretInfo{Name: r.PathValue("name"), UsedBy: append([]string{}, used...)})
+	return &api.SecretInfo{Name: r.PathValue("name"), UsedBy: append([]string{}, used...)}, nil
 }
 
-func (s *secretRoutes) rotateKey(w http.ResponseWriter, r *http.Request) {
-	reply, err := s.cfg.Controller.Workspace.Secrets.RotateKey(r.Context())
-	s.respond(w, http.StatusOK, reply, err)
+func (s *secretRoutes) rotateKey(r *http.Request) (*api.RotateKeyReply, error) {
+	return s.cfg.Controller.Workspace.Secrets.RotateKey(r.Context())
 }
 
-func (s *secretRoutes) runSecrets(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) runSecrets(r *http.Request) (*api.RunSecrets, error) {
 	vals, err := s.cfg.Controller.Workspace.Secrets.ForRun(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, api.RunSecrets{Values: vals})
+	return &api.RunSecrets{Values: vals}, nil
 }
 
 // runTokenOnly is runOnly without the workspace token: a route only the run's own token may

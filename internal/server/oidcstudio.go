@@ -139,12 +139,7 @@ func checkOIDCSubject(field, sub string) error {
 // setUserOIDCSubject links an existing user to the subject they sign in to the studio as, or
 // unlinks them (an empty subject): users made before OpenID Connect was set up keep their
 // tokens. The workspace token's user is never linked (no sign-in stands for it).
-func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Request) {
-	var req api.SetOIDCSubjectRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *identityRoutes) setUserOIDCSubject(r *http.Request, req api.SetOIDCSubjectRequest) (api.User, error) {
 	name := r.PathValue("name")
 	err := checkOIDCSubject("subject", req.Subject)
 	if err == nil {
@@ -154,18 +149,10 @@ func (s *identityRoutes) setUserOIDCSubject(w http.ResponseWriter, r *http.Reque
 		err = conflictIfExists(s.cfg.Store.Access.SetUserOIDCSubject(r.Context(), name, req.Subject))
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.User{}, err
 	}
-	action, detail := "user.link-oidc", "subject="+req.Subject
 	if req.Subject == "" {
-		action, detail = "user.unlink-oidc", ""
+		return s.changedUser(r, name, "user.unlink-oidc", "")
 	}
-	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
-	u, err := s.cfg.Store.Access.GetUser(r.Context(), name)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, apiUser(*u))
+	return s.changedUser(r, name, "user.link-oidc", "subject="+req.Subject)
 }

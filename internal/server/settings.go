@@ -31,44 +31,36 @@ func settingAllowed(key, value string) bool {
 	return ok && check(value)
 }
 
-func (s *secretRoutes) listSettings(w http.ResponseWriter, r *http.Request) {
+func (s *secretRoutes) listSettings(r *http.Request) (map[string]string, error) {
 	out := map[string]string{}
 	for _, prefix := range []string{workspace.SettingDefaultCompute, workspace.SettingEnvCacheMax, cluster.SettingUserMaxRuns, cluster.SettingQuotaPrefix} {
 		m, err := s.cfg.Store.Settings(r.Context(), prefix)
 		if err != nil {
-			writeError(w, s.log, err)
-			return
+			return nil, err
 		}
 		for k, v := range m {
 			out[k] = v
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (s *secretRoutes) putSetting(w http.ResponseWriter, r *http.Request) {
+// settingBody is a setting's new value. It stays an unnamed struct type (this is an alias): a
+// malformed body's error names the type it was read into.
+type settingBody = struct {
+	Value string `json:"value"`
+}
+
+func (s *secretRoutes) putSetting(r *http.Request, body settingBody) error {
 	key := r.PathValue("key")
-	var body struct {
-		Value string `json:"value"`
-	}
-	if err := readJSON(r, &body); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
 	if !settingAllowed(key, body.Value) {
-		writeError(w, s.log, badRequest("setting "+key+": unknown, or "+strconv.Quote(body.Value)+" is not a valid value "+
-			"(settings: default_compute, env_cache_max_bytes, user_max_runs, quota.family.<FAMILY> = cores)"))
-		return
+		return badRequest("setting " + key + ": unknown, or " + strconv.Quote(body.Value) + " is not a valid value " +
+			"(settings: default_compute, env_cache_max_bytes, user_max_runs, quota.family.<FAMILY> = cores)")
 	}
 	if key == workspace.SettingDefaultCompute && body.Value != compute.ServerlessName { // a pool or this machine's: there is always one
 		if _, err := s.cfg.Store.Cluster.Compute(r.Context(), body.Value); err != nil {
-			writeError(w, s.log, badRequest("default_compute: no compute target named "+body.Value))
-			return
+			return badRequest("default_compute: no compute target named " + body.Value)
 		}
 	}
-	if err := s.cfg.Store.SetSetting(r.Context(), key, body.Value); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	return s.cfg.Store.SetSetting(r.Context(), key, body.Value)
 }

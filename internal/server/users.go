@@ -41,16 +41,17 @@ func (s *identityRoutes) routes(mux, api routes) {
 }
 
 func (s *identityRoutes) userRoutes(mux routes) {
+	ok, created := http.StatusOK, http.StatusCreated
 	mux.handle("GET /api/whoami", readAccess, s.whoami)
-	mux.handle("GET /api/users", ownerAccess, s.listUsers)
-	mux.handle("POST /api/users", ownerAccess, s.createUser)
-	mux.handle("PUT /api/users/{name}/role", ownerAccess, s.setUserRole)
-	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, s.setUserOIDCSubject) // oidcstudio.go
-	mux.handle("DELETE /api/users/{name}", ownerAccess, s.deleteUser)
+	mux.handle("GET /api/users", ownerAccess, answer(s.Server, ok, s.listUsers))
+	mux.handle("POST /api/users", ownerAccess, answerBody(s.Server, created, s.createUser))
+	mux.handle("PUT /api/users/{name}/role", ownerAccess, answerBody(s.Server, ok, s.setUserRole))
+	mux.handle("PUT /api/users/{name}/oidc-subject", ownerAccess, answerBody(s.Server, ok, s.setUserOIDCSubject)) // oidcstudio.go
+	mux.handle("DELETE /api/users/{name}", ownerAccess, noContent(s.Server, s.deleteUser))
 	// Every user manages their own tokens; owners anyone's (checked by tokenOwner).
-	mux.handle("POST /api/tokens", readAccess, s.createToken)
-	mux.handle("GET /api/tokens", readAccess, s.listTokens)
-	mux.handle("DELETE /api/tokens/{name}", readAccess, s.revokeToken)
+	mux.handle("POST /api/tokens", readAccess, answerBody(s.Server, created, s.createToken))
+	mux.handle("GET /api/tokens", readAccess, answer(s.Server, ok, s.listTokens))
+	mux.handle("DELETE /api/tokens/{name}", readAccess, answer(s.Server, ok, s.revokeToken))
 }
 
 var (
@@ -95,9 +96,9 @@ func (s *identityRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.WhoAmI{User: p.user, Role: p.role, Workspace: s.cfg.Workspace})
 }
 
-func (s *identityRoutes) listUsers(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listUsers(r *http.Request) ([]api.User, error) {
 	us, err := s.cfg.Store.Access.Users(r.Context())
-	s.respond(w, http.StatusOK, views(us, apiUser), err)
+	return views(us, apiUser), err
 }
 
 func apiUser(u store.User) api.User {
@@ -118,12 +119,7 @@ func checkDays(field string, days int) error {
 	return nil
 }
 
-func (s *identityRoutes) createUser(w http.ResponseWriter, r *http.Request) {
-	var req api.CreateUserRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *identityRoutes) createUser(r *http.Request, req api.CreateUserRequest) (*api.CreateUserReply, error) {
 	err := checkRole("role", req.Role)
 	if !userName.MatchString(req.Name) {
 		err = badRequest(fmt.Sprintf("name: %q is not a user name; expected a lowercase letter, then up to 31 lowercase letters, digits, '-' or '_'", req.Name))
@@ -135,22 +131,19 @@ func (s *identityRoutes) createUser(w http.ResponseWriter, r *http.Request) {
 		err = checkOIDCSubject("oidc_subject", req.OIDCSubject) // oidcstudio.go
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	ctx := r.Context()
 	u := store.User{Name: req.Name, Role: req.Role, CreatedAt: time.Now().UTC()}
 	if err := s.cfg.Store.Access.CreateUserWithOIDC(ctx, u, req.OIDCSubject); err != nil {
-		writeError(w, s.log, conflictIfExists(err))
-		return
+		return nil, conflictIfExists(err)
 	}
 	s.audit(ctx, who(r).user, "user.create", "users/"+u.Name, "role="+u.Role)
 	tok, err := s.mintToken(ctx, who(r).user, u.Name, "first", req.ExpiresDays)
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, api.CreateUserReply{User: apiUser(u), Token: *tok})
+	return &api.CreateUserReply{User: apiUser(u), Token: *tok}, nil
 }
 
 func conflictIfExists(err error) error {
@@ -170,12 +163,7 @@ func checkNotAdmin(name, what string) error {
 	return nil
 }
 
-func (s *identityRoutes) setUserRole(w http.ResponseWriter, r *http.Request) {
-	var req api.SetRoleRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *identityRoutes) setUserRole(r *http.Request, req api.SetRoleRequest) (api.User, error) {
 	name := r.PathValue("name")
 	err := checkRole("role", req.Role)
 	if err == nil {
@@ -185,30 +173,29 @@ func (s *identityRoutes) setUserRole(w http.ResponseWriter, r *http.Request) {
 		err = s.cfg.Store.Access.SetUserRole(r.Context(), name, req.Role)
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.User{}, err
 	}
-	s.audit(r.Context(), who(r).user, "user.set-role", "users/"+name, "role="+req.Role)
-	u, err := s.cfg.Store.Access.GetUser(r.Context(), name)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, apiUser(*u))
+	return s.changedUser(r, name, "user.set-role", "role="+req.Role)
 }
 
-func (s *identityRoutes) deleteUser(w http.ResponseWriter, r *http.Request) {
+// changedUser records a change to user name in the audit log, and answers the user as it is now.
+func (s *identityRoutes) changedUser(r *http.Request, name, action, detail string) (api.User, error) {
+	s.audit(r.Context(), who(r).user, action, "users/"+name, detail)
+	u, err := s.cfg.Store.Access.GetUser(r.Context(), name)
+	return viewed(u, err, apiUser)
+}
+
+func (s *identityRoutes) deleteUser(r *http.Request) error {
 	name := r.PathValue("name")
 	err := checkNotAdmin(name, "deleted")
 	if err == nil {
 		err = s.cfg.Store.Access.DeleteUser(r.Context(), name)
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return err
 	}
 	s.audit(r.Context(), who(r).user, "user.delete", "users/"+name, "")
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // tokenOwner is whose tokens a request is about: the caller's, or (owners only) another's
@@ -255,12 +242,7 @@ func tokenInfo(t store.UserToken, now time.Time) api.TokenInfo {
 	return info
 }
 
-func (s *identityRoutes) createToken(w http.ResponseWriter, r *http.Request) {
-	var req api.CreateTokenRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *identityRoutes) createToken(r *http.Request, req api.CreateTokenRequest) (*api.TokenCreated, error) {
 	user, err := tokenOwner(r, req.User)
 	if err == nil && !tokenName.MatchString(req.Name) {
 		err = badRequest(fmt.Sprintf("name: %q is not a token name; expected a letter or digit, then up to 63 letters, digits, '.', '-' or '_'", req.Name))
@@ -272,58 +254,44 @@ func (s *identityRoutes) createToken(w http.ResponseWriter, r *http.Request) {
 		_, err = s.cfg.Store.Access.GetUser(r.Context(), user)
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	tok, err := s.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
-	s.respond(w, http.StatusCreated, tok, err)
+	return s.mintToken(r.Context(), who(r).user, user, req.Name, req.ExpiresDays)
 }
 
-func (s *identityRoutes) listTokens(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listTokens(r *http.Request) ([]api.TokenInfo, error) {
 	user, err := tokenOwner(r, r.URL.Query().Get("user"))
 	if user == "*" {
 		user = "" // every user's: tokenOwner let only an owner ask
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	ts, err := s.cfg.Store.Access.UserTokens(r.Context(), user)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
 	now := time.Now().UTC()
-	out := make([]api.TokenInfo, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, tokenInfo(t, now))
-	}
-	writeJSON(w, http.StatusOK, out)
+	return views(ts, func(t store.UserToken) api.TokenInfo { return tokenInfo(t, now) }), err
 }
 
-func (s *identityRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) revokeToken(r *http.Request) (api.TokenInfo, error) {
 	ctx, name := r.Context(), r.PathValue("name")
 	user, err := tokenOwner(r, r.URL.Query().Get("user"))
 	if err == nil {
 		err = s.cfg.Store.Access.RevokeUserToken(ctx, user, name, time.Now().UTC())
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.TokenInfo{}, err
 	}
 	s.audit(ctx, who(r).user, "token.revoke", "users/"+user+"/tokens/"+name, "")
 	ts, err := s.cfg.Store.Access.UserTokens(ctx, user)
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.TokenInfo{}, err
 	}
 	for _, t := range ts {
 		if t.Name == name {
-			writeJSON(w, http.StatusOK, tokenInfo(t, time.Now().UTC()))
-			return
+			return tokenInfo(t, time.Now().UTC()), nil
 		}
 	}
-	writeError(w, s.log, fmt.Errorf("token %s of %s: %w", name, user, store.ErrNotFound))
+	return api.TokenInfo{}, fmt.Errorf("token %s of %s: %w", name, user, store.ErrNotFound)
 }
 
 // stampSubmitter records who submits a job in its created_by property, which `job show`
