@@ -104,16 +104,24 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 			BlobDir: h.Blobs(), Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/local"),
 		},
 	}
-	ctrl := &controller.Controller{
-		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: runKey},
-		Secrets:  key,
-		Settings: o.Controller, Log: o.Log.With("component", "controller"),
+	// The job types, each made into its run by its creator (beside the backends by compute type).
+	creators := map[string]controller.Creator{
+		"command":  controller.CommandJob,
+		"parallel": controller.ParallelJob,
+		"sweep":    controller.SweepJob,
+		"pipeline": controller.PipelineJob,
 	}
+	ctrl := controller.New(controller.Config{
+		Store: st, Blobs: blobs, Backends: backends, Creators: creators, Tokens: tokens.Run{Key: runKey},
+		Secrets: key, Settings: o.Controller, Log: o.Log.With("component", "controller"),
+		LocalRuntime: node.ContainerRuntime,
+	})
 	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
 	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st.Cluster, machine()) }
 	// Managed clusters: one dispatcher for the agents' routes and the cluster backend, so that
 	// work the backend queues reaches an agent's waiting heartbeat at once; agents' reports that
-	// free room, and requeues, go through the controller.
+	// free room, and requeues, go through the controller. Their backends join the map after the
+	// controller is made, as they report to it.
 	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, Runs: ctrl,
 		Log: o.Log.With("component", "agents")}
 	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
@@ -129,8 +137,6 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Kind: compute.TypeInstance, Pools: insts,
 		Log: o.Log.With("component", "backend/instance")}
 	ws.stopping = func(ctx context.Context) { stopIdleAgents(ctx, clusters, log) }
-	ctrl.LocalRuntime = node.ContainerRuntime
-	ctrl.Init()
 	if err := ctrl.Workspace.Secrets.FinishKeyRotation(ctx); err != nil {
 		return nil, err
 	}

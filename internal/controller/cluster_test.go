@@ -278,9 +278,9 @@ func TestClusterDeleteNodeByHand(t *testing.T) {
 // server has is what the store kept.
 func (f *clusterFixture) restart(t *testing.T) {
 	t.Helper()
-	c := &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: map[string]backend.Backend{compute.TypeLocal: f.fake},
-		Tokens: f.c.Tokens, Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}
-	c.Init()
+	cfg := f.c.Config
+	cfg.Backends = map[string]backend.Backend{compute.TypeLocal: f.fake}
+	c := New(cfg)
 	f.c = c
 	f.attach(c)
 }

@@ -32,20 +32,26 @@ const (
 	statusTimeout = 15 * time.Second
 )
 
-// Controller owns the run lifecycle.
-type Controller struct {
+// Config is what the run core is made of (New).
+type Config struct {
 	Store    *store.Store
 	Blobs    *blob.Store
 	Backends map[string]backend.Backend // by compute type
+	Creators map[string]Creator         // by job type (create.go)
 	Tokens   tokens.Run
-	// Secrets seals compute secrets (passwords, private keys) at rest.
+	// Secrets seals compute and job secrets at rest (the workspace's Sealer).
 	Secrets  Sealer
 	Settings Settings
 	Log      *slog.Logger
-	// Now is the clock (injectable for tests).
+	// Now is the clock (injectable for tests); nil means the wall clock (UTC).
 	Now func() time.Time
 	// LocalRuntime names the container runtime of this machine ("" when none), for local targets.
 	LocalRuntime func() string
+}
+
+// Controller owns the run lifecycle.
+type Controller struct {
+	Config
 	// Workspace resolves jobs against the workspace and holds its nouns' CRUD.
 	Workspace *workspace.Workspace
 	// GC, Checkpoints, Tracking and Parents hold the concerns beside the run core (nouns.go).
@@ -76,8 +82,10 @@ type Controller struct {
 	gc       sync.Mutex
 }
 
-// Init fills defaults; call before use.
-func (c *Controller) Init() {
+// New is the run core over cfg (its zero settings defaulted), with its workspace and the
+// nouns beside it (nouns.go) made over the same dependencies.
+func New(cfg Config) *Controller {
+	c := &Controller{Config: cfg}
 	c.Settings = c.Settings.WithDefaults()
 	if c.Now == nil {
 		c.Now = func() time.Time { return time.Now().UTC() }
@@ -91,6 +99,7 @@ func (c *Controller) Init() {
 	c.wake = map[string]time.Time{}
 	c.notifying = map[string]bool{}
 	c.OnChange(c.news.run)
+	return c
 }
 
 // Kick asks the loop to reconcile soon; Placers are called in that pass (something they decide

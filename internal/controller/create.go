@@ -18,32 +18,72 @@ import (
 
 var runNameRE = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
 
-// Create validates a submitted job against the workspace and queues its run.
+// A Creator makes a submitted job of its type into a run over the run core c: a command's
+// queued run, a sweep's or a pipeline's parent. lead.go registers one per job type
+// (Config.Creators), as it does a backend per compute type.
+type Creator func(ctx context.Context, c *Controller, sp job.Spec, warnings []string) (*job.Run, error)
+
+// Create validates a submitted job against the workspace and makes its run with the creator of
+// its type.
 func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job.Run, error) {
 	sp := req.Spec
-	warnings := append([]string(nil), req.Warnings...)
 	if sp.Type == "" {
 		sp.Type = "command"
 	}
-	if sp.Type == "parallel" || sp.Parallel != nil { // a parallel job runs as a command: Hangar's driver
-		var err error
-		if sp, err = parallel.ToCommand(sp); err != nil {
-			return nil, invalidf("%v", err)
-		}
+	typ := sectionType(sp)
+	if sp.Type == "parallel" || sp.Parallel != nil {
+		typ = "parallel"
 	}
-	if sp.Type == "sweep" || sp.Sweep != nil {
-		return c.createSweep(ctx, sp, warnings)
+	return c.create(ctx, typ, sp, append([]string(nil), req.Warnings...))
+}
+
+// sectionType is the type a job is made as: a sweep or a pipeline when its type says so or it
+// has that section, its type otherwise.
+func sectionType(sp job.Spec) string {
+	switch {
+	case sp.Type == "sweep" || sp.Sweep != nil:
+		return "sweep"
+	case sp.Type == "pipeline" || sp.Pipeline != nil:
+		return "pipeline"
 	}
-	if sp.Type == "pipeline" || sp.Pipeline != nil {
-		return c.createPipeline(ctx, sp, warnings)
-	}
-	if sp.Type != "command" {
+	return sp.Type
+}
+
+func (c *Controller) create(ctx context.Context, typ string, sp job.Spec, warnings []string) (*job.Run, error) {
+	create, ok := c.Creators[typ]
+	if !ok {
 		return nil, invalidf("job type %q is not supported (command, parallel, sweep and pipeline jobs are)", sp.Type)
 	}
+	return create(ctx, c, sp, warnings)
+}
+
+// CommandJob queues a command job's run; serve is Hangar's to set (an online deployment's
+// replica: Queue).
+func CommandJob(ctx context.Context, c *Controller, sp job.Spec, warnings []string) (*job.Run, error) {
 	if sp.Serve != nil {
 		return nil, invalidf("serve: set by Hangar for online deployments' replicas only (use online-deployment create)")
 	}
 	return c.queue(ctx, sp, warnings)
+}
+
+// ParallelJob runs a parallel job as a command, Hangar's driver over its mini-batches, made as
+// its converted spec's type says.
+func ParallelJob(ctx context.Context, c *Controller, sp job.Spec, warnings []string) (*job.Run, error) {
+	sp, err := parallel.ToCommand(sp)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	return c.create(ctx, sectionType(sp), sp, warnings)
+}
+
+// SweepJob makes a sweep's parent run; the parent loop (package parents) starts its trials.
+func SweepJob(ctx context.Context, c *Controller, sp job.Spec, warnings []string) (*job.Run, error) {
+	return c.createSweep(ctx, sp, warnings)
+}
+
+// PipelineJob makes a pipeline's parent run; the parent loop (package parents) starts its steps.
+func PipelineJob(ctx context.Context, c *Controller, sp job.Spec, warnings []string) (*job.Run, error) {
+	return c.createPipeline(ctx, sp, warnings)
 }
 
 // queue validates a command job against the workspace and queues its run (a user's job, or a

@@ -57,6 +57,9 @@ type fixture struct {
 	pipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
 }
 
+// jobCreators are the job types' creators, as lead.go registers them.
+var jobCreators = map[string]Creator{"command": CommandJob, "parallel": ParallelJob, "sweep": SweepJob, "pipeline": PipelineJob}
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := t.Context()
@@ -77,15 +80,15 @@ func newFixture(t testing.TB) *fixture {
 		}
 	}
 	fake := backendtest.New()
-	c := &Controller{
+	c := New(Config{
 		Store: st, Blobs: blobs,
 		Backends: map[string]backend.Backend{compute.TypeLocal: fake},
+		Creators: jobCreators,
 		Tokens:   tokens.Run{Key: []byte("test key")},
 		Settings: Settings{StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second},
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:      clk.Now,
-	}
-	c.Init()
+	})
 	return &fixture{c: c, fake: fake, clock: clk}
 }
 

@@ -328,9 +328,7 @@ func TestWatchWaitsAfterControllerStart(t *testing.T) {
 	f.fake.SetStatus(id, backend.Status{Alive: false})
 	// The server was away for an hour; a new controller starts now.
 	f.clock.Advance(time.Hour)
-	c2 := &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: f.c.Backends, Tokens: f.c.Tokens,
-		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}
-	c2.Init()
+	c2 := New(f.c.Config)
 	if err := c2.reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}

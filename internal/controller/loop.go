@@ -210,7 +210,7 @@ func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.R
 // "" while it answers, else since when it does not, why, and when it is tried again.
 func (c *Controller) TargetState(t compute.Target) string {
 	if c.calls == nil {
-		return "" // not started (Init)
+		return "" // not started (New)
 	}
 	h := c.calls.health(t.Name)
 	if !h.Down() {

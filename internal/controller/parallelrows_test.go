@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -155,10 +154,7 @@ func (f *fixture) createParallel(t *testing.T) *job.Run {
 
 // restart is a new controller over the same store and blobs: all a server killed with -9 keeps.
 func (f *fixture) restart() {
-	c := &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: f.c.Backends, Tokens: f.c.Tokens,
-		Settings: f.c.Settings, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: f.clock.Now}
-	c.Init()
-	f.c = c
+	f.c = New(f.c.Config)
 }
 
 // A 2-node parallel job's output holds one rows file, every node's rows in mini-batch order, and

@@ -331,9 +331,7 @@ func TestPipelineContinuesAfterRestart(t *testing.T) {
 	p := f.createPipeline(t, chainSpec())
 	f.pipelinePass(t)
 	f.complete(t, p.ID+"_prep")
-	g := &fixture{c: &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: f.c.Backends, Tokens: f.c.Tokens,
-		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}, fake: f.fake, clock: f.clock}
-	g.c.Init()
+	g := &fixture{c: New(f.c.Config), fake: f.fake, clock: f.clock}
 	var decided []map[string]pipeline.StepState
 	g.pipelineDecide = func(pl job.PipelineRun, st pipeline.State) pipeline.Decision {
 		decided = append(decided, st.Steps)

@@ -218,9 +218,7 @@ func TestSweepContinuesAfterRestart(t *testing.T) {
 	if seed == 0 {
 		t.Fatal("no seed chosen at create")
 	}
-	g := &fixture{c: &Controller{Store: f.c.Store, Blobs: f.c.Blobs, Backends: f.c.Backends, Tokens: f.c.Tokens,
-		Settings: f.c.Settings, Log: f.c.Log, Now: f.clock.Now}, fake: f.fake, clock: f.clock}
-	g.c.Init()
+	g := &fixture{c: New(f.c.Config), fake: f.fake, clock: f.clock}
 	var seen []int64
 	g.sweepDecide = func(cfg hpo.Config, st hpo.State) hpo.Decision {
 		seen = append(seen, cfg.Sampling.Seed)

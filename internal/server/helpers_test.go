@@ -66,10 +66,11 @@ func newTestServer(t testing.TB) *testServer {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fake := backendtest.New()
 	backends := map[string]backend.Backend{compute.TypeLocal: fake}
-	ctrl := &controller.Controller{
+	ctrl := controller.New(controller.Config{
 		Store: st, Blobs: blobs, Backends: backends, Tokens: tokens.Run{Key: []byte("run key")}, Log: log,
-	}
-	ctrl.Init()
+		Creators: map[string]controller.Creator{"command": controller.CommandJob, "parallel": controller.ParallelJob,
+			"sweep": controller.SweepJob, "pipeline": controller.PipelineJob},
+	})
 	ts := &testServer{ctrl: ctrl, fake: fake, store: st, blobs: blobs,
 		parents: parents.New(parents.Config{Runs: ctrl, Resolver: ctrl.Parents, Store: st.Parents, Reader: st.Runs, Log: log})}
 	serve := endpoints.New(endpoints.Deps{Store: endpoints.Store{Serving: st.Serving, Runs: st.Runs, Cluster: st.Cluster}, Runs: ctrl, Resolver: ctrl.Workspace, Key: ctrl.Tokens.Key, Log: log}, router.Config{Log: log})

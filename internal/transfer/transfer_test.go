@@ -50,8 +50,7 @@ func newWorkspace(t testing.TB) *workspace {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctrl := &controller.Controller{Store: st, Blobs: blobs, Backends: map[string]backend.Backend{}, Log: log}
-	ctrl.Init()
+	ctrl := controller.New(controller.Config{Store: st, Blobs: blobs, Backends: map[string]backend.Backend{}, Log: log})
 	srv := server.New(server.Config{Store: st, Blobs: blobs, Controller: ctrl, AdminToken: "tok", Log: log,
 		URL: func() string { return "" }})
 	w := &workspace{blobs: blobs, requests: map[string]int{}}

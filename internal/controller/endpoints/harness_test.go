@@ -120,14 +120,15 @@ func newFixture(t testing.TB) *fixture {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctrl := &controller.Controller{
+	ctrl := controller.New(controller.Config{
 		Store: st, Blobs: blobs,
 		Backends: map[string]backend.Backend{compute.TypeLocal: backendtest.New()},
-		Tokens:   tokens.Run{Key: []byte("test key")}, Secrets: plainBox{},
+		Creators: map[string]controller.Creator{"command": controller.CommandJob, "parallel": controller.ParallelJob,
+			"sweep": controller.SweepJob, "pipeline": controller.PipelineJob},
+		Tokens: tokens.Run{Key: []byte("test key")}, Secrets: plainBox{},
 		Settings: controller.Settings{StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second},
 		Log:      log, Now: clk.Now,
-	}
-	ctrl.Init()
+	})
 	f := &fixture{ctrl: ctrl, runs: &recordingRuns{Runs: ctrl}, clock: clk}
 	f.s = New(Deps{Store: Store{Serving: st.Serving, Runs: st.Runs, Cluster: st.Cluster}, Runs: f.runs, Resolver: ctrl.Workspace, Secrets: plainBox{}, Key: ctrl.Tokens.Key, Now: clk.Now, Log: log},
 		router.Config{Log: log})

@@ -122,13 +122,14 @@ func newFixture(t testing.TB) *fixture {
 // start makes the run core and the instances' owner over a store and blobs.
 func (f *fixture) start(st *store.Store, blobs *blob.Store, backends map[string]backend.Backend) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.ctrl = &controller.Controller{
+	f.ctrl = controller.New(controller.Config{
 		Store: st, Blobs: blobs, Backends: backends,
+		Creators: map[string]controller.Creator{"command": controller.CommandJob, "parallel": controller.ParallelJob,
+			"sweep": controller.SweepJob, "pipeline": controller.PipelineJob},
 		Tokens: tokens.Run{Key: []byte("test key")}, Secrets: f.box,
 		Settings: controller.Settings{StaleAfter: 15 * time.Second, NotRespondingAfter: 60 * time.Second},
 		Log:      log, Now: f.clock.Now,
-	}
-	f.ctrl.Init()
+	})
 	f.runs = &recordingRuns{Runs: f.ctrl}
 	f.m = New(Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, f.runs, f.box, f.clock.Now, log)
 }
