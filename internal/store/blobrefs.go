@@ -53,11 +53,7 @@ func (s *Store) blobRefTables(ctx context.Context, tx *sql.Tx) ([]string, error)
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
 			AND table_type = 'BASE TABLE' ORDER BY table_name`
 	}
-	rows, err := tx.QueryContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("list the tables: %w", err)
-	}
-	names, err := scanStrings(rows)
+	names, err := queryAll(ctx, tx, scanValue[string], q)
 	if err != nil {
 		return nil, fmt.Errorf("list the tables: %w", err)
 	}
@@ -77,24 +73,7 @@ func readTexts(ctx context.Context, tx *sql.Tx, table string, fn func(string)) e
 
 // readRows calls fn with the text values, long enough to hold a hash, of the rows q selects.
 func readRows(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(string)) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
+	return eachRowValues(ctx, tx, q, args, func(vals []any) error {
 		for _, v := range vals {
 			switch v := v.(type) {
 			case string:
@@ -107,8 +86,8 @@ func readRows(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(str
 				}
 			}
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // RunBlobRefs calls fn with the text values (long enough to hold a hash) of the rows that are

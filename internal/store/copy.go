@@ -115,22 +115,14 @@ func clearNew(ctx context.Context, tx *sql.Tx, tables []string) error {
 // copyOrder is the source's tables (the migration bookkeeping left out) with every table after
 // the tables its foreign keys refer to.
 func (s *Store) copyOrder(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
+	names, err := queryAll(ctx, s.db, scanValue[string], `SELECT name FROM sqlite_master WHERE type = 'table'
 		AND name NOT LIKE 'sqlite\_%' ESCAPE '\' AND name NOT IN ('schema_migrations', 'goose_db_version') ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list the tables: %w", err)
-	}
-	names, err := scanStrings(rows)
 	if err != nil {
 		return nil, fmt.Errorf("list the tables: %w", err)
 	}
 	parents := map[string][]string{}
 	for _, t := range names {
-		rows, err := s.db.QueryContext(ctx, `SELECT "table" FROM pragma_foreign_key_list(?)`, t)
-		if err != nil {
-			return nil, fmt.Errorf("foreign keys of %s: %w", t, err)
-		}
-		if parents[t], err = scanStrings(rows); err != nil {
+		if parents[t], err = queryAll(ctx, s.db, scanValue[string], `SELECT "table" FROM pragma_foreign_key_list(?)`, t); err != nil {
 			return nil, fmt.Errorf("foreign keys of %s: %w", t, err)
 		}
 	}
@@ -195,11 +187,6 @@ func copyTable(ctx context.Context, src, dst *Store, tx *sql.Tx, t string) (int6
 	if err != nil {
 		return 0, err
 	}
-	rows, err := src.db.QueryContext(ctx, `SELECT `+strings.Join(quoted, ", ")+` FROM `+quoteIdent(t)+` ORDER BY `+order)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
 	var n int64
 	var batch []any
 	flush := func() error {
@@ -211,30 +198,22 @@ func copyTable(ctx context.Context, src, dst *Store, tx *sql.Tx, t string) (int6
 		batch = batch[:0]
 		return err
 	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
-		}
+	query := `SELECT ` + strings.Join(quoted, ", ") + ` FROM ` + quoteIdent(t) + ` ORDER BY ` + order
+	err = eachRowValues(ctx, src.db, query, nil, func(vals []any) error {
 		for i, c := range cols {
 			v, err := convertValue(vals[i], kinds[c])
 			if err != nil {
-				return n, fmt.Errorf("row %d, column %s: %w", n+1, c, err)
+				return fmt.Errorf("row %d, column %s: %w", n+1, c, err)
 			}
 			batch = append(batch, v)
 		}
 		n++
 		if len(batch) >= copyBatch*len(cols) {
-			if err := flush(); err != nil {
-				return n, err
-			}
+			return flush()
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return n, err
 	}
 	return n, flush()
@@ -252,42 +231,27 @@ func insertRows(t string, quoted []string, k int) string {
 
 // columnNames is table t's columns in the source, in order.
 func (s *Store) columnNames(ctx context.Context, t string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, t)
+	names, err := queryAll(ctx, s.db, scanValue[string], `SELECT name FROM pragma_table_info(?) ORDER BY cid`, t)
 	if err != nil {
 		return nil, fmt.Errorf("columns of %s: %w", t, err)
 	}
-	return scanStrings(rows)
+	return names, nil
 }
 
 // keyOrder is what orders table t's rows in the source: its primary key's columns, else the
 // rowid (a WITHOUT ROWID table always has a primary key).
 func (s *Store) keyOrder(ctx context.Context, t string) (string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`, t)
+	pk, err := queryAll(ctx, s.db, scanValue[string], `SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`, t)
 	if err != nil {
 		return "", fmt.Errorf("primary key of %s: %w", t, err)
 	}
-	pk, err := scanStrings(rows)
-	if err != nil || len(pk) == 0 {
-		return "rowid", err
+	if len(pk) == 0 {
+		return "rowid", nil
 	}
 	for i, c := range pk {
 		pk[i] = quoteIdent(c)
 	}
 	return strings.Join(pk, ", "), nil
-}
-
-// scanStrings reads a one-column result of strings and closes it.
-func scanStrings(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // quoteIdent quotes a table or column name, which comes from the database's own catalog.

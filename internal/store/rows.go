@@ -22,6 +22,34 @@ func eachRow(ctx context.Context, q querier, query string, args []any, fn func(s
 	return rows.Err()
 }
 
+// eachRowValues runs query and calls fn with the values of each of its rows, whatever its
+// columns; fn's slice is the next row's too.
+func eachRowValues(ctx context.Context, q querier, query string, args []any, fn func(vals []any) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // queryAll runs query and scans each of its rows with scan, in order.
 func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
 	var out []T
@@ -115,6 +143,23 @@ func values[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
 		}
 		return *p, nil
 	}
+}
+
+// withTx runs fn in a transaction, committed when fn returns nil. fn's error is returned as it
+// is; failing to begin or commit is an error about doing ("update run 1").
+func (s *Store) withTx(ctx context.Context, doing string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	return nil
 }
 
 // getOne scans row, the one row of what named id: no row is ErrNotFound.

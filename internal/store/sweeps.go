@@ -67,20 +67,18 @@ func (s *RunWrites) CreateTrial(ctx context.Context, parent string, index int, p
 	return s.createChild(ctx, fmt.Sprintf("create trial %d of %s", index, parent), row, r, events)
 }
 
+// inTx is withTx whose fn's errors are about what too (but for ErrExists and ErrTrialExists,
+// which say what exists), and whose commit is on the disk when it returns.
 func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		if errors.Is(err, ErrExists) || errors.Is(err, ErrTrialExists) {
-			return err
+	err := s.withTx(ctx, what, func(tx *sql.Tx) error {
+		err := fn(tx)
+		if err != nil && !errors.Is(err, ErrExists) && !errors.Is(err, ErrTrialExists) {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return s.wal.sync()
 }
