@@ -66,30 +66,25 @@ const nodeColumns = `id, pool, state, state_reason, size, low_priority, capacity
 
 // CreateNode inserts a node with its first event (from "" to its state); an existing id is ErrExists.
 func (s *Cluster) CreateNode(ctx context.Context, n *Node, reason string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("create node %s: %w", n.ID, err)
-	}
-	defer tx.Rollback()
-	args, err := nodeArgs(n)
-	if err != nil {
-		return fmt.Errorf("create node %s: %w", n.ID, err)
-	}
-	q := `INSERT INTO nodes (` + nodeColumns + `) VALUES (?` + strings.Repeat(", ?", len(args)-1) + `)`
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		if isUniqueViolation(err) {
-			return fmt.Errorf("node %s: %w", n.ID, ErrExists)
+	doing := "create node " + n.ID
+	return s.withTx(ctx, doing, func(tx *sql.Tx) error {
+		args, err := nodeArgs(n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
 		}
-		return fmt.Errorf("create node %s: %w", n.ID, err)
-	}
-	ev := NodeEvent{Time: n.CreatedAt, To: n.State, Reason: reason}
-	if err := appendNodeEvents(ctx, tx, n, []NodeEvent{ev}); err != nil {
-		return fmt.Errorf("create node %s: %w", n.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("create node %s: %w", n.ID, err)
-	}
-	return nil
+		q := `INSERT INTO nodes (` + nodeColumns + `) VALUES (?` + strings.Repeat(", ?", len(args)-1) + `)`
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("node %s: %w", n.ID, ErrExists)
+			}
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		ev := NodeEvent{Time: n.CreatedAt, To: n.State, Reason: reason}
+		if err := appendNodeEvents(ctx, tx, n, []NodeEvent{ev}); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		return nil
+	})
 }
 
 // Node returns one node.
@@ -132,68 +127,67 @@ func (s *Cluster) Nodes(ctx context.Context, f NodeFilter) ([]*Node, error) {
 // node are filled in), and writes both in one transaction. When fn returns an error nothing is
 // written and the error is returned as is.
 func (s *Cluster) UpdateNode(ctx context.Context, id string, fn func(n *Node) ([]NodeEvent, error)) (*Node, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("update node %s: %w", id, err)
-	}
-	defer tx.Rollback()
-	n, err := getNode(ctx, tx, id)
+	doing := "update node " + id
+	var n *Node
+	err := s.withTx(ctx, doing, func(tx *sql.Tx) (err error) {
+		if n, err = getNode(ctx, tx, id); err != nil {
+			return err
+		}
+		events, err := fn(n)
+		if err != nil {
+			return err
+		}
+		n.ID = id
+		if err := writeNode(ctx, tx, n, events); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	events, err := fn(n)
-	if err != nil {
-		return nil, err
-	}
-	n.ID = id
+	return n, nil
+}
+
+// writeNode writes n's row (all but its id) and events.
+func writeNode(ctx context.Context, tx *sql.Tx, n *Node, events []NodeEvent) error {
 	args, err := nodeArgs(n)
 	if err != nil {
-		return nil, fmt.Errorf("update node %s: %w", id, err)
+		return err
 	}
 	sets := strings.Split(strings.ReplaceAll(nodeColumns, "\n", ""), ",")
 	for i := range sets {
 		sets[i] = strings.TrimSpace(sets[i]) + " = ?"
 	}
 	q := `UPDATE nodes SET ` + strings.Join(sets[1:], ", ") + ` WHERE id = ?`
-	if _, err := tx.ExecContext(ctx, q, append(args[1:], id)...); err != nil {
-		return nil, fmt.Errorf("update node %s: %w", id, err)
+	if _, err := tx.ExecContext(ctx, q, append(args[1:], n.ID)...); err != nil {
+		return err
 	}
-	if err := appendNodeEvents(ctx, tx, n, events); err != nil {
-		return nil, fmt.Errorf("update node %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("update node %s: %w", id, err)
-	}
-	return n, nil
+	return appendNodeEvents(ctx, tx, n, events)
 }
 
 // DeleteNode removes a node and its queued work, and records ev (to compute.NodeDeleted) in its pool's timeline.
 func (s *Cluster) DeleteNode(ctx context.Context, id string, ev NodeEvent) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("delete node %s: %w", id, err)
-	}
-	defer tx.Rollback()
-	n, err := getNode(ctx, tx, id)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = ?`, id); err != nil {
-		return fmt.Errorf("delete node %s: %w", id, err)
-	}
-	if ev.From == "" {
-		ev.From = n.State
-	}
-	if ev.To == "" {
-		ev.To = compute.NodeDeleted
-	}
-	if err := appendNodeEvents(ctx, tx, n, []NodeEvent{ev}); err != nil {
-		return fmt.Errorf("delete node %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("delete node %s: %w", id, err)
-	}
-	return nil
+	doing := "delete node " + id
+	return s.withTx(ctx, doing, func(tx *sql.Tx) error {
+		n, err := getNode(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		if ev.From == "" {
+			ev.From = n.State
+		}
+		if ev.To == "" {
+			ev.To = compute.NodeDeleted
+		}
+		if err := appendNodeEvents(ctx, tx, n, []NodeEvent{ev}); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		return nil
+	})
 }
 
 // NodeEventFilter selects timeline entries.

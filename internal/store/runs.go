@@ -15,22 +15,21 @@ import (
 // CreateRun inserts a new run with its first events. It is durable when it returns: the run was
 // accepted.
 func (s *RunWrites) CreateRun(ctx context.Context, r *job.Run, events ...job.Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	doing := "create run " + r.ID
+	err := s.withTx(ctx, doing, func(tx *sql.Tx) error {
+		if err := insertRun(ctx, tx, r, ""); err != nil {
+			return err
+		}
+		if err := attachTracking(ctx, tx, r); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		if err := appendEvents(ctx, tx, r.ID, events); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	defer tx.Rollback()
-	if err := insertRun(ctx, tx, r, ""); err != nil {
 		return err
-	}
-	if err := attachTracking(ctx, tx, r); err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	if err := appendEvents(ctx, tx, r.ID, events); err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	return s.wal.sync()
 }
@@ -152,46 +151,52 @@ func (s *RunWrites) UpdateRun(ctx context.Context, id string, fn func(r *job.Run
 
 // updateRun is UpdateRun whose fn may also read other tables in the same transaction.
 func (s *RunWrites) updateRun(ctx context.Context, id string, fn func(q querier, r *job.Run) ([]job.Event, error)) (*job.Run, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	defer tx.Rollback()
-	r, err := getRun(ctx, tx, id)
+	doing := "update run " + id
+	var r *job.Run
+	var durable bool
+	err := s.withTx(ctx, doing, func(tx *sql.Tx) (err error) {
+		if r, err = getRun(ctx, tx, id); err != nil {
+			return err
+		}
+		before, err := runValues(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		events, err := fn(tx, r)
+		if err != nil {
+			return err
+		}
+		if durable, err = writeRunUpdate(ctx, tx, id, before, r, events); err != nil {
+			return fmt.Errorf("%s: %w", doing, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	before, err := runValues(r)
-	if err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	events, err := fn(tx, r)
-	if err != nil {
-		return nil, err
-	}
-	after, err := runValues(r)
-	if err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	change, err := changeOf(before, after)
-	if err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	if err := writeRunChange(ctx, tx, id, change); err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	if err := appendEvents(ctx, tx, id, events); err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("update run %s: %w", id, err)
-	}
-	if change.durable {
+	if durable {
 		if err := s.wal.sync(); err != nil {
-			return nil, fmt.Errorf("update run %s: %w", id, err)
+			return nil, fmt.Errorf("%s: %w", doing, err)
 		}
 	}
 	return r, nil
+}
+
+// writeRunUpdate writes what changed of run id's row since before (its runValues then) and its
+// events; durable says whether the change must reach the disk.
+func writeRunUpdate(ctx context.Context, tx *sql.Tx, id string, before []any, r *job.Run, events []job.Event) (durable bool, err error) {
+	after, err := runValues(r)
+	if err != nil {
+		return false, err
+	}
+	change, err := changeOf(before, after)
+	if err != nil {
+		return false, err
+	}
+	if err := writeRunChange(ctx, tx, id, change); err != nil {
+		return false, err
+	}
+	return change.durable, appendEvents(ctx, tx, id, events)
 }
 
 // Events returns a run's status transitions in order.
