@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
 // Durability. The database is in WAL mode with synchronous=NORMAL: a commit is in the WAL file
@@ -97,17 +99,10 @@ func (s *Store) Sync(ctx context.Context) error {
 // checkpoints copies the WAL into the database file every checkpointEvery until stop is closed.
 func (s *Store) checkpoints(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			// A failed checkpoint is retried at the next tick; SQLite's own is the backstop.
-			_ = s.checkpoint(context.Background())
-		}
-	}
+	tick.Every(stop, checkpointEvery, func() {
+		// A failed checkpoint is retried at the next tick; SQLite's own is the backstop.
+		_ = s.checkpoint(context.Background())
+	})
 }
 
 // checkpoint copies what it can of the WAL into the database file without waiting for anyone

@@ -119,14 +119,7 @@ func (s *RunWrites) SetRunArtifacts(ctx context.Context, runID string, from []in
 func getPart(ctx context.Context, q querier, runID string, attempt, node int) (*RunPart, error) {
 	row := q.QueryRowContext(ctx, `SELECT `+partColumns+` FROM run_parts WHERE run_id = ? AND attempt = ? AND node_rank = ?`,
 		runID, attempt, node)
-	p, err := scanPart(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("part %d of %s: %w", node, runID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read part %d of %s: %w", node, runID, err)
-	}
-	return p, nil
+	return getOne(row, scanPart, "part", fmt.Sprintf("%d of %s", node, runID))
 }
 
 func listParts(ctx context.Context, q querier, runID string, attempt int) ([]RunPart, error) {
