@@ -48,7 +48,9 @@ func openPostgres(ctx context.Context, url string) (*sql.DB, error) {
 	if _, ok := cfg.RuntimeParams["lock_timeout"]; !ok {
 		cfg.RuntimeParams["lock_timeout"] = "10s"
 	}
-	db := sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)})
+	db := sql.OpenDB(wrapConnector{base: stdlib.GetConnector(*cfg), wrap: func(c driver.Conn) driver.Conn {
+		return &pgConn{connBase{c}}
+	}})
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
 	if err := db.PingContext(ctx); err != nil {
@@ -58,21 +60,8 @@ func openPostgres(ctx context.Context, url string) (*sql.DB, error) {
 	return db, nil
 }
 
-// pgConnector opens pgx connections wrapped in pgConn.
-type pgConnector struct{ base driver.Connector }
-
-func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.base.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &pgConn{base: conn}, nil
-}
-
-func (c pgConnector) Driver() driver.Driver { return c.base.Driver() }
-
 // pgConn is a pgx connection whose queries are rebound and whose transactions are serialised.
-type pgConn struct{ base driver.Conn }
+type pgConn struct{ connBase }
 
 var (
 	_ driver.ConnPrepareContext = (*pgConn)(nil)
@@ -80,9 +69,6 @@ var (
 	_ driver.ExecerContext      = (*pgConn)(nil)
 	_ driver.QueryerContext     = (*pgConn)(nil)
 	_ driver.NamedValueChecker  = (*pgConn)(nil)
-	_ driver.SessionResetter    = (*pgConn)(nil)
-	_ driver.Validator          = (*pgConn)(nil)
-	_ driver.Pinger             = (*pgConn)(nil)
 )
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
@@ -145,8 +131,6 @@ func (f flag) Int64Value() (pgtype.Int8, error) {
 
 func (f flag) BoolValue() (pgtype.Bool, error) { return pgtype.Bool{Bool: bool(f), Valid: true}, nil }
 
-func (c *pgConn) Close() error { return c.base.Close() }
-
 func (c *pgConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
@@ -164,19 +148,6 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 	}
 	return tx, nil
 }
-
-func (c *pgConn) ResetSession(ctx context.Context) error {
-	return c.base.(driver.SessionResetter).ResetSession(ctx)
-}
-
-func (c *pgConn) IsValid() bool {
-	if v, ok := c.base.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
-}
-
-func (c *pgConn) Ping(ctx context.Context) error { return c.base.(driver.Pinger).Ping(ctx) }
 
 // PostgreSQL's SQLSTATE codes for the constraint violations the store turns into its own errors.
 const (

@@ -18,42 +18,29 @@ import (
 // and a shape beyond the bound is prepared afresh every time, as before.
 const maxCachedStmts = 256
 
-// cachingConnector opens SQLite connections that keep their prepared statements.
-type cachingConnector struct{ base driver.Connector }
-
+// newCachingConnector opens SQLite connections that keep their prepared statements.
 func newCachingConnector(dsn string) (driver.Connector, error) {
 	base, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return cachingConnector{base: base}, nil
+	return wrapConnector{base: base, wrap: func(c driver.Conn) driver.Conn {
+		return &cachingConn{connBase: connBase{c}, stmts: map[string]*cachedStmt{}}
+	}}, nil
 }
-
-func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.base.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &cachingConn{base: conn, stmts: map[string]*cachedStmt{}}, nil
-}
-
-func (c cachingConnector) Driver() driver.Driver { return c.base.Driver() }
 
 // cachingConn is one connection; database/sql uses a connection from one goroutine at a time.
 // It passes on the base connection's optional interfaces but for QueryerContext and
 // ExecerContext, so that database/sql prepares through the cache rather than letting the driver
 // prepare a statement of its own.
 type cachingConn struct {
-	base  driver.Conn
+	connBase
 	stmts map[string]*cachedStmt
 }
 
 var (
 	_ driver.ConnPrepareContext = (*cachingConn)(nil)
 	_ driver.ConnBeginTx        = (*cachingConn)(nil)
-	_ driver.SessionResetter    = (*cachingConn)(nil)
-	_ driver.Validator          = (*cachingConn)(nil)
-	_ driver.Pinger             = (*cachingConn)(nil)
 )
 
 func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
@@ -106,27 +93,6 @@ func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 		return b.BeginTx(ctx, opts)
 	}
 	return c.base.Begin() //nolint:staticcheck // a driver without BeginTx
-}
-
-func (c *cachingConn) ResetSession(ctx context.Context) error {
-	if b, ok := c.base.(driver.SessionResetter); ok {
-		return b.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (c *cachingConn) IsValid() bool {
-	if b, ok := c.base.(driver.Validator); ok {
-		return b.IsValid()
-	}
-	return true
-}
-
-func (c *cachingConn) Ping(ctx context.Context) error {
-	if b, ok := c.base.(driver.Pinger); ok {
-		return b.Ping(ctx)
-	}
-	return nil
 }
 
 // cachedStmt is a statement kept by its connection. It is leased from PrepareContext until
