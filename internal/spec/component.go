@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -229,13 +228,9 @@ func (d *assetDecoder) componentInput(v *yaml.Node, path string) (component.Inpu
 
 // enumValues decodes an input's enum list, each value of the input's type.
 func (d *assetDecoder) enumValues(n *yaml.Node, path, typ string) []string {
-	if n.Kind != yaml.SequenceNode {
-		d.expected(n, path, "a list")
-		return nil
-	}
 	var out []string
-	for i, c := range n.Content {
-		if text, ok := d.jobs.literal(resolve(c), fmt.Sprintf("%s[%d]", path, i), typ); ok {
+	for ip, c := range d.list(n, path, "a list") {
+		if text, ok := d.jobs.literal(resolve(c), ip, typ); ok {
 			out = append(out, text)
 		}
 	}

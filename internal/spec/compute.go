@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"math"
 	"os"
@@ -262,8 +261,7 @@ func (d *computeDecoder) userIdentities(n *yaml.Node, path string) []any {
 		return nil
 	}
 	out := make([]any, 0, len(n.Content))
-	for i, c := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+	for ip, c := range items(n, path) {
 		c = resolve(c)
 		if c.Kind != yaml.MappingNode {
 			d.expected(c, ip, "an identity mapping like {resource_id: ...}")

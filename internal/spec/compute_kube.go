@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -174,13 +173,8 @@ func (d *computeDecoder) checkRequestsLimits(got map[string]*yaml.Node, path str
 // tolerations decodes a list of Kubernetes tolerations.
 func (d *computeDecoder) tolerations(n *yaml.Node, path string) []compute.Toleration {
 	n = resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		d.expected(n, path, "a list of tolerations ({key, operator, value, effect})")
-		return nil
-	}
 	var out []compute.Toleration
-	for i, item := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+	for ip, item := range d.list(n, path, "a list of tolerations ({key, operator, value, effect})") {
 		var t compute.Toleration
 		got := d.mapping(item, ip, fields{
 			"key":      func(v *yaml.Node, p string) { t.Key = strings.TrimSpace(d.str(v, p)) },

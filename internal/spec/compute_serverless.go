@@ -75,14 +75,9 @@ func (d *computeDecoder) checkServerless(s *compute.ServerlessSpec, got map[stri
 // {name, max_instances} mappings.
 func (d *computeDecoder) serverlessSizes(n *yaml.Node, path string) []compute.ServerlessSize {
 	n = resolve(n)
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.expected(n, path, "a non-empty list of size names like [Standard_DS3_v2]")
-		return nil
-	}
 	var out []compute.ServerlessSize
 	seen := map[string]bool{}
-	for i, c := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+	for ip, c := range d.nonEmptyList(n, path, "a non-empty list of size names like [Standard_DS3_v2]") {
 		c = resolve(c)
 		z := compute.ServerlessSize{}
 		var nameNode *yaml.Node

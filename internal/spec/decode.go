@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"os"
@@ -433,13 +434,45 @@ func (d *decoder) stringList(n *yaml.Node, path string) []string {
 		return nil
 	}
 	out := make([]string, 0, len(n.Content))
-	for i, c := range n.Content {
-		if s, ok := d.scalar(c, fmt.Sprintf("%s[%d]", path, i), "a string"); ok {
+	for ip, c := range items(n, path) {
+		if s, ok := d.scalar(c, ip, "a string"); ok {
 			out = append(out, s.Value)
 		}
 	}
 	return out
 }
+
+// list ranges over list n's items, each with its path (path[i]); when n is not a list it
+// reports that want was expected and yields nothing.
+func (d *decoder) list(n *yaml.Node, path, want string) iter.Seq2[string, *yaml.Node] {
+	if n.Kind != yaml.SequenceNode {
+		d.expected(n, path, want)
+		return none
+	}
+	return items(n, path)
+}
+
+// nonEmptyList is list for a list that must hold one item at least.
+func (d *decoder) nonEmptyList(n *yaml.Node, path, want string) iter.Seq2[string, *yaml.Node] {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.expected(n, path, want)
+		return none
+	}
+	return items(n, path)
+}
+
+// items ranges over a list's items, each with its path (path[i]).
+func items(n *yaml.Node, path string) iter.Seq2[string, *yaml.Node] {
+	return func(yield func(string, *yaml.Node) bool) {
+		for i, c := range n.Content {
+			if !yield(fmt.Sprintf("%s[%d]", path, i), c) {
+				return
+			}
+		}
+	}
+}
+
+func none(func(string, *yaml.Node) bool) {}
 
 // anyValue converts a free-form node to plain Go values (map[string]any, []any, string,
 // int64, float64, bool, nil) that encode as JSON. Non-finite floats stay text.

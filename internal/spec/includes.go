@@ -19,14 +19,9 @@ import (
 // additionalIncludes decodes additional_includes: each entry an existing file or folder,
 // returned absolute, two never of one name.
 func (d *jobDecoder) additionalIncludes(n *yaml.Node, path string) []string {
-	if n.Kind != yaml.SequenceNode {
-		d.expected(n, path, "a list of files and folders")
-		return nil
-	}
 	var out []string
 	names := map[string]string{}
-	for i, item := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+	for ip, item := range d.list(n, path, "a list of files and folders") {
 		item = resolve(item)
 		if item.Kind == yaml.MappingNode {
 			d.errorf(item, ip, "Azure DevOps artifacts are not supported; list a local file or folder")

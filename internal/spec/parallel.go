@@ -109,15 +109,11 @@ func parseBatchBytes(v string) (int64, bool) {
 
 // partitionKeys reads partition_keys: column names, each once.
 func (d *parallelDecoder) partitionKeys(n *yaml.Node, path string) []string {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.expected(n, path, "a list of column names")
-		return nil
-	}
 	var out []string
-	for i, c := range n.Content {
-		k := strings.TrimSpace(d.str(c, path+"["+strconv.Itoa(i)+"]"))
+	for ip, c := range d.nonEmptyList(n, path, "a list of column names") {
+		k := strings.TrimSpace(d.str(c, ip))
 		if k == "" || slices.Contains(out, k) {
-			d.expected(c, path+"["+strconv.Itoa(i)+"]", "a column name, each once")
+			d.expected(c, ip, "a column name, each once")
 			continue
 		}
 		out = append(out, k)

@@ -3,7 +3,6 @@ package spec
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -354,14 +353,9 @@ func (d *sweepDecoder) expression(n *yaml.Node, path string) (sweep.Expr, bool) 
 
 // choiceValues decodes a choice's values: a non-empty list of numbers, strings or booleans.
 func (d *sweepDecoder) choiceValues(n *yaml.Node, path string) []any {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.expected(n, path, "a non-empty list of values")
-		return nil
-	}
 	var out []any
-	for i, c := range n.Content {
+	for ip, c := range d.nonEmptyList(n, path, "a non-empty list of values") {
 		c = resolve(c)
-		ip := fmt.Sprintf("%s[%d]", path, i)
 		if c == nil || c.Kind != yaml.ScalarNode || isNull(c) {
 			if c != nil && c.Kind == yaml.MappingNode {
 				d.errorf(c, ip, "nested (conditional) search spaces are not supported; give numbers, strings or booleans")
