@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hangar-ml/hangar/internal/api"
 )
 
 const connectSSHHelp = `Open an SSH session on a compute instance with the system's OpenSSH client (ssh).
@@ -42,12 +44,12 @@ func newConnectSSHCmd(env *Env) *cobra.Command {
 			return nil
 		},
 		ValidArgsFunction: env.completer(computeNames),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			if stdio {
-				return env.sshStdio(cmd.Context(), args[0])
+				return env.sshStdio(cmd.Context(), c, args[0])
 			}
-			return env.connectSSH(cmd.Context(), args[0], args[1:])
-		},
+			return env.connectSSH(cmd.Context(), c, args[0], args[1:])
+		}),
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "connect stdin and stdout to the instance's SSH server (ssh's ProxyCommand)")
 	_ = cmd.Flags().MarkHidden("stdio")
@@ -55,11 +57,7 @@ func newConnectSSHCmd(env *Env) *cobra.Command {
 }
 
 // connectSSH pins the instance's host key and runs ssh through the workspace server.
-func (e *Env) connectSSH(ctx context.Context, name string, extra []string) error {
-	c, err := e.client(ctx)
-	if err != nil {
-		return err
-	}
+func (e *Env) connectSSH(ctx context.Context, c *api.Client, name string, extra []string) error {
 	in, err := c.Instances.Get(ctx, name)
 	if err != nil {
 		return err
@@ -199,11 +197,7 @@ func knownHostsWith(old, alias, key string) (string, error) {
 
 // sshStdio is ssh's ProxyCommand: stdin and stdout to the instance's SSH server, through the
 // workspace server, until either side ends.
-func (e *Env) sshStdio(ctx context.Context, name string) error {
-	c, err := e.client(ctx)
-	if err != nil {
-		return err
-	}
+func (e *Env) sshStdio(ctx context.Context, c *api.Client, name string) error {
 	conn, err := c.Instances.ConnectSSH(ctx, name)
 	if err != nil {
 		return err

@@ -119,7 +119,7 @@ func (e *Env) createJob(ctx context.Context, f createFlags) error {
 	return e.printData(d, func(w io.Writer) error {
 		fmt.Fprintf(w, "Created job %s on compute %s (status %s)\n", d.ID, d.Compute, d.Status)
 		for _, warn := range d.Warnings {
-			if !contains(warnings, warn) {
+			if !slices.Contains(warnings, warn) {
 				fmt.Fprintf(e.Stderr, "warning: %s\n", warn)
 			}
 		}
@@ -196,13 +196,4 @@ func specError(err error) error {
 		return fmt.Errorf("%d problems:\n%s", len(list), strings.Join(lines, "\n"))
 	}
 	return err
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -76,16 +77,12 @@ func filterMetrics(ms []job.Metric, name string) []job.Metric {
 }
 
 func metricNames(ms []job.Metric) []string {
-	seen := map[string]bool{}
 	var out []string
 	for _, m := range ms {
-		if !seen[m.Name] {
-			seen[m.Name] = true
-			out = append(out, m.Name)
-		}
+		out = append(out, m.Name)
 	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // writeCharts draws each metric's values in logging order, one small chart a metric.
