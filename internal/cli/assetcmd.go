@@ -42,6 +42,15 @@ type versionClient[V any] interface {
 	Archive(ctx context.Context, name, version string, archived bool) ([]V, error)
 }
 
+// group gives a kind's command its verbs: create, list, show, the kind's extra ones (model
+// download), archive and restore.
+func (a assetCommands[V]) group(env *Env, cmd, create *cobra.Command, extra ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(create, a.listCmd(env), a.showCmd(env))
+	cmd.AddCommand(extra...)
+	cmd.AddCommand(a.archiveCmd(env, true), a.archiveCmd(env, false))
+	return groupCmd(cmd)
+}
+
 func (a assetCommands[V]) listCmd(env *Env) *cobra.Command {
 	var name string
 	var archived bool

@@ -31,9 +31,7 @@ component: azureml:NAME:VERSION or azureml:NAME@latest (the highest version not 
   hangar component list
   hangar component show train@latest`,
 	}
-	a := componentCommands()
-	cmd.AddCommand(newComponentCreateCmd(env), a.listCmd(env), a.showCmd(env), a.archiveCmd(env, true), a.archiveCmd(env, false))
-	return groupCmd(cmd)
+	return componentCommands().group(env, cmd, newComponentCreateCmd(env))
 }
 
 func componentCommands() assetCommands[component.Version] {

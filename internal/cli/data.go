@@ -31,9 +31,7 @@ azureml:NAME@latest (the highest version not archived).`,
   hangar data list
   hangar data show iris@latest`,
 	}
-	a := dataCommands()
-	cmd.AddCommand(newDataCreateCmd(env), a.listCmd(env), a.showCmd(env), a.archiveCmd(env, true), a.archiveCmd(env, false))
-	return groupCmd(cmd)
+	return dataCommands().group(env, cmd, newDataCreateCmd(env))
 }
 
 func dataCommands() assetCommands[dataset.Version] {

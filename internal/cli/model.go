@@ -30,10 +30,7 @@ version as azureml:NAME:VERSION or azureml:NAME@latest (the highest version not 
   hangar model list
   hangar model show mnist@latest`,
 	}
-	a := modelCommands()
-	cmd.AddCommand(newModelCreateCmd(env), a.listCmd(env), a.showCmd(env), newModelDownloadCmd(env),
-		a.archiveCmd(env, true), a.archiveCmd(env, false))
-	return groupCmd(cmd)
+	return modelCommands().group(env, cmd, newModelCreateCmd(env), newModelDownloadCmd(env))
 }
 
 func modelCommands() assetCommands[model.Version] {
