@@ -41,31 +41,27 @@ func newBatchEndpointPutCmd(env *Env, update bool) *cobra.Command {
 		use, short = "update", "Update a batch endpoint from a YAML file, or its stored definition with --set"
 		example = "  hangar batch-endpoint update -f endpoint.yml\n  hangar batch-endpoint update -n mnist-batch --set defaults.deployment_name=mnist-torch"
 	}
-	cmd := &cobra.Command{
+	cmd := leaf[*api.BatchEndpointView]{
 		Use:     use,
 		Short:   short,
 		Example: example,
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			e, err := batchEndpointSpec(cmd.Context(), env, c, file, name, sets, update)
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.BatchEndpointView, error) {
+			e, err := batchEndpointSpec(ctx, env, c, file, name, sets, update)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			var v *api.BatchEndpointView
+			put := c.BatchEndpoints.Create
 			if update {
-				v, err = c.BatchEndpoints.Update(cmd.Context(), *e)
-			} else {
-				v, err = c.BatchEndpoints.Create(cmd.Context(), *e)
+				put = c.BatchEndpoints.Update
 			}
-			if err != nil {
-				return fileError(file, err)
-			}
-			return env.printData(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Batch endpoint %s: %s\n", v.Name, v.ProvisioningState)
-				return err
-			})
-		}),
-	}
+			v, err := put(ctx, *e)
+			return v, fileError(file, err)
+		},
+		human: func(w io.Writer, v *api.BatchEndpointView) error {
+			_, err := fmt.Fprintf(w, "Batch endpoint %s: %s\n", v.Name, v.ProvisioningState)
+			return err
+		},
+	}.cmd(env)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "batch endpoint YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "name (default: from the file)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: --set key.path=value (repeatable)")
@@ -148,6 +144,15 @@ func newBatchEndpointDeleteCmd(env *Env) *cobra.Command {
 	})
 }
 
+// listScoringJobs is list-jobs of a batch endpoint or deployment: the jobs carrying its tags,
+// newest first (the last 50), as job list --all shows them.
+func (e *Env) listScoringJobs(cmd *cobra.Command, tags ...string) error {
+	f := listFlags{all: true}
+	f.q.Tags = tags
+	f.q.Limit = 50
+	return e.listJobs(cmd, f)
+}
+
 func newBatchListJobsCmd(env *Env) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
@@ -159,10 +164,7 @@ func newBatchListJobsCmd(env *Env) *cobra.Command {
 			if _, err := c.BatchEndpoints.Get(cmd.Context(), name); err != nil {
 				return err
 			}
-			f := listFlags{all: true}
-			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + name}
-			f.q.Limit = 50
-			return env.listJobs(cmd, f)
+			return env.listScoringJobs(cmd, serving.TagBatchEndpoint+"="+name)
 		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")

@@ -35,29 +35,29 @@ func newBatchDeploymentPutCmd(env *Env, update bool) *cobra.Command {
 	if update {
 		use, short = "update", "Update a batch deployment from a YAML file, or its stored definition with --set (jobs already queued keep the old one)"
 	}
-	cmd := &cobra.Command{
+	cmd := leaf[*api.BatchDeploymentView]{
 		Use:     use,
 		Short:   short,
 		Example: fmt.Sprintf("  hangar batch-deployment %s -f deployment.yml --set-default", use),
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
+		check: func(*cobra.Command, []string) error {
 			if f.file == "" && !update {
 				return usageError("give --file (-f)")
 			}
-			d, err := batchDeploymentSource.read(cmd.Context(), env, c, f)
+			return nil
+		},
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.BatchDeploymentView, error) {
+			d, err := batchDeploymentSource.read(ctx, env, c, f)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			v, err := c.BatchDeployments.Put(cmd.Context(), *d, !update, setDefault)
-			if err != nil {
-				return fileError(f.file, err)
-			}
-			return env.printData(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
-				return err
-			})
-		}),
-	}
+			v, err := c.BatchDeployments.Put(ctx, *d, !update, setDefault)
+			return v, fileError(f.file, err)
+		},
+		human: func(w io.Writer, v *api.BatchDeploymentView) error {
+			_, err := fmt.Fprintf(w, "Batch deployment %s of %s: %s\n", v.Name, v.Endpoint, v.ProvisioningState)
+			return err
+		},
+	}.cmd(env)
 	f.add(cmd, "batch deployment YAML file")
 	cmd.Flags().BoolVar(&setDefault, "set-default", false, "make it the endpoint's default deployment")
 	addNoWaitFlag(cmd, &noWait)
@@ -143,10 +143,7 @@ func newBatchDeploymentListJobsCmd(env *Env) *cobra.Command {
 			if _, err := c.BatchDeployments.Get(cmd.Context(), endpoint, name); err != nil {
 				return err
 			}
-			f := listFlags{all: true}
-			f.q.Tags = []string{serving.TagBatchEndpoint + "=" + endpoint, serving.TagBatchDeployment + "=" + name}
-			f.q.Limit = 50
-			return env.listJobs(cmd, f)
+			return env.listScoringJobs(cmd, serving.TagBatchEndpoint+"="+endpoint, serving.TagBatchDeployment+"="+name)
 		}),
 	}
 	addDeploymentTarget(cmd, &name, &endpoint, "batch endpoint name")

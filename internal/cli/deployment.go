@@ -40,36 +40,34 @@ func newDeploymentCreateCmd(env *Env, update bool) *cobra.Command {
 	if update {
 		use, short = "update", "Update a deployment from a YAML file, or its stored definition with --set: new replicas replace the old ones once ready"
 	}
-	cmd := &cobra.Command{
+	cmd := leaf[*api.DeploymentView]{
 		Use:     use,
 		Short:   short,
 		Example: fmt.Sprintf("  hangar online-deployment %s -f blue.yml", use),
-		Args:    cobra.NoArgs,
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			d, err := onlineDeploymentSource.read(cmd.Context(), env, c, f)
+		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.DeploymentView, error) {
+			d, err := onlineDeploymentSource.read(ctx, env, c, f)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			var v *api.DeploymentView
 			if update {
-				v, err = c.Deployments.Update(cmd.Context(), *d)
+				v, err = c.Deployments.Update(ctx, *d)
 			} else {
-				v, err = c.Deployments.Create(cmd.Context(), *d, allTraffic)
+				v, err = c.Deployments.Create(ctx, *d, allTraffic)
 			}
 			if err != nil {
-				return fileError(f.file, err)
+				return nil, fileError(f.file, err)
 			}
-			if !noWait {
-				if v, err = waitDeployment(cmd.Context(), env, c, d.Endpoint, d.Name, v.Generation, timeout); err != nil {
-					return err
-				}
+			if noWait {
+				return v, nil
 			}
-			return env.printData(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "Deployment %s of endpoint %s: %s (%s)\n", v.Name, v.Endpoint, v.ProvisioningState, v.Reason)
-				return err
-			})
-		}),
-	}
+			return waitDeployment(ctx, env, c, d.Endpoint, d.Name, v.Generation, timeout)
+		},
+		human: func(w io.Writer, v *api.DeploymentView) error {
+			_, err := fmt.Fprintf(w, "Deployment %s of endpoint %s: %s (%s)\n", v.Name, v.Endpoint, v.ProvisioningState, v.Reason)
+			return err
+		},
+	}.cmd(env)
 	f.add(cmd, "online deployment YAML file")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once stored, without waiting for a replica")
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for a replica to answer")

@@ -43,9 +43,9 @@ func specFromFileOrName[T any](env *Env, file, name string, sets []string,
 	return v, nil
 }
 
-// fileError puts the file's name before an error of what was read from it.
+// fileError puts the file's name before an error of what was read from it (nil stays nil).
 func fileError(file string, err error) error {
-	if file == "" {
+	if file == "" || err == nil {
 		return err
 	}
 	return fmt.Errorf("%s: %w", file, err)
