@@ -95,11 +95,7 @@ func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 		Short:   "Show a batch endpoint and its deployments",
 		Example: "  hangar batch-endpoint show -n mnist-batch -o yaml",
 		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.BatchEndpointView, error) {
-			v, err := c.BatchEndpoints.Get(ctx, name)
-			if err == nil {
-				deps, err = c.BatchDeployments.List(ctx, name)
-			}
-			return v, err
+			return withDeployments(ctx, name, c.BatchEndpoints.Get, c.BatchDeployments.List, &deps)
 		},
 		human: func(w io.Writer, v *api.BatchEndpointView) error {
 			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nAuth:         %s (the workspace token)\nDefault:      %s\nDeployments:\n",

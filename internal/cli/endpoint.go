@@ -220,11 +220,7 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 		Short:   "Show an endpoint: its scoring URI, auth mode, traffic and deployments",
 		Example: "  hangar online-endpoint show -n my-endpoint\n  hangar online-endpoint show -n my-endpoint -o json",
 		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EndpointView, error) {
-			v, err := c.Endpoints.Get(ctx, name)
-			if err == nil {
-				deps, err = c.Deployments.List(ctx, name)
-			}
-			return v, err
+			return withDeployments(ctx, name, c.Endpoints.Get, c.Deployments.List, &deps)
 		},
 		human: func(w io.Writer, v *api.EndpointView) error {
 			fmt.Fprintf(w, "Name:            %s\nScoring URI:     %s\nAuth mode:       %s\nTraffic:         %s\nMirror traffic:  %s\n",
@@ -239,6 +235,17 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
+}
+
+// withDeployments is what an endpoint's show asks, online or batch: the endpoint, then its
+// deployments (into deps: printed after it, not with -o).
+func withDeployments[E, D any](ctx context.Context, name string, get func(context.Context, string) (E, error),
+	list func(context.Context, string) ([]D, error), deps *[]D) (E, error) {
+	e, err := get(ctx, name)
+	if err == nil {
+		*deps, err = list(ctx, name)
+	}
+	return e, err
 }
 
 func printDeployments(w io.Writer, deps []api.DeploymentView) error {
