@@ -73,6 +73,30 @@ func mlflowHandler[In any](s *API, fn func(r *http.Request, in *In) (any, error)
 	}
 }
 
+// runHandler is mlflowHandler for a request about one run (its In names it, as runRef does):
+// fn gets the run's id once the caller's right to the run is checked.
+func runHandler[In interface {
+	id(s *API, r *http.Request) (string, error)
+}](s *API, fn func(r *http.Request, id string, in *In) (any, error)) http.HandlerFunc {
+	return mlflowHandler(s, func(r *http.Request, in *In) (any, error) {
+		id, err := (*in).id(s, r)
+		if err != nil {
+			return nil, err
+		}
+		return fn(r, id, in)
+	})
+}
+
+// workspaceHandler is mlflowHandler for what no run token may do (workspaceOnly).
+func workspaceHandler[In any](s *API, fn func(r *http.Request, in *In) (any, error)) http.HandlerFunc {
+	return mlflowHandler(s, func(r *http.Request, in *In) (any, error) {
+		if err := s.workspaceOnly(r); err != nil {
+			return nil, err
+		}
+		return fn(r, in)
+	})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

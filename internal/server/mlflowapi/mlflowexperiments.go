@@ -1,6 +1,7 @@
 package mlflowapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/hangar-ml/hangar/internal/store"
@@ -50,11 +51,7 @@ type experimentAnswer struct {
 
 func (s *API) mlflowGetExperiment(w http.ResponseWriter, r *http.Request) {
 	mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
-		if err := required("experiment_id", in.ExperimentID); err != nil {
-			return nil, err
-		}
-		e, err := s.cfg.Tracking.Experiment(r.Context(), in.ExperimentID)
-		return experimentAnswer{Experiment: e}, err
+		return experimentBy(r, "experiment_id", in.ExperimentID, s.cfg.Tracking.Experiment)
 	})(w, r)
 }
 
@@ -63,12 +60,17 @@ func (s *API) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request) 
 		Name string `json:"experiment_name"`
 	}
 	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := required("experiment_name", in.Name); err != nil {
-			return nil, err
-		}
-		e, err := s.cfg.Tracking.ExperimentByName(r.Context(), in.Name)
-		return experimentAnswer{Experiment: e}, err
+		return experimentBy(r, "experiment_name", in.Name, s.cfg.Tracking.ExperimentByName)
 	})(w, r)
+}
+
+// experimentBy answers the experiment get finds by key, which the request's field gives.
+func experimentBy(r *http.Request, field, key string, get func(ctx context.Context, key string) (*tracking.Experiment, error)) (any, error) {
+	if err := required(field, key); err != nil {
+		return nil, err
+	}
+	e, err := get(r.Context(), key)
+	return experimentAnswer{Experiment: e}, err
 }
 
 func (s *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
@@ -83,21 +85,15 @@ func (s *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
 		Experiments   []*tracking.Experiment `json:"experiments"`
 		NextPageToken string                 `json:"next_page_token,omitempty"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := s.workspaceOnly(r); err != nil {
-			return nil, err
-		}
+	workspaceHandler(s, func(r *http.Request, in *in) (any, error) {
 		q, err := experimentQuery(in.MaxResults, in.PageToken, in.Filter, in.OrderBy, string(in.ViewType))
 		if err != nil {
 			return nil, err
 		}
 		es, more, err := s.cfg.Tracking.SearchExperiments(r.Context(), q)
-		o := out{Experiments: es}
+		o := out{Experiments: es, NextPageToken: nextPage(more, q.Offset, q.Limit)}
 		if o.Experiments == nil {
 			o.Experiments = []*tracking.Experiment{}
-		}
-		if more {
-			o.NextPageToken = tracking.PageToken(q.Offset + q.Limit)
 		}
 		return o, err
 	})(w, r)
@@ -106,13 +102,7 @@ func (s *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request) {
 func experimentQuery(maxResults jsonInt, token, filter string, orderBy []string, view string) (store.ExperimentQuery, error) {
 	var q store.ExperimentQuery
 	var err error
-	if q.Limit, err = tracking.CheckMaxResults(int(maxResults), tracking.MaxSearchExperiments); err != nil {
-		return q, err
-	}
-	if q.Offset, err = tracking.ParseToken(token); err != nil {
-		return q, err
-	}
-	if q.Stages, err = tracking.RunViewType(view); err != nil {
+	if q.Limit, q.Offset, q.Stages, err = searchPage(int(maxResults), tracking.MaxSearchExperiments, token, view); err != nil {
 		return q, err
 	}
 	f, err := tracking.ParseExperimentFilter(filter)
@@ -130,10 +120,7 @@ func (s *API) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) {
 		ExperimentID string `json:"experiment_id"`
 		NewName      string `json:"new_name"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := s.workspaceOnly(r); err != nil {
-			return nil, err
-		}
+	workspaceHandler(s, func(r *http.Request, in *in) (any, error) {
 		if err := required("experiment_id", in.ExperimentID); err != nil {
 			return nil, err
 		}
@@ -149,10 +136,7 @@ func (s *API) mlflowUpdateExperiment(w http.ResponseWriter, r *http.Request) {
 
 func (s *API) mlflowExperimentStage(stage string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mlflowHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
-			if err := s.workspaceOnly(r); err != nil {
-				return nil, err
-			}
+		workspaceHandler(s, func(r *http.Request, in *experimentRef) (any, error) {
 			if err := required("experiment_id", in.ExperimentID); err != nil {
 				return nil, err
 			}
@@ -170,10 +154,7 @@ func (s *API) mlflowSetExperimentTag(w http.ResponseWriter, r *http.Request) {
 		Key          string `json:"key"`
 		Value        string `json:"value"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := s.workspaceOnly(r); err != nil {
-			return nil, err
-		}
+	workspaceHandler(s, func(r *http.Request, in *in) (any, error) {
 		if err := required("experiment_id", in.ExperimentID); err != nil {
 			return nil, err
 		}

@@ -44,11 +44,7 @@ func (s *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
 		runRef
 		metricIn
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		p, err := in.point()
 		if err != nil {
 			return nil, err
@@ -73,37 +69,26 @@ func (s *API) logMetrics(ctx context.Context, id string, b store.Batch) error {
 }
 
 func (s *API) mlflowLogParam(w http.ResponseWriter, r *http.Request) {
-	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
-		if err := tracking.CheckParam(in.Key, in.Value); err != nil {
-			return nil, err
-		}
-		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, store.Batch{Params: []tracking.KV{{Key: in.Key, Value: in.Value}}})
-	})(w, r)
+	s.logKV(tracking.CheckParam, func(kv tracking.KV) store.Batch { return store.Batch{Params: []tracking.KV{kv}} })(w, r)
 }
 
 func (s *API) mlflowSetTag(w http.ResponseWriter, r *http.Request) {
-	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
+	s.logKV(tracking.CheckTag, func(kv tracking.KV) store.Batch { return store.Batch{Tags: []tracking.KV{kv}} })(w, r)
+}
+
+// logKV is a handler that stores one param or tag: check validates it as MLflow does, and batch
+// puts it in its place in a batch.
+func (s *API) logKV(check func(key, value string) error, batch func(tracking.KV) store.Batch) http.HandlerFunc {
+	return runHandler(s, func(r *http.Request, id string, in *kvIn) (any, error) {
+		if err := check(in.Key, in.Value); err != nil {
 			return nil, err
 		}
-		if err := tracking.CheckTag(in.Key, in.Value); err != nil {
-			return nil, err
-		}
-		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, store.Batch{Tags: []tracking.KV{{Key: in.Key, Value: in.Value}}})
-	})(w, r)
+		return empty{}, s.cfg.RunWriter.LogBatch(r.Context(), id, batch(tracking.KV{Key: in.Key, Value: in.Value}))
+	})
 }
 
 func (s *API) mlflowDeleteTag(w http.ResponseWriter, r *http.Request) {
-	mlflowHandler(s, func(r *http.Request, in *kvIn) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *kvIn) (any, error) {
 		if err := required("key", in.Key); err != nil {
 			return nil, err
 		}
@@ -118,11 +103,7 @@ func (s *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
 		Params  []tracking.KV `json:"params"`
 		Tags    []tracking.KV `json:"tags"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		b, err := batchOf(in.Metrics, in.Params, in.Tags)
 		if err != nil {
 			return nil, err
@@ -172,11 +153,7 @@ func (s *API) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
 		runRef
 		Datasets []tracking.DatasetInput `json:"datasets"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		if len(in.Datasets) > tracking.MaxDatasetsPerInputs {
 			return nil, mlflowInvalid(fmt.Sprintf("A request may log at most %d datasets, got %d", tracking.MaxDatasetsPerInputs, len(in.Datasets)))
 		}
@@ -196,11 +173,7 @@ func (s *API) mlflowLogModel(w http.ResponseWriter, r *http.Request) {
 		runRef
 		ModelJSON string `json:"model_json"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		var model map[string]any
 		if err := json.Unmarshal([]byte(in.ModelJSON), &model); err != nil {
 			return nil, mlflowInvalid("Malformed model info. model_json is not a JSON object: " + err.Error())
@@ -237,16 +210,13 @@ func (s *API) mlflowMetricHistory(w http.ResponseWriter, r *http.Request) {
 		Metrics       []tracking.MetricPoint `json:"metrics"`
 		NextPageToken string                 `json:"next_page_token,omitempty"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		if err := required("metric_key", in.MetricKey); err != nil {
 			return nil, err
 		}
 		limit := tracking.MaxHistoryPage
 		if in.MaxResults != 0 {
+			var err error
 			if limit, err = tracking.CheckMaxResults(int(in.MaxResults), tracking.MaxHistoryPage); err != nil {
 				return nil, err
 			}

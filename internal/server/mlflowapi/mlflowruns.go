@@ -46,10 +46,7 @@ func (s *API) mlflowCreateRun(w http.ResponseWriter, r *http.Request) {
 		StartTime    jsonInt       `json:"start_time"`
 		Tags         []tracking.KV `json:"tags"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := s.workspaceOnly(r); err != nil {
-			return nil, err
-		}
+	workspaceHandler(s, func(r *http.Request, in *in) (any, error) {
 		if in.ExperimentID == "" {
 			in.ExperimentID = "0"
 		}
@@ -92,11 +89,7 @@ func newTrackingRun(name string, startMillis int64) *job.Run {
 }
 
 func (s *API) mlflowGetRun(w http.ResponseWriter, r *http.Request) {
-	mlflowHandler(s, func(r *http.Request, in *runRef) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *runRef) (any, error) {
 		run, err := s.cfg.Tracking.TrackingRun(r.Context(), id)
 		return runAnswer{Run: run}, err
 	})(w, r)
@@ -112,11 +105,7 @@ func (s *API) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 	type out struct {
 		RunInfo tracking.RunInfo `json:"run_info"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		id, err := in.id(s, r)
-		if err != nil {
-			return nil, err
-		}
+	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		var u tracking.Update
 		if in.Status != nil {
 			st, err := tracking.StateOf(*in.Status)
@@ -143,11 +132,7 @@ func (s *API) mlflowUpdateRun(w http.ResponseWriter, r *http.Request) {
 
 func (s *API) mlflowRunStage(stage string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mlflowHandler(s, func(r *http.Request, in *runRef) (any, error) {
-			id, err := in.id(s, r)
-			if err != nil {
-				return nil, err
-			}
+		runHandler(s, func(r *http.Request, id string, in *runRef) (any, error) {
 			return empty{}, s.cfg.RunWriter.SetRunStage(r.Context(), id, stage)
 		})(w, r)
 	}
@@ -166,20 +151,13 @@ func (s *API) mlflowSearchRuns(w http.ResponseWriter, r *http.Request) {
 		Runs          []*tracking.Run `json:"runs,omitempty"`
 		NextPageToken string          `json:"next_page_token,omitempty"`
 	}
-	mlflowHandler(s, func(r *http.Request, in *in) (any, error) {
-		if err := s.workspaceOnly(r); err != nil {
-			return nil, err
-		}
+	workspaceHandler(s, func(r *http.Request, in *in) (any, error) {
 		q, err := runQuery(in.ExperimentIDs, in.Filter, string(in.RunViewType), int(in.MaxResults), in.OrderBy, in.PageToken)
 		if err != nil {
 			return nil, err
 		}
 		runs, more, err := s.cfg.Tracking.SearchRuns(r.Context(), q)
-		o := out{Runs: runs}
-		if more {
-			o.NextPageToken = tracking.PageToken(q.Offset + q.Limit)
-		}
-		return o, err
+		return out{Runs: runs, NextPageToken: nextPage(more, q.Offset, q.Limit)}, err
 	})(w, r)
 }
 
@@ -196,13 +174,7 @@ func runQuery(expIDs []string, filter, view string, maxResults int, orderBy []st
 		q.ExperimentIDs = append(q.ExperimentIDs, n)
 	}
 	var err error
-	if q.Limit, err = tracking.CheckMaxResults(maxResults, tracking.MaxSearchResults); err != nil {
-		return q, err
-	}
-	if q.Offset, err = tracking.ParseToken(token); err != nil {
-		return q, err
-	}
-	if q.Stages, err = tracking.RunViewType(view); err != nil {
+	if q.Limit, q.Offset, q.Stages, err = searchPage(maxResults, tracking.MaxSearchResults, token, view); err != nil {
 		return q, err
 	}
 	f, err := tracking.ParseFilter(filter)
@@ -216,4 +188,25 @@ func runQuery(expIDs []string, filter, view string, maxResults int, orderBy []st
 	q.Order = tracking.OrderSQL(o, f)
 	q.Where, q.WhereArgs = f.WhereSQLFor(q.Order)
 	return q, nil
+}
+
+// searchPage reads what every MLflow search takes besides its filter and order: max_results
+// (at most max), page_token, and the view type's lifecycle stages.
+func searchPage(maxResults, max int, token, view string) (limit, offset int, stages []string, err error) {
+	if limit, err = tracking.CheckMaxResults(maxResults, max); err != nil {
+		return 0, 0, nil, err
+	}
+	if offset, err = tracking.ParseToken(token); err != nil {
+		return 0, 0, nil, err
+	}
+	stages, err = tracking.RunViewType(view)
+	return limit, offset, stages, err
+}
+
+// nextPage is a search's next_page_token: where the page after this one starts, when more follow.
+func nextPage(more bool, offset, limit int) string {
+	if !more {
+		return ""
+	}
+	return tracking.PageToken(offset + limit)
 }
