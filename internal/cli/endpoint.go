@@ -57,10 +57,7 @@ func newEndpointCreateCmd(env *Env) *cobra.Command {
 		},
 		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EndpointView, error) {
 			v, err := c.Endpoints.Create(ctx, *e)
-			if err != nil {
-				return nil, fileError(file, err)
-			}
-			return v, nil
+			return v, fileError(file, err)
 		},
 		human: func(w io.Writer, v *api.EndpointView) error {
 			_, err := fmt.Fprintf(w, "Created online endpoint %s (auth_mode %s)\nScoring URI: %s\nNext: hangar online-deployment create -f DEPLOYMENT.yml --all-traffic\n",

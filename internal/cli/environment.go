@@ -78,10 +78,7 @@ func newEnvCreateCmd(env *Env) *cobra.Command {
 		},
 		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.EnvironmentVersion, error) {
 			ev, err := c.Environments.Create(ctx, *e)
-			if err != nil {
-				return nil, fileError(file, err)
-			}
-			return ev, nil
+			return ev, fileError(file, err)
 		},
 		human: func(w io.Writer, ev *api.EnvironmentVersion) error {
 			_, err := fmt.Fprintf(w, "Created environment %s version %s (use it as azureml:%s:%s)\n", ev.Name, ev.Version, ev.Name, ev.Version)
