@@ -18,12 +18,9 @@ type AuditEntry struct {
 
 // AddAudit appends an entry to the audit log.
 func (s *Access) AddAudit(ctx context.Context, e AuditEntry) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (at, user_name, action, object, detail) VALUES (?, ?, ?, ?, ?)`,
+	return execStmt(ctx, s.db, "audit "+e.Action+" "+e.Object,
+		`INSERT INTO audit_log (at, user_name, action, object, detail) VALUES (?, ?, ?, ?, ?)`,
 		nanos(e.At), e.User, e.Action, e.Object, e.Detail)
-	if err != nil {
-		return fmt.Errorf("audit %s %s: %w", e.Action, e.Object, err)
-	}
-	return nil
 }
 
 // AuditFilter narrows Audit: by user ("" any), since a time (zero: from the start), and at

@@ -80,12 +80,9 @@ type Preemption struct {
 // checkpoint the next attempt resumes from. An attempt not recorded as preempted (a requeue
 // for another reason) is left alone.
 func (s *Runs) SetPreemptionLoss(ctx context.Context, runID string, attempt int, started, checkpoint *time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE run_preemptions SET started_at = ?, checkpoint_at = ?
+	return execStmt(ctx, s.db, "record the loss of "+runID+"'s preemption",
+		`UPDATE run_preemptions SET started_at = ?, checkpoint_at = ?
 		WHERE run_id = ? AND attempt = ?`, optNanos(started), optNanos(checkpoint), runID, attempt)
-	if err != nil {
-		return fmt.Errorf("record the loss of %s's preemption: %w", runID, err)
-	}
-	return nil
 }
 
 // RunPreemptions lists a run's preemptions, oldest first.

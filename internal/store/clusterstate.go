@@ -58,7 +58,8 @@ func (s *Cluster) PutPoolState(ctx context.Context, st PoolState) error {
 	if err != nil {
 		return fmt.Errorf("record state of cluster %s: %w", st.Pool, err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO cluster_state (pool, failures, last_failure, provision_error, last_error,
+	return execStmt(ctx, s.db, "record state of cluster "+st.Pool,
+		`INSERT INTO cluster_state (pool, failures, last_failure, provision_error, last_error,
 		target_nodes, current_nodes, explain, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (pool) DO UPDATE SET failures = excluded.failures, last_failure = excluded.last_failure,
 			provision_error = excluded.provision_error, last_error = excluded.last_error,
@@ -66,18 +67,11 @@ func (s *Cluster) PutPoolState(ctx context.Context, st PoolState) error {
 			explain = excluded.explain, updated_at = excluded.updated_at`,
 		st.Pool, st.Failures, optZero(st.LastFailure), st.ProvisionError, st.LastError, st.Target, st.Current,
 		string(explain), nanos(st.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("record state of cluster %s: %w", st.Pool, err)
-	}
-	return nil
 }
 
 // DeletePoolState forgets a cluster's state (the cluster was deleted).
 func (s *Cluster) DeletePoolState(ctx context.Context, pool string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM cluster_state WHERE pool = ?`, pool); err != nil {
-		return fmt.Errorf("forget state of cluster %s: %w", pool, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "forget state of cluster "+pool, `DELETE FROM cluster_state WHERE pool = ?`, pool)
 }
 
 func scanPoolState(sc scanner) (PoolState, error) {

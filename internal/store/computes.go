@@ -25,14 +25,10 @@ func (s *Cluster) insertCompute(ctx context.Context, doing string, t compute.Tar
 	if props == "" {
 		props = "{}"
 	}
-	_, err := s.db.ExecContext(ctx, `
+	return execStmt(ctx, s.db, doing+" compute "+t.Name, `
 		INSERT INTO computes (name, type, description, properties, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (name) `+onConflict,
 		t.Name, t.Type, t.Description, props, nanos(t.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("%s compute %s: %w", doing, t.Name, err)
-	}
-	return nil
 }
 
 // Compute returns one compute target.

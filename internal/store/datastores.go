@@ -17,11 +17,9 @@ func (s *Assets) PutDatastore(ctx context.Context, d datastore.Datastore) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastores (name, spec, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`, d.Name, string(spec), nanos(d.CreatedAt)); err != nil {
-		return fmt.Errorf("put datastore %s: %w", d.Name, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "put datastore "+d.Name,
+		`INSERT INTO datastores (name, spec, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`, d.Name, string(spec), nanos(d.CreatedAt))
 }
 
 // Datastore returns a created datastore (not the built-in workspaceblobstore), or ErrNotFound.
@@ -73,13 +71,11 @@ func decodeDatastore(name, spec string, created int64) (*datastore.Datastore, er
 // PutDatastorePath records what was written at a path of a datastore; a later write at the same
 // path replaces it (as a blob overwritten on Azure).
 func (s *Assets) PutDatastorePath(ctx context.Context, e datastore.Entry) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO datastore_paths (datastore, path, manifest, run_id, output, created_at)
+	return execStmt(ctx, s.db, "record datastore path "+e.Datastore+"/"+e.Path,
+		`INSERT INTO datastore_paths (datastore, path, manifest, run_id, output, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (datastore, path) DO UPDATE SET manifest = excluded.manifest,
 		run_id = excluded.run_id, output = excluded.output, created_at = excluded.created_at`,
-		e.Datastore, e.Path, e.Manifest, e.Run, e.Output, nanos(e.CreatedAt)); err != nil {
-		return fmt.Errorf("record datastore path %s/%s: %w", e.Datastore, e.Path, err)
-	}
-	return nil
+		e.Datastore, e.Path, e.Manifest, e.Run, e.Output, nanos(e.CreatedAt))
 }
 
 // DatastorePaths returns the entries of a datastore written at any of paths.

@@ -93,10 +93,7 @@ func (s *Instances) Update(ctx context.Context, name string, fn func(in *Instanc
 
 // DeleteInstance removes an instance's row (its target was deleted).
 func (s *Instances) Delete(ctx context.Context, name string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM instances WHERE name = ?`, name); err != nil {
-		return fmt.Errorf("delete instance %s: %w", name, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "delete instance "+name, `DELETE FROM instances WHERE name = ?`, name)
 }
 
 func scanInstance(row scanner) (Instance, error) {

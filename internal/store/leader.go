@@ -136,8 +136,5 @@ func (s *Store) DatabaseNow(ctx context.Context) (time.Time, error) {
 
 // DeleteServerRecord forgets a server's record.
 func (s *Store) DeleteServerRecord(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, serverPrefix+id); err != nil {
-		return fmt.Errorf("delete setting %s: %w", serverPrefix+id, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "delete setting "+serverPrefix+id, `DELETE FROM settings WHERE key = ?`, serverPrefix+id)
 }

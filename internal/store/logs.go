@@ -79,10 +79,7 @@ func (s *Runs) LogTail(ctx context.Context, runID, file string, n int) ([]job.Lo
 // ArchiveLogs renames a run's log files to <prefix>/<file>, so that a new attempt starts its logs
 // afresh while the old attempt's lines stay readable.
 func (s *Runs) ArchiveLogs(ctx context.Context, runID, prefix string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE log_lines SET file = ? || '/' || file WHERE run_id = ? AND file NOT LIKE 'attempt\_%' ESCAPE '\'`,
+	return execStmt(ctx, s.db, "archive logs of "+runID,
+		`UPDATE log_lines SET file = ? || '/' || file WHERE run_id = ? AND file NOT LIKE 'attempt\_%' ESCAPE '\'`,
 		prefix, runID)
-	if err != nil {
-		return fmt.Errorf("archive logs of %s: %w", runID, err)
-	}
-	return nil
 }

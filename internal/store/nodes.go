@@ -403,8 +403,5 @@ func (s *Cluster) stampAssignments(ctx context.Context, column, nodeID string, i
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("mark work of %s %s: %w", nodeID, strings.TrimSuffix(column, "_at"), err)
-	}
-	return nil
+	return execStmt(ctx, s.db, fmt.Sprintf("mark work of %s %s", nodeID, strings.TrimSuffix(column, "_at")), q, args...)
 }

@@ -68,16 +68,13 @@ func (s *Runs) RecordNodeFailure(ctx context.Context, runID string, attempt, nod
 	if exit != nil {
 		code = *exit
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO run_parts (run_id, attempt, node_rank, failure, exit_code, failed_at)
+	return execStmt(ctx, s.db, fmt.Sprintf("record failure of node %d of %s", node, runID),
+		`INSERT INTO run_parts (run_id, attempt, node_rank, failure, exit_code, failed_at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, attempt, node_rank) DO UPDATE
 		SET failure = excluded.failure, exit_code = excluded.exit_code, failed_at = excluded.failed_at
 		WHERE run_parts.failure = ''`,
 		runID, attempt, node, reason, code, nanos(at))
-	if err != nil {
-		return fmt.Errorf("record failure of node %d of %s: %w", node, runID, err)
-	}
-	return nil
 }
 
 // RunParts returns the parts of a run attempt, by node rank.

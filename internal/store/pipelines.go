@@ -49,7 +49,7 @@ func (s *RunWrites) CreateStep(ctx context.Context, st Step, r *job.Run, events 
 			return nil
 		},
 	}
-	return s.createChild(ctx, fmt.Sprintf("create step %s of %s", st.Name, st.Pipeline), row, r, events)
+	return s.createChild(ctx, "create step "+st.Name+" of "+st.Pipeline, row, r, events)
 }
 
 // PutStep records a step that has no run of its own: reused from the step cache (State
@@ -57,7 +57,7 @@ func (s *RunWrites) CreateStep(ctx context.Context, st Step, r *job.Run, events 
 // step has a row already.
 func (s *Parents) PutStep(ctx context.Context, st Step) error {
 	st.RunID = ""
-	return s.inTx(ctx, fmt.Sprintf("record step %s of %s", st.Name, st.Pipeline), func(tx *sql.Tx) error {
+	return s.inTx(ctx, "record step "+st.Name+" of "+st.Pipeline, func(tx *sql.Tx) error {
 		if err := stepAbsent(ctx, tx, st); err != nil {
 			return err
 		}
@@ -190,8 +190,6 @@ func (s *Parents) PipelineReason(ctx context.Context, id string) (string, error)
 
 // SetPipelineReason records why a pipeline ended.
 func (s *Parents) SetPipelineReason(ctx context.Context, id, reason string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE pipelines SET done_reason = ? WHERE run_id = ?`, reason, id); err != nil {
-		return fmt.Errorf("record pipeline %s: %w", id, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "record pipeline "+id,
+		`UPDATE pipelines SET done_reason = ? WHERE run_id = ?`, reason, id)
 }

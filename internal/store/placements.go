@@ -40,10 +40,8 @@ func (s *Cluster) SetPlacement(ctx context.Context, runID string, attempt int, p
 // ClearPlacement forgets the placement of a run's attempt (it could not be submitted there and
 // is placed again); another attempt's placement is left alone.
 func (s *Cluster) ClearPlacement(ctx context.Context, runID string, attempt int) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_placements WHERE run_id = ? AND attempt = ?`, runID, attempt); err != nil {
-		return fmt.Errorf("clear placement of %s: %w", runID, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "clear placement of "+runID,
+		`DELETE FROM run_placements WHERE run_id = ? AND attempt = ?`, runID, attempt)
 }
 
 // decodePlacement decodes a row of run_placements (scanRun reads it with its run).
@@ -64,12 +62,9 @@ func decodePlacement(nodes, gpus string) (*job.Placement, error) {
 // RecordPreemption records that attempt of a run lost its node to preemption; recording the
 // same attempt again changes nothing.
 func (s *Cluster) RecordPreemption(ctx context.Context, runID string, attempt int, nodeID string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO run_preemptions (run_id, attempt, node_id, at) VALUES (?, ?, ?, ?)
+	return execStmt(ctx, s.db, "record preemption of "+runID,
+		`INSERT INTO run_preemptions (run_id, attempt, node_id, at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (run_id, attempt) DO NOTHING`, runID, attempt, nodeID, nanos(at))
-	if err != nil {
-		return fmt.Errorf("record preemption of %s: %w", runID, err)
-	}
-	return nil
 }
 
 // Preemptions counts, for every active run preempted at least once, the attempts it lost to

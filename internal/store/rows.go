@@ -111,6 +111,14 @@ func page[T any](out []T, limit int) ([]T, bool) {
 	return out, false
 }
 
+// execStmt runs a statement; its error is about doing ("delete setting a").
+func execStmt(ctx context.Context, q querier, doing, query string, args ...any) error {
+	if _, err := q.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	return nil
+}
+
 // execOne runs a statement that changes the one row of what ("user alice"): a statement that
 // fails is an error about doing ("delete user alice"), one that changes no row ErrNotFound.
 func execOne(ctx context.Context, q querier, doing, what, query string, args ...any) error {

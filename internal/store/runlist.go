@@ -259,10 +259,7 @@ func (s *RunWrites) DeleteRun(ctx context.Context, id string) error {
 
 // SetBoundCommand records the command a run's supervisor ran, bound to its inputs and outputs.
 func (s *RunWrites) SetBoundCommand(ctx context.Context, id, command string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET bound_command = ? WHERE id = ?`, command, id); err != nil {
-		return fmt.Errorf("record command of %s: %w", id, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "record command of "+id, `UPDATE runs SET bound_command = ? WHERE id = ?`, command, id)
 }
 
 // ArchivedOf returns which of the runs ids are archived.

@@ -21,12 +21,8 @@ func (s *Store) Setting(ctx context.Context, key string) (value string, ok bool,
 
 // SetSetting stores a workspace setting.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	_, err := s.db.ExecContext(ctx,
+	return execStmt(ctx, s.db, "write setting "+key,
 		`INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
-	if err != nil {
-		return fmt.Errorf("write setting %s: %w", key, err)
-	}
-	return nil
 }
 
 // Settings returns the settings whose keys start with prefix.
@@ -40,8 +36,5 @@ func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string,
 
 // DeleteSetting removes a workspace setting; one that is not set is no error.
 func (s *Store) DeleteSetting(ctx context.Context, key string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
-		return fmt.Errorf("delete setting %s: %w", key, err)
-	}
-	return nil
+	return execStmt(ctx, s.db, "delete setting "+key, `DELETE FROM settings WHERE key = ?`, key)
 }

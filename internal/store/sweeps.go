@@ -195,12 +195,9 @@ func (s *Parents) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome
 	if o.BestMetric != nil {
 		metric = *o.BestMetric
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE sweeps SET best_run_id = ?, best_index = ?, best_params = ?, best_metric = ?, done_reason = ? WHERE run_id = ?`,
+	return execStmt(ctx, s.db, "record sweep "+id,
+		`UPDATE sweeps SET best_run_id = ?, best_index = ?, best_params = ?, best_metric = ?, done_reason = ? WHERE run_id = ?`,
 		o.BestRunID, o.BestIndex, params, metric, o.DoneReason, id)
-	if err != nil {
-		return fmt.Errorf("record sweep %s: %w", id, err)
-	}
-	return nil
 }
 
 // MetricSeries returns one metric's points of a run in report order (step, then time): both

@@ -151,10 +151,7 @@ func (s *Access) RevokeUserToken(ctx context.Context, user, name string, now tim
 // TouchUserToken records a token's use at now when its last recorded use is older than
 // before (one write a minute per token, not one per request).
 func (s *Access) TouchUserToken(ctx context.Context, hash string, now, before time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE user_tokens SET last_used_at = ? WHERE hash = ? AND last_used_at < ?`,
+	return execStmt(ctx, s.db, "record token use",
+		`UPDATE user_tokens SET last_used_at = ? WHERE hash = ? AND last_used_at < ?`,
 		nanos(now), hash, nanos(before))
-	if err != nil {
-		return fmt.Errorf("record token use: %w", err)
-	}
-	return nil
 }
