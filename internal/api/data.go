@@ -16,46 +16,11 @@ type CreateDataRequest struct {
 	Manifest string       `json:"manifest,omitempty"`
 }
 
-// ArchiveDataRequest archives or restores one version ("" = every version of the data asset).
-type ArchiveDataRequest struct {
-	Version string `json:"version,omitempty"`
-}
+// ArchiveDataRequest is the archive request of data assets (ArchiveVersionRequest).
+type ArchiveDataRequest = ArchiveVersionRequest
 
-// Create registers a data asset version.
-func (c *DataClient) Create(ctx context.Context, req CreateDataRequest) (*dataset.Version, error) {
-	var out dataset.Version
-	return &out, c.do(ctx, http.MethodPost, "/api/data", req, &out)
-}
-
-// List lists the latest version of each data asset, or every version of one (name).
-func (c *DataClient) List(ctx context.Context, name string, includeArchived bool) ([]dataset.Version, error) {
-	q := url.Values{}
-	if name != "" {
-		q.Set("name", name)
-	}
-	if includeArchived {
-		q.Set("include_archived", "true")
-	}
-	var out []dataset.Version
-	return out, c.do(ctx, http.MethodGet, "/api/data?"+q.Encode(), nil, &out)
-}
-
-// Get shows one version ("latest" = the highest one not archived).
-func (c *DataClient) Get(ctx context.Context, name, version string) (*dataset.Version, error) {
-	var out dataset.Version
-	return &out, c.do(ctx, http.MethodGet, "/api/data/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version), nil, &out)
-}
-
-// Archive archives (or, with archived false, restores) a version or every version, and
-// returns every version of the data asset as they are now.
-func (c *DataClient) Archive(ctx context.Context, name, version string, archived bool) ([]dataset.Version, error) {
-	verb := "archive"
-	if !archived {
-		verb = "restore"
-	}
-	var out []dataset.Version
-	return out, c.do(ctx, http.MethodPost, "/api/data/"+url.PathEscape(name)+"/"+verb, ArchiveDataRequest{Version: version}, &out)
-}
+// DataClient registers, lists, shows and archives data asset versions.
+type DataClient = VersionClient[dataset.Version, CreateDataRequest]
 
 // Create creates or replaces a datastore.
 func (c *DatastoreClient) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {

@@ -29,20 +29,11 @@ type AgentClient struct{ *Client }
 // InstanceClient drives compute instances.
 type InstanceClient struct{ *Client }
 
-// ModelClient registers, lists, shows and archives model versions.
-type ModelClient struct{ *Client }
-
-// DataClient registers, lists, shows and archives data asset versions.
-type DataClient struct{ *Client }
-
 // DatastoreClient registers, lists and shows datastores.
 type DatastoreClient struct{ *Client }
 
 // EnvironmentClient registers, lists and shows environments and manages the curated ones.
 type EnvironmentClient struct{ *Client }
-
-// ComponentClient registers, lists, shows and archives component versions.
-type ComponentClient struct{ *Client }
 
 // EndpointClient manages online endpoints, their traffic and their keys.
 type EndpointClient struct{ *Client }
@@ -73,8 +64,8 @@ func (c *Client) initResources() {
 	c.Jobs, c.Runs, c.Blobs = &JobClient{c}, &RunClient{c}, &BlobClient{c}
 	c.Computes, c.Sizes, c.Nodes = &ComputeClient{c}, &SizeClient{c}, &NodeClient{c}
 	c.Agents, c.Instances = &AgentClient{c}, &InstanceClient{c}
-	c.Models, c.Data, c.Datastores = &ModelClient{c}, &DataClient{c}, &DatastoreClient{c}
-	c.Environments, c.Components = &EnvironmentClient{c}, &ComponentClient{c}
+	c.Models, c.Data, c.Components = &ModelClient{c, "models"}, &DataClient{c, "data"}, &ComponentClient{c, "components"}
+	c.Datastores, c.Environments = &DatastoreClient{c}, &EnvironmentClient{c}
 	c.Endpoints, c.Deployments = &EndpointClient{c}, &DeploymentClient{c}
 	c.BatchEndpoints, c.BatchDeployments = &BatchEndpointClient{c}, &BatchDeploymentClient{c}
 	c.Users, c.Tokens, c.Secrets = &UserClient{c}, &TokenClient{c}, &SecretClient{c}
