@@ -6,13 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
 func sampleDeployment() serving.Deployment {
 	return serving.Deployment{Name: "blue", Endpoint: "ep-1", InstanceCount: 1, InstanceType: "Standard_DS3_v2",
-		Tags: map[string]string{"team": "ml"}, EnvironmentVariables: map[string]string{"A": "1"},
+		Meta: asset.Meta{Tags: map[string]string{"team": "ml"}}, EnvironmentVariables: map[string]string{"A": "1"},
 		Model: serving.ModelRef{Ref: "iris:1"}, ScoringScript: "score.py", CodeSnapshot: "abc",
 		Scale: serving.ScaleSettings{Type: "default"}, Request: serving.RequestSettings{RequestTimeoutMS: 5000}}
 }

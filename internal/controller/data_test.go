@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -29,10 +30,10 @@ func TestCreateDataFromUpload(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	h := putTree(t, f, map[string]string{"a.csv": "1,2", "sub/b.csv": "3"})
-	v1 := createData(t, f, dataset.Spec{Name: "iris", Path: "/client/iris/", Tags: map[string]string{"k": "v"}}, h)
+	v1 := createData(t, f, dataset.Spec{Name: "iris", Path: "/client/iris/", Meta: asset.Meta{Tags: map[string]string{"k": "v"}}}, h)
 	up := "azureml://datastores/workspaceblobstore/paths/" + datastore.UploadPath(h, "/client/iris/")
 	want := &dataset.Version{Name: "iris", Version: "1", Type: dataset.URIFolder, Manifest: h, Path: up, Source: dataset.SourceLocal,
-		Tags: map[string]string{"k": "v"}, Files: 2, Size: 4, CreatedAt: f.clock.Now()}
+		Meta: asset.Meta{Tags: map[string]string{"k": "v"}}, Files: 2, Size: 4, CreatedAt: f.clock.Now()}
 	if diff := cmp.Diff(want, v1); diff != "" {
 		t.Errorf("created (-want +got):\n%s", diff)
 	}

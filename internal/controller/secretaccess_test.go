@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/workspace"
@@ -23,7 +24,7 @@ func secretUsers(t *testing.T, f *fixture, roles map[string]string) {
 // stamps it).
 func submittedBy(user string) job.Spec {
 	return job.Spec{Command: "env", EnvironmentVariables: map[string]string{"DB_PASSWORD": "${{secrets.db}}"},
-		Properties: workspace.StampSubmitter(nil, user)}
+		Meta: asset.Meta{Properties: workspace.StampSubmitter(nil, user)}}
 }
 
 // A secret limited to a user and a role is refused at submit to anyone else, naming the secret

@@ -30,13 +30,11 @@ var Kind = asset.Kind{Noun: "data asset", Collection: "data", Command: "data"}
 // (absolute, on the client), a job output (azureml://jobs/<job>/outputs/<output>[/paths/<p>]),
 // a datastore path (azureml://datastores/<datastore>/paths/<p>) or an http(s) URL.
 type Spec struct {
-	Name        string            `json:"name"`
-	Version     string            `json:"version,omitempty"`
-	Type        string            `json:"type,omitempty"`
-	Path        string            `json:"path"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Path    string `json:"path"`
+	asset.Meta
 	// Datastore is where a local upload is recorded (workspaceblobstore, the only one that
 	// takes uploads); empty is the same.
 	Datastore string `json:"datastore,omitempty"`
@@ -46,15 +44,13 @@ type Spec struct {
 // manifest in the workspace's blob store; it is empty for data read where it is (Path then
 // says where). Source is where it was registered from: "local", a job output, a datastore path.
 type Version struct {
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Type        string            `json:"type"`
-	Manifest    string            `json:"manifest,omitempty"`
-	Path        string            `json:"path,omitempty"`
-	Source      string            `json:"source"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Type     string `json:"type"`
+	Manifest string `json:"manifest,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Source   string `json:"source"`
+	asset.Meta
 	// Files and Size describe the manifest, for show and list (0 for data read in place).
 	Files     int       `json:"files"`
 	Size      int64     `json:"size"`

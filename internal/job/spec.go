@@ -1,16 +1,16 @@
 package job
 
+import "github.com/hangar-ml/hangar/internal/asset"
+
 // Spec is a command job as the user described it, after YAML decoding, defaults and validation.
 // The CLI fills CodeSnapshot and each data input's Manifest after uploading; the server stores
 // the whole Spec with the run. Field names follow the Azure ML CLI v2 schema (SPEC.md §2).
 type Spec struct {
-	Type           string            `json:"type"` // "command"
-	Name           string            `json:"name,omitempty"`
-	DisplayName    string            `json:"display_name,omitempty"`
-	ExperimentName string            `json:"experiment_name,omitempty"`
-	Description    string            `json:"description,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
-	Properties     map[string]string `json:"properties,omitempty"`
+	Type           string `json:"type"` // "command"
+	Name           string `json:"name,omitempty"`
+	DisplayName    string `json:"display_name,omitempty"`
+	ExperimentName string `json:"experiment_name,omitempty"`
+	asset.Meta
 
 	Command string `json:"command"`
 	// Code is the code folder (or a single code file) as written in the YAML, resolved to an

@@ -22,28 +22,24 @@ const SourceLocal = "local"
 // Spec is what a model file (or `model create`'s flags) asks to register. Path is a local path
 // (absolute, on the client) or an azureml://jobs/<job>/outputs/<output>[/paths/<p>] URI.
 type Spec struct {
-	Name        string            `json:"name"`
-	Version     string            `json:"version,omitempty"`
-	Type        string            `json:"type,omitempty"`
-	Path        string            `json:"path"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Stage       string            `json:"stage,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Path    string `json:"path"`
+	asset.Meta
+	Stage string `json:"stage,omitempty"`
 }
 
 // Version is one registered version of a model. Manifest is the hash of its files' manifest in
 // the workspace's blob store; Source is the job output it was registered from, or "local".
 type Version struct {
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Type        string            `json:"type"`
-	Manifest    string            `json:"manifest"`
-	Source      string            `json:"source"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Stage       string            `json:"stage,omitempty"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Type     string `json:"type"`
+	Manifest string `json:"manifest"`
+	Source   string `json:"source"`
+	asset.Meta
+	Stage string `json:"stage,omitempty"`
 	// Folder is the name of the registered folder ("" for a model that is one file): a
 	// deployment finds the model's files under $AZUREML_MODEL_DIR/<Folder>, as on Azure.
 	Folder string `json:"folder,omitempty"`

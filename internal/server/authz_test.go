@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
@@ -250,7 +251,7 @@ func TestSubmitterIsTheRealUser(t *testing.T) {
 		claimed string
 		want    string
 	}{{carl, "alice", "carl"}, {carl, "", "carl"}, {ts.admin, "root", api.AdminUser}, {ts.admin, "", api.AdminUser}} {
-		sp := job.Spec{Command: "echo", Properties: map[string]string{}}
+		sp := job.Spec{Command: "echo", Meta: asset.Meta{Properties: map[string]string{}}}
 		if tc.claimed != "" {
 			sp.Properties["created_by"] = tc.claimed
 		}

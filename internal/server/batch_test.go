@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestBatchEndpointRoutes(t *testing.T) {
 	ts := newTestServer(t)
 	ctx := t.Context()
-	v, err := ts.admin.BatchEndpoints.Create(ctx, serving.BatchEndpoint{Name: "ep1", Description: "d"})
+	v, err := ts.admin.BatchEndpoints.Create(ctx, serving.BatchEndpoint{Name: "ep1", Meta: asset.Meta{Description: "d"}})
 	if err != nil || v.Name != "ep1" || v.AuthMode != serving.AuthAADToken || v.ProvisioningState != "Succeeded" {
 		t.Fatalf("create: %+v, %v", v, err)
 	}

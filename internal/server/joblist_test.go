@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/testwait"
 )
@@ -18,7 +19,7 @@ import (
 func createTagged(t *testing.T, ts *testServer, name, experiment string, tags map[string]string) {
 	t.Helper()
 	_, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: name, DisplayName: "Disp " + name,
-		ExperimentName: experiment, Tags: tags, Command: "python train.py"}})
+		ExperimentName: experiment, Meta: asset.Meta{Tags: tags}, Command: "python train.py"}})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

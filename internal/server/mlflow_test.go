@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -438,7 +439,7 @@ func TestMLflowOneMetricHistory(t *testing.T) {
 func TestMLflowJobExperiment(t *testing.T) {
 	ts := newTestServer(t)
 	d, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "j", Command: "true",
-		ExperimentName: "sweeps", Tags: map[string]string{"team": "a"}}})
+		ExperimentName: "sweeps", Meta: asset.Meta{Tags: map[string]string{"team": "a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

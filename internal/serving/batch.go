@@ -3,6 +3,7 @@ package serving
 import (
 	"maps"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -32,11 +33,9 @@ const (
 // BatchEndpoint is a batch endpoint: a name that invoking turns into a batch scoring job run by
 // one of its deployments.
 type BatchEndpoint struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	AuthMode    string            `json:"auth_mode"`
+	Name string `json:"name"`
+	asset.Meta
+	AuthMode string `json:"auth_mode"`
 	// DefaultDeployment is defaults.deployment_name: the deployment an invoke runs unless it
 	// names one.
 	DefaultDeployment string `json:"default_deployment,omitempty"`
@@ -44,12 +43,10 @@ type BatchEndpoint struct {
 
 // BatchDeployment is a model scored over files by a parallel job (`type: model`).
 type BatchDeployment struct {
-	Name        string            `json:"name"`
-	Endpoint    string            `json:"endpoint_name"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Model       ModelRef          `json:"model"`
+	Name     string `json:"name"`
+	Endpoint string `json:"endpoint_name"`
+	asset.Meta
+	Model ModelRef `json:"model"`
 	// Code, CodeSnapshot and ScoringScript are code_configuration: the entry script with
 	// init() and run(mini_batch), as for a parallel job's task.
 	Code          string          `json:"code,omitempty"`
@@ -101,11 +98,13 @@ func BatchJobSpec(d BatchDeployment, modelManifest string, input job.Input) job.
 	}
 	p.BIOutput = BatchOutput
 	sp := job.Spec{
-		Type:                 "parallel",
-		DisplayName:          "batchscoring",
-		ExperimentName:       "batch-endpoint-" + d.Endpoint,
-		Description:          "batch scoring by deployment " + d.Name + " of batch endpoint " + d.Endpoint,
-		Tags:                 map[string]string{TagBatchEndpoint: d.Endpoint, TagBatchDeployment: d.Name},
+		Type:           "parallel",
+		DisplayName:    "batchscoring",
+		ExperimentName: "batch-endpoint-" + d.Endpoint,
+		Meta: asset.Meta{
+			Description: "batch scoring by deployment " + d.Name + " of batch endpoint " + d.Endpoint,
+			Tags:        map[string]string{TagBatchEndpoint: d.Endpoint, TagBatchDeployment: d.Name},
+		},
 		CodeSnapshot:         d.CodeSnapshot,
 		Environment:          d.Environment,
 		Compute:              d.Compute,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -16,7 +17,7 @@ func invokeDeployment() BatchDeployment {
 	st.MiniBatchBytes, st.MiniBatchSize = 4096, 0 // a size: a count override replaces it
 	return BatchDeployment{Name: "rows", Endpoint: "ep", ScoringScript: "score.py", Compute: "pool",
 		InstanceCount: 2, Model: ModelRef{Folder: "model"}, Settings: st,
-		Tags: map[string]string{"team": "ml"}, Environment: job.Environment{Image: "python:3"}}
+		Meta: asset.Meta{Tags: map[string]string{"team": "ml"}}, Environment: job.Environment{Image: "python:3"}}
 }
 
 var folder = job.Input{Type: job.URIFolder, Manifest: "sha-data"}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"path"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
@@ -19,11 +20,13 @@ const ModelInput = "model"
 // any input), on compute (the deployment's target, resolved by the caller).
 func ReplicaSpec(d Deployment, compute, modelManifest string) job.Spec {
 	sp := job.Spec{
-		Type:                 "command",
-		DisplayName:          d.Endpoint + "/" + d.Name,
-		ExperimentName:       "endpoint-" + d.Endpoint,
-		Description:          "replica of deployment " + d.Name + " of online endpoint " + d.Endpoint,
-		Tags:                 map[string]string{"hangar.endpoint": d.Endpoint, "hangar.deployment": d.Name},
+		Type:           "command",
+		DisplayName:    d.Endpoint + "/" + d.Name,
+		ExperimentName: "endpoint-" + d.Endpoint,
+		Meta: asset.Meta{
+			Description: "replica of deployment " + d.Name + " of online endpoint " + d.Endpoint,
+			Tags:        map[string]string{"hangar.endpoint": d.Endpoint, "hangar.deployment": d.Name},
+		},
 		CodeSnapshot:         d.CodeSnapshot,
 		Environment:          d.Environment,
 		Compute:              compute,

@@ -1,6 +1,9 @@
 package serving
 
-import "github.com/hangar-ml/hangar/internal/job"
+import (
+	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/job"
+)
 
 // Auth modes of an endpoint (`auth_mode`).
 const (
@@ -11,10 +14,8 @@ const (
 // Endpoint is an online endpoint: a stable scoring URI whose traffic is split between its
 // deployments.
 type Endpoint struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
+	Name string `json:"name"`
+	asset.Meta
 	// AuthMode is AuthKey (default) or AuthAMLToken.
 	AuthMode string `json:"auth_mode"`
 	// Compute is the target its deployments run on unless they name their own (the Kubernetes
@@ -30,11 +31,9 @@ type Endpoint struct {
 
 // Deployment is a model served by replicas behind an endpoint.
 type Deployment struct {
-	Name        string            `json:"name"`
-	Endpoint    string            `json:"endpoint_name"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
+	Name     string `json:"name"`
+	Endpoint string `json:"endpoint_name"`
+	asset.Meta
 	// Model is what the replicas load, mounted at AZUREML_MODEL_DIR.
 	Model ModelRef `json:"model"`
 	// Code and ScoringScript are `code_configuration`: the replicas run Hangar's scoring server,

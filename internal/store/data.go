@@ -9,26 +9,23 @@ import (
 
 // dataRow is the spec column of a data_assets row: everything but the key, archived and created_at.
 type dataRow struct {
-	Type        string            `json:"type"`
-	Manifest    string            `json:"manifest,omitempty"`
-	Path        string            `json:"path,omitempty"`
-	Source      string            `json:"source"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Files       int               `json:"files"`
-	Size        int64             `json:"size"`
+	Type     string `json:"type"`
+	Manifest string `json:"manifest,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Source   string `json:"source"`
+	asset.Meta
+	Files int   `json:"files"`
+	Size  int64 `json:"size"`
 }
 
 var dataTable = assetTable[dataset.Version, dataRow]{table: "data_assets", noun: "data asset", nouns: "data assets",
 	row: func(v dataset.Version) dataRow {
-		return dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source,
-			Description: v.Description, Tags: v.Tags, Properties: v.Properties, Files: v.Files, Size: v.Size}
+		return dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source, Meta: v.Meta,
+			Files: v.Files, Size: v.Size}
 	},
 	version: func(k asset.Key, r dataRow) dataset.Version {
 		return dataset.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Path: r.Path,
-			Source: r.Source, Description: r.Description, Tags: r.Tags, Properties: r.Properties, Files: r.Files,
-			Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
+			Source: r.Source, Meta: r.Meta, Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 )
@@ -24,7 +25,7 @@ func TestDataVersions(t *testing.T) {
 	mk := func(version string) (*dataset.Version, error) {
 		return s.Assets.CreateData(ctx, dataset.Version{Name: "iris", Version: version, Type: dataset.MLTable, Manifest: "m1",
 			Path: "azureml://datastores/workspaceblobstore/paths/LocalUpload/x/iris", Source: dataset.SourceLocal,
-			Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at})
+			Meta: asset.Meta{Tags: map[string]string{"k": "v"}}, Files: 2, Size: 9, CreatedAt: at})
 	}
 	for _, tt := range []struct {
 		version, want string
@@ -55,7 +56,7 @@ func TestDataVersions(t *testing.T) {
 	got, err := s.Assets.Data(ctx, "iris", "latest")
 	want := &dataset.Version{Name: "iris", Version: "2", Type: dataset.MLTable, Manifest: "m1",
 		Path: "azureml://datastores/workspaceblobstore/paths/LocalUpload/x/iris", Source: dataset.SourceLocal,
-		Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at}
+		Meta: asset.Meta{Tags: map[string]string{"k": "v"}}, Files: 2, Size: 9, CreatedAt: at}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,27 +9,25 @@ import (
 
 // modelRow is the spec column of a models row: everything but the key, archived and created_at.
 type modelRow struct {
-	Type        string            `json:"type"`
-	Manifest    string            `json:"manifest"`
-	Source      string            `json:"source"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	Stage       string            `json:"stage,omitempty"`
-	Folder      string            `json:"folder,omitempty"`
-	Files       int               `json:"files"`
-	Size        int64             `json:"size"`
+	Type     string `json:"type"`
+	Manifest string `json:"manifest"`
+	Source   string `json:"source"`
+	asset.Meta
+	Stage  string `json:"stage,omitempty"`
+	Folder string `json:"folder,omitempty"`
+	Files  int    `json:"files"`
+	Size   int64  `json:"size"`
 }
 
 var modelTable = assetTable[model.Version, modelRow]{table: "models", noun: "model", nouns: "models",
 	row: func(v model.Version) modelRow {
-		return modelRow{Type: v.Type, Manifest: v.Manifest, Source: v.Source, Description: v.Description,
-			Tags: v.Tags, Properties: v.Properties, Stage: v.Stage, Folder: v.Folder, Files: v.Files, Size: v.Size}
+		return modelRow{Type: v.Type, Manifest: v.Manifest, Source: v.Source, Meta: v.Meta,
+			Stage: v.Stage, Folder: v.Folder, Files: v.Files, Size: v.Size}
 	},
 	version: func(k asset.Key, r modelRow) model.Version {
 		return model.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Source: r.Source,
-			Description: r.Description, Tags: r.Tags, Properties: r.Properties, Stage: r.Stage, Folder: r.Folder,
-			Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
+			Meta: r.Meta, Stage: r.Stage, Folder: r.Folder, Files: r.Files, Size: r.Size, CreatedAt: k.Created,
+			Archived: k.Archived}
 	},
 }
 

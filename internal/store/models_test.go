@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
 )
 
@@ -16,7 +17,8 @@ func TestModelVersions(t *testing.T) {
 	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	mk := func(name, version string) (*model.Version, error) {
 		return s.Assets.CreateModel(ctx, model.Version{Name: name, Version: version, Type: model.CustomModel,
-			Manifest: "m-" + name, Source: model.SourceLocal, Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at})
+			Manifest: "m-" + name, Source: model.SourceLocal, Meta: asset.Meta{Tags: map[string]string{"k": "v"}},
+			Files: 2, Size: 9, CreatedAt: at})
 	}
 	tests := []struct {
 		name, version, want string
@@ -37,7 +39,7 @@ func TestModelVersions(t *testing.T) {
 	}
 	got, err := s.Assets.Model(ctx, "mnist", "7")
 	want := &model.Version{Name: "mnist", Version: "7", Type: model.CustomModel, Manifest: "m-mnist", Source: model.SourceLocal,
-		Tags: map[string]string{"k": "v"}, Files: 2, Size: 9, CreatedAt: at}
+		Meta: asset.Meta{Tags: map[string]string{"k": "v"}}, Files: 2, Size: 9, CreatedAt: at}
 	if err != nil {
 		t.Fatal(err)
 	}

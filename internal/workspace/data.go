@@ -22,7 +22,7 @@ func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset
 	if err := dataset.Kind.CheckName(sp.Name); err != nil {
 		return nil, Invalidf("name: %v", err)
 	}
-	v := dataset.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties, CreatedAt: da.ws.Now()}
+	v := dataset.Version{Name: sp.Name, Meta: sp.Meta, CreatedAt: da.ws.Now()}
 	var err error
 	if v.Type, err = dataset.CheckType(sp.Type); err != nil {
 		return nil, Invalidf("%v", err)

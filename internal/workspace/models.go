@@ -26,8 +26,7 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	if err := model.CheckName(sp.Name); err != nil {
 		return nil, Invalidf("name: %v", err)
 	}
-	v := model.Version{Name: sp.Name, Description: sp.Description, Tags: sp.Tags, Properties: sp.Properties,
-		Stage: sp.Stage, CreatedAt: mv.ws.Now()}
+	v := model.Version{Name: sp.Name, Meta: sp.Meta, Stage: sp.Stage, CreatedAt: mv.ws.Now()}
 	var err error
 	if v.Type, err = model.CheckType(sp.Type); err != nil {
 		return nil, Invalidf("%v", err)

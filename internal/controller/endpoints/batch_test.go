@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -159,7 +160,7 @@ func TestUpdateBatchDeploymentAndDefault(t *testing.T) {
 	wantKind(t, err, controller.NotFound, "has no deployment ghost")
 	_, err = f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "nope"}, false)
 	wantKind(t, err, controller.NotFound, "no batch endpoint nope")
-	if e, err := f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", Description: "new"}, false); err != nil ||
+	if e, err := f.s.PutBatchEndpoint(ctx, serving.BatchEndpoint{Name: "ep1", Meta: asset.Meta{Description: "new"}}, false); err != nil ||
 		e.Spec.DefaultDeployment != "second" || e.Spec.Description != "new" {
 		t.Errorf("update without defaults: %+v, %v; want the default kept", e, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/job"
@@ -236,7 +237,9 @@ func scriptJob(in *store.Instance, spec *compute.InstanceSpec, kind string, s *c
 		Command:              cmd,
 		EnvironmentVariables: map[string]string{"HANGAR_SETUP_SCRIPT": base64.StdEncoding.EncodeToString([]byte(s.Content))},
 		Limits:               job.Limits{TimeoutSeconds: int64(timeout / time.Second)},
-		Properties:           map[string]string{"created_by": spec.Owner, PropInstance: in.Name, PropInstanceScript: kind},
+		Meta: asset.Meta{
+			Properties: map[string]string{"created_by": spec.Owner, PropInstance: in.Name, PropInstanceScript: kind},
+		},
 	}
 }
 
