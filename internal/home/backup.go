@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/atomicfile"
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
@@ -228,23 +229,7 @@ func copyBlob(src, hash, tmpDir, final string) error {
 
 // writeDurable writes a file through a temporary one and syncs both the file and its directory.
 func writeDurable(path string, b []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, b, mode); err != nil {
 		return err
 	}
 	return syncPath(filepath.Dir(path))

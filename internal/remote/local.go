@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/atomicfile"
 )
 
 // Local runs commands on this machine with /bin/sh; it is the Runner of targets on the server's own
@@ -74,26 +76,11 @@ func (l *Local) Put(ctx context.Context, path string, r io.Reader, mode fs.FileM
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("put %s: %w", path, err)
 	}
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-"+randHex(6))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
+	err := atomicfile.Write(dst, mode.Perm(), func(w io.Writer) error {
+		_, err := io.Copy(w, ctxReader{ctx, r})
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("put %s: %w", path, err)
-	}
-	_, err = io.Copy(f, ctxReader{ctx, r})
-	if err == nil {
-		err = f.Chmod(mode.Perm()) // the umask applied to OpenFile
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("put %s: %w", path, err)
 	}
 	return nil

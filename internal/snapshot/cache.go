@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/atomicfile"
 )
 
 // fileKey is what must be unchanged for a cached hash to be trusted.
@@ -125,34 +127,12 @@ func (c *HashCache) Save() error {
 	if err != nil {
 		return fmt.Errorf("save hash cache: %w", err)
 	}
-	if err := writeFileAtomic(c.path, data); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return fmt.Errorf("save hash cache: %w", err)
+	}
+	if err := atomicfile.WriteFile(c.path, data, 0o600); err != nil {
 		return fmt.Errorf("save hash cache: %w", err)
 	}
 	c.dirty = false
 	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
