@@ -12,14 +12,8 @@ import (
 // reads them, those who submit create them.
 func (s *assetRoutes) routes(_, api routes) {
 	s.curatedRoutes(api)
-	api.handle("POST /api/environments", contributeAccess, s.createEnvironment)
-	api.handle("GET /api/environments", readAccess, s.listEnvironments)
-	api.handle("GET /api/environments/{name}/versions/{version}", readAccess, s.getEnvironment)
-	api.handle("POST /api/models", contributeAccess, s.createModel)
-	api.handle("GET /api/models", readAccess, s.listModels)
-	api.handle("GET /api/models/{name}/versions/{version}", readAccess, s.getModel)
-	api.handle("POST /api/models/{name}/archive", contributeAccess.audited("model.archive"), s.archiveModel)
-	api.handle("POST /api/models/{name}/restore", contributeAccess, s.restoreModel)
+	s.environmentRoutes(api)
+	s.modelRoutes(api)
 	s.dataRoutes(api)
 	s.componentRoutes(api)
 }
@@ -45,90 +39,62 @@ type assetAPI[V asset.Versioned, C any, A archiveRequest] struct {
 	versions func(ctx context.Context, name string) ([]V, error)
 }
 
-// routes adds the kind's routes under /api/<collection>.
-func (a assetAPI[V, C, A]) routes(mux routes, collection string) {
+// routes adds the kind's routes under /api/<collection>; an answered archive is recorded in the
+// audit log as archiveAction.
+func (a assetAPI[V, C, A]) routes(mux routes, collection, archiveAction string) {
 	base := "/api/" + collection
-	mux.handle("POST "+base, contributeAccess, a.createVersion)
-	mux.handle("GET "+base, readAccess, a.list)
-	mux.handle("GET "+base+"/{name}/versions/{version}", readAccess, a.get)
-	mux.handle("POST "+base+"/{name}/archive", contributeAccess.audited(collection+".archive"), a.archive)
-	mux.handle("POST "+base+"/{name}/restore", contributeAccess, a.restore)
+	mux.handle("POST "+base, contributeAccess, answerBody(a.s, http.StatusCreated, a.createVersion))
+	mux.handle("GET "+base, readAccess, answer(a.s, http.StatusOK, a.list))
+	mux.handle("GET "+base+"/{name}/versions/{version}", readAccess, answer(a.s, http.StatusOK, a.get))
+	mux.handle("POST "+base+"/{name}/archive", contributeAccess.audited(archiveAction), answerBody(a.s, http.StatusOK, a.setArchivedAnswer(true)))
+	mux.handle("POST "+base+"/{name}/restore", contributeAccess, answerBody(a.s, http.StatusOK, a.setArchivedAnswer(false)))
 }
 
-func (a assetAPI[V, C, A]) createVersion(w http.ResponseWriter, r *http.Request) {
-	var req C
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, a.s.log, err)
-		return
-	}
-	v, err := a.create(r.Context(), req)
-	if err != nil {
-		writeError(w, a.s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, v)
+func (a assetAPI[V, C, A]) createVersion(r *http.Request, req C) (*V, error) {
+	return a.create(r.Context(), req)
 }
 
 // list answers the latest version of each asset, or every version of ?name=; archived versions
 // only with ?include_archived=true.
-func (a assetAPI[V, C, A]) list(w http.ResponseWriter, r *http.Request) {
+func (a assetAPI[V, C, A]) list(r *http.Request) ([]V, error) {
 	q := r.URL.Query()
 	name := q.Get("name")
 	archived, err := strconv.ParseBool(q.Get("include_archived"))
 	if err != nil && q.Get("include_archived") != "" {
-		writeError(w, a.s.log, badRequest("include_archived: expected true or false"))
-		return
+		return nil, badRequest("include_archived: expected true or false")
 	}
 	all, err := a.versions(r.Context(), name)
 	if err != nil {
-		writeError(w, a.s.log, err)
-		return
+		return nil, err
 	}
 	out := asset.Listing(all, name, archived)
 	if out == nil {
 		out = []V{} // an empty list is [], never null
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // get answers one version; "latest" in the path is @latest.
-func (a assetAPI[V, C, A]) get(w http.ResponseWriter, r *http.Request) {
+func (a assetAPI[V, C, A]) get(r *http.Request) (*V, error) {
 	ref := r.PathValue("name") + ":" + r.PathValue("version")
 	if r.PathValue("version") == "latest" {
 		ref = r.PathValue("name") + "@latest"
 	}
-	v, err := a.resolve(r.Context(), ref)
-	if err != nil {
-		writeError(w, a.s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	return a.resolve(r.Context(), ref)
 }
 
-func (a assetAPI[V, C, A]) archive(w http.ResponseWriter, r *http.Request) {
-	a.setArchivedAnswer(w, r, true)
-}
-
-func (a assetAPI[V, C, A]) restore(w http.ResponseWriter, r *http.Request) {
-	a.setArchivedAnswer(w, r, false)
-}
-
-// setArchivedAnswer answers every version of the asset as it is after the change.
-func (a assetAPI[V, C, A]) setArchivedAnswer(w http.ResponseWriter, r *http.Request, archived bool) {
-	var req A
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, a.s.log, err)
-		return
+// setArchivedAnswer archives (or restores) what the request names, and answers every version
+// of the asset as it is after the change.
+func (a assetAPI[V, C, A]) setArchivedAnswer(archived bool) func(r *http.Request, req A) ([]V, error) {
+	return func(r *http.Request, req A) ([]V, error) {
+		name := r.PathValue("name")
+		if err := a.setArchived(r.Context(), name, archiveBody(req).Version, archived); err != nil {
+			return nil, err
+		}
+		all, err := a.versions(r.Context(), name)
+		if err != nil {
+			return nil, err
+		}
+		return asset.Listing(all, name, true), nil
 	}
-	name := r.PathValue("name")
-	if err := a.setArchived(r.Context(), name, archiveBody(req).Version, archived); err != nil {
-		writeError(w, a.s.log, err)
-		return
-	}
-	all, err := a.versions(r.Context(), name)
-	if err != nil {
-		writeError(w, a.s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, asset.Listing(all, name, true))
 }

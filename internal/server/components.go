@@ -9,5 +9,5 @@ import (
 func (s *assetRoutes) componentRoutes(mux routes) {
 	assetAPI[component.Version, api.CreateComponentRequest, api.ArchiveComponentRequest]{s: s.Server,
 		create: s.cfg.Controller.Workspace.Components.Create, resolve: s.cfg.Controller.Workspace.Components.Resolve,
-		setArchived: s.cfg.Controller.Workspace.Components.SetArchived, versions: s.cfg.Store.Assets.Components}.routes(mux, "components")
+		setArchived: s.cfg.Controller.Workspace.Components.SetArchived, versions: s.cfg.Store.Assets.Components}.routes(mux, "components", "components.archive")
 }

@@ -10,42 +10,29 @@ import (
 // curatedRoutes are the mappings of Azure's curated environments: every role reads them (a job's
 // warning names them), owners change them (what jobs that name a curated environment run in).
 func (s *assetRoutes) curatedRoutes(rt routes) {
-	rt.handle("GET /api/settings/curated-environments", readAccess, s.listCurated)
-	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), s.putCurated)
-	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), s.deleteCurated)
+	ok := http.StatusOK
+	rt.handle("GET /api/settings/curated-environments", readAccess, answer(s.Server, ok, s.listCurated))
+	rt.handle("PUT /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.set"), answerBody(s.Server, ok, s.putCurated))
+	rt.handle("DELETE /api/settings/curated-environments/{name}", ownerAccess.audited("curated-environment.remove"), answer(s.Server, ok, s.deleteCurated))
 }
 
-func (s *assetRoutes) listCurated(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) listCurated(r *http.Request) ([]api.CuratedEnvironment, error) {
 	ms, err := s.cfg.Controller.Workspace.Environments.Curated(r.Context())
-	s.respond(w, http.StatusOK, views(ms, curatedView), err)
+	return views(ms, curatedView), err
 }
 
-func (s *assetRoutes) putCurated(w http.ResponseWriter, r *http.Request) {
-	var body api.CuratedEnvironment
-	if err := readJSON(r, &body); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *assetRoutes) putCurated(r *http.Request, body api.CuratedEnvironment) (api.CuratedEnvironment, error) {
 	if body.Name != "" && body.Name != r.PathValue("name") {
-		writeError(w, s.log, badRequest("name in the body differs from the path"))
-		return
+		return api.CuratedEnvironment{}, badRequest("name in the body differs from the path")
 	}
 	m, err := s.cfg.Controller.Workspace.Environments.SetCurated(r.Context(), curated.Mapping{Name: r.PathValue("name"),
 		Environment: body.Environment, Description: body.Description})
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, curatedView(*m))
+	return viewed(m, err, curatedView)
 }
 
-func (s *assetRoutes) deleteCurated(w http.ResponseWriter, r *http.Request) {
+func (s *assetRoutes) deleteCurated(r *http.Request) (api.CuratedEnvironment, error) {
 	m, err := s.cfg.Controller.Workspace.Environments.RemoveCurated(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, curatedView(*m))
+	return viewed(m, err, curatedView)
 }
 
 func curatedView(m curated.Mapping) api.CuratedEnvironment {

@@ -13,7 +13,7 @@ import (
 func (s *assetRoutes) dataRoutes(mux routes) {
 	assetAPI[dataset.Version, api.CreateDataRequest, api.ArchiveDataRequest]{s: s.Server,
 		create: s.cfg.Controller.Workspace.Data.Create, resolve: s.cfg.Controller.Workspace.Data.Resolve,
-		setArchived: s.cfg.Controller.Workspace.Data.SetArchived, versions: s.cfg.Store.Assets.DataVersions}.routes(mux, "data")
+		setArchived: s.cfg.Controller.Workspace.Data.SetArchived, versions: s.cfg.Store.Assets.DataVersions}.routes(mux, "data", "data.archive")
 	ok := http.StatusOK
 	mux.handle("GET /api/datastores", readAccess, answer(s.Server, ok, s.listDatastores))
 	mux.handle("GET /api/datastores/{name}", readAccess, answer(s.Server, ok, s.getDatastore))
