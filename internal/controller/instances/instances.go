@@ -201,6 +201,38 @@ func (m *Manager) stopJobs(ctx context.Context, name string, force bool) error {
 
 // Instance is an instance's life as compute show prints it.
 func (m *Manager) Instance(ctx context.Context, name string) (*api.Instance, error) {
+	v, err := m.readInstance(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.Instance{Name: name, State: v.row.State, Reason: v.row.Reason, Since: v.row.Since, Owner: v.spec.Owner,
+		Idle: v.row.Idle, IdleShutdownMinutes: v.spec.IdleTimeBeforeShutdownMinutes, Node: v.node, NodeState: v.nodeState}
+	out.Scripts, err = m.instanceScripts(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range schedulesOf(v.spec) {
+		out.Schedules = append(out.Schedules, s.Name)
+	}
+	out.SSH, out.SSHHostKey = instanceSSH(name, v.spec, v.state, v.node, v.sig, m.now())
+	out.Jupyter, out.JupyterPath = jupyterStatus(name, v.state, v.node, v.sig, m.now())
+	return out, nil
+}
+
+// shownInstance is what show and the Jupyter and SSH lookups read of an instance: its spec, its
+// row and state, its node ("" for none) and that node's state, and what its agent last
+// reported of the services it runs.
+type shownInstance struct {
+	spec      *compute.InstanceSpec
+	row       store.Instance
+	state     instance.State
+	node      string
+	nodeState string
+	sig       signalsRecord
+}
+
+// readInstance reads an instance as shown.
+func (m *Manager) readInstance(ctx context.Context, name string) (*shownInstance, error) {
 	_, spec, err := m.instanceSpec(ctx, name)
 	if err != nil {
 		return nil, err
@@ -209,26 +241,15 @@ func (m *Manager) Instance(ctx context.Context, name string) (*api.Instance, err
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	out := &api.Instance{Name: name, State: row.State, Reason: row.Reason, Since: row.Since, Owner: spec.Owner,
-		Idle: row.Idle, IdleShutdownMinutes: spec.IdleTimeBeforeShutdownMinutes}
+	v := &shownInstance{spec: spec, row: row, state: instance.State(row.State), sig: readSignals(row.Signals)}
 	nodes, err := m.store.Cluster.Nodes(ctx, store.NodeFilter{Pool: name})
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) > 0 {
-		out.Node, out.NodeState = nodes[0].ID, string(nodes[0].State)
+		v.node, v.nodeState = nodes[0].ID, string(nodes[0].State)
 	}
-	out.Scripts, err = m.instanceScripts(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range schedulesOf(spec) {
-		out.Schedules = append(out.Schedules, s.Name)
-	}
-	sig := readSignals(row.Signals)
-	out.SSH, out.SSHHostKey = instanceSSH(name, spec, instance.State(row.State), out.Node, sig, m.now())
-	out.Jupyter, out.JupyterPath = jupyterStatus(name, instance.State(row.State), out.Node, sig, m.now())
-	return out, nil
+	return v, nil
 }
 
 // instanceScripts lists the setup scripts' runs on the instance, oldest first.

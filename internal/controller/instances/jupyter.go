@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -48,7 +47,7 @@ type JupyterTarget struct {
 
 // JupyterEndpoint is the running Jupyter of instance name, or a conflict saying why there is none.
 func (m *Manager) JupyterEndpoint(ctx context.Context, name string) (*JupyterTarget, error) {
-	v, err := m.instanceServices(ctx, name)
+	v, err := m.readInstance(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,41 +80,6 @@ func (m *Manager) unsealJupyterToken(sig signalsRecord) (string, error) {
 	}
 	b, err := m.secrets.Decrypt(sig.JupyterToken)
 	return string(b), err
-}
-
-// servicesView is what the Jupyter and SSH lookups read of an instance: its spec, its state, its
-// node ("" for none) and what its agent last reported of the services it runs.
-type servicesView struct {
-	spec  *compute.InstanceSpec
-	state instance.State
-	node  string
-	sig   signalsRecord
-}
-
-// instanceServices reads an instance's servicesView.
-func (m *Manager) instanceServices(ctx context.Context, name string) (*servicesView, error) {
-	_, spec, err := m.instanceSpec(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	row, err := m.store.Instances.Get(ctx, name)
-	if err != nil {
-		return nil, mapStoreErr(err)
-	}
-	node, err := m.instanceNode(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return &servicesView{spec: spec, state: instance.State(row.State), node: node, sig: readSignals(row.Signals)}, nil
-}
-
-// instanceNode is the id of the instance's node, "" when it has none.
-func (m *Manager) instanceNode(ctx context.Context, name string) (string, error) {
-	nodes, err := m.store.Cluster.Nodes(ctx, store.NodeFilter{Pool: name})
-	if err != nil || len(nodes) == 0 {
-		return "", err
-	}
-	return nodes[0].ID, nil
 }
 
 func readSignals(s string) signalsRecord {

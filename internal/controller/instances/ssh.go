@@ -32,7 +32,7 @@ type SSHTarget struct {
 // SSHEndpoint is the running SSH server of instance name, or a conflict saying why there is
 // none; with a conflict, the target still names the owner (who may be told why).
 func (m *Manager) SSHEndpoint(ctx context.Context, name string) (*SSHTarget, error) {
-	v, err := m.instanceServices(ctx, name)
+	v, err := m.readInstance(ctx, name)
 	if err != nil {
 		return nil, err
 	}
