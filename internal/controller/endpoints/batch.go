@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"errors"
 	"path"
 	"strings"
 
@@ -43,14 +42,8 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint,
 			return nil, invalidf("defaults.deployment_name: %v", err)
 		}
 	}
-	err := s.store.Serving.PutBatchEndpoint(ctx, rec, create)
-	switch {
-	case errors.Is(err, store.ErrExists):
-		return nil, conflictf("batch endpoint %s already exists", e.Name)
-	case errors.Is(err, store.ErrNotFound):
-		return nil, notFoundf("no batch endpoint %s", e.Name)
-	case err != nil:
-		return nil, err
+	if err := s.store.Serving.PutBatchEndpoint(ctx, rec, create); err != nil {
+		return nil, putErr(err, "batch endpoint "+e.Name+" already exists", "no batch endpoint "+e.Name)
 	}
 	s.log.Info("batch endpoint stored", "endpoint", e.Name)
 	return &rec, nil
@@ -59,18 +52,13 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e serving.BatchEndpoint,
 // BatchEndpoint reads one batch endpoint.
 func (s *Serving) BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error) {
 	e, err := s.store.Serving.BatchEndpoint(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no batch endpoint %s", name)
-	}
-	return e, err
+	return e, notFound(err, "no batch endpoint %s", name)
 }
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments; their jobs stay.
 func (s *Serving) DeleteBatchEndpoint(ctx context.Context, name string) error {
-	if err := s.store.Serving.DeleteBatchEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
-		return notFoundf("no batch endpoint %s", name)
-	} else if err != nil {
-		return err
+	if err := s.store.Serving.DeleteBatchEndpoint(ctx, name); err != nil {
+		return notFound(err, "no batch endpoint %s", name)
 	}
 	s.log.Info("batch endpoint deleted", "endpoint", name)
 	return nil
@@ -91,14 +79,9 @@ func (s *Serving) PutBatchDeployment(ctx context.Context, d serving.BatchDeploym
 	}
 	now := s.now()
 	rec := store.BatchDeploymentRecord{Spec: d, CreatedAt: now, UpdatedAt: now}
-	err = s.store.Serving.PutBatchDeployment(ctx, rec, create)
-	switch {
-	case errors.Is(err, store.ErrExists):
-		return nil, conflictf("batch deployment %s of %s already exists", d.Name, d.Endpoint)
-	case errors.Is(err, store.ErrNotFound):
-		return nil, notFoundf("batch endpoint %s has no deployment %s", d.Endpoint, d.Name)
-	case err != nil:
-		return nil, err
+	if err := s.store.Serving.PutBatchDeployment(ctx, rec, create); err != nil {
+		return nil, putErr(err, "batch deployment "+d.Name+" of "+d.Endpoint+" already exists",
+			"batch endpoint "+d.Endpoint+" has no deployment "+d.Name)
 	}
 	if setDefault || e.Spec.DefaultDeployment == "" {
 		e.Spec.DefaultDeployment = d.Name
@@ -158,10 +141,7 @@ func (s *Serving) checkBatchDeployment(ctx context.Context, d *serving.BatchDepl
 // BatchDeployment reads one batch deployment.
 func (s *Serving) BatchDeployment(ctx context.Context, endpoint, name string) (*store.BatchDeploymentRecord, error) {
 	d, err := s.store.Serving.BatchDeployment(ctx, endpoint, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
-	}
-	return d, err
+	return d, notFound(err, "batch endpoint %s has no deployment %s", endpoint, name)
 }
 
 // BatchDeployments lists a batch endpoint's deployments.
@@ -181,10 +161,8 @@ func (s *Serving) DeleteBatchDeployment(ctx context.Context, endpoint, name stri
 	if e.Spec.DefaultDeployment == name {
 		return conflictf("deployment %s is batch endpoint %s's default; make another the default first (batch-deployment create --set-default) or delete the endpoint", name, endpoint)
 	}
-	if err := s.store.Serving.DeleteBatchDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
-		return notFoundf("batch endpoint %s has no deployment %s", endpoint, name)
-	} else if err != nil {
-		return err
+	if err := s.store.Serving.DeleteBatchDeployment(ctx, endpoint, name); err != nil {
+		return notFound(err, "batch endpoint %s has no deployment %s", endpoint, name)
 	}
 	s.log.Info("batch deployment deleted", "endpoint", endpoint, "deployment", name)
 	return nil

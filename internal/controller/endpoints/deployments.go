@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"errors"
 	"path"
 	"strings"
 
@@ -51,13 +50,9 @@ func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, creat
 	}
 	rec, err := s.store.Serving.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
 		CreatedAt: now, UpdatedAt: now}, create)
-	switch {
-	case errors.Is(err, store.ErrExists):
-		return nil, conflictf("deployment %s of endpoint %s already exists; use online-deployment update", d.Name, d.Endpoint)
-	case errors.Is(err, store.ErrNotFound):
-		return nil, notFoundf("endpoint %s has no deployment %s", d.Endpoint, d.Name)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, putErr(err, "deployment "+d.Name+" of endpoint "+d.Endpoint+" already exists; use online-deployment update",
+			"endpoint "+d.Endpoint+" has no deployment "+d.Name)
 	}
 	s.log.Info("deployment stored", "endpoint", d.Endpoint, "deployment", d.Name, "generation", rec.Generation)
 	if allTraffic {
@@ -128,10 +123,8 @@ func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) e
 		return conflictf("deployment %s takes %d%% of endpoint %s's traffic (%d%% mirrored); move its traffic first (online-endpoint update --traffic)",
 			name, e.Spec.Traffic[name], endpoint, e.Spec.MirrorTraffic[name])
 	}
-	if err := s.store.Serving.DeleteDeployment(ctx, endpoint, name); errors.Is(err, store.ErrNotFound) {
-		return notFoundf("endpoint %s has no deployment %s", endpoint, name)
-	} else if err != nil {
-		return err
+	if err := s.store.Serving.DeleteDeployment(ctx, endpoint, name); err != nil {
+		return notFound(err, "endpoint %s has no deployment %s", endpoint, name)
 	}
 	s.log.Info("deployment deleted", "endpoint", endpoint, "deployment", name)
 	s.Wake()
@@ -141,10 +134,7 @@ func (s *Serving) DeleteDeployment(ctx context.Context, endpoint, name string) e
 // Deployment reads one deployment.
 func (s *Serving) Deployment(ctx context.Context, endpoint, name string) (*store.DeploymentRecord, error) {
 	d, err := s.store.Serving.Deployment(ctx, endpoint, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("endpoint %s has no deployment %s", endpoint, name)
-	}
-	return d, err
+	return d, notFound(err, "endpoint %s has no deployment %s", endpoint, name)
 }
 
 // ReplicaRuns are a deployment's replicas with their runs, oldest first.

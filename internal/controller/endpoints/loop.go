@@ -267,10 +267,8 @@ func (s *Serving) ReportServing(ctx context.Context, runID, address string) erro
 		return invalidf("address: %q is not a host:port", address)
 	}
 	address = s.reachableAddress(ctx, runID, host, port)
-	if err := s.store.Serving.SetReplicaAddress(ctx, runID, address); errors.Is(err, store.ErrNotFound) {
-		return notFoundf("run %s is not a replica of a deployment", runID)
-	} else if err != nil {
-		return err
+	if err := s.store.Serving.SetReplicaAddress(ctx, runID, address); err != nil {
+		return notFound(err, "run %s is not a replica of a deployment", runID)
 	}
 	s.log.Info("replica serving", "run", runID, "address", address)
 	s.Wake()

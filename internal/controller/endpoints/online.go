@@ -113,18 +113,13 @@ func (s *Serving) Endpoint(ctx context.Context, name string) (*store.EndpointRec
 
 func (s *Serving) endpoint(ctx context.Context, name string) (*store.EndpointRecord, error) {
 	e, err := s.store.Serving.Endpoint(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("no online endpoint named %s", name)
-	}
-	return e, err
+	return e, notFound(err, "no online endpoint named %s", name)
 }
 
 // DeleteEndpoint removes an endpoint and its deployments; their replicas stop.
 func (s *Serving) DeleteEndpoint(ctx context.Context, name string) error {
-	if err := s.store.Serving.DeleteEndpoint(ctx, name); errors.Is(err, store.ErrNotFound) {
-		return notFoundf("no online endpoint named %s", name)
-	} else if err != nil {
-		return err
+	if err := s.store.Serving.DeleteEndpoint(ctx, name); err != nil {
+		return notFound(err, "no online endpoint named %s", name)
 	}
 	s.log.Info("online endpoint deleted", "endpoint", name)
 	s.Wake()

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/serving/router"
+	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -81,4 +83,22 @@ func notFoundf(format string, a ...any) error {
 
 func conflictf(format string, a ...any) error {
 	return &controller.Error{Kind: controller.Conflict, Msg: fmt.Sprintf(format, a...)}
+}
+
+// notFound says the store's missing row as a NotFound error (format, a); other errors, and
+// nil, are as they are.
+func notFound(err error, format string, a ...any) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFoundf(format, a...)
+	}
+	return err
+}
+
+// putErr says a store put's refusals: a row that exists (a create) as a Conflict saying exists,
+// a missing row (a replace) as a NotFound saying missing.
+func putErr(err error, exists, missing string) error {
+	if errors.Is(err, store.ErrExists) {
+		return conflictf("%s", exists)
+	}
+	return notFound(err, "%s", missing)
 }
