@@ -2,8 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"path"
-	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
@@ -105,18 +103,14 @@ func (s *Serving) checkBatchDeployment(ctx context.Context, d *serving.BatchDepl
 	case d.Compute == "":
 		return invalidf("compute: required (azureml:<cluster>)")
 	}
-	if d.Model.Ref != "" {
-		mv, err := s.resolve.ResolveModel(ctx, d.Model.Ref)
-		if err != nil {
-			return err
-		}
-		d.Model.Manifest, d.Model.Folder = mv.Manifest, mv.Folder
+	if _, err := s.resolveModel(ctx, &d.Model); err != nil {
+		return err
 	}
 	if d.Model.Manifest == "" {
 		return invalidf("model: required (azureml:<name>:<version>, or a path uploaded by hangar batch-deployment create -f FILE)")
 	}
-	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
-		return invalidf("model.folder: %q is not a folder name", f)
+	if err := checkModelFolder(d.Model.Folder); err != nil {
+		return err
 	}
 	target, err := s.resolve.ResolveCompute(ctx, d.Compute)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/workspace"
@@ -74,17 +75,15 @@ func (s *Serving) checkDeployment(ctx context.Context, d *serving.Deployment, e 
 	if d.ScoringScript == "" && d.Command == "" && d.Inference == nil {
 		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT or an environment image with an inference_config whose entrypoint serves")
 	}
-	if d.Model.Ref != "" {
-		mv, err := s.resolve.ResolveModel(ctx, d.Model.Ref)
-		if err != nil {
-			return err
-		}
-		d.Model.Manifest, d.Model.Folder = mv.Manifest, mv.Folder
-		// Where an image that serves by its entrypoint finds it, as on Azure.
+	mv, err := s.resolveModel(ctx, &d.Model)
+	if err != nil {
+		return err
+	}
+	if mv != nil { // where an image that serves by its entrypoint finds it, as on Azure
 		d.Model.Name, d.Model.Version = mv.Name, mv.Version
 	}
-	if f := d.Model.Folder; f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
-		return invalidf("model.folder: %q is not a folder name", f)
+	if err := checkModelFolder(d.Model.Folder); err != nil {
+		return err
 	}
 	if d.Model.Path != "" && d.Model.Manifest == "" {
 		return invalidf("model.path: the model's files were not uploaded (use hangar online-deployment create -f FILE)")
@@ -156,4 +155,26 @@ func (s *Serving) ReplicaRuns(ctx context.Context, endpoint, name string) ([]sto
 		reps, runs = append(reps, r), append(runs, run)
 	}
 	return reps, runs, nil
+}
+
+// resolveModel sets a deployment's model files from the registered version it names (Ref),
+// returning that version; nil for an inline model.
+func (s *Serving) resolveModel(ctx context.Context, m *serving.ModelRef) (*model.Version, error) {
+	if m.Ref == "" {
+		return nil, nil
+	}
+	mv, err := s.resolve.ResolveModel(ctx, m.Ref)
+	if err != nil {
+		return nil, err
+	}
+	m.Manifest, m.Folder = mv.Manifest, mv.Folder
+	return mv, nil
+}
+
+// checkModelFolder refuses a model folder that is not one folder's name ("" is none).
+func checkModelFolder(f string) error {
+	if f != "" && (f != path.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00")) {
+		return invalidf("model.folder: %q is not a folder name", f)
+	}
+	return nil
 }
