@@ -9,7 +9,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/component"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // Create registers a component version (issue 15): a command component's code
@@ -49,10 +48,7 @@ func (cs *Components) Create(ctx context.Context, req api.CreateComponentRequest
 	default:
 		return nil, Invalidf("type: %q is not a component type (command or pipeline)", sp.Type)
 	}
-	created, err := cs.ws.Store.Assets.CreateComponent(ctx, v)
-	if errors.Is(err, store.ErrExists) {
-		return nil, Conflictf("component %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
-	}
+	created, err := cs.create(ctx, v)
 	if err != nil {
 		return nil, err
 	}

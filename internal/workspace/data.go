@@ -9,7 +9,6 @@ import (
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // Create registers a data asset version (issue 15): from files the client uploaded
@@ -52,10 +51,7 @@ func (da *Data) Create(ctx context.Context, req api.CreateDataRequest) (*dataset
 		}
 		v.Files, v.Size = len(files), m.TotalSize()
 	}
-	created, err := da.ws.Store.Assets.CreateData(ctx, v)
-	if errors.Is(err, store.ErrExists) {
-		return nil, Conflictf("data asset %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
-	}
+	created, err := da.create(ctx, v)
 	if err != nil {
 		return nil, err
 	}

@@ -55,10 +55,7 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
-	created, err := mv.ws.Store.Assets.CreateModel(ctx, v)
-	if errors.Is(err, store.ErrExists) {
-		return nil, Conflictf("model %s version %s already exists; omit the version to create the next one", v.Name, v.Version)
-	}
+	created, err := mv.create(ctx, v)
 	if err != nil {
 		return nil, err
 	}

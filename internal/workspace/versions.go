@@ -9,13 +9,25 @@ import (
 	"github.com/hangar-ml/hangar/internal/store"
 )
 
-// versions is what the versioned assets (models, data, components) share: resolving a
-// reference, the hint when it names nothing, archiving. Only their kind and store calls differ.
+// versions is what the versioned assets (models, data, components) share: storing a new
+// version, resolving a reference, the hint when it names nothing, archiving. Only their kind
+// and store calls differ.
 type versions[V asset.Versioned] struct {
 	kind        asset.Kind
+	add         func(ctx context.Context, v V) (*V, error)
 	get         func(ctx context.Context, name, version string) (*V, error)
 	list        func(ctx context.Context, name string) ([]V, error)
 	setArchived func(ctx context.Context, name, version string, archived bool) (int64, error)
+}
+
+// create stores a new version; one of the same name and version is a Conflict.
+func (a versions[V]) create(ctx context.Context, v V) (*V, error) {
+	created, err := a.add(ctx, v)
+	if errors.Is(err, store.ErrExists) {
+		k := v.AssetKey()
+		return nil, Conflictf("%s %s version %s already exists; omit the version to create the next one", a.kind.Noun, k.Name, k.Version)
+	}
+	return created, err
 }
 
 // Resolve finds the version a reference names: name:version or name@latest, with or without
