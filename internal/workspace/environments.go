@@ -3,7 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/curated"
@@ -91,14 +91,10 @@ func (w *Workspace) knownEnvironments(ctx context.Context) string {
 	if err != nil || len(all) == 0 {
 		return " (none registered: see hangar environment create)"
 	}
-	seen := map[string]bool{}
-	var names []string
+	names := make([]string, 0, len(all))
 	for _, e := range all {
-		if !seen[e.Name] {
-			seen[e.Name] = true
-			names = append(names, e.Name)
-		}
+		names = append(names, e.Name)
 	}
-	sort.Strings(names)
-	return " (known: " + strings.Join(names, ", ") + ")"
+	slices.Sort(names)
+	return " (known: " + strings.Join(slices.Compact(names), ", ") + ")"
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -184,7 +186,7 @@ func (w *Workspace) checkSecretRefs(ctx context.Context, by string, sp, check *j
 	for _, r := range refs {
 		if _, ok := have[r.Name]; !ok {
 			return Invalidf("environment_variables.%s: no secret named %q in this workspace (known: %s; set it with hangar secret set %s)",
-				r.Var, r.Name, orNone(keysOf(have)), r.Name)
+				r.Var, r.Name, orNone(slices.Sorted(maps.Keys(have))), r.Name)
 		}
 	}
 	why, err := w.checkSecretAccess(ctx, by, refs, have)
@@ -207,15 +209,6 @@ func (w *Workspace) secretSet(ctx context.Context) (map[string]store.JobSecret, 
 		m[s.Name] = s
 	}
 	return m, nil
-}
-
-func keysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func orNone(xs []string) string {
@@ -273,7 +266,7 @@ func (ss *Secrets) ForRun(ctx context.Context, runID string) (map[string]string,
 		}
 		out[ref.Name] = string(v)
 	}
-	if err := ss.ws.Store.Assets.MarkJobSecretsUsed(ctx, keysOf(out), runID, ss.ws.Now()); err != nil {
+	if err := ss.ws.Store.Assets.MarkJobSecretsUsed(ctx, slices.Sorted(maps.Keys(out)), runID, ss.ws.Now()); err != nil {
 		ss.ws.Log.Warn("record the use of secrets", "run", runID, "err", err)
 	}
 	return out, nil
