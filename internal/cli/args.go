@@ -85,6 +85,14 @@ func jobNames(ctx context.Context, c *api.Client, prefix string) ([]string, erro
 	return out, nil
 }
 
+// addComputeArg gives a verb on one compute target its NAME argument, offered from the
+// workspace's targets, and -n/--name; what names it in errors and help ("compute instance").
+func addComputeArg(env *Env, cmd *cobra.Command, name *string, what string) {
+	cmd.Flags().StringVarP(name, "name", "n", "", what+" name (or give it as the first argument)")
+	cmd.Args = nameArgs(name, what)
+	cmd.ValidArgsFunction = env.completer(computeNames)
+}
+
 // computeNames lists compute target names starting with prefix.
 func computeNames(ctx context.Context, c *api.Client, prefix string) ([]string, error) {
 	cs, err := c.Computes.List(ctx)

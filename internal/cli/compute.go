@@ -60,11 +60,9 @@ func newComputeListCmd(env *Env) *cobra.Command {
 func newComputeShowCmd(env *Env) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:               "show NAME",
-		Short:             "Show a compute target: its node, or a cluster's nodes and timeline",
-		Example:           "  hangar compute show local\n  hangar compute show -n local -o yaml",
-		Args:              nameArgs(&name, "compute target"),
-		ValidArgsFunction: env.completer(computeNames),
+		Use:     "show NAME",
+		Short:   "Show a compute target: its node, or a cluster's nodes and timeline",
+		Example: "  hangar compute show local\n  hangar compute show -n local -o yaml",
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			ct, err := c.Computes.Get(cmd.Context(), name)
 			if err != nil {
@@ -88,7 +86,7 @@ func newComputeShowCmd(env *Env) *cobra.Command {
 			return env.printData(view, func(w io.Writer) error { return showCluster(w, view) })
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
+	addComputeArg(env, cmd, &name, "compute target")
 	return cmd
 }
 

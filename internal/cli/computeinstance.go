@@ -30,11 +30,9 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 	var name string
 	var force bool
 	cmd := leaf[*api.Instance]{
-		Use:               action + " NAME",
-		Short:             short,
-		Example:           example,
-		Args:              nameArgs(&name, "compute instance"),
-		ValidArgsFunction: env.completer(computeNames),
+		Use:     action + " NAME",
+		Short:   short,
+		Example: example,
 		ask: func(ctx context.Context, c *api.Client, _ []string) (*api.Instance, error) {
 			return c.Instances.Action(ctx, name, action, force)
 		},
@@ -43,7 +41,7 @@ func newInstanceActionCmd(env *Env, action, short, example string) *cobra.Comman
 			return err
 		},
 	}.cmd(env)
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	addComputeArg(env, cmd, &name, "compute instance")
 	if action == "stop" {
 		cmd.Flags().BoolVar(&force, "force", false, "also when jobs run on it: they are canceled")
 	}
@@ -104,11 +102,9 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 	var name string
 	var raw bool
 	cmd := &cobra.Command{
-		Use:               "logs NAME",
-		Short:             "Print the output of a compute instance's setup scripts",
-		Example:           "  hangar compute logs dev1",
-		Args:              nameArgs(&name, "compute instance"),
-		ValidArgsFunction: env.completer(computeNames),
+		Use:     "logs NAME",
+		Short:   "Print the output of a compute instance's setup scripts",
+		Example: "  hangar compute logs dev1",
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			in, err := c.Instances.Get(cmd.Context(), name)
 			if err != nil {
@@ -127,7 +123,7 @@ func newInstanceLogsCmd(env *Env) *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name (or give it as the first argument)")
+	addComputeArg(env, cmd, &name, "compute instance")
 	addRawFlag(cmd, &raw)
 	return cmd
 }

@@ -187,9 +187,7 @@ func newComputeDeleteCmd(env *Env, verb, short string) *cobra.Command {
 		Short: short,
 		Long: short + `. On a terminal it asks first; elsewhere (a script, CI) it refuses unless --yes is
 given, and never waits for an answer.`,
-		Example:           fmt.Sprintf("  hangar compute %s gpu-box\n  hangar compute %s -n gpu-box --force --yes   # cancels its active runs", verb, verb),
-		Args:              nameArgs(&name, "compute target"),
-		ValidArgsFunction: env.completer(computeNames),
+		Example: fmt.Sprintf("  hangar compute %s gpu-box\n  hangar compute %s -n gpu-box --force --yes   # cancels its active runs", verb, verb),
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
 			q := fmt.Sprintf("Remove compute target %s from the workspace?", name)
 			if force {
@@ -205,7 +203,7 @@ given, and never waits for an answer.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute target name (or give it as the first argument)")
+	addComputeArg(env, cmd, &name, "compute target")
 	cmd.Flags().BoolVar(&force, "force", false, "also when runs are active: they are canceled")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	addNoWaitFlag(cmd, &noWait)
