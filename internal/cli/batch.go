@@ -106,8 +106,7 @@ func newBatchEndpointShowCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}.cmd(env)
-	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
-	_ = cmd.MarkFlagRequired("name")
+	addNameTarget(cmd, &name, "batch endpoint name")
 	return cmd
 }
 
@@ -163,7 +162,6 @@ func newBatchListJobsCmd(env *Env) *cobra.Command {
 			return env.listScoringJobs(cmd, serving.TagBatchEndpoint+"="+name)
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "batch endpoint name")
-	_ = cmd.MarkFlagRequired("name")
+	addNameTarget(cmd, &name, "batch endpoint name")
 	return cmd
 }

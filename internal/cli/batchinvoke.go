@@ -55,7 +55,7 @@ data asset reads it), --job-name, --experiment-name, and --set of Azure's batch 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.name, "name", "n", "", "batch endpoint name")
+	addNameTarget(cmd, &f.name, "batch endpoint name")
 	fl.StringVarP(&f.deployment, "deployment-name", "d", "", "deployment (default: the endpoint's default)")
 	fl.StringVar(&f.input, "input", "", "folder or file to score: a local path or an azureml: URI")
 	fl.StringVar(&f.inputType, "input-type", "", "uri_folder or uri_file (default: from the local path, else uri_folder)")
@@ -66,7 +66,6 @@ data asset reads it), --job-name, --experiment-name, and --set of Azure's batch 
 	fl.StringVar(&f.jobName, "job-name", "", "the job's name (default: a generated one)")
 	fl.StringVar(&f.experiment, "experiment-name", "", "the job's experiment (default: batch-endpoint-<endpoint>)")
 	fl.StringArrayVar(&f.sets, "set", nil, "change a batch job field for this job: --set output_file_name=out.csv (repeatable)")
-	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 

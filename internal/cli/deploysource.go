@@ -114,8 +114,13 @@ func (s deploymentSource[D]) stored(ctx context.Context, c *api.Client, endpoint
 // addDeploymentTarget adds the required -n (the deployment) and -e (its endpoint) of a verb on
 // one deployment.
 func addDeploymentTarget(cmd *cobra.Command, name, endpoint *string, endpointHelp string) {
-	cmd.Flags().StringVarP(name, "name", "n", "", "deployment name")
+	addNameTarget(cmd, name, "deployment name")
 	addEndpointTarget(cmd, endpoint, endpointHelp)
+}
+
+// addNameTarget adds the required -n of a verb on one endpoint or deployment.
+func addNameTarget(cmd *cobra.Command, name *string, help string) {
+	cmd.Flags().StringVarP(name, "name", "n", "", help)
 	_ = cmd.MarkFlagRequired("name")
 }
 

@@ -229,8 +229,7 @@ func newEndpointShowCmd(env *Env) *cobra.Command {
 			return printDeployments(w, deps)
 		},
 	}.cmd(env)
-	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
-	_ = cmd.MarkFlagRequired("name")
+	addNameTarget(cmd, &name, "endpoint name")
 	return cmd
 }
 
@@ -306,8 +305,7 @@ func newEndpointCredentialsCmd(env *Env) *cobra.Command {
 			return err
 		},
 	}.cmd(env)
-	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
-	_ = cmd.MarkFlagRequired("name")
+	addNameTarget(cmd, &name, "endpoint name")
 	return cmd
 }
 
@@ -326,9 +324,8 @@ func newEndpointRegenerateCmd(env *Env) *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
+	addNameTarget(cmd, &name, "endpoint name")
 	cmd.Flags().StringVar(&keyType, "key-type", "primary", "primary or secondary")
-	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 
@@ -387,10 +384,9 @@ func newEndpointInvokeCmd(env *Env) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "endpoint name")
+	addNameTarget(cmd, &name, "endpoint name")
 	cmd.Flags().StringVarP(&requestFile, "request-file", "r", "", "file whose content is the request body (JSON)")
 	cmd.Flags().StringVarP(&deployment, "deployment-name", "d", "", "send it to this deployment, whatever the traffic split")
-	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.MarkFlagRequired("request-file")
 	return cmd
 }

@@ -51,11 +51,9 @@ func newServingDeleteCmd(env *Env, d servingDelete) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", d.nameHelp)
-	_ = cmd.MarkFlagRequired("name")
+	addNameTarget(cmd, &name, d.nameHelp)
 	if d.endpointHelp != "" {
-		cmd.Flags().StringVarP(&endpoint, "endpoint-name", "e", "", d.endpointHelp)
-		_ = cmd.MarkFlagRequired("endpoint-name")
+		addEndpointTarget(cmd, &endpoint, d.endpointHelp)
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	addNoWaitFlag(cmd, &noWait)
