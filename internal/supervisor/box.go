@@ -127,6 +127,22 @@ func (w *workspace) proc(bare bool, env []string, name string, args ...string) *
 // signal sends sig to a process group the run started.
 func (w *workspace) signal(pgid int, sig syscall.Signal) { w.box.Signal(pgid, sig) }
 
+// startPiped starts cmd in the run's box with its output into the pipe pw → pr, and closes this
+// process's end pw once cmd holds it (pr too when cmd does not start).
+func (s *Supervisor) startPiped(w *workspace, cmd *exec.Cmd, pr, pw *os.File) (*exec.Cmd, error) {
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd, err := w.box.Start(cmd)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, err
+	}
+	if err := w.box.Started(cmd); err != nil {
+		s.warn(err.Error())
+	}
+	return cmd, nil
+}
+
 // runner runs an environment build's programs in the run's box (envs.Runner): as the run's own
 // command would run, so that what a requirement's build executes has the run's rights only.
 type runner struct{ w *workspace }

@@ -59,6 +59,17 @@ func (c *conn) offlineLimit() time.Duration {
 	return limit
 }
 
+// retryValue is retry for a call that answers a value: the value of the attempt that succeeded.
+func retryValue[T any](ctx context.Context, c *conn, what string, fn func(ctx context.Context) (T, error)) (T, error) {
+	var v T
+	err := c.retry(ctx, what, func(ctx context.Context) error {
+		var err error
+		v, err = fn(ctx)
+		return err
+	})
+	return v, err
+}
+
 // retry calls fn until it succeeds, fails permanently (api.Permanent: the server refused) or
 // ctx ends, waiting a jittered, doubling backoff between attempts.
 func (c *conn) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {

@@ -129,15 +129,8 @@ func (s *Supervisor) runCommand(ctx context.Context, w *workspace, p *pipeline) 
 		}
 	}
 	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if cmd, err = w.box.Start(cmd); err != nil {
-		pw.Close()
-		pr.Close()
+	if cmd, err = s.startPiped(w, cmd, pr, pw); err != nil {
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start command: %v", err)}
-	}
-	pw.Close()
-	if err := w.box.Started(cmd); err != nil {
-		s.warn(err.Error())
 	}
 	s.report(job.Running, "")
 	if w.servePort != 0 { // a replica: tell the server where it answers once it does

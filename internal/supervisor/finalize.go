@@ -76,11 +76,8 @@ func (s *outputCollector) register(ctx context.Context, report api.ArtifactsRepo
 	poll := nodeWaitPoll.first
 	var waited []int
 	for {
-		var reply *api.ArtifactsReply
-		err := s.conn.retry(ctx, "register outputs", func(ctx context.Context) error {
-			var err error
-			reply, err = s.conn.c.Runs.ReportArtifacts(ctx, s.cfg.RunID, report)
-			return err
+		reply, err := retryValue(ctx, s.conn, "register outputs", func(ctx context.Context) (*api.ArtifactsReply, error) {
+			return s.conn.c.Runs.ReportArtifacts(ctx, s.cfg.RunID, report)
 		})
 		if err != nil || s.worker() || len(reply.WaitingFor) == 0 {
 			return err

@@ -51,15 +51,8 @@ func (s *rankLauncher) runMPI(w *workspace, p *pipeline) job.Result {
 		return job.Result{State: job.Failed, Reason: err.Error()}
 	}
 	cmd := w.proc(false, withEnv(w.vars, extra), mpirun, args...)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if cmd, err = w.box.Start(cmd); err != nil {
-		pw.Close()
-		pr.Close()
+	if cmd, err = s.startPiped(w, cmd, pr, pw); err != nil {
 		return job.Result{State: job.Failed, Reason: fmt.Sprintf("start mpirun: %v", err)}
-	}
-	pw.Close()
-	if err := w.box.Started(cmd); err != nil {
-		s.warn(err.Error())
 	}
 	s.report(job.Running, fmt.Sprintf("mpirun with %d processes", w.plan.WorldSize))
 	captured := make(chan struct{})

@@ -169,14 +169,7 @@ func (s *signals) forwardTo(p *os.Process) {
 	}
 }
 
-func (s *signals) received() bool {
-	select {
-	case <-s.stopped:
-		return true
-	default:
-		return false
-	}
-}
+func (s *signals) received() bool { return closed(s.stopped) }
 
 func (s *signals) close() {
 	signal.Stop(s.ch)

@@ -78,17 +78,10 @@ func (s *rankLauncher) start(w *workspace, p *pipeline) ([]*rank, error) {
 			return ranks, err
 		}
 		cmd := w.proc(false, withEnv(w.vars, proc.Env), w.shell, "-c", w.command)
-		cmd.Stdout, cmd.Stderr = pw, pw
-		cmd, err = w.box.Start(cmd)
+		cmd, err = s.startPiped(w, cmd, pr, pw)
 		if err != nil {
-			pw.Close()
-			pr.Close()
 			capt.close()
 			return ranks, fmt.Errorf("start rank %d: %w", proc.Rank, err)
-		}
-		pw.Close()
-		if err := w.box.Started(cmd); err != nil {
-			s.warn(err.Error())
 		}
 		r := &rank{p: proc, cmd: cmd, capt: capt, pr: pr, captured: make(chan struct{}), done: make(chan struct{})}
 		go func() { r.capt.copyFrom(r.pr); close(r.captured) }()

@@ -42,11 +42,8 @@ func (s *Supervisor) loadSecrets(ctx context.Context, p *pipeline) error {
 	if err != nil || len(refs) == 0 {
 		return err
 	}
-	var got *api.RunSecrets
-	err = s.conn.retry(ctx, "fetch secrets", func(ctx context.Context) error {
-		var err error
-		got, err = s.conn.c.Runs.Secrets(ctx, s.cfg.RunID)
-		return err
+	got, err := retryValue(ctx, s.conn, "fetch secrets", func(ctx context.Context) (*api.RunSecrets, error) {
+		return s.conn.c.Runs.Secrets(ctx, s.cfg.RunID)
 	})
 	if err != nil {
 		return fmt.Errorf("secrets: %w", err)

@@ -96,11 +96,8 @@ func logSender(c *conn, runID, file string) func(ctx context.Context, lines []ta
 		for i, l := range lines {
 			b.Lines[i] = job.LogLine{Seq: l.seq, Text: l.text, Time: now}
 		}
-		var ack *api.Ack
-		err := c.retry(ctx, "ship logs", func(ctx context.Context) error {
-			var err error
-			ack, err = c.c.Runs.ShipLogs(ctx, runID, b)
-			return err
+		ack, err := retryValue(ctx, c, "ship logs", func(ctx context.Context) (*api.Ack, error) {
+			return c.c.Runs.ShipLogs(ctx, runID, b)
 		})
 		if err != nil {
 			return 0, err
@@ -155,11 +152,8 @@ func metricSender(c *conn, runID string, attempt int, warn func(string)) func(ct
 		if len(b.Metrics) == 0 {
 			return last, nil
 		}
-		var ack *api.Ack
-		err := c.retry(ctx, "ship metrics", func(ctx context.Context) error {
-			var err error
-			ack, err = c.c.Runs.ShipMetrics(ctx, runID, b)
-			return err
+		ack, err := retryValue(ctx, c, "ship metrics", func(ctx context.Context) (*api.Ack, error) {
+			return c.c.Runs.ShipMetrics(ctx, runID, b)
 		})
 		if err != nil {
 			return 0, err

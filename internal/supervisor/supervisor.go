@@ -162,9 +162,12 @@ func (s *Supervisor) OnSignal(ctx context.Context) {
 	s.Interrupt(s.serving.podStopReason())
 }
 
-func (s *Supervisor) isCanceled() bool {
+func (s *Supervisor) isCanceled() bool { return closed(s.canceled) }
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-s.canceled:
+	case <-ch:
 		return true
 	default:
 		return false
