@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -79,26 +80,38 @@ func listCmd[T any](env *Env, short, example string, fetch func(context.Context,
 	}.cmd(env)
 }
 
-// namedDelete is a `delete NAME` verb that asks first on a terminal and elsewhere needs --yes.
+// namedDelete is a verb that deletes one named thing (`delete NAME`, or use): it asks first on a
+// terminal and elsewhere needs --yes.
 type namedDelete struct {
+	use                  string // default "delete NAME"
 	short, long, example string
-	question             string // with the name for %s: "Delete secret %s?"
-	refusal              string // what a refusal says it would not do, before the name: "delete secret"
+	// what, when set, lets the name be given with -n/--name too; it names the thing in errors
+	// and help ("size").
+	what     string
+	question string // with the name for %s: "Delete secret %s?"
+	refusal  string // what a refusal says it would not do, before the name: "delete secret"
 	// del deletes name and says so.
 	del func(ctx context.Context, c *api.Client, name string) error
 }
 
 func (d namedDelete) cmd(env *Env) *cobra.Command {
+	var name string
 	var yes bool
 	cmd := &cobra.Command{
-		Use: "delete NAME", Short: d.short, Long: d.long, Example: d.example, Args: cobra.ExactArgs(1),
+		Use: cmp.Or(d.use, "delete NAME"), Short: d.short, Long: d.long, Example: d.example, Args: cobra.ExactArgs(1),
 		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			name := args[0]
+			if d.what == "" {
+				name = args[0]
+			}
 			if err := env.confirm(yes, fmt.Sprintf(d.question, name), d.refusal+" "+name); err != nil {
 				return err
 			}
 			return d.del(cmd.Context(), c, name)
 		}),
+	}
+	if d.what != "" {
+		cmd.Flags().StringVarP(&name, "name", "n", "", d.what+" name (or give it as the first argument)")
+		cmd.Args = nameArgs(&name, d.what)
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd

@@ -105,21 +105,12 @@ shared: a cluster of it gives each run nodes that run nothing else.`,
 }
 
 func newComputeDeleteSizeCmd(env *Env) *cobra.Command {
-	var name string
-	var yes bool
-	cmd := &cobra.Command{
-		Use:     "delete-size NAME",
-		Short:   "Remove a node size the workspace added",
-		Example: "  hangar compute delete-size onprem-a100\n  hangar compute delete-size -n onprem-a100 --yes",
-		Args:    nameArgs(&name, "size"),
-		RunE: env.withClient(func(cmd *cobra.Command, args []string, c *api.Client) error {
-			if err := env.confirm(yes, fmt.Sprintf("Remove node size %s?", name), "delete size "+name); err != nil {
-				return err
-			}
-			return c.Sizes.Delete(cmd.Context(), name)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "size name (or give it as the first argument)")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	return cmd
+	return namedDelete{
+		use:      "delete-size NAME",
+		short:    "Remove a node size the workspace added",
+		example:  "  hangar compute delete-size onprem-a100\n  hangar compute delete-size -n onprem-a100 --yes",
+		what:     "size",
+		question: "Remove node size %s?", refusal: "delete size",
+		del: func(ctx context.Context, c *api.Client, name string) error { return c.Sizes.Delete(ctx, name) },
+	}.cmd(env)
 }
