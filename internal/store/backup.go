@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -82,24 +83,11 @@ func Verify(ctx context.Context, path string) error {
 		return err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	problems, err := queryAll(ctx, db, scanValue[string], `PRAGMA quick_check(5)`)
 	if err != nil {
 		return asDamaged(path, fmt.Errorf("quick check: %w", err))
 	}
-	defer rows.Close()
-	var problems []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return asDamaged(path, fmt.Errorf("quick check: %w", err))
-		}
-		if s != "ok" {
-			problems = append(problems, s)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return asDamaged(path, fmt.Errorf("quick check: %w", err))
-	}
+	problems = slices.DeleteFunc(problems, func(s string) bool { return s == "ok" })
 	if len(problems) > 0 {
 		return &DamagedError{Path: path, Reason: "is damaged: " + strings.Join(problems, "; ")}
 	}

@@ -74,22 +74,9 @@ func (s *RunWrites) createChild(ctx context.Context, what string, row childRow, 
 // activeParents lists the parents in table that have not ended, oldest first.
 func (s *Parents) activeParents(ctx context.Context, table parentTable) ([]*job.Run, error) {
 	t := string(table)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+t+`.run_id FROM `+t+` JOIN runs ON runs.id = `+t+`.run_id
+	ids, err := queryAll(ctx, s.db, scanValue[string], `SELECT `+t+`.run_id FROM `+t+` JOIN runs ON runs.id = `+t+`.run_id
 		WHERE runs.status NOT IN ('Completed', 'Failed', 'Canceled') ORDER BY runs.created_at, runs.id`)
 	if err != nil {
-		return nil, fmt.Errorf("read active %s: %w", t, err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read active %s: %w", t, err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read active %s: %w", t, err)
 	}
 	var out []*job.Run

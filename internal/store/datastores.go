@@ -38,25 +38,18 @@ func (s *Assets) Datastore(ctx context.Context, name string) (*datastore.Datasto
 
 // Datastores lists the created datastores by name.
 func (s *Assets) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, spec, created_at FROM datastores ORDER BY name`)
+	out, err := queryAll(ctx, s.db, values(func(sc scanner) (*datastore.Datastore, error) {
+		var name, spec string
+		var created int64
+		if err := sc.Scan(&name, &spec, &created); err != nil {
+			return nil, err
+		}
+		return decodeDatastore(name, spec, created)
+	}), `SELECT name, spec, created_at FROM datastores ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list datastores: %w", err)
 	}
-	defer rows.Close()
-	var out []datastore.Datastore
-	for rows.Next() {
-		var name, spec string
-		var created int64
-		if err := rows.Scan(&name, &spec, &created); err != nil {
-			return nil, err
-		}
-		d, err := decodeDatastore(name, spec, created)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *d)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func decodeDatastore(name, spec string, created int64) (*datastore.Datastore, error) {

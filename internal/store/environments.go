@@ -31,23 +31,17 @@ func (s *Assets) CreateEnvironment(ctx context.Context, e EnvironmentVersion) (*
 		return nil, fmt.Errorf("create environment %s: %w", e.Name, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT version FROM environments WHERE name = ?`, e.Name)
+	versions, err := queryAll(ctx, tx, scanValue[string], `SELECT version FROM environments WHERE name = ?`, e.Name)
 	if err != nil {
 		return nil, fmt.Errorf("create environment %s: %w", e.Name, err)
 	}
 	next, exists := 1, false
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	for _, v := range versions {
 		exists = exists || v == e.Version
 		if n, err := strconv.Atoi(v); err == nil && n >= next {
 			next = n + 1
 		}
 	}
-	rows.Close()
 	if e.Version == "" {
 		e.Version = strconv.Itoa(next)
 	} else if exists {

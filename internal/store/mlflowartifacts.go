@@ -192,20 +192,10 @@ func (s *Tracking) childRows(ctx context.Context, runID, from, to string) ([]pat
 		q = `SELECT path, size FROM mlflow_artifacts WHERE run_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT ?`
 		args = []any{runID, from, to, listBatch}
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []pathRow
-	for rows.Next() {
-		var r pathRow
-		if err := rows.Scan(&r.path, &r.size); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, func(sc scanner) (r pathRow, err error) {
+		err = sc.Scan(&r.path, &r.size)
+		return r, err
+	}, q, args...)
 }
 
 // DeleteMLflowArtifacts removes the uploaded file at p, or every file below the directory p
@@ -231,23 +221,13 @@ var ErrTooMany = errors.New("too many to list at once")
 // MLflowArtifactFiles returns a run's uploaded files in path order, at most limit of them; more
 // is ErrTooMany, so that a caller never silently gets part of a run's files.
 func (s *Tracking) MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]MLflowArtifact, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT path, hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? ORDER BY path LIMIT ?`, runID, limit+1)
-	if err != nil {
-		return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []MLflowArtifact
-	for rows.Next() {
-		a := MLflowArtifact{RunID: runID}
+	out, err := queryAll(ctx, s.db, func(sc scanner) (a MLflowArtifact, err error) {
 		var at int64
-		if err := rows.Scan(&a.Path, &a.Hash, &a.Size, &at); err != nil {
-			return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
-		}
+		err = sc.Scan(&a.RunID, &a.Path, &a.Hash, &a.Size, &at)
 		a.CreatedAt = fromNanos(at)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+		return a, err
+	}, `SELECT run_id, path, hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? ORDER BY path LIMIT ?`, runID, limit+1)
+	if err != nil {
 		return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
 	}
 	if len(out) > limit {

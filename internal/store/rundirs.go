@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
@@ -22,31 +22,19 @@ type RunEnd struct {
 func (s *Runs) RunEnds(ctx context.Context, ids []string) (map[string]RunEnd, error) {
 	out := make(map[string]RunEnd, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, status, ended_at FROM runs WHERE id IN (?`+
-			strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		in, args := inIDs(chunk)
+		ends, err := queryMap(ctx, s.db, scanRunEnd, `SELECT id, status, ended_at FROM runs WHERE id `+in, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read the ends of runs: %w", err)
 		}
-		if err := scanRunEnds(rows, out); err != nil {
-			return nil, fmt.Errorf("read the ends of runs: %w", err)
-		}
+		maps.Copy(out, ends)
 	}
 	return out, nil
 }
 
-func scanRunEnds(rows *sql.Rows, out map[string]RunEnd) error {
-	defer rows.Close()
-	for rows.Next() {
-		var id, status string
-		var ended sql.NullInt64
-		if err := rows.Scan(&id, &status, &ended); err != nil {
-			return err
-		}
-		out[id] = RunEnd{Status: job.State(status), EndedAt: optTime(ended)}
-	}
-	return rows.Err()
+func scanRunEnd(sc scanner) (id string, e RunEnd, err error) {
+	var status string
+	var ended sql.NullInt64
+	err = sc.Scan(&id, &status, &ended)
+	return id, RunEnd{Status: job.State(status), EndedAt: optTime(ended)}, err
 }

@@ -85,24 +85,13 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) e
 
 // Trials returns a sweep's trials in index order, each with its run.
 func (s *Parents) Trials(ctx context.Context, parent string) ([]Trial, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT idx, run_id, params, stopped FROM sweep_trials WHERE parent = ? ORDER BY idx`, parent)
-	if err != nil {
-		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
-	}
-	var out []Trial
-	for rows.Next() {
-		t := Trial{Parent: parent}
+	out, err := queryAll(ctx, s.db, func(sc scanner) (t Trial, err error) {
 		var params string
-		if err := rows.Scan(&t.Index, &t.RunID, &params, &t.Stopped); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read trials of %s: %w", parent, err)
-		}
+		err = sc.Scan(&t.Parent, &t.Index, &t.RunID, &params, &t.Stopped)
 		t.Params = json.RawMessage(params)
-		out = append(out, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return t, err
+	}, `SELECT parent, idx, run_id, params, stopped FROM sweep_trials WHERE parent = ? ORDER BY idx`, parent)
+	if err != nil {
 		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
 	}
 	err = attachRuns(ctx, s.Store, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
@@ -140,19 +129,14 @@ func (s *Parents) ParentsOf(ctx context.Context, ids []string) (map[string]Trial
 		return out, nil
 	}
 	in, args := inIDs(ids)
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, parent, idx FROM sweep_trials WHERE run_id `+in, args...)
+	out, err := queryMap(ctx, s.db, func(sc scanner) (id string, t Trial, err error) {
+		err = sc.Scan(&t.RunID, &t.Parent, &t.Index)
+		return t.RunID, t, err
+	}, `SELECT run_id, parent, idx FROM sweep_trials WHERE run_id `+in, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read trials' parents: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var t Trial
-		if err := rows.Scan(&t.RunID, &t.Parent, &t.Index); err != nil {
-			return nil, fmt.Errorf("read trials' parents: %w", err)
-		}
-		out[t.RunID] = t
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // StopTrial records why the sweep stopped a trial (the first reason stays).
@@ -203,21 +187,10 @@ func (s *Parents) SetSweepOutcome(ctx context.Context, id string, o SweepOutcome
 // MetricSeries returns one metric's points of a run in report order (step, then time): both
 // writers' (the metrics file and MLflow).
 func (s *Parents) MetricSeries(ctx context.Context, runID, name string) ([]job.Metric, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, value, step, time FROM metrics WHERE run_id = ? AND name = ? ORDER BY step, time, src, seq`, runID, name)
+	out, err := queryAll(ctx, s.db, scanMetric,
+		`SELECT seq, name, value, step, time FROM metrics WHERE run_id = ? AND name = ? ORDER BY step, time, src, seq`, runID, name)
 	if err != nil {
 		return nil, fmt.Errorf("read metric %s of %s: %w", name, runID, err)
 	}
-	defer rows.Close()
-	var out []job.Metric
-	for rows.Next() {
-		m := job.Metric{Name: name}
-		var t int64
-		if err := rows.Scan(&m.Seq, &m.Value, &m.Step, &t); err != nil {
-			return nil, fmt.Errorf("read metric %s of %s: %w", name, runID, err)
-		}
-		m.Time = fromNanos(t)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }

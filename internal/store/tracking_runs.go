@@ -100,43 +100,43 @@ func (s *Tracking) trackingRuns(ctx context.Context, ids []string) ([]*tracking.
 }
 
 func (s *Tracking) runInfos(ctx context.Context, idList string) (map[string]*tracking.Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, display_name, description, status, created_at, started_at,
+	out, err := queryMap(ctx, s.db, scanTrackingRun, `SELECT id, display_name, description, status, created_at, started_at,
 		ended_at, experiment_id, user_id, lifecycle_stage, is_job FROM runs WHERE id IN (`+s.dialect.jsonArrayValues()+`)`, idList)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]*tracking.Run{}
-	for rows.Next() {
-		var r tracking.Run
-		var desc, status string
-		var created, exp int64
-		var started, ended sql.NullInt64
-		i := &r.Info
-		if err := rows.Scan(&i.RunID, &i.RunName, &desc, &status, &created, &started, &ended, &exp, &i.UserID,
-			&i.LifecycleStage, &r.IsJob); err != nil {
-			return nil, fmt.Errorf("read runs: %w", err)
-		}
-		i.RunUUID, i.ExperimentID = i.RunID, strconv.FormatInt(exp, 10)
-		i.Status = tracking.StatusOf(job.State(status))
-		i.StartTime = ms(created)
-		if started.Valid {
-			i.StartTime = ms(started.Int64)
-		}
-		if ended.Valid {
-			e := ms(ended.Int64)
-			i.EndTime = &e
-		}
-		i.ArtifactURI = tracking.ArtifactURI(i.ExperimentID, i.RunID)
-		if i.RunName != "" {
-			r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagRunName, Value: i.RunName})
-		}
-		if desc != "" {
-			r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagNote, Value: desc})
-		}
-		out[i.RunID] = &r
+	return out, nil
+}
+
+// scanTrackingRun reads a row of runInfos: a run by its id, as MLflow shows it.
+func scanTrackingRun(sc scanner) (string, *tracking.Run, error) {
+	var r tracking.Run
+	var desc, status string
+	var created, exp int64
+	var started, ended sql.NullInt64
+	i := &r.Info
+	if err := sc.Scan(&i.RunID, &i.RunName, &desc, &status, &created, &started, &ended, &exp, &i.UserID,
+		&i.LifecycleStage, &r.IsJob); err != nil {
+		return "", nil, err
 	}
-	return out, rows.Err()
+	i.RunUUID, i.ExperimentID = i.RunID, strconv.FormatInt(exp, 10)
+	i.Status = tracking.StatusOf(job.State(status))
+	i.StartTime = ms(created)
+	if started.Valid {
+		i.StartTime = ms(started.Int64)
+	}
+	if ended.Valid {
+		e := ms(ended.Int64)
+		i.EndTime = &e
+	}
+	i.ArtifactURI = tracking.ArtifactURI(i.ExperimentID, i.RunID)
+	if i.RunName != "" {
+		r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagRunName, Value: i.RunName})
+	}
+	if desc != "" {
+		r.Data.Tags = append(r.Data.Tags, tracking.KV{Key: tracking.TagNote, Value: desc})
+	}
+	return i.RunID, &r, nil
 }
 
 // runData fills the metrics, params, tags and inputs of runs.
