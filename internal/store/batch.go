@@ -32,7 +32,7 @@ func (s *Serving) PutBatchEndpoint(ctx context.Context, e BatchEndpointRecord, c
 	if err != nil {
 		return err
 	}
-	return s.putRow(ctx, "batch endpoint "+e.Spec.Name, create,
+	return putRow(ctx, s.db, "batch endpoint "+e.Spec.Name, create,
 		stmt{`INSERT INTO batch_endpoints (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)`,
 			[]any{e.Spec.Name, string(spec), nanos(e.CreatedAt), nanos(e.UpdatedAt)}},
 		stmt{`UPDATE batch_endpoints SET spec = ?, updated_at = ? WHERE name = ?`,
@@ -71,38 +71,17 @@ func (s *Serving) PutBatchDeployment(ctx context.Context, d BatchDeploymentRecor
 	if err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM batch_endpoints WHERE name = ?`, d.Spec.Endpoint).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("batch endpoint %s: %w", d.Spec.Endpoint, ErrNotFound)
-	}
-	if create {
-		_, err = tx.ExecContext(ctx, `INSERT INTO batch_deployments (endpoint, name, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
-			d.Spec.Endpoint, d.Spec.Name, string(spec), nanos(d.CreatedAt), nanos(d.UpdatedAt))
-		if isUniqueViolation(err) {
-			return fmt.Errorf("batch deployment %s of %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrExists)
+	what := fmt.Sprintf("batch deployment %s of %s", d.Spec.Name, d.Spec.Endpoint)
+	return s.withTx(ctx, "put "+what, func(tx *sql.Tx) error {
+		if err := requireRow(ctx, tx, "batch_endpoints", "batch endpoint "+d.Spec.Endpoint, d.Spec.Endpoint); err != nil {
+			return err
 		}
-	} else {
-		var res sql.Result
-		res, err = tx.ExecContext(ctx, `UPDATE batch_deployments SET spec = ?, updated_at = ? WHERE endpoint = ? AND name = ?`,
-			string(spec), nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name)
-		if err == nil {
-			if n, _ := res.RowsAffected(); n == 0 {
-				return fmt.Errorf("batch deployment %s of %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrNotFound)
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return tx.Commit()
+		return putRow(ctx, tx, what, create,
+			stmt{`INSERT INTO batch_deployments (endpoint, name, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+				[]any{d.Spec.Endpoint, d.Spec.Name, string(spec), nanos(d.CreatedAt), nanos(d.UpdatedAt)}},
+			stmt{`UPDATE batch_deployments SET spec = ?, updated_at = ? WHERE endpoint = ? AND name = ?`,
+				[]any{string(spec), nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name}})
+	})
 }
 
 // BatchDeployment reads one batch deployment.

@@ -15,41 +15,31 @@ func (s *Serving) PutDeployment(ctx context.Context, d DeploymentRecord, create 
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM endpoints WHERE name = ?`, d.Spec.Endpoint).Scan(&n); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("endpoint %s: %w", d.Spec.Endpoint, ErrNotFound)
-	}
+	what := fmt.Sprintf("deployment %s of endpoint %s", d.Spec.Name, d.Spec.Endpoint)
 	if create {
 		d.Generation = 1
-		_, err = tx.ExecContext(ctx, `INSERT INTO deployments (endpoint, name, spec, generation, state, reason, created_at, updated_at)
-			VALUES (?, ?, ?, 1, ?, ?, ?, ?)`, d.Spec.Endpoint, d.Spec.Name, string(spec), d.State, d.Reason, nanos(d.CreatedAt), nanos(d.UpdatedAt))
-		if isUniqueViolation(err) {
-			return nil, fmt.Errorf("deployment %s of endpoint %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrExists)
-		}
-	} else {
-		var res sql.Result
-		res, err = tx.ExecContext(ctx, `UPDATE deployments SET spec = ?, generation = generation + 1, state = ?, reason = ?, updated_at = ?
-			WHERE endpoint = ? AND name = ?`, string(spec), d.State, d.Reason, nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name)
-		if err == nil {
-			if n, _ := res.RowsAffected(); n == 0 {
-				return nil, fmt.Errorf("deployment %s of endpoint %s: %w", d.Spec.Name, d.Spec.Endpoint, ErrNotFound)
-			}
-			err = tx.QueryRowContext(ctx, `SELECT generation, created_at FROM deployments WHERE endpoint = ? AND name = ?`,
-				d.Spec.Endpoint, d.Spec.Name).Scan(&d.Generation, new(int64))
-		}
 	}
+	err = s.withTx(ctx, "put "+what, func(tx *sql.Tx) error {
+		if err := requireRow(ctx, tx, "endpoints", "endpoint "+d.Spec.Endpoint, d.Spec.Endpoint); err != nil {
+			return err
+		}
+		err := putRow(ctx, tx, what, create,
+			stmt{`INSERT INTO deployments (endpoint, name, spec, generation, state, reason, created_at, updated_at)
+				VALUES (?, ?, ?, 1, ?, ?, ?, ?)`,
+				[]any{d.Spec.Endpoint, d.Spec.Name, string(spec), d.State, d.Reason, nanos(d.CreatedAt), nanos(d.UpdatedAt)}},
+			stmt{`UPDATE deployments SET spec = ?, generation = generation + 1, state = ?, reason = ?, updated_at = ?
+				WHERE endpoint = ? AND name = ?`,
+				[]any{string(spec), d.State, d.Reason, nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name}})
+		if err != nil || create {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT generation FROM deployments WHERE endpoint = ? AND name = ?`,
+			d.Spec.Endpoint, d.Spec.Name).Scan(&d.Generation)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &d, tx.Commit()
+	return &d, nil
 }
 
 // SetDeploymentState records a deployment's provisioning state and why, and (unless "") the

@@ -58,7 +58,7 @@ func (s *Serving) PutEndpoint(ctx context.Context, e EndpointRecord, create bool
 		update = stmt{`UPDATE endpoints SET spec = ?, updated_at = ?, keys = ? WHERE name = ?`,
 			[]any{string(spec), nanos(e.UpdatedAt), e.Keys, e.Spec.Name}}
 	}
-	return s.putRow(ctx, "endpoint "+e.Spec.Name, create,
+	return putRow(ctx, s.db, "endpoint "+e.Spec.Name, create,
 		stmt{`INSERT INTO endpoints (name, spec, keys, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 			[]any{e.Spec.Name, string(spec), e.Keys, nanos(e.CreatedAt), nanos(e.UpdatedAt)}},
 		update)

@@ -55,12 +55,8 @@ func (s *Assets) PutJobSecret(ctx context.Context, name, sealed string, access *
 // SetJobSecretAccess replaces who may use a secret; ErrNotFound when there is none of that name.
 func (s *Assets) SetJobSecretAccess(ctx context.Context, name string, access SecretAccess) error {
 	return s.inTx(ctx, "store the access of secret "+name, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_secrets WHERE name = ?`, name).Scan(&n); err != nil {
+		if err := requireRow(ctx, tx, "job_secrets", "secret "+name, name); err != nil {
 			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("secret %s: %w", name, ErrNotFound)
 		}
 		return putSecretAccess(ctx, tx, name, access)
 	})

@@ -185,22 +185,25 @@ func getOne[T any](row *sql.Row, scan func(scanner) (*T, error), what, id string
 // deleteWithChildren deletes a parent row (an endpoint) and its children's rows (its
 // deployments) in one transaction; no parent row is ErrNotFound.
 func (s *Store) deleteWithChildren(ctx context.Context, children, parent, what, name string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
+	what += " " + name
+	return s.withTx(ctx, "delete "+what, func(tx *sql.Tx) error {
+		if err := execStmt(ctx, tx, "delete "+what, `DELETE FROM `+children+` WHERE endpoint = ?`, name); err != nil {
+			return err
+		}
+		return execOne(ctx, tx, "delete "+what, what, `DELETE FROM `+parent+` WHERE name = ?`, name)
+	})
+}
+
+// requireRow is ErrNotFound, about what, unless table has a row named name.
+func requireRow(ctx context.Context, q querier, table, what, name string) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE name = ?`, name).Scan(&n); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+children+` WHERE endpoint = ?`, name); err != nil {
-		return err
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM `+parent+` WHERE name = ?`, name)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%s %s: %w", what, name, ErrNotFound)
-	}
-	return tx.Commit()
+	return nil
 }
 
 // stmt is a statement and its arguments.
@@ -211,20 +214,17 @@ type stmt struct {
 
 // putRow creates what's row with insert (create; ErrExists if it exists) or replaces it with
 // update (ErrNotFound if it does not exist).
-func (s *Store) putRow(ctx context.Context, what string, create bool, insert, update stmt) error {
+func putRow(ctx context.Context, q querier, what string, create bool, insert, update stmt) error {
 	if create {
-		_, err := s.db.ExecContext(ctx, insert.query, insert.args...)
+		_, err := q.ExecContext(ctx, insert.query, insert.args...)
 		if isUniqueViolation(err) {
 			return fmt.Errorf("%s: %w", what, ErrExists)
 		}
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, update.query, update.args...)
+	res, err := q.ExecContext(ctx, update.query, update.args...)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
-	}
-	return nil
+	return affected(res, what)
 }

@@ -228,31 +228,30 @@ var ErrNotEnded = errors.New("has not ended")
 // it by their foreign keys). Its blobs stay: they are shared by content, and no collector of
 // unreferenced blobs exists yet.
 func (s *RunWrites) DeleteRun(ctx context.Context, id string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
-	}
-	defer tx.Rollback()
-	var status string
-	if err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status); err != nil {
-		return fmt.Errorf("run %s: %w", id, notFound(err))
-	}
-	if !job.State(status).Terminal() {
-		return fmt.Errorf("run %s is %s: %w", id, status, ErrNotEnded)
-	}
-	for _, q := range []string{
-		`DELETE FROM log_lines WHERE run_id = ?`,
-		`DELETE FROM metrics WHERE run_id = ?`,
-		`DELETE FROM latest_metrics WHERE run_id = ?`,
-		`DELETE FROM run_events WHERE run_id = ?`,
-		`DELETE FROM runs WHERE id = ?`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, id); err != nil {
-			return fmt.Errorf("delete run %s: %w", id, err)
+	doing := "delete run " + id
+	err := s.withTx(ctx, doing, func(tx *sql.Tx) error {
+		var status string
+		if err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status); err != nil {
+			return fmt.Errorf("run %s: %w", id, notFound(err))
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		if !job.State(status).Terminal() {
+			return fmt.Errorf("run %s is %s: %w", id, status, ErrNotEnded)
+		}
+		for _, q := range []string{
+			`DELETE FROM log_lines WHERE run_id = ?`,
+			`DELETE FROM metrics WHERE run_id = ?`,
+			`DELETE FROM latest_metrics WHERE run_id = ?`,
+			`DELETE FROM run_events WHERE run_id = ?`,
+			`DELETE FROM runs WHERE id = ?`,
+		} {
+			if err := execStmt(ctx, tx, doing, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return s.wal.sync()
 }

@@ -32,22 +32,21 @@ func experimentID(id string) (int64, error) {
 // CreateExperiment creates an experiment; a name in use (deleted experiments included) is
 // ErrExists, as MLflow's.
 func (s *Tracking) CreateExperiment(ctx context.Context, name, artifactLocation string, tags []tracking.KV) (string, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return "", fmt.Errorf("create experiment %s: %w", name, err)
-	}
-	defer tx.Rollback()
-	id, err := insertExperiment(ctx, tx, name, artifactLocation)
+	doing := "create experiment " + name
+	var id int64
+	err := s.withTx(ctx, doing, func(tx *sql.Tx) (err error) {
+		if id, err = insertExperiment(ctx, tx, name, artifactLocation); err != nil {
+			return err
+		}
+		for _, t := range tags {
+			if err := setExperimentTag(ctx, tx, id, t); err != nil {
+				return fmt.Errorf("%s: %w", doing, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
-	}
-	for _, t := range tags {
-		if err := setExperimentTag(ctx, tx, id, t); err != nil {
-			return "", fmt.Errorf("create experiment %s: %w", name, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return "", fmt.Errorf("create experiment %s: %w", name, err)
 	}
 	return strconv.FormatInt(id, 10), nil
 }

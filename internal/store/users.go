@@ -73,18 +73,12 @@ func (s *Access) SetUserRole(ctx context.Context, name, role string) error {
 
 // DeleteUser removes a user and their tokens in one transaction.
 func (s *Access) DeleteUser(ctx context.Context, name string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("delete user %s: %w", name, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM user_tokens WHERE user_name = ?`, name); err != nil {
-		return fmt.Errorf("delete tokens of %s: %w", name, err)
-	}
-	if err := execOne(ctx, tx, "delete user "+name, "user "+name, `DELETE FROM users WHERE name = ?`, name); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.withTx(ctx, "delete user "+name, func(tx *sql.Tx) error {
+		if err := execStmt(ctx, tx, "delete tokens of "+name, `DELETE FROM user_tokens WHERE user_name = ?`, name); err != nil {
+			return err
+		}
+		return execOne(ctx, tx, "delete user "+name, "user "+name, `DELETE FROM users WHERE name = ?`, name)
+	})
 }
 
 // CreateUserToken stores a personal token's hash; a token of that name for that user is ErrExists.
