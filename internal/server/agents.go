@@ -15,10 +15,11 @@ import (
 // tokens (a join token, then the agent token), and neither the admin token nor run tokens are
 // accepted there.
 func (s *clusterRoutes) routes(mux, api routes) {
-	api.handle("GET /api/computes/{name}/nodes", readAccess, s.listNodes)
-	api.handle("GET /api/computes/{name}/node-events", readAccess, s.listNodeEvents)
-	api.handle("GET /api/nodes/{id}", readAccess, s.getNode)
-	api.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), s.deleteNode)
+	ok := http.StatusOK
+	api.handle("GET /api/computes/{name}/nodes", readAccess, answer(s.Server, ok, s.listNodes))
+	api.handle("GET /api/computes/{name}/node-events", readAccess, answer(s.Server, ok, s.listNodeEvents))
+	api.handle("GET /api/nodes/{id}", readAccess, answer(s.Server, ok, s.getNode))
+	api.handle("DELETE /api/nodes/{id}", computeAccess.audited("node.delete"), answer(s.Server, http.StatusAccepted, s.deleteNode))
 	mux.handle("POST /api/agents/join", publicAccess, s.agentJoin)
 	mux.handle("POST /api/agents/{id}/heartbeat", publicAccess, s.agentHeartbeat)
 }
@@ -42,17 +43,10 @@ func (s *clusterRoutes) agentJoin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	var req api.JoinRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	rep, err := d.Join(r.Context(), bearer(r), req)
-	if err != nil {
-		writeError(w, s.log, agentError(err))
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
+	answerBody(s.Server, http.StatusOK, func(r *http.Request, req api.JoinRequest) (*api.JoinReply, error) {
+		rep, err := d.Join(r.Context(), bearer(r), req)
+		return rep, agentError(err)
+	})(w, r)
 }
 
 // agentHeartbeat answers an agent's heartbeat, holding it while the agent asks (a long poll)
@@ -88,54 +82,42 @@ func (s *clusterRoutes) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep)
 }
 
-func (s *clusterRoutes) listNodes(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) listNodes(r *http.Request) ([]api.Node, error) {
 	pool := r.PathValue("name")
 	if _, err := s.cfg.Store.Cluster.Compute(r.Context(), pool); err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	ns, err := s.cfg.Store.Cluster.Nodes(r.Context(), store.NodeFilter{Pool: pool})
-	s.respond(w, http.StatusOK, views(ns, func(n *store.Node) api.Node { return cluster.NodeView(n, nil) }), err)
+	return views(ns, func(n *store.Node) api.Node { return cluster.NodeView(n, nil) }), err
 }
 
-func (s *clusterRoutes) getNode(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) getNode(r *http.Request) (api.Node, error) {
 	n, err := s.cfg.Store.Cluster.Node(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.Node{}, err
 	}
 	pending, err := s.cfg.Store.Cluster.Assignments(r.Context(), n.ID, true)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cluster.NodeView(n, pending))
+	return cluster.NodeView(n, pending), err
 }
 
 // deleteNode removes a node by hand: 202, as its machine is deleted in the background.
-func (s *clusterRoutes) deleteNode(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) deleteNode(r *http.Request) (*api.NodeDeletion, error) {
 	if s.cfg.Clusters == nil {
-		writeError(w, s.log, badRequest("clusters are not enabled on this server"))
-		return
+		return nil, badRequest("clusters are not enabled on this server")
 	}
 	out, err := s.cfg.Clusters.DeleteNode(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, s.log, agentError(err))
-		return
-	}
-	writeJSON(w, http.StatusAccepted, out)
+	return out, agentError(err)
 }
 
-func (s *clusterRoutes) listNodeEvents(w http.ResponseWriter, r *http.Request) {
+func (s *clusterRoutes) listNodeEvents(r *http.Request) ([]api.NodeEvent, error) {
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, s.log, badRequest("limit: want a number of entries (0 = all)"))
-			return
+			return nil, badRequest("limit: want a number of entries (0 = all)")
 		}
 		limit = n
 	}
 	evs, err := s.cfg.Store.Cluster.NodeEvents(r.Context(), store.NodeEventFilter{Pool: r.PathValue("name"), Limit: limit})
-	s.respond(w, http.StatusOK, views(evs, cluster.EventView), err)
+	return views(evs, cluster.EventView), err
 }

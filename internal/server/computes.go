@@ -14,21 +14,21 @@ import (
 
 // routes registers computes and sizes: every role reads them, compute operators and owners change them.
 func (s *computeRoutes) routes(_, api routes) {
-	api.handle("GET /api/computes", readAccess, s.listComputes)
-	api.handle("GET /api/computes/{name}", readAccess, s.getCompute)
-	api.handle("POST /api/computes", computeAccess.audited("compute.create"), s.createCompute)
-	api.handle("PUT /api/computes/{name}", computeAccess.audited("compute.update"), s.updateCompute)
-	api.handle("DELETE /api/computes/{name}", computeAccess.audited("compute.delete"), s.deleteCompute)
-	api.handle("GET /api/sizes", readAccess, s.listSizes)
-	api.handle("POST /api/sizes", computeAccess.audited("size.create"), s.createSize)
-	api.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), s.deleteSize)
+	ok, created := http.StatusOK, http.StatusCreated
+	api.handle("GET /api/computes", readAccess, answer(s.Server, ok, s.listComputes))
+	api.handle("GET /api/computes/{name}", readAccess, answer(s.Server, ok, s.getCompute))
+	api.handle("POST /api/computes", computeAccess.audited("compute.create"), answerBody(s.Server, created, s.createCompute))
+	api.handle("PUT /api/computes/{name}", computeAccess.audited("compute.update"), answerBody(s.Server, ok, s.updateCompute))
+	api.handle("DELETE /api/computes/{name}", computeAccess.audited("compute.delete"), noContent(s.Server, s.deleteCompute))
+	api.handle("GET /api/sizes", readAccess, answer(s.Server, ok, s.listSizes))
+	api.handle("POST /api/sizes", computeAccess.audited("size.create"), answerBody(s.Server, created, s.createSize))
+	api.handle("DELETE /api/sizes/{name}", computeAccess.audited("size.delete"), noContent(s.Server, s.deleteSize))
 }
 
-func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) listComputes(r *http.Request) ([]api.Compute, error) {
 	ts, err := s.cfg.Store.Cluster.Computes(r.Context())
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	out := make([]api.Compute, 0, len(ts))
 	for _, t := range ts {
@@ -37,33 +37,27 @@ func (s *computeRoutes) listComputes(w http.ResponseWriter, r *http.Request) {
 		out = append(out, c)
 	}
 	if pool, err := s.endpoints.machinePool(r.Context()); err != nil { // serverlesspool.go
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	} else if pool != nil {
 		out = append(out, *pool)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (s *computeRoutes) getCompute(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) getCompute(r *http.Request) (*api.Compute, error) {
 	t, err := s.cfg.Store.Cluster.Compute(r.Context(), r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) && r.PathValue("name") == compute.ServerlessName {
 		pool, err := s.endpoints.machinePool(r.Context()) // serverlesspool.go
-		if err != nil {
-			writeError(w, s.log, err)
-			return
-		} else if pool != nil {
-			writeJSON(w, http.StatusOK, pool)
-			return
+		if err != nil || pool != nil {
+			return pool, err
 		}
 	}
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
 	c := s.describe(r.Context(), *t, r.URL.Query().Get("detail") != "false")
 	redactHookEnv(who(r), c.Spec)
-	writeJSON(w, http.StatusOK, c)
+	return &c, nil
 }
 
 // describe turns a target into its API view; with detail, the backend describes its node.
@@ -106,49 +100,32 @@ func (s *computeRoutes) describe(ctx context.Context, t compute.Target, detail b
 	return c
 }
 
-func (s *computeRoutes) createCompute(w http.ResponseWriter, r *http.Request) {
-	s.putCompute(w, r, false)
+func (s *computeRoutes) createCompute(r *http.Request, spec compute.Spec) (api.Compute, error) {
+	return s.putCompute(r, spec, false)
 }
 
-func (s *computeRoutes) updateCompute(w http.ResponseWriter, r *http.Request) {
-	s.putCompute(w, r, true)
+func (s *computeRoutes) updateCompute(r *http.Request, spec compute.Spec) (api.Compute, error) {
+	if spec.Name != r.PathValue("name") {
+		return api.Compute{}, badRequest("name in the body differs from the path")
+	}
+	return s.putCompute(r, spec, true)
 }
 
-func (s *computeRoutes) putCompute(w http.ResponseWriter, r *http.Request, update bool) {
-	var spec compute.Spec
-	if err := readJSON(r, &spec); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	if update && spec.Name != r.PathValue("name") {
-		writeError(w, s.log, badRequest("name in the body differs from the path"))
-		return
-	}
+func (s *computeRoutes) putCompute(r *http.Request, spec compute.Spec, update bool) (api.Compute, error) {
 	if err := s.checkOwnerFields(r, &spec); err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.Compute{}, err
 	}
 	if err := stampInstanceOwner(who(r), &spec); err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.Compute{}, err
 	}
 	t, err := s.cfg.Controller.Workspace.Computes.Create(r.Context(), spec, update)
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return api.Compute{}, err
 	}
-	status := http.StatusCreated
-	if update {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, s.describe(r.Context(), *t, false))
+	return s.describe(r.Context(), *t, false), nil
 }
 
-func (s *computeRoutes) deleteCompute(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) deleteCompute(r *http.Request) error {
 	force := r.URL.Query().Get("force") == "true"
-	if err := s.cfg.Controller.Workspace.Computes.Delete(r.Context(), r.PathValue("name"), force); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	return s.cfg.Controller.Workspace.Computes.Delete(r.Context(), r.PathValue("name"), force)
 }

@@ -44,6 +44,7 @@ var requestTypes = []struct {
 	{"POST /api/runs/{id}/checkpoint", func() any { return new(api.CheckpointCommit) }},
 	{"POST /api/runs/{id}/exec", func() any { return new(api.ExecRequest) }},
 	{"POST /api/runs/{id}/exec/{eid}/done", func() any { return new(api.ExecStatus) }},
+	{"POST /api/computes", func() any { return new(compute.Spec) }},
 	{"PUT /api/computes/{name}", func() any { return new(compute.Spec) }},
 	{"PUT /api/settings/{key}", func() any { return new(struct{ Value string }) }},
 	{"POST /api/environments", func() any { return new(job.Environment) }},
@@ -135,7 +136,6 @@ func TestRequestTypesListsEveryDecoder(t *testing.T) {
 		})
 	}
 	calls += assetCalls * assetKinds
-	// putCompute serves two routes with one call.
 	if calls != len(requestTypes) {
 		t.Errorf("readJSON is called %d times, requestTypes lists %d: add the new request type to it", calls, len(requestTypes))
 	}

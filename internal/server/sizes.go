@@ -20,45 +20,32 @@ var thisMachine = sync.OnceValue(func() sizes.Machine {
 	return sizes.MachineOf(node.Detect(ctx))
 })
 
-func (s *computeRoutes) listSizes(w http.ResponseWriter, r *http.Request) {
+func (s *computeRoutes) listSizes(r *http.Request) ([]sizes.Size, error) {
 	c, err := sizes.Load(r.Context(), s.cfg.Store.Cluster, thisMachine())
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, c.List())
+	return c.List(), nil
 }
 
-func (s *computeRoutes) createSize(w http.ResponseWriter, r *http.Request) {
-	var z sizes.Size
-	if err := readJSON(r, &z); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *computeRoutes) createSize(r *http.Request, z sizes.Size) (*sizes.Size, error) {
 	z.Source = sizes.SourceWorkspace
 	if err := z.Validate(); err != nil {
-		writeError(w, s.log, badRequest(err.Error()))
-		return
+		return nil, badRequest(err.Error())
 	}
 	if sizes.Reserved(z.Name) {
-		writeError(w, s.log, &httpError{http.StatusConflict, api.CodeConflict,
-			"name: " + z.Name + " is a built-in size (local-* names are reserved)"})
-		return
+		return nil, &httpError{http.StatusConflict, api.CodeConflict,
+			"name: " + z.Name + " is a built-in size (local-* names are reserved)"}
 	}
 	if err := s.cfg.Store.Cluster.CreateSize(r.Context(), z, time.Now().UTC()); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			err = &httpError{http.StatusConflict, api.CodeConflict, "name: a size named " + z.Name + " exists already"}
 		}
-		writeError(w, s.log, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, z)
+	return &z, nil
 }
 
-func (s *computeRoutes) deleteSize(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Store.Cluster.DeleteSize(r.Context(), r.PathValue("name")); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (s *computeRoutes) deleteSize(r *http.Request) error {
+	return s.cfg.Store.Cluster.DeleteSize(r.Context(), r.PathValue("name"))
 }

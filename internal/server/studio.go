@@ -29,11 +29,11 @@ func (s *identityRoutes) studioLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	var in api.StudioLogin
-	if err := readJSON(r, &in); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+	decoded(s.Server, s.tradeCode)(w, r)
+}
+
+// tradeCode sets the session cookie of the login code in, if it is one the studio gave.
+func (s *identityRoutes) tradeCode(w http.ResponseWriter, r *http.Request, in api.StudioLogin) {
 	user, ok := s.studio.useCode(in.Code)
 	if in.Code == "" || !ok {
 		writeError(w, s.log, &httpError{http.StatusUnauthorized, api.CodeAuth,
