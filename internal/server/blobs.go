@@ -10,30 +10,24 @@ import (
 // routes registers the blobs: runs' supervisors and those who submit put them, every role and
 // runs read them; and the collector (gc.go).
 func (s *blobRoutes) routes(_, api routes) {
-	api.handle("POST /api/blobs/missing", contributeOrRunAccess, s.missingBlobs)
+	api.handle("POST /api/blobs/missing", contributeOrRunAccess, answerBody(s.Server, http.StatusOK, s.missingBlobs))
 	api.handle("PUT /api/blobs/{hash}", contributeOrRunAccess, s.putBlob)
 	api.handle("POST /api/blobs/bundle", contributeOrRunAccess, s.putBundle)
 	api.handle("GET /api/blobs/{hash}", readOrRunAccess, s.getBlob)
 	s.gcRoutes(api)
 }
 
-func (s *blobRoutes) missingBlobs(w http.ResponseWriter, r *http.Request) {
-	var req api.MissingRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *blobRoutes) missingBlobs(_ *http.Request, req api.MissingRequest) (*api.MissingResponse, error) {
 	for _, h := range req.Hashes {
 		if !blob.ValidHash(h) {
-			writeError(w, s.log, badRequest("not a blob hash: "+h))
-			return
+			return nil, badRequest("not a blob hash: " + h)
 		}
 	}
 	missing := s.cfg.Blobs.Missing(req.Hashes)
 	if missing == nil {
 		missing = []string{}
 	}
-	writeJSON(w, http.StatusOK, api.MissingResponse{Missing: missing})
+	return &api.MissingResponse{Missing: missing}, nil
 }
 
 func (s *blobRoutes) putBlob(w http.ResponseWriter, r *http.Request) {

@@ -37,12 +37,7 @@ func waitParam(r *http.Request) time.Duration {
 	return time.Duration(min(s, 60) * float64(time.Second))
 }
 
-func (s *runRoutes) execCreate(w http.ResponseWriter, r *http.Request) {
-	var req api.ExecRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *runRoutes) execCreate(r *http.Request, req api.ExecRequest) (api.ExecRequest, error) {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	req.ID = hex.EncodeToString(b)
@@ -54,7 +49,7 @@ func (s *runRoutes) execCreate(w http.ResponseWriter, r *http.Request) {
 	x.status[run+"/"+req.ID] = &api.ExecStatus{}
 	x.wake()
 	x.mu.Unlock()
-	writeJSON(w, http.StatusCreated, req)
+	return req, nil
 }
 
 // wait long-polls the relay: it calls ready (with mu held) at once and after each change, until
@@ -114,17 +109,12 @@ func (s *runRoutes) execGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, cp)
 }
 
-func (s *runRoutes) execDone(w http.ResponseWriter, r *http.Request) {
-	var st api.ExecStatus
-	if err := readJSON(r, &st); err != nil {
-		writeError(w, s.log, err)
-		return
-	}
+func (s *runRoutes) execDone(r *http.Request, st api.ExecStatus) error {
 	st.Done = true
 	x := s.exec
 	x.mu.Lock()
 	x.status[r.PathValue("id")+"/"+r.PathValue("eid")] = &st
 	x.wake()
 	x.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -25,10 +25,10 @@ func (s *runRoutes) routes(_, api routes) {
 		{"POST /api/runs/{id}/artifacts", s.runArtifacts},
 		{"POST /api/runs/{id}/checkpoint", s.runCheckpoint},
 		{"GET /api/runs/{id}/container-log", s.runContainerLog},
-		{"POST /api/runs/{id}/exec", s.execCreate},
+		{"POST /api/runs/{id}/exec", answerBody(s.Server, http.StatusCreated, s.execCreate)},
 		{"GET /api/runs/{id}/exec", s.execTake},
 		{"GET /api/runs/{id}/exec/{eid}", s.execGet},
-		{"POST /api/runs/{id}/exec/{eid}/done", s.execDone},
+		{"POST /api/runs/{id}/exec/{eid}/done", noContentBody(s.Server, s.execDone)},
 	} {
 		api.handle(r.pattern, runAccess, s.runOnly(r.h))
 	}
