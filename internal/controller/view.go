@@ -95,29 +95,28 @@ type news struct {
 func (c *news) run(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.runs == nil {
-		c.runs = map[string]bool{}
-	}
-	c.runs[id] = true
+	put(&c.runs, id, true)
 }
 
 func (c *news) beat(id string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.beats == nil {
-		c.beats = map[string]time.Time{}
-	}
-	c.beats[id] = at
+	put(&c.beats, id, at)
 }
 
 // nudge records that a run's state in its engine changed (backend.Notifier's callback).
 func (c *news) nudge(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.nudged == nil {
-		c.nudged = map[string]bool{}
+	put(&c.nudged, id, true)
+}
+
+// put sets (*m)[k], making the map first when there is none (the news are nil once taken).
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
 	}
-	c.nudged[id] = true
+	(*m)[k] = v
 }
 
 // takeNudged returns the runs nudged since the last call and starts over.
