@@ -84,34 +84,25 @@ type Config struct {
 // Loop drives every active sweep and pipeline. Everything it knows is in the store, but its
 // wake-up.
 type Loop struct {
-	runs           Runs
-	resolver       Resolver
-	store          Store
-	reader         RunReader
-	log            *slog.Logger
-	now            func() time.Time
-	sweepDecide    func(hpo.Config, hpo.State) hpo.Decision
-	pipelineDecide func(job.PipelineRun, pipeline.State) pipeline.Decision
-	kick           tick.Kick
+	cfg  Config // with its defaults
+	kick tick.Kick
 }
 
 // New returns the parent loop over cfg.
 func New(cfg Config) *Loop {
-	l := &Loop{runs: cfg.Runs, resolver: cfg.Resolver, store: cfg.Store, reader: cfg.Reader, log: cfg.Log,
-		now: cfg.Now, sweepDecide: cfg.SweepDecide, pipelineDecide: cfg.PipelineDecide, kick: tick.NewKick()}
-	if l.log == nil {
-		l.log = slog.Default()
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
-	if l.now == nil {
-		l.now = func() time.Time { return time.Now().UTC() }
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
-	if l.sweepDecide == nil {
-		l.sweepDecide = hpo.Decide
+	if cfg.SweepDecide == nil {
+		cfg.SweepDecide = hpo.Decide
 	}
-	if l.pipelineDecide == nil {
-		l.pipelineDecide = pipeline.Decide
+	if cfg.PipelineDecide == nil {
+		cfg.PipelineDecide = pipeline.Decide
 	}
-	return l
+	return &Loop{cfg: cfg, kick: tick.NewKick()}
 }
 
 // Kick wakes the loop.
@@ -120,10 +111,10 @@ func (l *Loop) Kick() { l.kick.Kick() }
 // Run drives every active sweep and pipeline (Pass) until ctx ends: every second and on any
 // run change (a child ended, a parent was created or canceled).
 func (l *Loop) Run(ctx context.Context) {
-	l.runs.OnChange(func(string) { l.Kick() })
+	l.cfg.Runs.OnChange(func(string) { l.Kick() })
 	tick.Loop(ctx, period, l.kick, func(ctx context.Context) {
 		if err := l.Pass(ctx); err != nil && ctx.Err() == nil {
-			l.log.Error("parent pass", "err", err)
+			l.cfg.Log.Error("parent pass", "err", err)
 		}
 	})
 }
@@ -138,13 +129,13 @@ func (l *Loop) Pass(ctx context.Context) error {
 // SweepPass is one pass over the active sweeps: each reads its trials from the store, asks the
 // sweep engine what to do and does it.
 func (l *Loop) SweepPass(ctx context.Context) error {
-	return l.passOver(ctx, "sweep", l.store.ActiveSweeps, l.driveSweep)
+	return l.passOver(ctx, "sweep", l.cfg.Store.ActiveSweeps, l.driveSweep)
 }
 
 // PipelinePass is one pass over the active pipelines: each reads its steps from the store,
 // asks the planner what to do and does it.
 func (l *Loop) PipelinePass(ctx context.Context) error {
-	return l.passOver(ctx, "pipeline", l.store.ActivePipelines, func(ctx context.Context, p *job.Run) error {
+	return l.passOver(ctx, "pipeline", l.cfg.Store.ActivePipelines, func(ctx context.Context, p *job.Run) error {
 		return l.drivePipeline(ctx, p.ID)
 	})
 }
@@ -158,7 +149,7 @@ func (l *Loop) passOver(ctx context.Context, kind string, active func(context.Co
 	}
 	for _, p := range parents {
 		if err := drive(ctx, p); err != nil && ctx.Err() == nil {
-			l.log.Error(kind, "run", p.ID, "err", err)
+			l.cfg.Log.Error(kind, "run", p.ID, "err", err)
 		}
 	}
 	return nil

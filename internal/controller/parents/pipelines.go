@@ -25,7 +25,7 @@ const (
 // cached pipeline completes in one pass.
 func (l *Loop) drivePipeline(ctx context.Context, id string) error {
 	for range 1000 {
-		p, err := l.reader.Run(ctx, id)
+		p, err := l.cfg.Reader.Run(ctx, id)
 		if err != nil || p.Status.Terminal() || p.Spec.Pipeline == nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (l *Loop) drivePipeline(ctx context.Context, id string) error {
 // failed binding), so deciding again may do more.
 func (l *Loop) pipelineStep(ctx context.Context, p *job.Run) (again bool, err error) {
 	pl := *p.Spec.Pipeline
-	stored, err := l.store.PipelineSteps(ctx, p.ID)
+	stored, err := l.cfg.Store.PipelineSteps(ctx, p.ID)
 	if err != nil {
 		return false, err
 	}
@@ -52,9 +52,9 @@ func (l *Loop) pipelineStep(ctx context.Context, p *job.Run) (again bool, err er
 		rows[s.Name] = s
 		st.Steps[s.Name] = StepState(s)
 	}
-	d := l.pipelineDecide(pl, st)
+	d := l.cfg.PipelineDecide(pl, st)
 	for _, s := range d.Skip {
-		err := l.store.PutStep(ctx, store.Step{Pipeline: p.ID, Name: s.Step, State: stepSkipped, Reason: s.Reason, CreatedAt: l.now()})
+		err := l.cfg.Store.PutStep(ctx, store.Step{Pipeline: p.ID, Name: s.Step, State: stepSkipped, Reason: s.Reason, CreatedAt: l.cfg.Now()})
 		if err != nil && !errors.Is(err, store.ErrStepExists) {
 			return false, err
 		}
@@ -75,12 +75,12 @@ func (l *Loop) pipelineStep(ctx context.Context, p *job.Run) (again bool, err er
 	// Running from its first step on (a restart between a step's creation and this finds
 	// the step stored and the pipeline still Queued).
 	if (again || len(d.Start) > 0 || len(stored) > 0) && p.Status == job.Queued {
-		if p, err = l.runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
+		if p, err = l.cfg.Runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
 			return false, err
 		}
 	}
 	if again || len(d.Start) > 0 || len(d.Skip) > 0 {
-		l.runs.Changed(p.ID)
+		l.cfg.Runs.Changed(p.ID)
 	}
 	if d.Done {
 		return false, l.endPipeline(ctx, p, rows, d)
@@ -129,14 +129,14 @@ func (l *Loop) startStep(ctx context.Context, p *job.Run, rows map[string]store.
 		sp.Inputs = map[string]job.Input{}
 	}
 	for in, ref := range step.From {
-		bound, err := l.resolver.ResolveStepInput(ctx, pl, name, in, ref, producerRun(rows[ref.Step]))
+		bound, err := l.cfg.Resolver.ResolveStepInput(ctx, pl, name, in, ref, producerRun(rows[ref.Step]))
 		if err != nil {
 			reason := fmt.Sprintf("input %s: step %s's output %s: %v", in, ref.Step, ref.Output, err)
 			return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: reason})
 		}
 		sp.Inputs[in] = bound
 	}
-	if err := l.resolver.ResolveStartData(ctx, p, name, &sp); err != nil {
+	if err := l.cfg.Resolver.ResolveStartData(ctx, p, name, &sp); err != nil {
 		return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepFailed, Reason: err.Error()})
 	}
 	bound := step
@@ -146,23 +146,23 @@ func (l *Loop) startStep(ctx context.Context, p *job.Run, rows map[string]store.
 		key = ""
 	}
 	if key != "" && !pl.Settings.ForceRerun {
-		hit, err := l.store.CachedStep(ctx, key)
+		hit, err := l.cfg.Store.CachedStep(ctx, key)
 		if err != nil {
 			return false, err
 		}
 		if hit != "" {
-			l.log.Info("step reused", "pipeline", p.ID, "step", name, "from", hit)
+			l.cfg.Log.Info("step reused", "pipeline", p.ID, "step", name, "from", hit)
 			return true, l.recordStep(ctx, store.Step{Pipeline: p.ID, Name: name, State: stepReused,
 				ReusedFrom: hit, CacheKey: key, Reason: "reused the outputs of " + hit})
 		}
 	}
-	return false, l.runs.CreateStepRun(ctx, p, name, key, sp)
+	return false, l.cfg.Runs.CreateStepRun(ctx, p, name, key, sp)
 }
 
 // recordStep stores a step that has no run; one stored already (a pass before a restart) stays.
 func (l *Loop) recordStep(ctx context.Context, s store.Step) error {
-	s.CreatedAt = l.now()
-	if err := l.store.PutStep(ctx, s); err != nil && !errors.Is(err, store.ErrStepExists) {
+	s.CreatedAt = l.cfg.Now()
+	if err := l.cfg.Store.PutStep(ctx, s); err != nil && !errors.Is(err, store.ErrStepExists) {
 		return err
 	}
 	return nil
@@ -186,12 +186,12 @@ func (l *Loop) cancelStep(ctx context.Context, p *job.Run, s store.Step, st pipe
 		reason = fmt.Sprintf("canceled by pipeline %s: step %s did not complete and continue_on_step_failure is false",
 			p.ID, strings.Join(failed, ", "))
 	}
-	if err := l.store.SetStepReason(ctx, p.ID, s.Name, reason); err != nil {
+	if err := l.cfg.Store.SetStepReason(ctx, p.ID, s.Name, reason); err != nil {
 		return err
 	}
-	l.log.Info("step canceled", "pipeline", p.ID, "step", s.Name, "reason", reason)
-	_, err := l.runs.Transition(ctx, s.RunID, job.CancelRequested, reason)
-	l.runs.Kick()
+	l.cfg.Log.Info("step canceled", "pipeline", p.ID, "step", s.Name, "reason", reason)
+	_, err := l.cfg.Runs.Transition(ctx, s.RunID, job.CancelRequested, reason)
+	l.cfg.Runs.Kick()
 	return err
 }
 
@@ -204,7 +204,7 @@ func (l *Loop) endPipeline(ctx context.Context, p *job.Run, rows map[string]stor
 		if id == "" {
 			continue
 		}
-		r, err := l.reader.Run(ctx, id)
+		r, err := l.cfg.Reader.Run(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		} else if err != nil {
@@ -215,11 +215,11 @@ func (l *Loop) endPipeline(ctx context.Context, p *job.Run, rows map[string]stor
 		}
 	}
 	if len(named) > 0 {
-		if err := l.runs.SetNamedOutputs(ctx, p.ID, named); err != nil {
+		if err := l.cfg.Runs.SetNamedOutputs(ctx, p.ID, named); err != nil {
 			return fmt.Errorf("bind the outputs of pipeline %s: %w", p.ID, err)
 		}
 	}
-	if err := l.store.SetPipelineReason(ctx, p.ID, d.Reason); err != nil {
+	if err := l.cfg.Store.SetPipelineReason(ctx, p.ID, d.Reason); err != nil {
 		return err
 	}
 	to := map[string]job.State{pipeline.StatusCompleted: job.Completed, pipeline.StatusFailed: job.Failed,
@@ -228,7 +228,7 @@ func (l *Loop) endPipeline(ctx context.Context, p *job.Run, rows map[string]stor
 		return fmt.Errorf("pipeline %s: the planner ended it with status %q", p.ID, d.Status)
 	}
 	if p.Status == job.Queued && to != job.Canceled {
-		if _, err := l.runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
+		if _, err := l.cfg.Runs.Transition(ctx, p.ID, job.Running, "pipeline: running its steps"); err != nil {
 			return err
 		}
 	}
@@ -236,7 +236,7 @@ func (l *Loop) endPipeline(ctx context.Context, p *job.Run, rows map[string]stor
 	if d.Reason != "" {
 		msg = "pipeline done: " + d.Reason
 	}
-	l.log.Info("pipeline ended", "run", p.ID, "status", to, "reason", d.Reason)
-	_, err := l.runs.Transition(ctx, p.ID, to, msg)
+	l.cfg.Log.Info("pipeline ended", "run", p.ID, "status", to, "reason", d.Reason)
+	_, err := l.cfg.Runs.Transition(ctx, p.ID, to, msg)
 	return err
 }

@@ -21,7 +21,7 @@ import (
 // what it starts, record the best trial, and end the sweep once it is done and nothing runs.
 func (l *Loop) driveSweep(ctx context.Context, p *job.Run) error {
 	cfg := p.Spec.Sweep.Config
-	stored, err := l.store.Trials(ctx, p.ID)
+	stored, err := l.cfg.Store.Trials(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (l *Loop) driveSweep(ctx context.Context, p *job.Run) error {
 	} else {
 		started = p.CreatedAt
 	}
-	d := l.sweepDecide(cfg, hpo.State{Trials: trials, Started: started, Now: l.now()})
+	d := l.cfg.SweepDecide(cfg, hpo.State{Trials: trials, Started: started, Now: l.cfg.Now()})
 	for _, s := range d.Stop {
 		if err := l.stopTrial(ctx, p, stored, s); err != nil {
 			return err
@@ -54,7 +54,7 @@ func (l *Loop) driveSweep(ctx context.Context, p *job.Run) error {
 		}
 	}
 	if len(d.Start) > 0 && p.Status == job.Queued {
-		if _, err := l.runs.Transition(ctx, p.ID, job.Running, "sweep: running its trials"); err != nil {
+		if _, err := l.cfg.Runs.Transition(ctx, p.ID, job.Running, "sweep: running its trials"); err != nil {
 			return err
 		}
 	}
@@ -87,7 +87,7 @@ func (l *Loop) trialHistory(ctx context.Context, cfg hpo.Config, stored []store.
 			if r.EndedAt != nil {
 				ht.Ended = *r.EndedAt
 			}
-			series, err := l.store.MetricSeries(ctx, r.ID, cfg.Objective.Metric)
+			series, err := l.cfg.Store.MetricSeries(ctx, r.ID, cfg.Objective.Metric)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -164,12 +164,12 @@ func (l *Loop) stopTrial(ctx context.Context, p *job.Run, stored []store.Trial, 
 	if i < 0 || stored[i].Run == nil || stored[i].Run.Status.Terminal() || stored[i].Run.Status == job.CancelRequested {
 		return nil
 	}
-	if err := l.store.StopTrial(ctx, p.ID, s.Index, s.Reason); err != nil {
+	if err := l.cfg.Store.StopTrial(ctx, p.ID, s.Index, s.Reason); err != nil {
 		return err
 	}
-	l.log.Info("trial stopped", "sweep", p.ID, "trial", s.Index, "reason", s.Reason)
-	_, err := l.runs.Transition(ctx, stored[i].RunID, job.CancelRequested, "stopped by sweep "+p.ID+": "+s.Reason)
-	l.runs.Kick()
+	l.cfg.Log.Info("trial stopped", "sweep", p.ID, "trial", s.Index, "reason", s.Reason)
+	_, err := l.cfg.Runs.Transition(ctx, stored[i].RunID, job.CancelRequested, "stopped by sweep "+p.ID+": "+s.Reason)
+	l.cfg.Runs.Kick()
 	return err
 }
 
@@ -179,22 +179,22 @@ func (l *Loop) cancelSweep(ctx context.Context, p *job.Run, stored []store.Trial
 		if t.Run == nil || t.Run.Status.Terminal() || t.Run.Status == job.CancelRequested {
 			continue
 		}
-		if _, err := l.runs.Transition(ctx, t.RunID, job.CancelRequested, "its sweep "+p.ID+" was canceled"); err != nil {
+		if _, err := l.cfg.Runs.Transition(ctx, t.RunID, job.CancelRequested, "its sweep "+p.ID+" was canceled"); err != nil {
 			return err
 		}
-		l.runs.Kick()
+		l.cfg.Runs.Kick()
 	}
 	if active > 0 {
 		return nil
 	}
-	_, err := l.runs.Transition(ctx, p.ID, job.Canceled, "canceled by the user")
+	_, err := l.cfg.Runs.Transition(ctx, p.ID, job.Canceled, "canceled by the user")
 	return err
 }
 
 // recordBest stores the best trial so far (sweep.Best) when it changed.
 func (l *Loop) recordBest(ctx context.Context, p *job.Run, cfg hpo.Config, trials []hpo.Trial, stored []store.Trial, d hpo.Decision) error {
 	best, ok := hpo.Best(cfg, trials)
-	old, err := l.store.SweepOutcome(ctx, p.ID)
+	old, err := l.cfg.Store.SweepOutcome(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -212,10 +212,10 @@ func (l *Loop) recordBest(ctx context.Context, p *job.Run, cfg hpo.Config, trial
 	if o.BestRunID == old.BestRunID && o.DoneReason == old.DoneReason && sameMetric(o.BestMetric, old.BestMetric) {
 		return nil
 	}
-	if err := l.store.SetSweepOutcome(ctx, p.ID, o); err != nil {
+	if err := l.cfg.Store.SetSweepOutcome(ctx, p.ID, o); err != nil {
 		return err
 	}
-	l.runs.Changed(p.ID)
+	l.cfg.Runs.Changed(p.ID)
 	return nil
 }
 
@@ -235,7 +235,7 @@ func (l *Loop) endSweep(ctx context.Context, p *job.Run, trials []hpo.Trial, rea
 			completed++
 		}
 	}
-	out, err := l.store.SweepOutcome(ctx, p.ID)
+	out, err := l.cfg.Store.SweepOutcome(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (l *Loop) endSweep(ctx context.Context, p *job.Run, trials []hpo.Trial, rea
 	if err := l.takeBestOutputs(ctx, p.ID, out.BestRunID); err != nil {
 		return err
 	}
-	_, err = l.runs.Transition(ctx, p.ID, to, msg)
+	_, err = l.cfg.Runs.Transition(ctx, p.ID, to, msg)
 	return err
 }
 
@@ -263,13 +263,13 @@ func (l *Loop) takeBestOutputs(ctx context.Context, sweep, best string) error {
 	if best == "" {
 		return nil
 	}
-	r, err := l.reader.Run(ctx, best)
+	r, err := l.cfg.Reader.Run(ctx, best)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && len(r.NamedOutputs) == 0) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	return l.runs.SetNamedOutputs(ctx, sweep, maps.Clone(r.NamedOutputs))
+	return l.cfg.Runs.SetNamedOutputs(ctx, sweep, maps.Clone(r.NamedOutputs))
 }
 
 // createTrial creates trial index of sweep p (a command run named <sweep>_<index>, through the
@@ -283,5 +283,5 @@ func (l *Loop) createTrial(ctx context.Context, p *job.Run, index int, params hp
 	if err != nil {
 		return fmt.Errorf("trial %d of %s: %w", index, p.ID, err)
 	}
-	return l.runs.CreateTrialRun(ctx, p, index, raw, sp)
+	return l.cfg.Runs.CreateTrialRun(ctx, p, index, raw, sp)
 }
