@@ -83,15 +83,11 @@ func clusterRates(ctx context.Context, bin, dir string, o ClusterOptions) ([2]fl
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return rates, err
 	}
-	w, err := Start(ctx, bin, dir)
+	w, c, err := startClient(ctx, bin, dir)
 	if err != nil {
 		return rates, err
 	}
 	defer w.Stop()
-	c, err := w.client()
-	if err != nil {
-		return rates, err
-	}
 	file := filepath.Join(dir, "cluster.yml")
 	if err := os.WriteFile(file, []byte(clusterYAML), 0o644); err != nil {
 		return rates, err
@@ -120,19 +116,7 @@ func clusterRates(ctx context.Context, bin, dir string, o ClusterOptions) ([2]fl
 // clusterJobs submits n jobs of `true` on the benchmark's cluster, conc at a time, and waits
 // until all have Completed.
 func clusterJobs(ctx context.Context, c *api.Client, prefix string, n, conc int, res job.Resources) (time.Duration, error) {
-	start := time.Now()
-	err := parallel(n, conc, func(i int) error {
-		sp := job.Spec{Command: "true", Compute: "bench-pool", Name: fmt.Sprintf("%s-%d", prefix, i), Resources: res}
-		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	if err := waitCompleted(ctx, c, prefix, n, 10*time.Minute); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	return timeJobs(ctx, c, job.Spec{Command: "true", Compute: "bench-pool", Resources: res}, prefix, n, conc, 10*time.Minute)
 }
 
 // waitNodes waits until a cluster has want idle nodes.

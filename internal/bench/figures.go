@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
 // Figure is one line of a table of rates, shares or latencies (what Row, which holds durations
@@ -29,11 +28,7 @@ func FigureMarkdown(w io.Writer, title string, figs []Figure) {
 		if f.Baseline != "" {
 			ratio = fmt.Sprintf("%.2f×", f.Ratio)
 		}
-		var ss []string
-		for _, s := range f.Samples {
-			ss = append(ss, num(s))
-		}
-		fmt.Fprintf(w, "| %s | %s %s | %s | %s |\n", f.Name, num(f.Value), f.Unit, strings.Join(ss, " "), ratio)
+		fmt.Fprintf(w, "| %s | %s %s | %s | %s |\n", f.Name, num(f.Value), f.Unit, samples(f.Samples, num), ratio)
 	}
 }
 

@@ -21,12 +21,17 @@ func Markdown(w io.Writer, title string, rows []Row) {
 		if r.Baseline != "" {
 			ratio = fmt.Sprintf("%.2f×", r.Ratio)
 		}
-		var ss []string
-		for _, s := range r.Samples {
-			ss = append(ss, ms(s))
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Name, ms(r.Median), strings.Join(ss, " "), bytes, ratio)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Name, ms(r.Median), samples(r.Samples, ms), bytes, ratio)
 	}
+}
+
+// samples writes a case's samples for a table cell, each as format writes it.
+func samples[T any](ss []T, format func(T) string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = format(s)
+	}
+	return strings.Join(out, " ")
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }

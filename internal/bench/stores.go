@@ -62,15 +62,11 @@ func storeMeasure(ctx context.Context, bin, dir string, env []string, o StoreOpt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	w, err := Start(ctx, bin, dir, env...)
+	w, c, err := startClient(ctx, bin, dir, env...)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Stop()
-	c, err := w.client()
-	if err != nil {
-		return nil, err
-	}
 	r := &storeRun{}
 	for rep := 0; rep < o.Reps; rep++ {
 		d, err := runJobs(ctx, c, fmt.Sprintf("bench-store-%d", rep), o.Jobs, o.Conc)

@@ -111,16 +111,23 @@ func detachedTrue(ctx context.Context, n, conc int) (time.Duration, error) {
 // runJobs submits n jobs of `true` named prefix-<i> through the API, conc at a time, and waits
 // until all have Completed.
 func runJobs(ctx context.Context, c *api.Client, prefix string, n, conc int) (time.Duration, error) {
+	return timeJobs(ctx, c, job.Spec{Command: "true", Compute: "local"}, prefix, n, conc, 5*time.Minute)
+}
+
+// timeJobs submits n jobs like sp, named prefix-<i>, through the API, conc at a time, and waits
+// (up to timeout) until all have Completed: the time that took.
+func timeJobs(ctx context.Context, c *api.Client, sp job.Spec, prefix string, n, conc int, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
 	err := parallel(n, conc, func(i int) error {
-		sp := job.Spec{Command: "true", Compute: "local", Name: fmt.Sprintf("%s-%d", prefix, i)}
+		sp := sp
+		sp.Name = fmt.Sprintf("%s-%d", prefix, i)
 		_, err := c.Jobs.Create(ctx, api.CreateJobRequest{Spec: sp})
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	if err := waitCompleted(ctx, c, prefix, n, 5*time.Minute); err != nil {
+	if err := waitCompleted(ctx, c, prefix, n, timeout); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil

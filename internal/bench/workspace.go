@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/home"
 )
 
@@ -60,6 +61,20 @@ func Start(ctx context.Context, bin, dir string, env ...string) (*Workspace, err
 	return w, nil
 }
 
+// startClient is Start with an API client of the workspace; the caller stops it.
+func startClient(ctx context.Context, bin, dir string, env ...string) (*Workspace, *api.Client, error) {
+	w, err := Start(ctx, bin, dir, env...)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := w.client()
+	if err != nil {
+		w.Stop()
+		return nil, nil, err
+	}
+	return w, c, nil
+}
+
 // Stop stops the server and proxy, and kills the supervisors of runs still going (runs submitted
 // without --stream), so that nothing outlives the benchmark.
 func (w *Workspace) Stop() {
@@ -83,14 +98,23 @@ func (w *Workspace) Stop() {
 	}
 }
 
-// Run runs the CLI against the workspace (through the proxy) and returns its stderr.
-func (w *Workspace) Run(ctx context.Context, args ...string) (string, error) {
+// command is the CLI with args, set to talk to the workspace through the proxy.
+func (w *Workspace) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	tok, err := home.Home{Dir: w.Home}.ReadToken()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, w.Bin, args...)
 	cmd.Env = append(os.Environ(), "HANGAR_HOME="+w.Home, "HANGAR_URL=http://"+w.proxy.Addr(), "HANGAR_TOKEN="+tok)
+	return cmd, nil
+}
+
+// Run runs the CLI against the workspace (through the proxy) and returns its stderr.
+func (w *Workspace) Run(ctx context.Context, args ...string) (string, error) {
+	cmd, err := w.command(ctx, args...)
+	if err != nil {
+		return "", err
+	}
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
 	if err := cmd.Run(); err != nil {
@@ -101,12 +125,10 @@ func (w *Workspace) Run(ctx context.Context, args ...string) (string, error) {
 
 // Output runs the CLI against the workspace and returns its stdout.
 func (w *Workspace) Output(ctx context.Context, args ...string) (string, error) {
-	tok, err := home.Home{Dir: w.Home}.ReadToken()
+	cmd, err := w.command(ctx, args...)
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, w.Bin, args...)
-	cmd.Env = append(os.Environ(), "HANGAR_HOME="+w.Home, "HANGAR_URL=http://"+w.proxy.Addr(), "HANGAR_TOKEN="+tok)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("hangar %v: %w", args, err)
