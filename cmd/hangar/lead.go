@@ -118,11 +118,14 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	})
 	machine := sync.OnceValue(func() sizes.Machine { return sizes.MachineOf(node.Detect(context.Background())) })
 	catalog := func(ctx context.Context) (*sizes.Catalog, error) { return sizes.Load(ctx, st.Cluster, machine()) }
+	// Compute instances' owner: the agents' dispatcher asks it which services an instance's node
+	// runs, and the instance backend below takes its instances as one-node pools.
+	insts := instances.New(instances.Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, ctrl, key, nil, o.Log.With("component", "instances"))
 	// Managed clusters: one dispatcher for the agents' routes and the cluster backend, so that
 	// work the backend queues reaches an agent's waiting heartbeat at once; agents' reports that
 	// free room, and requeues, go through the controller. Their backends join the map after the
 	// controller is made, as they report to it.
-	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, Runs: ctrl,
+	agents := &clusterbackend.Dispatcher{Store: st, Key: runKey, Runs: ctrl, Instances: insts,
 		Log: o.Log.With("component", "agents")}
 	clusters := &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: providers(exe, h.LocalRoot(), []string{h.Dir}, o.Log),
@@ -130,8 +133,6 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		Log: o.Log.With("component", "backend/cluster")}
 	backends[compute.TypeCluster] = clusters
 	// Compute instances: one-node pools of a second cluster backend over the same agents (design 0018).
-	insts := instances.New(instances.Store{Instances: st.Instances, Cluster: st.Cluster, Runs: st.Runs}, ctrl, key, nil, o.Log.With("component", "instances"))
-	agents.Instances = insts
 	backends[compute.TypeInstance] = &clusterbackend.Backend{Store: st, Agents: agents, Sizes: catalog, JoinURL: urlFn, JoinCA: ca,
 		Provider: clusters.Provider, Policy: clusters.Policy, Requeuer: ctrl,
 		Kind: compute.TypeInstance, Pools: insts,
