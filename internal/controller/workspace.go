@@ -4,8 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/component"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
@@ -22,8 +25,13 @@ const maxManifestBytes = workspace.MaxManifestBytes
 // and sealer; what it asks of runs and instances comes back here (workspaceHooks).
 func (c *Controller) newWorkspace() *workspace.Workspace {
 	h := workspaceHooks{c}
-	st := workspace.Store{Settings: c.Store, Assets: c.Store.Assets, Cluster: c.Store.Cluster, Runs: c.Store.Runs,
-		Instances: c.Store.Instances, Tracking: c.Store.Tracking, Access: c.Store.Access}
+	a := c.Store.Assets
+	st := workspace.Store{Settings: c.Store, Assets: a, Cluster: c.Store.Cluster, Runs: c.Store.Runs,
+		Instances: c.Store.Instances, Tracking: c.Store.Tracking, Access: c.Store.Access,
+		Models:     workspace.VersionRows[model.Version]{Add: a.CreateModel, Get: a.Model, List: a.Models, SetArchived: a.SetModelArchived},
+		Data:       workspace.VersionRows[dataset.Version]{Add: a.CreateData, Get: a.Data, List: a.DataVersions, SetArchived: a.SetDataArchived},
+		Components: workspace.VersionRows[component.Version]{Add: a.CreateComponent, Get: a.Component, List: a.Components, SetArchived: a.SetComponentArchived},
+	}
 	return workspace.New(workspace.Deps{Store: st, Blobs: c.Blobs, Backends: c.Backends, Sealer: c.Secrets,
 		Log: c.Log, Now: func() time.Time { return c.Now() }, LocalRuntime: c.LocalRuntime, Runs: h, Instances: h})
 }

@@ -41,9 +41,9 @@ type (
 func New(d Deps) *Workspace {
 	w := &Workspace{Deps: d}
 	st := d.Store
-	w.Models = &Models{versions[model.Version]{model.Kind, st.Assets.CreateModel, st.Assets.Model, st.Assets.Models, st.Assets.SetModelArchived}, w}
-	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Assets.CreateData, st.Assets.Data, st.Assets.DataVersions, st.Assets.SetDataArchived}, w}
-	w.Components = &Components{versions[component.Version]{component.Kind, st.Assets.CreateComponent, st.Assets.Component, st.Assets.Components, st.Assets.SetComponentArchived}, w}
+	w.Models = &Models{versions[model.Version]{model.Kind, st.Models}, w}
+	w.Data = &Data{versions[dataset.Version]{dataset.Kind, st.Data}, w}
+	w.Components = &Components{versions[component.Version]{component.Kind, st.Components}, w}
 	w.Computes, w.Datastores = &Computes{w}, &Datastores{w}
 	w.Environments, w.Secrets = &Environments{w}, &Secrets{w}
 	return w

@@ -14,14 +14,18 @@ import (
 )
 
 // Store is what the workspace reads and writes in the store, one field per aggregate of it
-// (*store.Store's fields; Settings is the store itself): the workspace's own rows (Assets,
-// Cluster's targets, Settings), and what it reads of others' or removes with a target.
+// (*store.Store's fields; Settings is the store itself) or per versioned asset kind (Models,
+// Data, Components): the workspace's own rows (the assets, Cluster's targets, Settings), and
+// what it reads of others' or removes with a target.
 type Store struct {
-	Settings  Settings
-	Assets    Assets
-	Cluster   Targets
-	Runs      RunReader
-	Instances interface {
+	Settings   Settings
+	Assets     Assets
+	Models     VersionRows[model.Version]
+	Data       VersionRows[dataset.Version]
+	Components VersionRows[component.Version]
+	Cluster    Targets
+	Runs       RunReader
+	Instances  interface {
 		Delete(ctx context.Context, name string) error
 	}
 	Tracking interface {
@@ -40,23 +44,8 @@ type Settings interface {
 	DeleteSetting(ctx context.Context, key string) error
 }
 
-// Assets are the versioned assets, datastores and job secrets (store.Assets).
+// Assets are environments, datastores and job secrets (store.Assets).
 type Assets interface {
-	CreateModel(ctx context.Context, v model.Version) (*model.Version, error)
-	Model(ctx context.Context, name, version string) (*model.Version, error)
-	Models(ctx context.Context, name string) ([]model.Version, error)
-	SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error)
-
-	CreateData(ctx context.Context, v dataset.Version) (*dataset.Version, error)
-	Data(ctx context.Context, name, version string) (*dataset.Version, error)
-	DataVersions(ctx context.Context, name string) ([]dataset.Version, error)
-	SetDataArchived(ctx context.Context, name, version string, archived bool) (int64, error)
-
-	CreateComponent(ctx context.Context, v component.Version) (*component.Version, error)
-	Component(ctx context.Context, name, version string) (*component.Version, error)
-	Components(ctx context.Context, name string) ([]component.Version, error)
-	SetComponentArchived(ctx context.Context, name, version string, archived bool) (int64, error)
-
 	CreateEnvironment(ctx context.Context, e store.EnvironmentVersion) (*store.EnvironmentVersion, error)
 	Environment(ctx context.Context, name, version string) (*store.EnvironmentVersion, error)
 	Environments(ctx context.Context, name string) ([]store.EnvironmentVersion, error)

@@ -13,16 +13,23 @@ import (
 // version, resolving a reference, the hint when it names nothing, archiving. Only their kind
 // and store calls differ.
 type versions[V asset.Versioned] struct {
-	kind        asset.Kind
-	add         func(ctx context.Context, v V) (*V, error)
-	get         func(ctx context.Context, name, version string) (*V, error)
-	list        func(ctx context.Context, name string) ([]V, error)
-	setArchived func(ctx context.Context, name, version string, archived bool) (int64, error)
+	kind asset.Kind
+	rows VersionRows[V]
+}
+
+// VersionRows are one versioned asset kind's rows in the store: a new version added, one read,
+// a name's versions listed, archived or restored (store.Assets' CreateModel, Model, Models and
+// SetModelArchived, and their data and component twins).
+type VersionRows[V asset.Versioned] struct {
+	Add         func(ctx context.Context, v V) (*V, error)
+	Get         func(ctx context.Context, name, version string) (*V, error)
+	List        func(ctx context.Context, name string) ([]V, error)
+	SetArchived func(ctx context.Context, name, version string, archived bool) (int64, error)
 }
 
 // create stores a new version; one of the same name and version is a Conflict.
 func (a versions[V]) create(ctx context.Context, v V) (*V, error) {
-	created, err := a.add(ctx, v)
+	created, err := a.rows.Add(ctx, v)
 	if errors.Is(err, store.ErrExists) {
 		k := v.AssetKey()
 		return nil, Conflictf("%s %s version %s already exists; omit the version to create the next one", a.kind.Noun, k.Name, k.Version)
@@ -38,7 +45,7 @@ func (a versions[V]) Resolve(ctx context.Context, ref string) (*V, error) {
 	if err != nil {
 		return nil, Invalidf("%v", err)
 	}
-	v, err := a.get(ctx, r.Name, r.StoreVersion())
+	v, err := a.rows.Get(ctx, r.Name, r.StoreVersion())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFoundf("no %s %s in this workspace%s", a.kind.Noun, r, a.hint(ctx, r.Name))
 	}
@@ -47,7 +54,7 @@ func (a versions[V]) Resolve(ctx context.Context, ref string) (*V, error) {
 
 // hint says what the workspace has instead of the asset a reference named.
 func (a versions[V]) hint(ctx context.Context, name string) string {
-	vs, err := a.list(ctx, name)
+	vs, err := a.rows.List(ctx, name)
 	if err != nil || len(vs) == 0 {
 		return " (see hangar " + a.kind.Command + " list)"
 	}
@@ -66,7 +73,7 @@ func (a versions[V]) SetArchived(ctx context.Context, name, version string, arch
 		}
 		version = v
 	}
-	_, err := a.setArchived(ctx, name, version, archived)
+	_, err := a.rows.SetArchived(ctx, name, version, archived)
 	if errors.Is(err, store.ErrNotFound) {
 		if version == "" {
 			return NotFoundf("no %s %s in this workspace", a.kind.Noun, name)
