@@ -56,7 +56,8 @@ func (s *Serving) BatchEndpoints(ctx context.Context) ([]BatchEndpointRecord, er
 }
 
 func scanBatchEndpoint(sc scanner) (e BatchEndpointRecord, err error) {
-	return e, scanSpec(sc, &e.Spec, &e.CreatedAt, &e.UpdatedAt)
+	err = scanSpec(sc, &e.Spec, &e.CreatedAt, &e.UpdatedAt)
+	return e, err
 }
 
 // DeleteBatchEndpoint removes a batch endpoint and its deployments (its jobs stay).
@@ -102,7 +103,8 @@ func (s *Serving) BatchDeployments(ctx context.Context, endpoint string) ([]Batc
 }
 
 func scanBatchDeployment(sc scanner) (d BatchDeploymentRecord, err error) {
-	return d, scanSpec(sc, &d.Spec, &d.CreatedAt, &d.UpdatedAt)
+	err = scanSpec(sc, &d.Spec, &d.CreatedAt, &d.UpdatedAt)
+	return d, err
 }
 
 // DeleteBatchDeployment removes a batch deployment (its jobs stay).
