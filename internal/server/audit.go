@@ -23,7 +23,7 @@ import (
 const maxAuditPeek = 64 << 10
 
 func (s *identityRoutes) auditRoutes(mux routes) {
-	mux.handle("GET /api/audit", ownerAccess, s.listAudit)
+	mux.handle("GET /api/audit", ownerAccess, answer(s.Server, http.StatusOK, s.listAudit))
 }
 
 // audit appends an entry; a failure is logged, as the change it records has been made.
@@ -106,19 +106,18 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *identityRoutes) listAudit(w http.ResponseWriter, r *http.Request) {
+func (s *identityRoutes) listAudit(r *http.Request) ([]api.AuditEntry, error) {
 	q := r.URL.Query()
 	f := store.AuditFilter{User: q.Get("user")}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			writeError(w, s.log, badRequest(fmt.Sprintf("since: %q is not an RFC 3339 time", v)))
-			return
+			return nil, badRequest(fmt.Sprintf("since: %q is not an RFC 3339 time", v))
 		}
 		f.Since = t
 	}
 	es, err := s.cfg.Store.Access.Audit(r.Context(), f)
-	s.respond(w, http.StatusOK, views(es, func(e store.AuditEntry) api.AuditEntry {
+	return views(es, func(e store.AuditEntry) api.AuditEntry {
 		return api.AuditEntry{ID: e.ID, At: e.At, User: e.User, Action: e.Action, Object: e.Object, Detail: e.Detail}
-	}), err)
+	}), err
 }

@@ -11,13 +11,8 @@ import (
 // runCheckpoint commits a supervisor's uploaded checkpoint (docs/checkpoints.md). Its run's
 // token only (runOnly; the attempt header keeps an older attempt out), its body bounded like
 // every JSON body (bodies.go).
-func (s *runRoutes) runCheckpoint(w http.ResponseWriter, r *http.Request) {
-	withBody(s.Server, w, r, func(cp api.CheckpointCommit) (any, error) {
-		if err := s.cfg.Controller.Checkpoints.CommitCheckpoint(r.Context(), r.PathValue("id"), cp); err != nil {
-			return nil, err
-		}
-		return struct{}{}, nil
-	})
+func (s *runRoutes) runCheckpoint(r *http.Request, cp api.CheckpointCommit) (struct{}, error) {
+	return struct{}{}, s.cfg.Controller.Checkpoints.CommitCheckpoint(r.Context(), r.PathValue("id"), cp)
 }
 
 // checkpointDetail adds the run's latest checkpoint and what its preemptions cost to job show.

@@ -142,7 +142,7 @@ func TestRequestTypesListsEveryDecoder(t *testing.T) {
 }
 
 // decoders are the handler adapters that decode a request's body with readJSON (respond.go).
-var decoders = map[string]bool{"withBody": true, "decoded": true, "answerBody": true, "noContentBody": true}
+var decoders = map[string]bool{"decoded": true, "answerBody": true, "noContentBody": true}
 
 // isAssetAPI says whether d is a method of the generic assetAPI.
 func isAssetAPI(d *ast.FuncDecl) bool {

@@ -65,12 +65,6 @@ func decoded[In any](s *Server, h func(w http.ResponseWriter, r *http.Request, i
 	}
 }
 
-// withBody decodes a request's JSON body (within its route's limits) into an In and answers
-// what fn makes of it with 200.
-func withBody[In any](s *Server, w http.ResponseWriter, r *http.Request, fn func(in In) (any, error)) {
-	answerBody(s, http.StatusOK, func(_ *http.Request, in In) (any, error) { return fn(in) })(w, r)
-}
-
 // views maps what the store or the controller answered to its wire views: never nil, so that an
 // empty list is [], not null.
 func views[T, V any](xs []T, view func(T) V) []V {

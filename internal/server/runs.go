@@ -13,17 +13,18 @@ import (
 // routes registers what a run's supervisor calls, each kept to its own run's current attempt
 // (runOnly) or an owner.
 func (s *runRoutes) routes(_, api routes) {
+	ok := http.StatusOK
 	for _, r := range []struct {
 		pattern string
 		h       http.HandlerFunc
 	}{
-		{"GET /api/runs/{id}/spec", s.runSpec},
-		{"POST /api/runs/{id}/status", s.runStatus},
-		{"POST /api/runs/{id}/heartbeat", s.runHeartbeat},
-		{"POST /api/runs/{id}/logs", s.runLogs},
-		{"POST /api/runs/{id}/metrics", s.runMetrics},
-		{"POST /api/runs/{id}/artifacts", s.runArtifacts},
-		{"POST /api/runs/{id}/checkpoint", s.runCheckpoint},
+		{"GET /api/runs/{id}/spec", answer(s.Server, ok, s.runSpec)},
+		{"POST /api/runs/{id}/status", answerBody(s.Server, ok, s.runStatus)},
+		{"POST /api/runs/{id}/heartbeat", answer(s.Server, ok, s.runHeartbeat)},
+		{"POST /api/runs/{id}/logs", answerBody(s.Server, ok, s.runLogs)},
+		{"POST /api/runs/{id}/metrics", answerBody(s.Server, ok, s.runMetrics)},
+		{"POST /api/runs/{id}/artifacts", answerBody(s.Server, ok, s.runArtifacts)},
+		{"POST /api/runs/{id}/checkpoint", answerBody(s.Server, ok, s.runCheckpoint)},
 		{"GET /api/runs/{id}/container-log", s.runContainerLog},
 		{"POST /api/runs/{id}/exec", answerBody(s.Server, http.StatusCreated, s.execCreate)},
 		{"GET /api/runs/{id}/exec", s.execTake},
@@ -37,7 +38,7 @@ func (s *runRoutes) routes(_, api routes) {
 // runSpec answers a run's supervisor its spec. The fresh run token in it goes to the run's own
 // token only: an owner reading the spec gets none, so no user holds a run token, which would
 // read the values of the secrets the run names (GET /api/runs/{id}/secrets).
-func (s *runRoutes) runSpec(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) runSpec(r *http.Request) (any, error) {
 	spec, err := s.cfg.Controller.RunSpec(r.Context(), r.PathValue("id"), r.URL.Query().Get("node"), s.cfg.URL())
 	if err == nil && s.cfg.Servers != nil {
 		spec.Servers = s.cfg.Servers()
@@ -45,35 +46,31 @@ func (s *runRoutes) runSpec(w http.ResponseWriter, r *http.Request) {
 	if err == nil && who(r).runID == "" {
 		spec.Token = ""
 	}
-	s.respond(w, http.StatusOK, spec, err)
+	return spec, err
 }
 
-func (s *runRoutes) runStatus(w http.ResponseWriter, r *http.Request) {
-	withBody(s.Server, w, r, func(rep api.StatusReport) (any, error) {
-		if !rep.State.Valid() {
-			return nil, badRequest("unknown state " + string(rep.State))
-		}
-		return s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
-	})
+func (s *runRoutes) runStatus(r *http.Request, rep api.StatusReport) (any, error) {
+	if !rep.State.Valid() {
+		return nil, badRequest("unknown state " + string(rep.State))
+	}
+	return s.cfg.Controller.Report(r.Context(), r.PathValue("id"), rep)
 }
 
-func (s *runRoutes) runHeartbeat(w http.ResponseWriter, r *http.Request) {
+func (s *runRoutes) runHeartbeat(r *http.Request) (any, error) {
 	reply, err := s.cfg.Controller.Heartbeat(r.Context(), r.PathValue("id"))
 	if err == nil && s.cfg.Servers != nil {
 		reply.Servers = s.cfg.Servers()
 	}
-	s.respond(w, http.StatusOK, reply, err)
+	return reply, err
 }
 
-func (s *runRoutes) runLogs(w http.ResponseWriter, r *http.Request) {
-	withBody(s.Server, w, r, func(b api.LogBatch) (any, error) {
-		if b.File == "" {
-			b.File = StdLog
-		}
-		id := r.PathValue("id")
-		acked, err := s.cfg.Controller.AppendLogs(r.Context(), id, b.File, b.Lines)
-		return s.appended(id, len(b.Lines), s.tel.logLines, acked, err)
-	})
+func (s *runRoutes) runLogs(r *http.Request, b api.LogBatch) (any, error) {
+	if b.File == "" {
+		b.File = StdLog
+	}
+	id := r.PathValue("id")
+	acked, err := s.cfg.Controller.AppendLogs(r.Context(), id, b.File, b.Lines)
+	return s.appended(id, len(b.Lines), s.tel.logLines, acked, err)
 }
 
 // appended answers a batch of n lines or points the controller appended to run id: it counts
@@ -87,16 +84,12 @@ func (s *runRoutes) appended(id string, n int, c prometheus.Counter, acked int64
 	return api.Ack{Acked: acked}, nil
 }
 
-func (s *runRoutes) runMetrics(w http.ResponseWriter, r *http.Request) {
-	withBody(s.Server, w, r, func(b api.MetricBatch) (any, error) {
-		id := r.PathValue("id")
-		acked, err := s.cfg.Controller.AppendMetrics(r.Context(), id, b.Metrics)
-		return s.appended(id, len(b.Metrics), s.tel.metricPts, acked, err)
-	})
+func (s *runRoutes) runMetrics(r *http.Request, b api.MetricBatch) (any, error) {
+	id := r.PathValue("id")
+	acked, err := s.cfg.Controller.AppendMetrics(r.Context(), id, b.Metrics)
+	return s.appended(id, len(b.Metrics), s.tel.metricPts, acked, err)
 }
 
-func (s *runRoutes) runArtifacts(w http.ResponseWriter, r *http.Request) {
-	withBody(s.Server, w, r, func(rep api.ArtifactsReport) (any, error) {
-		return s.cfg.Controller.RegisterArtifacts(r.Context(), r.PathValue("id"), rep)
-	})
+func (s *runRoutes) runArtifacts(r *http.Request, rep api.ArtifactsReport) (any, error) {
+	return s.cfg.Controller.RegisterArtifacts(r.Context(), r.PathValue("id"), rep)
 }
