@@ -156,11 +156,7 @@ type ServingObjects struct {
 func BuildServing(r Run) (ServingObjects, error) {
 	sv := r.Spec.Serve
 	name := DeploymentName(r.Workspace, sv.Endpoint, sv.Deployment)
-	image, err := podImage(r)
-	if err != nil {
-		return ServingObjects{}, err
-	}
-	it, err := instanceType(r)
+	image, it, err := podPlacement(r)
 	if err != nil {
 		return ServingObjects{}, err
 	}

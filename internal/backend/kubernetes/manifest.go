@@ -64,11 +64,7 @@ func Build(r Run) (Objects, error) {
 	if servesByEntrypoint(r) { // its pods are a Deployment's (BuildServing), never a Job's
 		return Objects{}, fmt.Errorf("environment.inference_config: an image that serves by its own entrypoint runs as an online deployment's replica on Kubernetes, not as a job")
 	}
-	image, err := podImage(r)
-	if err != nil {
-		return Objects{}, err
-	}
-	it, err := instanceType(r)
+	image, it, err := podPlacement(r)
 	if err != nil {
 		return Objects{}, err
 	}
@@ -206,6 +202,17 @@ func binVolume(s compute.KubeSupervisor) corev1.Volume {
 			Path: s.HostPath, Type: new(corev1.HostPathDirectory)}}}
 	}
 	return corev1.Volume{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
+// podPlacement is what every pod of r runs and where: its image (podImage) and its instance
+// type (instanceType).
+func podPlacement(r Run) (string, compute.InstanceType, error) {
+	image, err := podImage(r)
+	if err != nil {
+		return "", compute.InstanceType{}, err
+	}
+	it, err := instanceType(r)
+	return image, it, err
 }
 
 // podImage is the run's environment image, else the target's default image.
