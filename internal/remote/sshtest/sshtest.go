@@ -360,6 +360,18 @@ func (s *Server) removeTestUser() {
 
 // processesOf returns the pids whose real uid is uid.
 func processesOf(uid string) []int {
+	return pidsWhere("status", func(status string) bool {
+		for _, l := range strings.Split(status, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" && f[1] == uid {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// pidsWhere returns the pids whose /proc/<pid>/<file> keep accepts.
+func pidsWhere(file string, keep func(content string) bool) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -367,14 +379,8 @@ func processesOf(uid string) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" && f[1] == uid {
-				pids = append(pids, pid)
-			}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/" + file); err == nil && keep(string(b)) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -510,26 +516,14 @@ func freePort(t testing.TB) int {
 
 // childrenOf returns the pids whose parent is pid.
 func childrenOf(pid int) []int {
-	var kids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	return pidsWhere("stat", func(s string) bool {
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			return false
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			f := strings.Fields(s[i+1:])
-			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-				kids = append(kids, p)
-			}
-		}
-	}
-	return kids
+		f := strings.Fields(s[i+1:])
+		return len(f) > 1 && f[1] == strconv.Itoa(pid)
+	})
 }
 
 func randHex(n int) string {
