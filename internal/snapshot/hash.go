@@ -22,41 +22,53 @@ type hashFunc func(ctx context.Context, j fileJob) (hash string, size int64, rea
 // hashAll runs fn over jobs on GOMAXPROCS workers and fills in the entries'
 // hashes and sizes. Files that vanished keep an empty hash.
 func hashAll(ctx context.Context, entries []Entry, jobs []fileJob, fn hashFunc, st *Stats) error {
+	var read, vanished atomic.Int64
+	err := each(ctx, min(runtime.GOMAXPROCS(0), len(jobs)), jobs, func(ctx context.Context, j fileJob) error {
+		h, n, r, err := fn(ctx, j)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			vanished.Add(1)
+		case err != nil:
+			return err
+		default:
+			entries[j.idx].Hash, entries[j.idx].Size = h, n
+			if r {
+				read.Add(1)
+			}
+		}
+		return nil
+	})
+	st.Hashed += int(read.Load())
+	st.Ignored += int(vanished.Load())
+	return err
+}
+
+// each calls do on every item, on n workers, until ctx ends or a call fails; then the items not
+// begun are skipped, and the failure (or why ctx ended) is returned.
+func each[T any](ctx context.Context, n int, items []T, do func(ctx context.Context, item T) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ch := make(chan fileJob)
+	ch := make(chan T)
 	var wg sync.WaitGroup
-	var read, vanished atomic.Int64
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for range n {
 		wg.Go(func() {
-			for j := range ch {
-				h, n, r, err := fn(ctx, j)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					vanished.Add(1)
-				case err != nil:
+			for it := range ch {
+				if err := do(ctx, it); err != nil {
 					cancel(err)
-				default:
-					entries[j.idx].Hash, entries[j.idx].Size = h, n
-					if r {
-						read.Add(1)
-					}
 				}
 			}
 		})
 	}
 feed:
-	for _, j := range jobs {
+	for _, it := range items {
 		select {
-		case ch <- j:
+		case ch <- it:
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(ch)
 	wg.Wait()
-	st.Hashed += int(read.Load())
-	st.Ignored += int(vanished.Load())
 	return context.Cause(ctx)
 }
 

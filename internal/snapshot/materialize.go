@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hangar-ml/hangar/internal/blob"
 )
@@ -164,33 +163,15 @@ func writeFiles(ctx context.Context, root *os.Root, es []Entry, src Source, opts
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	ch := make(chan Entry)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for e := range ch {
-				if err := writeFile(ctx, root, e, src, opts.ReadOnly); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-feed:
+	var files []Entry
 	for _, e := range es {
-		if e.Type != TypeFile {
-			continue
-		}
-		select {
-		case ch <- e:
-		case <-ctx.Done():
-			break feed
+		if e.Type == TypeFile {
+			files = append(files, e)
 		}
 	}
-	close(ch)
-	wg.Wait()
-	return context.Cause(ctx)
+	return each(ctx, n, files, func(ctx context.Context, e Entry) error {
+		return writeFile(ctx, root, e, src, opts.ReadOnly)
+	})
 }
 
 // writeFile writes e's content to a temp file next to it, verifies it and
