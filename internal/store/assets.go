@@ -53,7 +53,7 @@ func (s *Assets) createAsset(ctx context.Context, table, noun, name, version, sp
 	if err != nil {
 		return "", fmt.Errorf("create %s %s: %w", noun, name, err)
 	}
-	if err := s.Sync(ctx); err != nil {
+	if err := s.sync(ctx); err != nil {
 		return "", fmt.Errorf("create %s %s: %w", noun, name, err)
 	}
 	return version, nil

@@ -81,7 +81,7 @@ func (s *Parents) activeParents(ctx context.Context, table parentTable) ([]*job.
 	}
 	var out []*job.Run
 	for _, id := range ids {
-		r, err := s.Runs.Run(ctx, id)
+		r, err := s.runs.Run(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		} else if err != nil {
@@ -94,13 +94,13 @@ func (s *Parents) activeParents(ctx context.Context, table parentTable) ([]*job.
 
 // attachRuns reads the run of each of a parent's children (left nil for a child without one, or
 // whose run was deleted since); run gives a child's run id and where its run goes.
-func attachRuns[T any](ctx context.Context, s *Store, children []T, run func(*T) (string, **job.Run)) error {
+func attachRuns[T any](ctx context.Context, runs *Runs, children []T, run func(*T) (string, **job.Run)) error {
 	for i := range children {
 		id, dst := run(&children[i])
 		if id == "" {
 			continue
 		}
-		r, err := s.Runs.Run(ctx, id)
+		r, err := runs.Run(ctx, id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}

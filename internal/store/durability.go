@@ -89,7 +89,10 @@ func fsyncFile(path string) error {
 
 // Sync makes every transaction committed so far survive a power loss. The store's own durable
 // writes call it already; a caller that is about to acknowledge another write calls it first.
-func (s *Store) Sync(ctx context.Context) error {
+func (s *Store) Sync(ctx context.Context) error { return s.sync(ctx) }
+
+// sync is Sync for the aggregates' durable writes.
+func (s *base) sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

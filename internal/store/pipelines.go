@@ -121,7 +121,7 @@ func (s *Parents) PipelineSteps(ctx context.Context, pipeline string) ([]Step, e
 	if err != nil {
 		return nil, err
 	}
-	err = attachRuns(ctx, s.Store, out, func(c *Step) (string, **job.Run) { return c.RunID, &c.Run })
+	err = attachRuns(ctx, s.runs, out, func(c *Step) (string, **job.Run) { return c.RunID, &c.Run })
 	if err != nil {
 		return nil, err
 	}

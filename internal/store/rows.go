@@ -155,7 +155,7 @@ func values[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
 
 // withTx runs fn in a transaction, committed when fn returns nil. fn's error is returned as it
 // is; failing to begin or commit is an error about doing ("update run 1").
-func (s *Store) withTx(ctx context.Context, doing string, fn func(tx *sql.Tx) error) error {
+func (s *base) withTx(ctx context.Context, doing string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", doing, err)
@@ -184,7 +184,7 @@ func getOne[T any](row *sql.Row, scan func(scanner) (*T, error), what, id string
 
 // deleteWithChildren deletes a parent row (an endpoint) and its children's rows (its
 // deployments) in one transaction; no parent row is ErrNotFound.
-func (s *Store) deleteWithChildren(ctx context.Context, children, parent, what, name string) error {
+func (s *base) deleteWithChildren(ctx context.Context, children, parent, what, name string) error {
 	what += " " + name
 	return s.withTx(ctx, "delete "+what, func(tx *sql.Tx) error {
 		if err := execStmt(ctx, tx, "delete "+what, `DELETE FROM `+children+` WHERE endpoint = ?`, name); err != nil {

@@ -12,18 +12,22 @@ import (
 // ErrNotFound is returned when a row does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Store is the workspace database.
-type Store struct {
+// base is what every aggregate shares of the store: the database, its dialect and, on SQLite,
+// the syncer that makes commits durable.
+type base struct {
 	db      *sql.DB
-	dsn     string // what Open was given: the SQLite file's path or the PostgreSQL URL
 	dialect dialect
 	// wal forces SQLite's WAL to the disk; nil on PostgreSQL, whose commits are durable.
 	wal *walSyncer
+}
+
+// Store is the workspace database.
+type Store struct {
+	*base
+	dsn string // what Open was given: the SQLite file's path or the PostgreSQL URL
 	// stop ends the checkpoint goroutine, which closes stopped.
 	stop, stopped chan struct{}
 	closeOnce     sync.Once
-	// logs commits the MLflow API's log-batches together (tracking_log.go).
-	logs logQueue
 
 	// The aggregates (nouns.go).
 	RunWrites *RunWrites
@@ -64,7 +68,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	// prepared statements (stmtcache.go).
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{db: db, dsn: path, dialect: sqliteDialect, wal: newWALSyncer(path), stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Store{base: &base{db: db, dialect: sqliteDialect, wal: newWALSyncer(path)}, dsn: path, stop: make(chan struct{}), stopped: make(chan struct{})}
 	s.nouns()
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -84,7 +88,7 @@ func openPostgresStore(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, dsn: url, dialect: postgresDialect, stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Store{base: &base{db: db, dialect: postgresDialect}, dsn: url, stop: make(chan struct{}), stopped: make(chan struct{})}
 	s.nouns()
 	close(s.stopped)
 	if err := s.migrate(ctx); err != nil {

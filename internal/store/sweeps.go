@@ -69,7 +69,7 @@ func (s *RunWrites) CreateTrial(ctx context.Context, parent string, index int, p
 
 // inTx is withTx whose fn's errors are about what too (but for ErrExists and ErrTrialExists,
 // which say what exists), and whose commit is on the disk when it returns.
-func (s *Store) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+func (s *base) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
 	err := s.withTx(ctx, what, func(tx *sql.Tx) error {
 		err := fn(tx)
 		if err != nil && !errors.Is(err, ErrExists) && !errors.Is(err, ErrTrialExists) {
@@ -94,7 +94,7 @@ func (s *Parents) Trials(ctx context.Context, parent string) ([]Trial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trials of %s: %w", parent, err)
 	}
-	err = attachRuns(ctx, s.Store, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
+	err = attachRuns(ctx, s.runs, out, func(c *Trial) (string, **job.Run) { return c.RunID, &c.Run })
 	if err != nil {
 		return nil, err
 	}

@@ -308,7 +308,7 @@ func nonNilKVs(kvs []tracking.KV) []tracking.KV {
 // MetricHistory returns a page of one metric's history of a run (both writers), in time
 // order, and whether more follow.
 func (s *Tracking) MetricHistory(ctx context.Context, id, key string, offset, limit int) ([]tracking.MetricPoint, bool, error) {
-	if _, err := s.Runs.RunLife(ctx, id); err != nil {
+	if _, err := s.runs.RunLife(ctx, id); err != nil {
 		return nil, false, fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
 	out, err := queryAll(ctx, s.db, func(sc scanner) (m tracking.MetricPoint, err error) {

@@ -37,7 +37,7 @@ func attachTracking(ctx context.Context, tx *sql.Tx, r *job.Run) error {
 // CreateTrackingRun inserts a run that is not a job into experiment expID (which must be
 // active), with its user and tags.
 func (s *RunWrites) CreateTrackingRun(ctx context.Context, r *job.Run, expID, userID string, tags []tracking.KV) error {
-	exp, err := s.Tracking.Experiment(ctx, expID)
+	exp, err := s.tracking.Experiment(ctx, expID)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (s *Tracking) runInputs(ctx context.Context, idList, in string, runs map[st
 
 // UpdateTrackingRun applies runs/update (tracking.Update.Apply decides what changes).
 func (s *RunWrites) UpdateTrackingRun(ctx context.Context, id string, u tracking.Update) error {
-	isJob, err := s.Tracking.RunIsJob(ctx, id)
+	isJob, err := s.tracking.RunIsJob(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
