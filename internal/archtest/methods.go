@@ -31,7 +31,38 @@ type typeDecls struct {
 // source with go/parser, not the type checker, so that the check stays fast: embedded types from
 // outside the module count nothing, and a name promoted twice counts once.
 func MethodSets(root, sub, module string) (map[string]int, error) {
-	d := typeDecls{methods: map[typeKey][]string{}, embeds: map[typeKey][]typeKey{}}
+	d, err := readTypeDecls(root, sub, module)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for k := range d.knownTypes() {
+		out[k.String()] = len(d.methodSet(k, map[typeKey]bool{}))
+	}
+	return out, nil
+}
+
+// Embedders returns, sorted, the named types declared in non-test Go files under root/sub that
+// embed target ("internal/store.Store"), directly or through another type they embed, and so
+// promote all of it.
+func Embedders(root, sub, module, target string) ([]string, error) {
+	d, err := readTypeDecls(root, sub, module)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k := range d.knownTypes() {
+		if d.embedsType(k, target, map[typeKey]bool{}) {
+			out = append(out, k.String())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// readTypeDecls parses the non-test Go files under root/sub.
+func readTypeDecls(root, sub, module string) (*typeDecls, error) {
+	d := &typeDecls{methods: map[typeKey][]string{}, embeds: map[typeKey][]typeKey{}}
 	err := filepath.WalkDir(filepath.Join(root, sub), func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -48,11 +79,7 @@ func MethodSets(root, sub, module string) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int{}
-	for k := range d.knownTypes() {
-		out[k.String()] = len(d.methodSet(k, map[typeKey]bool{}))
-	}
-	return out, nil
+	return d, nil
 }
 
 func (d *typeDecls) knownTypes() map[typeKey]bool {
@@ -82,6 +109,21 @@ func (d *typeDecls) methodSet(k typeKey, seen map[typeKey]bool) map[string]bool 
 		}
 	}
 	return set
+}
+
+// embedsType reports whether k embeds the type named target, directly or through its embedded
+// types.
+func (d *typeDecls) embedsType(k typeKey, target string, seen map[typeKey]bool) bool {
+	if seen[k] {
+		return false
+	}
+	seen[k] = true
+	for _, e := range d.embeds[k] {
+		if e.String() == target || d.embedsType(e, target, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *typeDecls) addFile(path, dir, module string) error {

@@ -35,6 +35,27 @@ func TestNoTypeIsBroaderThanItsNoun(t *testing.T) {
 	}
 }
 
+// The store's aggregates (RunWrites, Runs, ...) hold what they use by named fields: embedding
+// the Store would promote all of it, RunWrites included, into each, and the split would be by
+// name only (issue 29).
+func TestNoStoreAggregateEmbedsTheStore(t *testing.T) {
+	root, err := ModuleRoot(t.Context(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, err := moduleName(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Embedders(root, "internal", module, "internal/store.Store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range got {
+		t.Errorf("%s embeds the store's Store, and with it every aggregate: give it a named field for what it uses", name)
+	}
+}
+
 // Method sets count promoted methods: embedding a broad type is not a way to split it.
 func TestMethodSetsCountWhatIsPromoted(t *testing.T) {
 	root := writeModule(t, map[string]string{
@@ -73,6 +94,13 @@ func (w *Wrap) One() {}
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("method sets (-want +got):\n%s", d)
+	}
+	embedders, err := Embedders(root, "internal", "example.com/m", "internal/a.Big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"internal/a.Part", "internal/b.Wrap"}, embedders); d != "" {
+		t.Errorf("embedders of Big (-want +got):\n%s", d)
 	}
 	problems := BroadTypes(got, 3, map[string]string{"internal/a.Big": "x", "internal/b.Wrap": "y"})
 	wantProblems := []string{
