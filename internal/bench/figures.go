@@ -20,9 +20,7 @@ type Figure struct {
 
 // FigureMarkdown writes figures as a Markdown table.
 func FigureMarkdown(w io.Writer, title string, figs []Figure) {
-	fmt.Fprintf(w, "\n### %s\n\n", title)
-	fmt.Fprintln(w, "| case | value | samples | ratio to baseline |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	tableHead(w, title, "case", "value", "samples", "ratio to baseline")
 	for _, f := range figs {
 		ratio := "–"
 		if f.Baseline != "" {

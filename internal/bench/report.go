@@ -9,9 +9,7 @@ import (
 
 // Markdown writes rows as a Markdown table.
 func Markdown(w io.Writer, title string, rows []Row) {
-	fmt.Fprintf(w, "\n### %s\n\n", title)
-	fmt.Fprintln(w, "| case | median | samples | bytes sent | ratio to baseline |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	tableHead(w, title, "case", "median", "samples", "bytes sent", "ratio to baseline")
 	for _, r := range rows {
 		bytes := "–"
 		if r.Bytes >= 0 {
@@ -23,6 +21,13 @@ func Markdown(w io.Writer, title string, rows []Row) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Name, ms(r.Median), samples(r.Samples, ms), bytes, ratio)
 	}
+}
+
+// tableHead writes a section's title and the head of its Markdown table.
+func tableHead(w io.Writer, title string, columns ...string) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, "| "+strings.Join(columns, " | ")+" |")
+	fmt.Fprintln(w, strings.Repeat("|---", len(columns))+"|")
 }
 
 // samples writes a case's samples for a table cell, each as format writes it.

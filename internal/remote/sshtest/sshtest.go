@@ -15,6 +15,7 @@ package sshtest
 import (
 	"bufio"
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -467,11 +468,7 @@ func WriteKey(t testing.TB, path string) ssh.PublicKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, path, pem.EncodeToMemory(block), 0o600)
+	writePrivateKey(t, path, priv)
 	sp, err := ssh.NewPublicKey(pub)
 	if err != nil {
 		t.Fatal(err)
@@ -485,6 +482,12 @@ func writeECDSAKey(t testing.TB, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writePrivateKey(t, path, priv)
+}
+
+// writePrivateKey writes priv to path in OpenSSH's PEM form, readable by its owner only.
+func writePrivateKey(t testing.TB, path string, priv crypto.PrivateKey) {
+	t.Helper()
 	block, err := ssh.MarshalPrivateKey(priv, "")
 	if err != nil {
 		t.Fatal(err)
