@@ -2,6 +2,7 @@ package tick
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -47,5 +48,38 @@ func Every(done <-chan struct{}, d time.Duration, f func()) {
 		case <-t.C:
 			f()
 		}
+	}
+}
+
+// Changes hands out, for each key, a channel closed at the key's next change: what a long poll
+// waits on (take the channel, read the state, then wait on it, so that no change is missed).
+// The zero value is ready to use.
+type Changes[K comparable] struct {
+	mu sync.Mutex
+	ch map[K]chan struct{}
+}
+
+// Wait returns the channel closed at k's next Changed.
+func (c *Changes[K]) Wait(k K) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = map[K]chan struct{}{}
+	}
+	ch, ok := c.ch[k]
+	if !ok {
+		ch = make(chan struct{})
+		c.ch[k] = ch
+	}
+	return ch
+}
+
+// Changed wakes everyone waiting on k.
+func (c *Changes[K]) Changed(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.ch[k]; ok {
+		close(ch)
+		delete(c.ch, k)
 	}
 }

@@ -59,3 +59,27 @@ func TestEveryWaitsForTheFirstTickAndStops(t *testing.T) {
 		<-ended
 	})
 }
+
+func TestChangesWakesTheWaitersOfItsKeyOnce(t *testing.T) {
+	var c Changes[string]
+	a, a2, b := c.Wait("a"), c.Wait("a"), c.Wait("b")
+	c.Changed("a")
+	for _, ch := range []<-chan struct{}{a, a2} {
+		select {
+		case <-ch:
+		default:
+			t.Fatal("a waiter of a was not woken")
+		}
+	}
+	select {
+	case <-b:
+		t.Fatal("the waiter of b was woken by a change of a")
+	default:
+	}
+	select {
+	case <-c.Wait("a"):
+		t.Fatal("a new wait on a ended before the next change")
+	default:
+	}
+	c.Changed("c") // nobody waits: nothing happens
+}

@@ -74,7 +74,7 @@ func (d *Dispatcher) Authenticate(token, nodeID string) error {
 // until acknowledged. With hb.PollMillis, a heartbeat that finds nothing new to send waits up to
 // that long (MaxPoll at most) for work to be queued for the node, and returns as soon as it is.
 func (d *Dispatcher) Heartbeat(ctx context.Context, nodeID string, hb api.AgentHeartbeat) (*api.HeartbeatReply, error) {
-	woken := d.wakers.wait(nodeID) // before reading the work: anything queued after this wakes us
+	woken := d.wakers.Wait(nodeID) // before reading the work: anything queued after this wakes us
 	n, pending, err := d.record(ctx, nodeID, hb)
 	if err != nil {
 		return nil, err

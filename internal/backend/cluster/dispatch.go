@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/pattern"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 	"github.com/hangar-ml/hangar/internal/tokens"
 )
 
@@ -62,7 +63,10 @@ type Dispatcher struct {
 	// Instances, when set, is the compute instances' owner (design 0018).
 	Instances InstanceNodes
 
-	wakers wakers
+	// wakers let a long-polling heartbeat wait for its node's work: the heartbeat takes its
+	// node's channel before it reads the work, and anything that queues work for the node, or
+	// changes its state, wakes it.
+	wakers tick.Changes[string]
 }
 
 func (d *Dispatcher) logger() *slog.Logger {
@@ -170,7 +174,7 @@ func (d *Dispatcher) enqueue(ctx context.Context, nodeID, runID string, kind sto
 		return fmt.Errorf("%w: node %s does not exist", ErrGone, nodeID)
 	}
 	if err == nil {
-		d.wakers.wake(nodeID)
+		d.wakers.Changed(nodeID)
 	}
 	return err
 }
@@ -190,14 +194,14 @@ func (d *Dispatcher) SetState(ctx context.Context, nodeID string, to compute.Nod
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: node %s does not exist", ErrGone, nodeID)
 	}
-	d.wakers.wake(nodeID)
+	d.wakers.Changed(nodeID)
 	return err
 }
 
 // Delete removes a node (after its machine was deleted) with a reason on the timeline.
 func (d *Dispatcher) Delete(ctx context.Context, nodeID, reason string) error {
 	err := d.Store.Cluster.DeleteNode(ctx, nodeID, store.NodeEvent{Time: d.now(), Reason: reason})
-	d.wakers.wake(nodeID)
+	d.wakers.Changed(nodeID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
