@@ -20,7 +20,10 @@ import (
 // policyRoles is docs/users.md's role table as rules over a route's pattern, written apart
 // from the route table so that a route registered with the wrong access fails the matrix.
 func policyRoles(pattern string) []string {
-	method, path, _ := strings.Cut(pattern, " ")
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok { // a pattern for any method (MLflow's ENDPOINT_NOT_FOUND catch-alls): call it with GET
+		method, path = http.MethodGet, pattern
+	}
 	under := func(prefixes ...string) bool {
 		for _, p := range prefixes {
 			if path == p || strings.HasPrefix(path, p+"/") {
@@ -105,7 +108,10 @@ var wildcard = regexp.MustCompile(`\{[^}]*\}`)
 // matrixRequest is a request for a route's pattern: its wildcards filled, {id} with the run's.
 func matrixRequest(t *testing.T, base, pattern, runID, token string) *http.Request {
 	t.Helper()
-	method, path, _ := strings.Cut(pattern, " ")
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok { // a pattern for any method (MLflow's ENDPOINT_NOT_FOUND catch-alls): call it with GET
+		method, path = http.MethodGet, pattern
+	}
 	path = strings.ReplaceAll(path, "{$}", "")
 	path = wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		switch w {

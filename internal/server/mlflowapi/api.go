@@ -152,4 +152,5 @@ type Mux interface {
 func (s *API) Routes(mux Mux) {
 	s.mlflowRoutes(mux)
 	s.mlflowArtifactRoutes(mux)
+	s.notFoundRoutes(mux)
 }
