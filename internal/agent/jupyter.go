@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -27,12 +26,8 @@ type jupyter struct {
 	// agent's work dir (its identity, agent token, other runs) and the workspace's home.
 	hide []string
 
-	mu      sync.Mutex
-	base    string // the base URL asked for; "" none
-	report  *api.JupyterReport
-	changed bool // the report changed since the last heartbeat carried it
-	cancel  context.CancelFunc
-	done    chan struct{}
+	service[api.JupyterReport]
+	base string // the base URL asked for; "" none
 }
 
 func newJupyter(workDir, serverURL string, hide []string, log *slog.Logger) *jupyter {
@@ -71,40 +66,13 @@ func (j *jupyter) want(base string) {
 }
 
 // stop stops Jupyter, and its kernels, and waits for them.
-func (j *jupyter) stop() {
-	j.mu.Lock()
-	cancel, done := j.cancel, j.done
-	j.base, j.cancel, j.done = "", nil, nil
-	j.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-	j.set(nil)
-}
-
-// set records the state to report; the next heartbeat carries it.
-func (j *jupyter) set(r *api.JupyterReport) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if r == nil && j.report == nil || r != nil && j.report != nil && *r == *j.report {
-		return
-	}
-	j.report, j.changed = r, true
-}
+func (j *jupyter) stop() { j.halt(func() { j.base = "" }) }
 
 // take is the report to send, and whether it changed since the last one taken.
 func (j *jupyter) take() (*api.JupyterReport, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	changed := j.changed
-	j.changed = false
-	if j.report == nil {
-		return nil, changed
-	}
-	r := *j.report
-	return &r, changed
+	return j.taken()
 }
 
 // keep runs Jupyter until ctx ends, starting it again when it exits, with a growing wait.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -30,13 +29,9 @@ type sshService struct {
 	// sftp is the command that serves the sftp subsystem on its stdin and stdout, run in the box.
 	sftp []string
 
-	mu      sync.Mutex
-	keys    string // the authorized keys asked for; "" none
-	srv     *sshServer
-	report  *api.SSHReport
-	changed bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	service[api.SSHReport]
+	keys string // the authorized keys asked for; "" none
+	srv  *sshServer
 }
 
 func newSSHService(workDir, serverURL string, hide, sftp []string, log *slog.Logger) *sshService {
@@ -77,18 +72,7 @@ func (s *sshService) want(keys string) {
 }
 
 // stop closes the SSH server, ends its sessions and what they left running, and waits.
-func (s *sshService) stop() {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.keys, s.cancel, s.done = "", nil, nil
-	s.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-	s.set(nil)
-}
+func (s *sshService) stop() { s.halt(func() { s.keys = "" }) }
 
 // keep runs the SSH server until ctx ends, starting it again (with a growing wait) when it
 // cannot listen or its box cannot be opened.
@@ -143,30 +127,16 @@ func (s *sshService) serve(ctx context.Context, keys string) error {
 	return srv.serve(ctx)
 }
 
-// set records the state to report; the next heartbeat carries it.
-func (s *sshService) set(r *api.SSHReport) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r == nil && s.report == nil || r != nil && s.report != nil && *r == *s.report {
-		return
-	}
-	s.report, s.changed = r, true
-}
-
 // take is the report to send, whether it changed since the last one taken, and the number of
 // sessions open now.
 func (s *sshService) take() (r *api.SSHReport, changed bool, sessions int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed, s.changed = s.changed, false
+	r, changed = s.taken()
 	if s.srv != nil {
 		sessions = s.srv.sessions()
 	}
-	if s.report == nil {
-		return nil, changed, sessions
-	}
-	c := *s.report
-	return &c, changed, sessions
+	return r, changed, sessions
 }
 
 // sshActivity adds the SSH server's report, and its open sessions, to the activity report,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 )
 
 // Hiding prepares a command that runs name with args where the directories hide are empty and
@@ -49,17 +50,8 @@ func Hiding(hide []string, name string, args ...string) (cmd *exec.Cmd, err erro
 // directories are hidden, setting that up again where bubblewrap lost a race with the mount
 // table.
 func StartHiding(cmd *exec.Cmd) (*exec.Cmd, error) {
-	if !hasArg(cmd.Args, startedScript) {
+	if !slices.Contains(cmd.Args, startedScript) {
 		return cmd, cmd.Start()
 	}
 	return startSandboxed(cmd)
-}
-
-func hasArg(args []string, want string) bool {
-	for _, a := range args {
-		if a == want {
-			return true
-		}
-	}
-	return false
 }
