@@ -229,41 +229,41 @@ type NodeEvent struct {
 
 // Join joins a cluster; the client's token is the join token.
 func (c *AgentClient) Join(ctx context.Context, req JoinRequest) (*JoinReply, error) {
-	return call[JoinReply](ctx, c.Client, http.MethodPost, "/api/agents/join", req)
+	return call[JoinReply](ctx, c.client, http.MethodPost, "/api/agents/join", req)
 }
 
 // Heartbeat reports an agent's runs and returns its work; the client's token is the agent token.
 func (c *AgentClient) Heartbeat(ctx context.Context, nodeID string, hb AgentHeartbeat) (*HeartbeatReply, error) {
-	return call[HeartbeatReply](ctx, c.Client, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb)
+	return call[HeartbeatReply](ctx, c.client, http.MethodPost, "/api/agents/"+url.PathEscape(nodeID)+"/heartbeat", hb)
 }
 
 // List lists a cluster's nodes.
 func (c *NodeClient) List(ctx context.Context, pool string) ([]Node, error) {
-	return callValue[[]Node](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil)
+	return callValue[[]Node](ctx, c.client, http.MethodGet, "/api/computes/"+url.PathEscape(pool)+"/nodes", nil)
 }
 
 // Get shows one node with its pending work.
 func (c *NodeClient) Get(ctx context.Context, id string) (*Node, error) {
-	return call[Node](ctx, c.Client, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil)
+	return call[Node](ctx, c.client, http.MethodGet, "/api/nodes/"+url.PathEscape(id), nil)
 }
 
 // Events returns a cluster's timeline, oldest first; limit keeps the newest entries (0 = all).
 func (c *NodeClient) Events(ctx context.Context, pool string, limit int) ([]NodeEvent, error) {
 	p := "/api/computes/" + url.PathEscape(pool) + "/node-events?limit=" + strconv.Itoa(limit)
-	return callValue[[]NodeEvent](ctx, c.Client, http.MethodGet, p, nil)
+	return callValue[[]NodeEvent](ctx, c.client, http.MethodGet, p, nil)
 }
 
 // List lists the workspace's size catalog.
 func (c *SizeClient) List(ctx context.Context) ([]sizes.Size, error) {
-	return callValue[[]sizes.Size](ctx, c.Client, http.MethodGet, "/api/sizes", nil)
+	return callValue[[]sizes.Size](ctx, c.client, http.MethodGet, "/api/sizes", nil)
 }
 
 // Create adds a workspace size.
 func (c *SizeClient) Create(ctx context.Context, s sizes.Size) (*sizes.Size, error) {
-	return call[sizes.Size](ctx, c.Client, http.MethodPost, "/api/sizes", s)
+	return call[sizes.Size](ctx, c.client, http.MethodPost, "/api/sizes", s)
 }
 
 // Delete removes a workspace size.
 func (c *SizeClient) Delete(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, "/api/sizes/"+url.PathEscape(name), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, "/api/sizes/"+url.PathEscape(name), nil, nil)
 }

@@ -47,32 +47,32 @@ func batchDeploymentPath(endpoint, name string) string {
 
 // Create creates a batch endpoint.
 func (c *BatchEndpointClient) Create(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
-	return call[BatchEndpointView](ctx, c.Client, http.MethodPost, "/api/batch-endpoints", e)
+	return call[BatchEndpointView](ctx, c.client, http.MethodPost, "/api/batch-endpoints", e)
 }
 
 // Update replaces a batch endpoint's definition.
 func (c *BatchEndpointClient) Update(ctx context.Context, e serving.BatchEndpoint) (*BatchEndpointView, error) {
-	return call[BatchEndpointView](ctx, c.Client, http.MethodPut, batchEndpointPath(e.Name), e)
+	return call[BatchEndpointView](ctx, c.client, http.MethodPut, batchEndpointPath(e.Name), e)
 }
 
 // Get reads a batch endpoint.
 func (c *BatchEndpointClient) Get(ctx context.Context, name string) (*BatchEndpointView, error) {
-	return call[BatchEndpointView](ctx, c.Client, http.MethodGet, batchEndpointPath(name), nil)
+	return call[BatchEndpointView](ctx, c.client, http.MethodGet, batchEndpointPath(name), nil)
 }
 
 // List lists the batch endpoints.
 func (c *BatchEndpointClient) List(ctx context.Context) ([]BatchEndpointView, error) {
-	return callValue[[]BatchEndpointView](ctx, c.Client, http.MethodGet, "/api/batch-endpoints", nil)
+	return callValue[[]BatchEndpointView](ctx, c.client, http.MethodGet, "/api/batch-endpoints", nil)
 }
 
 // Delete deletes a batch endpoint and its deployments.
 func (c *BatchEndpointClient) Delete(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, batchEndpointPath(name), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, batchEndpointPath(name), nil, nil)
 }
 
 // Invoke queues a batch scoring job.
 func (c *BatchEndpointClient) Invoke(ctx context.Context, endpoint string, req BatchInvokeRequest) (*RunDetail, error) {
-	return call[RunDetail](ctx, c.Client, http.MethodPost, batchEndpointPath(endpoint)+"/invoke", req)
+	return call[RunDetail](ctx, c.client, http.MethodPost, batchEndpointPath(endpoint)+"/invoke", req)
 }
 
 // Put creates (create) or replaces a batch deployment; setDefault makes it its
@@ -82,20 +82,20 @@ func (c *BatchDeploymentClient) Put(ctx context.Context, d serving.BatchDeployme
 	if create {
 		method, p = http.MethodPost, batchEndpointPath(d.Endpoint)+"/deployments"
 	}
-	return call[BatchDeploymentView](ctx, c.Client, method, p+"?set_default="+strconv.FormatBool(setDefault), d)
+	return call[BatchDeploymentView](ctx, c.client, method, p+"?set_default="+strconv.FormatBool(setDefault), d)
 }
 
 // Get reads a batch deployment.
 func (c *BatchDeploymentClient) Get(ctx context.Context, endpoint, name string) (*BatchDeploymentView, error) {
-	return call[BatchDeploymentView](ctx, c.Client, http.MethodGet, batchDeploymentPath(endpoint, name), nil)
+	return call[BatchDeploymentView](ctx, c.client, http.MethodGet, batchDeploymentPath(endpoint, name), nil)
 }
 
 // List lists a batch endpoint's deployments.
 func (c *BatchDeploymentClient) List(ctx context.Context, endpoint string) ([]BatchDeploymentView, error) {
-	return callValue[[]BatchDeploymentView](ctx, c.Client, http.MethodGet, batchEndpointPath(endpoint)+"/deployments", nil)
+	return callValue[[]BatchDeploymentView](ctx, c.client, http.MethodGet, batchEndpointPath(endpoint)+"/deployments", nil)
 }
 
 // Delete deletes a batch deployment.
 func (c *BatchDeploymentClient) Delete(ctx context.Context, endpoint, name string) error {
-	return c.do(ctx, http.MethodDelete, batchDeploymentPath(endpoint, name), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, batchDeploymentPath(endpoint, name), nil, nil)
 }

@@ -62,5 +62,5 @@ type Preemption struct {
 
 // CommitCheckpoint makes an uploaded checkpoint the run's latest.
 func (c *RunClient) CommitCheckpoint(ctx context.Context, runID string, cp CheckpointCommit) error {
-	return c.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/checkpoint", cp, nil)
+	return c.client.do(ctx, http.MethodPost, "/api/runs/"+url.PathEscape(runID)+"/checkpoint", cp, nil)
 }

@@ -280,52 +280,52 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 
 // List lists the workspace's compute targets.
 func (c *ComputeClient) List(ctx context.Context) ([]Compute, error) {
-	return callValue[[]Compute](ctx, c.Client, http.MethodGet, "/api/computes", nil)
+	return callValue[[]Compute](ctx, c.client, http.MethodGet, "/api/computes", nil)
 }
 
 // Get shows one compute target.
 func (c *ComputeClient) Get(ctx context.Context, name string) (*Compute, error) {
-	return call[Compute](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil)
+	return call[Compute](ctx, c.client, http.MethodGet, "/api/computes/"+url.PathEscape(name), nil)
 }
 
 // Brief returns a compute target without asking its backend to describe its node (which
 // may probe the machine or reach a remote host): enough to know it exists.
 func (c *ComputeClient) Brief(ctx context.Context, name string) (*Compute, error) {
-	return call[Compute](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil)
+	return call[Compute](ctx, c.client, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"?detail=false", nil)
 }
 
 // Missing returns the hashes the server lacks.
 func (c *BlobClient) Missing(ctx context.Context, hashes []string) ([]string, error) {
 	var out MissingResponse
-	err := c.do(ctx, http.MethodPost, "/api/blobs/missing", MissingRequest{Hashes: hashes}, &out)
+	err := c.client.do(ctx, http.MethodPost, "/api/blobs/missing", MissingRequest{Hashes: hashes}, &out)
 	return out.Missing, err
 }
 
 // Put uploads one blob, streaming body; size is used as Content-Length when >= 0.
 func (c *BlobClient) Put(ctx context.Context, hash string, body io.Reader, size int64) error {
-	req, err := c.newRequest(ctx, http.MethodPut, "/api/blobs/"+hash, body)
+	req, err := c.client.newRequest(ctx, http.MethodPut, "/api/blobs/"+hash, body)
 	if err != nil {
 		return err
 	}
 	req.ContentLength = size
 	req.Header.Set("Content-Type", "application/octet-stream")
-	return c.send(req, nil)
+	return c.client.send(req, nil)
 }
 
 // PutBundle uploads a bundle (a tar stream of blobs named by hash).
 func (c *BlobClient) PutBundle(ctx context.Context, body io.Reader) (*BundleResponse, error) {
-	req, err := c.newRequest(ctx, http.MethodPost, "/api/blobs/bundle", body)
+	req, err := c.client.newRequest(ctx, http.MethodPost, "/api/blobs/bundle", body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-tar")
 	var out BundleResponse
-	return &out, c.send(req, &out)
+	return &out, c.client.send(req, &out)
 }
 
 // Open streams one blob; the caller closes it.
 func (c *BlobClient) Open(ctx context.Context, hash string) (io.ReadCloser, error) {
-	resp, err := c.get(ctx, "/api/blobs/"+hash)
+	resp, err := c.client.get(ctx, "/api/blobs/"+hash)
 	if err != nil {
 		return nil, err
 	}
@@ -353,22 +353,22 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 
 // Create submits a job.
 func (c *JobClient) Create(ctx context.Context, req CreateJobRequest) (*RunDetail, error) {
-	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs", req)
+	return call[RunDetail](ctx, c.client, http.MethodPost, "/api/jobs", req)
 }
 
 // List lists runs, newest first.
 func (c *JobClient) List(ctx context.Context, limit int) ([]RunDetail, error) {
-	return callValue[[]RunDetail](ctx, c.Client, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil)
+	return callValue[[]RunDetail](ctx, c.client, http.MethodGet, "/api/jobs?limit="+strconv.Itoa(limit), nil)
 }
 
 // Get shows one run.
 func (c *JobClient) Get(ctx context.Context, name string) (*RunDetail, error) {
-	return call[RunDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil)
+	return call[RunDetail](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name), nil)
 }
 
 // Cancel asks for a run to be canceled.
 func (c *JobClient) Cancel(ctx context.Context, name string) (*RunDetail, error) {
-	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil)
+	return call[RunDetail](ctx, c.client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+"/cancel", nil)
 }
 
 // Logs returns log lines after seq `after`, waiting up to wait for new ones.
@@ -379,40 +379,40 @@ func (c *JobClient) Logs(ctx context.Context, name, file string, after int64, wa
 	if file != "" {
 		q.Set("file", file)
 	}
-	return call[LogsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil)
+	return call[LogsResponse](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil)
 }
 
 // Metrics returns a run's metric history.
 func (c *JobClient) Metrics(ctx context.Context, name string) (*MetricsResponse, error) {
-	return call[MetricsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil)
+	return call[MetricsResponse](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/metrics", nil)
 }
 
 // Artifacts returns the manifests of a run's artifacts.
 func (c *JobClient) Artifacts(ctx context.Context, name string) (*ArtifactsResponse, error) {
-	return call[ArtifactsResponse](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil)
+	return call[ArtifactsResponse](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/artifacts", nil)
 }
 
 // Create creates (or, with update, replaces) a compute target; the server verifies it first.
 func (c *ComputeClient) Create(ctx context.Context, s compute.Spec, update bool) (*Compute, error) {
 	if update {
-		return call[Compute](ctx, c.Client, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s)
+		return call[Compute](ctx, c.client, http.MethodPut, "/api/computes/"+url.PathEscape(s.Name), s)
 	}
-	return call[Compute](ctx, c.Client, http.MethodPost, "/api/computes", s)
+	return call[Compute](ctx, c.client, http.MethodPost, "/api/computes", s)
 }
 
 // Delete removes (detaches) a compute target; force cancels its active runs.
 func (c *ComputeClient) Delete(ctx context.Context, name string, force bool) error {
-	return c.do(ctx, http.MethodDelete, "/api/computes/"+url.PathEscape(name)+"?force="+strconv.FormatBool(force), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, "/api/computes/"+url.PathEscape(name)+"?force="+strconv.FormatBool(force), nil, nil)
 }
 
 // Settings returns the workspace settings that are set.
 func (c *WorkspaceClient) Settings(ctx context.Context) (map[string]string, error) {
-	return callValue[map[string]string](ctx, c.Client, http.MethodGet, "/api/settings", nil)
+	return callValue[map[string]string](ctx, c.client, http.MethodGet, "/api/settings", nil)
 }
 
 // SetSetting changes a workspace setting.
 func (c *WorkspaceClient) SetSetting(ctx context.Context, key, value string) error {
-	return c.do(ctx, http.MethodPut, "/api/settings/"+url.PathEscape(key), map[string]string{"value": value}, nil)
+	return c.client.do(ctx, http.MethodPut, "/api/settings/"+url.PathEscape(key), map[string]string{"value": value}, nil)
 }
 
 // call sends a request (in, when not nil, as its JSON body) and decodes the JSON answer into

@@ -27,16 +27,16 @@ type CuratedEnvironment struct {
 
 // Curated lists the mappings in force, and the defaults owners removed.
 func (c *EnvironmentClient) Curated(ctx context.Context) ([]CuratedEnvironment, error) {
-	return callValue[[]CuratedEnvironment](ctx, c.Client, http.MethodGet, "/api/settings/curated-environments", nil)
+	return callValue[[]CuratedEnvironment](ctx, c.client, http.MethodGet, "/api/settings/curated-environments", nil)
 }
 
 // SetCurated maps a curated name or pattern (owners).
 func (c *EnvironmentClient) SetCurated(ctx context.Context, m CuratedEnvironment) (*CuratedEnvironment, error) {
-	return call[CuratedEnvironment](ctx, c.Client, http.MethodPut, "/api/settings/curated-environments/"+url.PathEscape(m.Name), m)
+	return call[CuratedEnvironment](ctx, c.client, http.MethodPut, "/api/settings/curated-environments/"+url.PathEscape(m.Name), m)
 }
 
 // RemoveCurated removes an owner's mapping (a default of the same name applies
 // again) or a default (the name is then unmapped) (owners).
 func (c *EnvironmentClient) RemoveCurated(ctx context.Context, name string) (*CuratedEnvironment, error) {
-	return call[CuratedEnvironment](ctx, c.Client, http.MethodDelete, "/api/settings/curated-environments/"+url.PathEscape(name), nil)
+	return call[CuratedEnvironment](ctx, c.client, http.MethodDelete, "/api/settings/curated-environments/"+url.PathEscape(name), nil)
 }

@@ -25,17 +25,17 @@ type DataClient = VersionClient[dataset.Version, CreateDataRequest]
 // Create creates or replaces a datastore.
 func (c *DatastoreClient) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
 	var out datastore.Datastore
-	return &out, c.do(ctx, http.MethodPut, "/api/datastores/"+url.PathEscape(d.Name), d, &out)
+	return &out, c.client.do(ctx, http.MethodPut, "/api/datastores/"+url.PathEscape(d.Name), d, &out)
 }
 
 // List lists the datastores, workspaceblobstore first.
 func (c *DatastoreClient) List(ctx context.Context) ([]datastore.Datastore, error) {
 	var out []datastore.Datastore
-	return out, c.do(ctx, http.MethodGet, "/api/datastores", nil, &out)
+	return out, c.client.do(ctx, http.MethodGet, "/api/datastores", nil, &out)
 }
 
 // Get shows one datastore.
 func (c *DatastoreClient) Get(ctx context.Context, name string) (*datastore.Datastore, error) {
 	var out datastore.Datastore
-	return &out, c.do(ctx, http.MethodGet, "/api/datastores/"+url.PathEscape(name), nil, &out)
+	return &out, c.client.do(ctx, http.MethodGet, "/api/datastores/"+url.PathEscape(name), nil, &out)
 }

@@ -37,5 +37,5 @@ type GCBlob struct {
 
 // CollectBlobs has the server free the blobs nothing references (see GCRequest).
 func (c *WorkspaceClient) CollectBlobs(ctx context.Context, req GCRequest) (*GCReport, error) {
-	return call[GCReport](ctx, c.Client, http.MethodPost, "/api/workspace/gc", req)
+	return call[GCReport](ctx, c.client, http.MethodPost, "/api/workspace/gc", req)
 }

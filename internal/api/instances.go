@@ -45,14 +45,14 @@ type InstanceScript struct {
 
 // Get returns a compute instance's life.
 func (c *InstanceClient) Get(ctx context.Context, name string) (*Instance, error) {
-	return call[Instance](ctx, c.Client, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"/instance", nil)
+	return call[Instance](ctx, c.client, http.MethodGet, "/api/computes/"+url.PathEscape(name)+"/instance", nil)
 }
 
 // Action starts, stops or restarts a compute instance (action: start, stop, restart);
 // force lets a stop cancel the instance's active jobs.
 func (c *InstanceClient) Action(ctx context.Context, name, action string, force bool) (*Instance, error) {
 	path := "/api/computes/" + url.PathEscape(name) + "/" + url.PathEscape(action) + "?force=" + strconv.FormatBool(force)
-	return call[Instance](ctx, c.Client, http.MethodPost, path, nil)
+	return call[Instance](ctx, c.client, http.MethodPost, path, nil)
 }
 
 // SSHUpgrade is the protocol GET /instances/{name}/ssh upgrades to: raw bytes to and from the

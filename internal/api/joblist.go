@@ -67,7 +67,7 @@ type JobPage struct {
 
 // ListPage lists one page of runs matching q.
 func (c *JobClient) ListPage(ctx context.Context, q JobListQuery) (*JobPage, error) {
-	resp, err := c.get(ctx, "/api/jobs?"+q.Values().Encode())
+	resp, err := c.client.get(ctx, "/api/jobs?"+q.Values().Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -85,10 +85,10 @@ func (c *JobClient) Archive(ctx context.Context, name string, archive bool) (*Ru
 	if !archive {
 		verb = "/restore"
 	}
-	return call[RunDetail](ctx, c.Client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil)
+	return call[RunDetail](ctx, c.client, http.MethodPost, "/api/jobs/"+url.PathEscape(name)+verb, nil)
 }
 
 // Delete removes an ended run with its events, logs and metrics.
 func (c *JobClient) Delete(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, "/api/jobs/"+url.PathEscape(name), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, "/api/jobs/"+url.PathEscape(name), nil, nil)
 }

@@ -81,35 +81,35 @@ type RunSecrets struct {
 
 // Set creates a secret or replaces its value.
 func (c *SecretClient) Set(ctx context.Context, name, value string) (*SetSecretReply, error) {
-	return c.Secrets.Put(ctx, name, SetSecretRequest{Value: value})
+	return c.Put(ctx, name, SetSecretRequest{Value: value})
 }
 
 // Put sets a secret's value, and who may use it when req.Access is given.
 func (c *SecretClient) Put(ctx context.Context, name string, req SetSecretRequest) (*SetSecretReply, error) {
-	return call[SetSecretReply](ctx, c.Client, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req)
+	return call[SetSecretReply](ctx, c.client, http.MethodPut, "/api/secrets/"+url.PathEscape(name), req)
 }
 
 // SetAccess replaces who may use a secret, leaving its value as it is.
 func (c *SecretClient) SetAccess(ctx context.Context, name string, a SecretAccess) (*SecretInfo, error) {
-	return call[SecretInfo](ctx, c.Client, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a)
+	return call[SecretInfo](ctx, c.client, http.MethodPut, "/api/secrets/"+url.PathEscape(name)+"/access", a)
 }
 
 // List lists the workspace's secrets (names and use, no values).
 func (c *SecretClient) List(ctx context.Context) ([]SecretInfo, error) {
-	return callValue[[]SecretInfo](ctx, c.Client, http.MethodGet, "/api/secrets", nil)
+	return callValue[[]SecretInfo](ctx, c.client, http.MethodGet, "/api/secrets", nil)
 }
 
 // Delete removes a secret; the reply names the active jobs that still name it.
 func (c *SecretClient) Delete(ctx context.Context, name string) (*SecretInfo, error) {
-	return call[SecretInfo](ctx, c.Client, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil)
+	return call[SecretInfo](ctx, c.client, http.MethodDelete, "/api/secrets/"+url.PathEscape(name), nil)
 }
 
 // RotateKey reseals every sealed value of the workspace under a new key.
 func (c *SecretClient) RotateKey(ctx context.Context) (*RotateKeyReply, error) {
-	return call[RotateKeyReply](ctx, c.Client, http.MethodPost, "/api/secrets/rotate-key", struct{}{})
+	return call[RotateKeyReply](ctx, c.client, http.MethodPost, "/api/secrets/rotate-key", struct{}{})
 }
 
 // Secrets fetches, with a run token, the values of the secrets the run's spec names.
 func (c *RunClient) Secrets(ctx context.Context, runID string) (*RunSecrets, error) {
-	return call[RunSecrets](ctx, c.Client, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil)
+	return call[RunSecrets](ctx, c.client, http.MethodGet, "/api/runs/"+url.PathEscape(runID)+"/secrets", nil)
 }

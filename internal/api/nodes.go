@@ -18,5 +18,5 @@ type NodeDeletion struct {
 // Delete removes a cluster node: the provider deletes its machine and its runs are
 // requeued. The node is listed as releasing until its machine is gone.
 func (c *NodeClient) Delete(ctx context.Context, id string) (*NodeDeletion, error) {
-	return call[NodeDeletion](ctx, c.Client, http.MethodDelete, "/api/nodes/"+url.PathEscape(id), nil)
+	return call[NodeDeletion](ctx, c.client, http.MethodDelete, "/api/nodes/"+url.PathEscape(id), nil)
 }

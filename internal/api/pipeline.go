@@ -46,5 +46,5 @@ type PipelineOf struct {
 
 // PipelineSteps returns a pipeline job's steps with their states.
 func (c *JobClient) PipelineSteps(ctx context.Context, name string) (*PipelineDetail, error) {
-	return call[PipelineDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/steps", nil)
+	return call[PipelineDetail](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/steps", nil)
 }

@@ -1,63 +1,65 @@
 package api
 
 // The client's typed resource clients, one a noun, as client-go's are: c.Jobs.Create,
-// c.Models.List, c.Endpoints.Get. Each shares its Client's transport (address, failover, token,
-// attempt, TLS); the methods that move bytes (do, send, get) stay on *Client.
+// c.Models.List, c.Endpoints.Get. Each holds its Client by a named field, never embedded (the
+// Client's methods and the other typed clients are not promoted into it), and shares its
+// transport (address, failover, token, attempt, TLS); the methods that move bytes (do, send,
+// get) stay on *Client.
 
 // JobClient submits, lists, shows, cancels, archives and deletes jobs and reads what they wrote.
-type JobClient struct{ *Client }
+type JobClient struct{ client *Client }
 
 // RunClient is a run's own side (its supervisor and the commands beside it): spec, status,
 // logs, metrics, artifacts, checkpoints, secrets and relayed commands.
-type RunClient struct{ *Client }
+type RunClient struct{ client *Client }
 
 // BlobClient moves content-addressed blobs.
-type BlobClient struct{ *Client }
+type BlobClient struct{ client *Client }
 
 // ComputeClient manages compute targets.
-type ComputeClient struct{ *Client }
+type ComputeClient struct{ client *Client }
 
 // SizeClient manages the workspace's VM sizes.
-type SizeClient struct{ *Client }
+type SizeClient struct{ client *Client }
 
 // NodeClient lists, shows and deletes a compute's nodes.
-type NodeClient struct{ *Client }
+type NodeClient struct{ client *Client }
 
 // AgentClient is a node agent's side: join and heartbeat.
-type AgentClient struct{ *Client }
+type AgentClient struct{ client *Client }
 
 // InstanceClient drives compute instances.
-type InstanceClient struct{ *Client }
+type InstanceClient struct{ client *Client }
 
 // DatastoreClient registers, lists and shows datastores.
-type DatastoreClient struct{ *Client }
+type DatastoreClient struct{ client *Client }
 
 // EnvironmentClient registers, lists and shows environments and manages the curated ones.
-type EnvironmentClient struct{ *Client }
+type EnvironmentClient struct{ client *Client }
 
 // EndpointClient manages online endpoints, their traffic and their keys.
-type EndpointClient struct{ *Client }
+type EndpointClient struct{ client *Client }
 
 // DeploymentClient manages an online endpoint's deployments.
-type DeploymentClient struct{ *Client }
+type DeploymentClient struct{ client *Client }
 
 // BatchEndpointClient manages batch endpoints and invokes them.
-type BatchEndpointClient struct{ *Client }
+type BatchEndpointClient struct{ client *Client }
 
 // BatchDeploymentClient manages a batch endpoint's deployments.
-type BatchDeploymentClient struct{ *Client }
+type BatchDeploymentClient struct{ client *Client }
 
 // UserClient manages users and says who the caller is.
-type UserClient struct{ *Client }
+type UserClient struct{ client *Client }
 
 // TokenClient creates, lists and revokes a user's tokens.
-type TokenClient struct{ *Client }
+type TokenClient struct{ client *Client }
 
 // SecretClient manages workspace secrets.
-type SecretClient struct{ *Client }
+type SecretClient struct{ client *Client }
 
 // WorkspaceClient reads and changes workspace-wide settings and collects unused blobs.
-type WorkspaceClient struct{ *Client }
+type WorkspaceClient struct{ client *Client }
 
 // initResources gives c its typed resource clients.
 func (c *Client) initResources() {

@@ -15,5 +15,5 @@ type StudioLogin struct {
 
 // StudioLoginCode asks the server for a one-time studio login code, for the client's user.
 func (c *UserClient) StudioLoginCode(ctx context.Context) (*StudioLogin, error) {
-	return call[StudioLogin](ctx, c.Client, http.MethodPost, "/api/studio/login-codes", nil)
+	return call[StudioLogin](ctx, c.client, http.MethodPost, "/api/studio/login-codes", nil)
 }

@@ -56,5 +56,5 @@ type TrialOf struct {
 
 // SweepTrials returns a sweep's trials with their parameters and metric series.
 func (c *JobClient) SweepTrials(ctx context.Context, name string) (*SweepDetail, error) {
-	return call[SweepDetail](ctx, c.Client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/trials", nil)
+	return call[SweepDetail](ctx, c.client, http.MethodGet, "/api/jobs/"+url.PathEscape(name)+"/trials", nil)
 }

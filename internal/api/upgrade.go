@@ -15,13 +15,13 @@ import (
 // server (GET /instances/{name}/ssh, upgraded to SSHUpgrade), verified and authenticated as
 // the client's API calls are. The caller closes it.
 func (c *InstanceClient) ConnectSSH(ctx context.Context, name string) (io.ReadWriteCloser, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, "/instances/"+url.PathEscape(name)+"/ssh", nil)
+	req, err := c.client.newRequest(ctx, http.MethodGet, "/instances/"+url.PathEscape(name)+"/ssh", nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", SSHUpgrade)
-	resp, err := http1(c.hc).Do(req)
+	resp, err := http1(c.client.hc).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("connect to instance %s's SSH server: %w", name, err)
 	}

@@ -108,47 +108,47 @@ type AuditEntry struct {
 
 // WhoAmI asks who the client's token stands for.
 func (c *UserClient) WhoAmI(ctx context.Context) (*WhoAmI, error) {
-	return call[WhoAmI](ctx, c.Client, http.MethodGet, "/api/whoami", nil)
+	return call[WhoAmI](ctx, c.client, http.MethodGet, "/api/whoami", nil)
 }
 
 // Create adds a user (owners only).
 func (c *UserClient) Create(ctx context.Context, req CreateUserRequest) (*CreateUserReply, error) {
-	return call[CreateUserReply](ctx, c.Client, http.MethodPost, "/api/users", req)
+	return call[CreateUserReply](ctx, c.client, http.MethodPost, "/api/users", req)
 }
 
 // List lists the workspace's users (owners only).
 func (c *UserClient) List(ctx context.Context) ([]User, error) {
-	return callValue[[]User](ctx, c.Client, http.MethodGet, "/api/users", nil)
+	return callValue[[]User](ctx, c.client, http.MethodGet, "/api/users", nil)
 }
 
 // SetRole changes a user's role (owners only).
 func (c *UserClient) SetRole(ctx context.Context, name, role string) (*User, error) {
-	return call[User](ctx, c.Client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role})
+	return call[User](ctx, c.client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/role", SetRoleRequest{Role: role})
 }
 
 // SetOIDCSubject links a user to an OpenID Connect subject, or unlinks them ("") (owners only).
 func (c *UserClient) SetOIDCSubject(ctx context.Context, name, subject string) (*User, error) {
-	return call[User](ctx, c.Client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject})
+	return call[User](ctx, c.client, http.MethodPut, "/api/users/"+url.PathEscape(name)+"/oidc-subject", SetOIDCSubjectRequest{Subject: subject})
 }
 
 // Delete removes a user and their tokens (owners only).
 func (c *UserClient) Delete(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, "/api/users/"+url.PathEscape(name), nil, nil)
+	return c.client.do(ctx, http.MethodDelete, "/api/users/"+url.PathEscape(name), nil, nil)
 }
 
 // Create mints a personal token; its value is in the reply only.
 func (c *TokenClient) Create(ctx context.Context, req CreateTokenRequest) (*TokenCreated, error) {
-	return call[TokenCreated](ctx, c.Client, http.MethodPost, "/api/tokens", req)
+	return call[TokenCreated](ctx, c.client, http.MethodPost, "/api/tokens", req)
 }
 
 // List lists the caller's tokens, or user's ("" the caller's; "*" everyone's, owners only).
 func (c *TokenClient) List(ctx context.Context, user string) ([]TokenInfo, error) {
-	return callValue[[]TokenInfo](ctx, c.Client, http.MethodGet, "/api/tokens?user="+url.QueryEscape(user), nil)
+	return callValue[[]TokenInfo](ctx, c.client, http.MethodGet, "/api/tokens?user="+url.QueryEscape(user), nil)
 }
 
 // Revoke revokes one of the caller's tokens (or, for an owner, user's).
 func (c *TokenClient) Revoke(ctx context.Context, user, name string) (*TokenInfo, error) {
-	return call[TokenInfo](ctx, c.Client, http.MethodDelete, "/api/tokens/"+url.PathEscape(name)+"?user="+url.QueryEscape(user), nil)
+	return call[TokenInfo](ctx, c.client, http.MethodDelete, "/api/tokens/"+url.PathEscape(name)+"?user="+url.QueryEscape(user), nil)
 }
 
 // Audit lists the audit log (owners only): user "" for everyone's, since zero for all of it.
@@ -160,5 +160,5 @@ func (c *UserClient) Audit(ctx context.Context, user string, since time.Time) ([
 	if !since.IsZero() {
 		q.Set("since", since.UTC().Format(time.RFC3339Nano))
 	}
-	return callValue[[]AuditEntry](ctx, c.Client, http.MethodGet, "/api/audit?"+q.Encode(), nil)
+	return callValue[[]AuditEntry](ctx, c.client, http.MethodGet, "/api/audit?"+q.Encode(), nil)
 }

@@ -10,7 +10,7 @@ import (
 // components), generic over its version V and its create request R: every kind has the same
 // routes under its own collection, /api/<collection>.
 type VersionClient[V, R any] struct {
-	*Client
+	client     *Client
 	collection string
 }
 
@@ -23,7 +23,7 @@ type ArchiveVersionRequest struct {
 // Create registers a version.
 func (c *VersionClient[V, R]) Create(ctx context.Context, req R) (*V, error) {
 	var out V
-	return &out, c.do(ctx, http.MethodPost, "/api/"+c.collection, req, &out)
+	return &out, c.client.do(ctx, http.MethodPost, "/api/"+c.collection, req, &out)
 }
 
 // List lists the latest version of each asset of the kind, or every version of one (name).
@@ -36,13 +36,13 @@ func (c *VersionClient[V, R]) List(ctx context.Context, name string, includeArch
 		q.Set("include_archived", "true")
 	}
 	var out []V
-	return out, c.do(ctx, http.MethodGet, "/api/"+c.collection+"?"+q.Encode(), nil, &out)
+	return out, c.client.do(ctx, http.MethodGet, "/api/"+c.collection+"?"+q.Encode(), nil, &out)
 }
 
 // Get shows one version ("latest" = the newest one not archived).
 func (c *VersionClient[V, R]) Get(ctx context.Context, name, version string) (*V, error) {
 	var out V
-	return &out, c.do(ctx, http.MethodGet, c.namePath(name)+"/versions/"+url.PathEscape(version), nil, &out)
+	return &out, c.client.do(ctx, http.MethodGet, c.namePath(name)+"/versions/"+url.PathEscape(version), nil, &out)
 }
 
 // Archive archives (or, with archived false, restores) a version or every version, and
@@ -53,7 +53,7 @@ func (c *VersionClient[V, R]) Archive(ctx context.Context, name, version string,
 		verb = "restore"
 	}
 	var out []V
-	return out, c.do(ctx, http.MethodPost, c.namePath(name)+"/"+verb, ArchiveVersionRequest{Version: version}, &out)
+	return out, c.client.do(ctx, http.MethodPost, c.namePath(name)+"/"+verb, ArchiveVersionRequest{Version: version}, &out)
 }
 
 func (c *VersionClient[V, R]) namePath(name string) string {

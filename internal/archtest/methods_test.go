@@ -56,6 +56,27 @@ func TestNoStoreAggregateEmbedsTheStore(t *testing.T) {
 	}
 }
 
+// The API client's typed clients (JobClient, ModelClient, ...) reach the server through a named
+// field: embedding the Client would promote every typed client and every Client method into
+// each (c.Jobs.Runs.Blobs), and the split by resource would be by name only (issue 29).
+func TestNoTypeEmbedsTheAPIClient(t *testing.T) {
+	root, err := ModuleRoot(t.Context(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, err := moduleName(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Embedders(root, "internal", module, "internal/api.Client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range got {
+		t.Errorf("%s embeds the API's Client, and with it every typed client: give it a named field for what it uses", name)
+	}
+}
+
 // Method sets count promoted methods: embedding a broad type is not a way to split it.
 func TestMethodSetsCountWhatIsPromoted(t *testing.T) {
 	root := writeModule(t, map[string]string{
