@@ -41,11 +41,8 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 	}
 	e := &serving.BatchEndpoint{AuthMode: serving.AuthAADToken}
 	fs := fields{
-		"$schema":     nil,
-		"name":        func(n *yaml.Node, p string) { e.Name = d.str(n, p) },
-		"description": func(n *yaml.Node, p string) { e.Description = d.str(n, p) },
-		"tags":        func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
-		"properties":  func(n *yaml.Node, p string) { e.Properties = d.stringMap(n, p) },
+		"$schema": nil,
+		"name":    func(n *yaml.Node, p string) { e.Name = d.str(n, p) },
 		// aad_token is Azure's only mode; the workspace token opens the endpoint instead.
 		"auth_mode": func(n *yaml.Node, p string) { e.AuthMode = d.enum(n, p, serving.AuthAADToken) },
 		"defaults": func(n *yaml.Node, p string) {
@@ -56,6 +53,7 @@ func ParseBatchEndpoint(file string, data []byte, baseDir string, sets []string)
 			}})
 		},
 	}
+	d.meta(fs, &e.Meta)
 	for _, f := range batchReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}
@@ -110,9 +108,6 @@ func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fie
 		"type":          func(n *yaml.Node, p string) { d.enum(n, p, "model", "pipeline") },
 		"name":          str(&dep.Name),
 		"endpoint_name": str(&dep.Endpoint),
-		"description":   str(&dep.Description),
-		"tags":          func(n *yaml.Node, p string) { dep.Tags = d.stringMap(n, p) },
-		"properties":    func(n *yaml.Node, p string) { dep.Properties = d.stringMap(n, p) },
 		"model": func(n *yaml.Node, p string) {
 			if n.Kind == yaml.MappingNode && keyIndex(n, "local_path") >= 0 {
 				k := keyNode(n, "local_path")
@@ -135,6 +130,7 @@ func (d *servingDecoder) batchDeploymentFields(dep *serving.BatchDeployment) fie
 		},
 		"settings": func(n *yaml.Node, p string) { d.mapping(n, p, d.batchSettingFields(&dep.Settings)) },
 	}
+	d.meta(fs, &dep.Meta)
 	for _, f := range batchReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}

@@ -36,16 +36,14 @@ func ParseData(file string, data []byte, baseDir string, sets []string, opts ...
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
 	fs := fields{
-		"$schema":     nil,
-		"name":        str(&s.Name),
-		"version":     func(n *yaml.Node, p string) { s.Version = d.assets.assetVersion(n, p, dataset.Kind.ParseVersion) },
-		"type":        func(n *yaml.Node, p string) { s.Type = d.enum(n, p, dataset.Types...) },
-		"path":        func(n *yaml.Node, p string) { pathNode = n },
-		"description": str(&s.Description),
-		"tags":        func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
-		"properties":  func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
-		"datastore":   func(n *yaml.Node, p string) { s.Datastore = d.assets.uploadDatastore(n, p) },
+		"$schema":   nil,
+		"name":      str(&s.Name),
+		"version":   func(n *yaml.Node, p string) { s.Version = d.assets.assetVersion(n, p, dataset.Kind.ParseVersion) },
+		"type":      func(n *yaml.Node, p string) { s.Type = d.enum(n, p, dataset.Types...) },
+		"path":      func(n *yaml.Node, p string) { pathNode = n },
+		"datastore": func(n *yaml.Node, p string) { s.Datastore = d.assets.uploadDatastore(n, p) },
 	}
+	d.meta(fs, &s.Meta)
 	for _, f := range dataReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hangar-ml/hangar/internal/asset"
 )
 
 // decoder walks a yaml.Node tree and collects every problem instead of stopping at the
@@ -440,6 +442,14 @@ func (d *decoder) stringList(n *yaml.Node, path string) []string {
 		}
 	}
 	return out
+}
+
+// meta adds to fs the description, tags and properties every Azure ML resource carries, decoded
+// into m.
+func (d *decoder) meta(fs fields, m *asset.Meta) {
+	fs["description"] = func(n *yaml.Node, p string) { m.Description = d.str(n, p) }
+	fs["tags"] = func(n *yaml.Node, p string) { m.Tags = d.stringMap(n, p) }
+	fs["properties"] = func(n *yaml.Node, p string) { m.Properties = d.stringMap(n, p) }
 }
 
 // list ranges over list n's items, each with its path (path[i]); when n is not a list it

@@ -85,9 +85,6 @@ func (d *servingDecoder) deploymentFields(dep *serving.Deployment) fields {
 		"type":                  func(n *yaml.Node, p string) { d.enum(n, p, onlineTypes...) },
 		"name":                  str(&dep.Name),
 		"endpoint_name":         str(&dep.Endpoint),
-		"description":           str(&dep.Description),
-		"tags":                  func(n *yaml.Node, p string) { dep.Tags = d.stringMap(n, p) },
-		"properties":            func(n *yaml.Node, p string) { dep.Properties = d.stringMap(n, p) },
 		"model":                 func(n *yaml.Node, p string) { dep.Model = d.deploymentModel(n, p, dep) },
 		"code_configuration":    func(n *yaml.Node, p string) { d.codeConfiguration(n, p, dep) },
 		"environment":           func(n *yaml.Node, p string) { dep.Environment = d.deploymentEnvironment(n, p, dep) },
@@ -101,6 +98,7 @@ func (d *servingDecoder) deploymentFields(dep *serving.Deployment) fields {
 		"liveness_probe":        func(n *yaml.Node, p string) { d.probe(n, p, &dep.Liveness, true) },
 		"readiness_probe":       func(n *yaml.Node, p string) { d.probe(n, p, &dep.Readiness, false) },
 	}
+	d.meta(fs, &dep.Meta)
 	d.unusedDeploymentFields(fs, dep)
 	for _, f := range deploymentReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }

@@ -49,15 +49,12 @@ func ParseEndpoint(file string, data []byte, baseDir string, sets []string) (*se
 // endpointFields is the online endpoint's field table.
 func (d *servingDecoder) endpointFields(e *serving.Endpoint) fields {
 	fs := fields{
-		"$schema":     nil,
-		"type":        func(n *yaml.Node, p string) { d.enum(n, p, onlineTypes...) },
-		"name":        func(n *yaml.Node, p string) { e.Name = d.str(n, p) },
-		"description": func(n *yaml.Node, p string) { e.Description = d.str(n, p) },
-		"tags":        func(n *yaml.Node, p string) { e.Tags = d.stringMap(n, p) },
-		"properties":  func(n *yaml.Node, p string) { e.Properties = d.stringMap(n, p) },
-		"auth_mode":   func(n *yaml.Node, p string) { e.AuthMode = d.authMode(n, p) },
-		"compute":     func(n *yaml.Node, p string) { e.Compute = d.jobs.compute(n, p) },
-		"traffic":     func(n *yaml.Node, p string) { e.Traffic = d.percents(n, p) },
+		"$schema":   nil,
+		"type":      func(n *yaml.Node, p string) { d.enum(n, p, onlineTypes...) },
+		"name":      func(n *yaml.Node, p string) { e.Name = d.str(n, p) },
+		"auth_mode": func(n *yaml.Node, p string) { e.AuthMode = d.authMode(n, p) },
+		"compute":   func(n *yaml.Node, p string) { e.Compute = d.jobs.compute(n, p) },
+		"traffic":   func(n *yaml.Node, p string) { e.Traffic = d.percents(n, p) },
 		"mirror_traffic": func(n *yaml.Node, p string) {
 			e.MirrorTraffic = d.percents(n, p)
 		},
@@ -73,6 +70,7 @@ func (d *servingDecoder) endpointFields(e *serving.Endpoint) fields {
 			}
 		},
 	}
+	d.meta(fs, &e.Meta)
 	for _, f := range endpointReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}

@@ -158,9 +158,6 @@ func (d *jobDecoder) jobFields(s *job.Spec) fields {
 		"name":                  func(n *yaml.Node, p string) { s.Name = d.jobName(n, p) },
 		"display_name":          str(&s.DisplayName),
 		"experiment_name":       str(&s.ExperimentName),
-		"description":           str(&s.Description),
-		"tags":                  func(n *yaml.Node, p string) { s.Tags = d.stringMap(n, p) },
-		"properties":            func(n *yaml.Node, p string) { s.Properties = d.stringMap(n, p) },
 		"command":               func(n *yaml.Node, p string) { s.Command = d.text(n, p, "a shell command (a string)") },
 		"code":                  func(n *yaml.Node, p string) { s.Code = d.jobCode(n, p) },
 		"environment":           func(n *yaml.Node, p string) { s.Environment = d.assets.jobEnvironment(n, p) },
@@ -179,6 +176,7 @@ func (d *jobDecoder) jobFields(s *job.Spec) fields {
 			d.warnf(n, p, "ignored (Hangar does not nest jobs under a parent)")
 		},
 	}
+	d.meta(fs, &s.Meta)
 	for _, f := range readOnlyFields {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}

@@ -32,19 +32,17 @@ func ParseModel(file string, data []byte, baseDir string, sets []string, opts ..
 		return func(n *yaml.Node, p string) { *dst = d.str(n, p) }
 	}
 	fs := fields{
-		"$schema":     nil,
-		"name":        str(&m.Name),
-		"version":     func(n *yaml.Node, p string) { m.Version = d.assets.modelVersion(n, p) },
-		"type":        func(n *yaml.Node, p string) { m.Type = d.enum(n, p, model.Types...) },
-		"path":        func(n *yaml.Node, p string) { pathNode, m.Path = n, d.assets.modelPath(n, p) },
-		"description": str(&m.Description),
-		"tags":        func(n *yaml.Node, p string) { m.Tags = d.stringMap(n, p) },
-		"properties":  func(n *yaml.Node, p string) { m.Properties = d.stringMap(n, p) },
-		"stage":       str(&m.Stage),
+		"$schema": nil,
+		"name":    str(&m.Name),
+		"version": func(n *yaml.Node, p string) { m.Version = d.assets.modelVersion(n, p) },
+		"type":    func(n *yaml.Node, p string) { m.Type = d.enum(n, p, model.Types...) },
+		"path":    func(n *yaml.Node, p string) { pathNode, m.Path = n, d.assets.modelPath(n, p) },
+		"stage":   str(&m.Stage),
 		// flavors describes an MLflow model's MLmodel file, which the files themselves carry.
 		"flavors":   nil,
 		"datastore": func(n *yaml.Node, p string) { d.warnf(n, p, "ignored: a model's files are kept in the workspace") },
 	}
+	d.meta(fs, &m.Meta)
 	for _, f := range modelReadOnly {
 		fs[f] = func(n *yaml.Node, p string) { d.warnf(n, p, "read-only field ignored") }
 	}
