@@ -55,24 +55,20 @@ func Pipeline(ctx context.Context, w *Workspace, dir string, steps, n int) ([]Ro
 	}
 	var hand, pipe, cached []time.Duration
 	for rep := 0; rep < n; rep++ {
-		d, err := timeIt(func() error { return byHand(ctx, w, dir, steps, rep) })
-		if err != nil {
+		if err := timeInto(&hand, func() error { return byHand(ctx, w, dir, steps, rep) }); err != nil {
 			return nil, err
 		}
-		hand = append(hand, d)
-		d, err = timeIt(func() error {
+		err := timeInto(&pipe, func() error {
 			_, err := w.Run(ctx, "job", "create", "-f", chain, "--stream", "--set", "settings.force_rerun=true")
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		pipe = append(pipe, d)
-		d, err = timeIt(func() error { _, err := w.Run(ctx, "job", "create", "-f", chain, "--stream"); return err })
+		err = timeInto(&cached, func() error { _, err := w.Run(ctx, "job", "create", "-f", chain, "--stream"); return err })
 		if err != nil {
 			return nil, err
 		}
-		cached = append(cached, d)
 	}
 	h := Row{Name: fmt.Sprintf("%d steps by hand, one `job create --stream` after another", steps), Median: median(hand),
 		Samples: hand, Bytes: -1, Ratio: 1}

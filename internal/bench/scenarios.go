@@ -41,6 +41,15 @@ func timeIt(fn func() error) (time.Duration, error) {
 	return time.Since(start), err
 }
 
+// timeInto times fn and, when it succeeds, adds the time to samples.
+func timeInto(samples *[]time.Duration, fn func() error) error {
+	d, err := timeIt(fn)
+	if err == nil {
+		*samples = append(*samples, d)
+	}
+	return err
+}
+
 // Sleep1 compares `hangar job create --stream` of a job running `sleep 1` with running `sleep 1`
 // directly, interleaved, n times each, on a warm server.
 func Sleep1(ctx context.Context, w *Workspace, dir string, n int) ([]Row, error) {
@@ -53,16 +62,13 @@ func Sleep1(ctx context.Context, w *Workspace, dir string, n int) ([]Row, error)
 	}
 	var bare, hangar []time.Duration
 	for i := 0; i < n; i++ {
-		d, err := timeIt(func() error { return exec.CommandContext(ctx, "sleep", "1").Run() })
+		if err := timeInto(&bare, func() error { return exec.CommandContext(ctx, "sleep", "1").Run() }); err != nil {
+			return nil, err
+		}
+		err := timeInto(&hangar, func() error { _, err := w.Run(ctx, "job", "create", "-f", file, "--stream"); return err })
 		if err != nil {
 			return nil, err
 		}
-		bare = append(bare, d)
-		d, err = timeIt(func() error { _, err := w.Run(ctx, "job", "create", "-f", file, "--stream"); return err })
-		if err != nil {
-			return nil, err
-		}
-		hangar = append(hangar, d)
 	}
 	b := Row{Name: "`sleep 1` directly", Median: median(bare), Samples: bare, Bytes: -1, Ratio: 1}
 	h := Row{Name: "`hangar job create --stream` of `sleep 1`", Median: median(hangar), Samples: hangar, Bytes: -1,

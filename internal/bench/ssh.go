@@ -67,19 +67,16 @@ func SSH(ctx context.Context, w *Workspace, h *SSHHost, dir string, n, files, si
 	}
 	var bare, hangar []time.Duration
 	for i := 0; i < n; i++ {
-		d, err := timeIt(func() error { return exec.CommandContext(ctx, "ssh", sshArgs...).Run() })
-		if err != nil {
+		if err := timeInto(&bare, func() error { return exec.CommandContext(ctx, "ssh", sshArgs...).Run() }); err != nil {
 			return nil, nil, fmt.Errorf("ssh: %w", err)
 		}
-		bare = append(bare, d)
-		d, err = timeIt(func() error {
+		err := timeInto(&hangar, func() error {
 			_, err := w.Run(ctx, "job", "create", "-f", filepath.Join(dir, "sleep.yml"), "--stream")
 			return err
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		hangar = append(hangar, d)
 	}
 	b := Row{Name: "`ssh host 'sleep 1'` directly", Median: median(bare), Samples: bare, Bytes: -1, Ratio: 1}
 	j := Row{Name: "`hangar job create --stream` of `sleep 1` on the attached VM", Median: median(hangar), Samples: hangar,
