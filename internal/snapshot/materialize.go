@@ -181,23 +181,21 @@ func writeFile(ctx context.Context, root *os.Root, e Entry, src Source, readOnly
 	if readOnly {
 		mode &^= 0o222
 	}
-	tmp := tempName(e.Path)
-	f, err := root.OpenFile(osPath(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err := place(root, e.Path, func(tmp string) error {
+		f, err := root.OpenFile(osPath(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		err = fill(ctx, f, e, src)
+		if err == nil {
+			err = f.Chmod(mode)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("write %s: %w", e.Path, err)
-	}
-	err = fill(ctx, f, e, src)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = replace(root, tmp, e.Path)
-	}
-	if err != nil {
-		root.Remove(osPath(tmp))
 		return fmt.Errorf("write %s: %w", e.Path, err)
 	}
 	return nil
@@ -225,16 +223,25 @@ func fill(ctx context.Context, w io.Writer, e Entry, src Source) error {
 }
 
 func placeSymlink(root *os.Root, e Entry) error {
-	tmp := tempName(e.Path)
-	err := root.Symlink(e.Target, osPath(tmp))
-	if err == nil {
-		err = replace(root, tmp, e.Path)
-	}
+	err := place(root, e.Path, func(tmp string) error { return root.Symlink(e.Target, osPath(tmp)) })
 	if err != nil {
-		root.Remove(osPath(tmp))
 		return fmt.Errorf("symlink %s: %w", e.Path, err)
 	}
 	return nil
+}
+
+// place makes p through a temporary name beside it: create makes tmp, which then replaces p.
+// On failure tmp is removed and p is as it was.
+func place(root *os.Root, p string, create func(tmp string) error) error {
+	tmp := tempName(p)
+	err := create(tmp)
+	if err == nil {
+		err = replace(root, tmp, p)
+	}
+	if err != nil {
+		root.Remove(osPath(tmp))
+	}
+	return err
 }
 
 // replace renames tmp over p, removing a directory that is in the way.
