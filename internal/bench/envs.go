@@ -84,10 +84,8 @@ func Environments(ctx context.Context, w *Workspace, dir string, reps int) ([]Ro
 			*into = append(*into, p)
 		}
 	}
-	b := Row{Name: "Preparing, first build of the environment (venv + pip install)", Median: median(first), Samples: first, Bytes: -1, Ratio: 1}
-	c := Row{Name: "Preparing, environment reused from the node's cache", Median: median(cached), Samples: cached, Bytes: -1,
-		Baseline: b.Name, Ratio: float64(median(cached)) / float64(median(first))}
-	return []Row{b, c}, nil
+	return pair("Preparing, first build of the environment (venv + pip install)", first,
+		"Preparing, environment reused from the node's cache", cached), nil
 }
 
 // preparing runs a job to its end and returns how long it spent in Preparing.

@@ -70,13 +70,9 @@ func Pipeline(ctx context.Context, w *Workspace, dir string, steps, n int) ([]Ro
 			return nil, err
 		}
 	}
-	h := Row{Name: fmt.Sprintf("%d steps by hand, one `job create --stream` after another", steps), Median: median(hand),
-		Samples: hand, Bytes: -1, Ratio: 1}
-	p := Row{Name: fmt.Sprintf("the same %d steps as one pipeline (`force_rerun`)", steps), Median: median(pipe), Samples: pipe,
-		Bytes: -1, Baseline: h.Name, Ratio: float64(median(pipe)) / float64(median(hand))}
-	c := Row{Name: "the pipeline again, every step reused from the cache", Median: median(cached), Samples: cached,
-		Bytes: -1, Baseline: h.Name, Ratio: float64(median(cached)) / float64(median(hand))}
-	return []Row{h, p, c}, nil
+	h := baselineRow(fmt.Sprintf("%d steps by hand, one `job create --stream` after another", steps), hand)
+	return []Row{h, h.against(fmt.Sprintf("the same %d steps as one pipeline (`force_rerun`)", steps), pipe),
+		h.against("the pipeline again, every step reused from the cache", cached)}, nil
 }
 
 // byHand runs the chain as command jobs, each waiting for the one before.

@@ -70,10 +70,7 @@ func Sleep1(ctx context.Context, w *Workspace, dir string, n int) ([]Row, error)
 			return nil, err
 		}
 	}
-	b := Row{Name: "`sleep 1` directly", Median: median(bare), Samples: bare, Bytes: -1, Ratio: 1}
-	h := Row{Name: "`hangar job create --stream` of `sleep 1`", Median: median(hangar), Samples: hangar, Bytes: -1,
-		Baseline: b.Name, Ratio: float64(median(hangar)) / float64(median(bare))}
-	return []Row{b, h}, nil
+	return pair("`sleep 1` directly", bare, "`hangar job create --stream` of `sleep 1`", hangar), nil
 }
 
 // Tree10k measures submitting a code tree of `files` files, reps times (with fresh content each

@@ -180,9 +180,20 @@ func slurmThroughput(ctx context.Context, w *Workspace, c *api.Client, sc *Slurm
 
 // pair is a baseline row and a row measured against it.
 func pair(base string, b []time.Duration, name string, h []time.Duration) []Row {
-	br := Row{Name: base, Median: median(b), Samples: b, Bytes: -1, Ratio: 1}
-	return []Row{br, {Name: name, Median: median(h), Samples: h, Bytes: -1, Baseline: base,
-		Ratio: float64(median(h)) / float64(median(b))}}
+	br := baselineRow(base, b)
+	return []Row{br, br.against(name, h)}
+}
+
+// baselineRow is a row of samples that others are measured against (no bytes counted).
+func baselineRow(name string, samples []time.Duration) Row {
+	return Row{Name: name, Median: median(samples), Samples: samples, Bytes: -1, Ratio: 1}
+}
+
+// against is a row of samples measured against the baseline b (no bytes counted).
+func (b Row) against(name string, samples []time.Duration) Row {
+	r := baselineRow(name, samples)
+	r.Baseline, r.Ratio = b.Name, float64(r.Median)/float64(b.Median)
+	return r
 }
 
 // pollUntil polls every 20 ms; it returns the time from start until check first said running, and

@@ -78,11 +78,9 @@ func SSH(ctx context.Context, w *Workspace, h *SSHHost, dir string, n, files, si
 			return nil, nil, err
 		}
 	}
-	b := Row{Name: "`ssh host 'sleep 1'` directly", Median: median(bare), Samples: bare, Bytes: -1, Ratio: 1}
-	j := Row{Name: "`hangar job create --stream` of `sleep 1` on the attached VM", Median: median(hangar), Samples: hangar,
-		Bytes: -1, Baseline: b.Name, Ratio: float64(median(hangar)) / float64(median(bare))}
+	rows := pair("`ssh host 'sleep 1'` directly", bare, "`hangar job create --stream` of `sleep 1` on the attached VM", hangar)
 	tree, err := sshTree(ctx, w, h, dir, files, size)
-	return []Row{b, j}, tree, err
+	return rows, tree, err
 }
 
 // sshTree submits a code tree to the VM twice and counts the bytes sent to the host each time.
