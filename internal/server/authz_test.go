@@ -40,7 +40,7 @@ func policyRoles(pattern string) []string {
 		return owner // runs' supervisors' routes; users and roles; the audit log; the blob collector
 	case under("/api/tokens", "/api/whoami", "/api/studio/login-codes"):
 		return allRoles // everyone's own
-	case method == http.MethodGet || strings.HasSuffix(path, "/search"):
+	case method == http.MethodGet || strings.HasSuffix(path, "/search") || strings.HasSuffix(path, "/get-latest-versions"):
 		return allRoles
 	case under("/api/secrets", "/api/settings"):
 		return owner

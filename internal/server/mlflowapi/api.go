@@ -27,6 +27,8 @@ type Config struct {
 	Runs      Runs
 	RunWriter RunWriter
 	Blobs     Blobs
+	// Models are the workspace's models, which MLflow's registry routes show.
+	Models Models
 	// Caller says who sent a request: the workspace (any user's token) or a run's token.
 	Caller func(r *http.Request) Caller
 	Bodies Bodies
@@ -152,5 +154,6 @@ type Mux interface {
 func (s *API) Routes(mux Mux) {
 	s.mlflowRoutes(mux)
 	s.mlflowArtifactRoutes(mux)
+	s.registryRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -104,7 +104,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // repeatedFields are the fields of MLflow's GET requests that may be given more than once.
-var repeatedFields = map[string]bool{"order_by": true, "experiment_ids": true}
+var repeatedFields = map[string]bool{"order_by": true, "experiment_ids": true, "stages": true}
 
 func (s *API) decodeMLflow(r *http.Request, v any) error {
 	if r.Method == http.MethodGet {

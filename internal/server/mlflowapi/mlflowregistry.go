@@ -1,0 +1,401 @@
+package mlflowapi
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/tracking"
+)
+
+// MLflow's model registry, read from Hangar's models (docs/mlflow.md "Model registry"): an
+// MLflow registered model is a Hangar model name, a model version one of its versions whose
+// version is an integer (MLflow's client reads versions as integers: 0.0.1 or v2 stay Azure's
+// and Hangar's only). What `hangar model create` registers is what MLflow's clients see; nothing
+// here writes.
+
+// Models reads the workspace's model versions (the store's assets aggregate).
+type Models interface {
+	Models(ctx context.Context, name string) ([]model.Version, error)
+}
+
+// MLflow's registry limits (mlflow/store/model_registry/__init__.py).
+const (
+	defaultRegisteredModels = 100
+	maxRegisteredModels     = 1000
+	defaultModelVersions    = 10_000
+	maxModelVersions        = 200_000
+)
+
+// Stages of a version: Hangar's archived versions are MLflow's Archived, the others None.
+const (
+	stageNone     = "None"
+	stageArchived = "Archived"
+)
+
+// registryRoutes registers the registry's reads: every role, and a run's token (a job's script
+// resolves models:/ URIs and waits on a version it registered elsewhere).
+func (s *API) registryRoutes(mux Mux) {
+	get := func(path string, h http.HandlerFunc) { mux.Handle("GET "+Prefix+path, readOrRunAccess, h) }
+	get("registered-models/get", mlflowHandler(s, s.getRegisteredModel))
+	get("registered-models/search", mlflowHandler(s, s.searchRegisteredModels))
+	get("registered-models/get-latest-versions", mlflowHandler(s, s.latestVersions))
+	// MLflow's client POSTs get-latest-versions first; a read all the same.
+	mux.Handle("POST "+Prefix+"registered-models/get-latest-versions", readOrRunAccess, mlflowHandler(s, s.latestVersions))
+	get("model-versions/get", mlflowHandler(s, s.getModelVersion))
+	get("model-versions/search", mlflowHandler(s, s.searchModelVersions))
+}
+
+type registeredModelJSON struct {
+	Name                 string             `json:"name"`
+	CreationTimestamp    int64              `json:"creation_timestamp"`
+	LastUpdatedTimestamp int64              `json:"last_updated_timestamp"`
+	LatestVersions       []modelVersionJSON `json:"latest_versions,omitempty"`
+}
+
+type modelVersionJSON struct {
+	Name                 string `json:"name"`
+	Version              string `json:"version"`
+	CreationTimestamp    int64  `json:"creation_timestamp"`
+	LastUpdatedTimestamp int64  `json:"last_updated_timestamp"`
+	CurrentStage         string `json:"current_stage"`
+	Description          string `json:"description,omitempty"`
+	Source               string `json:"source"`
+	RunID                string `json:"run_id,omitempty"`
+	// Status is always READY: an omitted status reads as PENDING_REGISTRATION, on which MLflow's
+	// client waits five minutes.
+	Status string        `json:"status"`
+	Tags   []tracking.KV `json:"tags,omitempty"`
+}
+
+// registered is one model name's versions that MLflow sees, oldest first.
+type registered struct {
+	name     string
+	versions []model.Version
+}
+
+func (m registered) json() registeredModelJSON {
+	out := registeredModelJSON{Name: m.name}
+	latest := map[string]model.Version{}
+	for _, v := range m.versions {
+		t := millis(v)
+		if out.CreationTimestamp == 0 || t < out.CreationTimestamp {
+			out.CreationTimestamp = t
+		}
+		out.LastUpdatedTimestamp = max(out.LastUpdatedTimestamp, t)
+		if l, ok := latest[stage(v)]; !ok || model.Number(v.Version) > model.Number(l.Version) {
+			latest[stage(v)] = v
+		}
+	}
+	for _, st := range []string{stageNone, stageArchived} {
+		if v, ok := latest[st]; ok {
+			out.LatestVersions = append(out.LatestVersions, versionJSON(v))
+		}
+	}
+	return out
+}
+
+func (m registered) match(f tracking.Filter) bool {
+	return f.Match(tracking.Registered{Attrs: map[string]string{"name": m.name}})
+}
+
+func millis(v model.Version) int64 { return v.CreatedAt.UnixMilli() }
+
+func stage(v model.Version) string {
+	if v.Archived {
+		return stageArchived
+	}
+	return stageNone
+}
+
+// runOf is the run a version was registered from (azureml://jobs/<run>/outputs/...).
+func runOf(v model.Version) string {
+	rest, ok := strings.CutPrefix(v.Source, "azureml://jobs/")
+	if !ok {
+		return ""
+	}
+	run, _, _ := strings.Cut(rest, "/")
+	return run
+}
+
+func versionJSON(v model.Version) modelVersionJSON {
+	out := modelVersionJSON{Name: v.Name, Version: v.Version, CreationTimestamp: millis(v), LastUpdatedTimestamp: millis(v),
+		CurrentStage: stage(v), Description: v.Description, Source: v.Source, RunID: runOf(v), Status: "READY"}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range v.Tags {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		out.Tags = append(out.Tags, tracking.KV{Key: k, Value: v.Tags[k]})
+	}
+	return out
+}
+
+func (v modelVersionJSON) filterable(num int64) tracking.Registered {
+	tags := map[string]string{}
+	for _, t := range v.Tags {
+		tags[t.Key] = t.Value
+	}
+	return tracking.Registered{Attrs: map[string]string{"name": v.Name, "run_id": v.RunID, "source_path": v.Source},
+		Version: float64(num), Tags: tags}
+}
+
+// integerVersion is whether MLflow can name a version: an integer (what asset.Number reads).
+func integerVersion(v model.Version) bool { return model.Number(v.Version) > 0 || v.Version == "0" }
+
+// registry reads the versions MLflow sees, of one name ("" every name), grouped by name in
+// name order, each name's versions oldest first.
+func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
+	vs, err := s.cfg.Models.Models(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []registered
+	for _, v := range vs {
+		if !integerVersion(v) {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].name != v.Name {
+			out = append(out, registered{name: v.Name})
+		}
+		out[len(out)-1].versions = append(out[len(out)-1].versions, v)
+	}
+	return out, nil
+}
+
+// registeredModel is one registered model, or MLflow's not-found error.
+func (s *API) registeredModel(ctx context.Context, name string) (registered, error) {
+	if err := required("name", name); err != nil {
+		return registered{}, err
+	}
+	ms, err := s.registry(ctx, name)
+	if err != nil {
+		return registered{}, err
+	}
+	if len(ms) == 0 {
+		return registered{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+			Message: fmt.Sprintf("Registered Model with name=%s not found", name)}
+	}
+	return ms[0], nil
+}
+
+type nameIn struct {
+	Name string `json:"name"`
+}
+
+func (s *API) getRegisteredModel(r *http.Request, in *nameIn) (any, error) {
+	m, err := s.registeredModel(r.Context(), in.Name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"registered_model": m.json()}, nil
+}
+
+type latestIn struct {
+	Name   string   `json:"name"`
+	Stages []string `json:"stages"`
+}
+
+// latestVersions answers get_latest_versions: the highest version of each stage asked (every
+// stage when none is), as MLflow's store does.
+func (s *API) latestVersions(r *http.Request, in *latestIn) (any, error) {
+	m, err := s.registeredModel(r.Context(), in.Name)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, st := range in.Stages {
+		c, err := canonicalStage(st)
+		if err != nil {
+			return nil, err
+		}
+		want[c] = true
+	}
+	out := []modelVersionJSON{}
+	for _, v := range m.json().LatestVersions {
+		if len(want) == 0 || want[v.CurrentStage] {
+			out = append(out, v)
+		}
+	}
+	return map[string]any{"model_versions": out}, nil
+}
+
+// canonicalStage is one of MLflow's four stages, matched without regard to case.
+func canonicalStage(s string) (string, error) {
+	for _, st := range []string{stageNone, "Staging", "Production", stageArchived} {
+		if strings.EqualFold(s, st) {
+			return st, nil
+		}
+	}
+	return "", mlflowInvalid(fmt.Sprintf("Invalid Model Version stage: %s. Value must be one of None, Staging, Production, Archived.", s))
+}
+
+type versionIn struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+func (s *API) getModelVersion(r *http.Request, in *versionIn) (any, error) {
+	if err := required("name", in.Name); err != nil {
+		return nil, err
+	}
+	if err := required("version", in.Version); err != nil {
+		return nil, err
+	}
+	n := model.Number(in.Version)
+	if n <= 0 && in.Version != "0" {
+		return nil, mlflowInvalid(fmt.Sprintf("Parameter 'version' must be an integer, got '%s'.", in.Version))
+	}
+	ms, err := s.registry(r.Context(), in.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		for _, v := range m.versions {
+			if model.Number(v.Version) == n {
+				return map[string]any{"model_version": versionJSON(v)}, nil
+			}
+		}
+	}
+	return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		Message: fmt.Sprintf("Model Version (name=%s, version=%s) not found", in.Name, in.Version)}
+}
+
+type registrySearchIn struct {
+	Filter     string   `json:"filter"`
+	MaxResults jsonInt  `json:"max_results"`
+	OrderBy    []string `json:"order_by"`
+	PageToken  string   `json:"page_token"`
+}
+
+// page reads a search's max_results (def when absent, at most max) and page token.
+func (in *registrySearchIn) page(def, most int) (limit, offset int, err error) {
+	limit = int(in.MaxResults)
+	switch {
+	case in.MaxResults == 0:
+		limit = def
+	case in.MaxResults < 0 || int(in.MaxResults) > most:
+		return 0, 0, mlflowInvalid(fmt.Sprintf("Invalid value %d for parameter 'max_results' supplied. It must be a positive integer at most %d", in.MaxResults, most))
+	}
+	offset, err = tracking.ParseToken(in.PageToken)
+	return limit, offset, err
+}
+
+// pageOf is one page of a sorted result and the token of the next, if any.
+func pageOf[T any](all []T, limit, offset int) ([]T, string) {
+	if offset >= len(all) {
+		return []T{}, ""
+	}
+	end := min(offset+limit, len(all))
+	return all[offset:end], nextPage(end < len(all), offset, limit)
+}
+
+func (s *API) searchRegisteredModels(r *http.Request, in *registrySearchIn) (any, error) {
+	limit, offset, err := in.page(defaultRegisteredModels, maxRegisteredModels)
+	if err != nil {
+		return nil, err
+	}
+	f, err := tracking.ParseRegisteredModelFilter(in.Filter)
+	if err != nil {
+		return nil, err
+	}
+	order, err := tracking.ParseRegisteredModelOrder(in.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.registry(r.Context(), "")
+	if err != nil {
+		return nil, err
+	}
+	var found []registeredModelJSON
+	for _, m := range ms {
+		if m.match(f) {
+			found = append(found, m.json())
+		}
+	}
+	slices.SortStableFunc(found, func(a, b registeredModelJSON) int {
+		for _, o := range order {
+			c := cmp.Compare(a.Name, b.Name)
+			if o.Key == "last_updated_timestamp" {
+				c = cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
+			}
+			if o.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	page, next := pageOf(found, limit, offset)
+	return registeredModelsPage{Models: page, Next: next}, nil
+}
+
+func (s *API) searchModelVersions(r *http.Request, in *registrySearchIn) (any, error) {
+	limit, offset, err := in.page(defaultModelVersions, maxModelVersions)
+	if err != nil {
+		return nil, err
+	}
+	f, err := tracking.ParseModelVersionFilter(in.Filter)
+	if err != nil {
+		return nil, err
+	}
+	order, err := tracking.ParseModelVersionOrder(in.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.registry(r.Context(), "")
+	if err != nil {
+		return nil, err
+	}
+	var found []modelVersionJSON
+	for _, m := range ms {
+		for _, v := range m.versions {
+			j := versionJSON(v)
+			if f.Match(j.filterable(model.Number(v.Version))) {
+				found = append(found, j)
+			}
+		}
+	}
+	slices.SortStableFunc(found, func(a, b modelVersionJSON) int {
+		for _, o := range order {
+			var c int
+			switch o.Key {
+			case "name":
+				c = cmp.Compare(a.Name, b.Name)
+			case "version_number":
+				c = cmp.Compare(model.Number(a.Version), model.Number(b.Version))
+			case "creation_timestamp":
+				c = cmp.Compare(a.CreationTimestamp, b.CreationTimestamp)
+			default:
+				c = cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
+			}
+			if o.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	page, next := pageOf(found, limit, offset)
+	return modelVersionsPage{Versions: page, Next: next}, nil
+}
+
+type registeredModelsPage struct {
+	Models []registeredModelJSON `json:"registered_models"`
+	Next   string                `json:"next_page_token,omitempty"`
+}
+
+type modelVersionsPage struct {
+	Versions []modelVersionJSON `json:"model_versions"`
+	Next     string             `json:"next_page_token,omitempty"`
+}
