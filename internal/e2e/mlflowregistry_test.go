@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/tracking/trackingtest"
+)
+
+// registryClient reads MLflow's model registry with a real MLflow client nobody here wrote (npm
+// mlflow@2.0.7). The package has no registry calls; its exported transport, MLflowBase.req,
+// sends them as it sends its own (a GET's fields as the query, arrays as repeated keys; a POST's
+// as a JSON body). Every answer, or the error it threw, is written to $OUT.
+const registryClient = `const path = require("path");
+const fs = require("fs");
+const { MLflowBase } = require(path.join(process.env.MLFLOW_JS_DIR, "node_modules", "mlflow", "lib", "mlflow"));
+console.log = () => {}; // the package prints every POST body
+class Registry extends MLflowBase {
+  constructor(args, p) { super(args); this.path = p; }
+}
+const args = { endpoint: process.env.HANGAR_URL, headers: { Authorization: "Bearer " + process.env.HANGAR_TOKEN } };
+const models = new Registry(args, "/registered-models");
+const versions = new Registry(args, "/model-versions");
+(async () => {
+  const out = {};
+  const call = async (name, f) => {
+    try { out[name] = await f(); } catch (e) { out[name] = { thrown: String(e.message) }; }
+  };
+  await call("get", () => models.req("get", "/get", { name: "iris" }));
+  await call("version", () => versions.req("get", "/get", { name: "iris", version: "2" }));
+  await call("latest", () => models.req("post", "/get-latest-versions", { name: "iris", stages: ["None"] }));
+  await call("search", () => models.req("get", "/search", {
+    filter: "name LIKE 'ir%' AND tag.` + "`mlflow.prompt.is_prompt`" + ` != 'true'", max_results: 100, order_by: ["name ASC"] }));
+  await call("versions", () => versions.req("get", "/search", {
+    filter: "name = 'iris'", max_results: 10000, order_by: ["version_number DESC", "name ASC"] }));
+  await call("unknown", () => models.req("get", "/no-such-thing", { name: "iris" }));
+  fs.writeFileSync(process.env.OUT, JSON.stringify(out));
+})().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
+`
+
+// MLflow's registry is Hangar's models: what `hangar model create` registers (from a job's
+// output and from a local folder) is what an MLflow client reads, version for version, with the
+// run it came from; a version that is not an integer stays Hangar's only.
+func TestMLflowClientReadsHangarRegistry(t *testing.T) {
+	dir := trackingtest.NodeClientDir(t)
+	w := newWS(t)
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"train.yml":       "command: >-\n  mkdir -p ${{outputs.model}} && echo 'flavors: {}' > ${{outputs.model}}/MLmodel\noutputs:\n  model: {type: mlflow_model}\n",
+		"local/MLmodel":   "flavors: {}\n",
+		"local/model.pkl": "weights",
+		"client.js":       registryClient,
+	})
+	train := w.create(filepath.Join(src, "train.yml"))
+	if r := w.run("job", "stream", "-n", train); r.code != 0 {
+		t.Fatalf("training job: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var v1, v2 model.Version
+	w.modelJSON(&v1, "model", "create", "--name", "iris", "--type", "mlflow_model", "--path", "azureml://jobs/"+train+"/outputs/model")
+	w.modelJSON(&v2, "model", "create", "--name", "iris", "--path", filepath.Join(src, "local"), "--description", "from a folder")
+	w.ok("model", "create", "--name", "iris", "--version", "0.0.1", "--path", filepath.Join(src, "local"))
+
+	out := filepath.Join(t.TempDir(), "out.json")
+	cmd := exec.CommandContext(t.Context(), "node", filepath.Join(src, "client.js"))
+	cmd.Env = append(os.Environ(), "MLFLOW_JS_DIR="+dir, "HANGAR_URL="+w.url(), "HANGAR_TOKEN="+w.adminToken(), "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node client: %v\n%s", err, b)
+	}
+	var got struct {
+		Get struct {
+			RegisteredModel struct {
+				Name           string           `json:"name"`
+				LatestVersions []map[string]any `json:"latest_versions"`
+			} `json:"registered_model"`
+		}
+		Version struct {
+			ModelVersion map[string]any `json:"model_version"`
+		}
+		Latest struct {
+			ModelVersions []map[string]any `json:"model_versions"`
+		}
+		Search struct {
+			RegisteredModels []map[string]any `json:"registered_models"`
+		}
+		Versions struct {
+			ModelVersions []map[string]any `json:"model_versions"`
+		}
+		Unknown struct{ Thrown string }
+	}
+	if err := json.Unmarshal([]byte(readFile(t, out)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get.RegisteredModel.Name != "iris" || len(got.Get.RegisteredModel.LatestVersions) != 1 ||
+		got.Get.RegisteredModel.LatestVersions[0]["version"] != "2" {
+		t.Errorf("registered-models/get = %+v", got.Get)
+	}
+	mv := got.Version.ModelVersion
+	if mv["version"] != "2" || mv["status"] != "READY" || mv["description"] != "from a folder" || mv["current_stage"] != "None" ||
+		mv["creation_timestamp"] != float64(v2.CreatedAt.UnixMilli()) || mv["source"] != v2.Source {
+		t.Errorf("model-versions/get iris 2 = %v; hangar has %+v", mv, v2)
+	}
+	if len(got.Latest.ModelVersions) != 1 || got.Latest.ModelVersions[0]["version"] != "2" {
+		t.Errorf("get-latest-versions = %v", got.Latest.ModelVersions)
+	}
+	if len(got.Search.RegisteredModels) != 1 || got.Search.RegisteredModels[0]["name"] != "iris" {
+		t.Errorf("registered-models/search = %v", got.Search.RegisteredModels)
+	}
+	var seen []string
+	for _, v := range got.Versions.ModelVersions {
+		run, _ := v["run_id"].(string) // absent for an upload
+		seen = append(seen, v["version"].(string)+"@"+run)
+	}
+	if strings.Join(seen, ",") != "2@,1@"+train {
+		t.Errorf("model-versions/search = %v, want 2 (uploaded) then 1 (from run %s); 0.0.1 is not MLflow's", seen, train)
+	}
+	if !strings.Contains(got.Unknown.Thrown, `"status":404`) || !strings.Contains(got.Unknown.Thrown, "ENDPOINT_NOT_FOUND") {
+		t.Errorf("an unknown registry path: %q, want 404 ENDPOINT_NOT_FOUND", got.Unknown.Thrown)
+	}
+	if v1.Source != "azureml://jobs/"+train+"/outputs/model" {
+		t.Errorf("model create from the job = %+v", v1)
+	}
+}
