@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -125,13 +126,7 @@ func runOf(v model.Version) string {
 func versionJSON(v model.Version) modelVersionJSON {
 	out := modelVersionJSON{Name: v.Name, Version: v.Version, CreationTimestamp: millis(v), LastUpdatedTimestamp: millis(v),
 		CurrentStage: stage(v), Description: v.Description, Source: v.Source, RunID: runOf(v), Status: "READY"}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range v.Tags {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(v.Tags)) {
 		out.Tags = append(out.Tags, tracking.KV{Key: k, Value: v.Tags[k]})
 	}
 	return out
