@@ -176,11 +176,3 @@ func apiStatus(t testing.TB, err error) (int, string) {
 	}
 	return e.Status, e.Code
 }
-
-// waiting reports whether a request waits for the run's next change.
-func (h *hub) waiting(runID string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.ch[runID]
-	return ok
-}

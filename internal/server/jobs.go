@@ -143,7 +143,7 @@ func (s *jobRoutes) jobLogs(w http.ResponseWriter, r *http.Request) {
 	deadline := time.Now().Add(time.Duration(min(waitS, 60) * float64(time.Second)))
 	const limit = 2000
 	for {
-		changed := s.hub.wait(id)
+		changed := s.hub.Wait(id)
 		// Status first: if it is terminal now, every line was stored before it.
 		run, err := s.cfg.Store.Runs.Run(ctx, id)
 		if err != nil {

@@ -80,7 +80,7 @@ func (s *runRoutes) appended(id string, n int, c prometheus.Counter, acked int64
 		return nil, err
 	}
 	c.Add(float64(n))
-	s.hub.notify(id)
+	s.hub.Changed(id)
 	return api.Ack{Acked: acked}, nil
 }
 

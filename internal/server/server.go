@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/controller/instances"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
 // Config is what the server is made of.
@@ -55,7 +56,7 @@ type Config struct {
 // Server serves the workspace API.
 type Server struct {
 	cfg    Config
-	hub    *hub
+	hub    tick.Changes[string] // a run's next change, for long polls (logs, status)
 	exec   *execRelay
 	budget *budget
 	tel    *telemetry
@@ -70,14 +71,14 @@ type Server struct {
 
 // New returns a server; it subscribes its waiters to run changes.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, hub: newHub(), exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
+	s := &Server{cfg: cfg, exec: newExecRelay(), budget: newBudget(BodyMemoryBudget, budgetWait), log: cfg.Log}
 	s.tel = newTelemetry(cfg.Store, cfg.Log)
 	if cfg.Serving != nil {
 		s.tel.reg.MustRegister(cfg.Serving.Router)
 	}
 	s.groups = newGroups(s)
 	s.mlflow = s.newMLflow()
-	cfg.Controller.OnChange(s.hub.notify)
+	cfg.Controller.OnChange(s.hub.Changed)
 	return s
 }
 

@@ -386,7 +386,7 @@ func TestLogsLongPollWakesOnNewLines(t *testing.T) {
 		// Ship once the long poll waits for the run (or the deadline passes: the poll then
 		// finds the lines on its first look, which is also right).
 		deadline := time.Now().Add(10 * time.Second)
-		for !ts.srv.hub.waiting("r") && time.Now().Before(deadline) {
+		for !ts.srv.hub.Waiting("r") && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		var b api.LogBatch
@@ -425,7 +425,7 @@ func TestLogsLongPollWakesOnEnd(t *testing.T) {
 	go func() {
 		defer close(ended)
 		deadline := time.Now().Add(10 * time.Second)
-		for !ts.srv.hub.waiting("r") && time.Now().Before(deadline) {
+		for !ts.srv.hub.Waiting("r") && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		if _, err := ts.runClient("r").Runs.ReportStatus(context.WithoutCancel(t.Context()), "r", api.StatusReport{State: job.Completed}); err != nil {

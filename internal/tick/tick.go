@@ -83,3 +83,12 @@ func (c *Changes[K]) Changed(k K) {
 		delete(c.ch, k)
 	}
 }
+
+// Waiting reports whether anyone took k's channel since its last change (a test's way to know a
+// long poll is parked).
+func (c *Changes[K]) Waiting(k K) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.ch[k]
+	return ok
+}
