@@ -13,6 +13,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
@@ -28,7 +29,7 @@ const failedBeforeReady = 3
 type memo struct {
 	mu       sync.Mutex
 	failures map[serving.Key]failureStreak
-	kick     chan struct{}
+	kick     tick.Kick
 	// replicas are the replicas' run ids as of the last pass.
 	replicas map[string]bool
 	// draining are the replicas the plan stops, out of the router's table, and when they may be
@@ -44,30 +45,17 @@ type failureStreak struct {
 }
 
 // Wake wakes the serving loop (an endpoint, a deployment or a replica changed).
-func (s *Serving) Wake() {
-	select {
-	case s.memo.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Serving) Wake() { s.memo.kick.Kick() }
 
 // Run keeps every deployment's replicas as its plan says, and runs the router's prober, until
 // ctx ends.
 func (s *Serving) Run(ctx context.Context) {
 	go s.Router.RunProber(ctx)
-	t := time.NewTicker(servingTick)
-	defer t.Stop()
-	for {
+	tick.Loop(ctx, servingTick, s.memo.kick, func(ctx context.Context) {
 		if err := s.Pass(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("serving pass", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.memo.kick:
-		}
-	}
+	})
 }
 
 // Pass is one pass of the serving loop: it reads the deployments and their replicas, asks

@@ -2,17 +2,17 @@ package endpoints
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 	"github.com/hangar-ml/hangar/internal/tokens"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // Serving owns online and batch endpoints: their verbs, the serving loop and the router.
@@ -57,7 +57,7 @@ func New(d Deps, rc router.Config) *Serving {
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
-	s.memo.kick = make(chan struct{}, 1)
+	s.memo.kick = tick.NewKick()
 	empty := map[string]endpointAuth{}
 	s.auth.Store(&empty)
 	rc.Authorize = s.authorize
@@ -73,17 +73,12 @@ func (s *Serving) endpointTokens() tokens.Endpoint { return tokens.Endpoint{Key:
 
 func (s *Serving) replicaSecrets() tokens.Replica { return tokens.Replica{Key: s.key} }
 
-func invalidf(format string, a ...any) error {
-	return &controller.Error{Kind: controller.Invalid, Msg: fmt.Sprintf(format, a...)}
-}
-
-func notFoundf(format string, a ...any) error {
-	return &controller.Error{Kind: controller.NotFound, Msg: fmt.Sprintf(format, a...)}
-}
-
-func conflictf(format string, a ...any) error {
-	return &controller.Error{Kind: controller.Conflict, Msg: fmt.Sprintf(format, a...)}
-}
+// The constructors of an Error are the workspace's (controller.Error is workspace.Error).
+var (
+	invalidf  = workspace.Invalidf
+	notFoundf = workspace.NotFoundf
+	conflictf = workspace.Conflictf
+)
 
 // notFound says the store's missing row as a NotFound error (format, a); other errors, and
 // nil, are as they are.

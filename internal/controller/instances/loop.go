@@ -13,6 +13,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/instance"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tick"
 )
 
 // Options tune the instance loop.
@@ -32,18 +33,11 @@ func (m *Manager) Run(ctx context.Context, o Options) {
 	if o.Every <= 0 {
 		o.Every = 5 * time.Second
 	}
-	t := time.NewTicker(o.Every)
-	defer t.Stop()
-	for {
+	tick.Loop(ctx, o.Every, nil, func(ctx context.Context) {
 		if err := m.Pass(ctx, o); err != nil && ctx.Err() == nil {
 			m.log.Error("instances", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // Pass looks at every instance once.

@@ -3,7 +3,6 @@ package instances
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/controller"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // Runs is what compute instances ask of the run core: a setup script is a run it queues, a
@@ -74,13 +74,11 @@ func New(st Store, runs Runs, secrets Sealer, now func() time.Time, log *slog.Lo
 	return &Manager{store: st, runs: runs, secrets: secrets, now: now, log: log}
 }
 
-func invalidf(format string, a ...any) error {
-	return &controller.Error{Kind: controller.Invalid, Msg: fmt.Sprintf(format, a...)}
-}
-
-func conflictf(format string, a ...any) error {
-	return &controller.Error{Kind: controller.Conflict, Msg: fmt.Sprintf(format, a...)}
-}
+// The constructors of an Error are the workspace's (controller.Error is workspace.Error).
+var (
+	invalidf  = workspace.Invalidf
+	conflictf = workspace.Conflictf
+)
 
 func isConflict(err error) bool {
 	var e *controller.Error
