@@ -8,6 +8,7 @@ missing=()
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || missing+=(python3-mpi4py)
 /usr/bin/python3 -c 'import pandas' 2>/dev/null || missing+=(python3-pandas)  # parallel jobs hand an mltable's rows to run() as DataFrames
 /usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)  # the default mapping of Azure's curated sklearn environments
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || missing+=(python3-yaml)  # the built-in MLflow scorer reads a model's MLmodel
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
 command -v jupyter-notebook >/dev/null || missing+=(jupyter-notebook)  # compute instances' Jupyter (Notebook 6; Debian 12 has no JupyterLab)
 if ((${#missing[@]})); then

@@ -31,6 +31,10 @@ users' scoring scripts expect it:
   connection (the router then sends it nothing more), GET / answers 503, and once it has been
   quiet for a moment after telling the router so, the server exits.
 
+With HANGAR_MLFLOW_SCORER set (a no-code MLflow deployment) there is no scoring script: that
+file, Hangar's built-in MLflow scorer (mlflow_scorer.py), loads the MLflow model at
+AZUREML_MODEL_DIR and answers POST /score in MLflow's and Azure's scoring protocols.
+
 PORT is the port to listen on (0 picks a free one) and HANGAR_SERVE_HOST the address (default
 0.0.0.0); the line "Listening on <address>:<port>" is printed once the server accepts requests.
 
@@ -64,6 +68,7 @@ DRAIN_HEADER = "x-hangar-replica"  # "draining": the router takes the replica ou
 SECRET_HEADER = "x-hangar-replica-secret"
 SECRET_ENV = "HANGAR_REPLICA_SECRET"
 HOST_ENV = "HANGAR_SERVE_HOST"
+MLFLOW_ENV = "HANGAR_MLFLOW_SCORER"  # set: serve the MLflow model at AZUREML_MODEL_DIR with this scorer, no script
 DRAIN_QUIET = 2.0  # seconds without a request, once the router was told, before a draining server exits
 DRAIN_MAX = 60.0  # seconds a draining server waits at most
 
@@ -326,6 +331,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return refused
         if url.path == "/":
             return error(405, "Method not allowed")
+        if hasattr(self.script, "respond"):
+            return self.mlflow_route(method, url.path, body)
         if url.path != "/score":
             return error(404, "Not found: " + url.path)
         if method == "OPTIONS":
@@ -342,6 +349,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.secret):
             return error(403, "this replica answers only its workspace's router; the replica secret is wrong")
         return None
+
+    def mlflow_route(self, method, path, body):
+        """The routes of a no-code MLflow deployment: MLflow's scoring server's, with Azure's
+        /score beside /invocations."""
+        if path in ("/ping", "/health") and method == "GET":
+            return 200, b"\n", "application/json"
+        if path == "/version" and method == "GET":
+            return 200, self.script.version.encode("utf-8"), "application/json"
+        if path not in ("/score", "/invocations"):
+            return error(404, "Not found: " + path)
+        if method != "POST":
+            return error(405, "Method not allowed: a no-code MLflow deployment scores POST requests")
+        with self.slots:
+            return self.script.respond(body, self.headers)
 
     def score(self, method, body, query):
         args = self.script.arguments(method, body, query)
@@ -464,6 +485,19 @@ def put_code_first(app_root):
         sys.path.insert(0, p)
 
 
+def mlflow_scorer(path, workers):
+    """The built-in scorer of a no-code MLflow deployment (the module at path, written beside
+    this file by the supervisor), for the model at AZUREML_MODEL_DIR."""
+    model_dir = os.environ.get("AZUREML_MODEL_DIR")
+    if not model_dir:
+        fail("scoring server: a no-code MLflow deployment needs its model (AZUREML_MODEL_DIR is not set)")
+    spec = importlib.util.spec_from_file_location("hangar_mlflow_scorer", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    print(f"Hangar scoring server: built-in MLflow scorer, model dir {model_dir}, {workers} concurrent predict() call(s)", flush=True)
+    return module.Scorer(model_dir)
+
+
 def main():
     # The user's prints reach the replica's log as they happen.
     sys.stdout.reconfigure(line_buffering=True)
@@ -482,19 +516,25 @@ def main():
         workers = max(1, int(os.environ.get("WORKER_COUNT") or 1))
     except ValueError as e:
         fail(f"scoring server: bad PORT or WORKER_COUNT: {e}")
-    put_code_first(app_root)
-    print(f"Hangar scoring server: script {os.path.join(app_root, entry)}, model dir "
-          f"{os.environ.get('AZUREML_MODEL_DIR', '(unset)')}, {workers} concurrent run() call(s)", flush=True)
-    try:
-        script = Script(app_root, entry)
-    except ScriptError as e:
-        fail(f"scoring server: {e}")
-    except BaseException:
-        traceback.print_exc()
-        fail(f"scoring server: importing {os.path.join(app_root, entry)} failed (traceback above)")
+    mlflow = os.environ.get(MLFLOW_ENV)
+    if mlflow:
+        script = mlflow_scorer(mlflow, workers)
+    else:
+        put_code_first(app_root)
+        print(f"Hangar scoring server: script {os.path.join(app_root, entry)}, model dir "
+              f"{os.environ.get('AZUREML_MODEL_DIR', '(unset)')}, {workers} concurrent run() call(s)", flush=True)
+        try:
+            script = Script(app_root, entry)
+        except ScriptError as e:
+            fail(f"scoring server: {e}")
+        except BaseException:
+            traceback.print_exc()
+            fail(f"scoring server: importing {os.path.join(app_root, entry)} failed (traceback above)")
     try:
         script.init()
-    except BaseException:
+    except BaseException as e:
+        if mlflow and type(e).__name__ == "ScorerError":
+            fail(f"scoring server: {e}")
         traceback.print_exc()
         fail("scoring server: init() failed (traceback above)")
     print("init() done", flush=True)

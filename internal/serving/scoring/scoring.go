@@ -1,4 +1,5 @@
-// Package scoring holds Hangar's scoring server for code_configuration deployments: a Python
+// Package scoring holds Hangar's scoring server for code_configuration deployments (and, with
+// its built-in MLflow scorer in place of a script, for no-code MLflow deployments): a Python
 // program (standard library only) that imports the deployment's scoring script, calls its
 // init() once and its run(raw_data) for each POST /score, following the Azure ML inference
 // server's contract (see score.py's docstring for what is and is not supported). It is
@@ -29,8 +30,22 @@ const (
 // most scoring scripts have, so that neither can import the other by mistake.
 const FileName = "hangar_scoring_server.py"
 
+// MLflowFileName is the name the built-in MLflow scorer is written under, beside the scoring
+// server, which imports it when MLflowEnv names it (a no-code MLflow deployment).
+const (
+	MLflowFileName = "hangar_mlflow_scorer.py"
+	MLflowEnv      = "HANGAR_MLFLOW_SCORER"
+)
+
 //go:embed score.py
 var script []byte
 
+//go:embed mlflow_scorer.py
+var mlflowScorer []byte
+
 // Script returns the scoring server's source (a copy: callers may keep or change it).
 func Script() []byte { return bytes.Clone(script) }
+
+// MLflowScorer returns the built-in MLflow scorer's source (a copy): it loads an MLflow model's
+// python_function flavour without mlflow and speaks MLflow's and Azure's scoring protocols.
+func MLflowScorer() []byte { return bytes.Clone(mlflowScorer) }
