@@ -52,6 +52,9 @@ type Serve struct {
 	Deployment string `json:"deployment"`
 	// ScoringScript is code_configuration.scoring_script, relative to the code folder.
 	ScoringScript string `json:"scoring_script,omitempty"`
+	// MLflow says the replica serves an MLflow model with no scoring script (a no-code
+	// deployment): the scoring server runs Hangar's built-in MLflow scorer on the model.
+	MLflow bool `json:"mlflow,omitempty"`
 	// Probe is the path whose 200 answer means the replica is ready ("/" by default).
 	Probe string `json:"probe,omitempty"`
 	// Port is a fixed port (an image's inference_config); 0 lets the supervisor pick a free one.

@@ -8,8 +8,9 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 )
 
-// ReplicaCommand is the command of a code_configuration replica: Hangar's scoring server (the
-// supervisor writes it and names it in $HANGAR_SCORING_SERVER) with the model's folder.
+// ReplicaCommand is the command of a code_configuration replica, and of a no-code MLflow
+// deployment's: Hangar's scoring server (the supervisor writes it and names it in
+// $HANGAR_SCORING_SERVER) with the model's folder.
 const ReplicaCommand = `exec python3 "$HANGAR_SCORING_SERVER"`
 
 // ModelInput is the name of a replica's model input (AZUREML_MODEL_DIR points at it).
@@ -39,9 +40,10 @@ func ReplicaSpec(d Deployment, compute, modelManifest string) job.Spec {
 		sp.EnvironmentVariables = map[string]string{}
 	}
 	cmd := ReplicaCommand
-	if d.ScoringScript == "" {
+	if d.ScoringScript == "" && !d.ServesMLflowModel() {
 		cmd = d.Command
 	}
+	sp.Serve.MLflow = d.ServesMLflowModel()
 	if d.Inference != nil {
 		sp.Serve.Port = d.Inference.Port
 		if d.Inference.ReadinessPath != "" {

@@ -32,6 +32,16 @@ func TestReplicaSpecServe(t *testing.T) {
 				Entrypoint: true, ModelMount: "/var/azureml-app/azureml-models/blue/1"}},
 		{"entrypoint, no model", func(d *Deployment) { d.Model = ModelRef{} }, "", "",
 			job.Serve{Endpoint: "ep", Deployment: "blue", Probe: "/ready", Port: 8501, Entrypoint: true}},
+		{"no-code MLflow model", func(d *Deployment) {
+			d.Inference, d.Environment, d.Model.Type = nil, job.Environment{}, "mlflow_model"
+			d.Readiness.Path = "/"
+		}, "sha", ReplicaCommand,
+			job.Serve{Endpoint: "ep", Deployment: "blue", Probe: "/", ModelInput: ModelInput, ModelFolder: "half_plus_two", MLflow: true}},
+		{"MLflow model with a scoring script", func(d *Deployment) {
+			d.Inference, d.Model.Type, d.ScoringScript = nil, "mlflow_model", "score.py"
+			d.Readiness.Path = "/"
+		}, "sha", ReplicaCommand,
+			job.Serve{Endpoint: "ep", Deployment: "blue", Probe: "/", ModelInput: ModelInput, ModelFolder: "half_plus_two", ScoringScript: "score.py"}},
 		{"command", func(d *Deployment) { d.Command = "serve --port $PORT" }, "sha", "serve --port $PORT",
 			job.Serve{Endpoint: "ep", Deployment: "blue", Probe: "/ready", Port: 8501, ModelInput: ModelInput, ModelFolder: "half_plus_two"}},
 	} {

@@ -89,6 +89,16 @@ func (d Deployment) ServesByEntrypoint() bool {
 	return d.Inference != nil && d.ScoringScript == "" && d.Command == ""
 }
 
+// mlflowModel is model.MLflowModel (serving does not import model).
+const mlflowModel = "mlflow_model"
+
+// ServesMLflowModel says the deployment is a no-code MLflow deployment: an MLflow model with
+// no scoring script, no command and no image that serves by its entrypoint. Its replicas run
+// Hangar's scoring server with the built-in MLflow scorer (serving/scoring).
+func (d Deployment) ServesMLflowModel() bool {
+	return d.Model.Type == mlflowModel && d.ScoringScript == "" && d.Command == "" && d.Inference == nil
+}
+
 // InferenceConfig is an environment's `inference_config` for images that serve themselves.
 type InferenceConfig struct {
 	LivenessPath  string `json:"liveness_path,omitempty"`

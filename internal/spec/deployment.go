@@ -150,7 +150,12 @@ func (d *servingDecoder) checkServes(got map[string]*yaml.Node, dep *serving.Dep
 	case dep.Model.Ref != "" && got["environment"] == nil:
 		// A registered model's type is known to the workspace only: an MLflow or Triton
 		// model needs no environment in Azure (a no-code deployment); the server decides.
-	case dep.Model.Type == model.MLflowModel || dep.Model.Type == model.TritonModel:
+	case dep.Model.Type == model.MLflowModel:
+		if got["environment"] == nil {
+			d.warnf(got["model"], "environment", "not given: Hangar's built-in MLflow scorer serves this mlflow_model in the workspace's default Python environment "+
+				"(the node's python3); the model's conda.yaml and requirements.txt are not installed (the replica's log names each one the environment lacks): give environment to choose")
+		}
+	case dep.Model.Type == model.TritonModel:
 		if env.Image == "" && env.Ref == "" {
 			d.warnf(got["model"], "model.type", "a %s without code_configuration is a no-code deployment, which Hangar does not serve yet; the workspace refuses it", dep.Model.Type)
 		}

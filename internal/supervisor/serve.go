@@ -25,7 +25,8 @@ const serveProbeEvery = 100 * time.Millisecond
 // prepare sets a replica's variables: PORT, HANGAR_SERVE_HOST (where to listen),
 // HANGAR_REPLICA_SECRET (what the router's requests carry), AZUREML_MODEL_DIR, and for a
 // scoring script the scoring server written beside the run (HANGAR_SCORING_SERVER),
-// AML_APP_ROOT (the code folder) and AZUREML_ENTRY_SCRIPT.
+// AML_APP_ROOT (the code folder) and AZUREML_ENTRY_SCRIPT; for a no-code MLflow model the
+// scoring server and the built-in MLflow scorer beside it (HANGAR_MLFLOW_SCORER).
 func (s *replicaServer) prepare(w *workspace, values, env map[string]string) error {
 	sv := s.spec.Spec.Serve
 	if sv == nil {
@@ -56,15 +57,24 @@ func (s *replicaServer) prepare(w *workspace, values, env map[string]string) err
 	}
 	w.servePort = port
 	env["PORT"] = strconv.Itoa(port)
-	if sv.ScoringScript != "" {
-		path := filepath.Join(s.cfg.Dir, "hangar", scoring.FileName)
-		if err := os.WriteFile(path, scoring.Script(), 0o644); err != nil {
-			return fmt.Errorf("serve: write the scoring server: %w", err)
-		}
-		env["HANGAR_SCORING_SERVER"] = path
-		env["AML_APP_ROOT"] = w.dir
-		env["AZUREML_ENTRY_SCRIPT"] = sv.ScoringScript
+	if sv.ScoringScript == "" && !sv.MLflow {
+		return nil
 	}
+	path := filepath.Join(s.cfg.Dir, "hangar", scoring.FileName)
+	if err := os.WriteFile(path, scoring.Script(), 0o644); err != nil {
+		return fmt.Errorf("serve: write the scoring server: %w", err)
+	}
+	env["HANGAR_SCORING_SERVER"] = path
+	env["AML_APP_ROOT"] = w.dir
+	if sv.MLflow {
+		scorer := filepath.Join(s.cfg.Dir, "hangar", scoring.MLflowFileName)
+		if err := os.WriteFile(scorer, scoring.MLflowScorer(), 0o644); err != nil {
+			return fmt.Errorf("serve: write the MLflow scorer: %w", err)
+		}
+		env[scoring.MLflowEnv] = scorer
+		return nil
+	}
+	env["AZUREML_ENTRY_SCRIPT"] = sv.ScoringScript
 	return nil
 }
 

@@ -72,15 +72,18 @@ func (s *Serving) checkDeployment(ctx context.Context, d *serving.Deployment, e 
 	if d.ScoringScript != "" && d.CodeSnapshot == "" {
 		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar online-deployment create -f FILE)")
 	}
-	if d.ScoringScript == "" && d.Command == "" && d.Inference == nil {
-		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT or an environment image with an inference_config whose entrypoint serves")
-	}
 	mv, err := s.resolveModel(ctx, &d.Model)
 	if err != nil {
 		return err
 	}
 	if mv != nil { // where an image that serves by its entrypoint finds it, as on Azure
-		d.Model.Name, d.Model.Version = mv.Name, mv.Version
+		d.Model.Name, d.Model.Version, d.Model.Type = mv.Name, mv.Version, mv.Type
+	}
+	if d.ScoringScript == "" && d.Command == "" && d.Inference == nil && !d.ServesMLflowModel() {
+		return invalidf("code_configuration: required (a scoring script with init() and run()), unless the deployment gives a command that serves on $PORT or an environment image with an inference_config whose entrypoint serves, or its model is an mlflow_model (served by Hangar's built-in MLflow scorer)")
+	}
+	if d.ServesMLflowModel() && d.Model.Manifest == "" && d.Model.Path == "" {
+		return invalidf("model: a deployment without code_configuration serves its mlflow_model's files; give the model")
 	}
 	if err := checkModelFolder(d.Model.Folder); err != nil {
 		return err
