@@ -133,6 +133,19 @@ func TestOnlineEndpointMLflowNoCode(t *testing.T) {
 			t.Errorf("%s: answered %s; want %s (scikit-learn's own predictions)", tc.name, got, wb)
 		}
 	}
+	// MLflow's own routes under the endpoint's URI.
+	inv := *s
+	inv.uri = strings.TrimSuffix(s.uri, "/score") + "/invocations"
+	if code, got := inv.send(t, "application/json", mustJSON(map[string]any{"dataframe_split": split})); code != 200 || !jsonEqual(t, got, mustJSON(wrapped)) {
+		t.Errorf("POST /invocations: %d %s", code, got)
+	}
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(s.uri, "/score")+"/ping", nil)
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	if resp, err := s.client.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("GET /ping: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	csv := "age,bmi,bp\n" + strings.Join(csvRows(want.Rows), "\n") + "\n"
 	if code, got := s.send(t, "text/csv", csv); code != 200 || !jsonEqual(t, got, mustJSON(wrapped)) {
 		t.Errorf("CSV: %d %s", code, got)
