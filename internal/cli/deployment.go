@@ -19,8 +19,9 @@ func newOnlineDeploymentCmd(env *Env) *cobra.Command {
 		Use:   "online-deployment",
 		Short: "Deploy a model behind an online endpoint (replicas that run as runs on a compute target)",
 		Long: `A deployment is a model, an environment and a scoring script (code_configuration: init() and
-run(raw_data), served by Hangar's scoring server), a command that serves on $PORT, or an image
-whose own entrypoint serves where its inference_config says. Each replica
+run(raw_data), served by Hangar's scoring server), an mlflow_model with no script (served by
+Hangar's built-in MLflow scorer: MLflow's and Azure's payloads), a command that serves on $PORT,
+or an image whose own entrypoint serves where its inference_config says. Each replica
 is a run on the deployment's compute target (compute: in the file, else the endpoint's, else the
 workspace default): its logs are get-logs, and a replica that crashes is replaced with backoff.`,
 		Example: `  hangar online-deployment create -f blue.yml --all-traffic
