@@ -49,7 +49,14 @@ class BadRequest(Exception):
 
 
 def find_model(model_dir):
-    """The folder holding MLmodel: model_dir itself, or its only subfolder that has one."""
+    """The folder holding MLmodel: MLFLOW_MODEL_FOLDER under model_dir when set (Azure's MLflow
+    images' variable), else model_dir itself, or its only subfolder that has one."""
+    folder = os.environ.get("MLFLOW_MODEL_FOLDER")
+    if folder:
+        path = os.path.join(model_dir, folder)
+        if not os.path.isfile(os.path.join(path, MLMODEL)):
+            raise ScorerError(f"no {MLMODEL} file in {path} (MLFLOW_MODEL_FOLDER={folder!r} under AZUREML_MODEL_DIR)")
+        return path
     if os.path.isfile(os.path.join(model_dir, MLMODEL)):
         return model_dir
     found = [os.path.join(model_dir, d) for d in sorted(os.listdir(model_dir))

@@ -193,6 +193,29 @@ func TestMLflowScorerRefusesAtStart(t *testing.T) {
 	if code := r.exitCode(t); code != 3 || !strings.Contains(r.errb.String(), "no MLmodel file") {
 		t.Errorf("no model: exit %d, stderr:\n%s", code, r.errb)
 	}
+	r = launch(t, py, t.TempDir(), "", mlflowModel(t, py, nil), append(mlflowEnv(t), "MLFLOW_MODEL_FOLDER=other")...)
+	if code := r.exitCode(t); code != 3 || !strings.Contains(r.errb.String(), "MLFLOW_MODEL_FOLDER='other'") {
+		t.Errorf("a wrong MLFLOW_MODEL_FOLDER: exit %d, stderr:\n%s", code, r.errb)
+	}
+}
+
+// MLFLOW_MODEL_FOLDER (Azure's MLflow images' variable, set in environment_variables) picks the
+// model's folder under AZUREML_MODEL_DIR.
+func TestMLflowScorerModelFolder(t *testing.T) {
+	py := python(t, "sklearn", "pandas", "yaml")
+	dir := mlflowModel(t, py, nil)
+	if err := os.MkdirAll(filepath.Join(dir, "decoy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "decoy", "MLmodel"), []byte("flavors: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, py, t.TempDir(), "", dir, append(mlflowEnv(t), "MLFLOW_MODEL_FOLDER=model")...)
+	got := do(t, "POST", r.url+"/score", `{"input_data": [[1, 2]]}`, "Content-Type", "application/json")
+	var v any
+	if got.status != 200 || json.Unmarshal([]byte(got.body), &v) != nil || !near(v, []any{12.0}) {
+		t.Errorf("%d %s; want [12]", got.status, got.body)
+	}
 }
 
 // near says whether two decoded JSON values are equal, numbers within 1e-9 (a least-squares
