@@ -1,0 +1,39 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/model"
+)
+
+// A registered model without versions is stored once; a name taken by a row or by a version is
+// ErrExists; the list reads them back by name.
+func TestRegisteredModels(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	if _, err := s.Assets.CreateModel(ctx, model.Version{Name: "mnist", Manifest: "m", Source: model.SourceLocal, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		wantErr error
+	}{{"iris", nil}, {"alpha", nil}, {"iris", ErrExists}, {"mnist", ErrExists}} {
+		err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: tc.name, Description: "d-" + tc.name, Created: at})
+		if !errors.Is(err, tc.wantErr) {
+			t.Errorf("create %s = %v, want %v", tc.name, err, tc.wantErr)
+		}
+	}
+	all, err := s.Assets.RegisteredModels(ctx, "")
+	if err != nil || len(all) != 2 || all[0].Name != "alpha" || all[1] != (RegisteredModel{Name: "iris", Description: "d-iris", Created: at}) {
+		t.Errorf("list = %+v, %v", all, err)
+	}
+	if one, err := s.Assets.RegisteredModels(ctx, "iris"); err != nil || len(one) != 1 {
+		t.Errorf("list iris = %+v, %v", one, err)
+	}
+	if none, err := s.Assets.RegisteredModels(ctx, "mnist"); err != nil || len(none) != 0 {
+		t.Errorf("list mnist = %+v, %v", none, err)
+	}
+}
