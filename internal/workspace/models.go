@@ -124,15 +124,22 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 	if artifacts {
 		h = run.ArtifactsHash
 	}
-	if h == "" {
-		return "", Invalidf("path: job %s has no output %q (status %s)", run.ID, out, run.Status)
+	noOutput := Invalidf("path: job %s has no output %q (status %s)", run.ID, out, run.Status)
+	if h == "" && !artifacts {
+		return "", noOutput
 	}
 	if sub == "" && !artifacts {
 		return h, nil
 	}
-	m, err := w.readManifest(h)
-	if err != nil {
-		return "", fmt.Errorf("read output %s of job %s: %w", out, run.ID, err)
+	// A job still running has no artifacts manifest yet, but what it logged through MLflow is
+	// stored as it is uploaded: a model it registers from inside (mlflow.register_model) is those
+	// files.
+	m := &snapshot.Manifest{}
+	if h != "" {
+		var err error
+		if m, err = w.readManifest(h); err != nil {
+			return "", fmt.Errorf("read output %s of job %s: %w", out, run.ID, err)
+		}
 	}
 	if artifacts {
 		up, err := w.Store.Tracking.MLflowArtifactFiles(ctx, run.ID, maxModelUploads)
@@ -140,6 +147,9 @@ func (w *Workspace) jobOutputManifest(ctx context.Context, uri string) (string, 
 			return "", err
 		}
 		m = withUploads(m, up)
+	}
+	if len(m.Entries) == 0 {
+		return "", noOutput
 	}
 	if sub != "" {
 		if m, err = subtree(m, sub); err != nil {
