@@ -12,7 +12,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/tracking/trackingtest"
 )
 
-// registryClient reads MLflow's model registry with a real MLflow client nobody here wrote (npm
+// registryClient reads and writes MLflow's model registry with a real MLflow client nobody here wrote (npm
 // mlflow@2.0.7). The package has no registry calls; its exported transport, MLflowBase.req,
 // sends them as it sends its own (a GET's fields as the query, arrays as repeated keys; a POST's
 // as a JSON body). Every answer, or the error it threw, is written to $OUT.
@@ -39,19 +39,28 @@ const versions = new Registry(args, "/model-versions");
   await call("versions", () => versions.req("get", "/search", {
     filter: "name = 'iris'", max_results: 10000, order_by: ["version_number DESC", "name ASC"] }));
   await call("unknown", () => models.req("get", "/no-such-thing", { name: "iris" }));
+  // mlflow.register_model("runs:/<job>/outputs/model", "flowers"): create the registered model,
+  // then the version from the run's files; creating the name again is RESOURCE_ALREADY_EXISTS.
+  await call("create", () => models.req("post", "/create", { name: "flowers", description: "from MLflow" }));
+  await call("createAgain", () => models.req("post", "/create", { name: "flowers" }));
+  await call("createVersion", () => versions.req("post", "/create", {
+    name: "flowers", source: "runs:/" + process.env.JOB_ID + "/outputs/model", run_id: process.env.JOB_ID }));
   fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
 `
 
 // MLflow's registry is Hangar's models: what `hangar model create` registers (from a job's
 // output and from a local folder) is what an MLflow client reads, version for version, with the
-// run it came from; a version that is not an integer stays Hangar's only.
-func TestMLflowClientReadsHangarRegistry(t *testing.T) {
+// run it came from; a version that is not an integer stays Hangar's only. What the MLflow client
+// registers from a run (registered-models/create, model-versions/create) is a Hangar model
+// version: model show sees it and a job takes it as azureml:flowers:1.
+func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	dir := trackingtest.NodeClientDir(t)
 	w := newWS(t)
 	src := t.TempDir()
 	writeFiles(t, src, map[string]string{
-		"train.yml":       "command: >-\n  mkdir -p ${{outputs.model}} && echo 'flavors: {}' > ${{outputs.model}}/MLmodel\noutputs:\n  model: {type: mlflow_model}\n",
+		"train.yml":       "command: >-\n  mkdir -p ${{outputs.model}} outputs/model && echo 'flavors: {}' > ${{outputs.model}}/MLmodel &&\n  echo 'flavors: {}' > outputs/model/MLmodel && echo weights > outputs/model/model.pkl\noutputs:\n  model: {type: mlflow_model}\n",
+		"use.yml":         "command: cat ${{inputs.m}}/model.pkl\ninputs:\n  m: {type: mlflow_model, path: azureml:flowers:1}\n",
 		"local/MLmodel":   "flavors: {}\n",
 		"local/model.pkl": "weights",
 		"client.js":       registryClient,
@@ -67,7 +76,7 @@ func TestMLflowClientReadsHangarRegistry(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "out.json")
 	cmd := exec.CommandContext(t.Context(), "node", filepath.Join(src, "client.js"))
-	cmd.Env = append(os.Environ(), "MLFLOW_JS_DIR="+dir, "HANGAR_URL="+w.url(), "HANGAR_TOKEN="+w.adminToken(), "OUT="+out)
+	cmd.Env = append(os.Environ(), "MLFLOW_JS_DIR="+dir, "HANGAR_URL="+w.url(), "HANGAR_TOKEN="+w.adminToken(), "OUT="+out, "JOB_ID="+train)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node client: %v\n%s", err, b)
 	}
@@ -91,6 +100,13 @@ func TestMLflowClientReadsHangarRegistry(t *testing.T) {
 			ModelVersions []map[string]any `json:"model_versions"`
 		}
 		Unknown struct{ Thrown string }
+		Create  struct {
+			RegisteredModel map[string]any `json:"registered_model"`
+		}
+		CreateAgain   struct{ Thrown string }
+		CreateVersion struct {
+			ModelVersion map[string]any `json:"model_version"`
+		}
 	}
 	if err := json.Unmarshal([]byte(readFile(t, out)), &got); err != nil {
 		t.Fatal(err)
@@ -123,5 +139,22 @@ func TestMLflowClientReadsHangarRegistry(t *testing.T) {
 	}
 	if v1.Source != "azureml://jobs/"+train+"/outputs/model" {
 		t.Errorf("model create from the job = %+v", v1)
+	}
+
+	// What MLflow registered is a Hangar model version: model show sees it, a job uses it.
+	if got.Create.RegisteredModel["name"] != "flowers" || !strings.Contains(got.CreateAgain.Thrown, "RESOURCE_ALREADY_EXISTS") {
+		t.Errorf("registered-models/create = %v, again: %q", got.Create, got.CreateAgain.Thrown)
+	}
+	if mv := got.CreateVersion.ModelVersion; mv["version"] != "1" || mv["status"] != "READY" || mv["run_id"] != train {
+		t.Errorf("model-versions/create = %v", mv)
+	}
+	var f1 model.Version
+	w.modelJSON(&f1, "model", "show", "flowers:1")
+	if f1.Files != 2 || f1.Type != model.MLflowModel || f1.Folder != "model" || f1.Source != "azureml://jobs/"+train+"/outputs/artifacts/paths/outputs/model" {
+		t.Errorf("model show flowers:1 = %+v", f1)
+	}
+	use := w.create(filepath.Join(src, "use.yml"))
+	if r := w.run("job", "stream", "-n", use); r.code != 0 || !strings.Contains(r.stdout, "weights") {
+		t.Errorf("a job with azureml:flowers:1 as input: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

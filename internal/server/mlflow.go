@@ -15,7 +15,7 @@ import (
 func (s *Server) newMLflow() *mlflowapi.API {
 	return mlflowapi.New(mlflowapi.Config{
 		Tracking: s.cfg.Store.Tracking, Artifacts: s.cfg.Store.Tracking, Runs: s.cfg.Store.Runs, RunWriter: s.cfg.Controller.Tracking, Blobs: s.cfg.Blobs,
-		Models: s.cfg.Store.Assets,
+		Models: s.cfg.Store.Assets, ModelCreator: s.cfg.Controller.Workspace.Models,
 		Caller: func(r *http.Request) mlflowapi.Caller {
 			p := who(r)
 			return mlflowapi.Caller{Admin: p.admin, RunID: p.runID}

@@ -39,6 +39,7 @@ type (
 		Name                 string           `json:"name"`
 		CreationTimestamp    int64            `json:"creation_timestamp"`
 		LastUpdatedTimestamp int64            `json:"last_updated_timestamp"`
+		Description          string           `json:"description"`
 		LatestVersions       []pbModelVersion `json:"latest_versions"`
 	}
 	pbAnswer struct {
@@ -242,6 +243,79 @@ func TestMLflowRegistryReadsHangarModels(t *testing.T) {
 		st, a := ts.registryCall(t, adminToken, tc.method, tc.path, tc.q, tc.body)
 		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
 			t.Errorf("%s %s %v %s = %d %s %q; want %d %s %q", tc.method, tc.path, tc.q, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
+		}
+	}
+}
+
+// MLflow's register_model against Hangar: registered-models/create (a name without versions,
+// refused when taken), then model-versions/create from a run's artifacts, from inside the job
+// with its run token; the version is a Hangar model version (`hangar model show` sees it) over
+// the run's files, and MLflow reads it back.
+func TestMLflowRegistryCreates(t *testing.T) {
+	ts := newTestServer(t)
+	createModels(t, ts, model.Spec{Name: "mnist"})
+	ts.createJob(t, "trainer")
+	ts.createJob(t, "other")
+	tok := ts.ctrl.RunToken("trainer")
+	for _, f := range []string{"model/MLmodel", "model/model.pkl"} {
+		if r := ts.mlflowDo(t, tok, http.MethodPut, "/api/2.0/mlflow-artifacts/artifacts/0/trainer/artifacts/"+f, strings.NewReader("content of "+f)); r.status != 200 {
+			t.Fatalf("upload %s: %d %s", f, r.status, r.body)
+		}
+	}
+	post := http.MethodPost
+
+	st, a := ts.registryCall(t, tok, post, "registered-models/create", nil, `{"name": "iris", "description": "flowers"}`)
+	if st != 200 || a.RegisteredModel == nil || a.RegisteredModel.Name != "iris" || a.RegisteredModel.CreationTimestamp == 0 || len(a.RegisteredModel.LatestVersions) != 0 {
+		t.Fatalf("registered-models/create = %d %+v", st, a)
+	}
+	st, a = ts.registryCall(t, adminToken, http.MethodGet, "registered-models/get", url.Values{"name": {"iris"}}, "")
+	if st != 200 || a.RegisteredModel == nil || a.RegisteredModel.Name != "iris" {
+		t.Errorf("registered-models/get of a model without versions = %d %+v", st, a)
+	}
+
+	st, a = ts.registryCall(t, tok, post, "model-versions/create", nil,
+		`{"name": "iris", "source": "runs:/trainer/model", "run_id": "trainer", "description": "v1", "tags": [{"key": "k", "value": "v"}]}`)
+	mv := a.ModelVersion
+	if st != 200 || mv == nil || mv.Version != "1" || mv.Status != "READY" || mv.RunID != "trainer" || mv.Description != "v1" ||
+		len(mv.Tags) != 1 || mv.Source != "azureml://jobs/trainer/outputs/artifacts/paths/model" {
+		t.Fatalf("model-versions/create = %d %+v", st, a)
+	}
+	st, a = ts.registryCall(t, adminToken, post, "model-versions/create", nil, `{"name": "iris", "source": "mlflow-artifacts:/0/trainer/artifacts/model/"}`)
+	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Version != "2" {
+		t.Fatalf("model-versions/create from mlflow-artifacts = %d %+v", st, a)
+	}
+	// The versions are Hangar's: the run's two files, an MLflow model, under the folder "model".
+	v, err := ts.admin.Models.Get(t.Context(), "iris", "1")
+	if err != nil || v.Files != 2 || v.Type != model.MLflowModel || v.Folder != "model" || v.Tags["k"] != "v" {
+		t.Errorf("hangar's iris:1 = %+v, %v", v, err)
+	}
+	st, a = ts.registryCall(t, adminToken, http.MethodGet, "registered-models/get", url.Values{"name": {"iris"}}, "")
+	if st != 200 || a.RegisteredModel.Description != "flowers" || versions(a.RegisteredModel.LatestVersions) != "iris:2:None" {
+		t.Errorf("registered-models/get after two versions = %d %+v", st, a)
+	}
+
+	for _, tc := range []struct {
+		token, path, body string
+		status            int
+		code, msg         string
+	}{
+		{adminToken, "registered-models/create", `{"name": "iris"}`, 400, mlflowapi.CodeAlreadyExists, "Registered Model (name=iris) already exists."},
+		{adminToken, "registered-models/create", `{"name": "mnist"}`, 400, mlflowapi.CodeAlreadyExists, "Registered Model (name=mnist) already exists."},
+		{adminToken, "registered-models/create", `{"name": "my model"}`, 400, mlflowapi.CodeInvalidParameter, "Invalid model name 'my model'"},
+		{adminToken, "registered-models/create", `{}`, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'name'"},
+		{adminToken, "model-versions/create", `{"name": "ghost", "source": "runs:/trainer/model"}`, 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+		{adminToken, "model-versions/create", `{"name": "iris"}`, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'source'"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "s3://bucket/model"}`, 400, mlflowapi.CodeInvalidParameter, "Invalid model version source: 's3://bucket/model'"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "models:/m-0123"}`, 400, mlflowapi.CodeInvalidParameter, "Invalid model version source"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "runs:/trainer/../other"}`, 400, mlflowapi.CodeInvalidParameter, "without relative path references"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "runs:/trainer/%2e%2e/x"}`, 400, mlflowapi.CodeInvalidParameter, "percent-escapes"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "runs:/trainer/nothing-here"}`, 400, mlflowapi.CodeInvalidParameter, "nothing at nothing-here"},
+		{adminToken, "model-versions/create", `{"name": "iris", "source": "runs:/trainer/model", "run_id": "other"}`, 400, mlflowapi.CodeInvalidParameter, "is not the run of source"},
+		{ts.ctrl.RunToken("other"), "model-versions/create", `{"name": "iris", "source": "runs:/trainer/model"}`, 403, mlflowapi.CodePermissionDenied, "another run"},
+	} {
+		st, a := ts.registryCall(t, tc.token, post, tc.path, nil, tc.body)
+		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
+			t.Errorf("%s %s = %d %s %q; want %d %s %q", tc.path, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
 		}
 	}
 }

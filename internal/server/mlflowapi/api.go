@@ -29,6 +29,8 @@ type Config struct {
 	Blobs     Blobs
 	// Models are the workspace's models, which MLflow's registry routes show.
 	Models Models
+	// ModelCreator registers versions MLflow's clients create (the workspace's models).
+	ModelCreator ModelCreator
 	// Caller says who sent a request: the workspace (any user's token) or a run's token.
 	Caller func(r *http.Request) Caller
 	Bodies Bodies
@@ -155,5 +157,6 @@ func (s *API) Routes(mux Mux) {
 	s.mlflowRoutes(mux)
 	s.mlflowArtifactRoutes(mux)
 	s.registryRoutes(mux)
+	s.registryCreateRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -156,6 +156,10 @@ func (s *API) mlflowErr(err error) error {
 		return mlflowInvalid(te.Message)
 	case errors.As(err, &ce) && ce.Kind == controller.Conflict:
 		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: ce.Msg}
+	case errors.As(err, &ce) && ce.Kind == controller.Invalid:
+		return mlflowInvalid(ce.Msg)
+	case errors.As(err, &ce) && ce.Kind == controller.NotFound:
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: ce.Msg}
 	case errors.Is(err, store.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())}
 	case errors.Is(err, store.ErrExists):

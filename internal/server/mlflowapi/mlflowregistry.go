@@ -9,19 +9,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
-// MLflow's model registry, read from Hangar's models (docs/mlflow.md "Model registry"): an
-// MLflow registered model is a Hangar model name, a model version one of its versions whose
-// version is an integer (MLflow's client reads versions as integers: 0.0.1 or v2 stay Azure's
-// and Hangar's only). What `hangar model create` registers is what MLflow's clients see; nothing
-// here writes.
+// MLflow's model registry over Hangar's models (docs/mlflow.md "Model registry"): an MLflow
+// registered model is a Hangar model name, a model version one of its versions whose version is
+// an integer (MLflow's client reads versions as integers: 0.0.1 or v2 stay Azure's and Hangar's
+// only). What `hangar model create` registers is what MLflow's clients see, and a version
+// MLflow's client creates is made by the same workspace call (mlflowregistry_create.go).
 
-// Models reads the workspace's model versions (the store's assets aggregate).
+// Models reads the workspace's model versions and the names registered without one (the
+// store's assets aggregate), and registers names.
 type Models interface {
 	Models(ctx context.Context, name string) ([]model.Version, error)
+	RegisteredModels(ctx context.Context, name string) ([]store.RegisteredModel, error)
+	CreateRegisteredModel(ctx context.Context, m store.RegisteredModel) error
+}
+
+// ModelCreator registers a model version: the workspace's models, the one writer of versions
+// (what `hangar model create` calls).
+type ModelCreator interface {
+	Create(ctx context.Context, req api.CreateModelRequest) (*model.Version, error)
 }
 
 // MLflow's registry limits (mlflow/store/model_registry/__init__.py).
@@ -55,6 +66,7 @@ type registeredModelJSON struct {
 	Name                 string             `json:"name"`
 	CreationTimestamp    int64              `json:"creation_timestamp"`
 	LastUpdatedTimestamp int64              `json:"last_updated_timestamp"`
+	Description          string             `json:"description,omitempty"`
 	LatestVersions       []modelVersionJSON `json:"latest_versions,omitempty"`
 }
 
@@ -73,14 +85,21 @@ type modelVersionJSON struct {
 	Tags   []tracking.KV `json:"tags,omitempty"`
 }
 
-// registered is one model name's versions that MLflow sees, oldest first.
+// registered is one model name's versions that MLflow sees, oldest first, and its row when it
+// was registered through MLflow.
 type registered struct {
 	name     string
 	versions []model.Version
+	row      *store.RegisteredModel
 }
 
 func (m registered) json() registeredModelJSON {
 	out := registeredModelJSON{Name: m.name}
+	if m.row != nil {
+		out.Description = m.row.Description
+		out.CreationTimestamp = m.row.Created.UnixMilli()
+		out.LastUpdatedTimestamp = out.CreationTimestamp
+	}
 	latest := map[string]model.Version{}
 	for _, v := range m.versions {
 		t := millis(v)
@@ -151,15 +170,33 @@ func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []registered
+	rows, err := s.cfg.Models.RegisteredModels(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*registered{}
+	var names []string
+	at := func(n string) *registered {
+		if m, ok := byName[n]; ok {
+			return m
+		}
+		byName[n] = &registered{name: n}
+		names = append(names, n)
+		return byName[n]
+	}
 	for _, v := range vs {
-		if !integerVersion(v) {
-			continue
+		if integerVersion(v) {
+			m := at(v.Name)
+			m.versions = append(m.versions, v)
 		}
-		if len(out) == 0 || out[len(out)-1].name != v.Name {
-			out = append(out, registered{name: v.Name})
-		}
-		out[len(out)-1].versions = append(out[len(out)-1].versions, v)
+	}
+	for i := range rows {
+		at(rows[i].Name).row = &rows[i]
+	}
+	slices.Sort(names)
+	out := make([]registered, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byName[n])
 	}
 	return out, nil
 }
