@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,14 @@ const versions = new Registry(args, "/model-versions");
   await call("createAgain", () => models.req("post", "/create", { name: "flowers" }));
   await call("createVersion", () => versions.req("post", "/create", {
     name: "flowers", source: "runs:/" + process.env.JOB_ID + "/outputs/model", run_id: process.env.JOB_ID }));
+  // models:/flowers/1, as MLflow's client resolves it: the download URI, then the artifact
+  // proxy's listing and a file under it (the package has no artifact calls: fetch, with the same
+  // token).
+  await call("downloadURI", () => versions.req("get", "/get-download-uri", { name: "flowers", version: "1" }));
+  const p = (out.downloadURI.artifact_uri || "").replace(/^mlflow-artifacts:\//, "");
+  const art = process.env.HANGAR_URL + "/api/2.0/mlflow-artifacts/artifacts";
+  await call("listing", async () => (await fetch(art + "?path=" + encodeURIComponent(p), { headers: args.headers })).json());
+  await call("file", async () => (await fetch(art + "/" + p + "/model.pkl", { headers: args.headers })).text());
   fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
 `
@@ -107,6 +116,11 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 		CreateVersion struct {
 			ModelVersion map[string]any `json:"model_version"`
 		}
+		DownloadURI struct {
+			ArtifactURI string `json:"artifact_uri"`
+		}
+		Listing struct{ Files []struct{ Path string } }
+		File    string
 	}
 	if err := json.Unmarshal([]byte(readFile(t, out)), &got); err != nil {
 		t.Fatal(err)
@@ -153,8 +167,39 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	if f1.Files != 2 || f1.Type != model.MLflowModel || f1.Folder != "model" || f1.Source != "azureml://jobs/"+train+"/outputs/artifacts/paths/outputs/model" {
 		t.Errorf("model show flowers:1 = %+v", f1)
 	}
+	// The URI is under the run's artifact_uri, as MLflow's runs/get says it.
+	if want := w.mlflowArtifactURI(train) + "/outputs/model"; got.DownloadURI.ArtifactURI != want ||
+		len(got.Listing.Files) != 2 || got.File != "weights\n" {
+		t.Errorf("models:/flowers/1: download URI %q (want %s), listing %+v, model.pkl %q", got.DownloadURI.ArtifactURI, want, got.Listing, got.File)
+	}
 	use := w.create(filepath.Join(src, "use.yml"))
 	if r := w.run("job", "stream", "-n", use); r.code != 0 || !strings.Contains(r.stdout, "weights") {
 		t.Errorf("a job with azureml:flowers:1 as input: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// mlflowArtifactURI is a run's artifact_uri, as MLflow's runs/get answers it.
+func (w *ws) mlflowArtifactURI(run string) string {
+	w.t.Helper()
+	req, err := http.NewRequestWithContext(w.t.Context(), http.MethodGet, w.url()+"/api/2.0/mlflow/runs/get?run_id="+run, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+w.adminToken())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Run struct {
+			Info struct {
+				ArtifactURI string `json:"artifact_uri"`
+			} `json:"info"`
+		} `json:"run"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Run.Info.ArtifactURI == "" {
+		w.t.Fatalf("runs/get %s: %s %v", run, resp.Status, err)
+	}
+	return out.Run.Info.ArtifactURI
 }

@@ -158,5 +158,6 @@ func (s *API) Routes(mux Mux) {
 	s.mlflowArtifactRoutes(mux)
 	s.registryRoutes(mux)
 	s.registryCreateRoutes(mux)
+	s.downloadURIRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -274,28 +274,38 @@ type versionIn struct {
 }
 
 func (s *API) getModelVersion(r *http.Request, in *versionIn) (any, error) {
-	if err := required("name", in.Name); err != nil {
+	v, err := s.modelVersion(r.Context(), in)
+	if err != nil {
 		return nil, err
 	}
+	return map[string]any{"model_version": v}, nil
+}
+
+// modelVersion is the version in names, or MLflow's errors: a version that is not an integer,
+// one that is not there.
+func (s *API) modelVersion(ctx context.Context, in *versionIn) (modelVersionJSON, error) {
+	if err := required("name", in.Name); err != nil {
+		return modelVersionJSON{}, err
+	}
 	if err := required("version", in.Version); err != nil {
-		return nil, err
+		return modelVersionJSON{}, err
 	}
 	n := model.Number(in.Version)
 	if n <= 0 && in.Version != "0" {
-		return nil, mlflowInvalid(fmt.Sprintf("Parameter 'version' must be an integer, got '%s'.", in.Version))
+		return modelVersionJSON{}, mlflowInvalid(fmt.Sprintf("Parameter 'version' must be an integer, got '%s'.", in.Version))
 	}
-	ms, err := s.registry(r.Context(), in.Name)
+	ms, err := s.registry(ctx, in.Name)
 	if err != nil {
-		return nil, err
+		return modelVersionJSON{}, err
 	}
 	for _, m := range ms {
 		for _, v := range m.versions {
 			if model.Number(v.Version) == n {
-				return map[string]any{"model_version": versionJSON(v)}, nil
+				return versionJSON(v), nil
 			}
 		}
 	}
-	return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+	return modelVersionJSON{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 		Message: fmt.Sprintf("Model Version (name=%s, version=%s) not found", in.Name, in.Version)}
 }
 
