@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/model"
 )
 
 // RegisteredModel is a model name registered through MLflow's registered-models/create, which
@@ -59,4 +63,51 @@ func scanRegisteredModel(sc scanner) (RegisteredModel, error) {
 	}
 	m.Created = fromNanos(created)
 	return m, nil
+}
+
+// SetRegisteredModelDescription sets a registered model's description, adding its row when the
+// name was registered by its versions only.
+func (s *Assets) SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO registered_models (name, description, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET description = excluded.description`, name, description, nanos(now))
+	if err != nil {
+		return fmt.Errorf("describe registered model %s: %w", name, err)
+	}
+	return s.sync(ctx)
+}
+
+// UpdateModelMeta changes one version's description and tags (edit changes them in place) and
+// returns the version as stored. The spec is swapped only if no other write changed it since it
+// was read (a few tries, then an error).
+func (s *Assets) UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error) {
+	for range 5 {
+		row, err := s.assetVersion(ctx, modelTable.table, modelTable.noun, name, version)
+		if err != nil {
+			return nil, err
+		}
+		var r modelRow
+		if err := json.Unmarshal([]byte(row.Spec), &r); err != nil {
+			return nil, fmt.Errorf("decode model %s:%s: %w", name, version, err)
+		}
+		edit(&r.Meta)
+		spec, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE models SET spec = ? WHERE name = ? AND version = ? AND spec = ?`,
+			string(spec), name, version, row.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("update model %s:%s: %w", name, version, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n == 1 {
+			if err := s.sync(ctx); err != nil {
+				return nil, err
+			}
+			v := modelTable.version(asset.Key{Name: row.Name, Version: row.Version, Archived: row.Archived, Created: row.Created}, r)
+			return &v, nil
+		}
+	}
+	return nil, fmt.Errorf("update model %s:%s: it kept changing under this write", name, version)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
 )
 
@@ -35,5 +36,37 @@ func TestRegisteredModels(t *testing.T) {
 	}
 	if none, err := s.Assets.RegisteredModels(ctx, "mnist"); err != nil || len(none) != 0 {
 		t.Errorf("list mnist = %+v, %v", none, err)
+	}
+}
+
+// A version's description and tags change in place, the rest of it kept; a registered model's
+// description is set with or without its row.
+func TestModelMetaUpdates(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	if _, err := s.Assets.CreateModel(ctx, model.Version{Name: "mnist", Manifest: "m", Source: model.SourceLocal, Files: 3, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Assets.UpdateModelMeta(ctx, "mnist", "1", func(m *asset.Meta) {
+		m.Description = "digits"
+		m.Tags = map[string]string{"k": "v"}
+	})
+	if err != nil || v.Description != "digits" || v.Tags["k"] != "v" || v.Files != 3 || v.Manifest != "m" {
+		t.Fatalf("update = %+v, %v", v, err)
+	}
+	if got, err := s.Assets.Model(ctx, "mnist", "1"); err != nil || got.Description != "digits" || got.Tags["k"] != "v" || !got.CreatedAt.Equal(at) {
+		t.Errorf("read back = %+v, %v", got, err)
+	}
+	if _, err := s.Assets.UpdateModelMeta(ctx, "mnist", "9", func(*asset.Meta) {}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("update a missing version = %v, want ErrNotFound", err)
+	}
+	for _, d := range []string{"first", "second"} {
+		if err := s.Assets.SetRegisteredModelDescription(ctx, "mnist", d, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, err := s.Assets.RegisteredModels(ctx, "mnist"); err != nil || len(rows) != 1 || rows[0].Description != "second" {
+		t.Errorf("registered model after two descriptions = %+v, %v", rows, err)
 	}
 }
