@@ -53,6 +53,10 @@ const versions = new Registry(args, "/model-versions");
   const p = (out.downloadURI.artifact_uri || "").replace(/^mlflow-artifacts:\//, "");
   const art = process.env.HANGAR_URL + "/api/2.0/mlflow-artifacts/artifacts";
   await call("listing", async () => (await fetch(art + "?path=" + encodeURIComponent(p), { headers: args.headers })).json());
+  // Tags set through MLflow are the Hangar version's; the package's DELETE sends the query.
+  await call("setTag", () => versions.req("post", "/set-tag", { name: "flowers", version: "1", key: "team", value: "vision" }));
+  await call("setTag2", () => versions.req("post", "/set-tag", { name: "flowers", version: "1", key: "gone", value: "x" }));
+  await call("deleteTag", () => versions.req("delete", "/delete-tag", { name: "flowers", version: "1", key: "gone" }));
   await call("file", async () => (await fetch(art + "/" + p + "/model.pkl", { headers: args.headers })).text());
   fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
@@ -62,7 +66,8 @@ const versions = new Registry(args, "/model-versions");
 // output and from a local folder) is what an MLflow client reads, version for version, with the
 // run it came from; a version that is not an integer stays Hangar's only. What the MLflow client
 // registers from a run (registered-models/create, model-versions/create) is a Hangar model
-// version: model show sees it and a job takes it as azureml:flowers:1.
+// version: model show sees it (with the tags MLflow set) and a job takes it as azureml:flowers:1;
+// models:/flowers/1 downloads it through the artifact proxy.
 func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	dir := trackingtest.NodeClientDir(t)
 	w := newWS(t)
@@ -164,6 +169,9 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	}
 	var f1 model.Version
 	w.modelJSON(&f1, "model", "show", "flowers:1")
+	if f1.Tags["team"] != "vision" || len(f1.Tags) != 1 {
+		t.Errorf("model show flowers:1 tags = %v, want team=vision only (set-tag, then delete-tag)", f1.Tags)
+	}
 	if f1.Files != 2 || f1.Type != model.MLflowModel || f1.Folder != "model" || f1.Source != "azureml://jobs/"+train+"/outputs/artifacts/paths/outputs/model" {
 		t.Errorf("model show flowers:1 = %+v", f1)
 	}

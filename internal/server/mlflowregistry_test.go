@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -338,6 +339,62 @@ func TestMLflowRegistryCreates(t *testing.T) {
 		st, a := ts.registryCall(t, tc.token, post, tc.path, nil, tc.body)
 		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
 			t.Errorf("%s %s = %d %s %q; want %d %s %q", tc.path, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
+		}
+	}
+}
+
+// A registered model's description and a version's description and tags, edited through MLflow,
+// are Hangar's: model show sees them. DELETE takes a JSON body (MLflow's Python client) or the
+// query (the npm client).
+func TestMLflowRegistryEdits(t *testing.T) {
+	ts := newTestServer(t)
+	createModels(t, ts, model.Spec{Name: "iris", Meta: asset.Meta{Tags: map[string]string{"old": "x"}}})
+	patch, post, del := http.MethodPatch, http.MethodPost, http.MethodDelete
+
+	st, a := ts.registryCall(t, adminToken, patch, "registered-models/update", nil, `{"name": "iris", "description": "flowers"}`)
+	if st != 200 || a.RegisteredModel == nil || a.RegisteredModel.Description != "flowers" {
+		t.Errorf("registered-models/update = %d %+v", st, a)
+	}
+	st, a = ts.registryCall(t, adminToken, patch, "model-versions/update", nil, `{"name": "iris", "version": "1", "description": "first"}`)
+	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Description != "first" {
+		t.Errorf("model-versions/update = %d %+v", st, a)
+	}
+	for _, body := range []string{`{"name": "iris", "version": "1", "key": "team", "value": "vision"}`, `{"name": "iris", "version": "1", "key": "stage", "value": "qa"}`} {
+		if st, a = ts.registryCall(t, adminToken, post, "model-versions/set-tag", nil, body); st != 200 || !reflect.DeepEqual(a, pbAnswer{}) {
+			t.Errorf("set-tag %s = %d %+v", body, st, a)
+		}
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "model-versions/delete-tag", nil, `{"name": "iris", "version": "1", "key": "old"}`); st != 200 {
+		t.Errorf("delete-tag with a body = %d %+v", st, a)
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "model-versions/delete-tag", url.Values{"name": {"iris"}, "version": {"1"}, "key": {"stage"}}, ""); st != 200 {
+		t.Errorf("delete-tag with a query = %d %+v", st, a)
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "model-versions/delete-tag", nil, `{"name": "iris", "version": "1", "key": "never-set"}`); st != 200 {
+		t.Errorf("delete-tag of a missing tag = %d %+v", st, a)
+	}
+	v, err := ts.admin.Models.Get(t.Context(), "iris", "1")
+	if err != nil || v.Description != "first" || len(v.Tags) != 1 || v.Tags["team"] != "vision" {
+		t.Errorf("hangar's iris:1 = %+v, %v", v, err)
+	}
+
+	ts.createJob(t, "job")
+	for _, tc := range []struct {
+		token, method, path, body string
+		status                    int
+		code, msg                 string
+	}{
+		{adminToken, patch, "registered-models/update", `{"name": "ghost", "description": "x"}`, 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+		{adminToken, patch, "model-versions/update", `{"name": "iris", "version": "7", "description": "x"}`, 404, mlflowapi.CodeNotFound, "Model Version (name=iris, version=7) not found"},
+		{adminToken, post, "model-versions/set-tag", `{"name": "iris", "version": "1", "key": "a/../b", "value": "x"}`, 400, mlflowapi.CodeInvalidParameter, `Invalid value "a/../b" for parameter 'key'`},
+		{adminToken, post, "model-versions/set-tag", `{"name": "iris", "version": "1", "key": "bad!", "value": "x"}`, 400, mlflowapi.CodeInvalidParameter, "Names may only contain"},
+		{adminToken, post, "model-versions/set-tag", `{"name": "iris", "version": "1", "value": "x"}`, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'key'"},
+		{adminToken, post, "model-versions/set-tag", `{"name": "iris", "version": "one", "key": "k", "value": "x"}`, 400, mlflowapi.CodeInvalidParameter, "must be an integer"},
+		{ts.ctrl.RunToken("job"), post, "model-versions/set-tag", `{"name": "iris", "version": "1", "key": "k", "value": "x"}`, 403, mlflowapi.CodePermissionDenied, "run token"},
+	} {
+		st, a := ts.registryCall(t, tc.token, tc.method, tc.path, nil, tc.body)
+		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
+			t.Errorf("%s %s %s = %d %s %q; want %d %s %q", tc.method, tc.path, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
 		}
 	}
 }

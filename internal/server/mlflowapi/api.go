@@ -159,5 +159,6 @@ func (s *API) Routes(mux Mux) {
 	s.registryRoutes(mux)
 	s.registryCreateRoutes(mux)
 	s.downloadURIRoutes(mux)
+	s.registryUpdateRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -107,7 +107,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 var repeatedFields = map[string]bool{"order_by": true, "experiment_ids": true, "stages": true}
 
 func (s *API) decodeMLflow(r *http.Request, v any) error {
-	if r.Method == http.MethodGet {
+	// A DELETE without a body takes its fields from the query: MLflow's Python client sends a
+	// JSON body, the npm client (and curl users) the query.
+	if r.Method == http.MethodGet || r.Method == http.MethodDelete && r.ContentLength == 0 && r.Body == http.NoBody {
 		m := map[string]any{}
 		for k, vs := range r.URL.Query() {
 			if repeatedFields[k] {

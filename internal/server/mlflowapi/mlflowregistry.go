@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
@@ -27,6 +29,8 @@ type Models interface {
 	Models(ctx context.Context, name string) ([]model.Version, error)
 	RegisteredModels(ctx context.Context, name string) ([]store.RegisteredModel, error)
 	CreateRegisteredModel(ctx context.Context, m store.RegisteredModel) error
+	SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error
+	UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error)
 }
 
 // ModelCreator registers a model version: the workspace's models, the one writer of versions
