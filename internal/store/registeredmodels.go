@@ -111,3 +111,43 @@ func (s *Assets) UpdateModelMeta(ctx context.Context, name, version string, edit
 	}
 	return nil, fmt.Errorf("update model %s:%s: it kept changing under this write", name, version)
 }
+
+// ModelAlias names one version of a model (MLflow's registered model alias).
+type ModelAlias struct {
+	Name, Alias, Version string
+}
+
+// SetModelAlias points an alias at a version, moving it if it pointed elsewhere.
+func (s *Assets) SetModelAlias(ctx context.Context, a ModelAlias) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO model_aliases (name, alias, version) VALUES (?, ?, ?)
+		ON CONFLICT (name, alias) DO UPDATE SET version = excluded.version`, a.Name, a.Alias, a.Version)
+	if err != nil {
+		return fmt.Errorf("set alias %s@%s: %w", a.Name, a.Alias, err)
+	}
+	return s.sync(ctx)
+}
+
+// DeleteModelAlias removes an alias; one that is not there is no error.
+func (s *Assets) DeleteModelAlias(ctx context.Context, name, alias string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM model_aliases WHERE name = ? AND alias = ?`, name, alias); err != nil {
+		return fmt.Errorf("delete alias %s@%s: %w", name, alias, err)
+	}
+	return s.sync(ctx)
+}
+
+// ModelAliases lists a model's aliases ("" every model's), by name then alias.
+func (s *Assets) ModelAliases(ctx context.Context, name string) ([]ModelAlias, error) {
+	q, args := `SELECT name, alias, version FROM model_aliases`, []any{}
+	if name != "" {
+		q += ` WHERE name = ?`
+		args = append(args, name)
+	}
+	out, err := queryAll(ctx, s.db, func(sc scanner) (ModelAlias, error) {
+		var a ModelAlias
+		return a, sc.Scan(&a.Name, &a.Alias, &a.Version)
+	}, q+` ORDER BY name, alias`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list model aliases: %w", err)
+	}
+	return out, nil
+}

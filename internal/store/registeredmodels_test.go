@@ -70,3 +70,26 @@ func TestModelMetaUpdates(t *testing.T) {
 		t.Errorf("registered model after two descriptions = %+v, %v", rows, err)
 	}
 }
+
+// An alias points at one version, moves when set again, and goes when deleted (twice is fine).
+func TestModelAliases(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	for _, a := range []ModelAlias{{"iris", "champion", "1"}, {"iris", "challenger", "2"}, {"iris", "champion", "3"}, {"mnist", "champion", "1"}} {
+		if err := s.Assets.SetModelAlias(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Assets.ModelAliases(ctx, "iris")
+	if err != nil || len(got) != 2 || got[0] != (ModelAlias{"iris", "challenger", "2"}) || got[1] != (ModelAlias{"iris", "champion", "3"}) {
+		t.Errorf("iris aliases = %+v, %v", got, err)
+	}
+	for range 2 {
+		if err := s.Assets.DeleteModelAlias(ctx, "iris", "challenger"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all, err := s.Assets.ModelAliases(ctx, ""); err != nil || len(all) != 2 {
+		t.Errorf("every alias = %+v, %v", all, err)
+	}
+}
