@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,6 +58,8 @@ const versions = new Registry(args, "/model-versions");
   await call("setTag", () => versions.req("post", "/set-tag", { name: "flowers", version: "1", key: "team", value: "vision" }));
   await call("setTag2", () => versions.req("post", "/set-tag", { name: "flowers", version: "1", key: "gone", value: "x" }));
   await call("deleteTag", () => versions.req("delete", "/delete-tag", { name: "flowers", version: "1", key: "gone" }));
+  await call("setAlias", () => models.req("post", "/alias", { name: "flowers", alias: "champion", version: "1" }));
+  await call("byAlias", () => models.req("get", "/alias", { name: "flowers", alias: "champion" }));
   await call("file", async () => (await fetch(art + "/" + p + "/model.pkl", { headers: args.headers })).text());
   fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
@@ -121,6 +124,9 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 		CreateVersion struct {
 			ModelVersion map[string]any `json:"model_version"`
 		}
+		ByAlias struct {
+			ModelVersion map[string]any `json:"model_version"`
+		}
 		DownloadURI struct {
 			ArtifactURI string `json:"artifact_uri"`
 		}
@@ -166,6 +172,9 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	}
 	if mv := got.CreateVersion.ModelVersion; mv["version"] != "1" || mv["status"] != "READY" || mv["run_id"] != train {
 		t.Errorf("model-versions/create = %v", mv)
+	}
+	if mv := got.ByAlias.ModelVersion; mv["version"] != "1" || fmt.Sprint(mv["aliases"]) != "[champion]" {
+		t.Errorf("models:/flowers@champion = %v", mv)
 	}
 	var f1 model.Version
 	w.modelJSON(&f1, "model", "show", "flowers:1")

@@ -25,16 +25,21 @@ type (
 		Value string `json:"value"`
 	}
 	pbModelVersion struct {
-		Name                 string `json:"name"`
-		Version              string `json:"version"`
-		CreationTimestamp    int64  `json:"creation_timestamp"`
-		LastUpdatedTimestamp int64  `json:"last_updated_timestamp"`
-		CurrentStage         string `json:"current_stage"`
-		Description          string `json:"description"`
-		Source               string `json:"source"`
-		RunID                string `json:"run_id"`
-		Status               string `json:"status"`
-		Tags                 []pbKV `json:"tags"`
+		Name                 string   `json:"name"`
+		Version              string   `json:"version"`
+		CreationTimestamp    int64    `json:"creation_timestamp"`
+		LastUpdatedTimestamp int64    `json:"last_updated_timestamp"`
+		CurrentStage         string   `json:"current_stage"`
+		Description          string   `json:"description"`
+		Source               string   `json:"source"`
+		RunID                string   `json:"run_id"`
+		Status               string   `json:"status"`
+		Tags                 []pbKV   `json:"tags"`
+		Aliases              []string `json:"aliases"`
+	}
+	pbAlias struct {
+		Alias   string `json:"alias"`
+		Version string `json:"version"`
 	}
 	pbRegisteredModel struct {
 		Name                 string           `json:"name"`
@@ -42,6 +47,7 @@ type (
 		LastUpdatedTimestamp int64            `json:"last_updated_timestamp"`
 		Description          string           `json:"description"`
 		LatestVersions       []pbModelVersion `json:"latest_versions"`
+		Aliases              []pbAlias        `json:"aliases"`
 	}
 	pbAnswer struct {
 		RegisteredModel  *pbRegisteredModel  `json:"registered_model"`
@@ -396,5 +402,67 @@ func TestMLflowRegistryEdits(t *testing.T) {
 		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
 			t.Errorf("%s %s %s = %d %s %q; want %d %s %q", tc.method, tc.path, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
 		}
+	}
+}
+
+// Aliases: set (moved when set again), read (models:/iris@champion), listed on the registered
+// model and the version, deleted with a JSON body or the query; MLflow's rules and codes.
+func TestMLflowRegistryAliases(t *testing.T) {
+	ts := newTestServer(t)
+	createModels(t, ts, model.Spec{Name: "iris"}, model.Spec{Name: "iris"}, model.Spec{Name: "iris"})
+	get, post, del := http.MethodGet, http.MethodPost, http.MethodDelete
+	for _, body := range []string{`{"name": "iris", "alias": "champion", "version": "1"}`, `{"name": "iris", "alias": "challenger", "version": "3"}`,
+		`{"name": "iris", "alias": "champion", "version": "2"}`} {
+		if st, a := ts.registryCall(t, adminToken, post, "registered-models/alias", nil, body); st != 200 {
+			t.Fatalf("set alias %s = %d %+v", body, st, a)
+		}
+	}
+	st, a := ts.registryCall(t, adminToken, get, "registered-models/alias", url.Values{"name": {"iris"}, "alias": {"champion"}}, "")
+	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Version != "2" || !reflect.DeepEqual(a.ModelVersion.Aliases, []string{"champion"}) {
+		t.Errorf("get by alias = %d %+v", st, a.ModelVersion)
+	}
+	st, a = ts.registryCall(t, adminToken, get, "registered-models/alias", url.Values{"name": {"iris"}, "alias": {"LATEST"}}, "")
+	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Version != "3" {
+		t.Errorf("get by alias latest = %d %+v", st, a.ModelVersion)
+	}
+	st, a = ts.registryCall(t, adminToken, get, "registered-models/get", url.Values{"name": {"iris"}}, "")
+	if want := []pbAlias{{"challenger", "3"}, {"champion", "2"}}; st != 200 || !reflect.DeepEqual(a.RegisteredModel.Aliases, want) {
+		t.Errorf("registered model aliases = %+v, want %+v", a.RegisteredModel, want)
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "registered-models/alias", nil, `{"name": "iris", "alias": "challenger"}`); st != 200 {
+		t.Errorf("delete alias with a body = %d %+v", st, a)
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "registered-models/alias", url.Values{"name": {"iris"}, "alias": {"champion"}}, ""); st != 200 {
+		t.Errorf("delete alias with a query = %d %+v", st, a)
+	}
+	if st, a = ts.registryCall(t, adminToken, del, "registered-models/alias", nil, `{"name": "iris", "alias": "champion"}`); st != 200 {
+		t.Errorf("delete a deleted alias = %d %+v", st, a)
+	}
+	ts.createJob(t, "job")
+	job := ts.ctrl.RunToken("job")
+	for _, tc := range []struct {
+		token, method string
+		q             url.Values
+		body          string
+		status        int
+		code, msg     string
+	}{
+		{adminToken, get, url.Values{"name": {"iris"}, "alias": {"champion"}}, "", 400, mlflowapi.CodeInvalidParameter, "Registered model alias champion not found."},
+		{adminToken, get, url.Values{"name": {"ghost"}, "alias": {"champion"}}, "", 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+		{adminToken, post, nil, `{"name": "iris", "alias": "Latest", "version": "1"}`, 400, mlflowapi.CodeInvalidParameter, "'latest' alias name (case insensitive) is reserved."},
+		{adminToken, post, nil, `{"name": "iris", "alias": "v2", "version": "1"}`, 400, mlflowapi.CodeInvalidParameter, "Version alias name 'v2' is reserved."},
+		{adminToken, post, nil, `{"name": "iris", "alias": "my alias", "version": "1"}`, 400, mlflowapi.CodeInvalidParameter, "Invalid alias name: 'my alias'."},
+		{adminToken, post, nil, `{"name": "iris", "version": "1"}`, 400, mlflowapi.CodeInvalidParameter, "Registered model alias name cannot be empty."},
+		{adminToken, post, nil, `{"name": "iris", "alias": "best", "version": "9"}`, 404, mlflowapi.CodeNotFound, "Model Version (name=iris, version=9) not found"},
+		{adminToken, del, nil, `{"name": "ghost", "alias": "best"}`, 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+		{job, post, nil, `{"name": "iris", "alias": "best", "version": "1"}`, 403, mlflowapi.CodePermissionDenied, "run token"},
+	} {
+		st, a := ts.registryCall(t, tc.token, tc.method, "registered-models/alias", tc.q, tc.body)
+		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
+			t.Errorf("%s alias %v %s = %d %s %q; want %d %s %q", tc.method, tc.q, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
+		}
+	}
+	if st, _ := ts.registryCall(t, job, get, "registered-models/alias", url.Values{"name": {"iris"}, "alias": {"latest"}}, ""); st != 200 {
+		t.Errorf("a run token reading an alias = %d", st)
 	}
 }

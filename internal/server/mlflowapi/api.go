@@ -160,5 +160,6 @@ func (s *API) Routes(mux Mux) {
 	s.registryCreateRoutes(mux)
 	s.downloadURIRoutes(mux)
 	s.registryUpdateRoutes(mux)
+	s.aliasRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -31,6 +31,9 @@ type Models interface {
 	CreateRegisteredModel(ctx context.Context, m store.RegisteredModel) error
 	SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error
 	UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error)
+	SetModelAlias(ctx context.Context, a store.ModelAlias) error
+	DeleteModelAlias(ctx context.Context, name, alias string) error
+	ModelAliases(ctx context.Context, name string) ([]store.ModelAlias, error)
 }
 
 // ModelCreator registers a model version: the workspace's models, the one writer of versions
@@ -72,6 +75,12 @@ type registeredModelJSON struct {
 	LastUpdatedTimestamp int64              `json:"last_updated_timestamp"`
 	Description          string             `json:"description,omitempty"`
 	LatestVersions       []modelVersionJSON `json:"latest_versions,omitempty"`
+	Aliases              []aliasJSON        `json:"aliases,omitempty"`
+}
+
+type aliasJSON struct {
+	Alias   string `json:"alias"`
+	Version string `json:"version"`
 }
 
 type modelVersionJSON struct {
@@ -85,8 +94,9 @@ type modelVersionJSON struct {
 	RunID                string `json:"run_id,omitempty"`
 	// Status is always READY: an omitted status reads as PENDING_REGISTRATION, on which MLflow's
 	// client waits five minutes.
-	Status string        `json:"status"`
-	Tags   []tracking.KV `json:"tags,omitempty"`
+	Status  string        `json:"status"`
+	Tags    []tracking.KV `json:"tags,omitempty"`
+	Aliases []string      `json:"aliases,omitempty"`
 }
 
 // registered is one model name's versions that MLflow sees, oldest first, and its row when it
@@ -95,6 +105,18 @@ type registered struct {
 	name     string
 	versions []model.Version
 	row      *store.RegisteredModel
+	aliases  []store.ModelAlias
+}
+
+// versionJSON is v as MLflow shows it, with the aliases that name it.
+func (m registered) versionJSON(v model.Version) modelVersionJSON {
+	j := versionJSON(v)
+	for _, a := range m.aliases {
+		if a.Version == v.Version {
+			j.Aliases = append(j.Aliases, a.Alias)
+		}
+	}
+	return j
 }
 
 func (m registered) json() registeredModelJSON {
@@ -115,9 +137,12 @@ func (m registered) json() registeredModelJSON {
 			latest[stage(v)] = v
 		}
 	}
+	for _, a := range m.aliases {
+		out.Aliases = append(out.Aliases, aliasJSON{Alias: a.Alias, Version: a.Version})
+	}
 	for _, st := range []string{stageNone, stageArchived} {
 		if v, ok := latest[st]; ok {
-			out.LatestVersions = append(out.LatestVersions, versionJSON(v))
+			out.LatestVersions = append(out.LatestVersions, m.versionJSON(v))
 		}
 	}
 	return out
@@ -196,6 +221,15 @@ func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
 	}
 	for i := range rows {
 		at(rows[i].Name).row = &rows[i]
+	}
+	aliases, err := s.cfg.Models.ModelAliases(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range aliases {
+		if m, ok := byName[a.Name]; ok {
+			m.aliases = append(m.aliases, a)
+		}
 	}
 	slices.Sort(names)
 	out := make([]registered, 0, len(names))
@@ -305,7 +339,7 @@ func (s *API) modelVersion(ctx context.Context, in *versionIn) (modelVersionJSON
 	for _, m := range ms {
 		for _, v := range m.versions {
 			if model.Number(v.Version) == n {
-				return versionJSON(v), nil
+				return m.versionJSON(v), nil
 			}
 		}
 	}
@@ -404,7 +438,7 @@ func (s *API) searchModelVersions(r *http.Request, in *registrySearchIn) (any, e
 	var found []modelVersionJSON
 	for _, m := range ms {
 		for _, v := range m.versions {
-			j := versionJSON(v)
+			j := m.versionJSON(v)
 			if f.Match(j.filterable(model.Number(v.Version))) {
 				found = append(found, j)
 			}

@@ -106,7 +106,7 @@ func (s *API) createModelVersion(r *http.Request, in *createVersionIn) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"model_version": versionJSON(*v)}, nil
+	return s.getModelVersion(r, &versionIn{Name: v.Name, Version: v.Version})
 }
 
 // runSource reads a version's source as a run and a path in its artifacts: runs:/<run>/<path>

@@ -89,11 +89,10 @@ func (s *API) editVersion(r *http.Request, name, version string, edit func(*asse
 	if err != nil {
 		return nil, err
 	}
-	updated, err := s.cfg.Models.UpdateModelMeta(r.Context(), v.Name, v.Version, edit)
-	if err != nil {
+	if _, err := s.cfg.Models.UpdateModelMeta(r.Context(), v.Name, v.Version, edit); err != nil {
 		return nil, err
 	}
-	return map[string]any{"model_version": versionJSON(*updated)}, nil
+	return s.getModelVersion(r, &versionIn{Name: v.Name, Version: v.Version})
 }
 
 // MLflow's limits on registry tags (mlflow/utils/validation.py).
