@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -148,6 +149,53 @@ func (s *Assets) ModelAliases(ctx context.Context, name string) ([]ModelAlias, e
 	}, q+` ORDER BY name, alias`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list model aliases: %w", err)
+	}
+	return out, nil
+}
+
+// RegisteredModelTag is a tag of a registered model (a model name), not of one version.
+type RegisteredModelTag struct {
+	Name, Key, Value string
+}
+
+// SetRegisteredModelTags sets tags of registered models, replacing a key's value.
+func (s *Assets) SetRegisteredModelTags(ctx context.Context, tags []RegisteredModelTag) error {
+	err := s.withTx(ctx, "set registered model tags", func(tx *sql.Tx) error {
+		for _, t := range tags {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO registered_model_tags (name, key, value) VALUES (?, ?, ?)
+				ON CONFLICT (name, key) DO UPDATE SET value = excluded.value`, t.Name, t.Key, t.Value); err != nil {
+				return fmt.Errorf("set tag %s of registered model %s: %w", t.Key, t.Name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.sync(ctx)
+}
+
+// DeleteRegisteredModelTag removes a tag; one that is not there is no error.
+func (s *Assets) DeleteRegisteredModelTag(ctx context.Context, name, key string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM registered_model_tags WHERE name = ? AND key = ?`, name, key); err != nil {
+		return fmt.Errorf("delete tag %s of registered model %s: %w", key, name, err)
+	}
+	return s.sync(ctx)
+}
+
+// RegisteredModelTags lists the tags of a registered model ("" every one's), by name then key.
+func (s *Assets) RegisteredModelTags(ctx context.Context, name string) ([]RegisteredModelTag, error) {
+	q, args := `SELECT name, key, value FROM registered_model_tags`, []any{}
+	if name != "" {
+		q += ` WHERE name = ?`
+		args = append(args, name)
+	}
+	out, err := queryAll(ctx, s.db, func(sc scanner) (RegisteredModelTag, error) {
+		var t RegisteredModelTag
+		return t, sc.Scan(&t.Name, &t.Key, &t.Value)
+	}, q+` ORDER BY name, key`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list registered model tags: %w", err)
 	}
 	return out, nil
 }

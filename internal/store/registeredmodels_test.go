@@ -93,3 +93,27 @@ func TestModelAliases(t *testing.T) {
 		t.Errorf("every alias = %+v, %v", all, err)
 	}
 }
+
+// A registered model's tags: set (a key's value replaced), listed, deleted (twice is fine).
+func TestRegisteredModelTags(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if err := s.Assets.SetRegisteredModelTags(ctx, []RegisteredModelTag{{"iris", "team", "a"}, {"iris", "task", "cls"}, {"mnist", "team", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Assets.SetRegisteredModelTags(ctx, []RegisteredModelTag{{"iris", "team", "vision"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Assets.DeleteRegisteredModelTag(ctx, "iris", "task"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Assets.RegisteredModelTags(ctx, "iris")
+	if err != nil || len(got) != 1 || got[0] != (RegisteredModelTag{"iris", "team", "vision"}) {
+		t.Errorf("iris tags = %+v, %v", got, err)
+	}
+	if all, err := s.Assets.RegisteredModelTags(ctx, ""); err != nil || len(all) != 2 {
+		t.Errorf("every tag = %+v, %v", all, err)
+	}
+}
