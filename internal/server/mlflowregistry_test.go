@@ -47,6 +47,7 @@ type (
 		LastUpdatedTimestamp int64            `json:"last_updated_timestamp"`
 		Description          string           `json:"description"`
 		LatestVersions       []pbModelVersion `json:"latest_versions"`
+		Tags                 []pbKV           `json:"tags"`
 		Aliases              []pbAlias        `json:"aliases"`
 	}
 	pbAnswer struct {
@@ -464,5 +465,62 @@ func TestMLflowRegistryAliases(t *testing.T) {
 	}
 	if st, _ := ts.registryCall(t, job, get, "registered-models/alias", url.Values{"name": {"iris"}, "alias": {"latest"}}, ""); st != 200 {
 		t.Errorf("a run token reading an alias = %d", st)
+	}
+}
+
+// A registered model's own tags: given at create (MLflow's golden body), set, deleted (body or
+// query), searched by; a model tagged as MLflow's prompt drops out of the client's searches.
+func TestMLflowRegisteredModelTags(t *testing.T) {
+	ts := newTestServer(t)
+	get, post, del := http.MethodGet, http.MethodPost, http.MethodDelete
+	st, a := ts.registryCall(t, adminToken, post, "registered-models/create", nil,
+		`{"name": "model_1", "tags": [{"key": "key", "value": "value"}, {"key": "anotherKey", "value": "some other value"}], "description": "best model ever"}`)
+	if want := []pbKV{{"anotherKey", "some other value"}, {"key", "value"}}; st != 200 || !reflect.DeepEqual(a.RegisteredModel.Tags, want) || a.RegisteredModel.Description != "best model ever" {
+		t.Fatalf("create with tags = %d %+v", st, a)
+	}
+	createModels(t, ts, model.Spec{Name: "model_2"})
+	for _, body := range []string{`{"name": "model_2", "key": "team", "value": "vision"}`, `{"name": "model_2", "key": "gone", "value": "x"}`,
+		`{"name": "model_1", "key": "mlflow.prompt.is_prompt", "value": "true"}`} {
+		if st, a := ts.registryCall(t, adminToken, post, "registered-models/set-tag", nil, body); st != 200 {
+			t.Fatalf("set-tag %s = %d %+v", body, st, a)
+		}
+	}
+	if st, a := ts.registryCall(t, adminToken, del, "registered-models/delete-tag", url.Values{"name": {"model_2"}, "key": {"gone"}}, ""); st != 200 {
+		t.Errorf("delete-tag by query = %d %+v", st, a)
+	}
+	if st, a := ts.registryCall(t, adminToken, del, "registered-models/delete-tag", nil, `{"name": "model_1", "key": "key"}`); st != 200 {
+		t.Errorf("delete-tag by body = %d %+v", st, a)
+	}
+	prompt := "tag.`mlflow.prompt.is_prompt` != 'true'"
+	for _, tc := range []struct{ filter, want string }{
+		{prompt, "model_2"},
+		{"tags.team = 'vision' AND " + prompt, "model_2"},
+		{"tags.team ILIKE 'VIS%'", "model_2"},
+		{"tags.key = 'value'", ""},
+		{"tags.anotherKey LIKE 'some%'", "model_1"},
+	} {
+		st, a := ts.registryCall(t, adminToken, get, "registered-models/search", url.Values{"filter": {tc.filter}, "max_results": {"100"}}, "")
+		if st != 200 || modelNames(a.RegisteredModels) != tc.want {
+			t.Errorf("search %q = %d %q, want %q", tc.filter, st, modelNames(a.RegisteredModels), tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code, msg          string
+	}{
+		{post, "registered-models/set-tag", `{"name": "ghost", "key": "k", "value": "v"}`, 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+		{post, "registered-models/set-tag", `{"name": "model_2", "key": "../k", "value": "v"}`, 400, mlflowapi.CodeInvalidParameter, "Invalid value \"../k\" for parameter 'key'"},
+		{post, "registered-models/create", `{"name": "model_3", "tags": [{"key": "", "value": "v"}]}`, 400, mlflowapi.CodeInvalidParameter, "Missing value for required parameter 'key'"},
+		{del, "registered-models/delete-tag", `{"name": "ghost", "key": "k"}`, 404, mlflowapi.CodeNotFound, "Registered Model with name=ghost not found"},
+	} {
+		st, a := ts.registryCall(t, adminToken, tc.method, tc.path, nil, tc.body)
+		if st != tc.status || a.ErrorCode != tc.code || !strings.Contains(a.Message, tc.msg) {
+			t.Errorf("%s %s %s = %d %s %q; want %d %s %q", tc.method, tc.path, tc.body, st, a.ErrorCode, a.Message, tc.status, tc.code, tc.msg)
+		}
+	}
+	// A refused create stores nothing.
+	if st, _ := ts.registryCall(t, adminToken, get, "registered-models/get", url.Values{"name": {"model_3"}}, ""); st != 404 {
+		t.Errorf("model_3 after a refused create = %d, want 404", st)
 	}
 }

@@ -156,10 +156,11 @@ type Mux interface {
 func (s *API) Routes(mux Mux) {
 	s.mlflowRoutes(mux)
 	s.mlflowArtifactRoutes(mux)
-	s.registryRoutes(mux)
-	s.registryCreateRoutes(mux)
-	s.downloadURIRoutes(mux)
-	s.registryUpdateRoutes(mux)
-	s.aliasRoutes(mux)
+	reg := &registry{api: s, cfg: s.cfg}
+	reg.registryRoutes(mux)
+	reg.registryCreateRoutes(mux)
+	reg.downloadURIRoutes(mux)
+	reg.registryUpdateRoutes(mux)
+	reg.aliasRoutes(mux)
 	s.notFoundRoutes(mux)
 }

@@ -34,6 +34,9 @@ type Models interface {
 	SetModelAlias(ctx context.Context, a store.ModelAlias) error
 	DeleteModelAlias(ctx context.Context, name, alias string) error
 	ModelAliases(ctx context.Context, name string) ([]store.ModelAlias, error)
+	SetRegisteredModelTags(ctx context.Context, tags []store.RegisteredModelTag) error
+	DeleteRegisteredModelTag(ctx context.Context, name, key string) error
+	RegisteredModelTags(ctx context.Context, name string) ([]store.RegisteredModelTag, error)
 }
 
 // ModelCreator registers a model version: the workspace's models, the one writer of versions
@@ -56,17 +59,24 @@ const (
 	stageArchived = "Archived"
 )
 
+// registry serves MLflow's model registry routes: a type of its own beside API (whose method
+// set stays the tracking API's), over the same configuration.
+type registry struct {
+	api *API
+	cfg Config
+}
+
 // registryRoutes registers the registry's reads: every role, and a run's token (a job's script
 // resolves models:/ URIs and waits on a version it registered elsewhere).
-func (s *API) registryRoutes(mux Mux) {
+func (s *registry) registryRoutes(mux Mux) {
 	get := func(path string, h http.HandlerFunc) { mux.Handle("GET "+Prefix+path, readOrRunAccess, h) }
-	get("registered-models/get", mlflowHandler(s, s.getRegisteredModel))
-	get("registered-models/search", mlflowHandler(s, s.searchRegisteredModels))
-	get("registered-models/get-latest-versions", mlflowHandler(s, s.latestVersions))
+	get("registered-models/get", mlflowHandler(s.api, s.getRegisteredModel))
+	get("registered-models/search", mlflowHandler(s.api, s.searchRegisteredModels))
+	get("registered-models/get-latest-versions", mlflowHandler(s.api, s.latestVersions))
 	// MLflow's client POSTs get-latest-versions first; a read all the same.
-	mux.Handle("POST "+Prefix+"registered-models/get-latest-versions", readOrRunAccess, mlflowHandler(s, s.latestVersions))
-	get("model-versions/get", mlflowHandler(s, s.getModelVersion))
-	get("model-versions/search", mlflowHandler(s, s.searchModelVersions))
+	mux.Handle("POST "+Prefix+"registered-models/get-latest-versions", readOrRunAccess, mlflowHandler(s.api, s.latestVersions))
+	get("model-versions/get", mlflowHandler(s.api, s.getModelVersion))
+	get("model-versions/search", mlflowHandler(s.api, s.searchModelVersions))
 }
 
 type registeredModelJSON struct {
@@ -75,6 +85,7 @@ type registeredModelJSON struct {
 	LastUpdatedTimestamp int64              `json:"last_updated_timestamp"`
 	Description          string             `json:"description,omitempty"`
 	LatestVersions       []modelVersionJSON `json:"latest_versions,omitempty"`
+	Tags                 []tracking.KV      `json:"tags,omitempty"`
 	Aliases              []aliasJSON        `json:"aliases,omitempty"`
 }
 
@@ -106,6 +117,7 @@ type registered struct {
 	versions []model.Version
 	row      *store.RegisteredModel
 	aliases  []store.ModelAlias
+	tags     map[string]string
 }
 
 // versionJSON is v as MLflow shows it, with the aliases that name it.
@@ -140,6 +152,9 @@ func (m registered) json() registeredModelJSON {
 	for _, a := range m.aliases {
 		out.Aliases = append(out.Aliases, aliasJSON{Alias: a.Alias, Version: a.Version})
 	}
+	for _, k := range slices.Sorted(maps.Keys(m.tags)) {
+		out.Tags = append(out.Tags, tracking.KV{Key: k, Value: m.tags[k]})
+	}
 	for _, st := range []string{stageNone, stageArchived} {
 		if v, ok := latest[st]; ok {
 			out.LatestVersions = append(out.LatestVersions, m.versionJSON(v))
@@ -149,7 +164,7 @@ func (m registered) json() registeredModelJSON {
 }
 
 func (m registered) match(f tracking.Filter) bool {
-	return f.Match(tracking.Registered{Attrs: map[string]string{"name": m.name}})
+	return f.Match(tracking.Registered{Attrs: map[string]string{"name": m.name}, Tags: m.tags})
 }
 
 func millis(v model.Version) int64 { return v.CreatedAt.UnixMilli() }
@@ -194,7 +209,7 @@ func integerVersion(v model.Version) bool { return model.Number(v.Version) > 0 |
 
 // registry reads the versions MLflow sees, of one name ("" every name), grouped by name in
 // name order, each name's versions oldest first.
-func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
+func (s *registry) registry(ctx context.Context, name string) ([]registered, error) {
 	vs, err := s.cfg.Models.Models(ctx, name)
 	if err != nil {
 		return nil, err
@@ -231,6 +246,18 @@ func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
 			m.aliases = append(m.aliases, a)
 		}
 	}
+	tags, err := s.cfg.Models.RegisteredModelTags(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tags {
+		if m, ok := byName[t.Name]; ok {
+			if m.tags == nil {
+				m.tags = map[string]string{}
+			}
+			m.tags[t.Key] = t.Value
+		}
+	}
 	slices.Sort(names)
 	out := make([]registered, 0, len(names))
 	for _, n := range names {
@@ -240,7 +267,7 @@ func (s *API) registry(ctx context.Context, name string) ([]registered, error) {
 }
 
 // registeredModel is one registered model, or MLflow's not-found error.
-func (s *API) registeredModel(ctx context.Context, name string) (registered, error) {
+func (s *registry) registeredModel(ctx context.Context, name string) (registered, error) {
 	if err := required("name", name); err != nil {
 		return registered{}, err
 	}
@@ -259,7 +286,7 @@ type nameIn struct {
 	Name string `json:"name"`
 }
 
-func (s *API) getRegisteredModel(r *http.Request, in *nameIn) (any, error) {
+func (s *registry) getRegisteredModel(r *http.Request, in *nameIn) (any, error) {
 	m, err := s.registeredModel(r.Context(), in.Name)
 	if err != nil {
 		return nil, err
@@ -274,7 +301,7 @@ type latestIn struct {
 
 // latestVersions answers get_latest_versions: the highest version of each stage asked (every
 // stage when none is), as MLflow's store does.
-func (s *API) latestVersions(r *http.Request, in *latestIn) (any, error) {
+func (s *registry) latestVersions(r *http.Request, in *latestIn) (any, error) {
 	m, err := s.registeredModel(r.Context(), in.Name)
 	if err != nil {
 		return nil, err
@@ -311,7 +338,7 @@ type versionIn struct {
 	Version string `json:"version"`
 }
 
-func (s *API) getModelVersion(r *http.Request, in *versionIn) (any, error) {
+func (s *registry) getModelVersion(r *http.Request, in *versionIn) (any, error) {
 	v, err := s.modelVersion(r.Context(), in)
 	if err != nil {
 		return nil, err
@@ -321,7 +348,7 @@ func (s *API) getModelVersion(r *http.Request, in *versionIn) (any, error) {
 
 // modelVersion is the version in names, or MLflow's errors: a version that is not an integer,
 // one that is not there.
-func (s *API) modelVersion(ctx context.Context, in *versionIn) (modelVersionJSON, error) {
+func (s *registry) modelVersion(ctx context.Context, in *versionIn) (modelVersionJSON, error) {
 	if err := required("name", in.Name); err != nil {
 		return modelVersionJSON{}, err
 	}
@@ -376,7 +403,7 @@ func pageOf[T any](all []T, limit, offset int) ([]T, string) {
 	return all[offset:end], nextPage(end < len(all), offset, limit)
 }
 
-func (s *API) searchRegisteredModels(r *http.Request, in *registrySearchIn) (any, error) {
+func (s *registry) searchRegisteredModels(r *http.Request, in *registrySearchIn) (any, error) {
 	limit, offset, err := in.page(defaultRegisteredModels, maxRegisteredModels)
 	if err != nil {
 		return nil, err
@@ -418,7 +445,7 @@ func (s *API) searchRegisteredModels(r *http.Request, in *registrySearchIn) (any
 	return registeredModelsPage{Models: page, Next: next}, nil
 }
 
-func (s *API) searchModelVersions(r *http.Request, in *registrySearchIn) (any, error) {
+func (s *registry) searchModelVersions(r *http.Request, in *registrySearchIn) (any, error) {
 	limit, offset, err := in.page(defaultModelVersions, maxModelVersions)
 	if err != nil {
 		return nil, err

@@ -13,11 +13,11 @@ import (
 // Registered model aliases (models:/iris@champion): one path, three methods. Setting and
 // deleting take an owner or contributor; reading, every role and a run's token.
 
-func (s *API) aliasRoutes(mux Mux) {
+func (s *registry) aliasRoutes(mux Mux) {
 	const p = Prefix + "registered-models/alias"
-	mux.Handle("POST "+p, contributeAccess, mlflowHandler(s, s.setAlias))
-	mux.Handle("DELETE "+p, contributeAccess, mlflowHandler(s, s.deleteAlias))
-	mux.Handle("GET "+p, readOrRunAccess, mlflowHandler(s, s.getByAlias))
+	mux.Handle("POST "+p, contributeAccess, mlflowHandler(s.api, s.setAlias))
+	mux.Handle("DELETE "+p, contributeAccess, mlflowHandler(s.api, s.deleteAlias))
+	mux.Handle("GET "+p, readOrRunAccess, mlflowHandler(s.api, s.getByAlias))
 }
 
 type aliasIn struct {
@@ -43,7 +43,7 @@ func checkAlias(alias string) error {
 	return nil
 }
 
-func (s *API) setAlias(r *http.Request, in *aliasIn) (any, error) {
+func (s *registry) setAlias(r *http.Request, in *aliasIn) (any, error) {
 	if err := checkAlias(in.Alias); err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *API) setAlias(r *http.Request, in *aliasIn) (any, error) {
 	return empty{}, s.cfg.Models.SetModelAlias(r.Context(), store.ModelAlias{Name: v.Name, Alias: in.Alias, Version: v.Version})
 }
 
-func (s *API) deleteAlias(r *http.Request, in *aliasIn) (any, error) {
+func (s *registry) deleteAlias(r *http.Request, in *aliasIn) (any, error) {
 	if err := checkAlias(in.Alias); err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *API) deleteAlias(r *http.Request, in *aliasIn) (any, error) {
 
 // getByAlias answers the version an alias names; "latest" (any case) is the highest version.
 // An unknown alias is 400 INVALID_PARAMETER_VALUE, as MLflow answers it.
-func (s *API) getByAlias(r *http.Request, in *aliasIn) (any, error) {
+func (s *registry) getByAlias(r *http.Request, in *aliasIn) (any, error) {
 	if err := checkAlias(in.Alias); err != nil {
 		return nil, err
 	}

@@ -21,9 +21,9 @@ import (
 // copied. A run's token may create both (mlflow.register_model from inside a job), a version
 // only from its own run.
 
-func (s *API) registryCreateRoutes(mux Mux) {
-	mux.Handle("POST "+Prefix+"registered-models/create", contributeOrRunAccess, mlflowHandler(s, s.createRegisteredModel))
-	mux.Handle("POST "+Prefix+"model-versions/create", contributeOrRunAccess, mlflowHandler(s, s.createModelVersion))
+func (s *registry) registryCreateRoutes(mux Mux) {
+	mux.Handle("POST "+Prefix+"registered-models/create", contributeOrRunAccess, mlflowHandler(s.api, s.createRegisteredModel))
+	mux.Handle("POST "+Prefix+"model-versions/create", contributeOrRunAccess, mlflowHandler(s.api, s.createModelVersion))
 }
 
 type createRegisteredIn struct {
@@ -32,15 +32,22 @@ type createRegisteredIn struct {
 	Description string        `json:"description"`
 }
 
-func (s *API) createRegisteredModel(r *http.Request, in *createRegisteredIn) (any, error) {
+func (s *registry) createRegisteredModel(r *http.Request, in *createRegisteredIn) (any, error) {
 	if err := checkModelName(in.Name); err != nil {
 		return nil, err
 	}
-	if len(in.Tags) > 0 {
-		return nil, mlflowInvalid("registered model tags are not stored by Hangar yet: create the model without tags")
+	tags := make([]store.RegisteredModelTag, 0, len(in.Tags))
+	for _, t := range in.Tags {
+		if err := checkRegistryTag(t.Key, t.Value); err != nil {
+			return nil, err
+		}
+		tags = append(tags, store.RegisteredModelTag{Name: in.Name, Key: t.Key, Value: t.Value})
 	}
 	err := s.cfg.Models.CreateRegisteredModel(r.Context(), store.RegisteredModel{Name: in.Name, Description: in.Description, Created: time.Now().UTC()})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Models.SetRegisteredModelTags(r.Context(), tags); err != nil {
 		return nil, err
 	}
 	m, err := s.registeredModel(r.Context(), in.Name)
@@ -71,7 +78,7 @@ type createVersionIn struct {
 	ModelID     string        `json:"model_id"`
 }
 
-func (s *API) createModelVersion(r *http.Request, in *createVersionIn) (any, error) {
+func (s *registry) createModelVersion(r *http.Request, in *createVersionIn) (any, error) {
 	if err := required("name", in.Name); err != nil {
 		return nil, err
 	}
@@ -85,7 +92,7 @@ func (s *API) createModelVersion(r *http.Request, in *createVersionIn) (any, err
 	if in.RunID != "" && in.RunID != run {
 		return nil, mlflowInvalid(fmt.Sprintf("run_id %s is not the run of source '%s' (%s)", in.RunID, in.Source, run))
 	}
-	if err := s.allowRun(r, run); err != nil {
+	if err := s.api.allowRun(r, run); err != nil {
 		return nil, err
 	}
 	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {

@@ -14,11 +14,11 @@ import (
 // uploads). A version uploaded from a client, or taken from a named output, has no such URI:
 // 501 NOT_IMPLEMENTED, naming `hangar model download` (a code MLflow's client does not retry).
 
-func (s *API) downloadURIRoutes(mux Mux) {
-	mux.Handle("GET "+Prefix+"model-versions/get-download-uri", readOrRunAccess, mlflowHandler(s, s.modelVersionDownloadURI))
+func (s *registry) downloadURIRoutes(mux Mux) {
+	mux.Handle("GET "+Prefix+"model-versions/get-download-uri", readOrRunAccess, mlflowHandler(s.api, s.modelVersionDownloadURI))
 }
 
-func (s *API) modelVersionDownloadURI(r *http.Request, in *versionIn) (any, error) {
+func (s *registry) modelVersionDownloadURI(r *http.Request, in *versionIn) (any, error) {
 	v, err := s.modelVersion(r.Context(), in)
 	if err != nil {
 		return nil, err

@@ -10,17 +10,41 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // The registry's edits of what describes a model: a registered model's description, a
 // version's description and tags (the version's own, which `hangar model show` shows too).
 // Owners and contributors only: a run's token registers, it does not edit.
 
-func (s *API) registryUpdateRoutes(mux Mux) {
-	mux.Handle("PATCH "+Prefix+"registered-models/update", contributeAccess, mlflowHandler(s, s.updateRegisteredModel))
-	mux.Handle("PATCH "+Prefix+"model-versions/update", contributeAccess, mlflowHandler(s, s.updateModelVersion))
-	mux.Handle("POST "+Prefix+"model-versions/set-tag", contributeAccess, mlflowHandler(s, s.setModelVersionTag))
-	mux.Handle("DELETE "+Prefix+"model-versions/delete-tag", contributeAccess, mlflowHandler(s, s.deleteModelVersionTag))
+func (s *registry) registryUpdateRoutes(mux Mux) {
+	mux.Handle("PATCH "+Prefix+"registered-models/update", contributeAccess, mlflowHandler(s.api, s.updateRegisteredModel))
+	mux.Handle("PATCH "+Prefix+"model-versions/update", contributeAccess, mlflowHandler(s.api, s.updateModelVersion))
+	mux.Handle("POST "+Prefix+"model-versions/set-tag", contributeAccess, mlflowHandler(s.api, s.setModelVersionTag))
+	mux.Handle("DELETE "+Prefix+"model-versions/delete-tag", contributeAccess, mlflowHandler(s.api, s.deleteModelVersionTag))
+	mux.Handle("POST "+Prefix+"registered-models/set-tag", contributeAccess, mlflowHandler(s.api, s.setRegisteredModelTag))
+	mux.Handle("DELETE "+Prefix+"registered-models/delete-tag", contributeAccess, mlflowHandler(s.api, s.deleteRegisteredModelTag))
+}
+
+func (s *registry) setRegisteredModelTag(r *http.Request, in *versionTagIn) (any, error) {
+	if err := checkRegistryTag(in.Key, in.Value); err != nil {
+		return nil, err
+	}
+	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
+		return nil, err
+	}
+	return empty{}, s.cfg.Models.SetRegisteredModelTags(r.Context(), []store.RegisteredModelTag{{Name: in.Name, Key: in.Key, Value: in.Value}})
+}
+
+// deleteRegisteredModelTag removes a tag; one that is not there is no error (as MLflow's store).
+func (s *registry) deleteRegisteredModelTag(r *http.Request, in *versionTagIn) (any, error) {
+	if err := required("key", in.Key); err != nil {
+		return nil, err
+	}
+	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
+		return nil, err
+	}
+	return empty{}, s.cfg.Models.DeleteRegisteredModelTag(r.Context(), in.Name, in.Key)
 }
 
 type describeIn struct {
@@ -29,7 +53,7 @@ type describeIn struct {
 	Description string `json:"description"`
 }
 
-func (s *API) updateRegisteredModel(r *http.Request, in *describeIn) (any, error) {
+func (s *registry) updateRegisteredModel(r *http.Request, in *describeIn) (any, error) {
 	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
 		return nil, err
 	}
@@ -43,7 +67,7 @@ func (s *API) updateRegisteredModel(r *http.Request, in *describeIn) (any, error
 	return map[string]any{"registered_model": m.json()}, nil
 }
 
-func (s *API) updateModelVersion(r *http.Request, in *describeIn) (any, error) {
+func (s *registry) updateModelVersion(r *http.Request, in *describeIn) (any, error) {
 	return s.editVersion(r, in.Name, in.Version, func(m *asset.Meta) { m.Description = in.Description })
 }
 
@@ -54,7 +78,7 @@ type versionTagIn struct {
 	Value   string `json:"value"`
 }
 
-func (s *API) setModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
+func (s *registry) setModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
 	if err := checkRegistryTag(in.Key, in.Value); err != nil {
 		return nil, err
 	}
@@ -69,7 +93,7 @@ func (s *API) setModelVersionTag(r *http.Request, in *versionTagIn) (any, error)
 }
 
 // deleteModelVersionTag removes a tag; one that is not there is no error (as MLflow's store).
-func (s *API) deleteModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
+func (s *registry) deleteModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
 	if err := required("key", in.Key); err != nil {
 		return nil, err
 	}
@@ -84,7 +108,7 @@ func (s *API) deleteModelVersionTag(r *http.Request, in *versionTagIn) (any, err
 }
 
 // editVersion checks that MLflow can name the version, then edits its description and tags.
-func (s *API) editVersion(r *http.Request, name, version string, edit func(*asset.Meta)) (any, error) {
+func (s *registry) editVersion(r *http.Request, name, version string, edit func(*asset.Meta)) (any, error) {
 	v, err := s.modelVersion(r.Context(), &versionIn{Name: name, Version: version})
 	if err != nil {
 		return nil, err
