@@ -40,6 +40,9 @@ type Version struct {
 	Source   string `json:"source"`
 	asset.Meta
 	Stage string `json:"stage,omitempty"`
+	// MLflowStage is the version's stage in MLflow's registry, Staging or Production ("": None;
+	// an archived version is MLflow's Archived), set by MLflow's transition-stage.
+	MLflowStage string `json:"mlflow_stage,omitempty"`
 	// Folder is the name of the registered folder ("" for a model that is one file): a
 	// deployment finds the model's files under $AZUREML_MODEL_DIR/<Folder>, as on Azure.
 	Folder string `json:"folder,omitempty"`

@@ -13,20 +13,21 @@ type modelRow struct {
 	Manifest string `json:"manifest"`
 	Source   string `json:"source"`
 	asset.Meta
-	Stage  string `json:"stage,omitempty"`
-	Folder string `json:"folder,omitempty"`
-	Files  int    `json:"files"`
-	Size   int64  `json:"size"`
+	Stage       string `json:"stage,omitempty"`
+	MLflowStage string `json:"mlflow_stage,omitempty"`
+	Folder      string `json:"folder,omitempty"`
+	Files       int    `json:"files"`
+	Size        int64  `json:"size"`
 }
 
 var modelTable = assetTable[model.Version, modelRow]{table: "models", noun: "model", nouns: "models",
 	row: func(v model.Version) modelRow {
 		return modelRow{Type: v.Type, Manifest: v.Manifest, Source: v.Source, Meta: v.Meta,
-			Stage: v.Stage, Folder: v.Folder, Files: v.Files, Size: v.Size}
+			Stage: v.Stage, MLflowStage: v.MLflowStage, Folder: v.Folder, Files: v.Files, Size: v.Size}
 	},
 	version: func(k asset.Key, r modelRow) model.Version {
 		return model.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Source: r.Source,
-			Meta: r.Meta, Stage: r.Stage, Folder: r.Folder, Files: r.Files, Size: r.Size, CreatedAt: k.Created,
+			Meta: r.Meta, Stage: r.Stage, MLflowStage: r.MLflowStage, Folder: r.Folder, Files: r.Files, Size: r.Size, CreatedAt: k.Created,
 			Archived: k.Archived}
 	},
 }

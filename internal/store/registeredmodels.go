@@ -81,6 +81,18 @@ func (s *Assets) SetRegisteredModelDescription(ctx context.Context, name, descri
 // returns the version as stored. The spec is swapped only if no other write changed it since it
 // was read (a few tries, then an error).
 func (s *Assets) UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error) {
+	return s.editModel(ctx, name, version, func(r *modelRow) { edit(&r.Meta) })
+}
+
+// SetModelMLflowStage sets a version's stage in MLflow's registry (Staging, Production; ""
+// None).
+func (s *Assets) SetModelMLflowStage(ctx context.Context, name, version, stage string) (*model.Version, error) {
+	return s.editModel(ctx, name, version, func(r *modelRow) { r.MLflowStage = stage })
+}
+
+// editModel changes one version's spec column (edit changes it in place) and returns the version
+// as stored, swapping the spec only if no other write changed it since it was read.
+func (s *Assets) editModel(ctx context.Context, name, version string, edit func(r *modelRow)) (*model.Version, error) {
 	for range 5 {
 		row, err := s.assetVersion(ctx, modelTable.table, modelTable.noun, name, version)
 		if err != nil {
@@ -90,7 +102,7 @@ func (s *Assets) UpdateModelMeta(ctx context.Context, name, version string, edit
 		if err := json.Unmarshal([]byte(row.Spec), &r); err != nil {
 			return nil, fmt.Errorf("decode model %s:%s: %w", name, version, err)
 		}
-		edit(&r.Meta)
+		edit(&r)
 		spec, err := json.Marshal(r)
 		if err != nil {
 			return nil, err
