@@ -524,3 +524,51 @@ func TestMLflowRegisteredModelTags(t *testing.T) {
 		t.Errorf("model_3 after a refused create = %d, want 404", st)
 	}
 }
+
+// Stages: Staging and Production kept on the version, Archived is Hangar's archive (and back),
+// archive_existing_versions archives the others in the target stage; latest_versions follows.
+func TestMLflowRegistryStages(t *testing.T) {
+	ts := newTestServer(t)
+	createModels(t, ts, model.Spec{Name: "iris"}, model.Spec{Name: "iris"}, model.Spec{Name: "iris"})
+	post, get := http.MethodPost, http.MethodGet
+	step := func(body, want string) {
+		t.Helper()
+		st, a := ts.registryCall(t, adminToken, post, "model-versions/transition-stage", nil, body)
+		if st != 200 || a.ModelVersion == nil || a.ModelVersion.CurrentStage != want {
+			t.Fatalf("transition %s = %d %+v, want stage %s", body, st, a, want)
+		}
+	}
+	step(`{"name": "iris", "version": "1", "stage": "production", "archive_existing_versions": false}`, "Production")
+	step(`{"name": "iris", "version": "2", "stage": "Staging", "archive_existing_versions": false}`, "Staging")
+	step(`{"name": "iris", "version": "3", "stage": "Production", "archive_existing_versions": true}`, "Production")
+	st, a := ts.registryCall(t, adminToken, get, "registered-models/get", url.Values{"name": {"iris"}}, "")
+	if st != 200 || versions(a.RegisteredModel.LatestVersions) != "iris:2:Staging,iris:3:Production,iris:1:Archived" {
+		t.Errorf("latest versions = %d %+v", st, a.RegisteredModel)
+	}
+	// Hangar's view: iris:1 archived (out of model list), the others not.
+	if list, err := ts.admin.Models.List(t.Context(), "iris", false); err != nil || len(list) != 2 {
+		t.Errorf("model list after archiving 1 through MLflow = %+v, %v", list, err)
+	}
+	step(`{"name": "iris", "version": "1", "stage": "None", "archive_existing_versions": false}`, "None")
+	if v, err := ts.admin.Models.Get(t.Context(), "iris", "1"); err != nil || v.Archived {
+		t.Errorf("iris:1 back to None = %+v, %v", v, err)
+	}
+	st, a = ts.registryCall(t, adminToken, post, "registered-models/get-latest-versions", nil, `{"name": "iris", "stages": ["Production"]}`)
+	if st != 200 || versions(a.ModelVersions) != "iris:3:Production" {
+		t.Errorf("latest Production = %d %+v", st, a)
+	}
+	for _, tc := range []struct {
+		body, msg string
+		status    int
+	}{
+		{`{"name": "iris", "version": "1", "stage": "prod"}`, "Invalid Model Version stage: prod.", 400},
+		{`{"name": "iris", "version": "1", "stage": "Archived", "archive_existing_versions": true}`, "is not an Active stage", 400},
+		{`{"name": "iris", "version": "1"}`, "Missing value for required parameter 'stage'", 400},
+		{`{"name": "iris", "version": "8", "stage": "Staging"}`, "Model Version (name=iris, version=8) not found", 404},
+	} {
+		st, a := ts.registryCall(t, adminToken, post, "model-versions/transition-stage", nil, tc.body)
+		if st != tc.status || !strings.Contains(a.Message, tc.msg) {
+			t.Errorf("transition %s = %d %+v; want %d %q", tc.body, st, a, tc.status, tc.msg)
+		}
+	}
+}

@@ -162,5 +162,6 @@ func (s *API) Routes(mux Mux) {
 	reg.downloadURIRoutes(mux)
 	reg.registryUpdateRoutes(mux)
 	reg.aliasRoutes(mux)
+	reg.stageRoutes(mux)
 	s.notFoundRoutes(mux)
 }

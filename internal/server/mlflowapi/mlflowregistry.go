@@ -37,6 +37,8 @@ type Models interface {
 	SetRegisteredModelTags(ctx context.Context, tags []store.RegisteredModelTag) error
 	DeleteRegisteredModelTag(ctx context.Context, name, key string) error
 	RegisteredModelTags(ctx context.Context, name string) ([]store.RegisteredModelTag, error)
+	SetModelMLflowStage(ctx context.Context, name, version, stage string) (*model.Version, error)
+	SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error)
 }
 
 // ModelCreator registers a model version: the workspace's models, the one writer of versions
@@ -53,11 +55,15 @@ const (
 	maxModelVersions        = 200_000
 )
 
-// Stages of a version: Hangar's archived versions are MLflow's Archived, the others None.
+// Stages of a version: Hangar's archived versions are MLflow's Archived, the others their
+// MLflowStage (Staging, Production) or None.
 const (
 	stageNone     = "None"
 	stageArchived = "Archived"
 )
+
+// stages are MLflow's, in the order latest_versions lists them.
+var stages = []string{stageNone, "Staging", "Production", stageArchived}
 
 // registry serves MLflow's model registry routes: a type of its own beside API (whose method
 // set stays the tracking API's), over the same configuration.
@@ -155,7 +161,7 @@ func (m registered) json() registeredModelJSON {
 	for _, k := range slices.Sorted(maps.Keys(m.tags)) {
 		out.Tags = append(out.Tags, tracking.KV{Key: k, Value: m.tags[k]})
 	}
-	for _, st := range []string{stageNone, stageArchived} {
+	for _, st := range stages {
 		if v, ok := latest[st]; ok {
 			out.LatestVersions = append(out.LatestVersions, m.versionJSON(v))
 		}
@@ -170,8 +176,11 @@ func (m registered) match(f tracking.Filter) bool {
 func millis(v model.Version) int64 { return v.CreatedAt.UnixMilli() }
 
 func stage(v model.Version) string {
-	if v.Archived {
+	switch {
+	case v.Archived:
 		return stageArchived
+	case v.MLflowStage != "":
+		return v.MLflowStage
 	}
 	return stageNone
 }
@@ -325,7 +334,7 @@ func (s *registry) latestVersions(r *http.Request, in *latestIn) (any, error) {
 
 // canonicalStage is one of MLflow's four stages, matched without regard to case.
 func canonicalStage(s string) (string, error) {
-	for _, st := range []string{stageNone, "Staging", "Production", stageArchived} {
+	for _, st := range stages {
 		if strings.EqualFold(s, st) {
 			return st, nil
 		}
