@@ -261,7 +261,7 @@ func TestMLflowRegistryReadsHangarModels(t *testing.T) {
 // the run's files, and MLflow reads it back.
 func TestMLflowRegistryCreates(t *testing.T) {
 	ts := newTestServer(t)
-	createModels(t, ts, model.Spec{Name: "mnist"})
+	createModels(t, ts, model.Spec{Name: "mnist"}, model.Spec{Name: "semver", Version: "0.0.1"})
 	ts.createJob(t, "trainer")
 	ts.createJob(t, "other")
 	tok := ts.ctrl.RunToken("trainer")
@@ -287,6 +287,16 @@ func TestMLflowRegistryCreates(t *testing.T) {
 	if st != 200 || mv == nil || mv.Version != "1" || mv.Status != "READY" || mv.RunID != "trainer" || mv.Description != "v1" ||
 		len(mv.Tags) != 1 || mv.Source != "azureml://jobs/trainer/outputs/artifacts/paths/model" {
 		t.Fatalf("model-versions/create = %d %+v", st, a)
+	}
+	// A name whose only version is a string is registered (create says so), without versions
+	// MLflow sees; a version MLflow creates for it is its first integer one.
+	st, a = ts.registryCall(t, adminToken, post, "registered-models/create", nil, `{"name": "semver"}`)
+	if st != 400 || a.ErrorCode != mlflowapi.CodeAlreadyExists {
+		t.Errorf("create semver = %d %+v", st, a)
+	}
+	st, a = ts.registryCall(t, adminToken, post, "model-versions/create", nil, `{"name": "semver", "source": "runs:/trainer/model"}`)
+	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Version != "1" {
+		t.Errorf("model-versions/create for semver = %d %+v", st, a)
 	}
 	st, a = ts.registryCall(t, adminToken, post, "model-versions/create", nil, `{"name": "iris", "source": "mlflow-artifacts:/0/trainer/artifacts/model/"}`)
 	if st != 200 || a.ModelVersion == nil || a.ModelVersion.Version != "2" {

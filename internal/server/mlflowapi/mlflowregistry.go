@@ -124,6 +124,8 @@ type registered struct {
 	row      *store.RegisteredModel
 	aliases  []store.ModelAlias
 	tags     map[string]string
+	// first and last are its versions' creation times, every version counted (ms).
+	first, last int64
 }
 
 // versionJSON is v as MLflow shows it, with the aliases that name it.
@@ -138,19 +140,16 @@ func (m registered) versionJSON(v model.Version) modelVersionJSON {
 }
 
 func (m registered) json() registeredModelJSON {
-	out := registeredModelJSON{Name: m.name}
+	out := registeredModelJSON{Name: m.name, CreationTimestamp: m.first, LastUpdatedTimestamp: m.last}
 	if m.row != nil {
 		out.Description = m.row.Description
-		out.CreationTimestamp = m.row.Created.UnixMilli()
-		out.LastUpdatedTimestamp = out.CreationTimestamp
+		if c := m.row.Created.UnixMilli(); out.CreationTimestamp == 0 || c < out.CreationTimestamp {
+			out.CreationTimestamp = c
+		}
+		out.LastUpdatedTimestamp = max(out.LastUpdatedTimestamp, out.CreationTimestamp)
 	}
 	latest := map[string]model.Version{}
 	for _, v := range m.versions {
-		t := millis(v)
-		if out.CreationTimestamp == 0 || t < out.CreationTimestamp {
-			out.CreationTimestamp = t
-		}
-		out.LastUpdatedTimestamp = max(out.LastUpdatedTimestamp, t)
 		if l, ok := latest[stage(v)]; !ok || model.Number(v.Version) > model.Number(l.Version) {
 			latest[stage(v)] = v
 		}
@@ -238,8 +237,12 @@ func (s *registry) registry(ctx context.Context, name string) ([]registered, err
 		return byName[n]
 	}
 	for _, v := range vs {
+		m := at(v.Name) // a name whose versions are all strings (0.0.1) is registered, without versions
+		if t := millis(v); m.first == 0 || t < m.first {
+			m.first = t
+		}
+		m.last = max(m.last, millis(v))
 		if integerVersion(v) {
-			m := at(v.Name)
 			m.versions = append(m.versions, v)
 		}
 	}
