@@ -24,19 +24,21 @@ func (s *Server) newMLflow() *mlflowapi.API {
 	})
 }
 
-// mlflowRoutes registers the MLflow API on api, and answers the MLflow UI's /ajax-api/ paths
-// with the same handlers (authenticated as /api/ is).
+// mlflowRoutes registers the MLflow API on api, and answers the MLflow UI's /ajax-api/ paths and
+// MLflow 1.x's /api/2.0/preview/mlflow/ with the same handlers (authenticated as /api/ is).
 func (s *Server) mlflowRoutes(mux, api routes) {
 	s.mlflow.Routes(mlflowMux{api})
 	// The routes it forwards to check their own access.
-	mux.handle("/ajax-api/2.0/mlflow/", forwardAccess, ajaxAPI(api.mux).ServeHTTP)
+	mux.handle("/ajax-api/2.0/mlflow/", forwardAccess, alias(api.mux, "/ajax-api/2.0/mlflow/").ServeHTTP)
+	// MLflow 1.x clients call the registry under /api/2.0/preview/mlflow/.
+	mux.handle("/api/2.0/preview/mlflow/", forwardAccess, alias(api.mux, "/api/2.0/preview/mlflow/").ServeHTTP)
 }
 
-// ajaxAPI serves /ajax-api/2.0/mlflow/... as /api/2.0/mlflow/....
-func ajaxAPI(api http.Handler) http.Handler {
+// alias serves <prefix>... as /api/2.0/mlflow/....
+func alias(api http.Handler, prefix string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r2 := r.Clone(r.Context())
-		r2.URL.Path = "/api" + strings.TrimPrefix(r.URL.Path, "/ajax-api")
+		r2.URL.Path = mlflowapi.Prefix + strings.TrimPrefix(r.URL.Path, prefix)
 		r2.URL.RawPath = ""
 		api.ServeHTTP(w, r2)
 	})

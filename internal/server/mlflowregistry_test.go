@@ -582,3 +582,20 @@ func TestMLflowRegistryStages(t *testing.T) {
 		}
 	}
 }
+
+// MLflow 1.x clients call the registry under /api/2.0/preview/mlflow/: the same answers.
+func TestMLflowPreviewPaths(t *testing.T) {
+	ts := newTestServer(t)
+	createModels(t, ts, model.Spec{Name: "iris"})
+	r := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/preview/mlflow/registered-models/get?name=iris", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"name":"iris"`) {
+		t.Errorf("preview registered-models/get = %d %s", r.status, r.body)
+	}
+	r = ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/preview/mlflow/no-such/path", nil)
+	if r.status != 404 || !strings.Contains(string(r.body), mlflowapi.CodeEndpointNotFound) {
+		t.Errorf("preview unknown path = %d %s", r.status, r.body)
+	}
+	if r = ts.mlflowDo(t, "", http.MethodGet, "/api/2.0/preview/mlflow/registered-models/get?name=iris", nil); r.status != 401 {
+		t.Errorf("preview without a token = %d %s", r.status, r.body)
+	}
+}

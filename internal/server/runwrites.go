@@ -71,7 +71,8 @@ func isFinalWord(r *http.Request, runID string) bool {
 // isMLflowPath reports whether a path is MLflow's (tracking or artifacts, the API's or the UI's),
 // whose errors take MLflow's shape.
 func isMLflowPath(path string) bool {
-	return strings.HasPrefix(path, "/api/2.0/mlflow") || strings.HasPrefix(path, "/ajax-api/2.0/mlflow")
+	return strings.HasPrefix(path, "/api/2.0/mlflow") || strings.HasPrefix(path, "/ajax-api/2.0/mlflow") ||
+		strings.HasPrefix(path, "/api/2.0/preview/mlflow")
 }
 
 // writeRunError answers a refused run token's request: in MLflow's shape on MLflow's paths (a
