@@ -416,86 +416,97 @@ func pageOf[T any](all []T, limit, offset int) ([]T, string) {
 }
 
 func (s *registry) searchRegisteredModels(r *http.Request, in *registrySearchIn) (any, error) {
-	limit, offset, err := in.page(defaultRegisteredModels, maxRegisteredModels)
-	if err != nil {
-		return nil, err
-	}
-	f, err := tracking.ParseRegisteredModelFilter(in.Filter)
-	if err != nil {
-		return nil, err
-	}
-	order, err := tracking.ParseRegisteredModelOrder(in.OrderBy)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := s.registry(r.Context(), "")
-	if err != nil {
-		return nil, err
-	}
-	var found []registeredModelJSON
-	for _, m := range ms {
-		if m.match(f) {
-			found = append(found, m.json())
-		}
-	}
-	slices.SortStableFunc(found, func(a, b registeredModelJSON) int {
-		for _, o := range order {
-			c := cmp.Compare(a.Name, b.Name)
-			if o.Key == "last_updated_timestamp" {
-				c = cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
+	page, next, err := search(s, r, in, registrySearch[registeredModelJSON]{
+		defaultN: defaultRegisteredModels, most: maxRegisteredModels,
+		filter: tracking.ParseRegisteredModelFilter, order: tracking.ParseRegisteredModelOrder,
+		rows: func(ms []registered, f tracking.Filter) (found []registeredModelJSON) {
+			for _, m := range ms {
+				if m.match(f) {
+					found = append(found, m.json())
+				}
 			}
-			if o.Desc {
-				c = -c
+			return found
+		},
+		compare: func(a, b registeredModelJSON, key string) int {
+			if key == "last_updated_timestamp" {
+				return cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
 			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
+			return cmp.Compare(a.Name, b.Name)
+		},
 	})
-	page, next := pageOf(found, limit, offset)
+	if err != nil {
+		return nil, err
+	}
 	return registeredModelsPage{Models: page, Next: next}, nil
 }
 
 func (s *registry) searchModelVersions(r *http.Request, in *registrySearchIn) (any, error) {
-	limit, offset, err := in.page(defaultModelVersions, maxModelVersions)
+	page, next, err := search(s, r, in, registrySearch[modelVersionJSON]{
+		defaultN: defaultModelVersions, most: maxModelVersions,
+		filter: tracking.ParseModelVersionFilter, order: tracking.ParseModelVersionOrder,
+		rows: func(ms []registered, f tracking.Filter) (found []modelVersionJSON) {
+			for _, m := range ms {
+				for _, v := range m.versions {
+					j := m.versionJSON(v)
+					if f.Match(j.filterable(model.Number(v.Version))) {
+						found = append(found, j)
+					}
+				}
+			}
+			return found
+		},
+		compare: func(a, b modelVersionJSON, key string) int {
+			switch key {
+			case "name":
+				return cmp.Compare(a.Name, b.Name)
+			case "version_number":
+				return cmp.Compare(model.Number(a.Version), model.Number(b.Version))
+			case "creation_timestamp":
+				return cmp.Compare(a.CreationTimestamp, b.CreationTimestamp)
+			}
+			return cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	f, err := tracking.ParseModelVersionFilter(in.Filter)
+	return modelVersionsPage{Versions: page, Next: next}, nil
+}
+
+// registrySearch is what a registry search of rows of type T is made of: its page sizes, its
+// filter and order_by grammars, the rows of the registry a filter keeps, and how two rows
+// compare by one order_by key.
+type registrySearch[T any] struct {
+	defaultN, most int
+	filter         func(string) (tracking.Filter, error)
+	order          func([]string) ([]tracking.OrderBy, error)
+	rows           func([]registered, tracking.Filter) []T
+	compare        func(a, b T, key string) int
+}
+
+// search answers one registry search: the page asked for of the rows the filter keeps, sorted
+// by the order_by clauses in turn, and the next page's token.
+func search[T any](s *registry, r *http.Request, in *registrySearchIn, q registrySearch[T]) ([]T, string, error) {
+	limit, offset, err := in.page(q.defaultN, q.most)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	order, err := tracking.ParseModelVersionOrder(in.OrderBy)
+	f, err := q.filter(in.Filter)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	order, err := q.order(in.OrderBy)
+	if err != nil {
+		return nil, "", err
 	}
 	ms, err := s.registry(r.Context(), "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var found []modelVersionJSON
-	for _, m := range ms {
-		for _, v := range m.versions {
-			j := m.versionJSON(v)
-			if f.Match(j.filterable(model.Number(v.Version))) {
-				found = append(found, j)
-			}
-		}
-	}
-	slices.SortStableFunc(found, func(a, b modelVersionJSON) int {
+	found := q.rows(ms, f)
+	slices.SortStableFunc(found, func(a, b T) int {
 		for _, o := range order {
-			var c int
-			switch o.Key {
-			case "name":
-				c = cmp.Compare(a.Name, b.Name)
-			case "version_number":
-				c = cmp.Compare(model.Number(a.Version), model.Number(b.Version))
-			case "creation_timestamp":
-				c = cmp.Compare(a.CreationTimestamp, b.CreationTimestamp)
-			default:
-				c = cmp.Compare(a.LastUpdatedTimestamp, b.LastUpdatedTimestamp)
-			}
+			c := q.compare(a, b, o.Key)
 			if o.Desc {
 				c = -c
 			}
@@ -506,7 +517,7 @@ func (s *registry) searchModelVersions(r *http.Request, in *registrySearchIn) (a
 		return 0
 	})
 	page, next := pageOf(found, limit, offset)
-	return modelVersionsPage{Versions: page, Next: next}, nil
+	return page, next, nil
 }
 
 type registeredModelsPage struct {
