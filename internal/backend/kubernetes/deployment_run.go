@@ -202,8 +202,14 @@ func (c *client) markCanceled(ctx context.Context, ns string, e replicaEntry) er
 }
 
 // replacementWait bounds how long a cancel waits for the ReplicaSet to replace the stopped pod
-// (it does not when it has pods to spare): then it scales down anyway.
-const replacementWait = 20 * time.Second
+// (it does not when it has pods to spare): then it scales down anyway. scaleDownReserve is what
+// the wait leaves of the cancel's own deadline for the scale-down after it: a ReplicaSet slow to
+// replace the pod (a loaded control plane) must not use up the call, or the Deployment keeps the
+// replica and its new pod, and the cancel fails after the run has ended.
+const (
+	replacementWait  = 20 * time.Second
+	scaleDownReserve = 5 * time.Second
+)
 
 // podNames are the names of the Deployment's pods now.
 func (c *client) podNames(ctx context.Context, ns, deployment string) (map[string]bool, error) {
@@ -219,9 +225,10 @@ func (c *client) podNames(ctx context.Context, ns, deployment string) (map[strin
 }
 
 // awaitReplacement polls until the Deployment has a pod that is not among before (the
-// ReplicaSet saw the deletion), for at most replacementWait.
+// ReplicaSet saw the deletion), for at most replacementWait and never into the last
+// scaleDownReserve before ctx's deadline.
 func (c *client) awaitReplacement(ctx context.Context, ns, deployment string, before map[string]bool) {
-	ctx, cancel := context.WithTimeout(ctx, replacementWait)
+	ctx, cancel := context.WithTimeout(ctx, replacementBudget(ctx, time.Now()))
 	defer cancel()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -256,4 +263,15 @@ func (c *client) servingLock(key string) func() {
 	c.serving.mu.Unlock()
 	m.Lock()
 	return m.Unlock
+}
+
+// replacementBudget is how long awaitReplacement may wait from now: replacementWait, less where
+// ctx's deadline comes sooner than that plus scaleDownReserve (zero when it is closer than the
+// reserve).
+func replacementBudget(ctx context.Context, now time.Time) time.Duration {
+	wait := replacementWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, dl.Sub(now)-scaleDownReserve)
+	}
+	return max(wait, 0)
 }
