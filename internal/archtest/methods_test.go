@@ -35,10 +35,11 @@ func TestNoTypeIsBroaderThanItsNoun(t *testing.T) {
 	}
 }
 
-// The store's aggregates (RunWrites, Runs, ...) hold what they use by named fields: embedding
-// the Store would promote all of it, RunWrites included, into each, and the split would be by
-// name only (issue 29).
-func TestNoStoreAggregateEmbedsTheStore(t *testing.T) {
+// Types split by noun hold their parent by a named field, never by embedding it (issue 29): a
+// store aggregate (RunWrites, Runs, ...) embedding the Store would get all of it, RunWrites
+// included, and a typed API client (JobClient, ModelClient, ...) embedding the Client would get
+// every typed client and Client method (c.Jobs.Runs.Blobs): the split would be by name only.
+func TestNoTypeEmbedsTheParentItWasSplitFrom(t *testing.T) {
 	root, err := ModuleRoot(t.Context(), ".")
 	if err != nil {
 		t.Fatal(err)
@@ -47,33 +48,17 @@ func TestNoStoreAggregateEmbedsTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Embedders(root, "internal", module, "internal/store.Store")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range got {
-		t.Errorf("%s embeds the store's Store, and with it every aggregate: give it a named field for what it uses", name)
-	}
-}
-
-// The API client's typed clients (JobClient, ModelClient, ...) reach the server through a named
-// field: embedding the Client would promote every typed client and every Client method into
-// each (c.Jobs.Runs.Blobs), and the split by resource would be by name only (issue 29).
-func TestNoTypeEmbedsTheAPIClient(t *testing.T) {
-	root, err := ModuleRoot(t.Context(), ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	module, err := moduleName(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Embedders(root, "internal", module, "internal/api.Client")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range got {
-		t.Errorf("%s embeds the API's Client, and with it every typed client: give it a named field for what it uses", name)
+	for _, tc := range []struct{ parent, what string }{
+		{"internal/store.Store", "the store's Store, and with it every aggregate"},
+		{"internal/api.Client", "the API's Client, and with it every typed client"},
+	} {
+		got, err := Embedders(root, "internal", module, tc.parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range got {
+			t.Errorf("%s embeds %s: give it a named field for what it uses", name, tc.what)
+		}
 	}
 }
 
