@@ -94,7 +94,7 @@ func New(cfg Config) *Controller {
 	c.Workspace = c.newWorkspace()
 	c.GC, c.Checkpoints, c.Tracking, c.Parents = &GC{c}, &Checkpoints{c}, &Tracking{c}, &Parents{c}
 	c.started = c.Now()
-	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}}
+	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}, owed: map[string]runView{}}
 	c.calls = newCalls(c.Now, c.Kick)
 	c.wake = map[string]time.Time{}
 	c.notifying = map[string]bool{}

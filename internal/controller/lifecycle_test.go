@@ -422,3 +422,76 @@ func TestCreateSameNameConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A run that ended Canceled before its backend took the cancel (a Kubernetes replica: its pod
+// stopped, then scaling the Deployment down failed) is sent the cancel again, also after the
+// loop's restart, until the backend takes it; after owedCancelWindow the loop gives up.
+func TestCancelOwedToAnEndedRunIsSentAgain(t *testing.T) {
+	f := newFixture(t)
+	r := f.create(t, job.Spec{Name: "r"})
+	f.reconcile(t)
+	f.report(t, r.ID, job.Running)
+	if _, err := f.c.Cancel(t.Context(), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.fake.FailCancel(errors.New("scale down: context deadline exceeded"))
+	f.reconcile(t)
+	f.report(t, r.ID, job.Canceled) // the supervisor stopped: the run is final, the cancel not taken
+	if got := f.run(t, r.ID); got.Status != job.Canceled || got.CancelSent {
+		t.Fatalf("status %s, CancelSent %v; want Canceled, not sent", got.Status, got.CancelSent)
+	}
+	f.reconcile(t)
+	f.reconcile(t)
+	if n := len(f.fake.Canceled()); n < 3 {
+		t.Fatalf("backend cancels %d, want the refused one sent again after the run ended", n)
+	}
+
+	// A new view (the server restarted: nothing in memory) finds the owed cancel on its first, full pass.
+	f.c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}, owed: map[string]runView{}}
+	f.fake.FailCancel(nil)
+	before := len(f.fake.Canceled())
+	f.reconcile(t)
+	f.reconcile(t)
+	if got := f.run(t, r.ID); !got.CancelSent || got.Status != job.Canceled {
+		t.Errorf("after the backend took it: status %s, CancelSent %v", got.Status, got.CancelSent)
+	}
+	f.reconcile(t)
+	if n := len(f.fake.Canceled()) - before; n != 1 {
+		t.Errorf("cancels after the restart %d, want 1 (none once delivered)", n)
+	}
+}
+
+func TestPickOwed(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
+	owed := func(id string, ago time.Duration) runView {
+		return runView{ID: id, Compute: "kube", Status: job.Canceled, Handled: true, Ended: t0.Add(-ago)}
+	}
+	tests := []struct {
+		name string
+		owed []runView
+		busy []string
+		want looks
+	}{
+		{"none", nil, nil, looks{}},
+		{"within the window: sent, the earliest end first",
+			[]runView{owed("b", time.Minute), owed("a", 10*time.Minute)}, nil, looks{Cancel: []string{"a", "b"}}},
+		{"a call under way: left alone", []runView{owed("a", time.Minute)}, []string{"a"}, looks{}},
+		{"out of the window: given up",
+			[]runView{owed("old", owedCancelWindow+time.Second), owed("new", time.Second)}, nil,
+			looks{Cancel: []string{"new"}, GiveUp: []string{"old"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := passInput{Now: t0, Owed: map[string]runView{}, Busy: map[string]bool{}}
+			for _, v := range tt.owed {
+				in.Owed[v.ID] = v
+			}
+			for _, id := range tt.busy {
+				in.Busy[id] = true
+			}
+			if diff := cmp.Diff(tt.want, pass(in)); diff != "" {
+				t.Errorf("looks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

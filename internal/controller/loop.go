@@ -31,7 +31,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 	changed, beats, kicked := c.news.take()
 	nudged := c.news.takeNudged()
 	full := c.view.resyncAt.IsZero() || !now.Before(c.view.resyncAt)
-	loaded, err := c.refresh(ctx, targets, changed, full)
+	loaded, err := c.refresh(ctx, now, targets, changed, full)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 	c.placeDue(ctx, now, targets, changed, kicked || full)
 	tv, busy := c.calls.snapshot(now)
 	in := passInput{Now: now, StaleAfter: c.Settings.StaleAfter, Limit: c.Settings.UnreachableLimit,
-		Runs: c.view.runs, Targets: map[string]targetPass{}, Busy: busy, Nudged: nudged, Full: full,
+		Runs: c.view.runs, Owed: c.view.owed, Targets: map[string]targetPass{}, Busy: busy, Nudged: nudged, Full: full,
 		Left: c.exits.snapshot(c.view.runs)}
 	for name, pt := range targets {
 		p := pt.pass
@@ -90,9 +90,9 @@ func (c *Controller) passTargets(ctx context.Context) (map[string]passTarget, er
 	return out, nil
 }
 
-// refresh brings the view up to date: every active run on a full pass, else the runs that
-// changed. It returns the runs it read.
-func (c *Controller) refresh(ctx context.Context, targets map[string]passTarget, changed map[string]bool, full bool) (map[string]*job.Run, error) {
+// refresh brings the view up to date: every active run (and every ended run owed a cancel) on a
+// full pass, else the runs that changed. It returns the runs it read.
+func (c *Controller) refresh(ctx context.Context, now time.Time, targets map[string]passTarget, changed map[string]bool, full bool) (map[string]*job.Run, error) {
 	loaded := map[string]*job.Run{}
 	placer := func(r *job.Run) bool { return targets[r.Compute].pass.Placer }
 	if full {
@@ -100,8 +100,13 @@ func (c *Controller) refresh(ctx context.Context, targets map[string]passTarget,
 		if err != nil {
 			return nil, err
 		}
+		owed, err := c.Store.Runs.CancelsOwed(ctx, now.Add(-owedCancelWindow))
+		if err != nil {
+			return nil, err
+		}
 		c.view.runs, c.view.placed = make(map[string]runView, len(runs)), map[string]*job.Run{}
-		for _, r := range runs {
+		c.view.owed = make(map[string]runView, len(owed))
+		for _, r := range append(runs, owed...) {
 			c.view.put(r, placer(r))
 			loaded[r.ID] = r
 		}
@@ -173,11 +178,15 @@ func (c *Controller) act(ctx context.Context, lk looks, loaded map[string]*job.R
 		}
 	}
 	do(lk.Cancel, func(r *job.Run) error {
-		if r.Status != job.CancelRequested || r.CancelSent {
+		if (r.Status != job.CancelRequested || r.CancelSent) && !owesCancel(r) {
 			return nil
 		}
 		return c.deliverCancel(ctx, r)
 	})
+	for _, id := range lk.GiveUp {
+		c.Log.Warn("cancel not delivered: giving up", "run", id, "after", owedCancelWindow)
+		delete(c.view.owed, id)
+	}
 	do(lk.Submit, func(r *job.Run) error {
 		if r.Status != job.Queued || len(r.Handle) > 0 {
 			return nil

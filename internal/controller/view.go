@@ -24,25 +24,51 @@ type runView struct {
 	CancelSent         bool
 	Reason             string
 	Created, Heartbeat time.Time
+	Ended              time.Time
 }
 
 func viewOf(r *job.Run) runView {
 	return runView{ID: r.ID, Compute: r.Compute, Status: r.Status, Handled: len(r.Handle) > 0, CancelSent: r.CancelSent,
-		Reason: r.StatusReason, Created: r.CreatedAt, Heartbeat: r.LastHeartbeat}
+		Reason: r.StatusReason, Created: r.CreatedAt, Heartbeat: r.LastHeartbeat, Ended: ended(r)}
 }
 
-// view is the loop's own (one goroutine): active runs by id, and the full runs of Placer
-// targets (a Placer decides from whole runs, and is called on every change of its targets).
+func ended(r *job.Run) time.Time {
+	if r.EndedAt == nil {
+		return time.Time{}
+	}
+	return *r.EndedAt
+}
+
+// owesCancel says whether a run ended Canceled before its backend took the cancel (the call
+// failed, or the supervisor stopped first and the call then failed): what the backend holds
+// for it (a pod, a Deployment's replica) may still be there, so the cancel is sent again
+// (owedCancelWindow). Backends answer nil to a cancel of a run that ended Canceled
+// (backendtest's SubmitIdempotentReattachCancel).
+func owesCancel(r *job.Run) bool {
+	return r.Status == job.Canceled && len(r.Handle) > 0 && !r.CancelSent && !r.Spec.IsParent()
+}
+
+// owedCancelWindow is how long after a run's end its undelivered cancel is tried again; after
+// it the loop gives up, saying so in its log.
+const owedCancelWindow = time.Hour
+
+// view is the loop's own (one goroutine): active runs by id, the full runs of Placer targets
+// (a Placer decides from whole runs, and is called on every change of its targets), and the
+// ended runs that are still owed a cancel (owesCancel).
 type view struct {
 	runs     map[string]runView
 	placed   map[string]*job.Run
+	owed     map[string]runView
 	resyncAt time.Time // zero: the next pass rereads everything
 }
 
-// put records a run as read; a terminal run leaves the view.
+// put records a run as read; a terminal run leaves the view, unless it is owed a cancel.
 func (v *view) put(r *job.Run, placer bool) {
 	if r.Status.Terminal() || r.Spec.IsParent() { // a sweep or pipeline parent is its loop's, never a backend's
 		v.drop(r.ID)
+		if owesCancel(r) {
+			v.owed[r.ID] = viewOf(r)
+		}
 		return
 	}
 	v.runs[r.ID] = viewOf(r)
@@ -56,6 +82,7 @@ func (v *view) put(r *job.Run, placer bool) {
 func (v *view) drop(id string) {
 	delete(v.runs, id)
 	delete(v.placed, id)
+	delete(v.owed, id)
 }
 
 // heard raises a run's last heartbeat (supervisors' heartbeats write that column alone, and
@@ -166,7 +193,9 @@ type looks struct {
 	Submit []string // queued, to hand to their backend (or to fail: target gone)
 	Wait   []string // queued, whose waiting reason is out of date (or whose wait expired)
 	Watch  []string // handed to a backend: silent for StaleAfter, or in an engine queue
-	Cancel []string // cancel requested and not yet delivered
+	Cancel []string // cancel requested and not yet delivered (also owed to an ended run)
+	// GiveUp are the ended runs whose owed cancel is out of its window: the loop stops trying.
+	GiveUp []string
 }
 
 // passInput is what pass decides from.
@@ -174,8 +203,10 @@ type passInput struct {
 	Now        time.Time
 	StaleAfter time.Duration
 	// Limit is Settings.UnreachableLimit.
-	Limit   time.Duration
-	Runs    map[string]runView
+	Limit time.Duration
+	Runs  map[string]runView
+	// Owed are the ended runs still owed a cancel (view.owed).
+	Owed    map[string]runView
 	Targets map[string]targetPass
 	// Busy are the runs with a backend call under way: left alone.
 	Busy map[string]bool
@@ -219,8 +250,29 @@ func pass(in passInput) looks {
 		out.Submit = append(out.Submit, submit...)
 		out.Wait = append(out.Wait, wait...)
 	}
+	owed := pickOwed(in)
 	for _, l := range []*[]string{&out.Submit, &out.Wait, &out.Watch, &out.Cancel} {
 		sortOldest(*l, in.Runs)
+	}
+	out.Cancel = append(out.Cancel, owed.Cancel...)
+	out.GiveUp = owed.GiveUp
+	return out
+}
+
+// pickOwed picks the ended runs owed a cancel: sent again while their end is within
+// owedCancelWindow (and no call for them is under way), given up after it. Oldest end first.
+func pickOwed(in passInput) looks {
+	var out looks
+	for _, id := range slices.SortedFunc(maps.Keys(in.Owed), func(a, b string) int {
+		return cmp.Or(in.Owed[a].Ended.Compare(in.Owed[b].Ended), cmp.Compare(a, b))
+	}) {
+		switch v := in.Owed[id]; {
+		case in.Busy[id]:
+		case in.Now.Sub(v.Ended) > owedCancelWindow:
+			out.GiveUp = append(out.GiveUp, id)
+		default:
+			out.Cancel = append(out.Cancel, id)
+		}
 	}
 	return out
 }

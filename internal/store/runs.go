@@ -112,6 +112,20 @@ func (s *Runs) List(ctx context.Context, f RunFilter) ([]*job.Run, error) {
 	return out, nil
 }
 
+// CancelsOwed lists the job runs that ended Canceled, at or after endedAfter, while their
+// backend never took the cancel (cancel_sent still 0): the controller sends it again, so that
+// what the backend holds for them is released. Read on the controller's full passes (every few
+// minutes), so it reads the runs table without an index of its own.
+func (s *Runs) CancelsOwed(ctx context.Context, endedAfter time.Time) ([]*job.Run, error) {
+	q := selectRuns + ` WHERE runs.status = ? AND runs.is_job = 1 AND runs.cancel_sent = 0
+		AND runs.handle IS NOT NULL AND runs.ended_at >= ? ORDER BY runs.ended_at, runs.id`
+	out, err := queryAll(ctx, s.db, scanRun, q, string(job.Canceled), endedAfter.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("list runs owed a cancel: %w", err)
+	}
+	return out, nil
+}
+
 // runsQuery is the statement of Runs: each shape reads an index in the order of the list
 // (TestRunListsReadAnIndex), so that the newest 50 of any number of runs cost 50 rows.
 func runsQuery(d dialect, f RunFilter) (string, []any) {
