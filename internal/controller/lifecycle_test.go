@@ -479,10 +479,14 @@ func TestPickOwed(t *testing.T) {
 		{"out of the window: given up",
 			[]runView{owed("old", owedCancelWindow+time.Second), owed("new", time.Second)}, nil,
 			looks{Cancel: []string{"new"}, GiveUp: []string{"old"}}},
+		{"its target deleted: given up",
+			[]runView{{ID: "gone", Compute: "deleted", Status: job.Canceled, Handled: true, Ended: t0}}, nil,
+			looks{GiveUp: []string{"gone"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := passInput{Now: t0, Owed: map[string]runView{}, Busy: map[string]bool{}}
+			in := passInput{Now: t0, Owed: map[string]runView{}, Busy: map[string]bool{},
+				Targets: map[string]targetPass{"kube": {Name: "kube"}}}
 			for _, v := range tt.owed {
 				in.Owed[v.ID] = v
 			}

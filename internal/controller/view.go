@@ -260,7 +260,8 @@ func pass(in passInput) looks {
 }
 
 // pickOwed picks the ended runs owed a cancel: sent again while their end is within
-// owedCancelWindow (and no call for them is under way), given up after it. Oldest end first.
+// owedCancelWindow (and no call for them is under way), given up after it or when their target
+// is gone (nothing to send it to). Oldest end first.
 func pickOwed(in passInput) looks {
 	var out looks
 	for _, id := range slices.SortedFunc(maps.Keys(in.Owed), func(a, b string) int {
@@ -268,7 +269,7 @@ func pickOwed(in passInput) looks {
 	}) {
 		switch v := in.Owed[id]; {
 		case in.Busy[id]:
-		case in.Now.Sub(v.Ended) > owedCancelWindow:
+		case in.Now.Sub(v.Ended) > owedCancelWindow || in.Targets[v.Compute].Name == "":
 			out.GiveUp = append(out.GiveUp, id)
 		default:
 			out.Cancel = append(out.Cancel, id)
