@@ -80,6 +80,7 @@ type Client struct {
 	Agents           *AgentClient
 	Instances        *InstanceClient
 	Models           *ModelClient
+	ModelLineage     *ModelLineageClient
 	Data             *DataClient
 	Datastores       *DatastoreClient
 	Environments     *EnvironmentClient

@@ -51,6 +51,11 @@ var studioAllowed = map[string]bool{
 	"GET /api/computes/{name}/node-events":            true,
 	"GET /api/environments":                           true,
 	"GET /api/environments/{name}/versions/{version}": true,
+	// Models: versions and their lineage (the run, its code, environment and data; the
+	// deployments serving each version).
+	"GET /api/models": true,
+	"GET /api/models/{name}/versions/{version}":         true,
+	"GET /api/models/{name}/versions/{version}/lineage": true,
 	// Online endpoints: definitions, deployments, replicas and the router's figures; never
 	// their keys (get-credentials is a POST, not here).
 	"GET /api/online-endpoints":                          true,

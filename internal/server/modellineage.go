@@ -1,0 +1,187 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/serving"
+	"github.com/hangar-ml/hangar/internal/store"
+)
+
+// modelLineage answers GET /api/models/{name}/versions/{version}/lineage: the run a version was
+// registered from (its code snapshot, environment and data inputs), the MLflow aliases naming it
+// and the online and batch deployments serving it. Readers may read it, as they read runs and
+// deployments.
+func (s *assetRoutes) modelLineage(r *http.Request) (*api.ModelLineage, error) {
+	ctx := r.Context()
+	ref := r.PathValue("name") + ":" + r.PathValue("version")
+	if r.PathValue("version") == "latest" {
+		ref = r.PathValue("name") + "@latest"
+	}
+	v, err := s.cfg.Controller.Workspace.Models.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.ModelLineage{Name: v.Name, Version: v.Version, Source: v.Source, Aliases: []string{}}
+	versions, err := s.cfg.Store.Assets.Models(ctx, v.Name)
+	if err != nil {
+		return nil, err
+	}
+	aliases, err := s.cfg.Store.Assets.ModelAliases(ctx, v.Name)
+	if err != nil {
+		return nil, err
+	}
+	byAlias := map[string]string{}
+	for _, a := range aliases {
+		byAlias[a.Alias] = a.Version
+		if a.Version == v.Version {
+			out.Aliases = append(out.Aliases, a.Alias)
+		}
+	}
+	if out.Run, err = s.lineageRun(ctx, v.Source); err != nil {
+		return nil, err
+	}
+	deps, err := s.modelDeployments(ctx, v.Name, versions, byAlias)
+	if err != nil {
+		return nil, err
+	}
+	out.Deployments = []api.ModelDeployment{}
+	for _, d := range deps {
+		if d.Version == v.Version {
+			out.Deployments = append(out.Deployments, d)
+		}
+	}
+	return out, nil
+}
+
+// lineageRun is the run behind a version's source azureml://jobs/<run>/outputs/<output>[...],
+// nil for any other source (uploaded files).
+func (s *assetRoutes) lineageRun(ctx context.Context, source string) (*api.LineageRun, error) {
+	rest, ok := strings.CutPrefix(source, "azureml://jobs/")
+	if !ok {
+		return nil, nil
+	}
+	id, output, _ := strings.Cut(rest, "/")
+	out := &api.LineageRun{Name: id, Output: strings.TrimPrefix(output, "outputs/"), Inputs: []api.LineageInput{}}
+	run, err := s.cfg.Store.Runs.Run(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		out.Deleted = true
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sp := run.Spec
+	out.DisplayName, out.ExperimentName, out.Status = run.DisplayName, run.ExperimentName, run.Status
+	out.CodeSnapshot = sp.CodeSnapshot
+	out.Environment = lineageEnvironment(sp.Environment)
+	for _, name := range slices.Sorted(maps.Keys(sp.Inputs)) {
+		in := sp.Inputs[name]
+		if in.IsLiteral() {
+			continue
+		}
+		out.Inputs = append(out.Inputs, api.LineageInput{Name: name, Type: in.Type, Path: in.Path, Manifest: in.Manifest})
+	}
+	return out, nil
+}
+
+// lineageEnvironment says which environment a run ran in: a registered one keeps its name and
+// version in the run's spec once resolved (workspace.ResolveEnvironment).
+func lineageEnvironment(e job.Environment) api.LineageEnvironment {
+	out := api.LineageEnvironment{Ref: e.Ref, Image: e.Image}
+	switch {
+	case e.Ref != "" && e.Name != "":
+		out.Name, out.Version = e.Name, e.Version
+	case e.Ref == "" && !e.IsEmpty():
+		out.Inline = true
+	}
+	return out
+}
+
+// modelDeployments are the online and batch deployments whose model is a version of name, each
+// with the version it serves.
+func (s *assetRoutes) modelDeployments(ctx context.Context, name string, versions []model.Version, aliases map[string]string) ([]api.ModelDeployment, error) {
+	var out []api.ModelDeployment
+	online, err := s.cfg.Store.Serving.Deployments(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range online {
+		if ref, v, ok := deployedVersion(d.Spec.Model, name, versions, aliases); ok {
+			out = append(out, api.ModelDeployment{Kind: api.DeploymentOnline, Endpoint: d.Spec.Endpoint,
+				Deployment: d.Spec.Name, Ref: ref, Version: v, State: d.State})
+		}
+	}
+	eps, err := s.cfg.Store.Serving.BatchEndpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range eps {
+		batch, err := s.cfg.Store.Serving.BatchDeployments(ctx, e.Spec.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range batch {
+			if ref, v, ok := deployedVersion(d.Spec.Model, name, versions, aliases); ok {
+				out = append(out, api.ModelDeployment{Kind: api.DeploymentBatch, Endpoint: d.Spec.Endpoint,
+					Deployment: d.Spec.Name, Ref: ref, Version: v})
+			}
+		}
+	}
+	return out, nil
+}
+
+// deployedVersion is the version of model name that a deployment's model serves, and its ref
+// as the deployment names it; ok is false when the deployment's model is not one of name's
+// versions (another model, or files of its own). The version is the one the record holds
+// (an online deployment keeps what its ref resolved to), else the one whose files it took
+// (Manifest), else the ref resolved now: its version, @latest, or the alias's version.
+func deployedVersion(m serving.ModelRef, name string, versions []model.Version, aliases map[string]string) (ref, version string, ok bool) {
+	refName, version, label := splitModelRef(m.Ref)
+	if m.Ref == "" || refName != name {
+		return "", "", false
+	}
+	switch {
+	case m.Name == name && m.Version != "":
+		return m.Ref, m.Version, true
+	case label == "latest":
+		if l, ok := model.Latest(versions); ok {
+			version = l.Version
+		}
+	case label != "":
+		version = aliases[label]
+	}
+	if m.Manifest != "" && !sameFiles(versions, version, m.Manifest) {
+		newest := int64(-1)
+		for _, v := range versions {
+			if n := model.Number(v.Version); v.Manifest == m.Manifest && n > newest {
+				version, newest = v.Version, n
+			}
+		}
+	}
+	return m.Ref, version, true
+}
+
+// sameFiles says whether version of the model has the files manifest.
+func sameFiles(versions []model.Version, version, manifest string) bool {
+	i := slices.IndexFunc(versions, func(v model.Version) bool { return v.Version == version })
+	return i >= 0 && versions[i].Manifest == manifest
+}
+
+// splitModelRef reads a deployment's model ref, name:version, name@latest or name@alias (with
+// or without azureml:), into its name and its version or label.
+func splitModelRef(ref string) (name, version, label string) {
+	ref = strings.TrimPrefix(strings.TrimSpace(ref), "azureml:")
+	if n, l, ok := strings.Cut(ref, "@"); ok {
+		return n, "", l
+	}
+	name, version, _ = strings.Cut(ref, ":")
+	return name, version, ""
+}
