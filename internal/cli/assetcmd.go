@@ -30,6 +30,8 @@ type assetCommands[V asset.Versioned] struct {
 	columns []string
 	row     func(V) []string
 	show    func(io.Writer, *V) error
+	// showCmdOf, when set, makes the kind's show verb instead of showCmd (model show's lineage).
+	showCmdOf func(env *Env) *cobra.Command
 
 	// versions picks the kind's typed client (c.Models, c.Data, c.Components).
 	versions func(c *api.Client) versionClient[V]
@@ -45,7 +47,11 @@ type versionClient[V any] interface {
 // group gives a kind's command its verbs: create, list, show, the kind's extra ones (model
 // download), archive and restore.
 func (a assetCommands[V]) group(env *Env, cmd, create *cobra.Command, extra ...*cobra.Command) *cobra.Command {
-	cmd.AddCommand(create, a.listCmd(env), a.showCmd(env))
+	show := a.showCmd
+	if a.showCmdOf != nil {
+		show = a.showCmdOf
+	}
+	cmd.AddCommand(create, a.listCmd(env), show(env))
 	cmd.AddCommand(extra...)
 	cmd.AddCommand(a.archiveCmd(env, true), a.archiveCmd(env, false))
 	return groupCmd(cmd)

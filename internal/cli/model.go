@@ -42,8 +42,9 @@ its version (deployments that use it keep working). Without --version every vers
 		row: func(v model.Version) []string {
 			return []string{v.Name, v.Version, v.Type, fmt.Sprint(v.Files), humanBytes(v.Size), v.Source, fmtTime(&v.CreatedAt)}
 		},
-		show:     showModel,
-		versions: func(c *api.Client) versionClient[model.Version] { return c.Models },
+		show:      showModel,
+		showCmdOf: newModelShowCmd,
+		versions:  func(c *api.Client) versionClient[model.Version] { return c.Models },
 	}
 }
 
