@@ -92,3 +92,9 @@ func (c *ModelLineageClient) Get(ctx context.Context, name, version string) (*Mo
 	path := "/api/models/" + url.PathEscape(name) + "/versions/" + url.PathEscape(version) + "/lineage"
 	return &out, c.c.do(ctx, http.MethodGet, path, nil, &out)
 }
+
+// List answers the lineage of every version of a model, archived ones too, newest first.
+func (c *ModelLineageClient) List(ctx context.Context, name string) ([]ModelLineage, error) {
+	var out []ModelLineage
+	return out, c.c.do(ctx, http.MethodGet, "/api/models/"+url.PathEscape(name)+"/lineage", nil, &out)
+}

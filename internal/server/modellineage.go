@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -20,43 +21,82 @@ import (
 // and the online and batch deployments serving it. Readers may read it, as they read runs and
 // deployments.
 func (s *assetRoutes) modelLineage(r *http.Request) (*api.ModelLineage, error) {
-	ctx := r.Context()
 	ref := r.PathValue("name") + ":" + r.PathValue("version")
 	if r.PathValue("version") == "latest" {
 		ref = r.PathValue("name") + "@latest"
 	}
-	v, err := s.cfg.Controller.Workspace.Models.Resolve(ctx, ref)
+	v, err := s.cfg.Controller.Workspace.Models.Resolve(r.Context(), ref)
 	if err != nil {
 		return nil, err
 	}
-	out := &api.ModelLineage{Name: v.Name, Version: v.Version, Source: v.Source, Aliases: []string{}}
-	versions, err := s.cfg.Store.Assets.Models(ctx, v.Name)
+	out, err := s.lineages(r.Context(), v.Name, []model.Version{*v})
 	if err != nil {
 		return nil, err
 	}
-	aliases, err := s.cfg.Store.Assets.ModelAliases(ctx, v.Name)
+	return &out[0], nil
+}
+
+// modelLineages answers GET /api/models/{name}/lineage: every version's lineage, archived ones
+// too, newest first (the studio's model page, in one request).
+func (s *assetRoutes) modelLineages(r *http.Request) ([]api.ModelLineage, error) {
+	name := r.PathValue("name")
+	if err := model.CheckName(name); err != nil {
+		return nil, badRequest(err.Error())
+	}
+	versions, err := s.cfg.Store.Assets.Models(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("model %s: %w", name, store.ErrNotFound)
+	}
+	versions = slices.Clone(versions)
+	slices.SortStableFunc(versions, func(a, b model.Version) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return s.lineages(r.Context(), name, versions)
+}
+
+// lineages are the lineages of some versions of model name: the model's aliases and the
+// deployments of its versions are read once.
+func (s *assetRoutes) lineages(ctx context.Context, name string, of []model.Version) ([]api.ModelLineage, error) {
+	versions, err := s.cfg.Store.Assets.Models(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	aliases, err := s.cfg.Store.Assets.ModelAliases(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	byAlias := map[string]string{}
 	for _, a := range aliases {
 		byAlias[a.Alias] = a.Version
-		if a.Version == v.Version {
-			out.Aliases = append(out.Aliases, a.Alias)
-		}
 	}
-	if out.Run, err = s.lineageRun(ctx, v.Source); err != nil {
-		return nil, err
-	}
-	deps, err := s.modelDeployments(ctx, v.Name, versions, byAlias)
+	deps, err := s.modelDeployments(ctx, name, versions, byAlias)
 	if err != nil {
 		return nil, err
 	}
-	out.Deployments = []api.ModelDeployment{}
-	for _, d := range deps {
-		if d.Version == v.Version {
-			out.Deployments = append(out.Deployments, d)
+	runs := map[string]*api.LineageRun{} // by source: versions from one run share it
+	out := make([]api.ModelLineage, 0, len(of))
+	for _, v := range of {
+		l := api.ModelLineage{Name: v.Name, Version: v.Version, Source: v.Source, Aliases: []string{}, Deployments: []api.ModelDeployment{}}
+		for _, a := range aliases {
+			if a.Version == v.Version {
+				l.Aliases = append(l.Aliases, a.Alias)
+			}
 		}
+		for _, d := range deps {
+			if d.Version == v.Version {
+				l.Deployments = append(l.Deployments, d)
+			}
+		}
+		run, seen := runs[v.Source]
+		if !seen {
+			if run, err = s.lineageRun(ctx, v.Source); err != nil {
+				return nil, err
+			}
+			runs[v.Source] = run
+		}
+		l.Run = run
+		out = append(out, l)
 	}
 	return out, nil
 }

@@ -53,7 +53,8 @@ var studioAllowed = map[string]bool{
 	"GET /api/environments/{name}/versions/{version}": true,
 	// Models: versions and their lineage (the run, its code, environment and data; the
 	// deployments serving each version).
-	"GET /api/models": true,
+	"GET /api/models":                                   true,
+	"GET /api/models/{name}/lineage":                    true,
 	"GET /api/models/{name}/versions/{version}":         true,
 	"GET /api/models/{name}/versions/{version}/lineage": true,
 	// Online endpoints: definitions, deployments, replicas and the router's figures; never

@@ -35,8 +35,8 @@
       return;
     }
     versions.sort((a, b) => new Date(b.created_at) - new Date(a.created_at));
-    const lineages = await Promise.all(versions.map((v) =>
-      api(`/api/models/${enc(v.name)}/versions/${enc(v.version)}/lineage`, { signal })));
+    const byVersion = new Map((await api(`/api/models/${enc(name)}/lineage`, { signal })).map((l) => [l.version, l]));
+    const lineages = versions.map((v) => byVersion.get(v.version) || { aliases: [], deployments: [] });
     root.append(el("h2", {}, "Versions"), el("div", { class: "scroll-x" }, versionsTable(versions, lineages)));
     versions.forEach((v, i) => root.append(versionSection(v, lineages[i])));
   }
