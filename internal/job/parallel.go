@@ -41,4 +41,7 @@ type ParallelRun struct {
 	// BIOutput names the output whose folder $AZUREML_BI_OUTPUT_PATH gives the script (a batch
 	// deployment's `score`, where a summary_only script writes its own files).
 	BIOutput string `json:"bi_output,omitempty"`
+	// MLflow says the entry script is Hangar's built-in MLflow batch scorer (EntryScript empty):
+	// a no-code batch deployment of an MLflow model, whose model is ModelInput.
+	MLflow bool `json:"mlflow,omitempty"`
 }

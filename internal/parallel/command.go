@@ -110,7 +110,12 @@ func check(s job.Spec, p job.ParallelRun) error {
 	if _, ok := s.Outputs[p.BIOutput]; p.BIOutput != "" && !ok {
 		return fmt.Errorf("bi_output: no output named %q", p.BIOutput)
 	}
-	if !safeRelative(p.EntryScript) {
+	switch {
+	case p.MLflow && p.EntryScript != "":
+		return fmt.Errorf("task.entry_script: %q with Hangar's built-in MLflow batch scorer, which is the entry script", p.EntryScript)
+	case p.MLflow && p.ModelInput == "":
+		return fmt.Errorf("model_input: required by Hangar's built-in MLflow batch scorer (the MLflow model it loads)")
+	case !p.MLflow && !safeRelative(p.EntryScript):
 		return fmt.Errorf("task.entry_script: %q is not a path relative to task.code", p.EntryScript)
 	}
 	if p.MiniBatchBytes < 0 || p.MiniBatchBytes > 0 && p.MiniBatchSize != 0 {

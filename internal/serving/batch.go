@@ -60,6 +60,13 @@ type BatchDeployment struct {
 	Extra         map[string]any `json:"extra,omitempty"`
 }
 
+// ServesMLflowModel says the batch deployment is a no-code MLflow deployment: an MLflow model
+// with no scoring script, whose jobs run Hangar's built-in MLflow batch scorer as their entry
+// script (serving/scoring's mlflow_batch.py).
+func (d BatchDeployment) ServesMLflowModel() bool {
+	return d.Model.Type == mlflowModel && d.ScoringScript == ""
+}
+
 // BatchSettings is a batch deployment's `settings:`.
 type BatchSettings struct {
 	MaxConcurrencyPerInstance int               `json:"max_concurrency_per_instance"`
@@ -83,8 +90,9 @@ func DefaultBatchSettings() BatchSettings {
 
 // BatchJobSpec is the parallel job one invoke of deployment d runs over input: the deployment's
 // code and scoring script as the entry script, its environment, its model as an input laid out
-// under AZUREML_MODEL_DIR (modelManifest "" : none), and the output `score`. The caller queues
-// it as any parallel job (parallel.ToCommand checks it).
+// under AZUREML_MODEL_DIR (modelManifest "" : none), and the output `score`; a no-code MLflow
+// deployment's entry script is Hangar's built-in MLflow batch scorer. The caller queues it as
+// any parallel job (parallel.ToCommand checks it).
 func BatchJobSpec(d BatchDeployment, modelManifest string, input job.Input) job.Spec {
 	st := d.Settings
 	p := &job.ParallelRun{
@@ -118,5 +126,6 @@ func BatchJobSpec(d BatchDeployment, modelManifest string, input job.Input) job.
 		sp.Inputs[ModelInput] = job.Input{Type: job.URIFolder, Manifest: modelManifest}
 		p.ModelInput, p.ModelFolder = ModelInput, d.Model.Folder
 	}
+	p.MLflow = d.ServesMLflowModel()
 	return sp
 }

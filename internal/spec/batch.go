@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
@@ -83,7 +84,7 @@ func ParseBatchDeployment(file string, data []byte, baseDir string, sets []strin
 	dep := &serving.BatchDeployment{InstanceCount: 1, Settings: serving.DefaultBatchSettings()}
 	typ := lookup(root, "type")
 	if typ != nil && typ.Kind == yaml.ScalarNode && strings.TrimSpace(typ.Value) == "pipeline" {
-		d.errorf(typ, "type", "pipeline batch deployments are not supported yet; deploy a model (type: model, with code_configuration)")
+		d.errorf(typ, "type", "pipeline batch deployments are not supported yet; deploy a model (type: model)")
 		return nil, d.warnings, d.errs.err()
 	}
 	fs := d.serving.batchDeploymentFields(dep)
@@ -178,8 +179,21 @@ func (d *servingDecoder) checkBatchDeployment(got map[string]*yaml.Node, dep *se
 	if got["compute"] == nil {
 		d.required(nil, "compute")
 	}
-	if got["code_configuration"] == nil {
-		// Azure runs an MLflow model without a script; Hangar needs the scoring script.
-		d.errorf(nil, "code_configuration", "required: a scoring script with init() and run(mini_batch) (MLflow models without one are not supported yet)")
+	if got["code_configuration"] != nil {
+		return
+	}
+	// No scoring script: an MLflow model is scored by Hangar's built-in MLflow batch scorer.
+	switch {
+	case dep.Model.Ref != "":
+		// A registered model's type is known to the workspace only; the server decides.
+	case dep.Model.Type != model.MLflowModel:
+		d.errorf(nil, "code_configuration", "required: a scoring script with init() and run(mini_batch), unless the model is an mlflow_model (type: mlflow_model, or an MLmodel file at its folder's root)")
+		return
+	}
+	if dep.Settings.OutputAction == serving.OutputSummaryOnly {
+		d.errorf(got["settings"], "settings.output_action", "summary_only: a deployment without code_configuration has no script to write its outputs; use append_row (the predictions go to output_file_name)")
+	}
+	if dep.Model.Type == model.MLflowModel && got["environment"] == nil {
+		d.warnf(got["model"], "environment", "%s", mlflowEnvironmentWarning)
 	}
 }

@@ -53,8 +53,12 @@ func TestBatchDeploymentErrors(t *testing.T) {
 		{"bad retries", base + "settings: {retry_settings: {max_retries: -2}}\n", []string{"settings.retry_settings.max_retries"}},
 		{"mini-batch of an unknown unit", base + "settings: {mini_batch_size: 10 parsecs}\n",
 			[]string{`settings.mini_batch_size: "10 parsecs" is not a count or a size like "10kb"`}},
-		{"no script", strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
-			[]string{"code_configuration", "required"}},
+		{"no script for a custom model", strings.Replace(strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
+			"model: azureml:m:1", "model: {path: ., type: custom_model}", 1),
+			[]string{"code_configuration", "required", "unless the model is an mlflow_model"}},
+		{"summary_only without a script", strings.Replace(strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
+			"model: azureml:m:1", "model: {path: ., type: mlflow_model}", 1) + "settings: {output_action: summary_only}\n",
+			[]string{"settings.output_action", "summary_only", "append_row"}},
 		{"settings at the root with a type", base + "mini_batch_size: 3\n", []string{"mini_batch_size"}},
 		{"name with a dot", strings.Replace(base, "name: dep1", "name: d.1", 1), []string{"name", "1 to 32 letters, digits, _ and -"}},
 		{"missing script file", strings.Replace(base, "score.py}", "nope.py}", 1), []string{"code_configuration.scoring_script", "does not exist"}},
@@ -74,6 +78,27 @@ func TestBatchDeploymentErrors(t *testing.T) {
 	}
 	if _, _, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(base), dir, nil); err != nil {
 		t.Fatalf("the base file is refused: %v", err)
+	}
+	// No scoring script: an MLflow model (its type, or an MLmodel file at its folder's root) is
+	// scored by Hangar's built-in MLflow batch scorer; a registered model is the server's to judge.
+	noCode := strings.Replace(strings.Replace(base, "code_configuration: {code: ., scoring_script: score.py}\n", "", 1),
+		"environment: {image: python:3.12}\n", "", 1)
+	mlmodel := filepath.Join(dir, "mlflow")
+	if err := os.MkdirAll(mlmodel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mlmodel, "MLmodel"), []byte("flavors: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"azureml:m:1", "{path: ., type: mlflow_model}", "{path: mlflow}"} {
+		dep, warnings, err := ParseBatchDeployment(filepath.Join(dir, "dep.yml"), []byte(strings.Replace(noCode, "azureml:m:1", m, 1)), dir, nil)
+		if err != nil {
+			t.Errorf("model %s without code_configuration: %v", m, err)
+			continue
+		}
+		if strings.HasPrefix(m, "{") && (!dep.ServesMLflowModel() || !strings.Contains(strings.Join(warnings, "\n"), "environment: not given")) {
+			t.Errorf("model %s: type %q, warnings %q; want a no-code mlflow_model and the environment's warning", m, dep.Model.Type, warnings)
+		}
 	}
 	// Azure's deployment names take '_' (regular_deployment in its examples) and short names.
 	for _, name := range []string{"regular_deployment", "d1"} {

@@ -137,6 +137,10 @@ func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving
 	d.checkServes(got, dep)
 }
 
+// mlflowEnvironmentWarning is the warning of a no-code MLflow deployment without environment.
+const mlflowEnvironmentWarning = "not given: Hangar's built-in MLflow scorer runs this mlflow_model in the workspace's default Python environment " +
+	"(the node's python3); the model's conda.yaml and requirements.txt are not installed (the run's log names each one the environment lacks): give environment to choose"
+
 // checkServes checks that the deployment has something that serves: a scoring script, a
 // command that listens on $PORT, or an image that serves by its own entrypoint where its
 // inference_config says.
@@ -152,8 +156,7 @@ func (d *servingDecoder) checkServes(got map[string]*yaml.Node, dep *serving.Dep
 		// model needs no environment in Azure (a no-code deployment); the server decides.
 	case dep.Model.Type == model.MLflowModel:
 		if got["environment"] == nil {
-			d.warnf(got["model"], "environment", "not given: Hangar's built-in MLflow scorer serves this mlflow_model in the workspace's default Python environment "+
-				"(the node's python3); the model's conda.yaml and requirements.txt are not installed (the replica's log names each one the environment lacks): give environment to choose")
+			d.warnf(got["model"], "environment", "%s", mlflowEnvironmentWarning)
 		}
 	case dep.Model.Type == model.TritonModel:
 		if env.Image == "" && env.Ref == "" {

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -57,6 +59,12 @@ func (d *servingDecoder) deploymentModel(n *yaml.Node, path string, dep *serving
 	}
 	if ref.Type == "" && got["type"] == nil {
 		ref.Type = model.CustomModel
+		// An MLmodel file at the folder's root makes an MLflow model, as Azure reads it.
+		if ref.Path != "" && filepath.IsAbs(ref.Path) {
+			if fi, err := os.Stat(filepath.Join(ref.Path, "MLmodel")); err == nil && fi.Mode().IsRegular() {
+				ref.Type = model.MLflowModel
+			}
+		}
 	}
 	if len(kept) > 0 {
 		keep(&dep.Extra, "model", kept)

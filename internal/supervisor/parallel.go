@@ -10,6 +10,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/parallel"
+	"github.com/hangar-ml/hangar/internal/serving/scoring"
 )
 
 // A parallel job (job.Spec.Parallel) is a command that runs Hangar's parallel driver: the
@@ -43,7 +44,15 @@ func (s *Supervisor) prepareParallel(values, env map[string]string) error {
 	if err := os.WriteFile(path, parallel.Driver(), 0o644); err != nil {
 		return fmt.Errorf("parallel: write the driver: %w", err)
 	}
-	settings, err := json.Marshal(p)
+	run := *p
+	if p.MLflow {
+		entry, err := writeMLflowBatch(dir, env)
+		if err != nil {
+			return fmt.Errorf("parallel: %w", err)
+		}
+		run.EntryScript = entry
+	}
+	settings, err := json.Marshal(run)
 	if err != nil {
 		return fmt.Errorf("parallel: %w", err)
 	}
@@ -68,6 +77,22 @@ func (s *Supervisor) prepareParallel(values, env map[string]string) error {
 	env["HANGAR_PARALLEL_NODE_RANK"] = strconv.Itoa(s.spec.NodeRank)
 	env["HANGAR_PARALLEL_NODE_COUNT"] = strconv.Itoa(max(len(s.spec.Nodes), 1))
 	return nil
+}
+
+// writeMLflowBatch writes the built-in MLflow batch scorer and the MLflow scorer it imports
+// (named in HANGAR_MLFLOW_SCORER) into dir, and returns the entry script's path: a no-code
+// MLflow batch deployment's job has no code of its own.
+func writeMLflowBatch(dir string, env map[string]string) (string, error) {
+	scorer := filepath.Join(dir, scoring.MLflowFileName)
+	if err := os.WriteFile(scorer, scoring.MLflowScorer(), 0o644); err != nil {
+		return "", fmt.Errorf("write the MLflow scorer: %w", err)
+	}
+	entry := filepath.Join(dir, scoring.MLflowBatchFileName)
+	if err := os.WriteFile(entry, scoring.MLflowBatch(), 0o644); err != nil {
+		return "", fmt.Errorf("write the MLflow batch scorer: %w", err)
+	}
+	env[scoring.MLflowEnv] = scorer
+	return entry, nil
 }
 
 // parallelResult gives a failed parallel job the driver's reason (the threshold exceeded and the

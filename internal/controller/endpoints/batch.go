@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/hangar-ml/hangar/internal/job"
@@ -95,16 +96,26 @@ func (s *Serving) PutBatchDeployment(ctx context.Context, d serving.BatchDeploym
 // checkBatchDeployment resolves what a batch deployment names (model, compute, environment)
 // and refuses what its jobs could not run, before anything is stored.
 func (s *Serving) checkBatchDeployment(ctx context.Context, d *serving.BatchDeployment) error {
-	switch {
-	case d.ScoringScript == "":
-		return invalidf("code_configuration.scoring_script: required (a script with init() and run(mini_batch))")
-	case d.CodeSnapshot == "":
-		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar batch-deployment create -f FILE)")
-	case d.Compute == "":
+	if d.Compute == "" {
 		return invalidf("compute: required (azureml:<cluster>)")
 	}
-	if _, err := s.resolveModel(ctx, &d.Model); err != nil {
+	mv, err := s.resolveModel(ctx, &d.Model)
+	if err != nil {
 		return err
+	}
+	if mv != nil {
+		d.Model.Name, d.Model.Version, d.Model.Type = mv.Name, mv.Version, mv.Type
+	}
+	switch {
+	case d.ServesMLflowModel() && d.Settings.OutputAction == serving.OutputSummaryOnly:
+		return invalidf("settings.output_action: summary_only writes only what a scoring script writes itself, and an mlflow_model without code_configuration has none; use append_row (its predictions go to %s) or give code_configuration",
+			cmp.Or(d.Settings.OutputFileName, serving.DefaultOutputFileName))
+	case d.ServesMLflowModel():
+		// Hangar's built-in MLflow batch scorer is the entry script.
+	case d.ScoringScript == "":
+		return invalidf("code_configuration.scoring_script: required (a script with init() and run(mini_batch)), unless the model is an mlflow_model (scored by Hangar's built-in MLflow batch scorer)")
+	case d.CodeSnapshot == "":
+		return invalidf("code_configuration.code: the code folder was not uploaded (use hangar batch-deployment create -f FILE)")
 	}
 	if d.Model.Manifest == "" {
 		return invalidf("model: required (azureml:<name>:<version>, or a path uploaded by hangar batch-deployment create -f FILE)")

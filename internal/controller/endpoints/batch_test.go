@@ -242,3 +242,35 @@ func TestInvokeBatchOverrideRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchMLflowNoCode: a registered mlflow_model deploys without code_configuration, and its
+// jobs run Hangar's built-in MLflow batch scorer (no entry script of their own); a custom model
+// without a script and a summary_only no-code deployment are refused.
+func TestBatchMLflowNoCode(t *testing.T) {
+	f, d := batchFixture(t)
+	ctx := t.Context()
+	h := putTree(t, f, map[string]string{"MLmodel": "flavors: {}\n", "model.pkl": "x"})
+	createModel(t, f, model.Spec{Name: "heart", Path: "/client/model", Type: model.MLflowModel}, h)
+	nc := d
+	nc.Name, nc.Model, nc.CodeSnapshot, nc.ScoringScript = "ncd", serving.ModelRef{Ref: "heart:1"}, "", ""
+	if _, err := f.s.PutBatchDeployment(ctx, nc, true, false); err != nil {
+		t.Fatal(err)
+	}
+	data := putTree(t, f, map[string]string{"a.csv": "x\n1\n"})
+	run, err := f.s.InvokeBatch(ctx, "ep1", "admin", api.BatchInvokeRequest{Deployment: "ncd", Input: job.Input{Type: job.URIFolder, Manifest: data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := run.Spec.Parallel; !p.MLflow || p.EntryScript != "" || p.ModelInput != "model" || p.AppendRowTo != "score" ||
+		p.OutputFileName != "predictions.csv" || run.Spec.CodeSnapshot != "" {
+		t.Errorf("the no-code job: settings %+v, code %q; want the built-in scorer over the model, rows to score/predictions.csv", p, run.Spec.CodeSnapshot)
+	}
+	custom := nc
+	custom.Name, custom.Model = "custom", serving.ModelRef{Ref: "m:1"}
+	_, err = f.s.PutBatchDeployment(ctx, custom, true, false)
+	wantKind(t, err, controller.Invalid, "code_configuration.scoring_script: required")
+	summary := nc
+	summary.Name, summary.Settings.OutputAction = "summary", serving.OutputSummaryOnly
+	_, err = f.s.PutBatchDeployment(ctx, summary, true, false)
+	wantKind(t, err, controller.Invalid, "settings.output_action: summary_only")
+}

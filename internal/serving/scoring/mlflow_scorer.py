@@ -425,15 +425,19 @@ class Scorer:
             raise BadRequest("Failed to parse input as a Pandas DataFrame. Ensure that the input is a valid CSV-formatted "
                              f"Pandas DataFrame produced using the `pandas.DataFrame.to_csv()` method. Error: '{e}'") from None
 
-    def answer(self, data, params, wrap):
+    def score(self, data, params=None):
+        """The model's predictions of data, the signature enforced first (BadRequest when the
+        data breaks it, or when predict raises). Hangar's batch scorer calls it per file."""
         data = self.signature.enforce(data)
         try:
-            result = self.predict(data, params=params) if params and self.takes_params else self.predict(data)
+            return self.predict(data, params=params) if params and self.takes_params else self.predict(data)
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             raise BadRequest("Encountered an unexpected error while evaluating the model. Verify that the serialized input "
                              f"Dataframe is compatible with the model for inference. Error: {type(e).__name__}: {e}") from None
-        out = jsonable(result)
+
+    def answer(self, data, params, wrap):
+        out = jsonable(self.score(data, params))
         payload = json.dumps({"predictions": out} if wrap else out).encode("utf-8")
         return 200, payload, "application/json"
 

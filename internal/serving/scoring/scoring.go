@@ -37,11 +37,19 @@ const (
 	MLflowEnv      = "HANGAR_MLFLOW_SCORER"
 )
 
+// MLflowBatchFileName is the name the built-in MLflow batch scorer is written under: the entry
+// script of a no-code MLflow batch deployment's parallel job, which imports the MLflow scorer
+// (named by MLflowEnv) for its loaders and signature.
+const MLflowBatchFileName = "hangar_mlflow_batch.py"
+
 //go:embed score.py
 var script []byte
 
 //go:embed mlflow_scorer.py
 var mlflowScorer []byte
+
+//go:embed mlflow_batch.py
+var mlflowBatch []byte
 
 // Script returns the scoring server's source (a copy: callers may keep or change it).
 func Script() []byte { return bytes.Clone(script) }
@@ -49,3 +57,8 @@ func Script() []byte { return bytes.Clone(script) }
 // MLflowScorer returns the built-in MLflow scorer's source (a copy): it loads an MLflow model's
 // python_function flavour without mlflow and speaks MLflow's and Azure's scoring protocols.
 func MLflowScorer() []byte { return bytes.Clone(mlflowScorer) }
+
+// MLflowBatch returns the built-in MLflow batch scorer's source (a copy): the entry script that
+// scores a no-code MLflow batch deployment's files, one predict() per file, into Azure's
+// predictions.csv rows (row, prediction, file name).
+func MLflowBatch() []byte { return bytes.Clone(mlflowBatch) }
