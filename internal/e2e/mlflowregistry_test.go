@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,8 +183,8 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	if f1.Files != 2 || f1.Type != model.MLflowModel || f1.Folder != "model" || f1.Source != "azureml://jobs/"+train+"/outputs/artifacts/paths/outputs/model" {
 		t.Errorf("model show flowers:1 = %+v", f1)
 	}
-	// The URI is under the run's artifact_uri, as MLflow's runs/get says it.
-	if want := w.mlflowArtifactURI(train) + "/outputs/model"; got.DownloadURI.ArtifactURI != want ||
+	// The URI is the version's own files in the artifact proxy (the files it was registered with).
+	if want := "mlflow-artifacts:/registered-models/flowers/1"; got.DownloadURI.ArtifactURI != want ||
 		len(got.Listing.Files) != 2 || got.File != "weights\n" {
 		t.Errorf("models:/flowers/1: download URI %q (want %s), listing %+v, model.pkl %q", got.DownloadURI.ArtifactURI, want, got.Listing, got.File)
 	}
@@ -193,30 +192,4 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 	if r := w.run("job", "stream", "-n", use); r.code != 0 || !strings.Contains(r.stdout, "weights") {
 		t.Errorf("a job with azureml:flowers:1 as input: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-}
-
-// mlflowArtifactURI is a run's artifact_uri, as MLflow's runs/get answers it.
-func (w *ws) mlflowArtifactURI(run string) string {
-	w.t.Helper()
-	req, err := http.NewRequestWithContext(w.t.Context(), http.MethodGet, w.url()+"/api/2.0/mlflow/runs/get?run_id="+run, nil)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+w.adminToken())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Run struct {
-			Info struct {
-				ArtifactURI string `json:"artifact_uri"`
-			} `json:"info"`
-		} `json:"run"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Run.Info.ArtifactURI == "" {
-		w.t.Fatalf("runs/get %s: %s %v", run, resp.Status, err)
-	}
-	return out.Run.Info.ArtifactURI
 }

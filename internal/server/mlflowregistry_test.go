@@ -312,26 +312,25 @@ func TestMLflowRegistryCreates(t *testing.T) {
 		t.Errorf("registered-models/get after two versions = %d %+v", st, a)
 	}
 
-	// models:/iris/1: the download URI, then the artifact proxy's listing and files under it.
+	// models:/iris/1: the download URI is the version's own files in the artifact proxy, for a
+	// version from a run as for an upload (mlflowmodelsuri_test.go replays the whole chains).
 	for _, tc := range []struct {
-		version, want string
-	}{{"1", "mlflow-artifacts:/0/trainer/artifacts/model"}, {"2", "mlflow-artifacts:/0/trainer/artifacts/model"}} {
-		st, out := ts.mlflowCall(t, adminToken, http.MethodGet, "model-versions/get-download-uri", url.Values{"name": {"iris"}, "version": {tc.version}})
+		name, version, want string
+	}{{"iris", "1", "mlflow-artifacts:/registered-models/iris/1"}, {"iris", "2", "mlflow-artifacts:/registered-models/iris/2"},
+		{"mnist", "1", "mlflow-artifacts:/registered-models/mnist/1"}} {
+		st, out := ts.mlflowCall(t, adminToken, http.MethodGet, "model-versions/get-download-uri", url.Values{"name": {tc.name}, "version": {tc.version}})
 		if st != 200 || out["artifact_uri"] != tc.want || len(out) != 1 {
-			t.Errorf("get-download-uri iris %s = %d %v, want %s", tc.version, st, out, tc.want)
+			t.Errorf("get-download-uri %s %s = %d %v, want %s", tc.name, tc.version, st, out, tc.want)
 		}
 	}
-	list := ts.mlflowDo(t, adminToken, http.MethodGet, listPath("0/trainer/artifacts/model"), nil)
+	list := ts.mlflowDo(t, adminToken, http.MethodGet, listPath("registered-models/iris/1"), nil)
 	if list.status != 200 || !strings.Contains(string(list.body), `"path":"MLmodel"`) || !strings.Contains(string(list.body), `"path":"model.pkl"`) {
 		t.Errorf("listing the download URI = %d %s", list.status, list.body)
 	}
-	if f := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow-artifacts/artifacts/0/trainer/artifacts/model/model.pkl", nil); f.status != 200 || string(f.body) != "content of model/model.pkl" {
+	if f := ts.mlflowDo(t, adminToken, http.MethodGet, "/api/2.0/mlflow-artifacts/artifacts/registered-models/iris/1/model.pkl", nil); f.status != 200 || string(f.body) != "content of model/model.pkl" {
 		t.Errorf("a file under the download URI = %d %q", f.status, f.body)
 	}
-	// A version uploaded by hangar model create has no mlflow-artifacts URI: 501, naming model download.
-	st, out := ts.mlflowCall(t, adminToken, http.MethodGet, "model-versions/get-download-uri", url.Values{"name": {"mnist"}, "version": {"1"}})
-	wantMLflowError(t, "get-download-uri of an upload", st, out, 501, "NOT_IMPLEMENTED", "hangar model download mnist:1")
-	st, out = ts.mlflowCall(t, adminToken, http.MethodGet, "model-versions/get-download-uri", url.Values{"name": {"iris"}, "version": {"9"}})
+	st, out := ts.mlflowCall(t, adminToken, http.MethodGet, "model-versions/get-download-uri", url.Values{"name": {"iris"}, "version": {"9"}})
 	wantMLflowError(t, "get-download-uri of a missing version", st, out, 404, mlflowapi.CodeNotFound, "Model Version (name=iris, version=9) not found")
 
 	for _, tc := range []struct {

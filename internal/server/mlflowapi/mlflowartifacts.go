@@ -57,8 +57,12 @@ type artifactTarget struct {
 }
 
 // target checks an artifact path, the caller's right to its run (a run token reaches its own
-// run only), and that the run exists.
+// run only), and that the run exists. A path in the registered-models namespace is refused: its
+// reads are answered before (mlflowartifacts_registered.go), so only a write gets here.
 func (s *API) target(r *http.Request, p string) (*artifactTarget, error) {
+	if isRegisteredPath(p) {
+		return nil, registeredReadOnly(p)
+	}
 	a, err := parseArtifactPath(p)
 	if err != nil {
 		return nil, err
@@ -152,6 +156,10 @@ func (s *API) writeBodyError(w http.ResponseWriter, err error) {
 }
 
 func (s *API) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
+	if p := r.PathValue("path"); isRegisteredPath(p) {
+		s.getRegisteredFile(w, r, p)
+		return
+	}
 	t, err := s.target(r, r.PathValue("path"))
 	if err != nil {
 		s.writeError(w, err)
@@ -162,9 +170,15 @@ func (s *API) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, err)
 		return
 	}
+	s.serveArtifact(w, r, hash, t.rel, "of run "+t.run.ID)
+}
+
+// serveArtifact answers a GET of one artifact file, the blob hash, named rel (of is what it is
+// a file of, for the log).
+func (s *API) serveArtifact(w http.ResponseWriter, r *http.Request, hash, rel, of string) {
 	f, err := s.cfg.Blobs.Open(hash)
 	if err != nil {
-		s.writeError(w, fmt.Errorf("artifact %s of run %s: %w", t.rel, t.run.ID, err))
+		s.writeError(w, fmt.Errorf("artifact %s %s: %w", rel, of, err))
 		return
 	}
 	defer f.Close()
@@ -175,10 +189,10 @@ func (s *API) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 	}
 	// Uploaded files are whatever a script wrote: served as data, never as a page of this
 	// origin (the studio's), whatever their name says.
-	w.Header().Set("Content-Type", artifactContentType(t.rel))
+	w.Header().Set("Content-Type", artifactContentType(rel))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "sandbox")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(t.rel)}))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 
@@ -282,6 +296,10 @@ func (s *API) children(ctx context.Context, t *artifactTarget, after string, lim
 // listMLflowArtifacts answers GET artifacts?path=<exp>/<run>/artifacts[/dir]: the directory's
 // children by their names ({} when there are none, as MLflow's JSON omits an empty list).
 func (s *API) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Query().Get("path"); isRegisteredPath(p) {
+		s.listRegistered(w, r, p)
+		return
+	}
 	t, err := s.target(r, r.URL.Query().Get("path"))
 	if err != nil {
 		s.writeError(w, err)
