@@ -47,7 +47,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			p, err = s.tokenPrincipal(r, tok)
 		}
 		if err != nil {
-			writeError(w, s.log, err)
+			s.writeRequestError(w, r, err)
 			return
 		}
 		if err := endedRunWrite(p, r); err != nil { // runwrites.go

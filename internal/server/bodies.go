@@ -140,7 +140,7 @@ func (s *Server) limitBodies(next http.Handler, route func(*http.Request) string
 			info.route = r.Method + " " + r.URL.Path
 		}
 		if r.ContentLength > info.limit.bytes {
-			writeError(w, s.log, &tooLargeError{route: info.route, limit: info.limit.bytes, size: r.ContentLength})
+			s.writeRequestError(w, r, &tooLargeError{route: info.route, limit: info.limit.bytes, size: r.ContentLength})
 			return
 		}
 		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {

@@ -29,17 +29,21 @@ func badRequest(msg string) error { return &httpError{http.StatusBadRequest, api
 
 // writeError maps typed errors to status codes; anything unknown is a 500 whose detail is logged, not sent.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	status, body := errorAnswer(w, log, err)
+	writeJSON(w, status, body)
+}
+
+// errorAnswer is writeError's status and body for err.
+func errorAnswer(w http.ResponseWriter, log *slog.Logger, err error) (int, api.ErrorBody) {
 	status, code, msg := http.StatusInternalServerError, api.CodeInternal, "internal error"
 	var he *httpError
 	var ce *controller.Error
 	if st, c, m, ok := bodyError(err); ok {
-		writeJSON(w, st, api.ErrorBody{Error: m, Code: c})
-		return
+		return st, api.ErrorBody{Error: m, Code: c}
 	}
 	if m, ok := noSpace(err, workspaceOf(w)); ok {
 		log.Error("no space left on device", "err", err)
-		writeJSON(w, http.StatusInsufficientStorage, api.ErrorBody{Error: m, Code: api.CodeNoSpace})
-		return
+		return http.StatusInsufficientStorage, api.ErrorBody{Error: m, Code: api.CodeNoSpace}
 	}
 	switch {
 	case errors.As(err, &he):
@@ -63,8 +67,27 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	default:
 		log.Error("request failed", "err", err)
 	}
-	writeJSON(w, status, api.ErrorBody{Error: msg, Code: code})
+	return status, api.ErrorBody{Error: msg, Code: code}
 }
+
+// writeRequestError is writeError for a refusal made before a request is routed (its token, its
+// body's size): on MLflow's paths in MLflow's shape, with the same status and message, so that
+// MLflow's clients raise it as a RestException (401 UNAUTHENTICATED, 413, ...).
+func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := errorAnswer(w, s.log, err)
+	if isMLflowPath(r.URL.Path) {
+		if errors.Is(err, errNoToken) {
+			body.Error = errNoMLflowToken
+		}
+		s.mlflow.WriteStatus(w, status, body.Error)
+		return
+	}
+	writeJSON(w, status, body)
+}
+
+// errNoMLflowToken is errNoToken's message in the words of MLflow's clients.
+const errNoMLflowToken = "this request has no token: set MLFLOW_TRACKING_TOKEN to a Hangar token " +
+	"(or MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, the token as the password; docs/mlflow.md)"
 
 // agentError maps the clusters' errors to status codes: 401, 410 (the node is gone: the agent
 // exits once idle), 400 and 404.

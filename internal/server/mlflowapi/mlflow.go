@@ -168,7 +168,7 @@ func (s *API) mlflowErr(err error) error {
 		return &Error{Status: http.StatusBadRequest, Code: CodeAlreadyExists, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error())}
 	}
 	if st, msg, ok := s.cfg.Bodies.RequestError(err); ok && st < 500 {
-		return &Error{Status: st, Code: CodeBadRequest, Message: msg}
+		return &Error{Status: st, Code: codeOf(st), Message: msg}
 	}
 	return err
 }

@@ -18,6 +18,8 @@ const (
 	CodeUnauthenticated  = "UNAUTHENTICATED"
 	CodeBadRequest       = "BAD_REQUEST"
 	CodeInternal         = "INTERNAL_ERROR"
+	CodeRequestLimit     = "REQUEST_LIMIT_EXCEEDED"  // 429
+	CodeUnavailable      = "TEMPORARILY_UNAVAILABLE" // 503
 )
 
 // Error is an error answered in MLflow's shape, so that MLflow clients raise the
@@ -44,7 +46,7 @@ func (s *API) writeError(w http.ResponseWriter, err error) {
 		me = &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
 	default:
 		if st, m, ok := s.cfg.Bodies.BodyError(err); ok {
-			me = &Error{Status: st, Code: CodeBadRequest, Message: m}
+			me = &Error{Status: st, Code: codeOf(st), Message: m}
 			break
 		}
 		s.log.Error("mlflow api", "err", err)
@@ -80,6 +82,36 @@ func (s *API) workspaceOnly(r *http.Request) error {
 // WriteError answers err in MLflow's shape, as the API's handlers do (the server's refusals on
 // MLflow's paths).
 func (s *API) WriteError(w http.ResponseWriter, err error) { s.writeError(w, s.mlflowErr(err)) }
+
+// WriteStatus answers a refusal the server made with its own status and message (an
+// unauthenticated request, a body over its limit) with MLflow's code for the status.
+func (s *API) WriteStatus(w http.ResponseWriter, status int, msg string) {
+	s.writeError(w, &Error{Status: status, Code: codeOf(status), Message: msg})
+}
+
+// codeOf is MLflow's error code for an HTTP status (ERROR_CODE_TO_HTTP_STATUS read backwards);
+// a status MLflow's codes do not use (413, 408, 507) is BAD_REQUEST below 500 and
+// INTERNAL_ERROR from 500 on.
+func codeOf(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return CodeUnauthenticated
+	case http.StatusForbidden:
+		return CodePermissionDenied
+	case http.StatusNotFound:
+		return CodeNotFound
+	case http.StatusConflict:
+		return CodeConflict
+	case http.StatusTooManyRequests:
+		return CodeRequestLimit
+	case http.StatusServiceUnavailable:
+		return CodeUnavailable
+	}
+	if status >= 500 {
+		return CodeInternal
+	}
+	return CodeBadRequest
+}
 
 // WriteForbidden answers a refused caller with PERMISSION_DENIED and msg.
 func (s *API) WriteForbidden(w http.ResponseWriter, msg string) {
