@@ -32,10 +32,12 @@ How to read **who**:
 - roles (` + "`owner`, `contributor`, `compute-operator`, `reader`" + `; "every role" is all four): a user of that
   role, with a personal token or a studio session (which also keeps to the studio's allowlist);
   the workspace token is the user ` + "`admin`" + `, an owner. Anyone else gets 403 naming their role and
-  the roles the route needs; a missing, revoked, expired or foreign token gets 401.
+  the roles the route needs; a missing, revoked, expired or foreign token gets 401. On MLflow's
+  paths both come in MLflow's shape (` + "`PERMISSION_DENIED`, `UNAUTHENTICATED`" + `, [mlflow.md](mlflow.md)).
 - "a run's token": a live run's own token (its supervisor's, or its processes' through
   ` + "`MLFLOW_TRACKING_TOKEN`" + `). On ` + "`/api/runs/{id}/...`" + ` it reaches only its own run's current attempt, on
-  MLflow's routes only its own run's data; on the blob routes it reads and adds blobs by hash.
+  MLflow's routes only its own run's data (and it reads the model registry and its versions'
+  files); on the blob routes it reads and adds blobs by hash.
 - "public": outside user authentication; the route checks what is said instead.
 - "forwards": the route hands the request to the ` + "`/api/`" + ` route of the same path, whose row applies.
 
