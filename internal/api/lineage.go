@@ -83,6 +83,16 @@ type ModelDeployment struct {
 	State string `json:"state,omitempty"`
 }
 
+// ModelLineages is a model as its page in the studio shows it (GET /api/models/{name}/lineage):
+// the registered model's own description and tags (MLflow's registered-models/update and
+// set-tag; a version has its own) and every version's lineage, archived ones too, newest first.
+type ModelLineages struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags"`
+	Versions    []ModelLineage    `json:"versions"`
+}
+
 // ModelLineageClient reads model versions' lineage.
 type ModelLineageClient struct{ c *Client }
 
@@ -93,8 +103,9 @@ func (c *ModelLineageClient) Get(ctx context.Context, name, version string) (*Mo
 	return &out, c.c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
-// List answers the lineage of every version of a model, archived ones too, newest first.
-func (c *ModelLineageClient) List(ctx context.Context, name string) ([]ModelLineage, error) {
-	var out []ModelLineage
-	return out, c.c.do(ctx, http.MethodGet, "/api/models/"+url.PathEscape(name)+"/lineage", nil, &out)
+// Model answers a model's description and tags and every version's lineage (GET
+// /api/models/{name}/lineage).
+func (c *ModelLineageClient) Model(ctx context.Context, name string) (*ModelLineages, error) {
+	var out ModelLineages
+	return &out, c.c.do(ctx, http.MethodGet, "/api/models/"+url.PathEscape(name)+"/lineage", nil, &out)
 }

@@ -17,8 +17,8 @@ with open(os.path.join(sys.argv[2], "weights.json"), "w") as f:
 `
 
 // The studio's Models page, as a user reads it in the browser: a model registered from a job's
-// output shows its versions with MLflow's stage and alias, its tags as text (markup in a tag
-// and a description runs nothing), the lineage (the run linked, its code snapshot, its
+// output shows its description and tags set through MLflow, its versions with MLflow's stage
+// and alias, their tags and descriptions, all as text (markup in them runs nothing), the lineage (the run linked, its code snapshot, its
 // registered environment as name:version, its input data) and the online deployment serving
 // the version, with the ref it names and the version that resolved to. `model show` says the
 // same in JSON.
@@ -49,11 +49,13 @@ func TestStudioModelsPage(t *testing.T) {
 		"tags:\n  note: '<script>window.__xss=3</script>'\n  team: vision\n"})
 	w.ok("model", "create", "-f", filepath.Join(dir, "model.yml"))
 	admin := w.adminToken()
-	for _, c := range []struct{ path, body string }{
-		{"/api/2.0/mlflow/registered-models/alias", `{"name": "m", "alias": "champion", "version": "1"}`},
-		{"/api/2.0/mlflow/model-versions/transition-stage", `{"name": "m", "version": "1", "stage": "Staging", "archive_existing_versions": false}`},
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPost, "/api/2.0/mlflow/registered-models/alias", `{"name": "m", "alias": "champion", "version": "1"}`},
+		{http.MethodPost, "/api/2.0/mlflow/model-versions/transition-stage", `{"name": "m", "version": "1", "stage": "Staging", "archive_existing_versions": false}`},
+		{http.MethodPatch, "/api/2.0/mlflow/registered-models/update", `{"name": "m", "description": "flowers <b>v</b>"}`},
+		{http.MethodPost, "/api/2.0/mlflow/registered-models/set-tag", `{"name": "m", "key": "owner", "value": "<script>window.__xss=5</script>"}`},
 	} {
-		if st, e := w.post(admin, http.MethodPost, c.path, strings.NewReader(c.body), int64(len(c.body))); st != http.StatusOK {
+		if st, e := w.post(admin, c.method, c.path, strings.NewReader(c.body), int64(len(c.body))); st != http.StatusOK {
 			t.Fatalf("%s: %d %+v", c.path, st, e)
 		}
 	}
@@ -97,6 +99,8 @@ func TestStudioModelsPage(t *testing.T) {
 	p.wait("version 1's row", `!!`+row)
 	sec := `document.querySelector('section.version[data-version="1"]')`
 	for _, c := range []struct{ what, expr string }{
+		{"the model's description as text", `document.querySelector('.model-description').textContent === 'flowers <b>v</b>'`},
+		{"the model's tag as text", `document.querySelector('.model-tags').textContent === 'owner=<script>window.__xss=5</script>'`},
 		{"MLflow stage Staging", row + `.querySelector('.mlflow-stage').textContent === 'Staging'`},
 		{"the alias", row + `.querySelector('.aliases').textContent === '@champion'`},
 		{"the tags as text", row + `.querySelector('.tags').textContent.includes('note=<script>window.__xss=3</script>') && ` +

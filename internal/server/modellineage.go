@@ -36,9 +36,10 @@ func (s *assetRoutes) modelLineage(r *http.Request) (*api.ModelLineage, error) {
 	return &out[0], nil
 }
 
-// modelLineages answers GET /api/models/{name}/lineage: every version's lineage, archived ones
-// too, newest first (the studio's model page, in one request).
-func (s *assetRoutes) modelLineages(r *http.Request) ([]api.ModelLineage, error) {
+// modelLineages answers GET /api/models/{name}/lineage: the registered model's description and
+// tags, and every version's lineage, archived ones too, newest first (the studio's model page,
+// in one request).
+func (s *assetRoutes) modelLineages(r *http.Request) (*api.ModelLineages, error) {
 	name := r.PathValue("name")
 	if err := model.CheckName(name); err != nil {
 		return nil, badRequest(err.Error())
@@ -52,7 +53,25 @@ func (s *assetRoutes) modelLineages(r *http.Request) ([]api.ModelLineage, error)
 	}
 	versions = slices.Clone(versions)
 	slices.SortStableFunc(versions, func(a, b model.Version) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return s.lineages(r.Context(), name, versions)
+	out := &api.ModelLineages{Name: name, Tags: map[string]string{}}
+	if out.Versions, err = s.lineages(r.Context(), name, versions); err != nil {
+		return nil, err
+	}
+	registered, err := s.cfg.Store.Assets.RegisteredModels(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	if len(registered) == 1 {
+		out.Description = registered[0].Description
+	}
+	tags, err := s.cfg.Store.Assets.RegisteredModelTags(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tags {
+		out.Tags[t.Key] = t.Value
+	}
+	return out, nil
 }
 
 // lineages are the lineages of some versions of model name: the model's aliases and the

@@ -85,19 +85,26 @@ func TestModelLineage(t *testing.T) {
 		t.Errorf("lineage of m@latest (-want +got):\n%s", diff)
 	}
 
-	all, err := ts.admin.ModelLineage.List(ctx, "m")
-	if err != nil || len(all) != 2 || all[0].Version != "2" || all[1].Version != "1" {
-		t.Fatalf("every version's lineage = %+v, %v", all, err)
+	if err := ts.store.Assets.SetRegisteredModelDescription(ctx, "m", "<b>flowers</b>", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Assets.SetRegisteredModelTags(ctx, []store.RegisteredModelTag{{Name: "m", Key: "owner", Value: "vision"}}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ts.admin.ModelLineage.Model(ctx, "m")
+	if err != nil || all.Name != "m" || all.Description != "<b>flowers</b>" || all.Tags["owner"] != "vision" ||
+		len(all.Versions) != 2 || all.Versions[0].Version != "2" || all.Versions[1].Version != "1" {
+		t.Fatalf("the model's lineage = %+v, %v", all, err)
 	}
 	one, _ := ts.admin.ModelLineage.Get(ctx, "m", "1")
-	if diff := cmp.Diff(one, &all[1]); diff != "" {
+	if diff := cmp.Diff(one, &all.Versions[1]); diff != "" {
 		t.Errorf("m:1 in the model's lineage differs from its own (-own +in list):\n%s", diff)
 	}
 	for _, tt := range []struct {
 		name string
 		want int
 	}{{"ghost", http.StatusNotFound}, {"-bad", http.StatusBadRequest}} {
-		_, err = ts.admin.ModelLineage.List(ctx, tt.name)
+		_, err = ts.admin.ModelLineage.Model(ctx, tt.name)
 		if st, _ := apiStatus(t, err); st != tt.want {
 			t.Errorf("lineage of model %s: %v; want %d", tt.name, err, tt.want)
 		}

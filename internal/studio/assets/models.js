@@ -35,8 +35,11 @@
       return;
     }
     versions.sort((a, b) => new Date(b.created_at) - new Date(a.created_at));
-    const byVersion = new Map((await api(`/api/models/${enc(name)}/lineage`, { signal })).map((l) => [l.version, l]));
+    const m = await api(`/api/models/${enc(name)}/lineage`, { signal });
+    const byVersion = new Map(m.versions.map((l) => [l.version, l]));
     const lineages = versions.map((v) => byVersion.get(v.version) || { aliases: [], deployments: [] });
+    if (m.description) root.append(el("p", { class: "model-description" }, m.description));
+    if (Object.keys(m.tags || {}).length) root.append(el("p", { class: "model-tags" }, tagList(m.tags)));
     root.append(el("h2", {}, "Versions"), el("div", { class: "scroll-x" }, versionsTable(versions, lineages)));
     versions.forEach((v, i) => root.append(versionSection(v, lineages[i])));
   }
