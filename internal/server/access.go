@@ -124,7 +124,8 @@ func (s *Server) gate(pattern string, a access, h http.HandlerFunc) http.Handler
 	if a.audit != "" {
 		h = s.identity.audited(pattern, a.audit, h)
 	}
-	mlflow := strings.Contains(pattern, "/api/2.0/mlflow")
+	path := pattern[strings.IndexByte(pattern, ' ')+1:] // "GET /api/..." or "/api/..."
+	mlflow := isMLflowPath(path)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := a.allows(who(r), pattern); err != nil {
 			if mlflow {

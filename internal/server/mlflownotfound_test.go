@@ -27,6 +27,8 @@ func TestMLflowUnknownEndpoints(t *testing.T) {
 		{adminToken, http.MethodGet, "/api/2.0/mlflow/runs/create"}, // POST only
 		{adminToken, http.MethodGet, "/ajax-api/2.0/mlflow/no-such/path"},
 		{adminToken, http.MethodGet, "/api/2.0/mlflow-artifacts/no-such"},
+		{adminToken, http.MethodGet, "/api/3.0/mlflow/traces/tr-1"}, // MLflow 3's traces
+		{runTok, http.MethodPost, "/api/3.0/mlflow/scorers/register"},
 		{runTok, http.MethodPost, "/api/2.0/mlflow/no-such/path"},
 		{runTok, http.MethodGet, "/api/2.0/mlflow/experiments/no-such"},
 	}
@@ -47,8 +49,11 @@ func TestMLflowUnknownEndpoints(t *testing.T) {
 			t.Errorf("%s %s = %d %s %+v; want 404 %s naming the method and path", tc.method, tc.target, r.status, r.header.Get("Content-Type"), e, mlflowapi.CodeEndpointNotFound)
 		}
 	}
-	// Without a token it is still the authentication's answer, not a hint about what exists.
-	if r := ts.mlflowDo(t, "", http.MethodGet, "/api/2.0/mlflow/no-such/path", nil); r.status != http.StatusUnauthorized {
-		t.Errorf("no token = %d %q, want 401", r.status, r.body)
+	// Without a token it is still the authentication's answer (in MLflow's shape), not a hint
+	// about what exists.
+	for _, target := range []string{"/api/2.0/mlflow/no-such/path", "/api/3.0/mlflow/traces/tr-1"} {
+		if r := ts.mlflowDo(t, "", http.MethodGet, target, nil); r.status != http.StatusUnauthorized || r.errCode(t) != mlflowapi.CodeUnauthenticated {
+			t.Errorf("%s without a token = %d %q, want 401 UNAUTHENTICATED", target, r.status, r.body)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func isFinalWord(r *http.Request, runID string) bool {
 // whose errors take MLflow's shape.
 func isMLflowPath(path string) bool {
 	return strings.HasPrefix(path, "/api/2.0/mlflow") || strings.HasPrefix(path, "/ajax-api/2.0/mlflow") ||
-		strings.HasPrefix(path, "/api/2.0/preview/mlflow")
+		strings.HasPrefix(path, "/api/2.0/preview/mlflow") || strings.HasPrefix(path, "/api/3.0/mlflow/")
 }
 
 // writeRunError answers a refused run token's request: in MLflow's shape on MLflow's paths (a

@@ -13,9 +13,10 @@ const CodeEndpointNotFound = "ENDPOINT_NOT_FOUND"
 // notFoundRoutes answers every other path under MLflow's prefixes, and every method a known
 // path does not take, with 404 ENDPOINT_NOT_FOUND in MLflow's shape instead of the server's
 // plain-text 404 or 405 (which MLflow's client reports as an unreadable body). The patterns
-// name no method, so any route with a method and a longer path wins over them.
+// name no method, so any route with a method and a longer path wins over them. MLflow 3 sends
+// its traces, scorers and evaluation datasets under /api/3.0/mlflow/, none of which Hangar serves.
 func (s *API) notFoundRoutes(mux Mux) {
-	for _, prefix := range []string{Prefix, "/api/2.0/mlflow-artifacts/"} {
+	for _, prefix := range []string{Prefix, "/api/2.0/mlflow-artifacts/", "/api/3.0/mlflow/"} {
 		mux.Handle(prefix, readOrRunAccess, s.endpointNotFound)
 	}
 }
