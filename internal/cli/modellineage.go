@@ -14,7 +14,7 @@ import (
 
 // modelShown is what `model show` answers: the version's fields, and under "lineage" the run
 // it was registered from (code snapshot, environment, data inputs), the aliases naming it and
-// the deployments serving it.
+// the deployments serving it (null from a server that predates lineage).
 type modelShown struct {
 	*model.Version
 	Lineage *api.ModelLineage `json:"lineage"`
@@ -42,13 +42,16 @@ deployment names it and the version it resolved to.`,
 				return nil, err
 			}
 			l, err := c.ModelLineage.Get(ctx, v.Name, v.Version)
+			if api.IsNotFound(err) { // the version is there: a server older than the lineage route
+				return &modelShown{Version: v}, nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("lineage of model %s version %s: %w", v.Name, v.Version, err)
 			}
 			return &modelShown{Version: v, Lineage: l}, nil
 		},
 		human: func(w io.Writer, s *modelShown) error {
-			if err := showModel(w, s.Version); err != nil {
+			if err := showModel(w, s.Version); err != nil || s.Lineage == nil {
 				return err
 			}
 			return showLineage(w, s.Lineage)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -66,5 +68,49 @@ func TestModelShownJSON(t *testing.T) {
 	l, _ := got["lineage"].(map[string]any)
 	if got["name"] != "m" || got["version"] != "2" || got["mlflow_stage"] != "Production" || l == nil || l["aliases"].([]any)[0] != "champion" {
 		t.Errorf("model show -o json = %s", b)
+	}
+}
+
+// model show against a workspace: with the lineage route the lineage follows the version; a
+// server older than the route (404 for it, the version found) shows the version alone.
+func TestModelShowAsksForLineage(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		lineage bool
+		want    []string
+		notWant string
+	}{
+		{"lineage", true, []string{"Name:", "Use as:", "Lineage:\n  Run: trainer", "Deployments:\n  none\n"}, ""},
+		{"older server", false, []string{"Name:", "Use as:"}, "Lineage"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /api/models/m/versions/1", func(w http.ResponseWriter, r *http.Request) {
+				_ = json.NewEncoder(w).Encode(model.Version{Name: "m", Version: "1", Source: "azureml://jobs/trainer/outputs/model"})
+			})
+			mux.HandleFunc("GET /api/models/m/versions/1/lineage", func(w http.ResponseWriter, r *http.Request) {
+				if !tt.lineage {
+					w.WriteHeader(http.StatusNotFound)
+					_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: "no route", Code: api.CodeNotFound})
+					return
+				}
+				_ = json.NewEncoder(w).Encode(api.ModelLineage{Name: "m", Version: "1", Run: &api.LineageRun{Name: "trainer", Output: "model"}})
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			f := &fakeJobs{url: srv.URL}
+			code, out, stderr := f.cliRun(t, "", false, "model", "show", "m:1")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(out, tt.notWant) {
+				t.Errorf("output has %q:\n%s", tt.notWant, out)
+			}
+		})
 	}
 }
