@@ -29,29 +29,40 @@ type assetRow struct {
 // createAsset inserts a version. An empty version becomes the next integer after the highest
 // integer version of the name, archived ones included (a number is never reused); the number is
 // chosen inside the INSERT, so two creates at once cannot both take it. A version that exists is
-// ErrExists. The row is synced: it is what jobs and deployments name, and must outlive a power
-// loss.
-func (s *Assets) createAsset(ctx context.Context, table, noun, name, version, spec string, created time.Time) (string, error) {
+// ErrExists. then, when not nil, runs in the INSERT's transaction with the version it took (a
+// model's registry event). The row is synced: it is what jobs and deployments name, and must
+// outlive a power loss.
+func (s *Assets) createAsset(ctx context.Context, table, noun, name, version, spec string, created time.Time,
+	then func(tx *sql.Tx, version string) error) (string, error) {
 	nextSeq := `(SELECT COALESCE(MAX(seq), 0) + 1 FROM ` + table + `)`
-	var err error
-	if version == "" {
-		err = s.db.QueryRowContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
-			SELECT ?, CAST(COALESCE(MAX(number), 0) + 1 AS TEXT), ?, 0, ?, COALESCE(MAX(number), 0) + 1, `+nextSeq+`
-			FROM `+table+` WHERE name = ? RETURNING version`,
-			name, spec, nanos(created), name).Scan(&version)
-	} else {
-		var number any
-		if n := asset.Number(version); n > 0 || version == "0" {
-			number = n
+	err := s.withTx(ctx, "create "+noun+" "+name, func(tx *sql.Tx) error {
+		var err error
+		if version == "" {
+			err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
+				SELECT ?, CAST(COALESCE(MAX(number), 0) + 1 AS TEXT), ?, 0, ?, COALESCE(MAX(number), 0) + 1, `+nextSeq+`
+				FROM `+table+` WHERE name = ? RETURNING version`,
+				name, spec, nanos(created), name).Scan(&version)
+		} else {
+			var number any
+			if n := asset.Number(version); n > 0 || version == "0" {
+				number = n
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
+				VALUES (?, ?, ?, 0, ?, ?, `+nextSeq+`)`, name, version, spec, nanos(created), number)
 		}
-		_, err = s.db.ExecContext(ctx, `INSERT INTO `+table+` (name, version, spec, archived, created_at, number, seq)
-			VALUES (?, ?, ?, 0, ?, ?, `+nextSeq+`)`, name, version, spec, nanos(created), number)
-	}
-	if isUniqueViolation(err) {
-		return "", fmt.Errorf("%s %s version %s: %w", noun, name, version, ErrExists)
-	}
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%s %s version %s: %w", noun, name, version, ErrExists)
+		}
+		if err != nil {
+			return fmt.Errorf("create %s %s: %w", noun, name, err)
+		}
+		if then != nil {
+			return then(tx, version)
+		}
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("create %s %s: %w", noun, name, err)
+		return "", err
 	}
 	if err := s.sync(ctx); err != nil {
 		return "", fmt.Errorf("create %s %s: %w", noun, name, err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -20,6 +21,9 @@ type assetTable[V asset.Versioned, R any] struct {
 	row func(v V) R
 	// version is the version a row's key and spec column make.
 	version func(k asset.Key, r R) V
+	// created, when not nil, runs in the transaction that inserts a version, with the version
+	// as stored (models append MLflow's model_version.created there).
+	created func(ctx context.Context, tx *sql.Tx, v V) error
 }
 
 // create registers v (createAsset: an empty version is the next integer, archived ones
@@ -32,7 +36,15 @@ func (t assetTable[V, R]) create(ctx context.Context, s *Assets, v V) (*V, error
 		return nil, err
 	}
 	k := v.AssetKey()
-	if k.Version, err = s.createAsset(ctx, t.table, t.noun, k.Name, k.Version, string(spec), k.Created); err != nil {
+	var then func(tx *sql.Tx, version string) error
+	if t.created != nil {
+		then = func(tx *sql.Tx, version string) error {
+			k := k
+			k.Version, k.Archived = version, false
+			return t.created(ctx, tx, t.version(k, r))
+		}
+	}
+	if k.Version, err = s.createAsset(ctx, t.table, t.noun, k.Name, k.Version, string(spec), k.Created, then); err != nil {
 		return nil, err
 	}
 	k.Archived = false

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
@@ -29,6 +30,9 @@ var modelTable = assetTable[model.Version, modelRow]{table: "models", noun: "mod
 		return model.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Source: r.Source,
 			Meta: r.Meta, Stage: r.Stage, MLflowStage: r.MLflowStage, Folder: r.Folder, Files: r.Files, Size: r.Size, CreatedAt: k.Created,
 			Archived: k.Archived}
+	},
+	created: func(ctx context.Context, tx *sql.Tx, v model.Version) error {
+		return modelVersionCreatedEvent(ctx, tx, v)
 	},
 }
 

@@ -53,6 +53,10 @@ type Access struct{ *base }
 // Instances holds compute instances.
 type Instances struct{ *base }
 
+// Webhooks holds MLflow's registry webhooks and their deliveries; the registry's writes append
+// the events they tell of (webhooks.go).
+type Webhooks struct{ *base }
+
 // nouns sets s's aggregate fields; every Store is made through it.
 func (s *Store) nouns() *Store {
 	s.Runs = &Runs{s.base}
@@ -64,5 +68,6 @@ func (s *Store) nouns() *Store {
 	s.Serving = &Serving{s.base}
 	s.Access = &Access{s.base}
 	s.Instances = &Instances{s.base}
+	s.Webhooks = &Webhooks{s.base}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/asset"
@@ -22,18 +23,26 @@ type RegisteredModel struct {
 // CreateRegisteredModel registers a model name with no version. A name that has a row, or any
 // version, is ErrExists.
 func (s *Assets) CreateRegisteredModel(ctx context.Context, m RegisteredModel) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO registered_models (name, description, created_at)
-		SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM models WHERE name = ?)`, m.Name, m.Description, nanos(m.Created), m.Name)
-	if isUniqueViolation(err) {
-		return fmt.Errorf("Registered Model (name=%s) already exists.: %w", m.Name, ErrExists)
-	}
+	exists := fmt.Errorf("Registered Model (name=%s) already exists.: %w", m.Name, ErrExists)
+	err := s.withTx(ctx, "create registered model "+m.Name, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO registered_models (name, description, created_at)
+			SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM models WHERE name = ?)`, m.Name, m.Description, nanos(m.Created), m.Name)
+		if isUniqueViolation(err) {
+			return exists
+		}
+		if err != nil {
+			return fmt.Errorf("create registered model %s: %w", m.Name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return exists
+		}
+		return appendEvent(ctx, tx, EventRegisteredModelCreated, registeredModelCreated{Name: m.Name, Tags: map[string]string{},
+			Description: orNull(m.Description)}, eventNow())
+	})
 	if err != nil {
-		return fmt.Errorf("create registered model %s: %w", m.Name, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
 		return err
-	} else if n == 0 {
-		return fmt.Errorf("Registered Model (name=%s) already exists.: %w", m.Name, ErrExists)
 	}
 	if err := s.sync(ctx); err != nil {
 		return fmt.Errorf("create registered model %s: %w", m.Name, err)
@@ -102,19 +111,30 @@ func (s *Assets) editModel(ctx context.Context, name, version string, edit func(
 		if err := json.Unmarshal([]byte(row.Spec), &r); err != nil {
 			return nil, fmt.Errorf("decode model %s:%s: %w", name, version, err)
 		}
+		before := r.Meta
+		before.Tags = maps.Clone(r.Tags)
 		edit(&r)
 		spec, err := json.Marshal(r)
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.db.ExecContext(ctx, `UPDATE models SET spec = ? WHERE name = ? AND version = ? AND spec = ?`,
-			string(spec), name, version, row.Spec)
+		swapped := false
+		err = s.withTx(ctx, "update model "+name+":"+version, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE models SET spec = ? WHERE name = ? AND version = ? AND spec = ?`,
+				string(spec), name, version, row.Spec)
+			if err != nil {
+				return fmt.Errorf("update model %s:%s: %w", name, version, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return err
+			}
+			swapped = true
+			return tagEvents(ctx, tx, row.Name, row.Version, before, r.Meta)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("update model %s:%s: %w", name, version, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
 			return nil, err
-		} else if n == 1 {
+		}
+		if swapped {
 			if err := s.sync(ctx); err != nil {
 				return nil, err
 			}
@@ -132,18 +152,33 @@ type ModelAlias struct {
 
 // SetModelAlias points an alias at a version, moving it if it pointed elsewhere.
 func (s *Assets) SetModelAlias(ctx context.Context, a ModelAlias) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO model_aliases (name, alias, version) VALUES (?, ?, ?)
-		ON CONFLICT (name, alias) DO UPDATE SET version = excluded.version`, a.Name, a.Alias, a.Version)
+	err := s.withTx(ctx, "set alias "+a.Name+"@"+a.Alias, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_aliases (name, alias, version) VALUES (?, ?, ?)
+			ON CONFLICT (name, alias) DO UPDATE SET version = excluded.version`, a.Name, a.Alias, a.Version); err != nil {
+			return fmt.Errorf("set alias %s@%s: %w", a.Name, a.Alias, err)
+		}
+		return appendEvent(ctx, tx, EventModelVersionAliasCreated, modelVersionAliasCreated(a), eventNow())
+	})
 	if err != nil {
-		return fmt.Errorf("set alias %s@%s: %w", a.Name, a.Alias, err)
+		return err
 	}
 	return s.sync(ctx)
 }
 
-// DeleteModelAlias removes an alias; one that is not there is no error.
+// DeleteModelAlias removes an alias; one that is not there is no error (and no event).
 func (s *Assets) DeleteModelAlias(ctx context.Context, name, alias string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM model_aliases WHERE name = ? AND alias = ?`, name, alias); err != nil {
-		return fmt.Errorf("delete alias %s@%s: %w", name, alias, err)
+	err := s.withTx(ctx, "delete alias "+name+"@"+alias, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM model_aliases WHERE name = ? AND alias = ?`, name, alias)
+		if err != nil {
+			return fmt.Errorf("delete alias %s@%s: %w", name, alias, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return appendEvent(ctx, tx, EventModelVersionAliasDeleted, modelVersionAliasDeleted{Name: name, Alias: alias}, eventNow())
+	})
+	if err != nil {
+		return err
 	}
 	return s.sync(ctx)
 }

@@ -39,6 +39,7 @@ type Store struct {
 	Serving   *Serving
 	Access    *Access
 	Instances *Instances
+	Webhooks  *Webhooks
 }
 
 // Open opens the workspace database named by dsn and applies migrations: a postgres:// or
