@@ -30,6 +30,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/serving/router"
 	"github.com/hangar-ml/hangar/internal/sizes"
 	"github.com/hangar-ml/hangar/internal/tokens"
+	"github.com/hangar-ml/hangar/internal/webhook"
 )
 
 // lead builds the backends, the controller and the API, starts the controller's loops under ctx
@@ -168,6 +169,9 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 	go insts.Run(ctx, instanceOptions(log))
 	go ctrl.RunHousekeeping(ctx) // ended runs' directories, unreferenced blobs
 	go serve.Run(ctx)
+	// MLflow's registry webhooks: the deliveries the registry's writes left in the store.
+	go webhook.NewLoop(webhook.LoopConfig{Store: st.Webhooks, Sealer: key, Sender: webhook.NewSender(0),
+		Log: o.Log.With("component", "webhooks")}).Run(ctx)
 	return srv.Handler(), nil
 }
 

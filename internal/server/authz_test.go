@@ -38,6 +38,8 @@ func policyRoles(pattern string) []string {
 		return nil // a run's own token only
 	case under("/api/runs", "/api/users", "/api/audit", "/api/workspace"):
 		return owner // runs' supervisors' routes; users and roles; the audit log; the blob collector
+	case under("/api/2.0/mlflow/webhooks"):
+		return owner // MLflow's registry webhooks, reads too: the server sends requests to their URLs
 	case under("/api/tokens", "/api/whoami", "/api/studio/login-codes"):
 		return allRoles // everyone's own
 	case method == http.MethodGet || strings.HasSuffix(path, "/search") || strings.HasSuffix(path, "/get-latest-versions"):

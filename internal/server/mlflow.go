@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/server/mlflowapi"
+	"github.com/hangar-ml/hangar/internal/webhook"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 // The MLflow tracking API and the mlflow-artifacts proxy live in mlflowapi; the server mounts
@@ -16,6 +19,7 @@ func (s *Server) newMLflow() *mlflowapi.API {
 	return mlflowapi.New(mlflowapi.Config{
 		Tracking: s.cfg.Store.Tracking, Artifacts: s.cfg.Store.Tracking, Runs: s.cfg.Store.Runs, RunWriter: s.cfg.Controller.Tracking, Blobs: s.cfg.Blobs,
 		Models: s.cfg.Store.Assets, ModelCreator: s.cfg.Controller.Workspace.Models,
+		Webhooks: &webhook.Service{Store: s.cfg.Store.Webhooks, Sealer: workspaceSealer{s.cfg.Controller.Workspace}, Sender: webhook.NewSender(0)},
 		Caller: func(r *http.Request) mlflowapi.Caller {
 			p := who(r)
 			return mlflowapi.Caller{Admin: p.admin, RunID: p.runID}
@@ -44,12 +48,38 @@ func alias(api http.Handler, prefix string) http.Handler {
 	})
 }
 
+// workspaceSealer is the workspace's sealer as it is when a webhook's secret is sealed or
+// opened.
+type workspaceSealer struct{ ws *workspace.Workspace }
+
+var errNoSealer = errors.New("this workspace has no secret key to seal a webhook's secret with")
+
+func (w workspaceSealer) Encrypt(plaintext []byte) (string, error) {
+	if w.ws.Sealer == nil {
+		return "", errNoSealer
+	}
+	return w.ws.Sealer.Encrypt(plaintext)
+}
+
+func (w workspaceSealer) Decrypt(ciphertext string) ([]byte, error) {
+	if w.ws.Sealer == nil {
+		return nil, errNoSealer
+	}
+	return w.ws.Sealer.Decrypt(ciphertext)
+}
+
+// webhookAccess: MLflow's registry webhooks, owners only: the server sends requests to the URLs
+// they name (docs/security.md "Outbound requests").
+var webhookAccess = access{roles: []string{api.RoleOwner}, purpose: "registry webhooks (the server sends requests to their URLs)"}
+
 // mlflowMux registers the MLflow API's routes with the server's access for each.
 type mlflowMux struct{ rt routes }
 
 func (m mlflowMux) Handle(pattern string, a mlflowapi.Access, h http.HandlerFunc) {
 	acc := readAccess
 	switch {
+	case a.Owner:
+		acc = webhookAccess
 	case a.Contribute && a.Runs:
 		acc = contributeOrRunAccess
 	case a.Contribute:

@@ -128,7 +128,7 @@ func (s *Webhooks) ListWebhooks(ctx context.Context, offset, limit int) ([]Webho
 // stored.
 func (s *Webhooks) UpdateWebhook(ctx context.Context, id string, edit func(w *Webhook) error) (*Webhook, error) {
 	var out Webhook
-	err := s.inTx(ctx, "update webhook "+id, func(tx *sql.Tx) error {
+	err := s.withTx(ctx, "update webhook "+id, func(tx *sql.Tx) error {
 		w, err := scanWebhook(tx.QueryRowContext(ctx, `SELECT `+webhookCols+` FROM registry_webhooks WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("Webhook with ID %s not found.: %w", id, ErrNotFound)
@@ -149,6 +149,9 @@ func (s *Webhooks) UpdateWebhook(ctx context.Context, id string, edit func(w *We
 		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.sync(ctx); err != nil {
 		return nil, err
 	}
 	return &out, nil

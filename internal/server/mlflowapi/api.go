@@ -31,6 +31,8 @@ type Config struct {
 	Models Models
 	// ModelCreator registers versions MLflow's clients create (the workspace's models).
 	ModelCreator ModelCreator
+	// Webhooks are the registry's webhooks (webhook.Service).
+	Webhooks Webhooks
 	// Caller says who sent a request: the workspace (any user's token) or a run's token.
 	Caller func(r *http.Request) Caller
 	Bodies Bodies
@@ -131,6 +133,8 @@ type Access struct {
 	Contribute bool
 	// Runs: a run's token may call it too (the handler keeps it to its own run).
 	Runs bool
+	// Owner: owners only (webhooks: the server sends requests where they say).
+	Owner bool
 	// Audit names the action an answered 2xx request writes to the audit log ("" none).
 	Audit string
 }
@@ -145,6 +149,7 @@ var (
 	readOrRunAccess       = Access{Runs: true}
 	contributeAccess      = Access{Contribute: true}
 	contributeOrRunAccess = Access{Contribute: true, Runs: true}
+	ownerAccess           = Access{Owner: true}
 )
 
 // Mux is where the server registers the API's routes, each behind a check of its access.
@@ -163,5 +168,6 @@ func (s *API) Routes(mux Mux) {
 	reg.registryUpdateRoutes(mux)
 	reg.aliasRoutes(mux)
 	reg.stageRoutes(mux)
+	reg.webhookRoutes(mux)
 	s.notFoundRoutes(mux)
 }
