@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
 )
 
 // ModelLineage is where a model version came from and what uses it (GET
@@ -108,4 +109,11 @@ func (c *ModelLineageClient) Get(ctx context.Context, name, version string) (*Mo
 func (c *ModelLineageClient) Model(ctx context.Context, name string) (*ModelLineages, error) {
 	var out ModelLineages
 	return &out, c.c.do(ctx, http.MethodGet, "/api/models/"+url.PathEscape(name)+"/lineage", nil, &out)
+}
+
+// FromRun answers the model versions registered from a run's outputs, archived ones too, by
+// name and version (GET /api/jobs/{name}/models).
+func (c *ModelLineageClient) FromRun(ctx context.Context, run string) ([]model.Version, error) {
+	var out []model.Version
+	return out, c.c.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(run)+"/models", nil, &out)
 }

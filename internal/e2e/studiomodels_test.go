@@ -20,8 +20,8 @@ with open(os.path.join(sys.argv[2], "weights.json"), "w") as f:
 // output shows its description and tags set through MLflow, its versions with MLflow's stage
 // and alias, their tags and descriptions, all as text (markup in them runs nothing), the lineage (the run linked, its code snapshot, its
 // registered environment as name:version, its input data) and the online deployment serving
-// the version, with the ref it names and the version that resolved to. `model show` says the
-// same in JSON.
+// the version, with the ref it names and the version that resolved to; the run's page lists the
+// version registered from it. `model show` says the same in JSON.
 func TestStudioModelsPage(t *testing.T) {
 	ctx := browser(t)
 	requireTool(t, "python3")
@@ -122,4 +122,8 @@ func TestStudioModelsPage(t *testing.T) {
 		t.Error("markup in a model's tag or description ran")
 	}
 	p.shot("models")
+
+	// And from the run's side: its page lists the version registered from it.
+	p.open("#/jobs/" + train)
+	p.wait("the registered version on the run's page", `document.querySelector('#registered-models tr[data-model="m:1"] a')?.getAttribute('href') === '#/models/m'`)
 }

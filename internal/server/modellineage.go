@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -243,4 +244,31 @@ func splitModelRef(ref string) (name, version, label string) {
 	}
 	name, version, _ = strings.Cut(ref, ":")
 	return name, version, ""
+}
+
+// runModels answers GET /api/jobs/{name}/models: the model versions registered from the run's
+// outputs (archived ones too), by name and version: lineage read from the run's side.
+func (s *assetRoutes) runModels(r *http.Request) ([]model.Version, error) {
+	ctx := r.Context()
+	run, err := s.cfg.Store.Runs.Run(ctx, r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.cfg.Store.Assets.Models(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := []model.Version{}
+	for _, v := range all {
+		if rest, ok := strings.CutPrefix(v.Source, "azureml://jobs/"+run.ID+"/"); ok && rest != "" {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b model.Version) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(model.Number(a.Version), model.Number(b.Version))
+	})
+	return out, nil
 }

@@ -110,6 +110,20 @@ func TestModelLineage(t *testing.T) {
 		}
 	}
 
+	// From the run's side: the versions registered from its outputs.
+	from, err := ts.admin.ModelLineage.FromRun(ctx, "trainer")
+	if err != nil || len(from) != 1 || from[0].Name != "m" || from[0].Version != "1" {
+		t.Errorf("models from trainer = %+v, %v", from, err)
+	}
+	ts.createJob(t, "trainer2") // registered nothing (and trainer, a prefix of its name, is not its)
+	if from, err := ts.admin.ModelLineage.FromRun(ctx, "trainer2"); err != nil || len(from) != 0 {
+		t.Errorf("models from trainer2 = %+v, %v", from, err)
+	}
+	_, err = ts.admin.ModelLineage.FromRun(ctx, "ghost")
+	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
+		t.Errorf("models of a job that is not there: %v", err)
+	}
+
 	_, err = ts.admin.ModelLineage.Get(ctx, "m", "9")
 	if st, _ := apiStatus(t, err); st != http.StatusNotFound {
 		t.Errorf("lineage of a version that is not there: %v", err)

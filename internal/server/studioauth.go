@@ -43,6 +43,7 @@ var studioAllowed = map[string]bool{
 	"GET /api/jobs/{name}/trials":                     true,
 	"GET /api/jobs/{name}/steps":                      true,
 	"GET /api/jobs/{name}/artifacts":                  true,
+	"GET /api/jobs/{name}/models":                     true,
 	"POST /api/jobs/{name}/cancel":                    true,
 	"GET /api/blobs/{hash}":                           true,
 	"GET /api/computes":                               true,

@@ -11,6 +11,21 @@
 
   const tagList = (tags) => Object.keys(tags || {}).sort().map((k) => el("span", { class: "tag" }, k + "=" + tags[k]));
 
+  // H.registeredModelsSection is a run page's list of the model versions registered from the
+  // run's outputs (lineage from the run's side); nothing when there are none.
+  H.registeredModelsSection = function (run, signal) {
+    const sec = el("section", { id: "registered-models" });
+    api(`/api/jobs/${enc(run)}/models`, { signal }).then((vs) => {
+      if (!vs.length) return;
+      sec.append(el("h2", {}, "Registered models"), el("table", { class: "list" },
+        el("thead", {}, el("tr", {}, ["Model", "Version", "Type", "From", "Created"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, vs.map((v) => el("tr", { "data-model": v.name + ":" + v.version },
+          el("td", {}, H.link(v.name, "models", v.name)), el("td", {}, v.version), el("td", {}, v.type),
+          el("td", { class: "small" }, v.source), el("td", { class: "nowrap" }, H.when(v.created_at)))))));
+    }).catch((e) => { if (!signal.aborted) sec.append(el("p", { class: "error" }, e.message)); });
+    return sec;
+  };
+
   H.pages.models = async function (root, route, signal) {
     const name = route.args[0];
     if (name) return modelPage(root, name, signal);

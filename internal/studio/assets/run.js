@@ -278,7 +278,8 @@
     let outputs = sweep ? el("div") : outputsSection(d, signal);
     const own = sweep ? [H.sweepSection(d, route, signal)]
       : pipeline ? [H.pipelineSection(d, route, signal)] : [logsSection(d, route, signal), metricsSection(d, route, signal)];
-    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl, ...own, paramsSection(d), outputs);
+    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl, ...own, paramsSection(d), outputs,
+      H.registeredModelsSection(d.name, signal));
     // Keep status, facts and timeline current while the run is active.
     let last = d;
     while (!signal.aborted && H.active(last)) {
