@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/model"
 )
 
@@ -199,5 +200,31 @@ func TestWebhooksCRUD(t *testing.T) {
 	}
 	if _, err := s.Webhooks.UpdateWebhook(ctx, "nope", func(*Webhook) error { return nil }); !errors.Is(err, ErrNotFound) {
 		t.Errorf("update missing = %v", err)
+	}
+}
+
+// A key rotation reseals webhooks' secrets with the workspace's other sealed values; a webhook
+// without a secret is left as it is.
+func TestResealTakesWebhooksSecrets(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	putWebhook(t, s, "h", WebhookActive, EventModelVersionCreated)
+	at := time.Now()
+	if err := s.Webhooks.CreateWebhook(ctx, Webhook{ID: "bare", Name: "bare", URL: "https://example.com", Events: []string{EventModelVersionCreated},
+		Status: WebhookActive, Created: at, Updated: at}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Assets.Reseal(ctx, Resealer{
+		Value:   func(v string) (string, bool, error) { return "resealed(" + v + ")", true, nil },
+		Compute: func(compute.Target) ([]byte, bool, error) { return nil, false, nil },
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("reseal = %d, %v; want the one secret", n, err)
+	}
+	if h, err := s.Webhooks.Webhook(ctx, "h"); err != nil || h.Secret != "resealed(sealed-h)" {
+		t.Errorf("secret after the reseal = %+v, %v", h, err)
+	}
+	if h, err := s.Webhooks.Webhook(ctx, "bare"); err != nil || h.Secret != "" {
+		t.Errorf("bare webhook after the reseal = %+v, %v", h, err)
 	}
 }
