@@ -14,6 +14,7 @@ var noBlobRefs = map[string]bool{
 	"run_events": true, "node_events": true, "audit_log": true, "users": true, "user_tokens": true,
 	"run_params": true, "run_tags": true, "experiments": true, "experiment_tags": true,
 	"job_secrets": true, "goose_db_version": true, "schema_migrations": true,
+	"logged_model_params": true, "logged_model_tags": true, "logged_model_metrics": true, "run_logged_models": true,
 }
 
 // minRefLen is the length of a blob's hash: a shorter value cannot name one.

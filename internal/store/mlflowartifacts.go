@@ -44,17 +44,34 @@ var ErrPathTaken = errors.New("path taken")
 // and the write are one transaction, so two uploads cannot make a name both a file and a
 // directory.
 func (s *Tracking) PutMLflowArtifact(ctx context.Context, a MLflowArtifact) error {
+	return s.putArtifact(ctx, runArtifacts, a)
+}
+
+// artifactTable is a table of uploaded files: a run's (mlflow_artifacts) or a logged model's
+// (logged_model_artifacts), keyed by the owner's id in column key.
+type artifactTable struct{ table, key, what string }
+
+var (
+	runArtifacts   = artifactTable{table: "mlflow_artifacts", key: "run_id", what: "run"}
+	modelArtifacts = artifactTable{table: "logged_model_artifacts", key: "model_id", what: "logged model"}
+)
+
+// where is the condition on the owner's id.
+func (t artifactTable) where() string { return ` FROM ` + t.table + ` WHERE ` + t.key + ` = ?` }
+
+// putArtifact is PutMLflowArtifact on table t (a.RunID is the owner's id).
+func (s *Tracking) putArtifact(ctx context.Context, t artifactTable, a MLflowArtifact) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("put artifact %s of %s: %w", a.Path, a.RunID, err)
 	}
 	defer tx.Rollback()
-	if err := checkArtifactPath(ctx, tx, a.RunID, a.Path); err != nil {
+	if err := checkArtifactPath(ctx, tx, t, a.RunID, a.Path); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO mlflow_artifacts (run_id, path, hash, size, created_at)
+	_, err = tx.ExecContext(ctx, `INSERT INTO `+t.table+` (`+t.key+`, path, hash, size, created_at)
 		VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (run_id, path) DO UPDATE SET hash = excluded.hash, size = excluded.size, created_at = excluded.created_at`,
+		ON CONFLICT (`+t.key+`, path) DO UPDATE SET hash = excluded.hash, size = excluded.size, created_at = excluded.created_at`,
 		a.RunID, a.Path, a.Hash, a.Size, nanos(a.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("put artifact %s of %s: %w", a.Path, a.RunID, err)
@@ -67,23 +84,23 @@ func (s *Tracking) PutMLflowArtifact(ctx context.Context, a MLflowArtifact) erro
 }
 
 // checkArtifactPath refuses a path below a file, or one that is a directory already.
-func checkArtifactPath(ctx context.Context, q querier, runID, p string) error {
+func checkArtifactPath(ctx context.Context, q querier, t artifactTable, runID, p string) error {
 	for i := strings.IndexByte(p, '/'); i >= 0; i = nextSlash(p, i) {
 		var n int
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM mlflow_artifacts WHERE run_id = ? AND path = ?`,
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*)`+t.where()+` AND path = ?`,
 			runID, p[:i]).Scan(&n); err != nil {
 			return fmt.Errorf("put artifact %s of %s: %w", p, runID, err)
 		}
 		if n > 0 {
-			return fmt.Errorf("artifact %s of run %s: %s is a file: %w", p, runID, p[:i], ErrPathTaken)
+			return fmt.Errorf("artifact %s of %s %s: %s is a file: %w", p, t.what, runID, p[:i], ErrPathTaken)
 		}
 	}
-	below, err := firstUnder(ctx, q, runID, p+"/", p+"0")
+	below, err := firstUnder(ctx, q, t, runID, p+"/", p+"0")
 	if err != nil {
 		return fmt.Errorf("put artifact %s of %s: %w", p, runID, err)
 	}
 	if below != "" {
-		return fmt.Errorf("artifact %s of run %s: it is a directory (it holds %s): %w", p, runID, below, ErrPathTaken)
+		return fmt.Errorf("artifact %s of %s %s: it is a directory (it holds %s): %w", p, t.what, runID, below, ErrPathTaken)
 	}
 	return nil
 }
@@ -97,9 +114,9 @@ func nextSlash(p string, i int) int {
 }
 
 // firstUnder returns the first path in [from, to), "" when there is none.
-func firstUnder(ctx context.Context, q querier, runID, from, to string) (string, error) {
+func firstUnder(ctx context.Context, q querier, t artifactTable, runID, from, to string) (string, error) {
 	var p string
-	err := q.QueryRowContext(ctx, `SELECT path FROM mlflow_artifacts WHERE run_id = ? AND path >= ? AND path < ?
+	err := q.QueryRowContext(ctx, `SELECT path`+t.where()+` AND path >= ? AND path < ?
 		ORDER BY path LIMIT 1`, runID, from, to).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
@@ -109,12 +126,16 @@ func firstUnder(ctx context.Context, q querier, runID, from, to string) (string,
 
 // MLflowArtifact returns the uploaded file at a path (ErrNotFound when there is none).
 func (s *Tracking) MLflowArtifact(ctx context.Context, runID, p string) (*MLflowArtifact, error) {
+	return s.artifact(ctx, runArtifacts, runID, p)
+}
+
+func (s *Tracking) artifact(ctx context.Context, t artifactTable, runID, p string) (*MLflowArtifact, error) {
 	a := MLflowArtifact{RunID: runID, Path: p}
 	var at int64
-	err := s.db.QueryRowContext(ctx, `SELECT hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? AND path = ?`,
+	err := s.db.QueryRowContext(ctx, `SELECT hash, size, created_at`+t.where()+` AND path = ?`,
 		runID, p).Scan(&a.Hash, &a.Size, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("artifact %s of run %s: %w", p, runID, ErrNotFound)
+		return nil, fmt.Errorf("artifact %s of %s %s: %w", p, t.what, runID, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read artifact %s of %s: %w", p, runID, err)
@@ -131,6 +152,10 @@ const listBatch = 256
 // and skips each subdirectory's contents with one query, so a listing costs its entries, not
 // the files below them.
 func (s *Tracking) MLflowArtifactChildren(ctx context.Context, runID, dir, after string, limit int) ([]ArtifactEntry, error) {
+	return s.artifactChildren(ctx, runArtifacts, runID, dir, after, limit)
+}
+
+func (s *Tracking) artifactChildren(ctx context.Context, t artifactTable, runID, dir, after string, limit int) ([]ArtifactEntry, error) {
 	prefix, end := "", "" // end "" means no upper bound (the root)
 	if dir != "" {
 		prefix, end = dir+"/", dir+"0" // '0' follows '/': every path under dir/ sorts before dir0
@@ -138,7 +163,7 @@ func (s *Tracking) MLflowArtifactChildren(ctx context.Context, runID, dir, after
 	cursor := prefix + resumeAfter(after)
 	var out []ArtifactEntry
 	for len(out) < limit {
-		rows, err := s.childRows(ctx, runID, cursor, end)
+		rows, err := s.childRows(ctx, t, runID, cursor, end)
 		if err != nil {
 			return nil, fmt.Errorf("list artifacts %s of %s: %w", dir, runID, err)
 		}
@@ -185,11 +210,11 @@ type pathRow struct {
 	size int64
 }
 
-func (s *Tracking) childRows(ctx context.Context, runID, from, to string) ([]pathRow, error) {
-	q := `SELECT path, size FROM mlflow_artifacts WHERE run_id = ? AND path >= ? ORDER BY path LIMIT ?`
+func (s *Tracking) childRows(ctx context.Context, t artifactTable, runID, from, to string) ([]pathRow, error) {
+	q := `SELECT path, size` + t.where() + ` AND path >= ? ORDER BY path LIMIT ?`
 	args := []any{runID, from, listBatch}
 	if to != "" {
-		q = `SELECT path, size FROM mlflow_artifacts WHERE run_id = ? AND path >= ? AND path < ? ORDER BY path LIMIT ?`
+		q = `SELECT path, size` + t.where() + ` AND path >= ? AND path < ? ORDER BY path LIMIT ?`
 		args = []any{runID, from, to, listBatch}
 	}
 	return queryAll(ctx, s.db, func(sc scanner) (r pathRow, err error) {
@@ -201,12 +226,16 @@ func (s *Tracking) childRows(ctx context.Context, runID, from, to string) ([]pat
 // DeleteMLflowArtifacts removes the uploaded file at p, or every file below the directory p
 // ("" removes all of the run's), and returns how many it removed.
 func (s *Tracking) DeleteMLflowArtifacts(ctx context.Context, runID, p string) (int64, error) {
+	return s.deleteArtifacts(ctx, runArtifacts, runID, p)
+}
+
+func (s *Tracking) deleteArtifacts(ctx context.Context, t artifactTable, runID, p string) (int64, error) {
 	var res sql.Result
 	var err error
 	if p == "" {
-		res, err = s.db.ExecContext(ctx, `DELETE FROM mlflow_artifacts WHERE run_id = ?`, runID)
+		res, err = s.db.ExecContext(ctx, `DELETE`+t.where(), runID)
 	} else {
-		res, err = s.db.ExecContext(ctx, `DELETE FROM mlflow_artifacts WHERE run_id = ? AND (path = ? OR (path >= ? AND path < ?))`,
+		res, err = s.db.ExecContext(ctx, `DELETE`+t.where()+` AND (path = ? OR (path >= ? AND path < ?))`,
 			runID, p, p+"/", p+"0")
 	}
 	if err != nil {
@@ -221,17 +250,21 @@ var ErrTooMany = errors.New("too many to list at once")
 // MLflowArtifactFiles returns a run's uploaded files in path order, at most limit of them; more
 // is ErrTooMany, so that a caller never silently gets part of a run's files.
 func (s *Tracking) MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]MLflowArtifact, error) {
+	return s.artifactFiles(ctx, runArtifacts, runID, limit)
+}
+
+func (s *Tracking) artifactFiles(ctx context.Context, t artifactTable, runID string, limit int) ([]MLflowArtifact, error) {
 	out, err := queryAll(ctx, s.db, func(sc scanner) (a MLflowArtifact, err error) {
 		var at int64
 		err = sc.Scan(&a.RunID, &a.Path, &a.Hash, &a.Size, &at)
 		a.CreatedAt = fromNanos(at)
 		return a, err
-	}, `SELECT run_id, path, hash, size, created_at FROM mlflow_artifacts WHERE run_id = ? ORDER BY path LIMIT ?`, runID, limit+1)
+	}, `SELECT `+t.key+`, path, hash, size, created_at`+t.where()+` ORDER BY path LIMIT ?`, runID, limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("list artifacts of %s: %w", runID, err)
 	}
 	if len(out) > limit {
-		return nil, fmt.Errorf("run %s has more than %d uploaded artifacts: %w", runID, limit, ErrTooMany)
+		return nil, fmt.Errorf("%s %s has more than %d uploaded artifacts: %w", t.what, runID, limit, ErrTooMany)
 	}
 	return out, nil
 }

@@ -64,7 +64,8 @@ func (s *RunWrites) CreateTrackingRun(ctx context.Context, r *job.Run, expID, us
 	return s.wal.sync()
 }
 
-// TrackingRun returns a run as MLflow shows it: info, latest metrics, params, tags, inputs.
+// TrackingRun returns a run as MLflow shows it: info, latest metrics, params, tags, inputs
+// (datasets and logged models) and outputs (logged models).
 func (s *Tracking) TrackingRun(ctx context.Context, id string) (*tracking.Run, error) {
 	runs, err := s.trackingRuns(ctx, []string{id})
 	if err != nil {
@@ -73,7 +74,7 @@ func (s *Tracking) TrackingRun(ctx context.Context, id string) (*tracking.Run, e
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("Run with id=%s not found: %w", id, ErrNotFound)
 	}
-	return runs[0], nil
+	return runs[0], s.runModels(ctx, runs[0])
 }
 
 // trackingRuns reads runs by id, in the order of ids (missing ones left out): five statements

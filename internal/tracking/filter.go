@@ -32,8 +32,10 @@ var entityNames = map[string]Entity{
 var (
 	stringAttributes  = []string{"run_id", "run_name", "status", "user_id", "artifact_uri", "lifecycle_stage"}
 	numericAttributes = []string{"start_time", "end_time", "created"}
-	// numericKeys are the attributes, of runs, experiments and model versions, compared as numbers.
-	numericKeys       = []string{"start_time", "end_time", "created", "creation_time", "last_update_time", "version_number"}
+	// numericKeys are the attributes, of runs, experiments, model versions and logged models,
+	// compared as numbers.
+	numericKeys = []string{"start_time", "end_time", "created", "creation_time", "last_update_time", "version_number",
+		"creation_timestamp", "last_updated_timestamp"}
 	datasetAttributes = []string{"name", "digest", "context"}
 )
 

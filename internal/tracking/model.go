@@ -68,6 +68,12 @@ type RunData struct {
 // RunInputs is MLflow's RunInputs.
 type RunInputs struct {
 	DatasetInputs []DatasetInput `json:"dataset_inputs,omitempty"`
+	ModelInputs   []ModelIO      `json:"model_inputs,omitempty"`
+}
+
+// RunOutputs is MLflow's RunOutputs: the logged models a run produced, with their steps.
+type RunOutputs struct {
+	ModelOutputs []ModelIO `json:"model_outputs,omitempty"`
 }
 
 // Run is MLflow's Run. IsJob (not sent) says whether it is a Hangar job, whose state only the
@@ -76,7 +82,9 @@ type Run struct {
 	Info   RunInfo   `json:"info"`
 	Data   RunData   `json:"data"`
 	Inputs RunInputs `json:"inputs"`
-	IsJob  bool      `json:"-"`
+	// Outputs is read by runs/get only (not by searches).
+	Outputs *RunOutputs `json:"outputs,omitempty"`
+	IsJob   bool        `json:"-"`
 }
 
 // Tags that MLflow clients read and write for fields Hangar keeps as columns of a run.
