@@ -25,6 +25,7 @@ func (s *Server) newMLflow() *mlflowapi.API {
 			return mlflowapi.Caller{Admin: p.admin, RunID: p.runID}
 		},
 		Bodies: mlflowBodies{s}, MetricPoints: s.tel.metricPts, Workspace: s.cfg.Workspace, Log: s.log,
+		LoggedModels: s.cfg.Store.Tracking,
 	})
 }
 

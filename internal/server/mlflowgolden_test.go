@@ -105,7 +105,7 @@ func expand(s string, vars map[string]string) string {
 // exchange sends one request, with {{variables}} expanded, and decodes the answer.
 func (ts *testServer) exchange(t *testing.T, x *exchange, vars map[string]string) (int, any) {
 	t.Helper()
-	u := ts.url + x.Path
+	u := ts.url + expand(x.Path, vars)
 	if len(x.Query) > 0 {
 		q := url.Values{}
 		for k, v := range x.Query {
@@ -142,7 +142,8 @@ func (ts *testServer) exchange(t *testing.T, x *exchange, vars map[string]string
 	return resp.StatusCode, answer
 }
 
-var timeKeys = map[string]bool{"start_time": true, "end_time": true, "creation_time": true, "last_update_time": true}
+var timeKeys = map[string]bool{"start_time": true, "end_time": true, "creation_time": true, "last_update_time": true,
+	"creation_timestamp_ms": true, "last_updated_timestamp_ms": true}
 
 // normalize replaces what differs between runs of the test: times the server chose, and ids
 // (by the name of the variable that holds them).

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
@@ -42,6 +43,9 @@ type Config struct {
 	// multipart uploads).
 	Workspace string
 	Log       *slog.Logger
+
+	// LoggedModels are MLflow 3's logged models, with their files.
+	LoggedModels LoggedModels
 }
 
 // New returns the API over cfg.
@@ -86,6 +90,24 @@ type Artifacts interface {
 	MLflowArtifact(ctx context.Context, runID, p string) (*store.MLflowArtifact, error)
 	MLflowArtifactChildren(ctx context.Context, runID, dir, after string, limit int) ([]store.ArtifactEntry, error)
 	DeleteMLflowArtifacts(ctx context.Context, runID, p string) (int64, error)
+}
+
+// LoggedModels is the store's MLflow 3 logged models (mlflowloggedmodels.go) and their files.
+type LoggedModels interface {
+	CreateLoggedModel(ctx context.Context, m *tracking.LoggedModel, at time.Time) error
+	LoggedModel(ctx context.Context, id string) (*tracking.LoggedModel, error)
+	LoggedModels(ctx context.Context, q store.LoggedModelQuery) ([]*tracking.LoggedModel, error)
+	SetLoggedModelStatus(ctx context.Context, id string, status int, message string) error
+	DeleteLoggedModel(ctx context.Context, id string) error
+	SetLoggedModelTags(ctx context.Context, id string, tags []tracking.KV) error
+	DeleteLoggedModelTag(ctx context.Context, id, key string) error
+	LogLoggedModelParams(ctx context.Context, id string, params []tracking.KV) error
+	LogLoggedModelMetrics(ctx context.Context, points []tracking.ModelMetric) error
+	LogRunModels(ctx context.Context, runID, direction string, models []tracking.ModelIO) error
+	PutLoggedModelArtifact(ctx context.Context, modelID string, a store.MLflowArtifact) error
+	LoggedModelArtifact(ctx context.Context, modelID, p string) (*store.MLflowArtifact, error)
+	LoggedModelArtifactChildren(ctx context.Context, modelID, dir, after string, limit int) ([]store.ArtifactEntry, error)
+	DeleteLoggedModelArtifacts(ctx context.Context, modelID, p string) (int64, error)
 }
 
 // Runs reads runs.
@@ -169,5 +191,6 @@ func (s *API) Routes(mux Mux) {
 	reg.aliasRoutes(mux)
 	reg.stageRoutes(mux)
 	reg.webhookRoutes(mux)
+	s.loggedModelRoutes(mux)
 	s.notFoundRoutes(mux)
 }

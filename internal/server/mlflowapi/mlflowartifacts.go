@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/snapshot"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
 // The mlflow-artifacts proxy: what MLflow's HttpArtifactRepository sends for a run whose
@@ -49,11 +49,13 @@ func (s *API) mlflowArtifactRoutes(mux Mux) {
 	mux.Handle("GET /api/2.0/mlflow/artifacts/list", readOrRunAccess, s.listRunArtifacts)
 }
 
-// artifactTarget is a parsed, authorized artifact path with its run and the run's job tree.
+// artifactTarget is a parsed, authorized artifact path with its run and the run's job tree, or
+// with its logged model (mlflowloggedmodels_artifacts.go).
 type artifactTarget struct {
 	artifactPath
-	run *job.Run
-	job jobTree
+	run   *job.Run
+	job   jobTree
+	model *tracking.LoggedModel
 }
 
 // target checks an artifact path, the caller's right to its run (a run token reaches its own
@@ -66,6 +68,9 @@ func (s *API) target(r *http.Request, p string) (*artifactTarget, error) {
 	a, err := parseArtifactPath(p)
 	if err != nil {
 		return nil, err
+	}
+	if a.model != "" {
+		return s.modelTarget(r, a)
 	}
 	if err := s.allowRun(r, a.run); err != nil {
 		return nil, err
@@ -96,6 +101,9 @@ func (s *API) runTarget(ctx context.Context, a artifactPath) (*artifactTarget, e
 // folder of the logs Hangar collects (api.CollectedLogDirs): whether or not the job's files are
 // registered yet, what those folders hold is Hangar's only.
 func (t *artifactTarget) readOnly() error {
+	if t.model != nil {
+		return nil // a logged model's files are all logged through MLflow
+	}
 	if dir, ok := api.CollectedLogDir(t.rel); ok {
 		return &Error{Status: http.StatusForbidden, Code: CodePermissionDenied,
 			Message: fmt.Sprintf("%s: %s/ holds the logs Hangar collects from run %s; files logged through MLflow cannot go there (log them under another path, e.g. logs/)",
@@ -118,7 +126,7 @@ func (t *artifactTarget) relOrRoot() string {
 func (s *API) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 	t, err := s.target(r, r.PathValue("path"))
 	if err == nil && t.rel == "" {
-		err = mlflowInvalid("an upload needs a file path below " + mlflowArtifactURI(t.experiment, t.run.ID))
+		err = mlflowInvalid("an upload needs a file path below mlflow-artifacts:/" + t.root())
 	}
 	if err == nil {
 		err = t.readOnly()
@@ -132,8 +140,7 @@ func (s *API) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeBodyError(w, err)
 		return
 	}
-	err = s.cfg.Artifacts.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
-		Size: size, CreatedAt: time.Now().UTC()})
+	err = s.putArtifact(r.Context(), t, hash, size)
 	if errors.Is(err, store.ErrPathTaken) {
 		err = &Error{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error())}
 	}
@@ -165,12 +172,17 @@ func (s *API) getMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, err)
 		return
 	}
+	s.serveTarget(w, r, t)
+}
+
+// serveTarget answers the file at the target.
+func (s *API) serveTarget(w http.ResponseWriter, r *http.Request, t *artifactTarget) {
 	hash, err := s.artifactBlob(r.Context(), t)
 	if err != nil {
 		s.writeError(w, err)
 		return
 	}
-	s.serveArtifact(w, r, hash, t.rel, "of run "+t.run.ID)
+	s.serveArtifact(w, r, hash, t.rel, "of "+t.owner())
 }
 
 // serveArtifact answers a GET of one artifact file, the blob hash, named rel (of is what it is
@@ -199,7 +211,7 @@ func (s *API) serveArtifact(w http.ResponseWriter, r *http.Request, hash, rel, o
 // artifactBlob returns the blob of the file at the target: the job's, else the uploaded one.
 func (s *API) artifactBlob(ctx context.Context, t *artifactTarget) (string, error) {
 	notFound := &Error{Status: http.StatusNotFound, Code: CodeNotFound,
-		Message: fmt.Sprintf("run %s has no artifact file %s", t.run.ID, t.relOrRoot())}
+		Message: fmt.Sprintf("%s has no artifact file %s", t.owner(), t.relOrRoot())}
 	if t.rel == "" {
 		return "", notFound
 	}
@@ -209,10 +221,10 @@ func (s *API) artifactBlob(ctx context.Context, t *artifactTarget) (string, erro
 		}
 		return e.Hash, nil
 	}
-	if _, ok := api.CollectedLogDir(t.rel); ok {
+	if _, ok := api.CollectedLogDir(t.rel); ok && t.model == nil {
 		return "", notFound // an upload there (stored before they were refused) is never served
 	}
-	a, err := s.cfg.Artifacts.MLflowArtifact(ctx, t.run.ID, t.rel)
+	a, err := s.uploadedArtifact(ctx, t)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", notFound
 	}
@@ -246,7 +258,7 @@ func (s *API) deleteMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		err = t.readOnly()
 	}
 	if err == nil {
-		_, err = s.cfg.Artifacts.DeleteMLflowArtifacts(r.Context(), t.run.ID, t.rel)
+		_, err = s.deleteArtifacts(r.Context(), t)
 	}
 	if err != nil {
 		s.writeError(w, err)
@@ -277,17 +289,17 @@ func (s *API) children(ctx context.Context, t *artifactTarget, after string, lim
 	if e, ok := t.job.entry(t.rel); ok && e.Type != snapshot.TypeDir {
 		return nil, false, nil // a file lists as nothing, as in MLflow
 	}
-	if _, ok := api.CollectedLogDir(t.rel); ok {
+	if _, ok := api.CollectedLogDir(t.rel); ok && t.model == nil {
 		return t.job.children(t.rel), false, nil // no upload is ever listed there
 	}
 	// One more than a page, and the collected log folders that may be left out at the root.
-	uploaded, err := s.cfg.Artifacts.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit+1+len(api.CollectedLogDirs))
+	uploaded, err := s.uploadedChildren(ctx, t, after, limit+1+len(api.CollectedLogDirs))
 	if err != nil {
 		return nil, false, err
 	}
 	uploaded = slices.DeleteFunc(uploaded, func(e store.ArtifactEntry) bool {
 		_, collected := api.CollectedLogDir(path.Join(t.rel, e.Name))
-		return collected
+		return collected && t.model == nil
 	})
 	out, more := mergeChildren(t.job.children(t.rel), uploaded, after, limit)
 	return out, more, nil
@@ -307,8 +319,8 @@ func (s *API) listMLflowArtifacts(w http.ResponseWriter, r *http.Request) {
 	}
 	es, more, err := s.children(r.Context(), t, "", maxListEntries)
 	if err == nil && more {
-		err = mlflowInvalid(fmt.Sprintf("%s of run %s holds more than %d entries: list its subdirectories, "+
-			"or page with GET /api/2.0/mlflow/artifacts/list", t.relOrRoot(), t.run.ID, maxListEntries))
+		err = mlflowInvalid(fmt.Sprintf("%s of %s holds more than %d entries: list its subdirectories, "+
+			"or page with GET /api/2.0/mlflow/artifacts/list", t.relOrRoot(), t.owner(), maxListEntries))
 	}
 	if err != nil {
 		s.writeError(w, err)

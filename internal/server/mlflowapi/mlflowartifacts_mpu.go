@@ -85,7 +85,7 @@ func (s *API) mpuTarget(r *http.Request) (*artifactTarget, *MPURequest, error) {
 	if t.rel != "" {
 		rel = t.rel + "/" + base
 	}
-	a, err := parseArtifactPath(t.experiment + "/" + t.run.ID + "/artifacts/" + rel)
+	a, err := parseArtifactPath(t.root() + "/" + rel)
 	if err != nil {
 		return nil, nil, mlflowInvalid(fmt.Sprintf("path %q: not a file name", req.Path))
 	}
@@ -100,7 +100,7 @@ func (s *API) mpuCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	var id string
 	if err == nil {
-		id, err = s.newUpload(mpuUpload{Run: t.run.ID, Path: t.rel, NumParts: req.NumParts})
+		id, err = s.newUpload(mpuUpload{Run: t.ownerKey(), Path: t.rel, NumParts: req.NumParts})
 	}
 	if err != nil {
 		s.writeError(w, err)
@@ -222,8 +222,8 @@ func (s *API) mpuComplete(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		u, dir, err = s.upload(r, req.UploadID)
 	}
-	if err == nil && (u.Run != t.run.ID || u.Path != t.rel) {
-		err = mlflowInvalid(fmt.Sprintf("upload %s is of %s in run %s, not of %s in run %s", req.UploadID, u.Path, u.Run, t.rel, t.run.ID))
+	if err == nil && (u.Run != t.ownerKey() || u.Path != t.rel) {
+		err = mlflowInvalid(fmt.Sprintf("upload %s is of %s in %s, not of %s in %s", req.UploadID, u.Path, u.Run, t.rel, t.ownerKey()))
 	}
 	var hash string
 	var size int64
@@ -231,8 +231,7 @@ func (s *API) mpuComplete(w http.ResponseWriter, r *http.Request) {
 		hash, size, err = s.assemble(dir, req)
 	}
 	if err == nil {
-		err = s.cfg.Artifacts.PutMLflowArtifact(r.Context(), store.MLflowArtifact{RunID: t.run.ID, Path: t.rel, Hash: hash,
-			Size: size, CreatedAt: time.Now().UTC()})
+		err = s.putArtifact(r.Context(), t, hash, size)
 	}
 	if errors.Is(err, store.ErrPathTaken) {
 		err = mlflowInvalid(strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error()))

@@ -27,6 +27,7 @@ const MaxArtifactPath = 4096
 // one experiment), so it selects nothing.
 type artifactPath struct {
 	experiment, run, rel string // rel "" is the run's artifact root
+	model                string // a logged model's id (run ""): <experiment id>/models/<id>/artifacts[/<rel>]
 }
 
 // parseArtifactPath checks a path that arrived in a URL or a query: it is data, so anything
@@ -36,6 +37,9 @@ type artifactPath struct {
 func parseArtifactPath(p string) (artifactPath, error) {
 	if err := checkArtifactPath(p); err != nil {
 		return artifactPath{}, err
+	}
+	if a, ok := parseModelArtifactPath(p); ok {
+		return a, nil
 	}
 	parts := strings.SplitN(p, "/", 4)
 	if len(parts) < 3 || parts[2] != "artifacts" {

@@ -20,6 +20,10 @@ type metricIn struct {
 	Value     jsonFloat `json:"value"`
 	Timestamp jsonInt   `json:"timestamp"`
 	Step      jsonInt   `json:"step"`
+	// A point linked to a logged model (mlflowloggedmodels_metrics.go).
+	ModelID       string `json:"model_id"`
+	DatasetName   string `json:"dataset_name"`
+	DatasetDigest string `json:"dataset_digest"`
 }
 
 // point validates a metric as MLflow does. NaN and infinities are refused: JSON cannot carry
@@ -49,7 +53,7 @@ func (s *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return empty{}, s.logMetrics(r.Context(), id, store.Batch{Metrics: []tracking.MetricPoint{p}})
+		return empty{}, s.logLinkedMetrics(r, id, store.Batch{Metrics: []tracking.MetricPoint{p}}, []metricIn{in.metricIn})
 	})(w, r)
 }
 
@@ -108,7 +112,7 @@ func (s *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return empty{}, s.logMetrics(r.Context(), id, b)
+		return empty{}, s.logLinkedMetrics(r, id, b, in.Metrics)
 	})(w, r)
 }
 
@@ -152,6 +156,8 @@ func (s *API) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		Datasets []tracking.DatasetInput `json:"datasets"`
+		// Models are logged models the run used (they must exist).
+		Models []tracking.ModelIO `json:"models"`
 	}
 	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
 		if len(in.Datasets) > tracking.MaxDatasetsPerInputs {
@@ -162,7 +168,10 @@ func (s *API) mlflowLogInputs(w http.ResponseWriter, r *http.Request) {
 				return nil, mlflowInvalid(fmt.Sprintf("datasets[%d]: %v", i, err))
 			}
 		}
-		return empty{}, s.cfg.Tracking.LogInputs(r.Context(), id, in.Datasets)
+		if err := s.cfg.Tracking.LogInputs(r.Context(), id, in.Datasets); err != nil {
+			return nil, err
+		}
+		return empty{}, s.logModelInputs(r.Context(), id, in.Models)
 	})(w, r)
 }
 
