@@ -147,7 +147,7 @@ func TestMLflowLoggedModelSearch(t *testing.T) {
 	for i, name := range []string{"a", "b", "c", "d"} {
 		ids[name] = ts.createModel(t, adminToken, map[string]any{"experiment_id": "0", "name": name, "source_run_id": "r",
 			"model_type": map[bool]string{true: "clf", false: "reg"}[i%2 == 0],
-			"params": []any{map[string]any{"key": "lr", "value": fmt.Sprint(i)}}, "tags": []any{map[string]any{"key": "team", "value": "t" + name}}})
+			"params":     []any{map[string]any{"key": "lr", "value": fmt.Sprint(i)}}, "tags": []any{map[string]any{"key": "team", "value": "t" + name}}})
 	}
 	for name, acc := range map[string]float64{"a": 0.5, "b": 0.9, "c": 0.7} {
 		ts.ok(t, http.MethodPost, "runs/log-batch", map[string]any{"run_id": "r", "metrics": []any{
@@ -163,7 +163,9 @@ func TestMLflowLoggedModelSearch(t *testing.T) {
 		}
 		return strings.Join(ns, ",")
 	}
-	asc := func(field string, up bool) map[string]any { return map[string]any{"field_name": field, "ascending": up} }
+	asc := func(field string, up bool) map[string]any {
+		return map[string]any{"field_name": field, "ascending": up}
+	}
 	for _, c := range []struct {
 		in   map[string]any
 		want string
