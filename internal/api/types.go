@@ -102,6 +102,8 @@ type RunDetail struct {
 	// seen (the studio's page, the MLflow tracking URI); see jobcontext.go.
 	CreationContext *CreationContext      `json:"creation_context,omitempty"`
 	Services        map[string]JobService `json:"services,omitempty"`
+	// LoggedModels are the MLflow 3 logged models the run produced (without their files).
+	LoggedModels []LoggedModel `json:"logged_models,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).
@@ -129,6 +131,20 @@ type ArtifactsResponse struct {
 	// the job's own files hold them (the job's win), or they lie in a folder of the logs Hangar
 	// collects (CollectedLogDirs). `job download` says so; it never lays one over the job's.
 	Withheld []string `json:"withheld,omitempty"`
+	// LoggedModels are the run's MLflow 3 logged models with their files, which `job download`
+	// puts under artifacts/models/<model_id>/.
+	LoggedModels []LoggedModel `json:"logged_models,omitempty"`
+}
+
+// LoggedModel is one of a run's MLflow 3 logged models (mlflow.<flavor>.log_model): its id,
+// name and status, how many files it has and their size, and (in ArtifactsResponse) the files.
+type LoggedModel struct {
+	ID     string             `json:"model_id"`
+	Name   string             `json:"name"`
+	Status string             `json:"status"`
+	Count  int                `json:"file_count"`
+	Size   int64              `json:"size"`
+	Files  []UploadedArtifact `json:"files,omitempty"`
 }
 
 // UploadedArtifact is one file logged through the MLflow artifacts API.

@@ -70,7 +70,7 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 	wantArtifacts := f.output == "" || f.output == "default"
 	// A pipeline has no artifacts of its own, only the named outputs its steps produced.
 	named := len(arts.NamedOutputs) > 0 && (f.all || !wantArtifacts)
-	if arts.Artifacts == "" && !(wantArtifacts && len(arts.Uploaded) > 0) && !named {
+	if arts.Artifacts == "" && !(wantArtifacts && len(arts.Uploaded)+len(arts.LoggedModels) > 0) && !named {
 		return fmt.Errorf("job %s has no outputs yet (status %s)", f.name, d.Status)
 	}
 	type item struct{ hash, dest string }
@@ -104,6 +104,9 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 		// Written before the job's own artifacts, which are then laid over them: a file logged
 		// through MLflow never takes the place of one of the job's (the server withholds those).
 		if err := e.downloadUploaded(ctx, src, arts, filepath.Join(base, "artifacts")); err != nil {
+			return err
+		}
+		if err := e.downloadLoggedModels(ctx, src, arts.LoggedModels, filepath.Join(base, "artifacts", "models")); err != nil {
 			return err
 		}
 	}
@@ -150,6 +153,43 @@ func (e *Env) downloadUploaded(ctx context.Context, src transfer.ClientSource, a
 	}
 	fmt.Fprintf(e.Stderr, "Downloaded %d files logged through MLflow (%s) to %s\n", len(up), humanBytes(m.TotalSize()), dest)
 	return nil
+}
+
+// downloadLoggedModels writes each of the run's MLflow 3 logged models into dest/<model_id>/,
+// through the same checked materialization as the uploaded files.
+func (e *Env) downloadLoggedModels(ctx context.Context, src transfer.ClientSource, ms []api.LoggedModel, dest string) error {
+	for _, lm := range ms {
+		if len(lm.Files) == 0 {
+			continue
+		}
+		if !validModelID(lm.ID) {
+			return fmt.Errorf("logged model id %q: not a folder name", lm.ID)
+		}
+		dir := filepath.Join(dest, lm.ID)
+		m := uploadedManifest(lm.Files)
+		b := e.newBar(ctx, "download model "+lm.Name, m.TotalSize())
+		err := snapshot.Materialize(ctx, m, countingSource{src: src, bar: b}, dir, snapshot.MaterializeOptions{})
+		b.done()
+		if err != nil {
+			return fmt.Errorf("download logged model %s into %s: %w", lm.ID, dir, err)
+		}
+		fmt.Fprintf(e.Stderr, "Downloaded logged model %s (%s, %d files, %s) to %s\n", lm.ID, lm.Name, len(lm.Files), humanBytes(m.TotalSize()), dir)
+	}
+	return nil
+}
+
+// validModelID says whether id is a logged model's id as the server makes them (m- and hex
+// digits): it names a folder, so it is checked, not trusted.
+func validModelID(id string) bool {
+	if !strings.HasPrefix(id, "m-") || len(id) < 3 || len(id) > 66 {
+		return false
+	}
+	for _, c := range id[2:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // uploadedManifest is the tree of the uploaded files, with their parent directories.

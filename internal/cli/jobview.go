@@ -112,6 +112,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		outs = append(outs, "download: hangar job download "+d.ID+" --all")
 		section(w, "Outputs", outs)
 	}
+	section(w, "Logged models", fmtLoggedModels(d.ID, d.LoggedModels))
 	if d.Error != "" {
 		section(w, "Error", []string{d.Error})
 	}
@@ -148,6 +149,20 @@ func fmtMetrics(m map[string]float64) []string {
 	var out []string
 	for _, n := range names {
 		out = append(out, fmt.Sprintf("%s = %g", n, m[n]))
+	}
+	return out
+}
+
+// fmtLoggedModels lists a run's MLflow 3 logged models: id, name, status, files, and where
+// `job download` puts them.
+func fmtLoggedModels(job string, ms []api.LoggedModel) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, fmt.Sprintf("%s  %s  %s  %d files (%s)", m.ID, m.Name, strings.TrimPrefix(m.Status, "LOGGED_MODEL_"),
+			m.Count, humanBytes(m.Size)))
+	}
+	if len(out) > 0 {
+		out = append(out, "download: hangar job download "+job+" (into artifacts/models/<model_id>/); register: models:/<model_id>")
 	}
 	return out
 }

@@ -78,6 +78,9 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 	if d.Params, d.Tags, err = s.cfg.Store.Tracking.RunParamsTags(ctx, run.ID); err != nil {
 		return nil, err
 	}
+	if d.LoggedModels, err = s.loggedModelsOf(ctx, run.ID, false); err != nil {
+		return nil, err
+	}
 	d.CreationContext, d.Services = s.jobContext(run)
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
@@ -205,5 +208,6 @@ func (s *jobRoutes) jobArtifacts(r *http.Request) (*api.ArtifactsResponse, error
 	}
 	out := &api.ArtifactsResponse{Artifacts: run.ArtifactsHash, NamedOutputs: run.NamedOutputs}
 	out.Uploaded, out.Withheld = s.mlflow.Downloadable(run, up) // mlflowapi
-	return out, nil
+	out.LoggedModels, err = s.loggedModelsOf(r.Context(), run.ID, true)
+	return out, err
 }
