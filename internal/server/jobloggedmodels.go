@@ -37,4 +37,3 @@ func (s *jobRoutes) loggedModelsOf(ctx context.Context, runID string, withFiles 
 	}
 	return out, nil
 }
-
