@@ -143,7 +143,7 @@ func (ts *testServer) exchange(t *testing.T, x *exchange, vars map[string]string
 }
 
 var timeKeys = map[string]bool{"start_time": true, "end_time": true, "creation_time": true, "last_update_time": true,
-	"creation_timestamp_ms": true, "last_updated_timestamp_ms": true}
+	"creation_timestamp_ms": true, "last_updated_timestamp_ms": true, "creation_timestamp": true, "last_updated_timestamp": true}
 
 // normalize replaces what differs between runs of the test: times the server chose, and ids
 // (by the name of the variable that holds them).

@@ -213,3 +213,37 @@ func TestMLflowLoggedModelSearch(t *testing.T) {
 		t.Errorf("an unknown model = %d %v", st, out)
 	}
 }
+
+// model-versions/create with source models:/m-<id> registers the logged model's files as a
+// Hangar version (no bytes copied), in a folder named as the model; a run's token registers
+// its own run's models only; a model without files yet is refused.
+func TestMLflowRegisterFromLoggedModel(t *testing.T) {
+	ts := newTestServer(t)
+	ts.createJob(t, "mine")
+	ts.createJob(t, "other")
+	tok := ts.ctrl.RunToken("mine")
+	id := ts.createModel(t, tok, map[string]any{"experiment_id": "0", "name": "clf"})
+	for p, body := range map[string]string{"MLmodel": "flavors: {}\n", "data/model.pkl": "weights"} {
+		if r := ts.mlflowDo(t, tok, http.MethodPut, "/api/2.0/mlflow-artifacts/artifacts/0/models/"+id+"/artifacts/"+p, strings.NewReader(body)); r.status != 200 {
+			t.Fatalf("PUT %s = %d %s", p, r.status, r.body)
+		}
+	}
+	if st, out := ts.mlflowCall(t, tok, http.MethodPost, "registered-models/create", map[string]any{"name": "iris"}); st != 200 {
+		t.Fatalf("create registered model = %d %v", st, out)
+	}
+	st, out := ts.mlflowCall(t, tok, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + id, "model_id": id})
+	if st != 200 || at(out, "model_version.version") != "1" || at(out, "model_version.source") != "models:/"+id || at(out, "model_version.status") != "READY" {
+		t.Fatalf("create version from a logged model = %d %v", st, out)
+	}
+	v, err := ts.admin.Models.Get(t.Context(), "iris", "1")
+	if err != nil || v.Folder != "clf" || v.Files != 2 || v.Size != int64(len("flavors: {}\n")+len("weights")) || v.Type != "mlflow_model" {
+		t.Errorf("the Hangar version = %+v, %v; want the model's 2 files in folder clf", v, err)
+	}
+	theirs := ts.createModel(t, ts.ctrl.RunToken("other"), map[string]any{"experiment_id": "0"})
+	st, out = ts.mlflowCall(t, tok, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + theirs})
+	wantMLflowError(t, "another run's model", st, out, 403, mlflowapi.CodePermissionDenied, "")
+	st, out = ts.mlflowCall(t, adminToken, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + theirs})
+	wantMLflowError(t, "a model without files", st, out, 400, mlflowapi.CodeInvalidParameter, "has no files yet")
+	st, out = ts.mlflowCall(t, adminToken, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + id, "run_id": "other"})
+	wantMLflowError(t, "a run_id that is not the model's", st, out, 400, mlflowapi.CodeInvalidParameter, "is not the source run")
+}

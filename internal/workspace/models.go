@@ -36,11 +36,21 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 			return nil, Invalidf("%v", err)
 		}
 	}
+	folder := ""
 	switch p := strings.TrimSpace(sp.Path); {
 	case req.Manifest != "":
 		v.Manifest, v.Source = req.Manifest, model.SourceLocal
 	case strings.HasPrefix(strings.ToLower(p), "azureml://jobs/"):
 		if v.Manifest, err = mv.ws.jobOutputManifest(ctx, p); err != nil {
+			return nil, err
+		}
+		v.Source = p
+	case strings.HasPrefix(p, LoggedModelSource):
+		id, ok := loggedModelID(p)
+		if !ok {
+			return nil, Invalidf("path: %s: a logged model is models:/m-<id>", p)
+		}
+		if v.Manifest, folder, err = mv.ws.loggedModelManifest(ctx, id); err != nil {
 			return nil, err
 		}
 		v.Source = p
@@ -55,6 +65,9 @@ func (mv *Models) Create(ctx context.Context, req api.CreateModelRequest) (*mode
 	}
 	v.Files, v.Size = len(m.Files()), m.TotalSize()
 	v.Folder = modelFolder(sp.Path, m.Files())
+	if folder != "" {
+		v.Folder = folder
+	}
 	created, err := mv.create(ctx, v)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
 // Store is what the workspace reads and writes in the store, one field per aggregate of it
@@ -30,6 +31,8 @@ type Store struct {
 	}
 	Tracking interface {
 		MLflowArtifactFiles(ctx context.Context, runID string, limit int) ([]store.MLflowArtifact, error)
+		LoggedModel(ctx context.Context, id string) (*tracking.LoggedModel, error)
+		LoggedModelArtifactFiles(ctx context.Context, modelID string, limit int) ([]store.MLflowArtifact, error)
 	}
 	Access interface {
 		GetUser(ctx context.Context, name string) (*store.User, error)

@@ -191,6 +191,6 @@ func (s *API) Routes(mux Mux) {
 	reg.aliasRoutes(mux)
 	reg.stageRoutes(mux)
 	reg.webhookRoutes(mux)
-	s.loggedModelRoutes(mux)
+	(&loggedModels{api: s, cfg: s.cfg}).routes(mux)
 	s.notFoundRoutes(mux)
 }

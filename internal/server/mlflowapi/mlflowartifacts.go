@@ -140,7 +140,7 @@ func (s *API) putMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeBodyError(w, err)
 		return
 	}
-	err = s.putArtifact(r.Context(), t, hash, size)
+	err = putArtifact(r.Context(), s, t, hash, size)
 	if errors.Is(err, store.ErrPathTaken) {
 		err = &Error{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Message: strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error())}
 	}
@@ -224,7 +224,7 @@ func (s *API) artifactBlob(ctx context.Context, t *artifactTarget) (string, erro
 	if _, ok := api.CollectedLogDir(t.rel); ok && t.model == nil {
 		return "", notFound // an upload there (stored before they were refused) is never served
 	}
-	a, err := s.uploadedArtifact(ctx, t)
+	a, err := uploadedArtifact(ctx, s, t)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", notFound
 	}
@@ -258,7 +258,7 @@ func (s *API) deleteMLflowArtifact(w http.ResponseWriter, r *http.Request) {
 		err = t.readOnly()
 	}
 	if err == nil {
-		_, err = s.deleteArtifacts(r.Context(), t)
+		_, err = deleteArtifacts(r.Context(), s, t)
 	}
 	if err != nil {
 		s.writeError(w, err)
@@ -293,7 +293,7 @@ func (s *API) children(ctx context.Context, t *artifactTarget, after string, lim
 		return t.job.children(t.rel), false, nil // no upload is ever listed there
 	}
 	// One more than a page, and the collected log folders that may be left out at the root.
-	uploaded, err := s.uploadedChildren(ctx, t, after, limit+1+len(api.CollectedLogDirs))
+	uploaded, err := uploadedChildren(ctx, s, t, after, limit+1+len(api.CollectedLogDirs))
 	if err != nil {
 		return nil, false, err
 	}

@@ -231,7 +231,7 @@ func (s *API) mpuComplete(w http.ResponseWriter, r *http.Request) {
 		hash, size, err = s.assemble(dir, req)
 	}
 	if err == nil {
-		err = s.putArtifact(r.Context(), t, hash, size)
+		err = putArtifact(r.Context(), s, t, hash, size)
 	}
 	if errors.Is(err, store.ErrPathTaken) {
 		err = mlflowInvalid(strings.TrimSuffix(err.Error(), ": "+store.ErrPathTaken.Error()))

@@ -19,19 +19,26 @@ import (
 
 const loggedModelsPrefix = Prefix + "logged-models"
 
-func (s *API) loggedModelRoutes(mux Mux) {
+// loggedModels serves the logged-models routes: a type of its own beside API (whose method set
+// stays the tracking API's), over the same configuration.
+type loggedModels struct {
+	api *API
+	cfg Config
+}
+
+func (s *loggedModels) routes(mux Mux) {
 	handle := func(method, path string, a Access, h http.HandlerFunc) {
 		mux.Handle(method+" "+loggedModelsPrefix+path, a, h)
 	}
 	run, own := readOrRunAccess, contributeOrRunAccess
-	handle("POST", "", own, mlflowHandler(s, s.createLoggedModel))
-	handle("GET", "/{model_id}", run, mlflowHandler(s, s.getLoggedModel))
-	handle("PATCH", "/{model_id}", own, mlflowHandler(s, s.finalizeLoggedModel))
-	handle("DELETE", "/{model_id}", own, mlflowHandler(s, s.deleteLoggedModel))
-	handle("POST", "/search", run, mlflowHandler(s, s.searchLoggedModels))
-	handle("PATCH", "/{model_id}/tags", own, mlflowHandler(s, s.setLoggedModelTags))
-	handle("DELETE", "/{model_id}/tags/{key...}", own, mlflowHandler(s, s.deleteLoggedModelTag))
-	handle("POST", "/{model_id}/params", own, mlflowHandler(s, s.logLoggedModelParams))
+	handle("POST", "", own, mlflowHandler(s.api, s.createLoggedModel))
+	handle("GET", "/{model_id}", run, mlflowHandler(s.api, s.getLoggedModel))
+	handle("PATCH", "/{model_id}", own, mlflowHandler(s.api, s.finalizeLoggedModel))
+	handle("DELETE", "/{model_id}", own, mlflowHandler(s.api, s.deleteLoggedModel))
+	handle("POST", "/search", run, mlflowHandler(s.api, s.searchLoggedModels))
+	handle("PATCH", "/{model_id}/tags", own, mlflowHandler(s.api, s.setLoggedModelTags))
+	handle("DELETE", "/{model_id}/tags/{key...}", own, mlflowHandler(s.api, s.deleteLoggedModelTag))
+	handle("POST", "/{model_id}/params", own, mlflowHandler(s.api, s.logLoggedModelParams))
 	handle("GET", "/{model_id}/artifacts/directories", run, s.listLoggedModelArtifacts)
 	handle("GET", "/{model_id}/artifacts/files", run, s.getLoggedModelArtifact)
 	mux.Handle("POST "+Prefix+"runs/outputs", own, s.mlflowLogOutputs)
@@ -52,7 +59,7 @@ type loggedModelCreateIn struct {
 
 // createLoggedModel makes a PENDING model. A run's token creates models of its own run: one
 // created without source_run_id is its run's.
-func (s *API) createLoggedModel(r *http.Request, in *loggedModelCreateIn) (any, error) {
+func (s *loggedModels) createLoggedModel(r *http.Request, in *loggedModelCreateIn) (any, error) {
 	if err := required("experiment_id", in.ExperimentID); err != nil {
 		return nil, err
 	}
@@ -60,7 +67,7 @@ func (s *API) createLoggedModel(r *http.Request, in *loggedModelCreateIn) (any, 
 		in.SourceRunID = c.RunID
 	}
 	if in.SourceRunID != "" {
-		if err := s.allowRun(r, in.SourceRunID); err != nil {
+		if err := s.api.allowRun(r, in.SourceRunID); err != nil {
 			return nil, err
 		}
 	}
@@ -109,8 +116,8 @@ type modelIDIn struct {
 	ModelID string `json:"model_id"`
 }
 
-func (s *API) getLoggedModel(r *http.Request, _ *modelIDIn) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+func (s *loggedModels) getLoggedModel(r *http.Request, _ *modelIDIn) (any, error) {
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	return loggedModelAnswer{Model: m}, err
 }
 
@@ -124,10 +131,10 @@ func (e *enumName) UnmarshalJSON(b []byte) error {
 
 // finalizeLoggedModel sets the status log_model ends with: LOGGED_MODEL_READY, or
 // LOGGED_MODEL_UPLOAD_FAILED.
-func (s *API) finalizeLoggedModel(r *http.Request, in *struct {
+func (s *loggedModels) finalizeLoggedModel(r *http.Request, in *struct {
 	Status enumName `json:"status"`
 }) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -145,18 +152,18 @@ func (s *API) finalizeLoggedModel(r *http.Request, in *struct {
 	return loggedModelAnswer{Model: m}, err
 }
 
-func (s *API) deleteLoggedModel(r *http.Request, _ *modelIDIn) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+func (s *loggedModels) deleteLoggedModel(r *http.Request, _ *modelIDIn) (any, error) {
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err != nil {
 		return nil, err
 	}
 	return empty{}, s.cfg.LoggedModels.DeleteLoggedModel(r.Context(), m.Info.ModelID)
 }
 
-func (s *API) setLoggedModelTags(r *http.Request, in *struct {
+func (s *loggedModels) setLoggedModelTags(r *http.Request, in *struct {
 	Tags []tracking.KV `json:"tags"`
 }) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err == nil {
 		err = checkModelKVs(nil, in.Tags)
 	}
@@ -166,18 +173,18 @@ func (s *API) setLoggedModelTags(r *http.Request, in *struct {
 	return empty{}, s.cfg.LoggedModels.SetLoggedModelTags(r.Context(), m.Info.ModelID, in.Tags)
 }
 
-func (s *API) deleteLoggedModelTag(r *http.Request, _ *modelIDIn) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+func (s *loggedModels) deleteLoggedModelTag(r *http.Request, _ *modelIDIn) (any, error) {
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err != nil {
 		return nil, err
 	}
 	return empty{}, s.cfg.LoggedModels.DeleteLoggedModelTag(r.Context(), m.Info.ModelID, r.PathValue("key"))
 }
 
-func (s *API) logLoggedModelParams(r *http.Request, in *struct {
+func (s *loggedModels) logLoggedModelParams(r *http.Request, in *struct {
 	Params []tracking.KV `json:"params"`
 }) (any, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err == nil {
 		err = checkModelKVs(in.Params, nil)
 	}
@@ -189,14 +196,14 @@ func (s *API) logLoggedModelParams(r *http.Request, in *struct {
 
 // mlflowLogOutputs records the models a run produced (log_model calls it after creating one),
 // which runs/get answers as outputs.model_outputs. A run's token names its own run's models.
-func (s *API) mlflowLogOutputs(w http.ResponseWriter, r *http.Request) {
+func (s *loggedModels) mlflowLogOutputs(w http.ResponseWriter, r *http.Request) {
 	type in struct {
 		runRef
 		Models []tracking.ModelIO `json:"models"`
 	}
-	runHandler(s, func(r *http.Request, id string, in *in) (any, error) {
+	runHandler(s.api, func(r *http.Request, id string, in *in) (any, error) {
 		for _, m := range in.Models {
-			if _, err := s.loggedModel(r, m.ModelID); err != nil {
+			if _, err := s.api.loggedModel(r, m.ModelID); err != nil {
 				return nil, err
 			}
 		}

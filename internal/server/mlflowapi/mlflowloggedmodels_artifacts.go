@@ -66,7 +66,7 @@ func (t *artifactTarget) root() string {
 	return t.experiment + "/" + t.run.ID + "/artifacts"
 }
 
-func (s *API) putArtifact(ctx context.Context, t *artifactTarget, hash string, size int64) error {
+func putArtifact(ctx context.Context, s *API, t *artifactTarget, hash string, size int64) error {
 	a := store.MLflowArtifact{Path: t.rel, Hash: hash, Size: size, CreatedAt: time.Now().UTC()}
 	if t.model != nil {
 		return s.cfg.LoggedModels.PutLoggedModelArtifact(ctx, t.model.Info.ModelID, a)
@@ -75,21 +75,21 @@ func (s *API) putArtifact(ctx context.Context, t *artifactTarget, hash string, s
 	return s.cfg.Artifacts.PutMLflowArtifact(ctx, a)
 }
 
-func (s *API) uploadedArtifact(ctx context.Context, t *artifactTarget) (*store.MLflowArtifact, error) {
+func uploadedArtifact(ctx context.Context, s *API, t *artifactTarget) (*store.MLflowArtifact, error) {
 	if t.model != nil {
 		return s.cfg.LoggedModels.LoggedModelArtifact(ctx, t.model.Info.ModelID, t.rel)
 	}
 	return s.cfg.Artifacts.MLflowArtifact(ctx, t.run.ID, t.rel)
 }
 
-func (s *API) uploadedChildren(ctx context.Context, t *artifactTarget, after string, limit int) ([]store.ArtifactEntry, error) {
+func uploadedChildren(ctx context.Context, s *API, t *artifactTarget, after string, limit int) ([]store.ArtifactEntry, error) {
 	if t.model != nil {
 		return s.cfg.LoggedModels.LoggedModelArtifactChildren(ctx, t.model.Info.ModelID, t.rel, after, limit)
 	}
 	return s.cfg.Artifacts.MLflowArtifactChildren(ctx, t.run.ID, t.rel, after, limit)
 }
 
-func (s *API) deleteArtifacts(ctx context.Context, t *artifactTarget) (int64, error) {
+func deleteArtifacts(ctx context.Context, s *API, t *artifactTarget) (int64, error) {
 	if t.model != nil {
 		return s.cfg.LoggedModels.DeleteLoggedModelArtifacts(ctx, t.model.Info.ModelID, t.rel)
 	}
@@ -98,8 +98,8 @@ func (s *API) deleteArtifacts(ctx context.Context, t *artifactTarget) (int64, er
 
 // loggedModelArtifactTarget is the target of a logged-models/<id>/artifacts/... route: the
 // model's root, or rel below it (checked as any artifact path).
-func (s *API) loggedModelArtifactTarget(r *http.Request, rel string) (*artifactTarget, error) {
-	m, err := s.loggedModel(r, r.PathValue("model_id"))
+func (s *loggedModels) loggedModelArtifactTarget(r *http.Request, rel string) (*artifactTarget, error) {
+	m, err := s.api.loggedModel(r, r.PathValue("model_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (s *API) loggedModelArtifactTarget(r *http.Request, rel string) (*artifactT
 // listLoggedModelArtifacts answers GET logged-models/<id>/artifacts/directories
 // ?artifact_directory_path=&page_token=: root_uri, files (paths relative to the model's root),
 // next_page_token, as MLflow REST's ListArtifacts.
-func (s *API) listLoggedModelArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s *loggedModels) listLoggedModelArtifacts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	t, err := s.loggedModelArtifactTarget(r, q.Get("artifact_directory_path"))
 	var after string
@@ -130,10 +130,10 @@ func (s *API) listLoggedModelArtifacts(w http.ResponseWriter, r *http.Request) {
 	var es []store.ArtifactEntry
 	var more bool
 	if err == nil {
-		es, more, err = s.children(r.Context(), t, after, ListPageSize)
+		es, more, err = s.api.children(r.Context(), t, after, ListPageSize)
 	}
 	if err != nil {
-		s.writeError(w, s.mlflowErr(err))
+		s.api.writeError(w, s.api.mlflowErr(err))
 		return
 	}
 	out := ArtifactsList{RootURI: t.model.Info.ArtifactURI}
@@ -148,19 +148,19 @@ func (s *API) listLoggedModelArtifacts(w http.ResponseWriter, r *http.Request) {
 
 // getLoggedModelArtifact answers GET logged-models/<id>/artifacts/files?artifact_file_path=:
 // the file, served as the proxy serves it.
-func (s *API) getLoggedModelArtifact(w http.ResponseWriter, r *http.Request) {
+func (s *loggedModels) getLoggedModelArtifact(w http.ResponseWriter, r *http.Request) {
 	rel := r.URL.Query().Get("artifact_file_path")
 	if rel == "" {
-		s.writeError(w, &Error{Status: http.StatusBadRequest, Code: CodeBadRequest,
+		s.api.writeError(w, &Error{Status: http.StatusBadRequest, Code: CodeBadRequest,
 			Message: `Request must include the "artifact_file_path" query parameter.`})
 		return
 	}
 	t, err := s.loggedModelArtifactTarget(r, rel)
 	if err != nil {
-		s.writeError(w, s.mlflowErr(err))
+		s.api.writeError(w, s.api.mlflowErr(err))
 		return
 	}
-	s.serveTarget(w, r, t)
+	s.api.serveTarget(w, r, t)
 }
 
 // loggedModel returns a live model the caller may reach: every user, and a run's token for

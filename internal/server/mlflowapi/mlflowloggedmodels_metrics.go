@@ -36,7 +36,7 @@ func (s *API) logLinkedMetrics(r *http.Request, id string, b store.Batch, ms []m
 	}
 	if len(linked) > 0 {
 		var err error
-		if b.Metrics, err = s.newPoints(r.Context(), id, b.Metrics, ms); err != nil {
+		if b.Metrics, err = newPoints(r.Context(), s, id, b.Metrics, ms); err != nil {
 			return err
 		}
 	}
@@ -49,7 +49,7 @@ func (s *API) logLinkedMetrics(r *http.Request, id string, b store.Batch, ms []m
 }
 
 // newPoints leaves out of points those linked to a model that the run's history holds already.
-func (s *API) newPoints(ctx context.Context, id string, points []tracking.MetricPoint, ms []metricIn) ([]tracking.MetricPoint, error) {
+func newPoints(ctx context.Context, s *API, id string, points []tracking.MetricPoint, ms []metricIn) ([]tracking.MetricPoint, error) {
 	history := map[string]map[tracking.MetricPoint]bool{}
 	var out []tracking.MetricPoint
 	for i, p := range points {
@@ -60,7 +60,7 @@ func (s *API) newPoints(ctx context.Context, id string, points []tracking.Metric
 		h, ok := history[p.Key]
 		if !ok {
 			var err error
-			if h, err = s.historyOf(ctx, id, p.Key); err != nil {
+			if h, err = historyOf(ctx, s, id, p.Key); err != nil {
 				return nil, err
 			}
 			history[p.Key] = h
@@ -74,7 +74,7 @@ func (s *API) newPoints(ctx context.Context, id string, points []tracking.Metric
 }
 
 // historyOf is the run's every point of key.
-func (s *API) historyOf(ctx context.Context, id, key string) (map[tracking.MetricPoint]bool, error) {
+func historyOf(ctx context.Context, s *API, id, key string) (map[tracking.MetricPoint]bool, error) {
 	out := map[tracking.MetricPoint]bool{}
 	for offset := 0; ; offset += tracking.MaxHistoryPage {
 		ps, more, err := s.cfg.Tracking.MetricHistory(ctx, id, key, offset, tracking.MaxHistoryPage)

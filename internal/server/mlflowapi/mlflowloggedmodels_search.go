@@ -30,7 +30,7 @@ type loggedModelsPage struct {
 }
 
 // searchLoggedModels answers a search; a run's token finds its own run's models only.
-func (s *API) searchLoggedModels(r *http.Request, in *loggedModelSearchIn) (any, error) {
+func (s *loggedModels) searchLoggedModels(r *http.Request, in *loggedModelSearchIn) (any, error) {
 	if len(in.ExperimentIDs) == 0 {
 		return nil, required("experiment_ids", "")
 	}
@@ -68,7 +68,7 @@ func (s *API) searchLoggedModels(r *http.Request, in *loggedModelSearchIn) (any,
 	}
 	var found []*tracking.LoggedModel
 	for _, m := range all {
-		if s.allowModel(r, m) == nil && f.MatchLoggedModel(m, in.Datasets) {
+		if s.api.allowModel(r, m) == nil && f.MatchLoggedModel(m, in.Datasets) {
 			found = append(found, m)
 		}
 	}

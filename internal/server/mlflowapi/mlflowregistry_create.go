@@ -85,6 +85,9 @@ func (s *registry) createModelVersion(r *http.Request, in *createVersionIn) (any
 	if err := required("source", in.Source); err != nil {
 		return nil, err
 	}
+	if id, ok := loggedModelSource(in.Source); ok {
+		return s.createFromLoggedModel(r, in, id) // mlflowloggedmodels_register.go
+	}
 	run, sub, err := runSource(in.Source)
 	if err != nil {
 		return nil, err
@@ -117,8 +120,9 @@ func (s *registry) createModelVersion(r *http.Request, in *createVersionIn) (any
 }
 
 // runSource reads a version's source as a run and a path in its artifacts: runs:/<run>/<path>
-// or mlflow-artifacts:/<experiment>/<run>/artifacts/<path>. Any other source (a logged model's
-// models:/m-<id>, a local path, s3://, ...) is refused: Hangar registers what its runs hold.
+// or mlflow-artifacts:/<experiment>/<run>/artifacts/<path>. A logged model's models:/m-<id> is
+// read before (loggedModelSource); any other source (a local path, s3://, ...) is refused:
+// Hangar registers what its runs hold.
 func runSource(src string) (run, sub string, err error) {
 	bad := func(why string) (string, string, error) {
 		return "", "", mlflowInvalid(fmt.Sprintf("Invalid model version source: '%s'. %s", src, why))
@@ -139,7 +143,7 @@ func runSource(src string) (run, sub string, err error) {
 			sub = parts[3]
 		}
 	default:
-		return bad("Hangar registers a run's artifacts: give runs:/<run_id>/<path> or mlflow-artifacts:/<experiment_id>/<run_id>/artifacts/<path>.")
+		return bad("Hangar registers a run's artifacts: give runs:/<run_id>/<path>, mlflow-artifacts:/<experiment_id>/<run_id>/artifacts/<path> or a logged model's models:/m-<id>.")
 	}
 	if u, uerr := url.PathUnescape(sub); uerr != nil || u != sub {
 		return bad("The path may not hold percent-escapes.")
