@@ -63,6 +63,7 @@ func newModelCreateCmd(env *Env) *cobra.Command {
   azureml://jobs/<job>/outputs/<output>              a named output
   azureml://jobs/<job>/outputs/artifacts/paths/<p>   a path in what the job wrote to ./outputs, ./logs
                                                      or logged through MLflow
+  models:/m-<id>                                     an MLflow 3 logged model (job show lists a job's)
 Without --version the next integer is taken; registering a version that exists is refused.`,
 		Example: `  hangar model create -f model.yml
   hangar model create --name mnist --path ./model --type mlflow_model
@@ -81,13 +82,17 @@ var modelAsset = fileAssetKind[model.Spec]{
 	fields: func(sp *model.Spec) assetFields {
 		return assetFields{&sp.Name, &sp.Version, &sp.Type, &sp.Description, &sp.Path}
 	},
-	remote: isAzureMLRef, checkType: model.CheckType,
+	remote: isRemoteModel, checkType: model.CheckType,
 	noName: "which model? give --name (or a file with name:)",
 	noPath: "where are the model's files? give --path (a local file or folder, or azureml://jobs/<job>/outputs/<output>)",
 }
 
 // isAzureMLRef says whether p is an azureml: reference rather than a local path.
 func isAzureMLRef(p string) bool { return strings.HasPrefix(strings.ToLower(p), "azureml:") }
+
+// isRemoteModel says whether a model's path names files in the workspace (a job's output, a
+// logged model's models:/m-<id>) rather than a local path.
+func isRemoteModel(p string) bool { return isAzureMLRef(p) || strings.HasPrefix(p, "models:/") }
 
 // modelSpec builds what to register from the file and the flags, checked as far as the client can.
 func modelSpec(f modelCreateFlags, warn io.Writer) (*model.Spec, error) {
@@ -106,7 +111,7 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 		return err
 	}
 	req := api.CreateModelRequest{Spec: *sp}
-	if !isAzureMLRef(sp.Path) {
+	if !isRemoteModel(sp.Path) {
 		st, err := os.Stat(sp.Path)
 		if err != nil {
 			return fmt.Errorf("model %s: path: %w", sp.Name, err)

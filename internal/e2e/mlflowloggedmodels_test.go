@@ -74,4 +74,11 @@ func TestMLflowLoggedModelFromJob(t *testing.T) {
 	if got := readFile(t, filepath.Join(out, name, "artifacts", "models", id, "MLmodel")); !strings.Contains(got, "model_id: "+id) {
 		t.Errorf("job download: MLmodel = %q", got)
 	}
+	// Registered by its id, as mlflow.register_model("models:/<id>") does: the same files.
+	w.ok("model", "create", "-n", "iris", "--type", "mlflow_model", "-p", "models:/"+id)
+	models := t.TempDir()
+	w.ok("model", "download", "iris:1", "--download-path", models)
+	if got := readFile(t, filepath.Join(models, "iris", "model.pkl")); got != string(want) {
+		t.Errorf("model download iris:1: model.pkl = %q, want the logged model's", got)
+	}
 }
