@@ -239,6 +239,13 @@ func TestMLflowRegisterFromLoggedModel(t *testing.T) {
 	if err != nil || v.Folder != "clf" || v.Files != 2 || v.Size != int64(len("flavors: {}\n")+len("weights")) || v.Type != "mlflow_model" {
 		t.Errorf("the Hangar version = %+v, %v; want the model's 2 files in folder clf", v, err)
 	}
+	// models:/iris/1 resolves to the version's files, the logged model's.
+	out = ts.ok(t, http.MethodGet, "model-versions/get-download-uri", q("name", "iris", "version", "1"))
+	uri, _ := at(out, "artifact_uri").(string)
+	p, ok := strings.CutPrefix(uri, "mlflow-artifacts:/")
+	if r := ts.mlflowDo(t, tok, http.MethodGet, "/api/2.0/mlflow-artifacts/artifacts/"+p+"/data/model.pkl", nil); !ok || r.status != 200 || string(r.body) != "weights" {
+		t.Errorf("download through %s = %d %q", uri, r.status, r.body)
+	}
 	theirs := ts.createModel(t, ts.ctrl.RunToken("other"), map[string]any{"experiment_id": "0"})
 	st, out = ts.mlflowCall(t, tok, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + theirs})
 	wantMLflowError(t, "another run's model", st, out, 403, mlflowapi.CodePermissionDenied, "")
