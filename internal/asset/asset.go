@@ -18,6 +18,9 @@ type Kind struct {
 	Collection string
 	// Command is the CLI group that manages them: "model", "data".
 	Command string
+	// Aliases says a reference may name a version by alias (name@champion): models, whose
+	// aliases are MLflow's registered model aliases.
+	Aliases bool
 }
 
 // Key is what Latest and Listing need to know of a version.

@@ -28,6 +28,7 @@ func TestParseRefPerKind(t *testing.T) {
 		{in: "iris:latest", errHas: "latest is a label, not a version (name@latest names the newest data asset)"},
 		{in: "iris:-x", errHas: `version "-x": expected letters, digits`},
 		{in: "iris", errHas: "give a version (iris:1) or iris@latest"},
+		{in: "iris@champion", errHas: "data asset iris@champion: the only label is @latest, got @champion"},
 		{in: "-iris:1", errHas: `"-iris" is not a data asset name`},
 	}
 	for _, tt := range tests {
@@ -46,6 +47,9 @@ func TestParseRefPerKind(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+	if s := (Ref{Name: "a", Alias: "champion"}).String(); s != "a@champion" {
+		t.Errorf("String of an alias ref = %q", s)
 	}
 	if v := (Ref{Name: "a", Latest: true}).StoreVersion(); v != "latest" {
 		t.Errorf("StoreVersion of @latest = %q", v)

@@ -2,22 +2,48 @@ package asset
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
-// Ref names a version: Version set, or Latest (the highest version not archived).
+// Ref names a version: Version set, Latest (the newest version not archived), or Alias (the
+// version an alias names now, for kinds that have aliases: models).
 type Ref struct {
 	Name    string
 	Version string
 	Latest  bool
+	Alias   string
 }
 
 func (r Ref) String() string {
-	if r.Latest {
+	switch {
+	case r.Latest:
 		return r.Name + "@latest"
+	case r.Alias != "":
+		return r.Name + "@" + r.Alias
 	}
 	return r.Name + ":" + r.Version
 }
+
+// aliasName is MLflow's rule for an alias's name (mlflow/utils/validation.py), at most 255
+// characters.
+var aliasName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+
+// CheckAlias says what is wrong with an alias's name, or returns nil: MLflow's rule, and
+// "latest" (any case) and v<digits> are reserved (@latest keeps Azure's meaning).
+func CheckAlias(alias string) error {
+	switch {
+	case !aliasName.MatchString(alias):
+		return fmt.Errorf("alias %q: expected letters, digits, _ and - (at most 255)", alias)
+	case strings.EqualFold(alias, "latest"):
+		return fmt.Errorf("alias %q: latest (any case) is reserved: @latest names the newest version", alias)
+	case versionAlias.MatchString(alias):
+		return fmt.Errorf("alias %q: v<number> is reserved by MLflow for versions", alias)
+	}
+	return nil
+}
+
+var versionAlias = regexp.MustCompile(`^[vV][0-9]+$`)
 
 // StoreVersion is the version to ask the store for: the number, or "latest".
 func (r Ref) StoreVersion() string {
@@ -27,8 +53,9 @@ func (r Ref) StoreVersion() string {
 	return r.Version
 }
 
-// ParseRef reads a reference to a registered asset: name:version, name@latest, either with an
-// azureml: prefix, or an Azure resource id ending in /<collection>/<name>/versions/<version>. A
+// ParseRef reads a reference to a registered asset: name:version, name@latest, name@<alias>
+// (kinds with Aliases), either with an azureml: prefix, or an Azure resource id ending in
+// /<collection>/<name>/versions/<version>. A
 // bare name is refused unless bareIsLatest, because a deployment or job pinned to "whatever is
 // newest" is a surprise waiting to happen; the CLI's show and download take it as @latest.
 func (k Kind) ParseRef(s string, bareIsLatest bool) (Ref, error) {
@@ -44,10 +71,10 @@ func (k Kind) ParseRef(s string, bareIsLatest bool) (Ref, error) {
 	}
 	var r Ref
 	if name, label, ok := strings.Cut(ref, "@"); ok {
-		if label != "latest" {
-			return Ref{}, fmt.Errorf("%s %s: the only label is @latest, got @%s", k.Noun, s, label)
+		var err error
+		if r, err = k.labelRef(name, label); err != nil {
+			return Ref{}, fmt.Errorf("%s %s: %w", k.Noun, s, err)
 		}
-		r = Ref{Name: name, Latest: true}
 	} else if name, version, ok := strings.Cut(ref, ":"); ok {
 		v, err := k.ParseVersion(version)
 		if err != nil {
@@ -63,6 +90,20 @@ func (k Kind) ParseRef(s string, bareIsLatest bool) (Ref, error) {
 		return Ref{}, fmt.Errorf("%s %s: %w", k.Noun, s, err)
 	}
 	return r, nil
+}
+
+// labelRef reads name@label: @latest, or an alias where the kind has them.
+func (k Kind) labelRef(name, label string) (Ref, error) {
+	switch {
+	case label == "latest":
+		return Ref{Name: name, Latest: true}, nil
+	case !k.Aliases:
+		return Ref{}, fmt.Errorf("the only label is @latest, got @%s", label)
+	}
+	if err := CheckAlias(label); err != nil {
+		return Ref{}, err
+	}
+	return Ref{Name: name, Alias: label}, nil
 }
 
 // armRef reads the name and version out of an Azure resource id.

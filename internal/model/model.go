@@ -57,7 +57,7 @@ type Version struct {
 func (v Version) ID() string { return "azureml:" + v.Name + ":" + v.Version }
 
 // Kind is how models are named in messages and Azure ids.
-var Kind = asset.Kind{Noun: "model", Collection: "models", Command: "model"}
+var Kind = asset.Kind{Noun: "model", Collection: "models", Command: "model", Aliases: true}
 
 // CheckName says what is wrong with a model name, or returns nil.
 func CheckName(name string) error { return Kind.CheckName(name) }

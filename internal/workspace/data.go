@@ -9,6 +9,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/model"
 )
 
 // Create registers a data asset version (issue 15): from files the client uploaded
@@ -122,8 +123,8 @@ var dataInputTypes = map[string]bool{job.URIFolder: true, job.URIFile: true, job
 // resolveAssetRef resolves an input given as azureml:<name>:<version> or azureml:<name>@latest:
 // a data asset, or a registered model (resolveAssetInput).
 func (w *Workspace) resolveAssetRef(ctx context.Context, name string, in job.Input, compute string) (job.Input, error) {
-	if !dataInputTypes[in.Type] {
-		return w.resolveAssetInput(ctx, name, in)
+	if r, err := model.ParseRef(in.Path, false); !dataInputTypes[in.Type] || (err == nil && r.Alias != "") {
+		return w.resolveAssetInput(ctx, name, in) // data has no aliases: name@<alias> is a model
 	}
 	v, err := w.Data.Resolve(ctx, in.Path)
 	var ce *Error

@@ -24,9 +24,11 @@ type Store struct {
 	Models     VersionRows[model.Version]
 	Data       VersionRows[dataset.Version]
 	Components VersionRows[component.Version]
-	Cluster    Targets
-	Runs       RunReader
-	Instances  interface {
+	// Aliases are models' aliases (modelalias.go).
+	Aliases   ModelAliasRows
+	Cluster   Targets
+	Runs      RunReader
+	Instances interface {
 		Delete(ctx context.Context, name string) error
 	}
 	Tracking interface {
