@@ -9,7 +9,8 @@ import (
 )
 
 // PutDeployment creates a deployment (generation 1) or replaces its definition, raising its
-// generation so that its replicas are replaced. Its endpoint must exist.
+// generation so that its replicas are replaced. Its endpoint must exist. A replacement given a
+// Generation replaces only that generation (ErrNotFound if another write came first).
 func (s *Serving) PutDeployment(ctx context.Context, d DeploymentRecord, create bool) (*DeploymentRecord, error) {
 	spec, err := json.Marshal(d.Spec)
 	if err != nil {
@@ -28,8 +29,8 @@ func (s *Serving) PutDeployment(ctx context.Context, d DeploymentRecord, create 
 				VALUES (?, ?, ?, 1, ?, ?, ?, ?)`,
 				[]any{d.Spec.Endpoint, d.Spec.Name, string(spec), d.State, d.Reason, nanos(d.CreatedAt), nanos(d.UpdatedAt)}},
 			stmt{`UPDATE deployments SET spec = ?, generation = generation + 1, state = ?, reason = ?, updated_at = ?
-				WHERE endpoint = ? AND name = ?`,
-				[]any{string(spec), d.State, d.Reason, nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name}})
+				WHERE endpoint = ? AND name = ? AND (? = 0 OR generation = ?)`,
+				[]any{string(spec), d.State, d.Reason, nanos(d.UpdatedAt), d.Spec.Endpoint, d.Spec.Name, d.Generation, d.Generation}})
 		if err != nil || create {
 			return err
 		}

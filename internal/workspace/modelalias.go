@@ -89,3 +89,9 @@ func (mv *Models) DeleteAlias(ctx context.Context, name, alias string) error {
 	mv.ws.Log.Info("model alias deleted", "model", name, "alias", alias)
 	return nil
 }
+
+// ModelAliasVersion is the version a model's alias names now (Models.AliasVersion), for
+// resolvers that take the whole Workspace (serving's alias loop).
+func (w *Workspace) ModelAliasVersion(ctx context.Context, name, alias string) (string, error) {
+	return w.Models.AliasVersion(ctx, name, alias)
+}

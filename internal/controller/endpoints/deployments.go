@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"context"
+	"errors"
 	"path"
 	"strings"
 
@@ -23,16 +24,17 @@ const (
 // CreateDeployment stores a new deployment of an endpoint; the serving loop starts its replicas.
 // With allTraffic the endpoint sends it every request once it is stored.
 func (s *Serving) CreateDeployment(ctx context.Context, d serving.Deployment, allTraffic bool) (*store.DeploymentRecord, error) {
-	return s.putDeployment(ctx, d, true, allTraffic)
+	return s.putDeployment(ctx, d, 0, true, allTraffic)
 }
 
 // UpdateDeployment replaces a deployment's definition: its replicas are replaced by new ones,
 // the old ones stopping once the new ones are ready.
 func (s *Serving) UpdateDeployment(ctx context.Context, d serving.Deployment) (*store.DeploymentRecord, error) {
-	return s.putDeployment(ctx, d, false, false)
+	return s.putDeployment(ctx, d, 0, false, false)
 }
 
-func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, create, allTraffic bool) (*store.DeploymentRecord, error) {
+// putDeployment stores a deployment; an update given gen replaces only that generation.
+func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, gen int, create, allTraffic bool) (*store.DeploymentRecord, error) {
 	if !deploymentName.MatchString(d.Name) {
 		return nil, invalidf("name: %q must be %s", d.Name, deploymentNameRule)
 	}
@@ -49,7 +51,7 @@ func (s *Serving) putDeployment(ctx context.Context, d serving.Deployment, creat
 	if !create {
 		state = DeploymentUpdating
 	}
-	rec, err := s.store.Serving.PutDeployment(ctx, store.DeploymentRecord{Spec: d, State: state, Reason: "starting replicas",
+	rec, err := s.store.Serving.PutDeployment(ctx, store.DeploymentRecord{Spec: d, Generation: gen, State: state, Reason: "starting replicas",
 		CreatedAt: now, UpdatedAt: now}, create)
 	if err != nil {
 		return nil, putErr(err, "deployment "+d.Name+" of endpoint "+d.Endpoint+" already exists; use online-deployment update",
@@ -167,10 +169,16 @@ func (s *Serving) resolveModel(ctx context.Context, m *serving.ModelRef) (*model
 		return nil, nil
 	}
 	mv, err := s.resolve.ResolveModel(ctx, m.Ref)
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return nil, &workspace.Error{Kind: we.Kind, Msg: "model: " + we.Msg}
+	}
 	if err != nil {
 		return nil, err
 	}
-	m.Manifest, m.Folder = mv.Manifest, mv.Folder
+	// The version is recorded: one named by alias (name@champion) rolls when the alias moves
+	// (alias.go).
+	m.Manifest, m.Folder, m.Name, m.Version = mv.Manifest, mv.Folder, mv.Name, mv.Version
 	return mv, nil
 }
 

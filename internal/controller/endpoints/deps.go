@@ -25,6 +25,8 @@ type Runs interface {
 // resolved, and refused when its replicas or jobs could not run, before anything is stored.
 type Resolver interface {
 	ResolveModel(ctx context.Context, ref string) (*model.Version, error)
+	// ModelAliasVersion is the version a model's alias names now (NotFound when not set).
+	ModelAliasVersion(ctx context.Context, name, alias string) (string, error)
 	ResolveCompute(ctx context.Context, name string) (*compute.Target, error)
 	ResolveEnvironment(ctx context.Context, sp *job.Spec) ([]string, error)
 	CheckForTarget(sp job.Spec, t *compute.Target) ([]string, error)
@@ -66,6 +68,7 @@ type Rows interface {
 	Replicas(ctx context.Context) ([]store.Replica, error)
 
 	PutBatchEndpoint(ctx context.Context, e store.BatchEndpointRecord, create bool) error
+	BatchEndpoints(ctx context.Context) ([]store.BatchEndpointRecord, error)
 	BatchEndpoint(ctx context.Context, name string) (*store.BatchEndpointRecord, error)
 	DeleteBatchEndpoint(ctx context.Context, name string) error
 	PutBatchDeployment(ctx context.Context, d store.BatchDeploymentRecord, create bool) error

@@ -35,6 +35,8 @@ type memo struct {
 	// draining are the replicas the plan stops, out of the router's table, and when they may be
 	// told to stop (their requests in flight have had their request_timeout_ms).
 	draining map[string]time.Time
+	// alias is the alias loop's (alias.go).
+	alias aliasMemo
 }
 
 type failureStreak struct {
@@ -51,6 +53,7 @@ func (s *Serving) Wake() { s.memo.kick.Kick() }
 // ctx ends.
 func (s *Serving) Run(ctx context.Context) {
 	go s.Router.RunProber(ctx)
+	go s.followAliases(ctx)
 	tick.Loop(ctx, servingTick, s.memo.kick, func(ctx context.Context) {
 		if err := s.Pass(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("serving pass", "err", err)
@@ -222,7 +225,7 @@ func (s *Serving) startReplica(ctx context.Context, d store.DeploymentRecord, no
 // it wants none), and to Failed while its replicas keep failing before any is ready.
 func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecord, views []serving.ReplicaView) {
 	s.memo.mu.Lock()
-	failures := s.memo.failures
+	failures, warn := s.memo.failures, s.memo.alias.warn
 	s.memo.mu.Unlock()
 	for _, d := range deps {
 		k := serving.Key{Endpoint: d.Spec.Endpoint, Deployment: d.Spec.Name}
@@ -237,6 +240,9 @@ func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecor
 		switch {
 		case ready > 0 || (d.Spec.Scale.Type == serving.ScaleTargetUtilization && d.Spec.Scale.MinInstances == 0 && f.n == 0):
 			state, reason = DeploymentSucceeded, fmt.Sprintf("%d replica(s) ready", ready)
+			if w := warn[k]; w != "" {
+				reason += "; warning: " + w
+			}
 		case f.n >= failedBeforeReady:
 			state, reason = DeploymentFailed, fmt.Sprintf("%d replicas failed in a row; the last: %s", f.n, f.reason)
 		}
