@@ -81,6 +81,7 @@ type Client struct {
 	Instances        *InstanceClient
 	Models           *ModelClient
 	ModelLineage     *ModelLineageClient
+	ModelAliases     *ModelAliasClient
 	Data             *DataClient
 	Datastores       *DatastoreClient
 	Environments     *EnvironmentClient

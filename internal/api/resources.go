@@ -68,6 +68,7 @@ func (c *Client) initResources() {
 	c.Agents, c.Instances = &AgentClient{c}, &InstanceClient{c}
 	c.Models, c.Data, c.Components = &ModelClient{c, "models"}, &DataClient{c, "data"}, &ComponentClient{c, "components"}
 	c.ModelLineage = &ModelLineageClient{c}
+	c.ModelAliases = &ModelAliasClient{c}
 	c.Datastores, c.Environments = &DatastoreClient{c}, &EnvironmentClient{c}
 	c.Endpoints, c.Deployments = &EndpointClient{c}, &DeploymentClient{c}
 	c.BatchEndpoints, c.BatchDeployments = &BatchEndpointClient{c}, &BatchDeploymentClient{c}

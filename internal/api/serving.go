@@ -28,10 +28,24 @@ type DeploymentView struct {
 	ProvisioningState string        `json:"provisioning_state"`
 	Reason            string        `json:"reason,omitempty"`
 	Replicas          []ReplicaView `json:"replicas"`
+	// ModelAlias is the model alias the deployment follows (model: azureml:NAME@ALIAS); nil for
+	// one that follows none.
+	ModelAlias *FollowedAlias `json:"model_alias,omitempty"`
 	// LastFailedReplica is the last replica run that ended on its own (its logs say why).
 	LastFailedReplica string    `json:"last_failed_replica,omitempty"`
 	CreatedAt         time.Time `json:"created_at"`
 	UpdatedAt         time.Time `json:"updated_at"`
+}
+
+// FollowedAlias is the model alias a deployment follows: the version it serves (its
+// model.version, resolved when it was last rolled), the version the alias names now ("" when
+// the alias is gone: it keeps serving) and what its state warns of.
+type FollowedAlias struct {
+	Model        string `json:"model"`
+	Alias        string `json:"alias"`
+	Serving      string `json:"serving_version"`
+	AliasVersion string `json:"alias_version,omitempty"`
+	Warning      string `json:"warning,omitempty"`
 }
 
 // ReplicaView is one replica: its run, the run's status and where it answers.

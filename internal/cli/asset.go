@@ -7,7 +7,7 @@ import (
 )
 
 // assetTarget is the version a show or download names, for any versioned asset (models, data):
-// NAME, NAME:VERSION or NAME@latest as the argument, or --name with --version or --label
+// NAME, NAME:VERSION, NAME@latest or (a model) NAME@ALIAS as the argument, or --name with --version or --label
 // latest. A bare name is the latest version.
 type assetTarget struct {
 	kind                 asset.Kind
@@ -37,6 +37,9 @@ func (m *assetTarget) resolve() (string, string, error) {
 		return "", "", usageError("%s names a version already; leave out --version and --label", m.name)
 	}
 	version := r.StoreVersion()
+	if r.Alias != "" {
+		version = "@" + r.Alias // the server resolves it
+	}
 	if m.version != "" {
 		if version, err = m.kind.ParseVersion(m.version); err != nil {
 			return "", "", usageError("--version: %v", err)

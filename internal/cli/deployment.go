@@ -155,6 +155,12 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 		human: func(w io.Writer, v *api.DeploymentView) error {
 			fmt.Fprintf(w, "Name:        %s\nEndpoint:    %s\nState:       %s (%s)\nCompute:     %s\nInstances:   %d (scale %s)\nModel:       %s\n",
 				v.Name, v.Endpoint, v.ProvisioningState, v.Reason, v.Compute, v.InstanceCount, v.Scale.Type, modelText(v.Model))
+			if a := v.ModelAlias; a != nil {
+				fmt.Fprintf(w, "Follows:     alias %s of model %s (%s); serving version %s\n", a.Alias, a.Model, aliasNow(a), a.Serving)
+				if a.Warning != "" {
+					fmt.Fprintf(w, "Warning:     %s\n", a.Warning)
+				}
+			}
 			fmt.Fprintln(w, "Replicas:")
 			for _, r := range v.Replicas {
 				fmt.Fprintf(w, "  %s  %s  %s  generation %d  %s\n", r.Run, r.Status, r.Address, r.Generation, r.Reason)
@@ -164,6 +170,14 @@ func newDeploymentShowCmd(env *Env) *cobra.Command {
 	}.cmd(env)
 	addDeploymentTarget(cmd, &name, &endpoint, "endpoint name")
 	return cmd
+}
+
+// aliasNow says where a followed alias points now.
+func aliasNow(a *api.FollowedAlias) string {
+	if a.AliasVersion == "" {
+		return "the alias is gone"
+	}
+	return "it names version " + a.AliasVersion
 }
 
 func modelText(m serving.ModelRef) string {

@@ -24,13 +24,14 @@ func newModelCmd(env *Env) *cobra.Command {
 		Long: `A model is a registered set of files with a name and integer versions (1, 2, 3...): from a
 local file or folder (uploaded content-addressed, like a job's inputs) or from a job's output
 (azureml://jobs/<job>/outputs/<output>, reused without copying). Deployments and jobs name a
-version as azureml:NAME:VERSION or azureml:NAME@latest (the highest version not archived).`,
+version as azureml:NAME:VERSION, azureml:NAME@latest (the newest version not archived) or
+azureml:NAME@ALIAS (the version an alias names now: hangar model alias).`,
 		Example: `  hangar model create -f model.yml
   hangar model create --name mnist --path azureml://jobs/plucky_otter_k3x9q2mz/outputs/model
   hangar model list
   hangar model show mnist@latest`,
 	}
-	return modelCommands().group(env, cmd, newModelCreateCmd(env), newModelDownloadCmd(env))
+	return modelCommands().group(env, cmd, newModelCreateCmd(env), newModelDownloadCmd(env), newModelAliasCmd(env))
 }
 
 func modelCommands() assetCommands[model.Version] {

@@ -28,6 +28,9 @@ func TestModelTargetResolve(t *testing.T) {
 		{m: assetTarget{kind: model.Kind, name: "mnist:1", version: "2"}, usage: "names a version already"},
 		{m: assetTarget{kind: model.Kind, name: "mnist", version: "0.0.1"}, name: "mnist", version: "0.0.1"},
 		{m: assetTarget{kind: model.Kind, name: "mnist", version: "x/1"}, usage: "expected letters, digits"},
+		{m: assetTarget{kind: model.Kind, name: "azureml:mnist@champion"}, name: "mnist", version: "@champion"},
+		{m: assetTarget{kind: model.Kind, name: "mnist@champion", version: "2"}, usage: "names a version already"},
+		{m: assetTarget{kind: model.Kind, name: "mnist@v2"}, usage: "v<number> is reserved"},
 	}
 	for _, tt := range tests {
 		name, version, err := tt.m.resolve()

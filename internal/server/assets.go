@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/hangar-ml/hangar/internal/asset"
 )
@@ -14,6 +15,7 @@ func (s *assetRoutes) routes(_, api routes) {
 	s.curatedRoutes(api)
 	s.environmentRoutes(api)
 	s.modelRoutes(api)
+	s.modelAliasRoutes(api)
 	s.dataRoutes(api)
 	s.componentRoutes(api)
 }
@@ -74,11 +76,15 @@ func (a assetAPI[V, C, A]) list(r *http.Request) ([]V, error) {
 	return out, nil
 }
 
-// get answers one version; "latest" in the path is @latest.
+// get answers one version; "latest" in the path is @latest, and @<alias> the version a model's
+// alias names.
 func (a assetAPI[V, C, A]) get(r *http.Request) (*V, error) {
 	ref := r.PathValue("name") + ":" + r.PathValue("version")
-	if r.PathValue("version") == "latest" {
+	switch v := r.PathValue("version"); {
+	case v == "latest":
 		ref = r.PathValue("name") + "@latest"
+	case strings.HasPrefix(v, "@"):
+		ref = r.PathValue("name") + v
 	}
 	return a.resolve(r.Context(), ref)
 }

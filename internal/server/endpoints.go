@@ -114,7 +114,8 @@ func (s *endpointRoutes) deploymentViews(r *http.Request) func(store.DeploymentR
 
 func (s *endpointRoutes) deploymentView(r *http.Request, d store.DeploymentRecord) api.DeploymentView {
 	v := api.DeploymentView{Deployment: d.Spec, Generation: d.Generation, ProvisioningState: d.State, Reason: d.Reason,
-		LastFailedReplica: d.LastFailed, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{}}
+		LastFailedReplica: d.LastFailed, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Replicas: []api.ReplicaView{},
+		ModelAlias: s.cfg.Serving.FollowedAlias(r.Context(), d.Spec)}
 	reps, runs, err := s.cfg.Serving.ReplicaRuns(r.Context(), d.Spec.Endpoint, d.Spec.Name)
 	if err != nil {
 		s.log.Warn("deployment replicas", "err", err)

@@ -56,6 +56,7 @@ var requestTypes = []struct {
 	{"POST /api/models", func() any { return new(api.CreateModelRequest) }},
 	{"POST /api/models/{name}/archive", func() any { return new(api.ArchiveModelRequest) }},
 	{"POST /api/models/{name}/restore", func() any { return new(api.ArchiveModelRequest) }},
+	{"PUT /api/models/{name}/aliases/{alias}", func() any { return new(api.SetModelAliasRequest) }},
 	{"POST /api/data", func() any { return new(api.CreateDataRequest) }},
 	{"POST /api/data/{name}/archive", func() any { return new(api.ArchiveDataRequest) }},
 	{"POST /api/data/{name}/restore", func() any { return new(api.ArchiveDataRequest) }},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/serving"
 	"github.com/hangar-ml/hangar/internal/tick"
@@ -151,6 +152,21 @@ func (s *Serving) rolled(k aliasKey, m serving.ModelRef, to string, err error) s
 	r, _ := model.ParseRef(m.Ref, false)
 	return serving.DecideAlias(serving.AliasInput{Model: r.Name, Alias: r.Alias, Serving: m.Version, Target: to,
 		Failed: f.to, FailedAt: f.at, FailedWhy: f.why, Now: f.at}).Warning
+}
+
+// FollowedAlias is the alias a deployment's model follows, where it points now and what the
+// deployment's state warns of; nil for a deployment that follows none.
+func (s *Serving) FollowedAlias(ctx context.Context, d serving.Deployment) *api.FollowedAlias {
+	r, err := model.ParseRef(d.Model.Ref, false)
+	if d.Model.Ref == "" || err != nil || r.Alias == "" {
+		return nil
+	}
+	now, err := s.resolve.ModelAliasVersion(ctx, r.Name, r.Alias)
+	if err != nil && !isNotFound(err) {
+		s.log.Warn("read a followed alias", "alias", d.Model.Ref, "err", err)
+	}
+	return &api.FollowedAlias{Model: r.Name, Alias: r.Alias, Serving: d.Model.Version, AliasVersion: now,
+		Warning: s.AliasWarning(d.Endpoint, d.Name)}
 }
 
 // AliasWarning is what a deployment's state warns of about the alias it follows ("" nothing).
