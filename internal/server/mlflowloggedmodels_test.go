@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -253,4 +255,46 @@ func TestMLflowRegisterFromLoggedModel(t *testing.T) {
 	wantMLflowError(t, "a model without files", st, out, 400, mlflowapi.CodeInvalidParameter, "has no files yet")
 	st, out = ts.mlflowCall(t, adminToken, http.MethodPost, "model-versions/create", map[string]any{"name": "iris", "source": "models:/" + id, "run_id": "other"})
 	wantMLflowError(t, "a run_id that is not the model's", st, out, 400, mlflowapi.CodeInvalidParameter, "is not the source run")
+}
+
+// A logged model's large file goes up in parts (MLflow's client does so from 500 MiB) with the
+// source run's token, and comes back whole; another run's token cannot send a part.
+func TestMLflowLoggedModelMultipartUpload(t *testing.T) {
+	ts := newTestServer(t)
+	ts.createJob(t, "r")
+	ts.createJob(t, "other")
+	tok := ts.ctrl.RunToken("r")
+	id := ts.createModel(t, tok, map[string]any{"experiment_id": "0", "name": "big"})
+	post := func(verb string, body any) mlflowResp {
+		b, _ := json.Marshal(body)
+		return ts.mlflowDo(t, tok, http.MethodPost, "/api/2.0/mlflow-artifacts/mpu/"+verb+"/0/models/"+id+"/artifacts/data", bytes.NewReader(b))
+	}
+	r := post("create", map[string]any{"path": "/tmp/model/weights.bin", "num_parts": 2})
+	var created struct {
+		UploadID    string                    `json:"upload_id"`
+		Credentials []mlflowapi.MPUCredential `json:"credentials"`
+	}
+	if err := json.Unmarshal(r.body, &created); err != nil || r.status != http.StatusOK || len(created.Credentials) != 2 {
+		t.Fatalf("create = %d %s", r.status, r.body)
+	}
+	if r := ts.mlflowDo(t, ts.ctrl.RunToken("other"), http.MethodPut, strings.TrimPrefix(created.Credentials[0].URL, ts.url),
+		strings.NewReader("x")); r.status != http.StatusForbidden {
+		t.Errorf("a part with another run's token = %d %s, want 403", r.status, r.body)
+	}
+	chunks := []string{"first part, ", "second"}
+	var parts []map[string]any
+	for i, c := range created.Credentials {
+		r := ts.mlflowDo(t, tok, http.MethodPut, strings.TrimPrefix(c.URL, ts.url), strings.NewReader(chunks[i]))
+		if r.status != http.StatusOK {
+			t.Fatalf("part %d = %d %s", c.PartNumber, r.status, r.body)
+		}
+		parts = append(parts, map[string]any{"part_number": c.PartNumber, "etag": r.header.Get("ETag")})
+	}
+	if r := post("complete", map[string]any{"path": "/tmp/model/weights.bin", "upload_id": created.UploadID, "parts": parts}); r.status != http.StatusOK {
+		t.Fatalf("complete = %d %s", r.status, r.body)
+	}
+	r = ts.mlflowDo(t, tok, http.MethodGet, "/api/2.0/mlflow-artifacts/artifacts/0/models/"+id+"/artifacts/data/weights.bin", nil)
+	if r.status != http.StatusOK || string(r.body) != strings.Join(chunks, "") {
+		t.Errorf("the assembled file = %d %q", r.status, r.body)
+	}
 }

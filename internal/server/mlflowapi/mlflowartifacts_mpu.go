@@ -37,8 +37,10 @@ const (
 
 // mpuUpload is an upload in progress (upload.json in its folder).
 type mpuUpload struct {
-	Run      string `json:"run"`
-	Path     string `json:"path"` // the file, relative to the run's artifact root
+	Run string `json:"run"` // whose token may send its parts ("" a user's only)
+	// Model is the logged model whose file it is ("" a run's file).
+	Model    string `json:"model,omitempty"`
+	Path     string `json:"path"` // the file, relative to the run's (or model's) artifact root
 	NumParts int    `json:"num_parts"`
 }
 
@@ -100,7 +102,8 @@ func (s *API) mpuCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	var id string
 	if err == nil {
-		id, err = s.newUpload(mpuUpload{Run: t.ownerKey(), Path: t.rel, NumParts: req.NumParts})
+		run, model := t.uploadOwner()
+		id, err = s.newUpload(mpuUpload{Run: run, Model: model, Path: t.rel, NumParts: req.NumParts})
 	}
 	if err != nil {
 		s.writeError(w, err)
@@ -222,8 +225,8 @@ func (s *API) mpuComplete(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		u, dir, err = s.upload(r, req.UploadID)
 	}
-	if err == nil && (u.Run != t.ownerKey() || u.Path != t.rel) {
-		err = mlflowInvalid(fmt.Sprintf("upload %s is of %s in %s, not of %s in %s", req.UploadID, u.Path, u.Run, t.rel, t.ownerKey()))
+	if err == nil && !u.of(t) {
+		err = mlflowInvalid(fmt.Sprintf("upload %s is of another file than %s of %s", req.UploadID, t.rel, t.owner()))
 	}
 	var hash string
 	var size int64

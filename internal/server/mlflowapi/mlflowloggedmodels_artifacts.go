@@ -50,12 +50,13 @@ func (t *artifactTarget) owner() string {
 	return "run " + t.run.ID
 }
 
-// ownerKey tells a run's multipart uploads from a logged model's.
-func (t *artifactTarget) ownerKey() string {
+// uploadOwner is what a multipart upload to the target records: the run whose token may send
+// its parts (a logged model's source run), and the logged model ("" for a run's file).
+func (t *artifactTarget) uploadOwner() (run, model string) {
 	if t.model != nil {
-		return "models/" + t.model.Info.ModelID
+		return t.model.Info.SourceRunID, t.model.Info.ModelID
 	}
-	return t.run.ID
+	return t.run.ID, ""
 }
 
 // root is the target's artifact root as a proxy path.
@@ -94,6 +95,12 @@ func deleteArtifacts(ctx context.Context, s *API, t *artifactTarget) (int64, err
 		return s.cfg.LoggedModels.DeleteLoggedModelArtifacts(ctx, t.model.Info.ModelID, t.rel)
 	}
 	return s.cfg.Artifacts.DeleteMLflowArtifacts(ctx, t.run.ID, t.rel)
+}
+
+// of says whether the upload is of the target's file.
+func (u *mpuUpload) of(t *artifactTarget) bool {
+	run, model := t.uploadOwner()
+	return u.Run == run && u.Model == model && u.Path == t.rel
 }
 
 // loggedModelArtifactTarget is the target of a logged-models/<id>/artifacts/... route: the
