@@ -94,6 +94,7 @@ type Client struct {
 	Tokens           *TokenClient
 	Secrets          *SecretClient
 	Workspace        *WorkspaceClient
+	Webhooks         *WebhookClient
 }
 
 // AttemptHeader carries a supervisor's run attempt.
@@ -271,6 +272,13 @@ func decodeError(resp *http.Response) error {
 	var eb ErrorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
 		return &Error{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	}
+	var mb struct { // MLflow's routes answer in MLflow's shape
+		Code    string `json:"error_code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &mb) == nil && mb.Message != "" {
+		return &Error{Status: resp.StatusCode, Code: mb.Code, Message: mb.Message}
 	}
 	return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))}
 }

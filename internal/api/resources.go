@@ -58,6 +58,9 @@ type TokenClient struct{ client *Client }
 // SecretClient manages workspace secrets.
 type SecretClient struct{ client *Client }
 
+// WebhookClient manages MLflow's registry webhooks (their MLflow routes).
+type WebhookClient struct{ client *Client }
+
 // WorkspaceClient reads and changes workspace-wide settings and collects unused blobs.
 type WorkspaceClient struct{ client *Client }
 
@@ -73,5 +76,5 @@ func (c *Client) initResources() {
 	c.Endpoints, c.Deployments = &EndpointClient{c}, &DeploymentClient{c}
 	c.BatchEndpoints, c.BatchDeployments = &BatchEndpointClient{c}, &BatchDeploymentClient{c}
 	c.Users, c.Tokens, c.Secrets = &UserClient{c}, &TokenClient{c}, &SecretClient{c}
-	c.Workspace = &WorkspaceClient{c}
+	c.Workspace, c.Webhooks = &WorkspaceClient{c}, &WebhookClient{c}
 }

@@ -137,6 +137,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
 	root.AddCommand(newBatchEndpointCmd(env), newBatchDeploymentCmd(env))
 	root.AddCommand(newSecretCmd(env))
+	root.AddCommand(newWebhookCmd(env))
 	root.AddCommand(newCuratedCmd(env)) // curated.go
 	root.AddCommand(newLoginCmd(env), newLogoutCmd(env), newWhoAmICmd(env), newUserCmd(env), newTokenCmd(env), newAuditCmd(env))
 	return root

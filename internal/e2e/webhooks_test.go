@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/testwait"
 )
 
@@ -87,7 +88,8 @@ func (h *hookSink) of(event string) []sinkEvent {
 	return out
 }
 
-// An owner's webhook hears the real server's registry events, signed as MLflow signs them: a
+// An owner's webhook (made with hangar webhook create, the secret on stdin) hears the real
+// server's registry events, signed as MLflow signs them: a
 // version `hangar model create` registers reaches a receiver that fails twice on the third try;
 // an alias set while the receiver is down, and the server then killed, reaches it after the
 // server starts again, as the same delivery.
@@ -96,11 +98,23 @@ func TestRegistryWebhooksAreSignedRetriedAndSurviveARestart(t *testing.T) {
 	sink := &hookSink{t: t, fail: 2}
 	recv := httptest.NewServer(sink)
 	defer recv.Close()
-	body := `{"name": "ci", "url": "` + recv.URL + `/hook", "secret": "` + hookSecret + `", "events": [
-		{"entity": "MODEL_VERSION", "action": "CREATED"}, {"entity": "MODEL_VERSION_ALIAS", "action": "CREATED"}]}`
-	if st, out := w.mlflowCall("POST", "webhooks", body); st != 200 || strings.Contains(out, hookSecret) {
-		t.Fatalf("create the webhook = %d %s", st, out)
+	r := w.runStdin(hookSecret+"\n", "webhook", "create", "--name", "ci", "--url", recv.URL+"/hook", "--secret",
+		"--event", "model_version.created", "--event", "model_version_alias.created", "-o", "json")
+	var hook api.Webhook
+	if err := json.Unmarshal([]byte(r.stdout), &hook); r.code != 0 || err != nil || hook.ID == "" || strings.Contains(r.stdout, hookSecret) {
+		t.Fatalf("webhook create: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
+	if list := w.ok("webhook", "list"); !strings.Contains(list.stdout, hook.ID) ||
+		!strings.Contains(list.stdout, "model_version.created,model_version_alias.created") || strings.Contains(list.stdout, hookSecret) {
+		t.Errorf("webhook list:\n%s", list.stdout)
+	}
+	// The test route signs as deliveries do: the sink verifies it (its first two answers are 503).
+	if test := w.run("webhook", "test", hook.ID, "--event", "model_version_alias.created"); !strings.Contains(test.stdout, "refused: the receiver answered 503") {
+		t.Errorf("webhook test: exit %d\n%s%s", test.code, test.stdout, test.stderr)
+	}
+	sink.mu.Lock()
+	sink.fail, sink.events = 2, nil
+	sink.mu.Unlock()
 
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"model/MLmodel": "flavors: {}\n"})
