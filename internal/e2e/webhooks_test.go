@@ -146,6 +146,14 @@ func TestRegistryWebhooksAreSignedRetriedAndSurviveARestart(t *testing.T) {
 	if last := alias[len(alias)-1]; last.id != alias[0].id || last.data["alias"] != "champion" || last.data["version"] != "1" {
 		t.Errorf("model_version_alias.created requests = %+v; want one delivery, taken after the restart", alias)
 	}
+
+	if up := w.ok("webhook", "update", hook.ID, "--disable"); !strings.Contains(up.stdout, "status:      DISABLED") {
+		t.Errorf("webhook update --disable:\n%s", up.stdout)
+	}
+	w.ok("webhook", "delete", hook.ID, "--yes")
+	if r := w.run("webhook", "show", hook.ID); r.code == 0 || !strings.Contains(r.stderr, "Webhook with ID "+hook.ID+" not found.") {
+		t.Errorf("webhook show after the delete: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // mlflowCall sends one of MLflow's requests with the workspace's token.
