@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
@@ -180,8 +181,16 @@ func aliasNow(a *api.FollowedAlias) string {
 	return "it names version " + a.AliasVersion
 }
 
+// followsAlias says a model reference names an alias (name@champion).
+func followsAlias(ref string) bool {
+	r, err := model.ParseRef(ref, false)
+	return err == nil && r.Alias != ""
+}
+
 func modelText(m serving.ModelRef) string {
 	switch {
+	case m.Ref != "" && m.Version != "" && followsAlias(m.Ref):
+		return "azureml:" + m.Ref + " (version " + m.Version + ")" // and what the alias resolved
 	case m.Ref != "":
 		return "azureml:" + m.Ref
 	case m.Manifest != "":

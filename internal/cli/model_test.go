@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hangar-ml/hangar/internal/model"
+	"github.com/hangar-ml/hangar/internal/serving"
 )
 
 // What show and download ask the workspace for, from the argument and the flags.
@@ -73,6 +74,23 @@ func TestModelSpecFromFileAndFlags(t *testing.T) {
 		var ee *ExitError
 		if _, err := modelSpec(modelCreateFlags{fileAssetFlags: f}, io.Discard); !errors.As(err, &ee) || ee.Code != ExitUsage {
 			t.Errorf("%+v: %v, want a usage error", f, err)
+		}
+	}
+}
+
+// A deployment's model as show prints it: an alias with the version it resolved.
+func TestModelText(t *testing.T) {
+	for _, tt := range []struct {
+		m    serving.ModelRef
+		want string
+	}{
+		{serving.ModelRef{Ref: "iris@champion", Version: "2"}, "azureml:iris@champion (version 2)"},
+		{serving.ModelRef{Ref: "iris@latest", Version: "3"}, "azureml:iris@latest"},
+		{serving.ModelRef{Ref: "iris:1", Version: "1"}, "azureml:iris:1"},
+		{serving.ModelRef{Manifest: "0123456789abcdef"}, "inline (0123456789ab)"},
+	} {
+		if got := modelText(tt.m); got != tt.want {
+			t.Errorf("modelText(%+v) = %q, want %q", tt.m, got, tt.want)
 		}
 	}
 }

@@ -97,3 +97,32 @@ func TestDeploymentFollowsItsAlias(t *testing.T) {
 		t.Errorf("alias set again at the version served: generation %d, reason %q; want no roll and no warning", d.Generation, d.Reason)
 	}
 }
+
+// A batch deployment of name@<alias> records the version; when the alias moves the alias loop
+// stores it again at the new version, so that the next invoke's job reads that version's files.
+func TestBatchDeploymentFollowsItsAlias(t *testing.T) {
+	f, d := batchFixture(t)
+	ctx := t.Context()
+	h2 := putTree(t, f, map[string]string{"weights.json": `{"w": 4}`})
+	createModel(t, f, model.Spec{Name: "m", Path: "/client/model"}, h2)
+	if _, err := f.ctrl.Workspace.Models.SetAlias(ctx, "m", "champion", "1"); err != nil {
+		t.Fatal(err)
+	}
+	d.Model.Ref = "m@champion"
+	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.s.BatchDeployment(ctx, "ep1", "rows"); got.Spec.Model.Version != "1" {
+		t.Fatalf("stored model %+v, want version 1 recorded", got.Spec.Model)
+	}
+	if _, err := f.ctrl.Workspace.Models.SetAlias(ctx, "m", "champion", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.AliasPass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.s.BatchDeployment(ctx, "ep1", "rows")
+	if got.Spec.Model.Version != "2" || got.Spec.Model.Manifest != h2 || got.Spec.Model.Ref != "m@champion" {
+		t.Errorf("after the alias moved: model %+v, want version 2's files, still following the alias", got.Spec.Model)
+	}
+}
