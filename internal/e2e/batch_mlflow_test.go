@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/job"
 )
 
 // A no-code MLflow batch deployment, as Azure's heart-classifier-mlflow deployment-simple
@@ -23,7 +27,8 @@ func TestBatchEndpointMLflowNoCode(t *testing.T) {
 	if err := os.Symlink("/usr/bin/python3", filepath.Join(bin, "python3")); err != nil {
 		t.Fatal(err)
 	}
-	w := newWSEnv(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")})
+	// The node's package index is none: pip finds nothing (and asks no network).
+	w := newWSEnv(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "PIP_NO_INDEX=1"})
 	dir := t.TempDir()
 	model := filepath.Join(dir, "model")
 	out, err := exec.Command("/usr/bin/python3", "-c", makeMLflowModel, model).Output()
@@ -55,7 +60,7 @@ func TestBatchEndpointMLflowNoCode(t *testing.T) {
 	w.ok("batch-endpoint", "create", "-f", filepath.Join(dir, "endpoint.yml"))
 	w.ok("batch-deployment", "create", "-f", filepath.Join(dir, "deployment.yml"))
 
-	job, got := w.batchScore("-n", "heart-batch", "--input", filepath.Join(dir, "data"))
+	scored, got := w.batchScore("-n", "heart-batch", "--input", filepath.Join(dir, "data"))
 	p := want.Predictions
 	wantRows := fmt.Sprintf("0,%d,heart-0.csv\n1,%d,heart-0.csv\n0,%d,heart-1.csv\n", p[0], p[1], p[2])
 	if len(got) != 1 {
@@ -66,8 +71,41 @@ func TestBatchEndpointMLflowNoCode(t *testing.T) {
 			t.Errorf("%s:\n%s\nwant predictions.csv:\n%s", file, text, wantRows)
 		}
 	}
-	if logs := w.logs(job); !strings.Contains(logs, "mlflow model") || !strings.Contains(logs, "loader mlflow.sklearn") {
-		t.Errorf("the job's log does not say which model it loaded:\n%s", logs)
+	// The model's requirements.txt is its environment: the node's python3 has scikit-learn, so it runs there.
+	logs := w.logs(scored)
+	for _, s := range []string{"loader mlflow.sklearn", "the model's requirements.txt is its environment",
+		"has every library they name: scikit-learn", "nothing is installed"} {
+		if !strings.Contains(logs, s) {
+			t.Errorf("the job's log does not say %q:\n%s", s, logs)
+		}
+	}
+
+	// A model whose requirements the node's python3 lacks gets a managed environment built by
+	// pip from the node's index, which has nothing here: the job fails saying so.
+	needs := filepath.Join(dir, "needs")
+	if err := os.CopyFS(needs, os.DirFS(model)); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, needs, map[string]string{"requirements.txt": "mlflow==2.19.0\nhangar-no-such-package==1.0\n"})
+	w.ok("model", "create", "--name", "needs", "--type", "mlflow_model", "--path", needs)
+	writeFiles(t, dir, map[string]string{"needs.yml": strings.Replace(strings.Replace(readFile(t, filepath.Join(dir, "deployment.yml")),
+		"name: classifier-mlflow", "name: needs", 1), "azureml:heart:1", "azureml:needs:1", 1)})
+	w.ok("batch-deployment", "create", "-f", filepath.Join(dir, "needs.yml"))
+	var d api.RunDetail
+	if err := json.Unmarshal([]byte(w.ok("batch-endpoint", "invoke", "-n", "heart-batch", "--deployment-name", "needs",
+		"--input", filepath.Join(dir, "data"), "-o", "json").stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.waitStatus(d.ID, 2*time.Minute, job.Completed, job.Failed, job.Canceled); got.Status != job.Failed ||
+		!strings.Contains(got.Error, "environment build failed") {
+		t.Errorf("a model whose library the node lacks: %s (%s); want Failed: environment build failed", got.Status, got.Error)
+	}
+	logs = w.logs(d.ID)
+	for _, s := range []string{"lacks hangar-no-such-package==1.0, so a managed environment is built with pip from the node's package index",
+		"hangar-no-such-package==1.0 numpy pandas pyyaml", "No matching distribution found for hangar-no-such-package==1.0"} {
+		if !strings.Contains(logs, s) {
+			t.Errorf("the failed job's log does not say %q:\n%s", s, logs)
+		}
 	}
 	// A summary_only no-code deployment would write nothing: refused.
 	bad := strings.Replace(readFile(t, filepath.Join(dir, "deployment.yml")), "append_row", "summary_only", 1)

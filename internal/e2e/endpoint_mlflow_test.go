@@ -10,6 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/remote/sshtest"
 )
 
 // makeMLflowModel writes an MLflow model folder as mlflow.sklearn.log_model lays it out (MLmodel
@@ -171,9 +174,14 @@ func TestOnlineEndpointMLflowNoCode(t *testing.T) {
 		t.Errorf("XML: %d %s; want 415", code, got)
 	}
 
-	// The model's requirements are not installed: the replica's log says which the environment lacks.
-	if logs := w.ok("online-deployment", "get-logs", "-n", "sklearn-deployment", "-e", "ncd-endpoint").stdout; !strings.Contains(logs, "requirements.txt: mlflow==2.19.0 is not installed") {
-		t.Errorf("the replica's log does not warn about the model's requirement mlflow==2.19.0:\n%s", logs)
+	// The model's requirements.txt is its environment: the node's python3 has scikit-learn, so
+	// the replica runs there; the scorer stands in for mlflow, which is not installed.
+	logs := w.ok("online-deployment", "get-logs", "-n", "sklearn-deployment", "-e", "ncd-endpoint").stdout
+	for _, s := range []string{"the model's requirements.txt is its environment", "has every library they name: scikit-learn",
+		"requirements.txt: mlflow==2.19.0 is not installed in the run's environment (Hangar's built-in scorer stands in for mlflow)"} {
+		if !strings.Contains(logs, s) {
+			t.Errorf("the replica's log does not say %q:\n%s", s, logs)
+		}
 	}
 }
 
@@ -218,4 +226,114 @@ func jsonEqual(t *testing.T, a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// The same no-code deployment on a managed cluster: its replica is placed on a node the cluster
+// starts (a local agent), whose supervisor writes the built-in MLflow scorer beside the scoring
+// server as on local; the endpoint answers MLflow's and Azure's payloads through it.
+func TestOnlineEndpointMLflowNoCodeOnCluster(t *testing.T) {
+	requireTool(t, "python3")
+	requireSklearn(t)
+	w := newWSEnv(t, []string{"PATH=" + debianPython(t) + string(os.PathListSeparator) + os.Getenv("PATH")})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"cluster.yml": "name: pool\ntype: amlcompute\nsize: local-quarter\nmax_instances: 1\nidle_time_before_scale_down: 60\n",
+	})
+	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
+	mlflowNoCodeOn(t, w, dir, "pool")
+}
+
+// debianPython is a folder whose python3 is Debian's, with its scikit-learn (this machine's PATH
+// may put another first).
+func debianPython(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.Symlink("/usr/bin/python3", filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// mlflowNoCodeOn deploys an inline MLflow model (no type: its MLmodel file says it) with no
+// code_configuration on compute, checks that its replica runs there, and invokes it with
+// MLflow's and Azure's payloads and a request missing a column.
+func mlflowNoCodeOn(t *testing.T, w *ws, dir, compute string) {
+	t.Helper()
+	out, err := exec.Command("/usr/bin/python3", "-c", makeMLflowModel, filepath.Join(dir, "model")).Output()
+	if err != nil {
+		t.Fatalf("make the MLflow model: %v", err)
+	}
+	var want struct {
+		Rows        [][]float64 `json:"rows"`
+		Columns     []string    `json:"columns"`
+		Predictions []int       `json:"predictions"`
+	}
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	writeFiles(t, dir, map[string]string{
+		"endpoint.yml": "name: ncd-" + compute + "\nauth_mode: key\n",
+		"ncd.yml": "name: sklearn-deployment\nendpoint_name: ncd-" + compute + "\nmodel:\n  path: model\n" +
+			"instance_count: 1\ncompute: azureml:" + compute + "\n",
+	})
+	w.ok("online-endpoint", "create", "-f", filepath.Join(dir, "endpoint.yml"))
+	if r := w.run("online-deployment", "create", "-f", filepath.Join(dir, "ncd.yml"), "--all-traffic", "--timeout", "3m"); r.code != 0 {
+		logs := w.run("online-deployment", "get-logs", "-n", "sklearn-deployment", "-e", "ncd-"+compute)
+		t.Fatalf("create on %s: exit %d\n%s\nthe replica's log:\n%s%s", compute, r.code, r.stderr, logs.stdout, logs.stderr)
+	}
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", "sklearn-deployment", "-e", "ncd-"+compute)
+	if len(dv.Replicas) != 1 {
+		t.Fatalf("replicas %+v; want one", dv.Replicas)
+	}
+	if d := w.show(dv.Replicas[0].Run); d.Compute != compute {
+		t.Errorf("the replica's run is on %s, want %s", d.Compute, compute)
+	}
+	s := w.scorer("ncd-" + compute)
+	split := map[string]any{"columns": want.Columns, "data": want.Rows}
+	for _, tc := range []struct {
+		name string
+		body any
+		want any
+	}{
+		{"dataframe_split", map[string]any{"dataframe_split": split}, map[string]any{"predictions": want.Predictions}},
+		{"Azure input_data", map[string]any{"input_data": map[string]any{"columns": want.Columns, "index": []int{0, 1, 2}, "data": want.Rows}}, want.Predictions},
+	} {
+		code, got := s.send(t, "application/json", mustJSON(tc.body))
+		if code != http.StatusOK || !jsonEqual(t, got, mustJSON(tc.want)) {
+			t.Errorf("%s: %d %s; want 200 %s (scikit-learn's own predictions)", tc.name, code, got, mustJSON(tc.want))
+		}
+	}
+	if code, got := s.send(t, "application/json", `{"dataframe_split": {"columns": ["age", "bmi"], "data": [[1, 2]]}}`); code != http.StatusBadRequest || !strings.Contains(got, "['bp']") {
+		t.Errorf("a missing column: %d %s; want a 400 naming bp", code, got)
+	}
+}
+
+// On an attached VM (sshd in a network namespace of its own, on this machine's filesystem, its
+// sessions' PATH finding Debian's python3), the VM's supervisor serves the same no-code deployment.
+func TestOnlineEndpointMLflowNoCodeOnSSHTarget(t *testing.T) {
+	requireTool(t, "python3")
+	requireSklearn(t)
+	bin := debianPython(t)
+	srv := sshtest.Start(t, sshtest.Options{NetNS: true, SetEnv: []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin"}})
+	w := newWSEnv(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")})
+	dir := t.TempDir()
+	work := filepath.Join(t.TempDir(), "vm-work")
+	t.Cleanup(func() { stopSupervisors(filepath.Join(work, "runs")) })
+	writeFiles(t, dir, map[string]string{"vm.yml": vmYAML("vm1", srv, srv.KeyFile, work)})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "vm.yml"))
+	mlflowNoCodeOn(t, w, dir, "vm1")
+}
+
+// On the Slurm test cluster, the supervisor of the Slurm job serves the same no-code deployment.
+func TestOnlineEndpointMLflowNoCodeOnSlurm(t *testing.T) {
+	requireTool(t, "python3")
+	requireSklearn(t)
+	conf := slurmConf(t)
+	w := newWSEnv(t, []string{"PATH=" + debianPython(t) + string(os.PathListSeparator) + os.Getenv("PATH")})
+	t.Cleanup(func() { cancelSlurmJobs(conf, w.home) })
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"hpc.yml": slurmYAML("hpc", conf, "partition: debug\n")})
+	w.ok("compute", "attach", "-f", filepath.Join(dir, "hpc.yml"))
+	mlflowNoCodeOn(t, w, dir, "hpc")
 }

@@ -138,8 +138,8 @@ func (d *servingDecoder) checkDeployment(got map[string]*yaml.Node, dep *serving
 }
 
 // mlflowEnvironmentWarning is the warning of a no-code MLflow deployment without environment.
-const mlflowEnvironmentWarning = "not given: Hangar's built-in MLflow scorer runs this mlflow_model in the workspace's default Python environment " +
-	"(the node's python3); the model's conda.yaml and requirements.txt are not installed (the run's log names each one the environment lacks): give environment to choose"
+const mlflowEnvironmentWarning = "not given: the model's requirements.txt (else its conda.yaml) is the environment of Hangar's built-in MLflow scorer: " +
+	"the node's python3 where it has every library they name, else a managed environment pip builds from the node's package index (the run's log says which); give environment to choose"
 
 // checkServes checks that the deployment has something that serves: a scoring script, a
 // command that listens on $PORT, or an image that serves by its own entrypoint where its

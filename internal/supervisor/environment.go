@@ -42,6 +42,9 @@ func (s *runEnvironment) setup(ctx context.Context, w *workspace, extra map[stri
 			return nil
 		}
 	}
+	if isMLflowNoCode(s.spec.Spec) && spec.Image == "" { // modelenv.go
+		return s.modelEnvironment(ctx, w, extra, log)
+	}
 	switch spec.Kind {
 	case envs.User:
 		if spec.Interpreter == "" {

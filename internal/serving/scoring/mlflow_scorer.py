@@ -463,8 +463,9 @@ def requirements(path):
 
 
 def warn_requirements(path):
-    """Prints a warning for each of the model's requirements the environment does not meet:
-    Hangar installs none of them (the deployment's environment, or the node's Python, is used)."""
+    """Prints a warning for each of the model's requirements the environment does not meet (the
+    deployment's environment, the node's Python that has the model's libraries at other versions,
+    or the one built from the model's requirements: see docs/endpoints.md)."""
     for file, r in requirements(path):
         m = REQ.match(r)
         if not m:
@@ -473,8 +474,9 @@ def warn_requirements(path):
         try:
             have = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            print(f"WARNING: {file}: {r} is not installed in the replica's environment (Hangar does not install a "
-                  "model's requirements: give the deployment an environment that has them)", flush=True)
+            why = ("Hangar's built-in scorer stands in for mlflow" if name.lower() in ("mlflow", "mlflow-skinny")
+                   else "give the deployment an environment that has it")
+            print(f"WARNING: {file}: {r} is not installed in the run's environment ({why})", flush=True)
             continue
         if op == "==" and want and have != want and not have.startswith(want + "."):
             print(f"WARNING: {file}: {r} is not installed; the replica's environment has {name} {have}", flush=True)
