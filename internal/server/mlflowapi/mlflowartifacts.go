@@ -88,7 +88,7 @@ func (s *API) runTarget(ctx context.Context, a artifactPath) (*artifactTarget, e
 	}
 	t := &artifactTarget{artifactPath: a, run: run}
 	if run.ArtifactsHash != "" {
-		m, err := s.jobManifest(run.ArtifactsHash)
+		m, err := s.jobManifest(run.ArtifactsHash, "hangar job download "+run.ID)
 		if err != nil {
 			return nil, fmt.Errorf("artifacts of run %s: %w", run.ID, err)
 		}
@@ -354,7 +354,9 @@ const (
 	manifestCacheEntries = 20000
 )
 
-func (s *API) jobManifest(hash string) (*snapshot.Manifest, error) {
+// jobManifest reads a manifest of files to serve (a job's artifacts, a model version's files);
+// one too large to read here is refused naming the command that downloads its files instead.
+func (s *API) jobManifest(hash, download string) (*snapshot.Manifest, error) {
 	manifestCache.Lock()
 	m, ok := manifestCache.m[hash]
 	manifestCache.Unlock()
@@ -371,7 +373,7 @@ func (s *API) jobManifest(hash string) (*snapshot.Manifest, error) {
 		return nil, fmt.Errorf("read manifest %s: %w", hash, err)
 	}
 	if len(b) > maxJobManifest {
-		return nil, mlflowInvalid(fmt.Sprintf("the job's artifact manifest is over %d MiB: use `hangar job download`", maxJobManifest>>20))
+		return nil, mlflowInvalid(fmt.Sprintf("the file list is over %d MiB: use `%s`", maxJobManifest>>20, download))
 	}
 	if m, err = snapshot.Decode(b); err != nil {
 		return nil, err
@@ -400,7 +402,7 @@ func (s *API) Downloadable(run *job.Run, up []store.MLflowArtifact) (keep []api.
 	if run.ArtifactsHash != "" {
 		// A manifest too large to read here is not checked against: the download writes the
 		// job's files after these, so that the job's still win.
-		if m, err := s.jobManifest(run.ArtifactsHash); err == nil {
+		if m, err := s.jobManifest(run.ArtifactsHash, "hangar job download "+run.ID); err == nil {
 			tree = jobTree{m: m}
 		} else {
 			s.log.Warn("artifacts: the job's manifest is not checked against its uploaded files", "run", run.ID, "err", err)

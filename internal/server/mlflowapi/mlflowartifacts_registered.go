@@ -74,7 +74,7 @@ func (s *API) registeredTarget(ctx context.Context, p string) (*registeredTarget
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.jobManifest(v.Manifest)
+	m, err := s.jobManifest(v.Manifest, "hangar model download "+v.Name+":"+v.Version)
 	if err != nil {
 		return nil, fmt.Errorf("files of model %s version %s: %w", v.Name, v.Version, err)
 	}
