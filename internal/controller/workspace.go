@@ -27,7 +27,7 @@ func (c *Controller) newWorkspace() *workspace.Workspace {
 	h := workspaceHooks{c}
 	a := c.Store.Assets
 	st := workspace.Store{Settings: c.Store, Assets: a, Cluster: c.Store.Cluster, Runs: c.Store.Runs,
-		Instances: c.Store.Instances, Tracking: c.Store.Tracking, Access: c.Store.Access, Aliases: a,
+		Instances: c.Store.Instances, Tracking: c.Store.Tracking, Access: c.Store.Access, Aliases: a, Registry: a,
 		Models:     workspace.VersionRows[model.Version]{Add: a.CreateModel, Get: a.Model, List: a.Models, SetArchived: a.SetModelArchived},
 		Data:       workspace.VersionRows[dataset.Version]{Add: a.CreateData, Get: a.Data, List: a.DataVersions, SetArchived: a.SetDataArchived},
 		Components: workspace.VersionRows[component.Version]{Add: a.CreateComponent, Get: a.Component, List: a.Components, SetArchived: a.SetComponentArchived},

@@ -43,6 +43,8 @@ type Version struct {
 	// MLflowStage is the version's stage in MLflow's registry, Staging or Production ("": None;
 	// an archived version is MLflow's Archived), set by MLflow's transition-stage.
 	MLflowStage string `json:"mlflow_stage,omitempty"`
+	// Aliases are the registry's aliases that name this version (champion), by name.
+	Aliases []string `json:"aliases,omitempty"`
 	// Folder is the name of the registered folder ("" for a model that is one file): a
 	// deployment finds the model's files under $AZUREML_MODEL_DIR/<Folder>, as on Azure.
 	Folder string `json:"folder,omitempty"`

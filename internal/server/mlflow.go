@@ -18,7 +18,7 @@ import (
 func (s *Server) newMLflow() *mlflowapi.API {
 	return mlflowapi.New(mlflowapi.Config{
 		Tracking: s.cfg.Store.Tracking, Artifacts: s.cfg.Store.Tracking, Runs: s.cfg.Store.Runs, RunWriter: s.cfg.Controller.Tracking, Blobs: s.cfg.Blobs,
-		Models: s.cfg.Store.Assets, ModelCreator: s.cfg.Controller.Workspace.Models,
+		Models: s.cfg.Store.Assets, Registry: s.cfg.Controller.Workspace.Models,
 		Webhooks: &webhook.Service{Store: s.cfg.Store.Webhooks, Sealer: workspaceSealer{s.cfg.Controller.Workspace}, Sender: webhook.NewSender(0)},
 		Caller: func(r *http.Request) mlflowapi.Caller {
 			p := who(r)

@@ -13,9 +13,10 @@ import (
 // Versioned assets (models, data assets, components) share one table shape: (name, version
 // TEXT, spec JSON, archived, created_at, number, seq). A version is a string, as Azure's are
 // (0.0.1, v2, 1); number is its integer value when it is one, and seq orders the versions by
-// creation: @latest is the newest created that is not archived (migration 0026). These helpers
-// are the queries; each asset's file decodes spec. table is always a constant of this package,
-// never user text.
+// creation: @latest is the newest created that is not archived (migration 0026). A deleted
+// version is a tombstone (deleted_at set, migration 0030): it keeps its number, and no read sees
+// it. These helpers are the queries; each asset's file decodes spec. table is always a constant
+// of this package, never user text.
 
 // assetRow is one row of a versioned-asset table.
 type assetRow struct {
@@ -27,7 +28,7 @@ type assetRow struct {
 }
 
 // createAsset inserts a version. An empty version becomes the next integer after the highest
-// integer version of the name, archived ones included (a number is never reused); the number is
+// integer version of the name, archived and deleted ones included (a number is never reused); the number is
 // chosen inside the INSERT, so two creates at once cannot both take it. A version that exists is
 // ErrExists. then, when not nil, runs in the INSERT's transaction with the version it took (a
 // model's registry event). The row is synced: it is what jobs and deployments name, and must
@@ -75,9 +76,9 @@ func (s *Assets) assetVersion(ctx context.Context, table, noun, name, version st
 	sel := `SELECT name, version, spec, archived, created_at FROM ` + table
 	var row *sql.Row
 	if version == "latest" {
-		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND archived = 0 ORDER BY seq DESC LIMIT 1`, name)
+		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND archived = 0 AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1`, name)
 	} else {
-		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND version = ?`, name, version)
+		row = s.db.QueryRowContext(ctx, sel+` WHERE name = ? AND version = ? AND deleted_at IS NULL`, name, version)
 	}
 	r, err := scanAsset(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -88,9 +89,9 @@ func (s *Assets) assetVersion(ctx context.Context, table, noun, name, version st
 
 // assetVersions lists every version of a name ("" = of every name), by name then creation.
 func (s *Assets) assetVersions(ctx context.Context, table, noun, name string) ([]assetRow, error) {
-	q, args := `SELECT name, version, spec, archived, created_at FROM `+table, []any{}
+	q, args := `SELECT name, version, spec, archived, created_at FROM `+table+` WHERE deleted_at IS NULL`, []any{}
 	if name != "" {
-		q += ` WHERE name = ?`
+		q += ` AND name = ?`
 		args = append(args, name)
 	}
 	out, err := queryAll(ctx, s.db, scanAsset, q+` ORDER BY name, seq`, args...)
@@ -103,7 +104,7 @@ func (s *Assets) assetVersions(ctx context.Context, table, noun, name string) ([
 // setAssetArchived archives or restores one version, or every version of the name when version
 // is "". It returns how many versions there were to change; none is ErrNotFound.
 func (s *Assets) setAssetArchived(ctx context.Context, table, noun, name, version string, archived bool) (int64, error) {
-	q, args := `UPDATE `+table+` SET archived = ? WHERE name = ?`, []any{archived, name}
+	q, args := `UPDATE `+table+` SET archived = ? WHERE name = ? AND deleted_at IS NULL`, []any{archived, name}
 	if version != "" {
 		q += ` AND version = ?`
 		args = append(args, version)

@@ -42,14 +42,45 @@ func (s *Assets) CreateModel(ctx context.Context, v model.Version) (*model.Versi
 	return modelTable.create(ctx, s, v)
 }
 
-// Model returns one version; "latest" is the newest created that is not archived.
+// Model returns one version, with its aliases; "latest" is the newest created that is not
+// archived. A deleted version is not found.
 func (s *Assets) Model(ctx context.Context, name, version string) (*model.Version, error) {
-	return modelTable.get(ctx, s, name, version)
+	v, err := modelTable.get(ctx, s, name, version)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := s.withAliases(ctx, name, []model.Version{*v})
+	if err != nil {
+		return nil, err
+	}
+	return &vs[0], nil
 }
 
-// Models lists every version of a model ("" = of every model), by name then version.
+// Models lists every version of a model ("" = of every model) but deleted ones, by name then
+// creation, with their aliases.
 func (s *Assets) Models(ctx context.Context, name string) ([]model.Version, error) {
-	return modelTable.list(ctx, s, name)
+	vs, err := modelTable.list(ctx, s, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.withAliases(ctx, name, vs)
+}
+
+// withAliases sets the aliases of versions of name ("" every name).
+func (s *Assets) withAliases(ctx context.Context, name string, vs []model.Version) ([]model.Version, error) {
+	as, err := s.ModelAliases(ctx, name)
+	if err != nil || len(as) == 0 {
+		return vs, err
+	}
+	at := map[[2]string][]string{}
+	for _, a := range as {
+		k := [2]string{a.Name, a.Version}
+		at[k] = append(at[k], a.Alias)
+	}
+	for i := range vs {
+		vs[i].Aliases = at[[2]string{vs[i].Name, vs[i].Version}]
+	}
+	return vs, nil
 }
 
 // SetModelArchived archives or restores one version, or every version of the name when version

@@ -20,15 +20,16 @@ type RegisteredModel struct {
 	Created     time.Time
 }
 
-// CreateRegisteredModel registers a model name with no version. A name that has a row, or any
-// version, is ErrExists.
-func (s *Assets) CreateRegisteredModel(ctx context.Context, m RegisteredModel) error {
-	exists := fmt.Errorf("Registered Model (name=%s) already exists.: %w", m.Name, ErrExists)
+// CreateRegisteredModel registers a model name with no version, with its tags, in one
+// transaction. A name that has a row, or a version that is not deleted, is ErrExists; a name
+// whose versions were all deleted is registered again (its numbers go on from the deleted ones).
+func (s *Assets) CreateRegisteredModel(ctx context.Context, m RegisteredModel, tags []RegisteredModelTag) error {
 	err := s.withTx(ctx, "create registered model "+m.Name, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO registered_models (name, description, created_at)
-			SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM models WHERE name = ?)`, m.Name, m.Description, nanos(m.Created), m.Name)
+			SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM models WHERE name = ? AND deleted_at IS NULL)`,
+			m.Name, m.Description, nanos(m.Created), m.Name)
 		if isUniqueViolation(err) {
-			return exists
+			return registeredExists(m.Name)
 		}
 		if err != nil {
 			return fmt.Errorf("create registered model %s: %w", m.Name, err)
@@ -36,16 +37,63 @@ func (s *Assets) CreateRegisteredModel(ctx context.Context, m RegisteredModel) e
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return exists
+			return registeredExists(m.Name)
 		}
-		return appendEvent(ctx, tx, EventRegisteredModelCreated, registeredModelCreated{Name: m.Name, Tags: map[string]string{},
+		// A name registered again starts without the tags and aliases of its deleted past.
+		for _, q := range []string{`DELETE FROM registered_model_tags WHERE name = ?`, `DELETE FROM model_aliases WHERE name = ?`} {
+			if err := execStmt(ctx, tx, "create registered model "+m.Name, q, m.Name); err != nil {
+				return err
+			}
+		}
+		if err := setRegisteredModelTags(ctx, tx, tags); err != nil {
+			return err
+		}
+		tagMap := map[string]string{}
+		for _, t := range tags {
+			tagMap[t.Key] = t.Value
+		}
+		return appendEvent(ctx, tx, EventRegisteredModelCreated, registeredModelCreated{Name: m.Name, Tags: tagMap,
 			Description: orNull(m.Description)}, eventNow())
 	})
 	if err != nil {
 		return err
 	}
-	if err := s.sync(ctx); err != nil {
-		return fmt.Errorf("create registered model %s: %w", m.Name, err)
+	return s.sync(ctx)
+}
+
+func registeredExists(name string) error {
+	return fmt.Errorf("Registered Model (name=%s) already exists.: %w", name, ErrExists)
+}
+
+// registeredNotFound is MLflow's error for a name that is not a registered model.
+func registeredNotFound(name string) error {
+	return fmt.Errorf("Registered Model with name=%s not found: %w", name, ErrNotFound)
+}
+
+// requireRegistered is registeredNotFound unless name is a registered model: a row of
+// registered_models, or a version that is not deleted.
+func requireRegistered(ctx context.Context, q querier, name string) error {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM registered_models WHERE name = ?)
+		+ (SELECT COUNT(*) FROM models WHERE name = ? AND deleted_at IS NULL)`, name, name).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("read registered model %s: %w", name, err)
+	}
+	if n == 0 {
+		return registeredNotFound(name)
+	}
+	return nil
+}
+
+// requireVersion is MLflow's not-found error unless the model has the version, not deleted.
+func requireVersion(ctx context.Context, q querier, name, version string) error {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM models WHERE name = ? AND version = ? AND deleted_at IS NULL`, name, version).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("read model %s version %s: %w", name, version, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("Model Version (name=%s, version=%s) not found: %w", name, version, ErrNotFound)
 	}
 	return nil
 }
@@ -76,12 +124,17 @@ func scanRegisteredModel(sc scanner) (RegisteredModel, error) {
 }
 
 // SetRegisteredModelDescription sets a registered model's description, adding its row when the
-// name was registered by its versions only.
+// name was registered by its versions only. A name that is not registered is ErrNotFound.
 func (s *Assets) SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO registered_models (name, description, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET description = excluded.description`, name, description, nanos(now))
+	err := s.withTx(ctx, "describe registered model "+name, func(tx *sql.Tx) error {
+		if err := requireRegistered(ctx, tx, name); err != nil {
+			return err
+		}
+		return execStmt(ctx, tx, "describe registered model "+name, `INSERT INTO registered_models (name, description, created_at)
+			VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET description = excluded.description`, name, description, nanos(now))
+	})
 	if err != nil {
-		return fmt.Errorf("describe registered model %s: %w", name, err)
+		return err
 	}
 	return s.sync(ctx)
 }
@@ -91,12 +144,6 @@ func (s *Assets) SetRegisteredModelDescription(ctx context.Context, name, descri
 // was read (a few tries, then an error).
 func (s *Assets) UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error) {
 	return s.editModel(ctx, name, version, func(r *modelRow) { edit(&r.Meta) })
-}
-
-// SetModelMLflowStage sets a version's stage in MLflow's registry (Staging, Production; ""
-// None).
-func (s *Assets) SetModelMLflowStage(ctx context.Context, name, version, stage string) (*model.Version, error) {
-	return s.editModel(ctx, name, version, func(r *modelRow) { r.MLflowStage = stage })
 }
 
 // editModel changes one version's spec column (edit changes it in place) and returns the version
@@ -120,7 +167,7 @@ func (s *Assets) editModel(ctx context.Context, name, version string, edit func(
 		}
 		swapped := false
 		err = s.withTx(ctx, "update model "+name+":"+version, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `UPDATE models SET spec = ? WHERE name = ? AND version = ? AND spec = ?`,
+			res, err := tx.ExecContext(ctx, `UPDATE models SET spec = ? WHERE name = ? AND version = ? AND spec = ? AND deleted_at IS NULL`,
 				string(spec), name, version, row.Spec)
 			if err != nil {
 				return fmt.Errorf("update model %s:%s: %w", name, version, err)
@@ -150,12 +197,15 @@ type ModelAlias struct {
 	Name, Alias, Version string
 }
 
-// SetModelAlias points an alias at a version, moving it if it pointed elsewhere.
+// SetModelAlias points an alias at a version (not deleted), moving it if it pointed elsewhere.
 func (s *Assets) SetModelAlias(ctx context.Context, a ModelAlias) error {
 	err := s.withTx(ctx, "set alias "+a.Name+"@"+a.Alias, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO model_aliases (name, alias, version) VALUES (?, ?, ?)
+		if err := requireVersion(ctx, tx, a.Name, a.Version); err != nil {
+			return err
+		}
+		if err := execStmt(ctx, tx, "set alias "+a.Name+"@"+a.Alias, `INSERT INTO model_aliases (name, alias, version) VALUES (?, ?, ?)
 			ON CONFLICT (name, alias) DO UPDATE SET version = excluded.version`, a.Name, a.Alias, a.Version); err != nil {
-			return fmt.Errorf("set alias %s@%s: %w", a.Name, a.Alias, err)
+			return err
 		}
 		return appendEvent(ctx, tx, EventModelVersionAliasCreated, modelVersionAliasCreated(a), eventNow())
 	})
@@ -165,9 +215,13 @@ func (s *Assets) SetModelAlias(ctx context.Context, a ModelAlias) error {
 	return s.sync(ctx)
 }
 
-// DeleteModelAlias removes an alias; one that is not there is no error (and no event).
+// DeleteModelAlias removes an alias of a registered model; one that is not there is no error (and
+// no event).
 func (s *Assets) DeleteModelAlias(ctx context.Context, name, alias string) error {
 	err := s.withTx(ctx, "delete alias "+name+"@"+alias, func(tx *sql.Tx) error {
+		if err := requireRegistered(ctx, tx, name); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM model_aliases WHERE name = ? AND alias = ?`, name, alias)
 		if err != nil {
 			return fmt.Errorf("delete alias %s@%s: %w", name, alias, err)
@@ -205,16 +259,13 @@ type RegisteredModelTag struct {
 	Name, Key, Value string
 }
 
-// SetRegisteredModelTags sets tags of registered models, replacing a key's value.
-func (s *Assets) SetRegisteredModelTags(ctx context.Context, tags []RegisteredModelTag) error {
-	err := s.withTx(ctx, "set registered model tags", func(tx *sql.Tx) error {
-		for _, t := range tags {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO registered_model_tags (name, key, value) VALUES (?, ?, ?)
-				ON CONFLICT (name, key) DO UPDATE SET value = excluded.value`, t.Name, t.Key, t.Value); err != nil {
-				return fmt.Errorf("set tag %s of registered model %s: %w", t.Key, t.Name, err)
-			}
+// SetRegisteredModelTag sets a tag of a registered model, replacing the key's value.
+func (s *Assets) SetRegisteredModelTag(ctx context.Context, t RegisteredModelTag) error {
+	err := s.withTx(ctx, "set tag "+t.Key+" of registered model "+t.Name, func(tx *sql.Tx) error {
+		if err := requireRegistered(ctx, tx, t.Name); err != nil {
+			return err
 		}
-		return nil
+		return setRegisteredModelTags(ctx, tx, []RegisteredModelTag{t})
 	})
 	if err != nil {
 		return err
@@ -222,10 +273,28 @@ func (s *Assets) SetRegisteredModelTags(ctx context.Context, tags []RegisteredMo
 	return s.sync(ctx)
 }
 
-// DeleteRegisteredModelTag removes a tag; one that is not there is no error.
+func setRegisteredModelTags(ctx context.Context, tx *sql.Tx, tags []RegisteredModelTag) error {
+	for _, t := range tags {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO registered_model_tags (name, key, value) VALUES (?, ?, ?)
+			ON CONFLICT (name, key) DO UPDATE SET value = excluded.value`, t.Name, t.Key, t.Value); err != nil {
+			return fmt.Errorf("set tag %s of registered model %s: %w", t.Key, t.Name, err)
+		}
+	}
+	return nil
+}
+
+// DeleteRegisteredModelTag removes a tag of a registered model; one that is not there is no
+// error.
 func (s *Assets) DeleteRegisteredModelTag(ctx context.Context, name, key string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM registered_model_tags WHERE name = ? AND key = ?`, name, key); err != nil {
-		return fmt.Errorf("delete tag %s of registered model %s: %w", key, name, err)
+	err := s.withTx(ctx, "delete tag "+key+" of registered model "+name, func(tx *sql.Tx) error {
+		if err := requireRegistered(ctx, tx, name); err != nil {
+			return err
+		}
+		return execStmt(ctx, tx, "delete tag "+key+" of registered model "+name,
+			`DELETE FROM registered_model_tags WHERE name = ? AND key = ?`, name, key)
+	})
+	if err != nil {
+		return err
 	}
 	return s.sync(ctx)
 }

@@ -22,7 +22,7 @@ func TestRegisteredModels(t *testing.T) {
 		name    string
 		wantErr error
 	}{{"iris", nil}, {"alpha", nil}, {"iris", ErrExists}, {"mnist", ErrExists}} {
-		err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: tc.name, Description: "d-" + tc.name, Created: at})
+		err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: tc.name, Description: "d-" + tc.name, Created: at}, nil)
 		if !errors.Is(err, tc.wantErr) {
 			t.Errorf("create %s = %v, want %v", tc.name, err, tc.wantErr)
 		}
@@ -71,10 +71,25 @@ func TestModelMetaUpdates(t *testing.T) {
 	}
 }
 
-// An alias points at one version, moves when set again, and goes when deleted (twice is fine).
+// addVersions registers versions 1..n of each name, as `hangar model create` does.
+func addVersions(t *testing.T, s *Store, n int, names ...string) {
+	t.Helper()
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	for _, name := range names {
+		for i := range n {
+			if _, err := s.Assets.CreateModel(t.Context(), model.Version{Name: name, Manifest: "m", Source: model.SourceLocal, CreatedAt: at.Add(time.Duration(i) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// An alias points at one version, moves when set again, and goes when deleted (twice is fine);
+// it may only name a version that is there, of a model that is.
 func TestModelAliases(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
+	addVersions(t, s, 3, "iris", "mnist")
 	for _, a := range []ModelAlias{{"iris", "champion", "1"}, {"iris", "challenger", "2"}, {"iris", "champion", "3"}, {"mnist", "champion", "1"}} {
 		if err := s.Assets.SetModelAlias(ctx, a); err != nil {
 			t.Fatal(err)
@@ -84,6 +99,9 @@ func TestModelAliases(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != (ModelAlias{"iris", "challenger", "2"}) || got[1] != (ModelAlias{"iris", "champion", "3"}) {
 		t.Errorf("iris aliases = %+v, %v", got, err)
 	}
+	if v, err := s.Assets.Model(ctx, "iris", "3"); err != nil || len(v.Aliases) != 1 || v.Aliases[0] != "champion" {
+		t.Errorf("iris:3 = %+v, %v; want its alias champion", v, err)
+	}
 	for range 2 {
 		if err := s.Assets.DeleteModelAlias(ctx, "iris", "challenger"); err != nil {
 			t.Fatal(err)
@@ -92,17 +110,28 @@ func TestModelAliases(t *testing.T) {
 	if all, err := s.Assets.ModelAliases(ctx, ""); err != nil || len(all) != 2 {
 		t.Errorf("every alias = %+v, %v", all, err)
 	}
+	if err := s.Assets.SetModelAlias(ctx, ModelAlias{"iris", "x", "9"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("alias to a missing version = %v, want ErrNotFound", err)
+	}
+	if err := s.Assets.DeleteModelAlias(ctx, "nope", "x"); !errors.Is(err, ErrNotFound) || err.Error() != "Registered Model with name=nope not found: not found" {
+		t.Errorf("alias of a missing model = %v, want MLflow's ErrNotFound", err)
+	}
 }
 
-// A registered model's tags: set (a key's value replaced), listed, deleted (twice is fine).
+// A registered model's tags: set (a key's value replaced), listed, deleted (twice is fine);
+// created with the model in one write; a model that is not there has none.
 func TestRegisteredModelTags(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
-	if err := s.Assets.SetRegisteredModelTags(ctx, []RegisteredModelTag{{"iris", "team", "a"}, {"iris", "task", "cls"}, {"mnist", "team", "b"}}); err != nil {
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	addVersions(t, s, 1, "mnist")
+	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Created: at}, []RegisteredModelTag{{"iris", "team", "a"}, {"iris", "task", "cls"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Assets.SetRegisteredModelTags(ctx, []RegisteredModelTag{{"iris", "team", "vision"}}); err != nil {
-		t.Fatal(err)
+	for _, tag := range []RegisteredModelTag{{"mnist", "team", "b"}, {"iris", "team", "vision"}} {
+		if err := s.Assets.SetRegisteredModelTag(ctx, tag); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for range 2 {
 		if err := s.Assets.DeleteRegisteredModelTag(ctx, "iris", "task"); err != nil {
@@ -115,5 +144,15 @@ func TestRegisteredModelTags(t *testing.T) {
 	}
 	if all, err := s.Assets.RegisteredModelTags(ctx, ""); err != nil || len(all) != 2 {
 		t.Errorf("every tag = %+v, %v", all, err)
+	}
+	if err := s.Assets.SetRegisteredModelTag(ctx, RegisteredModelTag{"nope", "k", "v"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("tag of a missing model = %v, want ErrNotFound", err)
+	}
+	// A create refused (the name is taken) writes none of its tags.
+	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "mnist", Created: at}, []RegisteredModelTag{{"mnist", "x", "y"}}); !errors.Is(err, ErrExists) {
+		t.Fatalf("create mnist again = %v", err)
+	}
+	if got, _ := s.Assets.RegisteredModelTags(ctx, "mnist"); len(got) != 1 {
+		t.Errorf("mnist tags after a refused create = %+v", got)
 	}
 }

@@ -23,9 +23,15 @@ const (
 type Error struct {
 	Kind Kind
 	Msg  string
+	// Err is what it stands for, when a caller tells those of one kind apart (store.ErrExists
+	// among Conflicts: MLflow answers a taken name 400, a refused change 409).
+	Err error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap is Err, for errors.Is.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Invalidf, NotFoundf and Conflictf make an Error of their kind; the controller's are these.
 func Invalidf(format string, a ...any) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/component"
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/dataset"
@@ -19,9 +20,12 @@ import (
 // Data, Components): the workspace's own rows (the assets, Cluster's targets, Settings), and
 // what it reads of others' or removes with a target.
 type Store struct {
-	Settings   Settings
-	Assets     Assets
-	Models     VersionRows[model.Version]
+	Settings Settings
+	Assets   Assets
+	Models   VersionRows[model.Version]
+	// Registry is the model registry's own rows (store.Assets): registered models, their tags,
+	// aliases, stages, renames and deletes (models_registry.go).
+	Registry   Registry
 	Data       VersionRows[dataset.Version]
 	Components VersionRows[component.Version]
 	// Aliases are models' aliases (modelalias.go).
@@ -39,6 +43,21 @@ type Store struct {
 	Access interface {
 		GetUser(ctx context.Context, name string) (*store.User, error)
 	}
+}
+
+// Registry is what the model registry writes in the store (store.Assets), each write one
+// transaction; its not-found and already-exists errors carry MLflow's words.
+type Registry interface {
+	CreateRegisteredModel(ctx context.Context, m store.RegisteredModel, tags []store.RegisteredModelTag) error
+	SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error
+	SetRegisteredModelTag(ctx context.Context, t store.RegisteredModelTag) error
+	DeleteRegisteredModelTag(ctx context.Context, name, key string) error
+	UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error)
+	SetModelAlias(ctx context.Context, a store.ModelAlias) error
+	DeleteModelAlias(ctx context.Context, name, alias string) error
+	TransitionModelStage(ctx context.Context, name, version, stage string, archiveOthers bool) (*model.Version, error)
+	RenameModel(ctx context.Context, from, to string) error
+	DeleteModel(ctx context.Context, name, version string, at time.Time) error
 }
 
 // Settings are the workspace's key-value settings (a default compute, curated environments).

@@ -30,8 +30,8 @@ type Config struct {
 	Blobs     Blobs
 	// Models are the workspace's models, which MLflow's registry routes show.
 	Models Models
-	// ModelCreator registers versions MLflow's clients create (the workspace's models).
-	ModelCreator ModelCreator
+	// Registry makes the registry's writes (the workspace's models, their one writer).
+	Registry Registry
 	// Webhooks are the registry's webhooks (webhook.Service).
 	Webhooks Webhooks
 	// Caller says who sent a request: the workspace (any user's token) or a run's token.
@@ -191,6 +191,7 @@ func (s *API) Routes(mux Mux) {
 	reg.aliasRoutes(mux)
 	reg.stageRoutes(mux)
 	reg.webhookRoutes(mux)
+	reg.deleteRoutes(mux)
 	(&loggedModels{api: s, cfg: s.cfg}).routes(mux)
 	s.notFoundRoutes(mux)
 }

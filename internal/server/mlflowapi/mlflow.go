@@ -156,6 +156,9 @@ func (s *API) mlflowErr(err error) error {
 	switch {
 	case errors.As(err, &te):
 		return mlflowInvalid(te.Message)
+	case errors.As(err, &ce) && errors.Is(err, store.ErrExists):
+		// A taken name is MLflow's RESOURCE_ALREADY_EXISTS (400), which register_model expects.
+		return &Error{Status: http.StatusBadRequest, Code: CodeAlreadyExists, Message: ce.Msg}
 	case errors.As(err, &ce) && ce.Kind == controller.Conflict:
 		return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: ce.Msg}
 	case errors.As(err, &ce) && ce.Kind == controller.Invalid:

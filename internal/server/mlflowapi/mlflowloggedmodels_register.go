@@ -46,7 +46,7 @@ func (s *registry) createFromLoggedModel(r *http.Request, in *createVersionIn, i
 		}
 		sp.Tags[t.Key] = t.Value
 	}
-	v, err := s.cfg.ModelCreator.Create(r.Context(), api.CreateModelRequest{Spec: sp})
+	v, err := s.cfg.Registry.Create(r.Context(), api.CreateModelRequest{Spec: sp})
 	if err != nil {
 		return nil, err
 	}

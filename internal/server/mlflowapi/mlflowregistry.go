@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
@@ -23,28 +21,32 @@ import (
 // only). What `hangar model create` registers is what MLflow's clients see, and a version
 // MLflow's client creates is made by the same workspace call (mlflowregistry_create.go).
 
-// Models reads the workspace's model versions and the names registered without one (the
-// store's assets aggregate), and registers names.
+// Models reads the workspace's model versions (deleted ones never), the names registered
+// without one, their aliases and tags (the store's assets aggregate).
 type Models interface {
 	Models(ctx context.Context, name string) ([]model.Version, error)
 	RegisteredModels(ctx context.Context, name string) ([]store.RegisteredModel, error)
-	CreateRegisteredModel(ctx context.Context, m store.RegisteredModel) error
-	SetRegisteredModelDescription(ctx context.Context, name, description string, now time.Time) error
-	UpdateModelMeta(ctx context.Context, name, version string, edit func(m *asset.Meta)) (*model.Version, error)
-	SetModelAlias(ctx context.Context, a store.ModelAlias) error
-	DeleteModelAlias(ctx context.Context, name, alias string) error
 	ModelAliases(ctx context.Context, name string) ([]store.ModelAlias, error)
-	SetRegisteredModelTags(ctx context.Context, tags []store.RegisteredModelTag) error
-	DeleteRegisteredModelTag(ctx context.Context, name, key string) error
 	RegisteredModelTags(ctx context.Context, name string) ([]store.RegisteredModelTag, error)
-	SetModelMLflowStage(ctx context.Context, name, version, stage string) (*model.Version, error)
-	SetModelArchived(ctx context.Context, name, version string, archived bool) (int64, error)
 }
 
-// ModelCreator registers a model version: the workspace's models, the one writer of versions
-// (what `hangar model create` calls).
-type ModelCreator interface {
+// Registry makes every registry write: the workspace's models (workspace.Models), their one
+// writer, which `hangar model create` and the model routes call too. It checks what it is
+// given by MLflow's rules and answers MLflow's words (workspace errors).
+type Registry interface {
 	Create(ctx context.Context, req api.CreateModelRequest) (*model.Version, error)
+	CreateRegistered(ctx context.Context, name, description string, tags map[string]string) error
+	DescribeRegistered(ctx context.Context, name, description string) error
+	SetRegisteredTag(ctx context.Context, name, key, value string) error
+	DeleteRegisteredTag(ctx context.Context, name, key string) error
+	DescribeVersion(ctx context.Context, name, version, description string) (*model.Version, error)
+	SetVersionTag(ctx context.Context, name, version, key, value string) (*model.Version, error)
+	DeleteVersionTag(ctx context.Context, name, version, key string) (*model.Version, error)
+	SetAlias(ctx context.Context, name, alias, version string) (*model.Version, error)
+	DeleteAlias(ctx context.Context, name, alias string) error
+	TransitionStage(ctx context.Context, name, version, stage string, archiveOthers bool) (*model.Version, error)
+	Rename(ctx context.Context, from, to string) error
+	Delete(ctx context.Context, name, version string) error
 }
 
 // MLflow's registry limits (mlflow/store/model_registry/__init__.py).
@@ -54,16 +56,6 @@ const (
 	defaultModelVersions    = 10_000
 	maxModelVersions        = 200_000
 )
-
-// Stages of a version: Hangar's archived versions are MLflow's Archived, the others their
-// MLflowStage (Staging, Production) or None.
-const (
-	stageNone     = "None"
-	stageArchived = "Archived"
-)
-
-// stages are MLflow's, in the order latest_versions lists them.
-var stages = []string{stageNone, "Staging", "Production", stageArchived}
 
 // registry serves MLflow's model registry routes: a type of its own beside API (whose method
 // set stays the tracking API's), over the same configuration.
@@ -160,7 +152,7 @@ func (m registered) json() registeredModelJSON {
 	for _, k := range slices.Sorted(maps.Keys(m.tags)) {
 		out.Tags = append(out.Tags, tracking.KV{Key: k, Value: m.tags[k]})
 	}
-	for _, st := range stages {
+	for _, st := range model.Stages {
 		if v, ok := latest[st]; ok {
 			out.LatestVersions = append(out.LatestVersions, m.versionJSON(v))
 		}
@@ -174,15 +166,9 @@ func (m registered) match(f tracking.Filter) bool {
 
 func millis(v model.Version) int64 { return v.CreatedAt.UnixMilli() }
 
-func stage(v model.Version) string {
-	switch {
-	case v.Archived:
-		return stageArchived
-	case v.MLflowStage != "":
-		return v.MLflowStage
-	}
-	return stageNone
-}
+// stage is the MLflow stage of a version: Hangar's archived versions are Archived, the others
+// their MLflowStage (Staging, Production) or None.
+func stage(v model.Version) string { return v.RegistryStage() }
 
 // runOf is the run a version was registered from (azureml://jobs/<run>/outputs/...).
 func runOf(v model.Version) string {
@@ -337,7 +323,7 @@ func (s *registry) latestVersions(r *http.Request, in *latestIn) (any, error) {
 
 // canonicalStage is one of MLflow's four stages, matched without regard to case.
 func canonicalStage(s string) (string, error) {
-	for _, st := range stages {
+	for _, st := range model.Stages {
 		if strings.EqualFold(s, st) {
 			return st, nil
 		}

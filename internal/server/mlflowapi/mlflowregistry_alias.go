@@ -3,7 +3,7 @@ package mlflowapi
 import (
 	"fmt"
 	"net/http"
-	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/model"
@@ -26,48 +26,39 @@ type aliasIn struct {
 	Version string `json:"version"`
 }
 
-// MLflow's alias rules (mlflow/utils/validation.py).
-var (
-	aliasName     = regexp.MustCompile(`^[\w\-]*$`)
-	versionAlias  = regexp.MustCompile(`^[vV]\d+$`)
-	maxAliasChars = 255
-)
-
 func checkAlias(alias string) error {
-	switch {
-	case alias == "":
-		return mlflowInvalid("Registered model alias name cannot be empty.")
-	case len(alias) > maxAliasChars || !aliasName.MatchString(alias):
-		return mlflowInvalid(fmt.Sprintf("Invalid alias name: '%s'. Names may only contain alphanumerics, underscores (_), and dashes (-).", alias))
+	if err := model.CheckAliasName(alias); err != nil {
+		return mlflowInvalid(err.Error())
 	}
 	return nil
 }
 
 func (s *registry) setAlias(r *http.Request, in *aliasIn) (any, error) {
-	if err := checkAlias(in.Alias); err != nil {
-		return nil, err
-	}
-	switch {
-	case strings.EqualFold(in.Alias, "latest"):
-		return nil, mlflowInvalid("'latest' alias name (case insensitive) is reserved.")
-	case versionAlias.MatchString(in.Alias):
-		return nil, mlflowInvalid(fmt.Sprintf("Version alias name '%s' is reserved.", in.Alias))
+	if err := model.CheckNewAlias(in.Alias); err != nil {
+		return nil, mlflowInvalid(err.Error())
 	}
 	v, err := s.modelVersion(r.Context(), &versionIn{Name: in.Name, Version: in.Version})
 	if err != nil {
 		return nil, err
 	}
-	return empty{}, s.cfg.Models.SetModelAlias(r.Context(), store.ModelAlias{Name: v.Name, Alias: in.Alias, Version: v.Version})
+	_, err = s.cfg.Registry.SetAlias(r.Context(), v.Name, in.Alias, v.Version)
+	return empty{}, err
 }
 
+// deleteAlias removes an alias; one that is not there is no error, as in MLflow (the
+// workspace's DeleteAlias, which `hangar model alias delete` calls too, says NotFound).
 func (s *registry) deleteAlias(r *http.Request, in *aliasIn) (any, error) {
 	if err := checkAlias(in.Alias); err != nil {
 		return nil, err
 	}
-	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
+	m, err := s.registeredModel(r.Context(), in.Name)
+	if err != nil {
 		return nil, err
 	}
-	return empty{}, s.cfg.Models.DeleteModelAlias(r.Context(), in.Name, in.Alias)
+	if !slices.ContainsFunc(m.aliases, func(a store.ModelAlias) bool { return a.Alias == in.Alias }) {
+		return empty{}, nil
+	}
+	return empty{}, s.cfg.Registry.DeleteAlias(r.Context(), in.Name, in.Alias)
 }
 
 // getByAlias answers the version an alias names; "latest" (any case) is the highest version.

@@ -6,12 +6,10 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/model"
-	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/tracking"
 )
 
@@ -32,22 +30,19 @@ type createRegisteredIn struct {
 	Description string        `json:"description"`
 }
 
+// createRegisteredModel registers the name with its description and tags, in one write.
 func (s *registry) createRegisteredModel(r *http.Request, in *createRegisteredIn) (any, error) {
-	if err := checkModelName(in.Name); err != nil {
+	if err := required("name", in.Name); err != nil {
 		return nil, err
 	}
-	tags := make([]store.RegisteredModelTag, 0, len(in.Tags))
+	var tags map[string]string
 	for _, t := range in.Tags {
-		if err := checkRegistryTag(t.Key, t.Value); err != nil {
-			return nil, err
+		if tags == nil {
+			tags = map[string]string{}
 		}
-		tags = append(tags, store.RegisteredModelTag{Name: in.Name, Key: t.Key, Value: t.Value})
+		tags[t.Key] = t.Value
 	}
-	err := s.cfg.Models.CreateRegisteredModel(r.Context(), store.RegisteredModel{Name: in.Name, Description: in.Description, Created: time.Now().UTC()})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cfg.Models.SetRegisteredModelTags(r.Context(), tags); err != nil {
+	if err := s.cfg.Registry.CreateRegistered(r.Context(), in.Name, in.Description, tags); err != nil {
 		return nil, err
 	}
 	m, err := s.registeredModel(r.Context(), in.Name)
@@ -55,17 +50,6 @@ func (s *registry) createRegisteredModel(r *http.Request, in *createRegisteredIn
 		return nil, err
 	}
 	return map[string]any{"registered_model": m.json()}, nil
-}
-
-// checkModelName refuses a name MLflow would take and Hangar cannot (asset.Kind.CheckName).
-func checkModelName(name string) error {
-	if err := required("name", name); err != nil {
-		return err
-	}
-	if err := model.CheckName(name); err != nil {
-		return mlflowInvalid(fmt.Sprintf("Invalid model name '%s': %v", name, err))
-	}
-	return nil
 }
 
 type createVersionIn struct {
@@ -112,7 +96,7 @@ func (s *registry) createModelVersion(r *http.Request, in *createVersionIn) (any
 		}
 		sp.Tags[t.Key] = t.Value
 	}
-	v, err := s.cfg.ModelCreator.Create(r.Context(), api.CreateModelRequest{Spec: sp})
+	v, err := s.cfg.Registry.Create(r.Context(), api.CreateModelRequest{Spec: sp})
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,8 @@
 package mlflowapi
 
 import (
-	"fmt"
-	"maps"
+	"context"
 	"net/http"
-	"path"
-	"regexp"
-	"strings"
-	"time"
-
-	"github.com/hangar-ml/hangar/internal/asset"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // The registry's edits of what describes a model: a registered model's description, a
@@ -27,24 +19,18 @@ func (s *registry) registryUpdateRoutes(mux Mux) {
 }
 
 func (s *registry) setRegisteredModelTag(r *http.Request, in *versionTagIn) (any, error) {
-	if err := checkRegistryTag(in.Key, in.Value); err != nil {
+	if err := required("name", in.Name); err != nil {
 		return nil, err
 	}
-	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
-		return nil, err
-	}
-	return empty{}, s.cfg.Models.SetRegisteredModelTags(r.Context(), []store.RegisteredModelTag{{Name: in.Name, Key: in.Key, Value: in.Value}})
+	return empty{}, s.cfg.Registry.SetRegisteredTag(r.Context(), in.Name, in.Key, in.Value)
 }
 
 // deleteRegisteredModelTag removes a tag; one that is not there is no error (as MLflow's store).
 func (s *registry) deleteRegisteredModelTag(r *http.Request, in *versionTagIn) (any, error) {
-	if err := required("key", in.Key); err != nil {
+	if err := required("name", in.Name); err != nil {
 		return nil, err
 	}
-	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
-		return nil, err
-	}
-	return empty{}, s.cfg.Models.DeleteRegisteredModelTag(r.Context(), in.Name, in.Key)
+	return empty{}, s.cfg.Registry.DeleteRegisteredTag(r.Context(), in.Name, in.Key)
 }
 
 type describeIn struct {
@@ -54,10 +40,10 @@ type describeIn struct {
 }
 
 func (s *registry) updateRegisteredModel(r *http.Request, in *describeIn) (any, error) {
-	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
+	if err := required("name", in.Name); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Models.SetRegisteredModelDescription(r.Context(), in.Name, in.Description, time.Now().UTC()); err != nil {
+	if err := s.cfg.Registry.DescribeRegistered(r.Context(), in.Name, in.Description); err != nil {
 		return nil, err
 	}
 	m, err := s.registeredModel(r.Context(), in.Name)
@@ -68,7 +54,10 @@ func (s *registry) updateRegisteredModel(r *http.Request, in *describeIn) (any, 
 }
 
 func (s *registry) updateModelVersion(r *http.Request, in *describeIn) (any, error) {
-	return s.editVersion(r, in.Name, in.Version, func(m *asset.Meta) { m.Description = in.Description })
+	return s.editVersion(r, in.Name, in.Version, func(ctx context.Context, name, version string) error {
+		_, err := s.cfg.Registry.DescribeVersion(ctx, name, version, in.Description)
+		return err
+	})
 }
 
 type versionTagIn struct {
@@ -79,74 +68,31 @@ type versionTagIn struct {
 }
 
 func (s *registry) setModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
-	if err := checkRegistryTag(in.Key, in.Value); err != nil {
-		return nil, err
-	}
-	_, err := s.editVersion(r, in.Name, in.Version, func(m *asset.Meta) {
-		m.Tags = maps.Clone(m.Tags)
-		if m.Tags == nil {
-			m.Tags = map[string]string{}
-		}
-		m.Tags[in.Key] = in.Value
+	_, err := s.editVersion(r, in.Name, in.Version, func(ctx context.Context, name, version string) error {
+		_, err := s.cfg.Registry.SetVersionTag(ctx, name, version, in.Key, in.Value)
+		return err
 	})
 	return empty{}, err
 }
 
 // deleteModelVersionTag removes a tag; one that is not there is no error (as MLflow's store).
 func (s *registry) deleteModelVersionTag(r *http.Request, in *versionTagIn) (any, error) {
-	if err := required("key", in.Key); err != nil {
-		return nil, err
-	}
-	_, err := s.editVersion(r, in.Name, in.Version, func(m *asset.Meta) {
-		m.Tags = maps.Clone(m.Tags)
-		delete(m.Tags, in.Key)
-		if len(m.Tags) == 0 {
-			m.Tags = nil
-		}
+	_, err := s.editVersion(r, in.Name, in.Version, func(ctx context.Context, name, version string) error {
+		_, err := s.cfg.Registry.DeleteVersionTag(ctx, name, version, in.Key)
+		return err
 	})
 	return empty{}, err
 }
 
-// editVersion checks that MLflow can name the version, then edits its description and tags.
-func (s *registry) editVersion(r *http.Request, name, version string, edit func(*asset.Meta)) (any, error) {
+// editVersion checks that MLflow can name the version (an integer that is there), lets edit
+// change it through the registry, and answers the version as it is then.
+func (s *registry) editVersion(r *http.Request, name, version string, edit func(ctx context.Context, name, version string) error) (any, error) {
 	v, err := s.modelVersion(r.Context(), &versionIn{Name: name, Version: version})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.cfg.Models.UpdateModelMeta(r.Context(), v.Name, v.Version, edit); err != nil {
+	if err := edit(r.Context(), v.Name, v.Version); err != nil {
 		return nil, err
 	}
 	return s.getModelVersion(r, &versionIn{Name: v.Name, Version: v.Version})
-}
-
-// MLflow's limits on registry tags (mlflow/utils/validation.py).
-const (
-	maxRegistryTagKey   = 250
-	maxRegistryTagValue = 100_000
-)
-
-var registryTagKey = regexp.MustCompile(`^[/\w.\- :]*$`)
-
-// checkRegistryTag refuses a key MLflow refuses: empty, too long, with other characters, or one
-// that normalizes to another path (a/../b).
-func checkRegistryTag(key, value string) error {
-	if err := required("key", key); err != nil {
-		return err
-	}
-	switch {
-	case len(key) > maxRegistryTagKey:
-		return mlflowInvalid(fmt.Sprintf("'key' exceeds the maximum length of %d characters", maxRegistryTagKey))
-	case len(value) > maxRegistryTagValue:
-		return mlflowInvalid(fmt.Sprintf("'value' exceeds the maximum length of %d characters", maxRegistryTagValue))
-	case !registryTagKey.MatchString(key) || pathNotUnique(key):
-		return mlflowInvalid(fmt.Sprintf("Invalid value \"%s\" for parameter 'key' supplied: Names may only contain alphanumerics, underscores (_), dashes (-), periods (.), spaces ( ), colon(:) and slashes (/).", key))
-	}
-	return nil
-}
-
-// pathNotUnique is MLflow's path_not_unique: a name that normalizes to another, or leaves its
-// root.
-func pathNotUnique(name string) bool {
-	n := path.Clean(name)
-	return n != name || n == "." || strings.HasPrefix(n, "..") || strings.HasPrefix(n, "/")
 }
