@@ -69,7 +69,7 @@ func (c *Client) initResources() {
 	c.Jobs, c.Runs, c.Blobs = &JobClient{c}, &RunClient{c}, &BlobClient{c}
 	c.Computes, c.Sizes, c.Nodes = &ComputeClient{c}, &SizeClient{c}, &NodeClient{c}
 	c.Agents, c.Instances = &AgentClient{c}, &InstanceClient{c}
-	c.Models, c.Data, c.Components = &ModelClient{c, "models"}, &DataClient{c, "data"}, &ComponentClient{c, "components"}
+	c.Models, c.Data, c.Components = newModelClient(c), &DataClient{c, "data"}, &ComponentClient{c, "components"}
 	c.ModelLineage = &ModelLineageClient{c}
 	c.ModelAliases = &ModelAliasClient{c}
 	c.Datastores, c.Environments = &DatastoreClient{c}, &EnvironmentClient{c}

@@ -20,7 +20,7 @@ import (
 func newModelCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
-		Short: "Register, list, show and download models",
+		Short: "Register, list, show, download and delete models",
 		Long: `A model is a registered set of files with a name and integer versions (1, 2, 3...): from a
 local file or folder (uploaded content-addressed, like a job's inputs) or from a job's output
 (azureml://jobs/<job>/outputs/<output>, reused without copying). Deployments and jobs name a
@@ -31,7 +31,7 @@ azureml:NAME@ALIAS (the version an alias names now: hangar model alias).`,
   hangar model list
   hangar model show mnist@latest`,
 	}
-	return modelCommands().group(env, cmd, newModelCreateCmd(env), newModelDownloadCmd(env), newModelAliasCmd(env))
+	return modelCommands().group(env, cmd, newModelCreateCmd(env), newModelDownloadCmd(env), newModelAliasCmd(env), newModelDeleteCmd(env))
 }
 
 func modelCommands() assetCommands[model.Version] {
@@ -138,7 +138,8 @@ func (e *Env) createModel(ctx context.Context, f modelCreateFlags) error {
 func showModel(w io.Writer, v *model.Version) error {
 	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
 		{"Files", fmt.Sprintf("%d (%s)", v.Files, humanBytes(v.Size))}, {"Source", v.Source},
-		{"Description", v.Description}, {"Stage", v.Stage}, {"Archived", assetArchivedText(v.Archived)},
+		{"Description", v.Description}, {"Stage", v.Stage}, {"MLflow stage", v.RegistryStage()},
+		{"Aliases", strings.Join(v.Aliases, ", ")}, {"Archived", assetArchivedText(v.Archived)},
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
 	}

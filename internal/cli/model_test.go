@@ -94,3 +94,30 @@ func TestModelText(t *testing.T) {
 		}
 	}
 }
+
+// model show says the MLflow stage (Archived for an archived version) and the aliases, beside
+// Azure's free-text stage.
+func TestShowModelRegistryFields(t *testing.T) {
+	for _, tc := range []struct {
+		v    model.Version
+		want []string
+	}{
+		{model.Version{Name: "iris", Version: "3", Stage: "prod-candidate", MLflowStage: "Production", Aliases: []string{"champion", "prod"}},
+			[]string{"Stage:        prod-candidate\n", "MLflow stage: Production\n", "Aliases:      champion, prod\n"}},
+		{model.Version{Name: "iris", Version: "1", Archived: true}, []string{"MLflow stage: Archived\n"}},
+		{model.Version{Name: "iris", Version: "2"}, []string{"MLflow stage: None\n"}},
+	} {
+		var b strings.Builder
+		if err := showModel(&b, &tc.v); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("show %s:%s =\n%s\nwant %q", tc.v.Name, tc.v.Version, b.String(), w)
+			}
+		}
+		if len(tc.v.Aliases) == 0 && strings.Contains(b.String(), "Aliases") {
+			t.Errorf("show without aliases =\n%s", b.String())
+		}
+	}
+}
