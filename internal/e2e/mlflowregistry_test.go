@@ -60,6 +60,10 @@ const versions = new Registry(args, "/model-versions");
   await call("setAlias", () => models.req("post", "/alias", { name: "flowers", alias: "champion", version: "1" }));
   await call("byAlias", () => models.req("get", "/alias", { name: "flowers", alias: "champion" }));
   await call("file", async () => (await fetch(art + "/" + p + "/model.pkl", { headers: args.headers })).text());
+  // Deletes and a rename: the package's DELETE sends its fields as the query.
+  await call("deleteVersion", () => versions.req("delete", "/delete", { name: "iris", version: "1" }));
+  await call("rename", () => models.req("post", "/rename", { name: "iris", new_name: "irises" }));
+  await call("deleteGhost", () => models.req("delete", "/delete", { name: "ghost" }));
   fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
 `
@@ -129,8 +133,16 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 		DownloadURI struct {
 			ArtifactURI string `json:"artifact_uri"`
 		}
-		Listing struct{ Files []struct{ Path string } }
-		File    string
+		Listing       struct{ Files []struct{ Path string } }
+		File          string
+		DeleteVersion map[string]any
+		Rename        struct {
+			RegisteredModel struct {
+				Name           string           `json:"name"`
+				LatestVersions []map[string]any `json:"latest_versions"`
+			} `json:"registered_model"`
+		}
+		DeleteGhost struct{ Thrown string }
 	}
 	if err := json.Unmarshal([]byte(readFile(t, out)), &got); err != nil {
 		t.Fatal(err)
@@ -188,6 +200,36 @@ func TestMLflowClientSharesHangarRegistry(t *testing.T) {
 		len(got.Listing.Files) != 2 || got.File != "weights\n" {
 		t.Errorf("models:/flowers/1: download URI %q (want %s), listing %+v, model.pkl %q", got.DownloadURI.ArtifactURI, want, got.Listing, got.File)
 	}
+	// model show says the MLflow stage and the aliases set through MLflow.
+	if r := w.run("model", "show", "flowers:1"); r.code != 0 || !strings.Contains(r.stdout, "MLflow stage: None\n") || !strings.Contains(r.stdout, "Aliases:      champion\n") {
+		t.Errorf("model show flowers:1: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// iris:1, deleted through MLflow, is gone; the rename took the rest (0.0.1 too) to irises;
+	// hangar model delete takes the whole model, and the name registered again goes on from 2.
+	if len(got.DeleteVersion) != 0 || got.Rename.RegisteredModel.Name != "irises" || len(got.Rename.RegisteredModel.LatestVersions) != 1 ||
+		got.Rename.RegisteredModel.LatestVersions[0]["version"] != "2" {
+		t.Errorf("model-versions/delete = %v, registered-models/rename = %+v", got.DeleteVersion, got.Rename)
+	}
+	if !strings.Contains(got.DeleteGhost.Thrown, `"status":404`) || !strings.Contains(got.DeleteGhost.Thrown, "RESOURCE_DOES_NOT_EXIST") {
+		t.Errorf("registered-models/delete of a missing model: %q", got.DeleteGhost.Thrown)
+	}
+	var irises []model.Version
+	w.modelJSON(&irises, "model", "list", "--name", "irises", "--include-archived")
+	if len(irises) != 2 || irises[0].Version+","+irises[1].Version != "0.0.1,2" {
+		t.Errorf("model list irises = %+v, want 2 and 0.0.1", irises)
+	}
+	if r := w.run("model", "show", "irises:1"); r.code == 0 {
+		t.Errorf("model show of a deleted version: exit 0\n%s", r.stdout)
+	}
+	w.ok("model", "delete", "irises", "--yes")
+	w.modelJSON(&irises, "model", "list", "--name", "irises", "--include-archived")
+	var again model.Version
+	w.modelJSON(&again, "model", "create", "--name", "irises", "--path", filepath.Join(src, "local"))
+	if len(irises) != 0 || again.Version != "3" {
+		t.Errorf("after model delete: list %+v, a new version %s (want none, then 3)", irises, again.Version)
+	}
+
 	use := w.create(filepath.Join(src, "use.yml"))
 	if r := w.run("job", "stream", "-n", use); r.code != 0 || !strings.Contains(r.stdout, "weights") {
 		t.Errorf("a job with azureml:flowers:1 as input: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
