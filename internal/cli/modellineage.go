@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,11 +60,9 @@ deployment names it and the version it resolved to.`,
 	return cmd
 }
 
-// showLineage writes a version's aliases, its run and the deployments serving it.
+// showLineage writes a version's run and the deployments serving it (its aliases are the
+// version's own, which showModel writes).
 func showLineage(w io.Writer, l *api.ModelLineage) error {
-	if err := kv(w, [][2]string{{"Aliases", strings.Join(l.Aliases, ", ")}}); err != nil {
-		return err
-	}
 	section(w, "Lineage", lineageLines(l.Run))
 	deps := make([]string, 0, len(l.Deployments))
 	for _, d := range l.Deployments {

@@ -28,7 +28,7 @@ func TestShowLineage(t *testing.T) {
 		{"from a run, deployed", api.ModelLineage{Aliases: []string{"champion", "prod"}, Run: run,
 			Deployments: []api.ModelDeployment{{Kind: "online", Endpoint: "ep", Deployment: "blue", Ref: "m@champion", Version: "1", State: "Succeeded"},
 				{Kind: "batch", Endpoint: "b", Deployment: "nightly", Ref: "m:1", Version: "1"}}},
-			[]string{"Aliases: champion, prod", "Lineage:\n  Run: trainer (train iris), Completed, experiment iris\n  Output: model\n" +
+			[]string{"Lineage:\n  Run: trainer (train iris), Completed, experiment iris\n  Output: model\n" +
 				"  Code snapshot: abc123\n  Environment: team:1\n  Input data:\n    train (uri_folder): azureml:iris:2\n",
 				"Deployments:\n  online ep/blue: m@champion (version 1, Succeeded)\n  batch b/nightly: m:1 (version 1)\n"}},
 		{"uploaded, not deployed", api.ModelLineage{},
