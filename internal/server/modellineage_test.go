@@ -88,7 +88,7 @@ func TestModelLineage(t *testing.T) {
 	if err := ts.store.Assets.SetRegisteredModelDescription(ctx, "m", "<b>flowers</b>", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.store.Assets.SetRegisteredModelTags(ctx, []store.RegisteredModelTag{{Name: "m", Key: "owner", Value: "vision"}}); err != nil {
+	if err := ts.store.Assets.SetRegisteredModelTag(ctx, store.RegisteredModelTag{Name: "m", Key: "owner", Value: "vision"}); err != nil {
 		t.Fatal(err)
 	}
 	all, err := ts.admin.ModelLineage.Model(ctx, "m")

@@ -49,7 +49,7 @@ func TestRegistryWritesAppendTheirEvents(t *testing.T) {
 	putWebhook(t, s, "off", "DISABLED", EventRegisteredModelCreated, EventModelVersionCreated)
 	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 
-	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Description: "flowers", Created: at}); err != nil {
+	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Description: "flowers", Created: at}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Assets.CreateModel(ctx, model.Version{Name: "iris", Manifest: "m", Source: "azureml://jobs/run-1/outputs/artifacts/paths/model",
@@ -69,7 +69,7 @@ func TestRegistryWritesAppendTheirEvents(t *testing.T) {
 	if _, err := s.Assets.UpdateModelMeta(ctx, "iris", "1", func(m *asset.Meta) { delete(m.Tags, "a") }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Assets.SetModelMLflowStage(ctx, "iris", "1", "Staging"); err != nil {
+	if _, err := s.Assets.TransitionModelStage(ctx, "iris", "1", model.StageStaging, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Assets.SetModelAlias(ctx, ModelAlias{Name: "iris", Alias: "champion", Version: "1"}); err != nil {
@@ -109,10 +109,10 @@ func TestAFailedWriteAppendsNoEvent(t *testing.T) {
 	ctx := t.Context()
 	putWebhook(t, s, "all", WebhookActive, EventRegisteredModelCreated)
 	at := time.Now()
-	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Created: at}); err != nil {
+	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Created: at}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Created: at}); !errors.Is(err, ErrExists) {
+	if err := s.Assets.CreateRegisteredModel(ctx, RegisteredModel{Name: "iris", Created: at}, nil); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create = %v, want ErrExists", err)
 	}
 	if got := deliveries(t, s); len(got) != 1 {
@@ -126,6 +126,7 @@ func TestWebhookDeliveriesAreDueUntilTheyEnd(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
 	putWebhook(t, s, "h", WebhookActive, EventModelVersionAliasCreated)
+	addVersions(t, s, 1, "m") // an alias names a version that is there
 	for _, alias := range []string{"a", "b"} {
 		if err := s.Assets.SetModelAlias(ctx, ModelAlias{Name: "m", Alias: alias, Version: "1"}); err != nil {
 			t.Fatal(err)

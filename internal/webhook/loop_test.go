@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangar-ml/hangar/internal/model"
 	"github.com/hangar-ml/hangar/internal/secrets"
 	"github.com/hangar-ml/hangar/internal/store"
 	"github.com/hangar-ml/hangar/internal/testwait"
@@ -157,6 +158,15 @@ func (w *workspace) hook(url string) *store.Webhook {
 	return h
 }
 
+// versions registers versions 1..n of a model (no webhook here subscribes to their event).
+func (w *workspace) versions(name string, n int) {
+	for range n {
+		if _, err := w.st.Assets.CreateModel(w.t.Context(), model.Version{Name: name, Manifest: "m", Source: model.SourceLocal, CreatedAt: time.Now()}); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
 func (w *workspace) delivery(id string) store.Delivery {
 	ds, err := w.st.Webhooks.Deliveries(w.t.Context(), id)
 	if err != nil || len(ds) != 1 {
@@ -175,6 +185,7 @@ func TestADeliveryIsRetriedUntilTheReceiverTakesIt(t *testing.T) {
 	defer w.stop()
 	h := w.hook(srv.URL + "/hook")
 	w.startLoop()
+	w.versions("iris", 3) // an alias names a version that is there
 	if err := w.st.Assets.SetModelAlias(t.Context(), store.ModelAlias{Name: "iris", Alias: "champion", Version: "3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +214,7 @@ func TestDeliveriesSurviveARestart(t *testing.T) {
 	h := w.hook(srv.URL)
 	w.startLoop()
 	ctx := t.Context()
+	w.versions("iris", 1)
 	if err := w.st.Assets.SetModelAlias(ctx, store.ModelAlias{Name: "iris", Alias: "champion", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +223,7 @@ func TestDeliveriesSurviveARestart(t *testing.T) {
 	<-w.loopEnded
 	w.stopLoop = nil
 	// Accepted while no loop runs, then the server stops.
-	if err := w.st.Assets.CreateRegisteredModel(ctx, store.RegisteredModel{Name: "wine", Created: time.Now()}); err != nil {
+	if err := w.st.Assets.CreateRegisteredModel(ctx, store.RegisteredModel{Name: "wine", Created: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	w.stop()
