@@ -3,6 +3,7 @@ package mlflowapi
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -118,11 +119,17 @@ type registered struct {
 	tags     map[string]string
 	// first and last are its versions' creation times, every version counted (ms).
 	first, last int64
+	// loggedRuns are the source runs of the logged models its versions were registered from
+	// (models:/m-<id>), by model id: such a version's run_id.
+	loggedRuns map[string]string
 }
 
 // versionJSON is v as MLflow shows it, with the aliases that name it.
 func (m registered) versionJSON(v model.Version) modelVersionJSON {
 	j := versionJSON(v)
+	if id, ok := loggedModelOf(v); ok {
+		j.RunID = m.loggedRuns[id]
+	}
 	for _, a := range m.aliases {
 		if a.Version == v.Version {
 			j.Aliases = append(j.Aliases, a.Alias)
@@ -198,6 +205,42 @@ func (v modelVersionJSON) filterable(num int64) tracking.Registered {
 		Version: float64(num), Tags: tags}
 }
 
+// loggedModelOf is the logged model a version was registered from (its source models:/m-<id>).
+func loggedModelOf(v model.Version) (string, bool) {
+	id, ok := strings.CutPrefix(v.Source, "models:/")
+	return id, ok && strings.HasPrefix(id, "m-")
+}
+
+// loggedRuns reads the source run of each logged model the versions were registered from, as
+// MLflow answers a version's run_id (what register_model sent: the logged model's source run). A
+// logged model deleted since answers no run.
+func (s *registry) loggedRuns(ctx context.Context, byName map[string]*registered) error {
+	runs := map[string]string{}
+	for _, m := range byName {
+		for _, v := range m.versions {
+			id, ok := loggedModelOf(v)
+			if !ok {
+				continue
+			}
+			if _, seen := runs[id]; !seen {
+				lm, err := s.cfg.LoggedModels.LoggedModel(ctx, id)
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+				case err != nil:
+					return fmt.Errorf("logged model %s of model %s: %w", id, m.name, err)
+				default:
+					runs[id] = lm.Info.SourceRunID
+				}
+			}
+			if m.loggedRuns == nil {
+				m.loggedRuns = map[string]string{}
+			}
+			m.loggedRuns[id] = runs[id]
+		}
+	}
+	return nil
+}
+
 // integerVersion is whether MLflow can name a version: an integer (what asset.Number reads).
 func integerVersion(v model.Version) bool { return model.Number(v.Version) > 0 || v.Version == "0" }
 
@@ -255,6 +298,9 @@ func (s *registry) registry(ctx context.Context, name string) ([]registered, err
 			}
 			m.tags[t.Key] = t.Value
 		}
+	}
+	if err := s.loggedRuns(ctx, byName); err != nil {
+		return nil, err
 	}
 	slices.Sort(names)
 	out := make([]registered, 0, len(names))
