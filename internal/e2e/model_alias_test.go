@@ -119,15 +119,13 @@ print("REGISTERED", a.name, mv["version"], mv["status"], flush=True)
 // deployment of azureml:iris@champion with no scoring script answers MLflow's and Azure's
 // payloads; a second job registers version 2, the alias moves while a client calls the endpoint
 // without pause, no request fails, and the answers come from version 2 once the deployment has
-// rolled. With the alias deleted the deployment keeps serving, and says so.
+// rolled. The same deployment on a managed cluster (a pool of local agents, its replicas placed
+// there) answers both payloads and follows the same move under the same load. With the alias
+// deleted the deployment keeps serving, and says so.
 func TestModelAliasDeploymentFollowsPromotion(t *testing.T) {
 	requireTool(t, "python3")
 	requireSklearn(t)
-	bin := t.TempDir() // the node's python3 is Debian's, with its scikit-learn
-	if err := os.Symlink("/usr/bin/python3", filepath.Join(bin, "python3")); err != nil {
-		t.Fatal(err)
-	}
-	w := newWSEnv(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")})
+	w := newWSEnv(t, []string{"PATH=" + debianPython(t) + string(os.PathListSeparator) + os.Getenv("PATH")})
 	dir := t.TempDir()
 	jobFile := func(offset int) string {
 		return "command: python3 train.py --data ${{inputs.iris}} --name iris --offset " + fmt.Sprint(offset) + "\n" +
@@ -143,7 +141,15 @@ func TestModelAliasDeploymentFollowsPromotion(t *testing.T) {
 		"endpoint.yml": "name: iris-ep\nauth_mode: key\n",
 		"champion.yml": "name: champ\nendpoint_name: iris-ep\nmodel: azureml:iris@champion\ninstance_count: 1\n" +
 			"request_settings: {request_timeout_ms: 3000, max_concurrent_requests_per_instance: 8}\n",
+		"cluster.yml":       "name: pool\ntype: amlcompute\nsize: local-quarter\nmax_instances: 2\nidle_time_before_scale_down: 60\n",
+		"pool-endpoint.yml": "name: iris-pool\nauth_mode: key\n",
+		"pool-champion.yml": "name: champ\nendpoint_name: iris-pool\nmodel: azureml:iris@champion\ninstance_count: 1\ncompute: azureml:pool\n" +
+			"request_settings: {request_timeout_ms: 3000, max_concurrent_requests_per_instance: 8}\n",
 	})
+	// The pool's second node is the roll's: the new version's replica starts beside the old one
+	// (a pool at its max_instances would keep it queued, and the old version serving, until a
+	// node is free).
+	w.ok("compute", "create", "-f", filepath.Join(dir, "cluster.yml"))
 	train := func(file string, version string) []int {
 		t.Helper()
 		name := w.create(filepath.Join(dir, file))
@@ -188,56 +194,51 @@ func TestModelAliasDeploymentFollowsPromotion(t *testing.T) {
 		t.Errorf("online-deployment show:\n%s", show)
 	}
 
+	// The same deployment of the alias on a managed cluster (Hangar's pool of local agents).
+	w.ok("online-endpoint", "create", "-f", filepath.Join(dir, "pool-endpoint.yml"))
+	if r := w.run("online-deployment", "create", "-f", filepath.Join(dir, "pool-champion.yml"), "--all-traffic", "--timeout", "3m"); r.code != 0 {
+		logs := w.run("online-deployment", "get-logs", "-n", "champ", "-e", "iris-pool")
+		t.Fatalf("create on the cluster: exit %d\n%s\nthe replica's log:\n%s%s", r.code, r.stderr, logs.stdout, logs.stderr)
+	}
+	checkReplicasOn(t, w, "iris-pool", "champ", "pool")
+	sp := w.scorer("iris-pool")
+	for _, tc := range []struct{ name, body, want string }{
+		{"dataframe_split", split, mustJSON(map[string]any{"predictions": v1})},
+		{"Azure input_data", azure, mustJSON(v1)},
+	} {
+		if code, got := sp.send(t, "application/json", tc.body); code != http.StatusOK || !jsonEqual(t, got, tc.want) {
+			t.Fatalf("on the cluster, %s: %d %s; want %s (version 1's own predictions)", tc.name, code, got, tc.want)
+		}
+	}
+
 	v2 := train("train2.yml", "2")
 	want1, want2 := mustJSON(map[string]any{"predictions": v1}), mustJSON(map[string]any{"predictions": v2})
-	stop := make(chan struct{})
-	var load sync.WaitGroup
-	var failed, served, fromV2 atomic.Int64
-	var firstFailure atomic.Value
-	var lastV2 atomic.Bool
-	for range 2 {
-		load.Add(1)
-		go func() {
-			defer load.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				code, got := s.send(t, "application/json", split)
-				switch {
-				case code == http.StatusOK && jsonEqual(t, got, want2):
-					served.Add(1)
-					fromV2.Add(1)
-					lastV2.Store(true)
-				case code == http.StatusOK && jsonEqual(t, got, want1):
-					served.Add(1)
-					lastV2.Store(false)
-				default:
-					failed.Add(1)
-					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, got))
-				}
-			}
-		}()
-	}
+	loads := map[string]*aliasLoad{"iris-ep": startAliasLoad(t, s, split, want1, want2), "iris-pool": startAliasLoad(t, sp, split, want1, want2)}
 	w.ok("model", "alias", "set", "iris", "champion", "2")
 	c := w.client()
-	testwait.Within(t, time.Minute, "the deployment to roll to version 2 and answer from it", func() bool {
-		v, err := c.Deployments.Get(t.Context(), "iris-ep", "champ")
-		return err == nil && v.Generation == 2 && v.Model.Version == "2" && v.ProvisioningState == "Succeeded" &&
-			fromV2.Load() > 0 && lastV2.Load()
-	})
-	before := fromV2.Load()
-	testwait.Within(t, 30*time.Second, "more answers from version 2", func() bool { return fromV2.Load() >= before+20 })
-	close(stop)
-	load.Wait()
-	if failed.Load() > 0 || served.Load() == 0 {
-		t.Errorf("the alias moved under load: %d failed (first: %v), %d served", failed.Load(), firstFailure.Load(), served.Load())
+	for ep, l := range loads {
+		testwait.Within(t, time.Minute, ep+"'s deployment to roll to version 2 and answer from it", func() bool {
+			v, err := c.Deployments.Get(t.Context(), ep, "champ")
+			return err == nil && v.Generation == 2 && v.Model.Version == "2" && v.ProvisioningState == "Succeeded" &&
+				l.fromV2.Load() > 0 && l.lastV2.Load()
+		})
 	}
-	if code, got := s.send(t, "application/json", azure); code != http.StatusOK || !jsonEqual(t, got, mustJSON(v2)) {
-		t.Errorf("after the roll, Azure input_data: %d %s; want version 2's %v", code, got, v2)
+	for ep, l := range loads {
+		before := l.fromV2.Load()
+		testwait.Within(t, 30*time.Second, "more answers from version 2 on "+ep, func() bool { return l.fromV2.Load() >= before+20 })
 	}
+	for ep, l := range loads {
+		l.stopAndWait()
+		if l.failed.Load() > 0 || l.served.Load() == 0 {
+			t.Errorf("%s: the alias moved under load: %d failed (first: %v), %d served", ep, l.failed.Load(), l.firstFailure.Load(), l.served.Load())
+		}
+	}
+	for ep, sc := range map[string]*scorer{"iris-ep": s, "iris-pool": sp} {
+		if code, got := sc.send(t, "application/json", azure); code != http.StatusOK || !jsonEqual(t, got, mustJSON(v2)) {
+			t.Errorf("%s after the roll, Azure input_data: %d %s; want version 2's %v", ep, code, got, v2)
+		}
+	}
+	checkReplicasOn(t, w, "iris-pool", "champ", "pool")
 
 	// The alias deleted: it keeps serving version 2, and show says why.
 	w.ok("model", "alias", "delete", "iris", "champion")
@@ -256,5 +257,71 @@ func TestModelAliasDeploymentFollowsPromotion(t *testing.T) {
 	}
 	if show := w.ok("online-deployment", "show", "-n", "champ", "-e", "iris-ep").stdout; !strings.Contains(show, "Warning:     model iris has no alias champion any more") {
 		t.Errorf("online-deployment show with the alias gone:\n%s", show)
+	}
+}
+
+// aliasLoad is two clients calling an endpoint without pause, counting what answered.
+type aliasLoad struct {
+	stop                   chan struct{}
+	wg                     sync.WaitGroup
+	failed, served, fromV2 atomic.Int64
+	firstFailure           atomic.Value
+	lastV2                 atomic.Bool
+}
+
+// startAliasLoad starts the clients, sending body; want1 and want2 are the two versions' answers.
+func startAliasLoad(t *testing.T, s *scorer, body, want1, want2 string) *aliasLoad {
+	l := &aliasLoad{stop: make(chan struct{})}
+	for range 2 {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				code, got := s.send(t, "application/json", body)
+				switch {
+				case code == http.StatusOK && jsonEqual(t, got, want2):
+					l.served.Add(1)
+					l.fromV2.Add(1)
+					l.lastV2.Store(true)
+				case code == http.StatusOK && jsonEqual(t, got, want1):
+					l.served.Add(1)
+					l.lastV2.Store(false)
+				default:
+					l.failed.Add(1)
+					l.firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, got))
+				}
+			}
+		}()
+	}
+	t.Cleanup(l.stopAndWait)
+	return l
+}
+
+func (l *aliasLoad) stopAndWait() {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	l.wg.Wait()
+}
+
+// checkReplicasOn fails t unless the deployment's replicas all run on compute.
+func checkReplicasOn(t *testing.T, w *ws, endpoint, deployment, compute string) {
+	t.Helper()
+	var dv api.DeploymentView
+	w.jsonOut(&dv, "online-deployment", "show", "-n", deployment, "-e", endpoint)
+	if len(dv.Replicas) == 0 {
+		t.Fatalf("%s/%s has no replicas", endpoint, deployment)
+	}
+	for _, r := range dv.Replicas {
+		if d := w.show(r.Run); d.Compute != compute {
+			t.Errorf("%s/%s's replica %s runs on %s, want %s", endpoint, deployment, r.Run, d.Compute, compute)
+		}
 	}
 }
