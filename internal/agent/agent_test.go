@@ -285,6 +285,9 @@ func TestAgentRestartAdoptsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNode(t, s, id, "to run r2", func(n *store.Node) bool { r := nodeRun(n, "r2"); return r != nil && r.Alive })
+	// The fake supervisor has set its TERM trap once it wrote ready: a SIGTERM before that ends
+	// the shell with no result, and the agent reaps the run (Failed, "reaped"), as it should.
+	waitFile(t, filepath.Join(work, "runs", "r2", "ready"))
 	second.stop()
 	second.exited(t)
 	thirdStarted := time.Now()
