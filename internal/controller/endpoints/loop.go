@@ -102,7 +102,7 @@ func (s *Serving) Pass(ctx context.Context) error {
 	s.auth.Store(&auth)
 	s.publish(t)
 	s.applyPlan(ctx, plan, deps, now)
-	s.updateStates(ctx, deps, views)
+	s.updateStates(ctx, deps, views, runs)
 	return nil
 }
 
@@ -223,7 +223,7 @@ func (s *Serving) startReplica(ctx context.Context, d store.DeploymentRecord, no
 
 // updateStates moves a deployment to Succeeded once a replica of its generation is ready (or
 // it wants none), and to Failed while its replicas keep failing before any is ready.
-func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecord, views []serving.ReplicaView) {
+func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecord, views []serving.ReplicaView, runs map[string]*job.Run) {
 	s.memo.mu.Lock()
 	failures, warn := s.memo.failures, s.memo.alias.warn
 	s.memo.mu.Unlock()
@@ -245,6 +245,8 @@ func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecor
 			}
 		case f.n >= failedBeforeReady:
 			state, reason = DeploymentFailed, fmt.Sprintf("%d replicas failed in a row; the last: %s", f.n, f.reason)
+		case state == DeploymentCreating || state == DeploymentUpdating:
+			reason = startingReason(k, d.Generation, views, runs)
 		}
 		if state != d.State || reason != d.Reason || (f.run != "" && f.run != d.LastFailed) {
 			if err := s.store.Serving.SetDeploymentState(ctx, k.Endpoint, k.Deployment, state, reason, f.run); err != nil {
@@ -252,6 +254,21 @@ func (s *Serving) updateStates(ctx context.Context, deps []store.DeploymentRecor
 			}
 		}
 	}
+}
+
+// startingReason says why a deployment's generation has no replica ready yet: "starting
+// replicas", and, while one of its replicas waits in its target's queue (a pool at its
+// max_instances during a roll), what it waits for, as its run says it.
+func startingReason(k serving.Key, gen int, views []serving.ReplicaView, runs map[string]*job.Run) string {
+	for _, v := range views {
+		if v.Key != k || v.Generation != gen || v.Ended {
+			continue
+		}
+		if r := runs[v.RunID]; r != nil && r.Status == job.Queued && r.StatusReason != "" {
+			return fmt.Sprintf("starting replicas: replica %s is queued: %s", r.ID, r.StatusReason)
+		}
+	}
+	return "starting replicas"
 }
 
 // ReportServing records where a replica run answers (its supervisor's report).

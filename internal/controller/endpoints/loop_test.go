@@ -158,3 +158,38 @@ func TestReplicaSecretInSpecAndTable(t *testing.T) {
 		t.Errorf("a run that is no replica: %+v, %v; want no replica config", sp.Replica, err)
 	}
 }
+
+// While a new generation's replica waits in its target's queue (a pool at its max_instances
+// during a roll), the deployment says what it waits for, as the replica's run says it, not only
+// "starting replicas"; once it is ready, how many are.
+func TestStartingDeploymentSaysWhatItsReplicaWaitsFor(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.s.CreateEndpoint(ctx, serving.Endpoint{Name: "ep-one"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.CreateDeployment(ctx, serving.Deployment{Name: "blue", Endpoint: "ep-one", Command: "serve-on-port"}, true); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := replicasOf(t, f, servingPass(t, f))
+	if d, _ := f.s.Deployment(ctx, "ep-one", "blue"); d.State != DeploymentCreating || d.Reason != "starting replicas" {
+		t.Fatalf("a new deployment: %s (%s), want Creating (starting replicas)", d.State, d.Reason)
+	}
+	waits := "waiting for a node of pool (2 of 2 nodes busy, max_instances 2)"
+	if _, err := f.ctrl.Store.RunWrites.UpdateRun(ctx, runs[0], func(r *job.Run) ([]job.Event, error) {
+		r.StatusReason = waits // what the run core says of a run waiting in its target's queue
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	servingPass(t, f)
+	want := "starting replicas: replica " + runs[0] + " is queued: " + waits
+	if d, _ := f.s.Deployment(ctx, "ep-one", "blue"); d.State != DeploymentCreating || d.Reason != want {
+		t.Errorf("its replica queued: %s (%s), want Creating (%s)", d.State, d.Reason, want)
+	}
+	serve(t, f, runs[0], "127.0.0.1:9001")
+	servingPass(t, f)
+	if d, _ := f.s.Deployment(ctx, "ep-one", "blue"); d.State != DeploymentSucceeded || d.Reason != "1 replica(s) ready" {
+		t.Errorf("its replica ready: %s (%s)", d.State, d.Reason)
+	}
+}
