@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/hangar-ml/hangar/internal/api"
-	"github.com/hangar-ml/hangar/internal/asset"
-	"github.com/hangar-ml/hangar/internal/model"
 )
 
 // A model version registered from an MLflow 3 logged model: model-versions/create with source
@@ -39,16 +35,5 @@ func (s *registry) createFromLoggedModel(r *http.Request, in *createVersionIn, i
 	if _, err := s.registeredModel(r.Context(), in.Name); err != nil {
 		return nil, err
 	}
-	sp := model.Spec{Name: in.Name, Type: model.MLflowModel, Path: "models:/" + id, Meta: asset.Meta{Description: in.Description}}
-	for _, t := range in.Tags {
-		if sp.Tags == nil {
-			sp.Tags = map[string]string{}
-		}
-		sp.Tags[t.Key] = t.Value
-	}
-	v, err := s.cfg.Registry.Create(r.Context(), api.CreateModelRequest{Spec: sp})
-	if err != nil {
-		return nil, err
-	}
-	return s.getModelVersion(r, &versionIn{Name: v.Name, Version: v.Version})
+	return s.registerVersion(r, in, "models:/"+id)
 }

@@ -89,7 +89,14 @@ func (s *registry) createModelVersion(r *http.Request, in *createVersionIn) (any
 	if sub != "" {
 		p += "/paths/" + sub
 	}
-	sp := model.Spec{Name: in.Name, Type: model.MLflowModel, Path: p, Meta: asset.Meta{Description: in.Description}}
+	return s.registerVersion(r, in, p)
+}
+
+// registerVersion registers the files at path (a job's output, a logged model) as the next
+// version of in.Name, with in's description and tags, through the workspace's models (what
+// `hangar model create` calls), and answers it as MLflow shows it.
+func (s *registry) registerVersion(r *http.Request, in *createVersionIn, path string) (any, error) {
+	sp := model.Spec{Name: in.Name, Type: model.MLflowModel, Path: path, Meta: asset.Meta{Description: in.Description}}
 	for _, t := range in.Tags {
 		if sp.Tags == nil {
 			sp.Tags = map[string]string{}
