@@ -25,25 +25,57 @@ func (r Ref) String() string {
 	return r.Name + ":" + r.Version
 }
 
-// aliasName is MLflow's rule for an alias's name (mlflow/utils/validation.py), at most 255
-// characters.
-var aliasName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+// AliasFault is what is wrong with an alias's name by MLflow's rules (mlflow/utils/validation.py),
+// said once here: Hangar's references (CheckAlias) and MLflow's routes (model.CheckNewAlias) each
+// put it in their own words.
+type AliasFault int
+
+const (
+	AliasOK      AliasFault = iota
+	AliasEmpty              // no name
+	AliasChars              // over 255 characters, or one that is not a letter, digit, _ or -
+	AliasLatest             // latest, any case: reserved (@latest names the newest version)
+	AliasVersion            // v<digits>: reserved by MLflow for versions
+)
+
+// MaxAliasChars is the longest alias.
+const MaxAliasChars = 255
+
+var (
+	aliasName    = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
+	versionAlias = regexp.MustCompile(`^[vV][0-9]+$`)
+)
+
+// CheckAliasFault says what is wrong with an alias's name; reserved says whether the names
+// reserved for an alias being set (latest, v<digits>) are refused too (a read or delete of one
+// is not).
+func CheckAliasFault(alias string, reserved bool) AliasFault {
+	switch {
+	case alias == "":
+		return AliasEmpty
+	case len(alias) > MaxAliasChars || !aliasName.MatchString(alias):
+		return AliasChars
+	case reserved && strings.EqualFold(alias, "latest"):
+		return AliasLatest
+	case reserved && versionAlias.MatchString(alias):
+		return AliasVersion
+	}
+	return AliasOK
+}
 
 // CheckAlias says what is wrong with an alias's name, or returns nil: MLflow's rule, and
 // "latest" (any case) and v<digits> are reserved (@latest keeps Azure's meaning).
 func CheckAlias(alias string) error {
-	switch {
-	case !aliasName.MatchString(alias):
+	switch CheckAliasFault(alias, true) {
+	case AliasEmpty, AliasChars:
 		return fmt.Errorf("alias %q: expected letters, digits, _ and - (at most 255)", alias)
-	case strings.EqualFold(alias, "latest"):
+	case AliasLatest:
 		return fmt.Errorf("alias %q: latest (any case) is reserved: @latest names the newest version", alias)
-	case versionAlias.MatchString(alias):
+	case AliasVersion:
 		return fmt.Errorf("alias %q: v<number> is reserved by MLflow for versions", alias)
 	}
 	return nil
 }
-
-var versionAlias = regexp.MustCompile(`^[vV][0-9]+$`)
 
 // StoreVersion is the version to ask the store for: the number, or "latest".
 func (r Ref) StoreVersion() string {

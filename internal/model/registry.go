@@ -6,6 +6,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/hangar-ml/hangar/internal/asset"
 )
 
 // The rules of MLflow's model registry (mlflow/utils/validation.py,
@@ -78,38 +80,28 @@ func pathNotUnique(name string) bool {
 	return n != name || n == "." || strings.HasPrefix(n, "..") || strings.HasPrefix(n, "/")
 }
 
-// MLflow's alias rules.
-var (
-	aliasName    = regexp.MustCompile(`^[\w\-]*$`)
-	versionAlias = regexp.MustCompile(`^[vV]\d+$`)
-)
-
 // MaxAliasChars is the longest alias.
-const MaxAliasChars = 255
+const MaxAliasChars = asset.MaxAliasChars
 
 // CheckAliasName refuses an alias name MLflow refuses to read or delete, in MLflow's words:
 // empty, too long, or with characters other than alphanumerics, _ and - (CheckAlias is the same
 // rule for Hangar's references, in Hangar's).
-func CheckAliasName(alias string) error {
-	switch {
-	case alias == "":
-		return errors.New("Registered model alias name cannot be empty.")
-	case len(alias) > MaxAliasChars || !aliasName.MatchString(alias):
-		return fmt.Errorf("Invalid alias name: '%s'. Names may only contain alphanumerics, underscores (_), and dashes (-).", alias)
-	}
-	return nil
-}
+func CheckAliasName(alias string) error { return mlflowAliasError(alias, false) }
 
 // CheckNewAlias is CheckAliasName for an alias being set: latest (any case) and v<digits> are
 // reserved too.
-func CheckNewAlias(alias string) error {
-	if err := CheckAliasName(alias); err != nil {
-		return err
-	}
-	switch {
-	case strings.EqualFold(alias, "latest"):
+func CheckNewAlias(alias string) error { return mlflowAliasError(alias, true) }
+
+// mlflowAliasError is asset.CheckAliasFault in MLflow's words.
+func mlflowAliasError(alias string, reserved bool) error {
+	switch asset.CheckAliasFault(alias, reserved) {
+	case asset.AliasEmpty:
+		return errors.New("Registered model alias name cannot be empty.")
+	case asset.AliasChars:
+		return fmt.Errorf("Invalid alias name: '%s'. Names may only contain alphanumerics, underscores (_), and dashes (-).", alias)
+	case asset.AliasLatest:
 		return errors.New("'latest' alias name (case insensitive) is reserved.")
-	case versionAlias.MatchString(alias):
+	case asset.AliasVersion:
 		return fmt.Errorf("Version alias name '%s' is reserved.", alias)
 	}
 	return nil
