@@ -81,7 +81,13 @@ setup_scripts:
 	if r := w.run("compute", "stop", "dev1"); r.code == 0 || !strings.Contains(r.stderr, "runs job "+long) {
 		t.Errorf("stop with a job running: exit %d, %s", r.code, r.stderr)
 	}
-	if show := w.ok("compute", "show", "dev1").stdout; !strings.Contains(show, "busy: job "+long) {
+	// The idle judgement compute show prints is the instances loop's last one, made every idle
+	// minute (200 ms here): it says busy from the loop's first look after the job started.
+	var show string
+	if !testwait.Until(time.Now().Add(30*time.Second), func() bool {
+		show = w.ok("compute", "show", "dev1").stdout
+		return strings.Contains(show, "busy: job "+long)
+	}) {
 		t.Errorf("compute show does not say the job keeps it busy:\n%s", show)
 	}
 	w.ok("job", "cancel", "-n", long, "--yes")
