@@ -149,10 +149,21 @@ func (f *k8sDeployment) scaleToOne(gen1 k8sGeneration) corev1.Pod {
 	f.w.ok("online-deployment", "update", "-f", filepath.Join(f.dir, "k8s.yml"), "--set", "instance_count=1")
 	f.run = f.replica("one replica of the new generation", gen1.runs...).Replicas[0].Run
 	kept := podOfRun(t, servingPods(t, f.cs, f.name), f.run)
-	testwait.Within(t, 3*time.Minute, "the canceled replicas' pods to go", func() bool {
+	if !testwait.Until(time.Now().Add(3*time.Minute), func() bool {
 		left := servingPods(t, f.cs, f.name)
 		return len(left) == 1 && left[0].UID == kept.UID
-	})
+	}) {
+		// What stayed, for the next look (CI under load once kept a pod here after both
+		// cancels had succeeded).
+		for _, p := range servingPods(t, f.cs, f.name) {
+			t.Logf("pod %s: phase %s, created %s, labels %v, annotations %v", p.Name, p.Status.Phase,
+				p.CreationTimestamp.Format(time.RFC3339), p.Labels, p.Annotations)
+		}
+		if d, err := f.cs.AppsV1().Deployments(kubetest.Namespace).Get(t.Context(), f.name, metav1.GetOptions{}); err == nil {
+			t.Logf("Deployment %s: spec.replicas %d, status %+v, annotations %v", d.Name, *d.Spec.Replicas, d.Status, d.Annotations)
+		}
+		t.Fatalf("timed out after 3m0s waiting for the canceled replicas' pods to go (the kept pod: %s)", kept.Name)
+	}
 	for _, p := range gen1.pods {
 		if p.UID == kept.UID {
 			t.Errorf("the pod %s of a canceled run stayed", p.Name)
