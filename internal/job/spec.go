@@ -1,6 +1,9 @@
 package job
 
-import "github.com/hangar-ml/hangar/internal/asset"
+import (
+	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/datastore"
+)
 
 // Spec is a command job as the user described it, after YAML decoding, defaults and validation.
 // The CLI fills CodeSnapshot and each data input's Manifest after uploading; the server stores
@@ -138,6 +141,10 @@ type Input struct {
 	Description string `json:"description,omitempty"`
 	// Manifest is the hash of the uploaded manifest of a local path (set by the client).
 	Manifest string `json:"manifest,omitempty"`
+	// Store is where the input lies in an object store (an object-store datastore's path or a
+	// direct s3://, gs://, wasbs://, abfss:// or blob URL), resolved at job create; the node
+	// reads it directly (docs/data.md).
+	Store *datastore.Location `json:"store,omitempty"`
 }
 
 // IsLiteral reports whether the input is a plain value rather than data.
@@ -157,6 +164,9 @@ type Output struct {
 	Name        string `json:"name,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Store is where the output is written in an object store, resolved at job create; the node
+	// uploads it there directly when the command ends (docs/data.md).
+	Store *datastore.Location `json:"store,omitempty"`
 }
 
 // Resources is `resources:`.
