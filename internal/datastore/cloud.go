@@ -123,3 +123,37 @@ func (l Location) String() string {
 	}
 	return l.URI()
 }
+
+// Locate is where p (a clean relative path, see ParseURI) lies in an object-store datastore.
+func (d Datastore) Locate(p string) Location {
+	l := Location{Datastore: d.Name, Type: d.Type, Region: d.Region, Path: p}
+	switch d.Type {
+	case TypeS3, TypeGCS:
+		l.Container, l.Endpoint = d.Bucket, d.EndpointURL
+	default:
+		l.Account, l.Container = d.AccountName, d.ContainerName
+		if d.Type == TypeADLSGen2 {
+			l.Container = d.Filesystem
+		}
+		l.Endpoint = d.BlobEndpoint()
+	}
+	return l
+}
+
+// BlobEndpoint is an Azure datastore's blob service URL: <protocol>://<account>.blob.<endpoint>,
+// or Endpoint itself when it is a full URL (an emulator's, such as Azurite's
+// http://127.0.0.1:10000/devstoreaccount1). ADLS Gen2 is read and written through its blob
+// endpoint, which every hierarchical-namespace account also serves.
+func (d Datastore) BlobEndpoint() string {
+	if strings.Contains(d.Endpoint, "://") {
+		return strings.TrimRight(d.Endpoint, "/")
+	}
+	proto, ep := d.Protocol, d.Endpoint
+	if proto == "" {
+		proto = "https"
+	}
+	if ep == "" {
+		ep = defaultAzureEP
+	}
+	return proto + "://" + d.AccountName + ".blob." + ep
+}

@@ -36,9 +36,24 @@ type Datastore struct {
 	// Path is a local_folder's absolute folder, the same on every node that mounts it.
 	Path string `json:"path,omitempty"`
 	// Computes are the compute targets whose nodes mount Path (local_folder only).
-	Computes  []string          `json:"computes,omitempty"`
-	Tags      map[string]string `json:"tags,omitempty"`
-	CreatedAt time.Time         `json:"created_at"`
+	Computes []string `json:"computes,omitempty"`
+	// Object stores (cloud.go). Azure: AccountName, ContainerName (azure_blob) or Filesystem
+	// (azure_data_lake_gen2), Endpoint (the DNS suffix, core.windows.net by default, or an
+	// emulator's full URL) and Protocol (https by default). S3 and GCS: Bucket, EndpointURL (an
+	// S3-compatible server's or a GCS emulator's URL; empty for AWS's and Google's), Region.
+	AccountName   string `json:"account_name,omitempty"`
+	ContainerName string `json:"container_name,omitempty"`
+	Filesystem    string `json:"filesystem,omitempty"`
+	Endpoint      string `json:"endpoint,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+	Bucket        string `json:"bucket,omitempty"`
+	EndpointURL   string `json:"endpoint_url,omitempty"`
+	Region        string `json:"region,omitempty"`
+	// CredentialKind says which credentials the datastore holds (Credentials.Kind), shown in
+	// place of them; "" is the node's ambient identity. The credentials are stored sealed apart.
+	CredentialKind string            `json:"credential_kind,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
 	// Builtin marks workspaceblobstore, which cannot be created or replaced.
 	Builtin bool `json:"builtin,omitempty"`
 }
