@@ -110,9 +110,9 @@ func (l Location) URI() string {
 	case TypeGCS:
 		return "gs://" + l.Container + "/" + p
 	case TypeADLSGen2:
-		return "abfss://" + l.Container + "@" + l.Account + ".dfs." + defaultAzureEP + "/" + p
+		return "abfss://" + l.Container + "@" + l.Account + ".dfs." + l.azureSuffix() + "/" + p
 	default:
-		return "wasbs://" + l.Container + "@" + l.Account + ".blob." + defaultAzureEP + "/" + p
+		return "wasbs://" + l.Container + "@" + l.Account + ".blob." + l.azureSuffix() + "/" + p
 	}
 }
 
