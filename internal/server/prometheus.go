@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +27,12 @@ type telemetry struct {
 	logLines   prometheus.Counter
 	metricPts  prometheus.Counter
 	scrapeFail prometheus.Counter
+	// received and sent count body bytes by route: what a client or a run's supervisor sent the
+	// server, and what the server answered (blobs, artifacts, logs). They show where data
+	// travels: a run that reads and writes an object store directly moves none of its objects
+	// through them.
+	received *prometheus.CounterVec
+	sent     *prometheus.CounterVec
 }
 
 func newTelemetry(st *store.Store, log *slog.Logger) *telemetry {
@@ -42,8 +50,12 @@ func newTelemetry(st *store.Store, log *slog.Logger) *telemetry {
 			Name: "hangar_metric_points_ingested_total", Help: "Metric points received (a batch retried after a lost answer counts again)."}),
 		scrapeFail: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hangar_metrics_store_errors_total", Help: "Scrapes whose store reads (runs or nodes by state) failed."}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_http_received_bytes_total", Help: "Request body bytes the server read, by route pattern (uploads of blobs, bundles, artifacts, logs)."}, []string{"route"}),
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_http_sent_bytes_total", Help: "Response body bytes the server wrote, by route pattern (downloads of blobs, artifacts, logs)."}, []string{"route"}),
 	}
-	t.reg.MustRegister(t.latency, t.logLines, t.metricPts, t.scrapeFail,
+	t.reg.MustRegister(t.latency, t.logLines, t.metricPts, t.scrapeFail, t.received, t.sent,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&storeCollector{st: st, log: log, fail: t.scrapeFail})
 	return t
@@ -54,13 +66,32 @@ func (t *telemetry) handler() http.Handler {
 	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{Registry: t.reg})
 }
 
-// observe records one request; route is the matched pattern ("" when none matched), so the
-// label's values are bounded by the routes, never by paths users choose.
-func (t *telemetry) observe(route string, status int, took time.Duration) {
+// observe records one request: its status, how long it took, and the body bytes it read and
+// wrote; route is the matched pattern ("" when none matched), so the label's values are bounded
+// by the routes, never by paths users choose.
+func (t *telemetry) observe(route string, status int, took time.Duration, read, written int64) {
 	if route == "" {
 		route = "unmatched"
 	}
 	t.latency.WithLabelValues(route, strconv.Itoa(status)).Observe(took.Seconds())
+	if read > 0 {
+		t.received.WithLabelValues(route).Add(float64(read))
+	}
+	if written > 0 {
+		t.sent.WithLabelValues(route).Add(float64(written))
+	}
+}
+
+// countingBody counts the bytes a handler reads of a request's body.
+type countingBody struct {
+	io.ReadCloser
+	n atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
 
 var (

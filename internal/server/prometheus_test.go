@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/blob"
 	"github.com/hangar-ml/hangar/internal/job"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -109,4 +112,57 @@ func gauge(t *testing.T, fams map[string]*dto.MetricFamily, name string, want ma
 	}
 	t.Fatalf("no %s with labels %v", name, want)
 	return 0
+}
+
+// The bytes a blob's upload and download carry show in the received and sent counters of their
+// routes: how a test sees that data did (or did not) pass through the server.
+func TestPrometheusBodyBytes(t *testing.T) {
+	ts := newTestServer(t)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	h, _, err := blob.HashReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method string, body []byte, want int) []byte {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, ts.url+"/api/blobs/"+h, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s /api/blobs/%s: %d %s", method, h, resp.StatusCode, got)
+		}
+		return got
+	}
+	call(http.MethodPut, data, http.StatusCreated)
+	for range 2 {
+		if got := call(http.MethodGet, nil, http.StatusOK); len(got) != len(data) {
+			t.Fatalf("GET gave %d bytes, want %d", len(got), len(data))
+		}
+	}
+	fams := scrape(t, ts, adminToken, http.StatusOK)
+	counter := func(name, route string) float64 {
+		for _, m := range fams[name].GetMetric() {
+			if labels(m)["route"] == route {
+				return m.GetCounter().GetValue()
+			}
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name, route string
+		want        float64
+	}{
+		{"hangar_http_received_bytes_total", "PUT /api/blobs/{hash}", float64(len(data))},
+		{"hangar_http_sent_bytes_total", "GET /api/blobs/{hash}", float64(2 * len(data))},
+		{"hangar_http_received_bytes_total", "GET /api/blobs/{hash}", 0},
+	} {
+		if got := counter(c.name, c.route); got != c.want {
+			t.Errorf("%s{route=%q} = %v, want %v", c.name, c.route, got, c.want)
+		}
+	}
 }

@@ -134,8 +134,12 @@ func (s *Server) logRequests(h http.Handler, route func(*http.Request) string) h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, workspace: s.cfg.Workspace}
+		body := &countingBody{ReadCloser: r.Body}
+		if r.Body != nil && r.Body != http.NoBody { // a request without a body keeps http.NoBody (bodies.go, audit.go)
+			r.Body = body
+		}
 		h.ServeHTTP(rec, r)
-		s.tel.observe(route(r), rec.status, time.Since(start))
+		s.tel.observe(route(r), rec.status, time.Since(start), body.n.Load(), rec.written)
 		level := slog.LevelDebug
 		if rec.status >= 500 {
 			level = slog.LevelWarn
@@ -145,12 +149,19 @@ func (s *Server) logRequests(h http.Handler, route func(*http.Request) string) h
 	})
 }
 
-// statusRecorder records a response's status; it also carries the workspace directory, for
-// error messages that say where the disk is full.
+// statusRecorder records a response's status and how many body bytes were written; it also
+// carries the workspace directory, for error messages that say where the disk is full.
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int
+	written   int64
 	workspace string
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	n, err := r.ResponseWriter.Write(p)
+	r.written += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection (for body deadlines).
