@@ -19,6 +19,82 @@ import (
 // starts, and so does Hangar for such a path: it is left unresolved at create (prepareStep) and
 // resolved by startStep, which fails the step with the reason when nothing was written there.
 
+// A step's output written to an object store (its path on an object-store datastore, resolved
+// at create into Output.Store) never passes through the server: the node uploads it there. A
+// step that reads it is given that place (Input.Store) and its node downloads it from the store
+// directly: storeInput.
+
+// storeInput is decl, the input a step reads from output out of the producer run src, as the
+// place in an object store that src wrote the output at, if it wrote it to one: src's resolved
+// location with its ${{name}} and ${{output_name}} expanded to src's name and out. The path
+// stays azureml://jobs/<src>/outputs/<out>, which the step cache covers: a producer that ran
+// again (a new run) changes the key, though a fixed path writes the same objects again.
+func storeInput(decl job.Input, src *job.Run, out string) (job.Input, bool) {
+	o, ok := src.Spec.Outputs[out]
+	if !ok || o.Store == nil {
+		return decl, false
+	}
+	at := *o.Store
+	at.Path = expandOutputPath(at.Path, src.ID, out)
+	decl.Store, decl.Manifest = &at, ""
+	return decl, true
+}
+
+// expandOutputPath is an output's path with the expressions Azure allows in it expanded to the
+// run's name and the output's.
+func expandOutputPath(p, run, out string) string {
+	return strings.NewReplacer("${{name}}", run, "${{ name }}", run,
+		"${{output_name}}", out, "${{ output_name }}", out).Replace(p)
+}
+
+// A pipeline's settings.default_datastore is where its steps' outputs are written, as on Azure:
+// an object-store datastore named there takes every data output that says no path of its own at
+// Azure's default place, azureml/<step's run>/<output>, and ${{default_datastore}} in a path
+// names it. workspaceblobstore (the default) keeps outputs in the workspace, under their job.
+
+// defaultDatastoreOutputs gives the data outputs (uri_folder, uri_file, mltable) of steps that
+// have no path Azure's default path on datastore ds, and puts ds in place of
+// ${{default_datastore}} in the paths given; models stay in the workspace (registered from the
+// job's outputs). It changes the steps' output maps in place of copies.
+func defaultDatastoreOutputs(steps map[string]job.PipelineStep, ds string) {
+	for name, st := range steps {
+		outs := make(map[string]job.Output, len(st.Spec.Outputs))
+		for out, o := range st.Spec.Outputs {
+			switch {
+			case o.Path != "":
+				o.Path = strings.NewReplacer("${{default_datastore}}", ds, "${{ default_datastore }}", ds).Replace(o.Path)
+			case o.Type == "" || o.Type == job.URIFolder || o.Type == job.MLTable:
+				o.Path = "azureml://datastores/" + ds + "/paths/azureml/${{name}}/${{output_name}}/"
+			case o.Type == job.URIFile:
+				o.Path = "azureml://datastores/" + ds + "/paths/azureml/${{name}}/${{output_name}}"
+			}
+			outs[out] = o
+		}
+		st.Spec.Outputs = outs
+		steps[name] = st
+	}
+}
+
+// applyDefaultDatastore applies settings.default_datastore (defaultDatastoreOutputs) when it names
+// an object-store datastore; workspaceblobstore and none change nothing, and another kind is
+// refused naming the field.
+func (c *Controller) applyDefaultDatastore(ctx context.Context, p *job.PipelineRun) error {
+	name := p.Settings.DefaultDatastore
+	if name == "" || name == datastore.WorkspaceBlobStore {
+		return nil
+	}
+	ds, err := c.Workspace.FindDatastore(ctx, name)
+	if err != nil {
+		return invalidf("settings.default_datastore: %v", err)
+	}
+	if !datastore.IsObjectType(ds.Type) {
+		return invalidf("settings.default_datastore: datastore %s is a %s datastore; outputs are written to workspaceblobstore or to an object-store datastore (%s)",
+			name, ds.Type, strings.Join(datastore.ObjectTypes, ", "))
+	}
+	defaultDatastoreOutputs(p.Steps, name)
+	return nil
+}
+
 // writtenLater lists the inputs of step name that read a workspaceblobstore path which an output
 // of another step of p writes (the same path, or one inside the other). pipeline is the
 // pipeline's run name, which ${{name}} of a step's output path holds (its step's run name).

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/pipeline"
 )
@@ -120,5 +123,112 @@ func TestWrittenLater(t *testing.T) {
 	}
 	if got := writtenLater(p, "pl", "w", map[string]job.Input{"x": inputs["file"]}); len(got) != 0 {
 		t.Errorf("a step's own output waits for it: %v", got)
+	}
+}
+
+// A step's input bound to an output its producer wrote to an object store is that place, with
+// the producer's ${{name}} and ${{output_name}} expanded; an output in the workspace is not a
+// store input (its files are bound by manifest).
+func TestStoreInput(t *testing.T) {
+	s3 := func(p string) *datastore.Location {
+		return &datastore.Location{Datastore: "lake", Type: datastore.TypeS3, Container: "bkt",
+			Endpoint: "http://10.0.0.1:9000", Region: "us-east-1", Path: p}
+	}
+	producer := func(outs map[string]job.Output) *job.Run {
+		return &job.Run{ID: "p1_prep", Spec: job.Spec{Outputs: outs}}
+	}
+	decl := job.Input{Type: job.URIFolder, Mode: "download", Path: "azureml://jobs/p1_prep/outputs/data"}
+	cases := []struct {
+		name string
+		src  *job.Run
+		want *datastore.Location
+	}{
+		{"name and output name expanded", producer(map[string]job.Output{"data": {Type: job.URIFolder, Store: s3("runs/${{name}}/${{output_name}}")}}), s3("runs/p1_prep/data")},
+		{"spaced expressions", producer(map[string]job.Output{"data": {Store: s3("runs/${{ name }}/${{ output_name }}")}}), s3("runs/p1_prep/data")},
+		{"a fixed path", producer(map[string]job.Output{"data": {Store: s3("shared/prepared")}}), s3("shared/prepared")},
+		{"an output in the workspace", producer(map[string]job.Output{"data": {Type: job.URIFolder}}), nil},
+		{"another output in a store", producer(map[string]job.Output{"stats": {Store: s3("x")}}), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := storeInput(decl, c.src, "data")
+			if ok != (c.want != nil) {
+				t.Fatalf("store input: %v, want %v", ok, c.want != nil)
+			}
+			if !ok {
+				return
+			}
+			if diff := cmp.Diff(*c.want, *got.Store); diff != "" {
+				t.Errorf("location (-want +got):\n%s", diff)
+			}
+			if got.Path != decl.Path || got.Mode != "download" || got.Manifest != "" {
+				t.Errorf("input %+v: the path, mode and (no) manifest of the declaration are kept", got)
+			}
+		})
+	}
+	// The producer's spec is not changed (its stored location keeps its expressions).
+	src := producer(map[string]job.Output{"data": {Store: s3("runs/${{name}}")}})
+	storeInput(decl, src, "data")
+	if p := src.Spec.Outputs["data"].Store.Path; p != "runs/${{name}}" {
+		t.Errorf("the producer's location became %q", p)
+	}
+}
+
+// settings.default_datastore on an object store gives each data output without a path Azure's
+// default place on it, and names it in ${{default_datastore}}; models and outputs with a path
+// of their own stay as they are.
+func TestDefaultDatastoreOutputs(t *testing.T) {
+	steps := map[string]job.PipelineStep{
+		"prep": {Spec: job.Spec{Outputs: map[string]job.Output{
+			"folder": {},
+			"file":   {Type: job.URIFile, Mode: "upload"},
+			"table":  {Type: job.MLTable},
+			"model":  {Type: job.MLflowModel},
+			"given":  {Type: job.URIFolder, Path: "azureml://datastores/${{default_datastore}}/paths/shared/${{name}}/"},
+			"other":  {Type: job.URIFolder, Path: "azureml://datastores/workspaceblobstore/paths/kept/"},
+		}}},
+	}
+	before := steps["prep"].Spec.Outputs
+	defaultDatastoreOutputs(steps, "lake")
+	want := map[string]job.Output{
+		"folder": {Path: "azureml://datastores/lake/paths/azureml/${{name}}/${{output_name}}/"},
+		"file":   {Type: job.URIFile, Mode: "upload", Path: "azureml://datastores/lake/paths/azureml/${{name}}/${{output_name}}"},
+		"table":  {Type: job.MLTable, Path: "azureml://datastores/lake/paths/azureml/${{name}}/${{output_name}}/"},
+		"model":  {Type: job.MLflowModel},
+		"given":  {Type: job.URIFolder, Path: "azureml://datastores/lake/paths/shared/${{name}}/"},
+		"other":  {Type: job.URIFolder, Path: "azureml://datastores/workspaceblobstore/paths/kept/"},
+	}
+	if diff := cmp.Diff(want, steps["prep"].Spec.Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if before["folder"].Path != "" {
+		t.Errorf("the step's output map given was changed in place: %+v", before["folder"])
+	}
+}
+
+// A default_datastore that does not exist, or is not one outputs can be written to, is refused
+// at create naming the field; workspaceblobstore changes nothing.
+func TestPipelineDefaultDatastoreRefused(t *testing.T) {
+	f := newFixture(t)
+	if err := f.c.Store.Assets.PutDatastore(t.Context(), datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder,
+		Path: t.TempDir(), CreatedAt: f.c.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	pipe := func(ds string) job.Spec {
+		return job.Spec{Type: "pipeline", Pipeline: &job.PipelineRun{Settings: job.PipelineSettings{DefaultDatastore: ds},
+			Steps: map[string]job.PipelineStep{"prep": pstep("echo hi", []string{"out"})}}}
+	}
+	for ds, want := range map[string]string{
+		"nope": "settings.default_datastore: no datastore named nope in this workspace",
+		"nfs":  "settings.default_datastore: datastore nfs is a local_folder datastore; outputs are written to workspaceblobstore or to an object-store datastore",
+	} {
+		_, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: pipe(ds)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("default_datastore %s: %v, want %q", ds, err, want)
+		}
+	}
+	p := f.createPipeline(t, pipe(datastore.WorkspaceBlobStore))
+	if o := p.Spec.Pipeline.Steps["prep"].Spec.Outputs["out"]; o.Path != "" || o.Store != nil {
+		t.Errorf("workspaceblobstore as the default changed the step's output: %+v", o)
 	}
 }

@@ -42,6 +42,9 @@ func (c *Controller) createPipeline(ctx context.Context, sp job.Spec, warnings [
 	if err != nil {
 		return nil, err
 	}
+	if err := c.applyDefaultDatastore(ctx, p); err != nil {
+		return nil, err
+	}
 	given := job.PipelineRun{Steps: maps.Clone(p.Steps)} // their outputs say where they write (pipelinedata.go)
 	for _, step := range slices.Sorted(maps.Keys(p.Steps)) {
 		if !stepNameRE.MatchString(step) || len(step) > 200 {
