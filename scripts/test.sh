@@ -31,6 +31,13 @@ export HANGAR_TEST_DATABASE_URL
 # The npm package mlflow@2.0.7, a real MLflow client, for the MLflow API's client test.
 MLFLOW_JS_DIR=$(bash scripts/setup/mlflow-js.sh | tail -1)
 export MLFLOW_JS_DIR
+# The object stores (versitygw for S3, Azurite's blob service, fake-gcs-server), for the tests of
+# data in object storage; the tests start them (internal/objstore/objtest). Built or installed once,
+# cached outside the clone.
+objstores=$(bash scripts/setup/objstores.sh)
+export HANGAR_VERSITYGW=$(sed -n 's/^HANGAR_VERSITYGW=//p' <<<"$objstores")
+export HANGAR_FAKE_GCS=$(sed -n 's/^HANGAR_FAKE_GCS=//p' <<<"$objstores")
+export HANGAR_AZURITE=$(sed -n 's/^HANGAR_AZURITE=//p' <<<"$objstores")
 
 # Screenshots of the studio's browser tests (and other files tests leave for people to look at).
 export HANGAR_TEST_ARTIFACTS=${HANGAR_TEST_ARTIFACTS:-$PWD/test-artifacts}

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"net/http"
 
+	gauth "cloud.google.com/go/auth"
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 )
 
@@ -54,6 +56,14 @@ func (b *Bucket) driverKind(err error) Kind {
 	}
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return KindNotFound
+	}
+	var gauth *gauth.Error
+	if errors.As(err, &gauth) {
+		return KindAccessDenied // the token endpoint refused the service account
+	}
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		return KindAccessDenied
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {

@@ -95,6 +95,7 @@ func openS3(ctx context.Context, loc datastore.Location, cred datastore.Credenti
 			o.BaseEndpoint = aws.String(strings.TrimRight(loc.Endpoint, "/"))
 			o.UsePathStyle = true
 		}
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	// S3-compatible servers do not all take the SDK's newer default checksums.
 	return s3blob.OpenBucket(ctx, client, loc.Container, &s3blob.Options{
@@ -149,7 +150,9 @@ func openGCS(ctx context.Context, loc datastore.Location, cred datastore.Credent
 		opts = append(opts, option.WithoutAuthentication(), option.WithHTTPClient(&http.Client{}))
 	}
 	if loc.Endpoint != "" {
-		opts = append(opts, option.WithEndpoint(strings.TrimRight(loc.Endpoint, "/")+"/storage/v1/"))
+		// Reads through the JSON API: the XML API's routes depend on the Host an emulator
+		// believes it is, which a node reaching it by another address does not send.
+		opts = append(opts, option.WithEndpoint(strings.TrimRight(loc.Endpoint, "/")+"/storage/v1/"), storage.WithJSONReads())
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
