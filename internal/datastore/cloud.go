@@ -148,12 +148,10 @@ func (d Datastore) BlobEndpoint() string {
 	if strings.Contains(d.Endpoint, "://") {
 		return strings.TrimRight(d.Endpoint, "/")
 	}
-	proto, ep := d.Protocol, d.Endpoint
-	if proto == "" {
-		proto = "https"
-	}
+	// protocol: wasbs and abfss (Azure's other names for TLS) are https.
+	ep := d.Endpoint
 	if ep == "" {
 		ep = defaultAzureEP
 	}
-	return proto + "://" + d.AccountName + ".blob." + ep
+	return "https://" + d.AccountName + ".blob." + ep
 }

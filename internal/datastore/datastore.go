@@ -21,9 +21,6 @@ const (
 	TypeLocalFolder = "local_folder"
 )
 
-// CloudTypes are Azure's datastore types, which need Azure storage.
-var CloudTypes = []string{"azure_blob", "azure_file", "azure_data_lake_gen1", "azure_data_lake_gen2", "one_lake"}
-
 // DefaultComputes are the compute targets whose nodes mount a local_folder datastore when its
 // file lists none: the server's own machine.
 var DefaultComputes = []string{"local"}
@@ -51,9 +48,12 @@ type Datastore struct {
 	Region        string `json:"region,omitempty"`
 	// CredentialKind says which credentials the datastore holds (Credentials.Kind), shown in
 	// place of them; "" is the node's ambient identity. The credentials are stored sealed apart.
-	CredentialKind string            `json:"credential_kind,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
+	CredentialKind string `json:"credential_kind,omitempty"`
+	// LastUsedBy is the last run whose supervisor fetched the credentials, at LastUsedAt.
+	LastUsedBy string            `json:"last_used_by,omitempty"`
+	LastUsedAt time.Time         `json:"last_used_at,omitzero"`
+	Tags       map[string]string `json:"tags,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
 	// Builtin marks workspaceblobstore, which cannot be created or replaced.
 	Builtin bool `json:"builtin,omitempty"`
 }
@@ -78,17 +78,19 @@ func (d Datastore) LocalPath(p string) string {
 	return filepath.Join(d.Path, filepath.FromSlash(p))
 }
 
-var nameRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_]{0,254}$`)
+var nameRE = pattern.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$`)
 
-// CheckName says what is wrong with a datastore name, or returns nil.
+// CheckName says what is wrong with a datastore name, or returns nil. Azure's example files
+// name datastores with hyphens (blob-example), so a hyphen is taken after the first character.
 func CheckName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%q is not a datastore name (letters, digits and _, starting with a letter or digit, at most 255)", name)
+		return fmt.Errorf("%q is not a datastore name (letters, digits, _ and -, starting with a letter or digit, at most 255)", name)
 	}
 	return nil
 }
 
-// Check says what is wrong with a datastore to create, or returns nil.
+// Check says what is wrong with a datastore to create, or returns nil. Each message starts with
+// the field's path.
 func Check(d Datastore) error {
 	if err := CheckName(d.Name); err != nil {
 		return fmt.Errorf("name: %w", err)
@@ -96,21 +98,20 @@ func Check(d Datastore) error {
 	if d.Name == WorkspaceBlobStore {
 		return fmt.Errorf("name: %s is the workspace's own datastore and cannot be replaced", d.Name)
 	}
-	if slices.Contains(CloudTypes, d.Type) {
-		return CloudTypeError(d.Type)
+	switch {
+	case IsObjectType(d.Type):
+		return checkObject(d)
+	case d.Type != TypeLocalFolder:
+		return RefusedTypeError(d.Type)
 	}
-	if d.Type != TypeLocalFolder {
-		return fmt.Errorf("type %q: expected %s", d.Type, TypeLocalFolder)
+	if err := absent(d.Type, map[string]string{"account_name": d.AccountName, "container_name": d.ContainerName, "filesystem": d.Filesystem,
+		"endpoint": d.Endpoint, "protocol": d.Protocol, "bucket": d.Bucket, "endpoint_url": d.EndpointURL, "region": d.Region}); err != nil {
+		return err
 	}
 	if !filepath.IsAbs(d.Path) || filepath.Clean(d.Path) != d.Path {
 		return fmt.Errorf("path %q: expected a clean absolute folder path (the same on every node that mounts it)", d.Path)
 	}
 	return nil
-}
-
-// CloudTypeError is the refusal of an Azure storage datastore.
-func CloudTypeError(t string) error {
-	return fmt.Errorf("type %s: Azure storage cannot be reached from a self-hosted workspace; use type: %s for data on a shared filesystem, or upload the data (hangar data create --path)", t, TypeLocalFolder)
 }
 
 // URI is a parsed azureml://datastores/<datastore>/paths/<path>.

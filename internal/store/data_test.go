@@ -80,11 +80,11 @@ func TestDatastoresAndPaths(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	d := datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared", Computes: []string{"local"}, CreatedAt: at}
-	if err := s.Assets.PutDatastore(ctx, d); err != nil {
+	if err := s.Assets.PutDatastore(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	d.Path = "/shared2"
-	if err := s.Assets.PutDatastore(ctx, d); err != nil {
+	if err := s.Assets.PutDatastore(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Assets.Datastore(ctx, "nfs")
@@ -144,5 +144,51 @@ func TestMigrationBelowTheNewestIsApplied(t *testing.T) {
 	}
 	if v, err := s.SchemaVersion(ctx); err != nil || v != LatestSchema() || v < 15 {
 		t.Errorf("SchemaVersion = %d, %v; want %d (>= 15)", v, err, LatestSchema())
+	}
+}
+
+// An object-store datastore's credentials are stored sealed apart from its spec: never in what
+// Datastore and Datastores answer, replaced with the datastore, gone with it; the last run that
+// fetched them is recorded.
+func TestDatastoreCredentials(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	d := datastore.Datastore{Name: "s3ds", Type: datastore.TypeS3, Bucket: "b", CredentialKind: "access_key", CreatedAt: at}
+	if err := s.Assets.PutDatastore(ctx, d, "sealed-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Assets.DatastoreCredentials(ctx, "s3ds"); err != nil || got != "sealed-1" {
+		t.Fatalf("DatastoreCredentials = %q, %v", got, err)
+	}
+	if got, err := s.Assets.Datastore(ctx, "s3ds"); err != nil || !cmp.Equal(&d, got) {
+		t.Errorf("Datastore = %+v, %v; want %+v", got, err, d)
+	}
+	used := at.Add(time.Hour)
+	if err := s.Assets.MarkDatastoresUsed(ctx, []string{"s3ds", "ghost"}, "run-1", used); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Assets.Datastore(ctx, "s3ds")
+	if err != nil || got.LastUsedBy != "run-1" || !got.LastUsedAt.Equal(used) {
+		t.Errorf("after use: %+v, %v", got, err)
+	}
+	d.CredentialKind = ""
+	if err := s.Assets.PutDatastore(ctx, d, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Assets.DatastoreCredentials(ctx, "s3ds"); err != nil || got != "" {
+		t.Errorf("replaced without credentials: %q, %v", got, err)
+	}
+	if got, err := s.Assets.Datastore(ctx, "s3ds"); err != nil || got.LastUsedBy != "run-1" {
+		t.Errorf("a replace keeps the last use: %+v, %v", got, err)
+	}
+	if err := s.Assets.DeleteDatastore(ctx, "s3ds"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Assets.DatastoreCredentials(ctx, "s3ds"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("credentials of a deleted datastore: %v", err)
+	}
+	if err := s.Assets.DeleteDatastore(ctx, "s3ds"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete again = %v", err)
 	}
 }

@@ -7,57 +7,95 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/datastore"
 )
 
-// PutDatastore creates or replaces a datastore.
-func (s *Assets) PutDatastore(ctx context.Context, d datastore.Datastore) error {
+// PutDatastore creates or replaces a datastore with its credentials sealed ("" for none: the
+// node's ambient identity); a replaced datastore keeps its creation time and last use. The
+// credentials go in a column of their own, never in spec, which list and show answer.
+func (s *Assets) PutDatastore(ctx context.Context, d datastore.Datastore, sealed string) error {
+	d.LastUsedBy, d.LastUsedAt = "", time.Time{}
 	spec, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
 	return execStmt(ctx, s.db, "put datastore "+d.Name,
-		`INSERT INTO datastores (name, spec, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`, d.Name, string(spec), nanos(d.CreatedAt))
+		`INSERT INTO datastores (name, spec, created_at, credentials) VALUES (?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, credentials = excluded.credentials`,
+		d.Name, string(spec), nanos(d.CreatedAt), sealed)
 }
+
+const datastoreColumns = `name, spec, created_at, last_used_run, last_used_at`
 
 // Datastore returns a created datastore (not the built-in workspaceblobstore), or ErrNotFound.
 func (s *Assets) Datastore(ctx context.Context, name string) (*datastore.Datastore, error) {
-	var spec string
-	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT spec, created_at FROM datastores WHERE name = ?`, name).Scan(&spec, &created)
+	d, err := scanDatastore(s.db.QueryRowContext(ctx, `SELECT `+datastoreColumns+` FROM datastores WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("datastore %s: %w", name, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read datastore %s: %w", name, err)
 	}
-	return decodeDatastore(name, spec, created)
+	return d, nil
+}
+
+// DatastoreCredentials returns a datastore's sealed credentials ("" for none), or ErrNotFound.
+func (s *Assets) DatastoreCredentials(ctx context.Context, name string) (string, error) {
+	var sealed string
+	err := s.db.QueryRowContext(ctx, `SELECT credentials FROM datastores WHERE name = ?`, name).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("datastore %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read datastore %s: %w", name, err)
+	}
+	return sealed, nil
 }
 
 // Datastores lists the created datastores by name.
 func (s *Assets) Datastores(ctx context.Context) ([]datastore.Datastore, error) {
-	out, err := queryAll(ctx, s.db, values(func(sc scanner) (*datastore.Datastore, error) {
-		var name, spec string
-		var created int64
-		if err := sc.Scan(&name, &spec, &created); err != nil {
-			return nil, err
-		}
-		return decodeDatastore(name, spec, created)
-	}), `SELECT name, spec, created_at FROM datastores ORDER BY name`)
+	out, err := queryAll(ctx, s.db, values(scanDatastore), `SELECT `+datastoreColumns+` FROM datastores ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list datastores: %w", err)
 	}
 	return out, nil
 }
 
-func decodeDatastore(name, spec string, created int64) (*datastore.Datastore, error) {
+// DeleteDatastore removes a datastore with its credentials; ErrNotFound when there is none. The
+// paths recorded as written in it stay: they name workspaceblobstore's only.
+func (s *Assets) DeleteDatastore(ctx context.Context, name string) error {
+	return execOne(ctx, s.db, "delete datastore "+name, "datastore "+name, `DELETE FROM datastores WHERE name = ?`, name)
+}
+
+// MarkDatastoresUsed records that run fetched the named datastores' credentials at at.
+func (s *Assets) MarkDatastoresUsed(ctx context.Context, names []string, run string, at time.Time) error {
+	return s.inTx(ctx, "record the use of datastores' credentials", func(tx *sql.Tx) error {
+		for _, n := range names {
+			if _, err := tx.ExecContext(ctx, `UPDATE datastores SET last_used_run = ?, last_used_at = ? WHERE name = ?`,
+				run, nanos(at), n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func scanDatastore(sc scanner) (*datastore.Datastore, error) {
+	var name, spec, usedBy string
+	var created, used int64
+	if err := sc.Scan(&name, &spec, &created, &usedBy, &used); err != nil {
+		return nil, err
+	}
 	var d datastore.Datastore
 	if err := json.Unmarshal([]byte(spec), &d); err != nil {
 		return nil, fmt.Errorf("decode datastore %s: %w", name, err)
 	}
-	d.Name, d.CreatedAt = name, fromNanos(created)
+	d.Name, d.CreatedAt, d.LastUsedBy = name, fromNanos(created), usedBy
+	if used != 0 {
+		d.LastUsedAt = fromNanos(used)
+	}
 	return &d, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/serving"
 )
 
@@ -103,6 +104,12 @@ func TestResealIsAllOrNothing(t *testing.T) {
 	if err := s.Cluster.PutCompute(ctx, compute.Target{Name: "vm", Type: compute.TypeSSH, Properties: []byte(`{"k":"old:pw"}`), CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Assets.PutDatastore(ctx, datastore.Datastore{Name: "s3ds", Type: datastore.TypeS3, Bucket: "b", CreatedAt: now}, "old:ds"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Assets.PutDatastore(ctx, datastore.Datastore{Name: "ambient", Type: datastore.TypeS3, Bucket: "b", CreatedAt: now}, ""); err != nil {
+		t.Fatal(err)
+	}
 	value := func(v string) (string, bool, error) {
 		if rest, ok := strings.CutPrefix(v, "old:"); ok {
 			return "new:" + rest, true, nil
@@ -129,8 +136,14 @@ func TestResealIsAllOrNothing(t *testing.T) {
 		t.Fatalf("a failed reseal changed %q", list[0].Sealed)
 	}
 	n, err := s.Assets.Reseal(ctx, Resealer{Value: value, Compute: comp})
-	if err != nil || n != 4 {
-		t.Fatalf("reseal = %d, %v; want 4 values", n, err)
+	if err != nil || n != 5 {
+		t.Fatalf("reseal = %d, %v; want 5 values", n, err)
+	}
+	if c, err := s.Assets.DatastoreCredentials(ctx, "s3ds"); err != nil || c != "new:ds" {
+		t.Fatalf("datastore's credentials after reseal = %q, %v", c, err)
+	}
+	if c, err := s.Assets.DatastoreCredentials(ctx, "ambient"); err != nil || c != "" {
+		t.Fatalf("a datastore without credentials after reseal = %q, %v", c, err)
 	}
 	list, _ := s.Assets.JobSecrets(ctx)
 	ep, _ := s.Serving.Endpoint(ctx, "ep")
