@@ -34,16 +34,9 @@ func IsRefusedType(t string) bool {
 	return ok
 }
 
-// Azure's names: a storage account (3 to 24 lowercase letters and digits; Azurite's
-// devstoreaccount1 is one), a container or filesystem (3 to 63 lowercase letters, digits and
-// single hyphens). An S3 or GCS bucket: 3 to 63 (GCS: up to 222 with dots) lowercase letters,
-// digits, dots, hyphens and underscores (GCS), starting and ending with a letter or digit.
-var (
-	accountRE   = pattern.New(`^[a-z0-9]{3,24}$`)
-	containerRE = pattern.New(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9]){2,62}$`)
-	bucketRE    = pattern.New(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
-	dnsSuffixRE = pattern.New(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
-)
+// dnsSuffixRE is an Azure endpoint given as a DNS suffix (core.windows.net). The account,
+// container and bucket names' patterns are objecturi.go's.
+var dnsSuffixRE = pattern.New(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
 
 // Protocols are what Azure's protocol field takes, per type.
 var Protocols = map[string][]string{
@@ -67,7 +60,7 @@ func checkObject(d Datastore) error {
 		if d.Type == TypeGCS && d.Region != "" {
 			return fmt.Errorf("region: a gcs datastore has no region (a bucket's location is its own)")
 		}
-		if !bucketRE.MatchString(d.Bucket) {
+		if !bucketName.MatchString(d.Bucket) {
 			return fmt.Errorf("bucket: %q is not a bucket name (3 to 63 lowercase letters, digits, dots and hyphens)", d.Bucket)
 		}
 		return checkServiceURL("endpoint_url", d.EndpointURL)
@@ -80,10 +73,10 @@ func checkObject(d Datastore) error {
 	if err := absent(d.Type, other); err != nil {
 		return err
 	}
-	if !accountRE.MatchString(d.AccountName) {
+	if !accountName.MatchString(d.AccountName) {
 		return fmt.Errorf("account_name: %q is not a storage account name (3 to 24 lowercase letters and digits)", d.AccountName)
 	}
-	if !containerRE.MatchString(container) {
+	if !containerName.MatchString(container) {
 		return fmt.Errorf("%s: %q is not a container name (3 to 63 lowercase letters, digits and single hyphens)", field, container)
 	}
 	if d.Protocol != "" && !slices.Contains(Protocols[d.Type], d.Protocol) {

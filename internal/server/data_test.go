@@ -42,12 +42,12 @@ func TestDataRoutes(t *testing.T) {
 	if list, err := ts.admin.Data.List(ctx, "", false); err != nil || len(list) != 0 {
 		t.Errorf("list after archiving = %+v, %v", list, err)
 	}
-	if d, err := ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared"}); err != nil || d.Path != "/shared" {
+	if d, err := ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared"}, nil); err != nil || d.Path != "/shared" {
 		t.Errorf("create datastore = %+v, %v", d, err)
 	}
-	_, err = ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "blob", Type: "azure_blob"})
-	if st, _ := apiStatus(t, err); st != http.StatusBadRequest || !strings.Contains(err.Error(), "Azure storage cannot be reached") {
-		t.Errorf("azure_blob datastore: %v", err)
+	_, err = ts.admin.Datastores.Create(ctx, datastore.Datastore{Name: "files", Type: "azure_file"}, nil)
+	if st, _ := apiStatus(t, err); st != http.StatusBadRequest || !strings.Contains(err.Error(), "Hangar's datastores are of type local_folder, azure_blob") {
+		t.Errorf("azure_file datastore: %v", err)
 	}
 	if all, err := ts.admin.Datastores.List(ctx); err != nil || len(all) != 2 || all[0].Name != datastore.WorkspaceBlobStore {
 		t.Errorf("datastores = %+v, %v", all, err)

@@ -21,7 +21,7 @@ func (s *secretRoutes) routes(_, mux routes) {
 	mux.handle("PUT /api/secrets/{name}/access", ownerAccess.audited("secret.access"), answerBody(s.Server, ok, s.setSecretAccess))
 	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), answer(s.Server, ok, s.deleteSecret))
 	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), answer(s.Server, ok, s.rotateKey))
-	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly(answer(s.Server, ok, s.runSecrets)))
+	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly("its secrets", answer(s.Server, ok, s.runSecrets)))
 }
 
 func (s *secretRoutes) listSecrets(r *http.Request) ([]api.SecretInfo, error) {
@@ -86,13 +86,13 @@ func (s *secretRoutes) runSecrets(r *http.Request) (*api.RunSecrets, error) {
 }
 
 // runTokenOnly is runOnly without the workspace token: a route only the run's own token may
-// call (the values of its secrets).
-func (s *secretRoutes) runTokenOnly(h http.HandlerFunc) http.HandlerFunc {
+// call (the values of its secrets, its datastores' credentials: what says what).
+func (s *Server) runTokenOnly(what string, h http.HandlerFunc) http.HandlerFunc {
 	inner := s.runOnly(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if p := who(r); p.admin || p.runID == "" {
 			writeJSON(w, http.StatusForbidden, api.ErrorBody{Code: api.CodeNotAllowed,
-				Error: fmt.Sprintf("only run %s's own token may read its secrets; the workspace token never reads a secret's value", r.PathValue("id"))})
+				Error: fmt.Sprintf("only run %s's own token may read %s; a user's token never reads a secret's value", r.PathValue("id"), what)})
 			return
 		}
 		inner(w, r)

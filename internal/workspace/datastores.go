@@ -2,10 +2,12 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hangar-ml/hangar/internal/compute"
 	"github.com/hangar-ml/hangar/internal/datastore"
@@ -49,22 +51,87 @@ func (w *Workspace) FindDatastore(ctx context.Context, name string) (*datastore.
 	return ds, err
 }
 
-// Create creates or replaces a local_folder datastore; Azure storage types are refused.
-func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore) (*datastore.Datastore, error) {
+// Create creates or replaces a datastore: a local_folder, or an object store with its credentials
+// sealed with the workspace key (nil or empty: the node's ambient identity). A replace is the
+// whole datastore, as Azure's update is: credentials the new file leaves out are dropped, and
+// the datastore then uses the node's identity.
+func (dss *Datastores) Create(ctx context.Context, d datastore.Datastore, creds *datastore.Credentials) (*datastore.Datastore, error) {
 	if err := datastore.Check(d); err != nil {
 		return nil, Invalidf("%v", err)
+	}
+	var c datastore.Credentials
+	if creds != nil {
+		c = creds.Normalized()
+	}
+	if err := datastore.CheckCredentials(d.Type, c); err != nil {
+		return nil, Invalidf("%v", err)
+	}
+	sealed, err := dss.seal(d.Name, c)
+	if err != nil {
+		return nil, err
 	}
 	if old, err := dss.ws.Store.Assets.Datastore(ctx, d.Name); err == nil {
 		d.CreatedAt = old.CreatedAt
 	} else {
 		d.CreatedAt = dss.ws.Now()
 	}
-	d.Builtin = false
-	if err := dss.ws.Store.Assets.PutDatastore(ctx, d); err != nil {
+	d.Builtin, d.CredentialKind, d.LastUsedBy, d.LastUsedAt = false, c.Kind(), "", time.Time{}
+	if err := dss.ws.Store.Assets.PutDatastore(ctx, d, sealed); err != nil {
 		return nil, err
 	}
-	dss.ws.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "path", d.Path)
-	return &d, nil
+	dss.ws.Log.Info("datastore created", "datastore", d.Name, "type", d.Type, "location", where(d), "credentials", or(d.CredentialKind, "ambient"))
+	return dss.Get(ctx, d.Name)
+}
+
+// seal seals credentials as JSON; none is "" (the node's identity).
+func (dss *Datastores) seal(name string, c datastore.Credentials) (string, error) {
+	if c == (datastore.Credentials{}) {
+		return "", nil
+	}
+	if dss.ws.Sealer == nil {
+		return "", errors.New("no workspace key to seal a datastore's credentials")
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	sealed, err := dss.ws.Sealer.Encrypt(b)
+	if err != nil {
+		return "", fmt.Errorf("seal datastore %s's credentials: %w", name, err)
+	}
+	return sealed, nil
+}
+
+// Delete removes a datastore and its credentials. Runs that name it and have not fetched its
+// credentials yet fail, saying it is gone; workspaceblobstore cannot be deleted.
+func (dss *Datastores) Delete(ctx context.Context, name string) (*datastore.Datastore, error) {
+	if name == datastore.WorkspaceBlobStore {
+		return nil, Invalidf("name: %s is the workspace's own datastore and cannot be deleted", name)
+	}
+	d, err := dss.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := dss.ws.Store.Assets.DeleteDatastore(ctx, name); err != nil {
+		return nil, mapStoreErr(err)
+	}
+	dss.ws.Log.Info("datastore deleted", "datastore", name)
+	return d, nil
+}
+
+// where is a datastore's place, for logs and messages: a local_folder's path, an object store's URI.
+func where(d datastore.Datastore) string {
+	if datastore.IsObjectType(d.Type) {
+		return d.Locate("").URI()
+	}
+	return d.Path
+}
+
+func or(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
 }
 
 // resolveDatastoreInput resolves an input at azureml://datastores/<datastore>/paths/<path>: in

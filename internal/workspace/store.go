@@ -74,9 +74,12 @@ type Assets interface {
 	Environment(ctx context.Context, name, version string) (*store.EnvironmentVersion, error)
 	Environments(ctx context.Context, name string) ([]store.EnvironmentVersion, error)
 
-	PutDatastore(ctx context.Context, d datastore.Datastore) error
+	PutDatastore(ctx context.Context, d datastore.Datastore, sealed string) error
 	Datastore(ctx context.Context, name string) (*datastore.Datastore, error)
 	Datastores(ctx context.Context) ([]datastore.Datastore, error)
+	DatastoreCredentials(ctx context.Context, name string) (sealed string, err error)
+	DeleteDatastore(ctx context.Context, name string) error
+	MarkDatastoresUsed(ctx context.Context, names []string, run string, at time.Time) error
 	PutDatastorePath(ctx context.Context, e datastore.Entry) error
 	DatastorePaths(ctx context.Context, ds string, paths []string) ([]datastore.Entry, error)
 
