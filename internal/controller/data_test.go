@@ -83,7 +83,7 @@ func TestCreateDataFromURIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := t.TempDir()
-	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: shared}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -209,7 +209,7 @@ func TestDatastoreInputs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(shared, "raw"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r = f.create(t, job.Spec{Inputs: map[string]job.Input{"d": {Type: job.URIFolder, Path: "azureml://datastores/nfs/paths/raw/", Mode: "ro_mount"}}})
@@ -219,7 +219,7 @@ func TestDatastoreInputs(t *testing.T) {
 	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{
 		"d": {Type: job.URIFolder, Path: "azureml://datastores/nfs/paths/missing"}}}})
 	wantKind(t, err, Invalid, "inputs.d.path: azureml://datastores/nfs/paths/missing is "+filepath.Join(shared, "missing")+" on datastore nfs, which does not exist here")
-	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared, Computes: []string{"gpu"}}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: shared, Computes: []string{"gpu"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.c.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "x", Inputs: map[string]job.Input{
@@ -227,7 +227,7 @@ func TestDatastoreInputs(t *testing.T) {
 	wantKind(t, err, Invalid, "datastore nfs ("+shared+") is not mounted on the nodes of compute local (its computes: gpu)")
 }
 
-// Datastores: workspaceblobstore always first and not replaceable; Azure types refused.
+// Datastores: workspaceblobstore always first and not replaceable; Azure's file shares refused.
 func TestDatastoresListAndCreate(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -236,14 +236,14 @@ func TestDatastoresListAndCreate(t *testing.T) {
 		msg string
 	}{
 		{datastore.Datastore{Name: "workspaceblobstore", Type: datastore.TypeLocalFolder, Path: "/x"}, "cannot be replaced"},
-		{datastore.Datastore{Name: "blob", Type: "azure_blob"}, "type azure_blob: Azure storage cannot be reached"},
+		{datastore.Datastore{Name: "files", Type: "azure_file"}, "type azure_file: an Azure file share is an SMB share"},
 		{datastore.Datastore{Name: "rel", Type: datastore.TypeLocalFolder, Path: "data"}, "clean absolute folder path"},
-		{datastore.Datastore{Name: "a-b", Type: datastore.TypeLocalFolder, Path: "/x"}, "not a datastore name"},
+		{datastore.Datastore{Name: "-ab", Type: datastore.TypeLocalFolder, Path: "/x"}, "not a datastore name"},
 	} {
-		_, err := f.c.Workspace.Datastores.Create(ctx, tt.d)
+		_, err := f.c.Workspace.Datastores.Create(ctx, tt.d, nil)
 		wantKind(t, err, Invalid, tt.msg)
 	}
-	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared/data"}); err != nil {
+	if _, err := f.c.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder, Path: "/shared/data"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	all, err := f.c.Workspace.Datastores.List(ctx)

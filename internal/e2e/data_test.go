@@ -110,7 +110,7 @@ func TestDataAssets(t *testing.T) {
 
 // Datastores end to end: workspaceblobstore always listed; an upload's path and a path inside it
 // read by a job; a job output written at a workspaceblobstore path and read by the next job; a
-// data asset registered from that path; a local_folder datastore read in place; Azure types refused.
+// data asset registered from that path; a local_folder datastore read in place; Azure's file shares refused.
 func TestDatastores(t *testing.T) {
 	w := newWS(t)
 	dir := t.TempDir()
@@ -121,7 +121,7 @@ func TestDatastores(t *testing.T) {
 		"write.yml": "command: mkdir -p ${{outputs.o}}/deep && echo written-there > ${{outputs.o}}/deep/x.txt\n" +
 			"outputs:\n  o: {type: uri_folder, path: 'azureml://datastores/workspaceblobstore/paths/shared/${{name}}-out/'}\n",
 		"shared.yml": "name: shared\ntype: local_folder\npath: " + shared + "\ndescription: nfs\n",
-		"blob.yml":   "name: blobby\ntype: azure_blob\naccount_name: acct\ncontainer_name: c\n",
+		"files.yml":  "name: file_example\ntype: azure_file\naccount_name: acct\nfile_share_name: c\n",
 		"readlocal.yml": "command: cat ${{inputs.d}}/iris.csv\n" +
 			"inputs:\n  d: {type: uri_folder, path: 'azureml://datastores/shared/paths/iris/'}\n",
 		"readabsent.yml": "command: ls ${{inputs.d}}\ninputs:\n  d: {type: uri_folder, path: 'azureml://datastores/workspaceblobstore/paths/never/written'}\n",
@@ -184,8 +184,8 @@ func TestDatastores(t *testing.T) {
 	if !strings.Contains(r.stdout, "local_folder") || !strings.Contains(r.stdout, "azureml://datastores/shared/paths/<path>") {
 		t.Errorf("datastore show shared:\n%s", r.stdout)
 	}
-	if r := w.run("datastore", "create", "-f", file("blob.yml")); r.code == 0 || !strings.Contains(r.stderr, "blob.yml: type: type azure_blob: Azure storage cannot be reached") {
-		t.Errorf("an azure_blob datastore: exit %d, stderr %q", r.code, r.stderr)
+	if r := w.run("datastore", "create", "-f", file("files.yml")); r.code == 0 || !strings.Contains(r.stderr, "files.yml: type: type azure_file: an Azure file share is an SMB share") {
+		t.Errorf("an azure_file datastore: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if r := w.run("datastore", "show", "nope"); r.code == 0 || !strings.Contains(r.stderr, "no datastore named nope") {
 		t.Errorf("datastore show nope: exit %d, stderr %q", r.code, r.stderr)

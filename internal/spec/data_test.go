@@ -38,29 +38,29 @@ func TestParseDatastore(t *testing.T) {
 		name, yml, errHas string
 	}{
 		{name: "local folder", yml: "name: nfs\ntype: local_folder\npath: /shared/data\ncomputes: [local, gpu]\ndescription: d\n"},
-		{name: "azure blob", yml: "$schema: https://azuremlschemas.azureedge.net/latest/azureBlob.schema.json\nname: blob_example\ntype: azure_blob\naccount_name: acct\ncontainer_name: c\n",
-			errHas: "ds.yml: type: type azure_blob: Azure storage cannot be reached from a self-hosted workspace; use type: local_folder"},
-		{name: "adls", yml: "name: x\ntype: azure_data_lake_gen2\n", errHas: "type azure_data_lake_gen2: Azure storage cannot be reached"},
+		{name: "adls gen1", yml: "name: x\ntype: azure_data_lake_gen1\nstore_name: s\n", errHas: "ds.yml: type: type azure_data_lake_gen1: Azure Data Lake Storage Gen1 was retired"},
 		{name: "relative path", yml: "name: nfs\ntype: local_folder\npath: data\n", errHas: "ds.yml: path: expected a clean absolute folder path"},
-		{name: "unknown type", yml: "name: nfs\ntype: s3\npath: /a\n", errHas: "ds.yml: type: expected local_folder"},
+		{name: "unknown type", yml: "name: nfs\ntype: hdfs\npath: /a\n", errHas: "ds.yml: type: expected one of local_folder, azure_blob, azure_data_lake_gen2, s3, gcs"},
 		{name: "builtin", yml: "name: workspaceblobstore\ntype: local_folder\npath: /a\n", errHas: "workspaceblobstore is the workspace's own datastore"},
 		{name: "missing", yml: "description: x\n", errHas: "ds.yml: name: required"},
 		{name: "unknown field", yml: "name: nfs\ntype: local_folder\npath: /a\nmount: yes\n", errHas: "mount"},
+		{name: "s3 field on local", yml: "name: nfs\ntype: local_folder\npath: /a\nbucket: bkt\n", errHas: "ds.yml: bucket: not a field of a local_folder datastore (line 4)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, _, err := ParseDatastore("ds.yml", []byte(tt.yml), nil)
+			f, _, err := ParseDatastore("ds.yml", []byte(tt.yml), nil)
 			if tt.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
-					t.Fatalf("ParseDatastore = %+v, %v; want an error with %q", d, err, tt.errHas)
+					t.Fatalf("ParseDatastore = %+v, %v; want an error with %q", f, err, tt.errHas)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Name != "nfs" || d.Type != "local_folder" || d.Path != "/shared/data" || strings.Join(d.Computes, ",") != "local,gpu" {
-				t.Errorf("ParseDatastore = %+v", d)
+			d := f.Datastore
+			if d.Name != "nfs" || d.Type != "local_folder" || d.Path != "/shared/data" || strings.Join(d.Computes, ",") != "local,gpu" || f.Credentials != nil {
+				t.Errorf("ParseDatastore = %+v", f)
 			}
 		})
 	}

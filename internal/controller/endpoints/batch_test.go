@@ -213,7 +213,7 @@ func TestInvokeBatchOverrideRefusals(t *testing.T) {
 	if _, err := f.s.PutBatchDeployment(ctx, d, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ctrl.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}); err != nil {
+	if _, err := f.ctrl.Workspace.Datastores.Create(ctx, datastore.Datastore{Name: "shared", Type: datastore.TypeLocalFolder, Path: t.TempDir()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	data := putTree(t, f, map[string]string{"a.txt": "1"})
