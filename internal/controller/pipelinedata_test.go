@@ -211,7 +211,7 @@ func TestDefaultDatastoreOutputs(t *testing.T) {
 func TestPipelineDefaultDatastoreRefused(t *testing.T) {
 	f := newFixture(t)
 	if err := f.c.Store.Assets.PutDatastore(t.Context(), datastore.Datastore{Name: "nfs", Type: datastore.TypeLocalFolder,
-		Path: t.TempDir(), CreatedAt: f.c.Now()}); err != nil {
+		Path: t.TempDir(), CreatedAt: f.c.Now()}, ""); err != nil {
 		t.Fatal(err)
 	}
 	pipe := func(ds string) job.Spec {
