@@ -53,7 +53,7 @@ func (o *DownloadOptions) defaults() {
 func (b *Bucket) Download(ctx context.Context, dest string, opts DownloadOptions) (Stats, error) {
 	opts.defaults()
 	var t tally
-	objs, err := b.objects(ctx, opts.File)
+	objs, err := b.objects(ctx, opts.File, opts.Retries)
 	if err != nil {
 		return t.stats(), err
 	}

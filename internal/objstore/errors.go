@@ -105,7 +105,7 @@ func Redact(s string, secrets []string) string {
 func (b *Bucket) newError(op, key string, kind Kind, err error) *Error {
 	e := &Error{Op: op, Location: b.loc, Key: key, Kind: kind}
 	if err != nil {
-		e.Err = &redacted{msg: Redact(err.Error(), b.secrets), err: err}
+		e.Err = &redacted{msg: Redact(describe(err), b.secrets), err: err}
 	}
 	return e
 }

@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	gauth "cloud.google.com/go/auth"
@@ -80,4 +81,18 @@ func statusKind(code int) Kind {
 		return KindNotFound
 	}
 	return ""
+}
+
+// describe is err's message on one line: Azure's SDK answers with the request, the response's
+// headers and its body over many lines, of which the status and the error code say it all.
+func describe(err error) string {
+	var az *azcore.ResponseError
+	if errors.As(err, &az) {
+		msg := fmt.Sprintf("the store answered %d", az.StatusCode)
+		if az.ErrorCode != "" {
+			msg += " " + az.ErrorCode
+		}
+		return msg
+	}
+	return err.Error()
 }

@@ -20,8 +20,22 @@ type object struct {
 	version string
 }
 
-// objects lists what Download reads: the object at Path (file), or every object under Path/.
-func (b *Bucket) objects(ctx context.Context, file bool) ([]object, error) {
+// objects lists what Download reads, again after a network error, a few times with backoff.
+func (b *Bucket) objects(ctx context.Context, file bool, retries int) ([]object, error) {
+	for attempt := 0; ; attempt++ {
+		objs, err := b.listOnce(ctx, file)
+		var oe *Error
+		if err == nil || attempt >= retries || !errors.As(err, &oe) || oe.Kind != KindNetwork {
+			return objs, err
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return nil, b.classify("list", "", err)
+		}
+	}
+}
+
+// listOnce lists the object at Path (file), or every object under Path/.
+func (b *Bucket) listOnce(ctx context.Context, file bool) ([]object, error) {
 	if file {
 		a, err := b.b.Attributes(ctx, b.loc.Path)
 		if err != nil {

@@ -302,3 +302,39 @@ func TestUploadFolderReadBackWithTheStoresSDK(t *testing.T) {
 		})
 	}
 }
+
+// The other kinds of credentials the stores take: an Azure SAS token (riding in the URL), a GCS
+// service account whose token endpoint grants a token.
+func TestOtherCredentials(t *testing.T) {
+	az, gcs := objtest.Azure(t), objtest.GCS(t)
+	cases := []struct {
+		name string
+		s    objtest.Store
+		cred datastore.Credentials
+	}{
+		{"azure sas token", az, az.SAS(t)},
+		{"gcs service account", gcs, datastore.Credentials{ServiceAccountJSON: objtest.ServiceAccountJSON(t, true)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.s.NewContainer(t)
+			objtest.PutBytes(t, tc.s, c, "in/x.txt", []byte("x"))
+			b := open(t, tc.s.Location(c, "in"), tc.cred)
+			dest := filepath.Join(t.TempDir(), "in")
+			if _, err := b.Download(t.Context(), dest, objstore.DownloadOptions{}); err != nil {
+				t.Fatalf("Download: %v", err)
+			}
+			if got := tree(t, dest)["x.txt"]; got != "x" {
+				t.Errorf("x.txt reads %q", got)
+			}
+			src := t.TempDir()
+			os.WriteFile(filepath.Join(src, "y.txt"), []byte("y"), 0o644)
+			if _, err := open(t, tc.s.Location(c, "out"), tc.cred).Upload(t.Context(), src); err != nil {
+				t.Fatalf("Upload: %v", err)
+			}
+			if got := string(tc.s.Get(t, c, "out/y.txt")); got != "y" {
+				t.Errorf("out/y.txt reads %q", got)
+			}
+		})
+	}
+}
