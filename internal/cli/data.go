@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/dataset"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/spec"
 )
 
@@ -102,7 +103,8 @@ func dataSpec(f dataCreateFlags, warn io.Writer) (*dataset.Spec, error) {
 
 func isRemoteData(p string) bool {
 	lower := strings.ToLower(p)
-	return strings.HasPrefix(lower, "azureml:") || strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
+	return strings.HasPrefix(lower, "azureml:") || strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") ||
+		datastore.IsObjectURI(p)
 }
 
 // checkLocalData says whether a local path fits the type, before anything is uploaded.
@@ -164,15 +166,30 @@ func (e *Env) createData(ctx context.Context, f dataCreateFlags) error {
 
 // dataContents says what a version holds: its files, or where it is read.
 func dataContents(v *dataset.Version) string {
+	if v.Location != nil {
+		return "read where it is, in " + storeOf(v.Location)
+	}
 	if v.Manifest == "" {
 		return "read in place from " + v.Path
 	}
 	return fmt.Sprintf("%d files (%s)", v.Files, humanBytes(v.Size))
 }
 
+// storeOf names an object-store location: its URI, and the datastore whose credentials read it.
+func storeOf(l *datastore.Location) string {
+	if l.Datastore == "" {
+		return l.URI() + " (no datastore: the node's own identity)"
+	}
+	return l.URI() + " (datastore " + l.Datastore + ")"
+}
+
 func showData(w io.Writer, v *dataset.Version) error {
+	var at, ds string
+	if v.Location != nil {
+		at, ds = v.Location.URI(), orDefault(v.Location.Datastore, "none: the node's own identity")
+	}
 	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
-		{"Contents", dataContents(v)}, {"Path", v.Path}, {"Source", v.Source},
+		{"Contents", dataContents(v)}, {"Path", v.Path}, {"Location", at}, {"Datastore", ds}, {"Source", v.Source},
 		{"Description", v.Description}, {"Archived", assetArchivedText(v.Archived)},
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err

@@ -117,7 +117,7 @@ func TestCreateDataFromURIs(t *testing.T) {
 		"azureml://datastores/workspaceblobstore/paths/nowhere": "nothing was written at azureml://datastores/workspaceblobstore/paths/nowhere",
 		"azureml://datastores/ghost/paths/x":                    "no datastore named ghost in this workspace (known: workspaceblobstore, shared)",
 		"azureml://datastores/shared/paths/../etc":              "not a clean path",
-		"wasbs://acct.blob.core.windows.net/c/x":                "is not supported by this workspace",
+		"wasbs://acct.blob.core.windows.net/c/x":                "expected wasbs://<container>@<account>.blob.core.windows.net/<path>",
 		"https://example.com/folder/":                           "use type uri_file",
 		"azureml://jobs/ghost/outputs/o":                        "no job named ghost",
 	} {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/asset"
+	"github.com/hangar-ml/hangar/internal/datastore"
 )
 
 // Data asset types, as the Azure ML data schema names them.
@@ -50,6 +51,11 @@ type Version struct {
 	Manifest string `json:"manifest,omitempty"`
 	Path     string `json:"path,omitempty"`
 	Source   string `json:"source"`
+	// Location is where the bytes of a version in an object store lie (a path of an object-store
+	// datastore, or a direct s3://, gs://, wasbs://, abfss:// URI): registered where it is,
+	// nothing uploaded, no manifest; Location.Datastore names the datastore whose credentials
+	// read it ("" for the node's own identity).
+	Location *datastore.Location `json:"location,omitempty"`
 	asset.Meta
 	// Files and Size describe the manifest, for show and list (0 for data read in place).
 	Files     int       `json:"files"`

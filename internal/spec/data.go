@@ -102,7 +102,7 @@ func (d *assetDecoder) uploadDatastore(n *yaml.Node, path string) string {
 
 // dataAssetPath decodes a data asset's path: a local file or folder (made absolute; it must exist;
 // an mltable folder must hold its MLTable file), a job output, a datastore path or an http(s)
-// URL. Azure storage URLs (wasbs://, abfss://, ...) cannot be reached from here.
+// URL, or a direct object-store URI (s3://, gs://, wasbs://, abfss://).
 func (d *assetDecoder) dataAssetPath(n *yaml.Node, path, typ string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	lower := strings.ToLower(s)
@@ -118,8 +118,14 @@ func (d *assetDecoder) dataAssetPath(n *yaml.Node, path, typ string) string {
 			return ""
 		}
 		return s
+	case datastore.IsObjectURI(s):
+		if _, err := datastore.ParseObjectURI(s); err != nil {
+			d.errorf(n, path, "%v", err)
+			return ""
+		}
+		return s
 	case isURI(s):
-		d.errorf(n, path, "%s is not supported by this workspace (Azure storage cannot be reached from it): give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI or an http(s) URL", quote(s))
+		d.errorf(n, path, "%s is not supported by this workspace: give a local file or folder, a job output, an azureml://datastores/<datastore>/paths/<path> URI, an s3://, gs://, wasbs:// or abfss:// URI, or an http(s) URL", quote(s))
 		return ""
 	}
 	p, info, ok := d.stat(n, path, s)

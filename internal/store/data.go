@@ -5,6 +5,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/asset"
 	"github.com/hangar-ml/hangar/internal/dataset"
+	"github.com/hangar-ml/hangar/internal/datastore"
 )
 
 // dataRow is the spec column of a data_assets row: everything but the key, archived and created_at.
@@ -13,6 +14,8 @@ type dataRow struct {
 	Manifest string `json:"manifest,omitempty"`
 	Path     string `json:"path,omitempty"`
 	Source   string `json:"source"`
+	// Location is where a version in an object store lies (issue 31).
+	Location *datastore.Location `json:"location,omitempty"`
 	asset.Meta
 	Files int   `json:"files"`
 	Size  int64 `json:"size"`
@@ -20,12 +23,12 @@ type dataRow struct {
 
 var dataTable = assetTable[dataset.Version, dataRow]{table: "data_assets", noun: "data asset", nouns: "data assets",
 	row: func(v dataset.Version) dataRow {
-		return dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source, Meta: v.Meta,
-			Files: v.Files, Size: v.Size}
+		return dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source, Location: v.Location,
+			Meta: v.Meta, Files: v.Files, Size: v.Size}
 	},
 	version: func(k asset.Key, r dataRow) dataset.Version {
 		return dataset.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Path: r.Path,
-			Source: r.Source, Meta: r.Meta, Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
+			Source: r.Source, Location: r.Location, Meta: r.Meta, Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
 	},
 }
 

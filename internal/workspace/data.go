@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hangar-ml/hangar/internal/api"
@@ -82,6 +83,9 @@ func (da *Data) source(ctx context.Context, v *dataset.Version, p, uploaded stri
 	case datastore.IsURI(p):
 		v.Source = p
 		return da.datastoreSource(ctx, v, p)
+	case datastore.IsObjectURI(p):
+		v.Path, v.Source = p, p
+		return da.objectSource(ctx, v, p)
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
 		if v.Type != dataset.URIFile {
 			return Invalidf("path: %s is read as one file over http(s): use type uri_file, or upload a folder", p)
@@ -110,10 +114,62 @@ func (da *Data) datastoreSource(ctx context.Context, v *dataset.Version, p strin
 		v.Path = u.String()
 		return nil
 	}
+	if datastore.IsObjectType(ds.Type) {
+		v.Path = u.String()
+		return setLocation(v, ds.Locate(u.Path))
+	}
 	if v.Manifest, err = da.ws.BlobStorePath(ctx, u); err != nil {
 		return Invalidf("path: %v", err)
 	}
 	return nil
+}
+
+// objectSource registers a direct object-store URI where it is, with the datastore of the
+// workspace on its container or bucket (whose credentials read it) if there is one.
+func (da *Data) objectSource(ctx context.Context, v *dataset.Version, p string) error {
+	loc, err := datastore.ParseObjectURI(p)
+	if err != nil {
+		return Invalidf("path: %v", err)
+	}
+	if loc, err = da.ws.coveringDatastore(ctx, loc); err != nil {
+		return Invalidf("path: %v", err)
+	}
+	return setLocation(v, loc)
+}
+
+// setLocation records where a version's bytes lie in an object store; a uri_file names one
+// object, never a whole container.
+func setLocation(v *dataset.Version, loc datastore.Location) error {
+	if v.Type == dataset.URIFile && loc.Path == "" {
+		return Invalidf("path: type uri_file names one object; %s is the whole container", loc.URI())
+	}
+	v.Location = &loc
+	return nil
+}
+
+// coveringDatastore gives loc, a direct URI's location, the workspace's datastore on its
+// container or bucket (its name, endpoint and region), if one holds it; two are ambiguous.
+func (w *Workspace) coveringDatastore(ctx context.Context, loc datastore.Location) (datastore.Location, error) {
+	all, err := w.Datastores.List(ctx)
+	if err != nil {
+		return loc, err
+	}
+	var found []datastore.Datastore
+	for _, d := range all {
+		if datastore.IsObjectType(d.Type) && loc.Covers(d) {
+			found = append(found, d)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return loc, nil
+	case 1:
+		at := found[0].Locate(loc.Path)
+		loc.Datastore, loc.Endpoint, loc.Region = at.Datastore, at.Endpoint, at.Region
+		return loc, nil
+	}
+	return loc, fmt.Errorf("%s is in datastores %s and %s, each with its own credentials: name one as azureml://datastores/<datastore>/paths/%s",
+		loc.URI(), found[0].Name, found[1].Name, loc.Path)
 }
 
 // dataInputTypes are the input types whose azureml:<name>:<version> path names a data asset
@@ -140,9 +196,17 @@ func (w *Workspace) resolveAssetRef(ctx context.Context, name string, in job.Inp
 		return in, err
 	}
 	if v.Manifest == "" {
-		// Data read where it is: resolved as if the job named its path.
+		// Data read where it is: resolved as if the job named its path (an object store's, a
+		// local_folder's), so that the run gets the datastore's location as it is now.
 		ref := in.Path
 		in.Path = v.Path
+		if v.Location != nil && !datastore.IsURI(v.Path) {
+			out, err := w.resolveURI(ctx, name, in, compute)
+			if errors.As(err, &ce) {
+				return in, Invalidf("%s (data asset %s)", ce.Msg, ref)
+			}
+			return out, err
+		}
 		if datastore.IsURI(v.Path) {
 			out, err := w.resolveDatastoreInput(ctx, name, in, compute)
 			if errors.As(err, &ce) {
