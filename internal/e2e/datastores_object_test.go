@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hangar-ml/hangar/internal/api"
+	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 )
@@ -136,6 +137,7 @@ func TestObjectDatastores(t *testing.T) {
 		t.Fatalf("rotate-key: %v %s", err, rot.stdout)
 	}
 	keep(w.ok("datastore", "list", "-o", "yaml"))
+	checkObjectDataAssets(t, w, dir)
 	keep(w.ok("datastore", "delete", "s3ds", "--yes"))
 	if r := w.run("datastore", "show", "s3ds"); r.code == 0 {
 		t.Errorf("s3ds shown after its delete:\n%s", r.stdout)
@@ -148,5 +150,41 @@ func TestObjectDatastores(t *testing.T) {
 				t.Fatalf("an output holds the credential %q:\n%s", s, o)
 			}
 		}
+	}
+}
+
+// checkObjectDataAssets: data assets on an object store are registered where they are (nothing
+// uploaded) and data show says where their bytes live; a local folder is still uploaded.
+func checkObjectDataAssets(t *testing.T, w *ws, dir string) {
+	t.Helper()
+	var v dataset.Version
+	w.dataJSON(&v, "data", "create", "-n", "images", "-p", "azureml://datastores/s3ds/paths/images/")
+	if v.Manifest != "" || v.Location == nil || v.Location.URI() != "s3://e2e-bucket/images" || v.Location.Datastore != "s3ds" {
+		t.Errorf("data create on s3ds = %+v (location %v)", v, v.Location)
+	}
+	show := w.ok("data", "show", "images").stdout
+	for _, s := range []string{"Location", "s3://e2e-bucket/images", "Datastore", "s3ds", "read where it is"} {
+		if !strings.Contains(show, s) {
+			t.Errorf("data show images lacks %q:\n%s", s, show)
+		}
+	}
+	v = dataset.Version{}
+	w.dataJSON(&v, "data", "create", "-n", "raw", "-p", "gs://e2e-bucket/raw/")
+	if v.Location == nil || v.Location.Datastore != "gcsds" || v.Location.Endpoint != "http://127.0.0.1:4443" {
+		t.Errorf("a direct gs:// URI in gcsds's bucket = %+v", v.Location)
+	}
+	v = dataset.Version{}
+	w.dataJSON(&v, "data", "create", "-n", "elsewhere", "-p", "s3://another-bucket/x/")
+	if v.Location == nil || v.Location.Datastore != "" {
+		t.Errorf("a direct s3:// URI no datastore holds = %+v", v.Location)
+	}
+	if show := w.ok("data", "show", "elsewhere").stdout; !strings.Contains(show, "the node's own identity") {
+		t.Errorf("data show elsewhere:\n%s", show)
+	}
+	writeFiles(t, dir, map[string]string{"local/a.txt": "alpha\n"})
+	v = dataset.Version{}
+	w.dataJSON(&v, "data", "create", "-n", "local", "-p", filepath.Join(dir, "local"))
+	if v.Manifest == "" || v.Location != nil || !strings.HasPrefix(v.Path, "azureml://datastores/workspaceblobstore/paths/LocalUpload/") {
+		t.Errorf("a local folder = %+v", v)
 	}
 }
