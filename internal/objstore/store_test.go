@@ -2,8 +2,10 @@ package objstore_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -313,6 +315,7 @@ func TestOtherCredentials(t *testing.T) {
 		cred datastore.Credentials
 	}{
 		{"azure sas token", az, az.SAS(t)},
+		{"adls gen2 through its blob endpoint", adls{az}, az.Credentials()},
 		{"gcs service account", gcs, datastore.Credentials{ServiceAccountJSON: objtest.ServiceAccountJSON(t, true)}},
 	}
 	for _, tc := range cases {
@@ -336,5 +339,47 @@ func TestOtherCredentials(t *testing.T) {
 				t.Errorf("out/y.txt reads %q", got)
 			}
 		})
+	}
+}
+
+// adls is Azurite's blob service seen as an ADLS Gen2 datastore (read through the blob endpoint).
+type adls struct{ *objtest.AzureServer }
+
+func (a adls) Location(container, path string) datastore.Location {
+	l := a.AzureServer.Location(container, path)
+	l.Type = datastore.TypeADLSGen2
+	return l
+}
+
+// A download that fails part-way (here: canceled once bytes have come) leaves nothing at the
+// destination, nor its staging folder beside it.
+func TestFailedDownloadLeavesNothing(t *testing.T) {
+	s := objtest.S3(t)
+	c := s.NewContainer(t)
+	for i := range 6 {
+		objtest.PutBytes(t, s, c, fmt.Sprintf("f/%d.bin", i), random(t, 4<<20))
+	}
+	p := objtest.NewProxy(t, strings.TrimPrefix(s.URL, "http://"))
+	loc := s.Location(c, "f")
+	loc.Endpoint = p.Rewrite(loc.Endpoint)
+	b := open(t, loc, s.Credentials())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	p.StallAfter(6 << 20)
+	go func() {
+		<-p.Stalled()
+		cancel()
+	}()
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "f")
+	cache := &objstore.Cache{Dir: t.TempDir()}
+	if _, err := b.Download(ctx, dest, objstore.DownloadOptions{Cache: cache, Concurrency: 2}); err == nil {
+		t.Fatal("a canceled download succeeded")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left beside the destination: %v", entries)
+	}
+	if tmp, _ := os.ReadDir(filepath.Join(cache.Dir, "tmp")); len(tmp) != 0 {
+		t.Errorf("left in the cache's scratch folder: %v", tmp)
 	}
 }

@@ -22,6 +22,12 @@ type Proxy struct {
 	sent     atomic.Int64 // bytes relayed to clients, all connections
 	mu       sync.Mutex
 	conns    map[net.Conn]bool
+
+	stallAt     atomic.Int64  // 0: never
+	stalled     chan struct{} // closed once a relay has stalled
+	released    chan struct{} // closed by Release
+	releaseOnce sync.Once
+	stalledOnce sync.Once
 }
 
 // NewProxy relays 127.0.0.1:<port> to target (host:port) until the test ends.
@@ -31,9 +37,10 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]bool{}}
+	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]bool{},
+		stalled: make(chan struct{}), released: make(chan struct{})}
 	go p.serve()
-	t.Cleanup(func() { ln.Close(); p.closeAll() })
+	t.Cleanup(func() { ln.Close(); p.Release(); p.closeAll() })
 	return p
 }
 
@@ -51,6 +58,18 @@ func (p *Proxy) Rewrite(endpoint string) string {
 func (p *Proxy) CutAfter(n int64) {
 	p.cut.Store(false)
 	p.cutAfter.Store(p.sent.Load() + n)
+}
+
+// StallAfter arms a stall: once n bytes more have gone back to clients, every relay stops
+// sending (the connections stay open, silent) until Release.
+func (p *Proxy) StallAfter(n int64) { p.stallAt.Store(p.sent.Load() + n) }
+
+// Stalled is closed once the relays have stalled.
+func (p *Proxy) Stalled() <-chan struct{} { return p.stalled }
+
+// Release lets stalled relays go on.
+func (p *Proxy) Release() {
+	p.releaseOnce.Do(func() { close(p.released) })
 }
 
 // Cuts says whether the armed cut happened.
@@ -95,6 +114,10 @@ func (p *Proxy) relay(c net.Conn) {
 				return
 			}
 			total := p.sent.Add(int64(n))
+			if at := p.stallAt.Load(); at > 0 && total >= at {
+				p.stallOnce()
+				<-p.released
+			}
 			if at := p.cutAfter.Load(); at > 0 && total >= at && p.cut.CompareAndSwap(false, true) {
 				p.cutAfter.Store(0)
 				p.closeAll()
@@ -113,4 +136,8 @@ func (p *Proxy) closeAll() {
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+func (p *Proxy) stallOnce() {
+	p.stalledOnce.Do(func() { close(p.stalled) })
 }
