@@ -28,7 +28,7 @@ import (
 //     Download reads (4), each body copied to its file;
 //
 //   - objstore: Download into a fresh folder with a cold node cache (read-only: the files are
-//     hard links to the cache's);
+//     copies of the cache's);
 //
 //   - cached: Download again with the cache warm; it reports the object bytes fetched (goal: 0)
 //     and the bytes that crossed the wire both ways (the listing), counted by a proxy.

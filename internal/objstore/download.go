@@ -23,7 +23,7 @@ type DownloadOptions struct {
 	// under Path/ laid out relative to it.
 	File bool
 	// Cache, when set, keeps each object version on the node; a file reaches the destination
-	// from it by hard link (ReadOnly) or copy.
+	// as a copy of it (a clone of its extents where the filesystem can).
 	Cache *Cache
 	// ReadOnly leaves the files (and a new folder's folders) without write permission.
 	ReadOnly bool
@@ -263,14 +263,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// deliver puts the cache entry at target: a hard link when read-only (the entry is read-only
-// too), else a copy the run may change without touching the cache.
+// deliver puts a copy of the cache entry at target: a clone of its extents where the filesystem
+// shares them (FICLONE: btrfs, XFS), else a copy of its bytes. Never a hard link: the entry is
+// shared by every later run on the node, and a run's command owning a link to it could make it
+// writable again (chmod) and change what the next run, perhaps another user's, reads.
 func deliver(entry, target string, readOnly bool) error {
-	if readOnly {
-		if err := os.Link(entry, target); err == nil {
-			return nil
-		}
-	}
 	src, err := os.Open(entry)
 	if err != nil {
 		return err
@@ -283,6 +280,9 @@ func deliver(entry, target string, readOnly bool) error {
 	dst, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
 		return err
+	}
+	if cloneFile(dst, src) {
+		return dst.Close()
 	}
 	if _, err := io.Copy(dst, src); err != nil {
 		dst.Close()

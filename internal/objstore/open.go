@@ -90,6 +90,9 @@ func openS3(ctx context.Context, loc datastore.Location, cred datastore.Credenti
 	if err != nil {
 		return nil, fmt.Errorf("s3 configuration: %w", err)
 	}
+	if cred.AccessKeyID == "" && !ambientS3(ctx, cfg) {
+		cfg.Credentials = aws.AnonymousCredentials{} // public data: nothing to sign with
+	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if loc.Endpoint != "" {
 			o.BaseEndpoint = aws.String(strings.TrimRight(loc.Endpoint, "/"))
@@ -124,8 +127,12 @@ func openAzure(ctx context.Context, loc datastore.Location, cred datastore.Crede
 	default:
 		var tc azcore.TokenCredential
 		tc, err = azureToken(cred)
-		if err == nil {
+		switch {
+		case err == nil && (cred.ClientSecret != "" || ambientAzure(ctx, tc)):
 			client, err = container.NewClient(containerURL, tc, nil)
+		case cred.ClientSecret == "":
+			// No identity on the node: a public container is read anonymously.
+			client, err = container.NewClientWithNoCredential(containerURL, nil)
 		}
 	}
 	if err != nil {
@@ -146,7 +153,8 @@ func openGCS(ctx context.Context, loc datastore.Location, cred datastore.Credent
 	switch {
 	case cred.ServiceAccountJSON != "":
 		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, []byte(cred.ServiceAccountJSON)))
-	case loc.Endpoint != "":
+	case loc.Endpoint != "" || !ambientGCS(ctx):
+		// An emulator, or a node with no Google identity: a public bucket is read anonymously.
 		opts = append(opts, option.WithoutAuthentication(), option.WithHTTPClient(&http.Client{}))
 	}
 	if loc.Endpoint != "" {
