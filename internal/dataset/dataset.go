@@ -62,6 +62,8 @@ type Version struct {
 	Size      int64     `json:"size"`
 	CreatedAt time.Time `json:"created_at"`
 	Archived  bool      `json:"archived"`
+	// Import is set on a version a data import registered.
+	Import *Imported `json:"import,omitempty"`
 }
 
 // ID is the reference that names this version: azureml:<name>:<version>.
@@ -93,4 +95,42 @@ func CheckFiles(typ, where string, files []string) error {
 		return fmt.Errorf("type mltable: %s has no %s file at its top (an mltable folder holds an MLTable file describing how to read its data)", where, MLTableFile)
 	}
 	return nil
+}
+
+// Import sources, as Azure's data import file names them.
+const (
+	SourceDatabase   = "database"
+	SourceFileSystem = "file_system"
+)
+
+// ImportSpec is a data import file (az ml data import -f): the asset to register and the
+// source a run reads it from, through a workspace connection.
+type ImportSpec struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Type    string `json:"type"` // mltable (a database source) or uri_folder (a file_system one)
+	// Path is where the data is written in workspaceblobstore, ${{name}} being the asset's name.
+	Path string `json:"path"`
+	asset.Meta
+	Source ImportSource `json:"source"`
+	// Compute is where the import runs ("" : local).
+	Compute string `json:"compute,omitempty"`
+}
+
+// ImportSource is an import's source: a query (database) or a path (file_system) read through a
+// connection (its name, azureml: removed).
+type ImportSource struct {
+	Type       string `json:"type"`
+	Query      string `json:"query,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Connection string `json:"connection"`
+}
+
+// Imported is where an imported version came from, for show: the connection, the query or the
+// path, and the import's job.
+type Imported struct {
+	Connection string `json:"connection"`
+	Query      string `json:"query,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Job        string `json:"job"`
 }

@@ -45,6 +45,9 @@ type Spec struct {
 	Sweep *SweepRun `json:"sweep,omitempty"`
 	// Pipeline holds a pipeline job's steps (Type "pipeline": the run is the pipeline's parent).
 	Pipeline *PipelineRun `json:"pipeline,omitempty"`
+	// Import makes the run a data import (set by Hangar from hangar data import, never by a job
+	// file): its supervisor reads a connection's source instead of running a command.
+	Import *Import `json:"import,omitempty"`
 }
 
 // Serve is what makes a run an online deployment's replica (design 0014): its supervisor gives
@@ -199,4 +202,30 @@ type Distribution struct {
 type QueueSettings struct {
 	JobTier  string `json:"job_tier,omitempty"`
 	Priority string `json:"priority,omitempty"` // low, medium, high
+}
+
+// ImportOutput is the output an import run writes its data to (Azure's data transfer jobs name
+// it sink).
+const ImportOutput = "sink"
+
+// Import makes a run a data import (hangar data import, docs/data.md "Connections and data
+// import"): its supervisor, outside the run's box, reads the connection's source into the
+// output ImportOutput, and when the run completes the workspace registers the output as
+// Asset's version Version. No user command runs.
+type Import struct {
+	Connection string `json:"connection"`
+	// ConnectionType is the connection's type when the import was created (s3, postgresql).
+	ConnectionType string `json:"connection_type"`
+	// SourceType is database (Query is run) or file_system (Path is copied).
+	SourceType string `json:"source_type"`
+	Query      string `json:"query,omitempty"`
+	Path       string `json:"path,omitempty"`
+	// Store is where a file_system source lies (the connection's bucket and the path), resolved
+	// at create.
+	Store   *datastore.Location `json:"store,omitempty"`
+	Asset   string              `json:"asset"`
+	Version string              `json:"version"`
+	// AssetType is mltable or uri_folder.
+	AssetType string `json:"asset_type"`
+	asset.Meta
 }

@@ -17,18 +17,20 @@ type dataRow struct {
 	// Location is where a version in an object store lies (issue 31).
 	Location *datastore.Location `json:"location,omitempty"`
 	asset.Meta
-	Files int   `json:"files"`
-	Size  int64 `json:"size"`
+	Files  int               `json:"files"`
+	Size   int64             `json:"size"`
+	Import *dataset.Imported `json:"import,omitempty"`
 }
 
 var dataTable = assetTable[dataset.Version, dataRow]{table: "data_assets", noun: "data asset", nouns: "data assets",
 	row: func(v dataset.Version) dataRow {
 		return dataRow{Type: v.Type, Manifest: v.Manifest, Path: v.Path, Source: v.Source, Location: v.Location,
-			Meta: v.Meta, Files: v.Files, Size: v.Size}
+			Meta: v.Meta, Files: v.Files, Size: v.Size, Import: v.Import}
 	},
 	version: func(k asset.Key, r dataRow) dataset.Version {
 		return dataset.Version{Name: k.Name, Version: k.Version, Type: r.Type, Manifest: r.Manifest, Path: r.Path,
-			Source: r.Source, Location: r.Location, Meta: r.Meta, Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived}
+			Source: r.Source, Location: r.Location, Meta: r.Meta, Files: r.Files, Size: r.Size, CreatedAt: k.Created, Archived: k.Archived,
+			Import: r.Import}
 	},
 }
 
