@@ -142,7 +142,7 @@ type Resealer struct {
 }
 
 // Reseal rewrites every sealed value of the workspace (job secrets, endpoints' keys, webhooks'
-// secrets, datastores' credentials, compute targets' passwords and private keys) through r in one transaction, and says how many it
+// secrets, datastores' and connections' credentials, compute targets' passwords and private keys) through r in one transaction, and says how many it
 // changed: all of them or, when any fails, none.
 func (s *Assets) Reseal(ctx context.Context, r Resealer) (changed int, err error) {
 	err = s.inTx(ctx, "reseal the workspace's secrets", func(tx *sql.Tx) error {
@@ -150,6 +150,7 @@ func (s *Assets) Reseal(ctx context.Context, r Resealer) (changed int, err error
 		for _, tbl := range []struct{ table, key, col string }{
 			{"job_secrets", "name", "value"}, {"endpoints", "name", "keys"}, {"registry_webhooks", "id", "secret"},
 			{"datastores", "name", "credentials"},
+			{"connections", "name", "credentials"},
 		} {
 			n, err := resealColumn(ctx, tx, tbl.table, tbl.key, tbl.col, r.Value)
 			if err != nil {

@@ -36,7 +36,7 @@ type Tracking struct {
 	runs *Runs
 }
 
-// Assets holds models, data, environments, components, datastores and job secrets.
+// Assets holds models, data, environments, components, datastores, connections and job secrets.
 type Assets struct{ *base }
 
 // Cluster holds computes, nodes and their assignments, pools' state, placements,
