@@ -84,6 +84,7 @@ type Client struct {
 	ModelAliases     *ModelAliasClient
 	Data             *DataClient
 	Datastores       *DatastoreClient
+	Connections      *ConnectionClient
 	Environments     *EnvironmentClient
 	Components       *ComponentClient
 	Endpoints        *EndpointClient

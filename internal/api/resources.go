@@ -73,6 +73,7 @@ func (c *Client) initResources() {
 	c.ModelLineage = &ModelLineageClient{c}
 	c.ModelAliases = &ModelAliasClient{c}
 	c.Datastores, c.Environments = &DatastoreClient{c}, &EnvironmentClient{c}
+	c.Connections = &ConnectionClient{c}
 	c.Endpoints, c.Deployments = &EndpointClient{c}, &DeploymentClient{c}
 	c.BatchEndpoints, c.BatchDeployments = &BatchEndpointClient{c}, &BatchDeploymentClient{c}
 	c.Users, c.Tokens, c.Secrets = &UserClient{c}, &TokenClient{c}, &SecretClient{c}

@@ -32,7 +32,7 @@ azureml:NAME@latest (the highest version not archived).`,
   hangar data list
   hangar data show iris@latest`,
 	}
-	return dataCommands().group(env, cmd, newDataCreateCmd(env))
+	return dataCommands().group(env, cmd, newDataCreateCmd(env), newDataImportCmd(env))
 }
 
 func dataCommands() assetCommands[dataset.Version] {
@@ -190,6 +190,7 @@ func showData(w io.Writer, v *dataset.Version) error {
 	}
 	if err := kv(w, [][2]string{{"Name", v.Name}, {"Version", v.Version}, {"Type", v.Type},
 		{"Contents", dataContents(v)}, {"Path", v.Path}, {"Location", at}, {"Datastore", ds}, {"Source", v.Source},
+		{"Imported from", importedFrom(v)},
 		{"Description", v.Description}, {"Archived", assetArchivedText(v.Archived)},
 		{"Created", fmtTime(&v.CreatedAt)}, {"Use as", v.ID()}}); err != nil {
 		return err
@@ -197,4 +198,22 @@ func showData(w io.Writer, v *dataset.Version) error {
 	section(w, "Tags", fmtStrings(v.Tags, ": "))
 	section(w, "Properties", fmtStrings(v.Properties, ": "))
 	return nil
+}
+
+// importedFrom says where an imported version came from: the connection and the query's first
+// line, or the path ("" : not imported).
+func importedFrom(v *dataset.Version) string {
+	imp := v.Import
+	if imp == nil {
+		return ""
+	}
+	what := imp.Path
+	if imp.Query != "" {
+		q, _, more := strings.Cut(imp.Query, "\n")
+		if more {
+			q += " ..."
+		}
+		what = "query " + q
+	}
+	return fmt.Sprintf("connection %s, %s (job %s)", imp.Connection, what, imp.Job)
 }

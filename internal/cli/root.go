@@ -133,7 +133,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(newStudioCmd(env))
 	root.AddCommand(newModelCmd(env))
 	root.AddCommand(newComponentCmd(env))
-	root.AddCommand(newDataCmd(env), newDatastoreCmd(env))
+	root.AddCommand(newDataCmd(env), newDatastoreCmd(env), newConnectionCmd(env))
 	root.AddCommand(newOnlineEndpointCmd(env), newOnlineDeploymentCmd(env))
 	root.AddCommand(newBatchEndpointCmd(env), newBatchDeploymentCmd(env))
 	root.AddCommand(newSecretCmd(env))

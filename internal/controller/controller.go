@@ -54,11 +54,13 @@ type Controller struct {
 	Config
 	// Workspace resolves jobs against the workspace and holds its nouns' CRUD.
 	Workspace *workspace.Workspace
-	// GC, Checkpoints, Tracking and Parents hold the concerns beside the run core (nouns.go).
+	// GC, Checkpoints, Tracking, Parents and Imports hold the concerns beside the run core
+	// (nouns.go).
 	GC          *GC
 	Checkpoints *Checkpoints
 	Tracking    *Tracking
 	Parents     *Parents
+	Imports     *Imports
 
 	// changes are the subscribers to run changes (OnChange; Changed notifies them).
 	changes changes
@@ -93,6 +95,7 @@ func New(cfg Config) *Controller {
 	c.kick = tick.NewKick()
 	c.Workspace = c.newWorkspace()
 	c.GC, c.Checkpoints, c.Tracking, c.Parents = &GC{c}, &Checkpoints{c}, &Tracking{c}, &Parents{c}
+	c.Imports = &Imports{c}
 	c.started = c.Now()
 	c.view = view{runs: map[string]runView{}, placed: map[string]*job.Run{}, owed: map[string]runView{}}
 	c.calls = newCalls(c.Now, c.Kick)

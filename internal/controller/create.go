@@ -14,6 +14,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/parallel"
 	"github.com/hangar-ml/hangar/internal/spec"
 	"github.com/hangar-ml/hangar/internal/store"
+	"github.com/hangar-ml/hangar/internal/workspace"
 )
 
 var runNameRE = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
@@ -27,6 +28,9 @@ type Creator func(ctx context.Context, c *Controller, sp job.Spec, warnings []st
 // its type.
 func (c *Controller) Create(ctx context.Context, req api.CreateJobRequest) (*job.Run, error) {
 	sp := req.Spec
+	if sp.Import != nil || sp.Type == workspace.ImportTypeData {
+		return nil, invalidf("import: set by hangar data import only (POST /api/data-imports)")
+	}
 	if sp.Type == "" {
 		sp.Type = "command"
 	}

@@ -25,6 +25,10 @@ func (c *Controller) apply(ctx context.Context, id string, rep api.StatusReport,
 	if rep.Time.IsZero() {
 		rep.Time = c.Now()
 	}
+	rep, err := c.Imports.ended(ctx, id, rep) // imports.go: a completing import registers its data first
+	if err != nil {
+		return nil, err
+	}
 	now := c.Now()
 	r, err := c.Store.RunWrites.UpdateRun(ctx, id, func(r *job.Run) ([]job.Event, error) {
 		if r.Status.Terminal() {

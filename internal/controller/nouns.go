@@ -16,3 +16,7 @@ type Tracking struct{ c *Controller }
 // Parents is what sweeps and pipelines ask of the run core besides the loop seam: binding step
 // inputs, merging parallel rows, resolving trials, and their detail views.
 type Parents struct{ c *Controller }
+
+// Imports queues data imports and registers their versions when their runs complete
+// (imports.go).
+type Imports struct{ c *Controller }

@@ -17,6 +17,7 @@ func (s *assetRoutes) routes(_, api routes) {
 	s.modelRoutes(api)
 	s.modelAliasRoutes(api)
 	s.dataRoutes(api)
+	s.connectionRoutes(api)
 	s.componentRoutes(api)
 }
 

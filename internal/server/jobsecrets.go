@@ -22,6 +22,7 @@ func (s *secretRoutes) routes(_, mux routes) {
 	mux.handle("DELETE /api/secrets/{name}", ownerAccess.audited("secret.delete"), answer(s.Server, ok, s.deleteSecret))
 	mux.handle("POST /api/secrets/rotate-key", ownerAccess.audited("secret.rotate-key"), answer(s.Server, ok, s.rotateKey))
 	mux.handle("GET /api/runs/{id}/secrets", runTokenAccess, s.runTokenOnly("its secrets", answer(s.Server, ok, s.runSecrets)))
+	mux.handle("GET /api/runs/{id}/connection-credentials", runTokenAccess, s.runTokenOnly("its connection's credentials", answer(s.Server, ok, s.runConnection)))
 }
 
 func (s *secretRoutes) listSecrets(r *http.Request) ([]api.SecretInfo, error) {
@@ -83,6 +84,12 @@ func (s *secretRoutes) runSecrets(r *http.Request) (*api.RunSecrets, error) {
 		return nil, err
 	}
 	return &api.RunSecrets{Values: vals}, nil
+}
+
+// runConnection answers an import run's supervisor the connection its import reads, with its
+// credentials (connections.go in package workspace: only while the run is live).
+func (s *secretRoutes) runConnection(r *http.Request) (*api.ConnectionCredentials, error) {
+	return s.cfg.Controller.Workspace.Connections.ForRun(r.Context(), r.PathValue("id"))
 }
 
 // runTokenOnly is runOnly without the workspace token: a route only the run's own token may

@@ -92,7 +92,9 @@ func (d *decoder) importPath(n *yaml.Node, path string) string {
 // importSource decodes source: {type, query | path, connection}.
 func (d *decoder) importSource(n *yaml.Node, path string, src *dataset.ImportSource) {
 	got := d.mapping(n, path, fields{
-		"type":       func(n *yaml.Node, p string) { src.Type = d.enum(n, p, dataset.SourceDatabase, dataset.SourceFileSystem) },
+		"type": func(n *yaml.Node, p string) {
+			src.Type = d.enum(n, p, dataset.SourceDatabase, dataset.SourceFileSystem)
+		},
 		"query":      func(n *yaml.Node, p string) { src.Query = strings.TrimSpace(d.text(n, p, "a query")) },
 		"path":       func(n *yaml.Node, p string) { src.Path = strings.TrimSpace(d.str(n, p)) },
 		"connection": func(n *yaml.Node, p string) { src.Connection = connection.Ref(d.str(n, p)) },

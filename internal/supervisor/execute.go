@@ -37,6 +37,8 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 		res = job.Result{State: s.stopState(s.cancelWhy), Reason: s.cancelWhy}
 	case w.sidecar:
 		res = s.serving.runSidecar(ctx, w, p)
+	case s.importing():
+		res = s.runImport(ctx, w, p)
 	default:
 		s.report(job.Starting, "starting the command")
 		stopCheckpoints := s.checkpoints.start(ctx)

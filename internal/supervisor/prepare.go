@@ -92,6 +92,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.outputs.prepare(w, values, extraEnv); err != nil {
 		return w, err
 	}
+	if s.importing() { // dataimport.go: the supervisor reads the source itself; no command runs
+		return w, nil
+	}
 	if err := s.serving.prepare(w, values, extraEnv); err != nil {
 		return w, err
 	}

@@ -35,6 +35,8 @@ type (
 	Environments struct{ ws *Workspace }
 	// Secrets are job secrets, who may use them, and the workspace key's rotation.
 	Secrets struct{ ws *Workspace }
+	// Connections are the external sources data imports read, their credentials sealed.
+	Connections struct{ ws *Workspace }
 )
 
 // New is the workspace over d, its nouns set.
@@ -46,6 +48,7 @@ func New(d Deps) *Workspace {
 	w.Components = &Components{versions[component.Version]{component.Kind, st.Components}, w}
 	w.Computes, w.Datastores = &Computes{w}, &Datastores{w}
 	w.Environments, w.Secrets = &Environments{w}, &Secrets{w}
+	w.Connections = &Connections{w}
 	return w
 }
 

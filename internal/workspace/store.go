@@ -89,6 +89,11 @@ type Assets interface {
 	DeleteJobSecret(ctx context.Context, name string) error
 	MarkJobSecretsUsed(ctx context.Context, names []string, run string, at time.Time) error
 	Reseal(ctx context.Context, r store.Resealer) (changed int, err error)
+
+	PutConnection(ctx context.Context, c store.StoredConnection) error
+	Connection(ctx context.Context, name string) (*store.StoredConnection, error)
+	Connections(ctx context.Context) ([]store.StoredConnection, error)
+	DeleteConnection(ctx context.Context, name string) error
 }
 
 // Targets are compute targets and serverless pools (store.Cluster).

@@ -28,6 +28,7 @@ type Workspace struct {
 	Datastores   *Datastores
 	Environments *Environments
 	Secrets      *Secrets
+	Connections  *Connections
 
 	rotating sync.Mutex // serialises key rotations (jobsecrets.go)
 }
