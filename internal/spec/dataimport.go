@@ -41,8 +41,8 @@ func ParseDataImport(file string, data []byte, sets []string) (*dataset.ImportSp
 		"name":    func(n *yaml.Node, p string) { s.Name = strings.TrimSpace(d.str(n, p)) },
 		"version": func(n *yaml.Node, p string) { s.Version = d.assets.assetVersion(n, p, dataset.Kind.ParseVersion) },
 		"type":    func(n *yaml.Node, p string) { s.Type = d.enum(n, p, dataset.MLTable, dataset.URIFolder) },
-		"path":    func(n *yaml.Node, p string) { s.Path = d.importPath(n, p) },
-		"source":  func(n *yaml.Node, p string) { src = n; d.importSource(n, p, &s.Source) },
+		"path":    func(n *yaml.Node, p string) { s.Path = importPath(d, n, p) },
+		"source":  func(n *yaml.Node, p string) { src = n; importSource(d, n, p, &s.Source) },
 	}
 	d.meta(fs, &s.Meta)
 	got := d.mapping(root, "", fs)
@@ -72,7 +72,7 @@ func ParseDataImport(file string, data []byte, sets []string) (*dataset.ImportSp
 
 // importPath decodes an import's path: a workspaceblobstore datastore path (${{name}} is the
 // asset's name).
-func (d *decoder) importPath(n *yaml.Node, path string) string {
+func importPath(d *decoder, n *yaml.Node, path string) string {
 	s := strings.TrimSpace(d.str(n, path))
 	u, err := datastore.ParseURI(strings.ReplaceAll(s, "${{name}}", "x"))
 	switch {
@@ -90,7 +90,7 @@ func (d *decoder) importPath(n *yaml.Node, path string) string {
 }
 
 // importSource decodes source: {type, query | path, connection}.
-func (d *decoder) importSource(n *yaml.Node, path string, src *dataset.ImportSource) {
+func importSource(d *decoder, n *yaml.Node, path string, src *dataset.ImportSource) {
 	got := d.mapping(n, path, fields{
 		"type": func(n *yaml.Node, p string) {
 			src.Type = d.enum(n, p, dataset.SourceDatabase, dataset.SourceFileSystem)
