@@ -34,7 +34,7 @@ func policyRoles(pattern string) []string {
 	}
 	owner := []string{api.RoleOwner}
 	switch {
-	case path == "/api/runs/{id}/secrets", path == "/api/runs/{id}/datastore-credentials":
+	case path == "/api/runs/{id}/secrets", path == "/api/runs/{id}/datastore-credentials", path == "/api/runs/{id}/connection-credentials":
 		return nil // a run's own token only
 	case under("/api/runs", "/api/users", "/api/audit", "/api/workspace"):
 		return owner // runs' supervisors' routes; users and roles; the audit log; the blob collector

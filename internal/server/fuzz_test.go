@@ -58,6 +58,8 @@ var requestTypes = []struct {
 	{"POST /api/models/{name}/restore", func() any { return new(api.ArchiveModelRequest) }},
 	{"PUT /api/models/{name}/aliases/{alias}", func() any { return new(api.SetModelAliasRequest) }},
 	{"POST /api/data", func() any { return new(api.CreateDataRequest) }},
+	{"PUT /api/connections/{name}", func() any { return new(api.CreateConnectionRequest) }},
+	{"POST /api/data-imports", func() any { return new(api.DataImportRequest) }},
 	{"POST /api/data/{name}/archive", func() any { return new(api.ArchiveDataRequest) }},
 	{"POST /api/data/{name}/restore", func() any { return new(api.ArchiveDataRequest) }},
 	{"POST /api/components", func() any { return new(api.CreateComponentRequest) }},
