@@ -38,6 +38,11 @@ func ParseDatastoreFile(file string, sets []string) (*DatastoreFile, []string, e
 // ParseDatastore is ParseDatastoreFile for YAML already read; a GCS key file named by path
 // resolves against file's folder.
 func ParseDatastore(file string, data []byte, sets []string) (*DatastoreFile, []string, error) {
+	for _, s := range sets {
+		if k, _, _ := strings.Cut(s, "="); k == "credentials" || strings.HasPrefix(k, "credentials.") {
+			return nil, nil, ErrorList{&Error{File: file, Path: "--set " + k, Msg: "credentials are given in the file only (a command line stays in the shell's history)"}}
+		}
+	}
 	d, root := begin(file, data, filepath.Dir(file), sets, datastoreKeys)
 	if root == nil {
 		return nil, d.warnings, d.errs.err()

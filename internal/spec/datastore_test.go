@@ -122,3 +122,17 @@ func TestParseDatastoreRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A credential is never taken from --set, even over a key the file has; the value is not repeated.
+func TestParseDatastoreCredentialsNotFromSet(t *testing.T) {
+	yml := "name: s\ntype: s3\nbucket: bkt\ncredentials:\n  access_key_id: a\n  secret_access_key: b\n"
+	for _, set := range []string{"credentials.secret_access_key=XYZSECRET", "credentials={}"} {
+		_, _, err := ParseDatastore("ds.yml", []byte(yml), []string{set})
+		if err == nil || !strings.Contains(err.Error(), "credentials are given in the file only") || strings.Contains(err.Error(), "XYZSECRET") {
+			t.Errorf("--set %s: %v", set, err)
+		}
+	}
+	if f, _, err := ParseDatastore("ds.yml", []byte(yml), []string{"region=eu-west-1"}); err != nil || f.Datastore.Region != "eu-west-1" {
+		t.Errorf("--set region: %+v, %v", f, err)
+	}
+}
