@@ -158,7 +158,7 @@ func TestCreateQueuesRun(t *testing.T) {
 		Name: "my-run_1", Command: "python train.py", CodeSnapshot: code,
 		Resources:    job.Resources{InstanceType: "Standard_NC6"},
 		Distribution: &job.Distribution{Type: "pytorch"},
-		Outputs:      map[string]job.Output{"model": {Type: job.URIFolder, Path: "azureml://datastores/x/paths/y"}},
+		Outputs:      map[string]job.Output{"model": {Type: job.URIFolder, Path: "azureml://datastores/workspaceblobstore/paths/"}},
 		Inputs:       map[string]job.Input{"lr": {Type: job.InputNumber, Value: "0.1"}, "web": {Type: job.URIFile, Path: "https://example.com/a.csv"}},
 	}
 	r, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: sp, Warnings: []string{"from the client"}})

@@ -52,7 +52,7 @@ func TestParseBatchInvokeFileErrors(t *testing.T) {
 		{"inputs:\n  input_data: {type: uri_folder, path: missing}\n", "x.yml: inputs.input_data.path: missing does not exist (line 2)"},
 		{"mini_batch_size: many\n", `x.yml: mini_batch_size: expected an integer, got "many" (line 1)`},
 		{"compute: {instance_count: 2, target: azureml:c}\n", "compute.target"},
-		{"outputs:\n  score: {path: /tmp/out}\n", "x.yml: outputs.score.path: expected an azureml://datastores/<datastore>/paths/<path> URI"},
+		{"outputs:\n  score: {path: /tmp/out}\n", "x.yml: outputs.score.path: expected an azureml://datastores/<datastore>/paths/<path> URI or an object store's URI"},
 		{"deployment_name: d\n", "deployment_name"},
 	} {
 		dir := writeTree(t, map[string]string{"x.yml": tc.yaml})

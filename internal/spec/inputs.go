@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/pattern"
 )
@@ -355,12 +356,14 @@ func (d *jobDecoder) output(n *yaml.Node, path string) job.Output {
 	return o
 }
 
-// outputPath accepts only datastore URIs, which may use ${{name}}, ${{output_name}} and
-// ${{default_datastore}}.
+// outputPath accepts only datastore URIs and object stores' own URIs (s3://, gs://, wasbs://,
+// abfss://, https://<account>.blob.core.windows.net/...), which may use ${{name}},
+// ${{output_name}} and ${{default_datastore}}.
 func (d *jobDecoder) outputPath(v *yaml.Node, path string) string {
 	s := d.str(v, path)
-	if !strings.HasPrefix(strings.ToLower(s), "azureml://datastores/") || !strings.Contains(s, "/paths/") {
-		d.expected(v, path, "an azureml://datastores/<datastore>/paths/<path> URI")
+	onDatastore := strings.HasPrefix(strings.ToLower(s), "azureml://datastores/") && strings.Contains(s, "/paths/")
+	if !onDatastore && !datastore.IsObjectURI(s) {
+		d.expected(v, path, "an azureml://datastores/<datastore>/paths/<path> URI or an object store's URI (s3://, gs://, wasbs://, abfss://)")
 		return ""
 	}
 	for _, m := range outputPathExprs.FindAllStringSubmatch(s, -1) {

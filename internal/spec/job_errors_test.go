@@ -106,7 +106,7 @@ var jobErrorTests = []struct {
 	// outputs
 	{"output mode matrix", "command: x\noutputs:\n  o: {mode: direct}\n", "job.yml: outputs.o.mode: mode direct is not allowed for a uri_folder output (allowed: rw_mount, upload) (line 3)"},
 	{"output input mode", "command: x\noutputs:\n  o: {type: uri_file, mode: ro_mount}\n", "job.yml: outputs.o.mode: mode ro_mount is not allowed for a uri_file output"},
-	{"output local path", "command: x\noutputs:\n  o: {path: ./out}\n", `job.yml: outputs.o.path: expected an azureml://datastores/<datastore>/paths/<path> URI, got "./out" (line 3)`},
+	{"output local path", "command: x\noutputs:\n  o: {path: ./out}\n", `job.yml: outputs.o.path: expected an azureml://datastores/<datastore>/paths/<path> URI or an object store's URI (s3://, gs://, wasbs://, abfss://), got "./out" (line 3)`},
 	{"output path expression", "command: x\noutputs:\n  o: {path: 'azureml://datastores/ds/paths/${{inputs.x}}'}\n", "job.yml: outputs.o.path: ${{inputs.x}} is not allowed here (use ${{name}}, ${{output_name}} or ${{default_datastore}}) (line 3)"},
 	{"output scalar", "command: x\noutputs:\n  o: ./out\n", `job.yml: outputs.o: expected an output object or nothing, got "./out" (line 3)`},
 	{"output type", "command: x\noutputs:\n  o: {type: string}\n", `job.yml: outputs.o.type: expected one of uri_folder, uri_file, mltable, mlflow_model, custom_model, triton_model, got "string" (line 3)`},

@@ -174,6 +174,8 @@ outputs:
   a:
   b: {mode: mount, name: my-model, version: 3, description: weights}
   c: {type: mltable, mode: Upload, path: "azureml://datastores/${{default_datastore}}/paths/${{name}}/${{output_name}}/"}
+  d: {path: "s3://bucket/runs/${{name}}/"}
+  e: {mode: upload, path: "abfss://fs@lake.dfs.core.windows.net/${{output_name}}"}
 `,
 		want: baseSpec(func(s *job.Spec) {
 			s.Command = "train ${{outputs.a}} ${{outputs.b}} ${{outputs.c}}"
@@ -181,6 +183,8 @@ outputs:
 				"a": {Type: "uri_folder", Mode: "rw_mount"},
 				"b": {Type: "uri_folder", Mode: "rw_mount", Name: "my-model", Version: "3", Description: "weights"},
 				"c": {Type: "mltable", Mode: "upload", Path: "azureml://datastores/${{default_datastore}}/paths/${{name}}/${{output_name}}/"},
+				"d": {Type: "uri_folder", Mode: "rw_mount", Path: "s3://bucket/runs/${{name}}/"},
+				"e": {Type: "uri_folder", Mode: "upload", Path: "abfss://fs@lake.dfs.core.windows.net/${{output_name}}"},
 			}
 		}),
 	},

@@ -137,7 +137,8 @@ func or(s, dflt string) string {
 // resolveDatastoreInput resolves an input at azureml://datastores/<datastore>/paths/<path>: in
 // workspaceblobstore, the manifest written there (fetched and cached on the node like any
 // input); in a local_folder datastore, the folder on the node's shared filesystem, read in
-// place, when the job's compute target is one whose nodes mount it.
+// place, when the job's compute target is one whose nodes mount it; in an object store, its
+// location (objectdata.go), which the node reads directly.
 func (w *Workspace) resolveDatastoreInput(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
 	u, err := datastore.ParseURI(in.Path)
 	if err != nil {
@@ -146,6 +147,9 @@ func (w *Workspace) resolveDatastoreInput(ctx context.Context, name string, in j
 	ds, err := w.FindDatastore(ctx, u.Datastore)
 	if err != nil {
 		return in, Invalidf("inputs.%s.path: %v", name, err)
+	}
+	if datastore.IsObjectType(ds.Type) {
+		return StoreInput(name, in, ds.Locate(u.Path)) // objectdata.go
 	}
 	if ds.Type != datastore.TypeLocalFolder {
 		if in.Manifest, err = w.BlobStorePath(ctx, u); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/backend"
 	"github.com/hangar-ml/hangar/internal/compute"
+	"github.com/hangar-ml/hangar/internal/datastore"
 	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/store"
 )
@@ -103,7 +104,7 @@ func (w *Workspace) CheckForTarget(sp job.Spec, t *compute.Target) ([]string, er
 		}
 	}
 	for name, o := range sp.Outputs {
-		if _, written := OutputDatastorePath("", name, o); o.Path != "" && !written {
+		if w.outputPathIgnored(name, o) { // objectdata.go
 			warnings = append(warnings, fmt.Sprintf("outputs.%s.path is ignored: outputs are kept in the workspace under the job", name))
 		}
 	}
@@ -111,7 +112,8 @@ func (w *Workspace) CheckForTarget(sp job.Spec, t *compute.Target) ([]string, er
 	return warnings, nil
 }
 
-// ResolveInputs checks uploaded inputs and resolves references to other jobs' outputs.
+// ResolveInputs checks uploaded inputs, resolves references to other jobs' outputs, and places
+// the inputs and outputs that lie in object stores (objectdata.go).
 func (w *Workspace) ResolveInputs(ctx context.Context, sp *job.Spec) error {
 	if sp.CodeSnapshot != "" && !w.Blobs.Has(sp.CodeSnapshot) {
 		return Invalidf("code: snapshot %s was not uploaded", sp.CodeSnapshot)
@@ -120,6 +122,10 @@ func (w *Workspace) ResolveInputs(ctx context.Context, sp *job.Spec) error {
 		if in.IsLiteral() {
 			continue
 		}
+		// A location is the workspace's to say (its credentials go where it points): one that
+		// came with the spec is derived again from the path.
+		in.Store = nil
+		sp.Inputs[name] = in
 		if in.Manifest != "" {
 			if !w.Blobs.Has(in.Manifest) {
 				return Invalidf("inputs.%s: data %s was not uploaded", name, in.Manifest)
@@ -132,13 +138,15 @@ func (w *Workspace) ResolveInputs(ctx context.Context, sp *job.Spec) error {
 		}
 		sp.Inputs[name] = resolved
 	}
-	return nil
+	return w.resolveOutputs(ctx, sp)
 }
 
 // resolveURI handles a data input given as a URI.
 func (w *Workspace) resolveURI(ctx context.Context, name string, in job.Input, target string) (job.Input, error) {
 	p := in.Path
 	switch {
+	case datastore.IsObjectURI(p):
+		return w.resolveObjectURI(ctx, name, in) // objectdata.go
 	case strings.HasPrefix(p, "http://"), strings.HasPrefix(p, "https://"):
 		return in, nil
 	case strings.HasPrefix(p, "azureml://jobs/"):
@@ -150,7 +158,7 @@ func (w *Workspace) resolveURI(ctx context.Context, name string, in job.Input, t
 	case strings.HasPrefix(p, "azureml:"):
 		return w.resolveAssetRef(ctx, name, in, target) // a data asset or a registered model (data.go)
 	default:
-		return in, Invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., or mode: direct)", name, p)
+		return in, Invalidf("inputs.%s.path: %s is not supported by this workspace (use a local path, http(s), azureml://jobs/..., azureml://datastores/..., s3://, gs://, wasbs://, abfss://, or mode: direct)", name, p)
 	}
 }
 
