@@ -104,8 +104,8 @@ func TestCreateValidation(t *testing.T) {
 		},
 		{
 			name: "unsupported URI scheme",
-			spec: job.Spec{Inputs: map[string]job.Input{"data": {Type: job.URIFolder, Path: "s3://bucket/data"}}},
-			kind: Invalid, parts: []string{"inputs.data.path: s3://bucket/data is not supported"},
+			spec: job.Spec{Inputs: map[string]job.Input{"data": {Type: job.URIFolder, Path: "ftp://host/data"}}},
+			kind: Invalid, parts: []string{"inputs.data.path: ftp://host/data is not supported"},
 		},
 		{
 			name: "output of a job that does not exist",
