@@ -104,6 +104,8 @@ type RunDetail struct {
 	Services        map[string]JobService `json:"services,omitempty"`
 	// LoggedModels are the MLflow 3 logged models the run produced (without their files).
 	LoggedModels []LoggedModel `json:"logged_models,omitempty"`
+	// Data are the run's inputs and outputs in object stores: where, and what its node moved.
+	Data []RunData `json:"data,omitempty"`
 }
 
 // LogsResponse is a page of log lines (GET /api/jobs/{name}/logs?after=N&wait=S).

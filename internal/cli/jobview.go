@@ -85,6 +85,7 @@ func showJob(w io.Writer, d *api.RunDetail) error {
 		return err
 	}
 	section(w, "Inputs", fmtInputs(d.Spec.Inputs))
+	section(w, "Object-store data", fmtRunData(d.Data)) // jobdata.go
 	section(w, "Params", fmtStrings(d.Params, " = "))
 	section(w, "Tags", fmtStrings(d.Tags, ": "))
 	section(w, "Metrics (last value)", fmtMetrics(d.Metrics))

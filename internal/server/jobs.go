@@ -84,8 +84,11 @@ func (s *jobRoutes) detail(ctx context.Context, run *job.Run) (*api.RunDetail, e
 	d.CreationContext, d.Services = s.jobContext(run)
 	d.Phases = phases(d.Events, time.Now().UTC())
 	for k, v := range run.Timings {
-		d.Phases[k] = v
+		if !api.IsDataTiming(k) { // counts of object-store data: runDataOf
+			d.Phases[k] = v
+		}
 	}
+	d.Data = runDataOf(run) // rundata.go
 	for name := range run.NamedOutputs {
 		d.Outputs = append(d.Outputs, name)
 	}

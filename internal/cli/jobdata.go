@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/hangar-ml/hangar/internal/api"
+)
+
+// fmtRunData lists a run's inputs and outputs in object stores for job show: where each lies,
+// with which datastore's credentials, and what the node fetched (and found in its cache) or wrote.
+func fmtRunData(data []api.RunData) []string {
+	var out []string
+	for _, d := range data {
+		line := fmt.Sprintf("%s %s: %s", d.Kind, d.Name, d.URI)
+		via := "the node's own identity"
+		if d.Datastore != "" {
+			via = "datastore " + d.Datastore
+		}
+		line += " (" + via
+		if d.Mode != "" {
+			line += ", " + d.Mode
+		}
+		line += ")"
+		if m := d.Moved; m != nil {
+			line += ": " + fmtMoved(d.Kind, *m)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// fmtMoved says what the node moved: "12 objects, 3.4 MB fetched, 12 (3.4 MB) from the node's
+// cache", or "3 objects, 1.2 MB written".
+func fmtMoved(kind string, m api.DataMoved) string {
+	if kind == "output" {
+		return fmt.Sprintf("%s, %s written", objectsText(m.Objects), humanBytes(m.Bytes))
+	}
+	return fmt.Sprintf("%s, %s fetched, %d (%s) from the node's cache", objectsText(m.Objects), humanBytes(m.Bytes),
+		m.CachedObjects, humanBytes(m.CachedBytes))
+}
+
+func objectsText(n int64) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
