@@ -191,7 +191,7 @@ func (s *Supervisor) giveToRunUser(w *workspace) error {
 		paths = append(paths, reason)
 	}
 	for name, in := range s.spec.Spec.Inputs {
-		if in.Manifest != "" && in.Mode != "ro_mount" && in.Mode != "" {
+		if (in.Manifest != "" || in.Store != nil) && in.Mode != "ro_mount" && in.Mode != "" {
 			dir, err := s.inputs.dir(name)
 			if err != nil {
 				return err

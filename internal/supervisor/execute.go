@@ -47,7 +47,7 @@ func (s *Supervisor) execute(ctx context.Context) job.Result {
 	}
 	s.endBox(ctx, w, p) // the box opens while preparing (environment builds run in it)
 	p.close()
-	if err := s.outputs.finalize(ctx, w, p); err != nil && res.State == job.Completed {
+	if err := s.outputs.finalize(ctx, w, p, res.State == job.Completed); err != nil && res.State == job.Completed {
 		res = job.Result{State: job.Failed, ExitCode: res.ExitCode, Reason: fmt.Sprintf("finalizing: %v", err)}
 	}
 	if w.env != nil {

@@ -16,12 +16,13 @@ import (
 	"github.com/hangar-ml/hangar/internal/transfer"
 )
 
-// finalize ships the remaining log lines and metrics, then collects and uploads the artifacts
-// (outputs/, logs/, user_logs/, system_logs/) and named outputs. Everything is retried while the
+// finalize uploads the outputs in object stores (when the command completed), ships the
+// remaining log lines and metrics, then collects and uploads the artifacts (outputs/, logs/,
+// user_logs/, system_logs/) and named outputs. Everything is retried while the
 // server is away, so a run's outputs are not lost to a server restart. Every node of a
 // multi-node run does this for its own files (see collect); node 0 then waits until the run's
 // artifacts hold every node's part, so that its end report still means the logs are complete.
-func (s *outputCollector) finalize(ctx context.Context, w *workspace, p *pipeline) error {
+func (s *outputCollector) finalize(ctx context.Context, w *workspace, p *pipeline, completed bool) error {
 	s.report(job.Finalizing, "collecting outputs and logs")
 	ctx = context.WithoutCancel(ctx)
 	var firstErr error
@@ -30,6 +31,7 @@ func (s *outputCollector) finalize(ctx context.Context, w *workspace, p *pipelin
 			firstErr = err
 		}
 	}
+	keep(s.uploadStores(ctx, w, completed)) // objectdata.go: first, so the system log says how it went
 	keep(p.logs.shipAll(ctx, true))
 	keep(s.logLost(p))
 	if !s.worker() { // node 0's processes log the run's metrics
@@ -128,6 +130,9 @@ func (s *outputCollector) collect(ctx context.Context, w *workspace) (rep api.Ar
 	manifests = append(manifests, it)
 	rep.NamedOutputs = map[string]string{}
 	for name, dir := range w.outputDirs {
+		if s.isStoreOutput(name) { // written to its object store (objectdata.go), not to the workspace
+			continue
+		}
 		m, err := s.fromDir(ctx, dir)
 		if err != nil {
 			return rep, nil, nil, fmt.Errorf("output %s: %w", name, err)

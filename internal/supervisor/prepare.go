@@ -71,6 +71,9 @@ func (s *Supervisor) prepare(ctx context.Context, p *pipeline) (*workspace, erro
 	if err := s.loadSecrets(ctx, p); err != nil { // secretenv.go: first, so the log redacts from the start
 		return w, err
 	}
+	if err := s.loadStoreCredentials(ctx, p); err != nil { // objectdata.go: redacted from then on too
+		return w, err
+	}
 	src := s.source()
 	if sp.CodeSnapshot != "" {
 		m, err := transfer.FetchManifest(ctx, src, sp.CodeSnapshot)
@@ -207,12 +210,18 @@ func (s *inputFetcher) prepareOne(ctx context.Context, src snapshot.Source, name
 	if in.IsLiteral() {
 		return in.Value, nil
 	}
+	if in.Store != nil && in.Mode == "direct" {
+		return in.Store.URI(), nil
+	}
 	if in.Mode == "direct" && in.Manifest == "" {
 		return in.Path, nil
 	}
 	dest, err := s.dir(name) // modeldir.go: a deployment's model where Azure lays it out
 	if err != nil {
 		return "", err
+	}
+	if in.Store != nil {
+		return s.fetchStore(ctx, name, in, dest) // objectdata.go
 	}
 	if in.Manifest != "" {
 		m, err := transfer.FetchManifest(ctx, src, in.Manifest)
@@ -283,7 +292,10 @@ func (s *outputCollector) prepare(w *workspace, values, env map[string]string) e
 			return fmt.Errorf("output %s: %w", name, err)
 		}
 		p := dir
-		if out.Type == job.URIFile {
+		switch {
+		case out.Type == job.URIFile && out.Store != nil: // the object's name (objectdata.go)
+			p = filepath.Join(dir, path.Base(out.Store.ForRun(s.spec.RunID).Path))
+		case out.Type == job.URIFile:
 			p = filepath.Join(dir, outputFileName(name, out.Path, s.spec.RunID))
 		}
 		w.namedOutputs[name], w.outputDirs[name] = p, dir

@@ -70,6 +70,22 @@ func (s *Supervisor) loadSecrets(ctx context.Context, p *pipeline) error {
 	return nil
 }
 
+// redactAlso adds values (other secrets the run holds: its datastores' credentials) to what the
+// run's log (p) and every later report redact.
+func (e *secretEnv) redactAlso(values []string, p *pipeline) {
+	if len(values) == 0 {
+		return
+	}
+	if old := e.red.Load(); old != nil {
+		for _, v := range old.values {
+			values = append(values, string(v))
+		}
+	}
+	r := newRedactor(values)
+	e.red.Store(r)
+	p.capt.setRedactor(r)
+}
+
 // envValue is a job's environment variable as the command gets it: with its secrets bound.
 func (s *Supervisor) envValue(name, value string) string {
 	if v, ok := s.secrets.vars[name]; ok {

@@ -77,6 +77,8 @@ type Supervisor struct {
 
 	// secrets are the run's secrets, bound and redacted (secretenv.go).
 	secrets *secretEnv
+	// stores holds the credentials of the datastores the run's data is in (objectdata.go).
+	stores storeAccess
 
 	// notes routes the node's shutdown notices to the checkpoint saver (checkpoint.go).
 	notes notices
