@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -33,7 +32,7 @@ func (w *Workspace) resolveObjectURI(ctx context.Context, name string, in job.In
 	if err != nil {
 		return in, Invalidf("inputs.%s.path: %v", name, err)
 	}
-	if loc, err = w.credentialsFor(ctx, loc); err != nil {
+	if loc, err = w.coveringDatastore(ctx, loc); err != nil { // data.go
 		return in, Invalidf("inputs.%s.path: %v", name, err)
 	}
 	return StoreInput(name, in, loc)
@@ -54,36 +53,6 @@ func StoreInput(name string, in job.Input, loc datastore.Location) (job.Input, e
 	}
 	in.Store = &loc
 	return in, nil
-}
-
-// credentialsFor gives loc, a direct URI's location, the datastore of the workspace that holds
-// its container or bucket (its credentials, endpoint and region), if one does. Two such
-// datastores are ambiguous: the job must name one by its datastore path.
-func (w *Workspace) credentialsFor(ctx context.Context, loc datastore.Location) (datastore.Location, error) {
-	all, err := w.Datastores.List(ctx)
-	if err != nil {
-		return loc, err
-	}
-	var found []datastore.Datastore
-	for _, d := range all {
-		if datastore.IsObjectType(d.Type) && loc.Covers(d) {
-			found = append(found, d)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return loc, nil // the node's ambient identity, the cloud's default endpoint
-	case 1:
-		at := found[0].Locate(loc.Path)
-		loc.Datastore, loc.Endpoint, loc.Region = at.Datastore, at.Endpoint, at.Region
-		return loc, nil
-	}
-	var names []string
-	for _, d := range found {
-		names = append(names, d.Name)
-	}
-	return loc, fmt.Errorf("%s is in datastores %s, each with its own credentials: name one as azureml://datastores/<datastore>/paths/%s",
-		loc.URI(), strings.Join(names, " and "), loc.Path)
 }
 
 // resolveOutputs gives each output whose path is in an object store (a path of an object-store
@@ -122,7 +91,7 @@ func (w *Workspace) outputLocation(ctx context.Context, name string, o job.Outpu
 	if datastore.IsObjectURI(p) {
 		loc, err := datastore.ParseObjectURI(p)
 		if err == nil {
-			loc, err = w.credentialsFor(ctx, loc)
+			loc, err = w.coveringDatastore(ctx, loc) // data.go
 		}
 		if err != nil {
 			return nil, Invalidf("outputs.%s.path: %v", name, err)
