@@ -147,6 +147,18 @@ func checkStoreJob(t *testing.T, w *ws, dir string, st objtest.Store) {
 	if in := runData(t, direct, "input", "d"); in.Datastore != ds || in.Moved == nil || in.Moved.CachedObjects != 2 {
 		t.Errorf("direct s3:// input: %+v (moved %+v), want datastore %s's, from the cache", in, in.Moved, ds)
 	}
+	// mode: direct passes the store's URI to the command; a uri_file output is the one object.
+	writeFiles(t, dir, map[string]string{"uri.yml": "command: echo ${{inputs.raw}} > ${{outputs.f}}\n" +
+		"inputs:\n  raw: {type: uri_folder, mode: direct, path: 'azureml://datastores/" + ds + "/paths/in/'}\n" +
+		"outputs:\n  f: {type: uri_file, path: 'azureml://datastores/" + ds + "/paths/files/${{name}}/uri.txt'}\n"})
+	name = w.create(filepath.Join(dir, "uri.yml"))
+	d = w.waitEnded(name, job.Completed)
+	if got, want := string(st.Get(t, ctr, "files/"+name+"/uri.txt")), "s3://"+ctr+"/in\n"; got != want {
+		t.Errorf("the uri_file output holds %q, want %q (the direct input's URI)", got, want)
+	}
+	if f := runData(t, d, "output", "f"); f.URI != "s3://"+ctr+"/files/"+name+"/uri.txt" || f.Moved == nil || f.Moved.Objects != 1 {
+		t.Errorf("job show's uri_file output: %+v (moved %+v)", f, f.Moved)
+	}
 }
 
 // Bad credentials and a missing bucket fail the run with a reason that names the datastore and
