@@ -64,6 +64,9 @@ type Options struct {
 type Server struct {
 	Host string
 	Port int
+	// Gateway is, with Options.NetNS, this machine's own address on the namespace's link: what the
+	// "remote" host reaches of this one (a service a test starts there listens on it).
+	Gateway string
 	// User logs in with KeyFile (root: the harness needs root, and sshd allows root keys only).
 	User    string
 	KeyFile string
@@ -436,7 +439,7 @@ func (s *Server) setupNetNS(t testing.TB) {
 	run(t, "ip", "-n", s.netns, "addr", "add", nsIP+"/30", "dev", vethNS)
 	run(t, "ip", "-n", s.netns, "link", "set", vethNS, "up")
 	run(t, "ip", "-n", s.netns, "link", "set", "lo", "up")
-	s.Host = nsIP
+	s.Host, s.Gateway = nsIP, hostIP
 }
 
 // freeSubnet picks a /30 in 10.213.0.0/16 that no interface uses and returns its two addresses.
