@@ -26,25 +26,17 @@ import (
 
 // storeInput is decl, the input a step reads from output out of the producer run src, as the
 // place in an object store that src wrote the output at, if it wrote it to one: src's resolved
-// location with its ${{name}} and ${{output_name}} expanded to src's name and out. The path
-// stays azureml://jobs/<src>/outputs/<out>, which the step cache covers: a producer that ran
-// again (a new run) changes the key, though a fixed path writes the same objects again.
+// location for src's run (Location.ForRun: its ${{name}} is src's name). The path stays
+// azureml://jobs/<src>/outputs/<out>, which the step cache covers: a producer that ran again
+// (a new run) changes the key, though a fixed path writes the same objects again.
 func storeInput(decl job.Input, src *job.Run, out string) (job.Input, bool) {
 	o, ok := src.Spec.Outputs[out]
 	if !ok || o.Store == nil {
 		return decl, false
 	}
-	at := *o.Store
-	at.Path = expandOutputPath(at.Path, src.ID, out)
+	at := o.Store.ForRun(src.ID)
 	decl.Store, decl.Manifest = &at, ""
 	return decl, true
-}
-
-// expandOutputPath is an output's path with the expressions Azure allows in it expanded to the
-// run's name and the output's.
-func expandOutputPath(p, run, out string) string {
-	return strings.NewReplacer("${{name}}", run, "${{ name }}", run,
-		"${{output_name}}", out, "${{ output_name }}", out).Replace(p)
 }
 
 // A pipeline's settings.default_datastore is where its steps' outputs are written, as on Azure:

@@ -127,8 +127,8 @@ func TestWrittenLater(t *testing.T) {
 }
 
 // A step's input bound to an output its producer wrote to an object store is that place, with
-// the producer's ${{name}} and ${{output_name}} expanded; an output in the workspace is not a
-// store input (its files are bound by manifest).
+// the producer's ${{name}} expanded; an output in the workspace is not a store input (its files
+// are bound by manifest).
 func TestStoreInput(t *testing.T) {
 	s3 := func(p string) *datastore.Location {
 		return &datastore.Location{Datastore: "lake", Type: datastore.TypeS3, Container: "bkt",
@@ -143,8 +143,7 @@ func TestStoreInput(t *testing.T) {
 		src  *job.Run
 		want *datastore.Location
 	}{
-		{"name and output name expanded", producer(map[string]job.Output{"data": {Type: job.URIFolder, Store: s3("runs/${{name}}/${{output_name}}")}}), s3("runs/p1_prep/data")},
-		{"spaced expressions", producer(map[string]job.Output{"data": {Store: s3("runs/${{ name }}/${{ output_name }}")}}), s3("runs/p1_prep/data")},
+		{"name expanded", producer(map[string]job.Output{"data": {Type: job.URIFolder, Store: s3("runs/${{name}}/data")}}), s3("runs/p1_prep/data")},
 		{"a fixed path", producer(map[string]job.Output{"data": {Store: s3("shared/prepared")}}), s3("shared/prepared")},
 		{"an output in the workspace", producer(map[string]job.Output{"data": {Type: job.URIFolder}}), nil},
 		{"another output in a store", producer(map[string]job.Output{"stats": {Store: s3("x")}}), nil},
