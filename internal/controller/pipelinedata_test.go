@@ -231,3 +231,48 @@ func TestPipelineDefaultDatastoreRefused(t *testing.T) {
 		t.Errorf("workspaceblobstore as the default changed the step's output: %+v", o)
 	}
 }
+
+// prep writes its output to an object-store datastore and train reads it: train's run gets the
+// place prep's run wrote (prep's run name in the path), not a manifest; with default_datastore
+// on that store, train's output without a path is written there at Azure's default place.
+func TestPipelineStepReadsAnObjectStoreOutput(t *testing.T) {
+	f := newFixture(t)
+	if err := f.c.Store.Assets.PutDatastore(t.Context(), datastore.Datastore{Name: "lake", Type: datastore.TypeS3,
+		Bucket: "bkt", EndpointURL: "http://127.0.0.1:9", Region: "us-east-1", CreatedAt: f.c.Now()}, ""); err != nil {
+		t.Fatal(err)
+	}
+	sp := chainSpec()
+	sp.Pipeline.Settings.DefaultDatastore = "lake"
+	prep := sp.Pipeline.Steps["prep"]
+	prep.Spec.Outputs["data"] = job.Output{Type: job.URIFolder, Path: "azureml://datastores/lake/paths/prepared/${{name}}/"}
+	sp.Pipeline.Steps["prep"] = prep
+	p := f.createPipeline(t, sp)
+	lake := func(p string) *datastore.Location {
+		return &datastore.Location{Datastore: "lake", Type: datastore.TypeS3, Container: "bkt", Endpoint: "http://127.0.0.1:9",
+			Region: "us-east-1", Path: p}
+	}
+	steps := f.run(t, p.ID).Spec.Pipeline.Steps
+	for step, want := range map[string]*datastore.Location{
+		"prep":  lake("prepared/${{name}}"),
+		"train": lake("azureml/${{name}}/model"), // default_datastore
+	} {
+		out := map[string]string{"prep": "data", "train": "model"}[step]
+		if diff := cmp.Diff(want, steps[step].Spec.Outputs[out].Store); diff != "" {
+			t.Errorf("%s's output %s at create (-want +got):\n%s", step, out, diff)
+		}
+	}
+
+	f.pipelinePass(t)
+	prepRun := p.ID + "_prep"
+	f.reconcile(t)
+	f.report(t, prepRun, job.Running)
+	f.report(t, prepRun, job.Completed)
+	f.pipelinePass(t)
+	in := f.run(t, p.ID+"_train").Spec.Inputs["data"]
+	if diff := cmp.Diff(lake("prepared/"+prepRun), in.Store); diff != "" {
+		t.Errorf("train's input's place (-want +got):\n%s", diff)
+	}
+	if in.Manifest != "" || in.Path != "azureml://jobs/"+prepRun+"/outputs/data" || in.Mode != "download" {
+		t.Errorf("train's input %+v", in)
+	}
+}
