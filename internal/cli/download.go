@@ -79,6 +79,9 @@ func (e *Env) download(ctx context.Context, f downloadFlags) error {
 	switch {
 	case f.output != "" && f.output != "default":
 		h, ok := arts.NamedOutputs[f.output]
+		if at := storeOutput(d, f.output); !ok && at != "" {
+			return fmt.Errorf("job %s wrote output %s to an object store, not to the workspace: %s (read it with the store's own tools)", f.name, f.output, at)
+		}
 		if !ok {
 			return fmt.Errorf("job %s has no output %q (outputs: %v)", f.name, f.output, outputNames(arts))
 		}

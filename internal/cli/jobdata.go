@@ -45,3 +45,13 @@ func objectsText(n int64) string {
 	}
 	return fmt.Sprintf("%d objects", n)
 }
+
+// storeOutput is where a run wrote output name in an object store ("" when not in one).
+func storeOutput(d *api.RunDetail, name string) string {
+	for _, x := range d.Data {
+		if x.Kind == "output" && x.Name == name {
+			return x.URI
+		}
+	}
+	return ""
+}

@@ -128,6 +128,9 @@ func checkStoreJob(t *testing.T, w *ws, dir string, st objtest.Store) {
 	if len(d.Outputs) != 0 {
 		t.Errorf("%s: the output is in the workspace too: %v", typ, d.Outputs)
 	}
+	if r := w.run("job", "download", name, "--output-name", "o", "-p", t.TempDir()); r.code == 0 || !strings.Contains(r.stderr, "wrote output o to an object store, not to the workspace: "+out.URI) {
+		t.Errorf("%s: job download of the output: exit %d, stderr %q", typ, r.code, r.stderr)
+	}
 	text := w.ok("job", "show", name).stdout
 	if !strings.Contains(text, "Object-store data:") || !strings.Contains(text, "output o: "+out.URI+" (datastore "+ds+", rw_mount): 2 objects") {
 		t.Errorf("%s: job show:\n%s", typ, text)
