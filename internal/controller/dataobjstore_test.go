@@ -8,6 +8,7 @@ import (
 	"github.com/hangar-ml/hangar/internal/api"
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/datastore"
+	"github.com/hangar-ml/hangar/internal/job"
 	"github.com/hangar-ml/hangar/internal/secrets"
 )
 
@@ -75,5 +76,32 @@ func TestDataAssetOnObjectStore(t *testing.T) {
 		if strings.Contains(err.Error(), "SECRETSIG") {
 			t.Errorf("the refusal repeats a SAS token: %v", err)
 		}
+	}
+}
+
+// A job input naming a data asset on an object store gets the place as the datastore has it now
+// (its Store), and its run gets that datastore's credentials; a direct URI no datastore holds is
+// read with the node's identity.
+func TestJobInputNamesObjectStoreAsset(t *testing.T) {
+	f := objectStoreFixture(t)
+	ctx := t.Context()
+	createData(t, f, dataset.Spec{Name: "images", Path: "azureml://datastores/s3ds/paths/images/"}, "")
+	createData(t, f, dataset.Spec{Name: "elsewhere", Type: "uri_folder", Path: "gs://elsewhere/table/"}, "")
+	r := f.create(t, job.Spec{Command: "ls", Inputs: map[string]job.Input{
+		"a": {Type: job.URIFolder, Path: "azureml:images:1"},
+		"b": {Type: job.URIFolder, Path: "azureml:elsewhere@latest", Mode: "download"},
+	}})
+	in := f.run(t, r.ID).Spec.Inputs
+	wantA := datastore.Location{Datastore: "s3ds", Type: datastore.TypeS3, Container: "data", Endpoint: "http://127.0.0.1:7070", Region: "us-east-1", Path: "images"}
+	if in["a"].Store == nil || *in["a"].Store != wantA || in["a"].Manifest != "" {
+		t.Errorf("input a = %+v (store %v), want store %v", in["a"], in["a"].Store, wantA)
+	}
+	wantB := datastore.Location{Type: datastore.TypeGCS, Container: "elsewhere", Path: "table"}
+	if in["b"].Store == nil || *in["b"].Store != wantB {
+		t.Errorf("input b = %+v (store %v), want store %v", in["b"], in["b"].Store, wantB)
+	}
+	creds, err := f.c.Workspace.Datastores.CredentialsForRun(ctx, r.ID)
+	if err != nil || len(creds) != 1 || creds["s3ds"].AccessKeyID != "AKID" {
+		t.Errorf("the run's credentials = %v, %v; want s3ds's", creds, err)
 	}
 }

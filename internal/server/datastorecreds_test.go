@@ -15,7 +15,7 @@ import (
 const dsSecret = "s3-secret-route-4be1"
 
 // newDatastoreServer is a test server whose controller seals, with datastore s3ds (S3 keys) and
-// jobs ja and jb.
+// jobs ja and jb (naming no datastore) and jd (an input on s3ds).
 func newDatastoreServer(t *testing.T) *testServer {
 	t.Helper()
 	ts := newTestServer(t)
@@ -35,6 +35,10 @@ func newDatastoreServer(t *testing.T) *testServer {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
+	if _, err := ts.admin.Jobs.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "jd", Command: "ls",
+		Inputs: map[string]job.Input{"d": {Type: job.URIFolder, Path: "azureml://datastores/s3ds/paths/in/"}}}}); err != nil {
+		t.Fatalf("create jd: %v", err)
+	}
 	return ts
 }
 
@@ -46,7 +50,15 @@ func TestDatastoreCredentialsRouteRefusals(t *testing.T) {
 	if got, err := ts.runClient("ja").Runs.DatastoreCredentials(ctx, "ja"); err != nil || len(got) != 0 {
 		t.Fatalf("ja (naming no datastore) = %+v, %v; want none", got, err)
 	}
-	_, err := ts.runClient("ja").Runs.DatastoreCredentials(ctx, "jb")
+	got, err := ts.runClient("jd").Runs.DatastoreCredentials(ctx, "jd")
+	if want := (datastore.Credentials{AccessKeyID: "AKID", SecretAccessKey: dsSecret}); err != nil || len(got) != 1 || got["s3ds"] != want {
+		t.Fatalf("jd's datastores' credentials = %v, %v; want s3ds's", got, err)
+	}
+	_, err = ts.runClient("ja").Runs.DatastoreCredentials(ctx, "jd")
+	if st, _ := apiStatus(t, err); st != http.StatusForbidden {
+		t.Fatalf("ja's token reading jd's: %v; want 403", err)
+	}
+	_, err = ts.runClient("ja").Runs.DatastoreCredentials(ctx, "jb")
 	if st, _ := apiStatus(t, err); st != http.StatusForbidden {
 		t.Fatalf("ja's token reading jb's: %v; want 403", err)
 	}
@@ -72,9 +84,10 @@ func TestDatastoreCredentialsRouteRefusals(t *testing.T) {
 // a run's token neither creates nor deletes a datastore; delete removes it.
 func TestDatastoreCredentialsNeverAnswered(t *testing.T) {
 	ts := newDatastoreServer(t)
-	for _, path := range []string{"/api/datastores", "/api/datastores/s3ds"} {
+	for _, path := range []string{"/api/datastores", "/api/datastores/s3ds", "/api/jobs/jd", "/api/runs/jd/spec"} {
 		body := get(t, ts, path)
-		if strings.Contains(body, dsSecret) || strings.Contains(body, "AKID") || !strings.Contains(body, `"credential_kind":"access_key"`) {
+		if strings.Contains(body, dsSecret) || strings.Contains(body, "AKID") ||
+			(strings.HasPrefix(path, "/api/datastores") && !strings.Contains(body, `"credential_kind":"access_key"`)) {
 			t.Fatalf("GET %s: %s", path, body)
 		}
 	}
