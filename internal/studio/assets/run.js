@@ -189,14 +189,50 @@
     return sec;
   }
 
+  // inputText is how an input reads in the Inputs table: a literal's value; a data input's type
+  // and where it lies (an object store's URI, the path or reference given), not its JSON.
+  function inputText(name, v, where) {
+    if (!v || typeof v !== "object") return v;
+    if ("value" in v) return v.value;
+    const at = where[name] || v.path || (v.manifest ? "uploaded files" : "");
+    return [v.type, at, v.mode ? "(" + v.mode + ")" : ""].filter(Boolean).join(" ");
+  }
+
   function paramsSection(d) {
     const spec = d.spec || {};
     const inputs = {};
-    for (const [k, v] of Object.entries(d.inputs || spec.inputs || {})) inputs[k] = v && typeof v === "object" && "value" in v ? v.value : v;
+    const where = Object.fromEntries((d.data || []).filter((x) => x.kind === "input").map((x) => [x.name, x.uri]));
+    for (const [k, v] of Object.entries(d.inputs || spec.inputs || {})) inputs[k] = inputText(k, v, where);
     return el("section", { class: "cols" },
       el("div", {}, el("h2", {}, "Params"), H.kvTable(d.params, "No params logged.")),
       el("div", {}, el("h2", {}, "Tags"), H.kvTable(d.tags, "No tags.")),
       el("div", {}, el("h2", {}, "Inputs"), H.kvTable(inputs, "No inputs.")));
+  }
+
+  // dataSection lists the run's inputs and outputs in object stores (docs/data.md): where each
+  // lies, whose credentials the node used, and what the node moved, with what its cache held.
+  // The bytes never pass through the server, so this is all the studio has of them.
+  function dataSection(d) {
+    const sec = el("section", { id: "object-data" });
+    const rows = d.data || [];
+    if (!rows.length) return sec;
+    const moved = (x) => {
+      const m = x.moved;
+      if (!m) return H.active(d) ? "not yet" : "nothing";
+      const what = `${m.objects} objects, ${H.bytes(m.bytes)}`;
+      if (x.kind === "output") return what + " written";
+      if (!m.cached_objects) return what + ", all fetched";
+      return m.cached_objects === m.objects ? what + ", all from the node's cache"
+        : `${what}: ${m.cached_objects} (${H.bytes(m.cached_bytes)}) from the node's cache`;
+    };
+    sec.append(el("h2", {}, "Data in object stores"), el("table", { class: "list" },
+      el("thead", {}, el("tr", {}, ["Name", "", "Where", "Datastore", "Mode", "Moved by the node"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.map((x) => el("tr", { "data-data": x.kind + ":" + x.name },
+        el("td", {}, x.name), el("td", { class: "muted" }, x.kind),
+        el("td", {}, el("code", { class: "uri" }, x.uri)),
+        el("td", { class: "datastore" }, x.datastore || el("span", { class: "muted" }, "the node's identity")),
+        el("td", {}, x.mode || ""), el("td", { class: "moved" }, moved(x)))))));
+    return sec;
   }
 
   // outputsSection lists the files of the run's outputs (manifests are blobs), each a download.
@@ -276,9 +312,10 @@
     const sweep = d.spec && d.spec.sweep;
     const pipeline = H.isPipeline(d);
     let outputs = sweep ? el("div") : outputsSection(d, signal);
+    let data = dataSection(d);
     const own = sweep ? [H.sweepSection(d, route, signal)]
       : pipeline ? [H.pipelineSection(d, route, signal)] : [logsSection(d, route, signal), metricsSection(d, route, signal)];
-    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl, ...own, paramsSection(d), outputs,
+    root.append(el("div", { class: "bar" }, el("h1", {}, d.name), status, cancel), facts, tl, ...own, paramsSection(d), data, outputs,
       H.registeredModelsSection(d.name, signal));
     // Keep status, facts and timeline current while the run is active.
     let last = d;
@@ -300,6 +337,9 @@
         const o = outputsSection(last, signal);
         outputs.replaceWith(o);
         outputs = o;
+        const n = dataSection(last);
+        data.replaceWith(n);
+        data = n;
       }
     }
   };
