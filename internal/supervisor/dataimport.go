@@ -64,6 +64,16 @@ func (s *Supervisor) runImport(ctx context.Context, w *workspace, p *pipeline) j
 		}
 		fmt.Fprintf(p.capt, "hangar: imported %d rows of %d columns (%d bytes of CSV) into %s; data asset %s version %s is registered when the run completes\n",
 			st.Rows, st.Columns, st.Bytes, job.ImportOutput, imp.Asset, imp.Version)
+	case dataset.SourceFileSystem:
+		if imp.Store == nil {
+			return fail("import from connection %s: the run's spec says not where the files lie", imp.Connection)
+		}
+		st, err := dataimport.Files(ctx, *imp.Store, got.Credentials, dir)
+		if err != nil {
+			return fail("import from connection %s: %v", imp.Connection, err)
+		}
+		fmt.Fprintf(p.capt, "hangar: copied %d files (%d bytes) from %s into %s; data asset %s version %s is registered when the run completes\n",
+			st.Files, st.Bytes, imp.Store.URI(), job.ImportOutput, imp.Asset, imp.Version)
 	default:
 		return fail("import: source type %q is not one Hangar reads", imp.SourceType)
 	}

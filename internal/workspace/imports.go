@@ -19,9 +19,6 @@ import (
 // workspaceblobstore; when the run completes, RegisterImport registers that output as the
 // version the import said it would become.
 
-// FileSystemImports says whether file_system sources are read (the node's object-store client).
-var FileSystemImports = false
-
 // ImportTypeData is the job type of a data import's run.
 const ImportTypeData = "data_import"
 
@@ -53,9 +50,6 @@ func (cs *Connections) ImportJob(ctx context.Context, s dataset.ImportSpec) (*jo
 	}
 	imp := &job.Import{Connection: c.Name, ConnectionType: c.Type, SourceType: s.Source.Type, Query: s.Source.Query,
 		Path: s.Source.Path, Asset: s.Name, AssetType: s.Type, Meta: s.Meta}
-	if s.Source.Type == dataset.SourceFileSystem && !FileSystemImports {
-		return nil, Invalidf("source.type: file_system imports (from an s3 connection) need the object-store support of this build, which it lacks; import a database source, or copy the files with the store's own tools and hangar data create --path")
-	}
 	if s.Source.Type == dataset.SourceFileSystem {
 		t, err := connection.ParseS3Target(c.Target)
 		if err != nil {
