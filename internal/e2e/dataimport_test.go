@@ -16,6 +16,7 @@ import (
 
 	"github.com/hangar-ml/hangar/internal/dataset"
 	"github.com/hangar-ml/hangar/internal/job"
+	"github.com/hangar-ml/hangar/internal/objstore/objtest"
 	"github.com/hangar-ml/hangar/internal/store/pgtest"
 )
 
@@ -157,5 +158,91 @@ func seedOrders(t *testing.T, dbURL string) {
 	if _, err := c.Exec(ctx, `CREATE TABLE orders (id int PRIMARY KEY, item text NOT NULL, qty int);
 		INSERT INTO orders VALUES (1, 'bolt', 40), (2, 'nut, hex', 12), (3, 'washer', NULL)`); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file_system import from an S3 connection (Azure's s3 connection and import files' shape,
+// the bucket on the test bed's S3 server, versitygw): a folder into a uri_folder asset that a
+// job reads, the one object a path names (Azure's myfiles/titanic.csv), a wrong secret key
+// failing the import naming the connection and the refusal, the key in no output nor file.
+func TestDataImportFromS3(t *testing.T) {
+	s3 := objtest.S3(t)
+	bucket := s3.NewContainer(t)
+	for key, body := range map[string]string{"in/a.csv": "x,y\n1,2\n", "in/sub/b.txt": "beta\n", "myfiles/titanic.csv": "name,survived\nrose,1\n"} {
+		objtest.PutBytes(t, s3, bucket, key, []byte(body))
+	}
+	w := newWS(t)
+	dir := t.TempDir()
+	wrong := "wrong-" + rand.Text()
+	conn := func(name, secret string) string {
+		return "$schema: http://azureml/sdk-2-0/Connection.json\ntype: s3\nname: " + name + "\ntarget: " + s3.URL + "/" + bucket +
+			"\ncredentials:\n    type: access_key\n    access_key_id: " + s3.AccessKey + "\n    secret_access_key: " + secret + "\n"
+	}
+	imp := func(name, path, connection string) string {
+		return "$schema: http://azureml/sdk-2-0/DataImport.json\ntype: uri_folder\nname: " + name +
+			"\nsource:\n  type: file_system\n  path: " + path + "\n  connection: azureml:" + connection +
+			"\npath: azureml://datastores/workspaceblobstore/paths/s3/${{name}}\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"s3.yml":     conn("my_s3_connection", s3.SecretKey),
+		"bad.yml":    conn("stale_s3", wrong),
+		"folder.yml": imp("s3_folder", "in", "my_s3_connection"),
+		"file.yml":   imp("s3_sample", "myfiles/titanic.csv", "my_s3_connection"),
+		"stale.yml":  imp("stale", "in", "stale_s3"),
+		"read.yml":   "command: cat ${{inputs.d}}/a.csv ${{inputs.d}}/sub/b.txt ${{inputs.f}}/titanic.csv\ninputs:\n  d: {type: uri_folder, path: azureml:s3_folder@latest}\n  f: {type: uri_folder, path: azureml:s3_sample:1}\n",
+	})
+	file := func(name string) string { return filepath.Join(dir, name) }
+	var seen strings.Builder
+	cli := func(args ...string) result {
+		t.Helper()
+		r := w.ok(args...)
+		seen.WriteString(r.stdout + r.stderr)
+		return r
+	}
+	cli("connection", "create", "-f", file("s3.yml"))
+	cli("connection", "create", "-f", file("bad.yml"))
+	if r := cli("connection", "show", "my_s3_connection"); !strings.Contains(r.stdout, "access_key (sealed; never shown)") {
+		t.Errorf("connection show said:\n%s", r.stdout)
+	}
+	r := cli("data", "import", "-f", file("folder.yml"), "--stream")
+	if !strings.Contains(r.stdout+r.stderr, "copied 2 files") || !strings.Contains(r.stderr, "Registered data asset s3_folder version 1 (uri_folder): 2 files") {
+		t.Errorf("folder import said:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = cli("data", "import", "-f", file("file.yml"), "--stream")
+	if !strings.Contains(r.stderr, "Registered data asset s3_sample version 1 (uri_folder): 1 files") {
+		t.Errorf("file import said:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if r := cli("data", "show", "s3_sample:1"); !strings.Contains(r.stdout, "connection my_s3_connection, myfiles/titanic.csv") {
+		t.Errorf("data show said:\n%s", r.stdout)
+	}
+	got := w.runLogs(file("read.yml"))
+	seen.WriteString(got)
+	if !strings.Contains(got, "x,y\n1,2\nbeta\nname,survived\nrose,1") {
+		t.Errorf("the job reading the imported assets saw:\n%s", got)
+	}
+
+	r = w.run("data", "import", "-f", file("stale.yml"))
+	seen.WriteString(r.stdout + r.stderr)
+	name := strings.Fields(strings.TrimPrefix(r.stdout, "Created import job "))[0]
+	d := w.waitStatus(name, time.Minute, job.Completed, job.Failed, job.Canceled)
+	if d.Status != job.Failed || !strings.Contains(d.StatusReason, "import from connection stale_s3:") ||
+		!strings.Contains(d.StatusReason, "access denied") {
+		t.Errorf("import with a wrong secret key ended %s: %s", d.Status, d.StatusReason)
+	}
+	t.Logf("a wrong secret key: %s", d.StatusReason)
+	seen.WriteString(w.logs(name))
+	for _, secret := range []string{wrong, s3.SecretKey} {
+		if strings.Contains(seen.String(), secret) {
+			t.Errorf("the CLI's output or the runs' logs show a secret key")
+		}
+		_ = filepath.WalkDir(w.home, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds a connection's secret key", p)
+			}
+			return nil
+		})
 	}
 }

@@ -112,8 +112,18 @@ func TestDataImportRefusals(t *testing.T) {
 			t.Errorf("import from %s: %d %v; want %q", tc.src, st, err, tc.want)
 		}
 	}
+	// A file_system import reads the connection's bucket at the path, resolved at create.
+	d, err := ts.admin.Connections.Import(ctx, api.DataImportRequest{Spec: dataset.ImportSpec{Name: "files", Type: dataset.URIFolder,
+		Path:   "azureml://datastores/workspaceblobstore/paths/s3/${{name}}",
+		Source: dataset.ImportSource{Type: dataset.SourceFileSystem, Path: "myfiles/titanic.csv", Connection: "raw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Spec.Import.Store; st == nil || st.Container != "raw" || st.Endpoint != "http://127.0.0.1:9000" || st.Path != "myfiles/titanic.csv" {
+		t.Errorf("file_system import's store = %+v", st)
+	}
 	// A job file cannot make itself an import.
-	_, err := ts.admin.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "true", Import: &job.Import{Connection: "raw"}}})
+	_, err = ts.admin.Jobs.Create(ctx, api.CreateJobRequest{Spec: job.Spec{Command: "true", Import: &job.Import{Connection: "raw"}}})
 	if st, _ := apiStatus(t, err); st != http.StatusBadRequest || !strings.Contains(err.Error(), "import: set by hangar data import only") {
 		t.Errorf("job with import: %d %v", st, err)
 	}
