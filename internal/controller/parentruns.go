@@ -2,12 +2,9 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/hangar-ml/hangar/internal/controller/parents"
 	"github.com/hangar-ml/hangar/internal/job"
-	"github.com/hangar-ml/hangar/internal/store"
 )
 
 // What the parent loop (package parents) asks of the run core and of the workspace; its
@@ -33,20 +30,11 @@ func (c *Controller) SetNamedOutputs(ctx context.Context, id string, named map[s
 }
 
 // ResolveStepInput binds input in of a pipeline's step to ref's output of the producer run src:
-// the place in an object store src wrote it at (pipelinedata.go), or its files in the workspace.
+// its files in the workspace, or the place in an object store src wrote it at
+// (workspace.ResolveJobOutput).
 func (n *Parents) ResolveStepInput(ctx context.Context, pl job.PipelineRun, step, in string, ref job.StepRef, src string) (job.Input, error) {
 	c := n.c
 	decl := fromInput(pl.Steps[step].Spec.Inputs[in], pl, ref, "azureml://jobs/"+src+"/outputs/"+ref.Output, "")
-	r, err := c.Store.Runs.Run(ctx, src)
-	switch {
-	case errors.Is(err, store.ErrNotFound): // ResolveJobOutput says so
-	case err != nil:
-		return decl, fmt.Errorf("read run %s: %w", src, err)
-	default:
-		if bound, ok := storeInput(decl, r, ref.Output); ok {
-			return bound, nil
-		}
-	}
 	return c.Workspace.ResolveJobOutput(ctx, in, decl)
 }
 

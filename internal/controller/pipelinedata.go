@@ -21,23 +21,8 @@ import (
 
 // A step's output written to an object store (its path on an object-store datastore, resolved
 // at create into Output.Store) never passes through the server: the node uploads it there. A
-// step that reads it is given that place (Input.Store) and its node downloads it from the store
-// directly: storeInput.
-
-// storeInput is decl, the input a step reads from output out of the producer run src, as the
-// place in an object store that src wrote the output at, if it wrote it to one: src's resolved
-// location for src's run (Location.ForRun: its ${{name}} is src's name). The path stays
-// azureml://jobs/<src>/outputs/<out>, which the step cache covers: a producer that ran again
-// (a new run) changes the key, though a fixed path writes the same objects again.
-func storeInput(decl job.Input, src *job.Run, out string) (job.Input, bool) {
-	o, ok := src.Spec.Outputs[out]
-	if !ok || o.Store == nil {
-		return decl, false
-	}
-	at := o.Store.ForRun(src.ID)
-	decl.Store, decl.Manifest = &at, ""
-	return decl, true
-}
+// step that reads it is given that place (Input.Store, workspace.ResolveJobOutput) and its node
+// downloads it from the store directly.
 
 // A pipeline's settings.default_datastore is where its steps' outputs are written, as on Azure:
 // an object-store datastore named there takes every data output that says no path of its own at

@@ -126,53 +126,6 @@ func TestWrittenLater(t *testing.T) {
 	}
 }
 
-// A step's input bound to an output its producer wrote to an object store is that place, with
-// the producer's ${{name}} expanded; an output in the workspace is not a store input (its files
-// are bound by manifest).
-func TestStoreInput(t *testing.T) {
-	s3 := func(p string) *datastore.Location {
-		return &datastore.Location{Datastore: "lake", Type: datastore.TypeS3, Container: "bkt",
-			Endpoint: "http://10.0.0.1:9000", Region: "us-east-1", Path: p}
-	}
-	producer := func(outs map[string]job.Output) *job.Run {
-		return &job.Run{ID: "p1_prep", Spec: job.Spec{Outputs: outs}}
-	}
-	decl := job.Input{Type: job.URIFolder, Mode: "download", Path: "azureml://jobs/p1_prep/outputs/data"}
-	cases := []struct {
-		name string
-		src  *job.Run
-		want *datastore.Location
-	}{
-		{"name expanded", producer(map[string]job.Output{"data": {Type: job.URIFolder, Store: s3("runs/${{name}}/data")}}), s3("runs/p1_prep/data")},
-		{"a fixed path", producer(map[string]job.Output{"data": {Store: s3("shared/prepared")}}), s3("shared/prepared")},
-		{"an output in the workspace", producer(map[string]job.Output{"data": {Type: job.URIFolder}}), nil},
-		{"another output in a store", producer(map[string]job.Output{"stats": {Store: s3("x")}}), nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, ok := storeInput(decl, c.src, "data")
-			if ok != (c.want != nil) {
-				t.Fatalf("store input: %v, want %v", ok, c.want != nil)
-			}
-			if !ok {
-				return
-			}
-			if diff := cmp.Diff(*c.want, *got.Store); diff != "" {
-				t.Errorf("location (-want +got):\n%s", diff)
-			}
-			if got.Path != decl.Path || got.Mode != "download" || got.Manifest != "" {
-				t.Errorf("input %+v: the path, mode and (no) manifest of the declaration are kept", got)
-			}
-		})
-	}
-	// The producer's spec is not changed (its stored location keeps its expressions).
-	src := producer(map[string]job.Output{"data": {Store: s3("runs/${{name}}")}})
-	storeInput(decl, src, "data")
-	if p := src.Spec.Outputs["data"].Store.Path; p != "runs/${{name}}" {
-		t.Errorf("the producer's location became %q", p)
-	}
-}
-
 // settings.default_datastore on an object store gives each data output without a path Azure's
 // default place on it, and names it in ${{default_datastore}}; models and outputs with a path
 // of their own stay as they are.
@@ -274,5 +227,38 @@ func TestPipelineStepReadsAnObjectStoreOutput(t *testing.T) {
 	}
 	if in.Manifest != "" || in.Path != "azureml://jobs/"+prepRun+"/outputs/data" || in.Mode != "download" {
 		t.Errorf("train's input %+v", in)
+	}
+}
+
+// A job reading another job's output that was written to an object store
+// (azureml://jobs/<job>/outputs/<output>) gets its place there once that job completed, and is
+// refused, saying where and when it will be, before.
+func TestJobReadsAnObjectStoreOutput(t *testing.T) {
+	f := newFixture(t)
+	if err := f.c.Store.Assets.PutDatastore(t.Context(), datastore.Datastore{Name: "lake", Type: datastore.TypeS3,
+		Bucket: "bkt", EndpointURL: "http://127.0.0.1:9", Region: "us-east-1", CreatedAt: f.c.Now()}, ""); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: job.Spec{Name: "writer", Command: "echo", Compute: "local",
+		Outputs: map[string]job.Output{"out": {Type: job.URIFolder, Path: "azureml://datastores/lake/paths/w/${{name}}/"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := job.Spec{Command: "ls ${{inputs.d}}", Compute: "local",
+		Inputs: map[string]job.Input{"d": {Type: job.URIFolder, Path: "azureml://jobs/writer/outputs/out"}}}
+	_, err = f.c.Create(t.Context(), api.CreateJobRequest{Spec: reader})
+	if want := "inputs.d.path: job writer writes its output out to s3://bkt/w/writer when it completes (status Queued)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("reading a queued job's store output: %v, want %q", err, want)
+	}
+	f.reconcile(t)
+	f.report(t, w.ID, job.Running)
+	f.report(t, w.ID, job.Completed)
+	r, err := f.c.Create(t.Context(), api.CreateJobRequest{Spec: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := r.Spec.Inputs["d"]
+	if in.Store == nil || in.Store.URI() != "s3://bkt/w/writer" || in.Store.Datastore != "lake" || in.Manifest != "" {
+		t.Errorf("the reader's input %+v (store %+v)", in, in.Store)
 	}
 }

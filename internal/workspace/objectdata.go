@@ -157,3 +157,23 @@ func (w *Workspace) outputPathIgnored(name string, o job.Output) bool {
 	ds, err := w.FindDatastore(context.Background(), u.Datastore)
 	return err == nil && !datastore.IsObjectType(ds.Type)
 }
+
+// jobStoreOutput is input name, which reads output out of the job src, as the place in an object
+// store src wrote it at, when src wrote it to one (ok): src's location for its run (its ${{name}}
+// is src's name), read in the input's mode (StoreInput). The input's path stays
+// azureml://jobs/<src>/outputs/<out>, which a pipeline's step cache covers: a producer that ran
+// again changes the key, though a fixed path is written again in place. Until src completed
+// nothing is there for sure, and the input is refused.
+func jobStoreOutput(name string, in job.Input, src *job.Run, out string) (job.Input, bool, error) {
+	o, ok := src.Spec.Outputs[out]
+	if !ok || o.Store == nil {
+		return in, false, nil
+	}
+	at := o.Store.ForRun(src.ID)
+	if src.Status != job.Completed {
+		return in, true, Invalidf("inputs.%s.path: job %s writes its output %s to %s when it completes (status %s)", name, src.ID, out, at.URI(), src.Status)
+	}
+	in.Manifest = ""
+	bound, err := StoreInput(name, in, at)
+	return bound, true, err
+}

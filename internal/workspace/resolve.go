@@ -162,7 +162,8 @@ func (w *Workspace) resolveURI(ctx context.Context, name string, in job.Input, t
 	}
 }
 
-// ResolveJobOutput turns azureml://jobs/<job>/outputs/<output>[/paths/<p>] into that output's manifest.
+// ResolveJobOutput turns azureml://jobs/<job>/outputs/<output>[/paths/<p>] into that output's
+// manifest, or, for an output the job wrote to an object store, into its place there.
 func (w *Workspace) ResolveJobOutput(ctx context.Context, name string, in job.Input) (job.Input, error) {
 	rest := strings.TrimPrefix(in.Path, "azureml://jobs/")
 	parts := strings.SplitN(rest, "/", 4)
@@ -180,6 +181,9 @@ func (w *Workspace) ResolveJobOutput(ctx context.Context, name string, in job.In
 		return in, Invalidf("inputs.%s.path: no job named %s", name, parts[0])
 	}
 	out := parts[2]
+	if bound, ok, err := jobStoreOutput(name, in, src, out); ok { // objectdata.go
+		return bound, err
+	}
 	h := src.NamedOutputs[out]
 	if out == "default" || out == "artifacts" {
 		h = src.ArtifactsHash
