@@ -3,9 +3,10 @@ package connection
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/hangar-ml/hangar/internal/pattern"
 )
 
 // The connection types Hangar reads. S3 is Azure's own type; PostgreSQL is Hangar's (Azure ML
@@ -83,7 +84,7 @@ func (c Credentials) Values() []string {
 	return out
 }
 
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
+var nameRE = pattern.New(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$`)
 
 // CheckName says whether name is a connection name.
 func CheckName(name string) error {

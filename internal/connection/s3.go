@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/hangar-ml/hangar/internal/pattern"
 
 	"github.com/hangar-ml/hangar/internal/datastore"
 )
@@ -24,9 +25,9 @@ type S3Target struct {
 }
 
 var (
-	bucketRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-	awsVirtualRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3(?:[.-]([a-z0-9-]+))?\.amazonaws\.com$`)
-	awsPathRE    = regexp.MustCompile(`^s3(?:[.-]([a-z0-9-]+))?\.amazonaws\.com$`)
+	bucketRE     = pattern.New(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	awsVirtualRE = pattern.New(`^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3(?:[.-]([a-z0-9-]+))?\.amazonaws\.com$`)
+	awsPathRE    = pattern.New(`^s3(?:[.-]([a-z0-9-]+))?\.amazonaws\.com$`)
 )
 
 // ParseS3Target reads an s3 connection's target, as Azure's files write it:

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"golang.org/x/sync/errgroup"
@@ -93,7 +94,9 @@ func (b *Bucket) put(ctx context.Context, p, key string, t *tally) error {
 }
 
 func (b *Bucket) putOnce(ctx context.Context, p, key string) (int64, error) {
-	f, err := os.Open(p)
+	// Not through a link: the walk left links out, and a link put in a file's place since
+	// (by what wrote the folder) is refused rather than followed to a file of the node's.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, b.newError("upload", key, KindLocal, err)
 	}
