@@ -29,14 +29,23 @@ func fmtRunData(data []api.RunData) []string {
 	return out
 }
 
-// fmtMoved says what the node moved: "12 objects, 3.4 MB fetched, 12 (3.4 MB) from the node's
-// cache", or "3 objects, 1.2 MB written".
+// fmtMoved says what the node moved: "12 objects, 3.4 MB read: 12 (3.4 MB) from the node's
+// cache, none fetched", "12 objects, 3.4 MB read: all fetched from the store", or "3 objects,
+// 1.2 MB written".
 func fmtMoved(kind string, m api.DataMoved) string {
 	if kind == "output" {
 		return fmt.Sprintf("%s, %s written", objectsText(m.Objects), humanBytes(m.Bytes))
 	}
-	return fmt.Sprintf("%s, %s fetched, %d (%s) from the node's cache", objectsText(m.Objects), humanBytes(m.Bytes),
-		m.CachedObjects, humanBytes(m.CachedBytes))
+	read := fmt.Sprintf("%s, %s read: ", objectsText(m.Objects), humanBytes(m.Bytes))
+	fetched := m.Objects - m.CachedObjects
+	switch {
+	case m.CachedObjects == 0:
+		return read + "all fetched from the store"
+	case fetched == 0:
+		return read + fmt.Sprintf("%d (%s) from the node's cache, none fetched", m.CachedObjects, humanBytes(m.CachedBytes))
+	}
+	return read + fmt.Sprintf("%d (%s) from the node's cache, %d (%s) fetched from the store", m.CachedObjects,
+		humanBytes(m.CachedBytes), fetched, humanBytes(m.Bytes-m.CachedBytes))
 }
 
 func objectsText(n int64) string {
