@@ -1,6 +1,9 @@
 package datastore
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Object-storage datastores (docs/data.md): data that stays in a cloud store (Azure Blob, ADLS
 // Gen2, any S3-compatible server, Google Cloud Storage), which nodes read and write directly
@@ -154,4 +157,14 @@ func (d Datastore) BlobEndpoint() string {
 		ep = defaultAzureEP
 	}
 	return "https://" + d.AccountName + ".blob." + ep
+}
+
+// MarshalJSON writes the location with its URI (`uri`), so that what reads it (the studio, a
+// script reading `-o json`) need not know each cloud's URI form; reading ignores `uri`.
+func (l Location) MarshalJSON() ([]byte, error) {
+	type plain Location
+	return json.Marshal(struct {
+		plain
+		URI string `json:"uri"`
+	}{plain(l), l.URI()})
 }

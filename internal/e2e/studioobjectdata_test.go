@@ -12,7 +12,9 @@ import (
 // The studio's run page, as a user reads it in the browser, says where a run's data in an
 // object store lies and what its node moved: the input's and the output's URIs, the datastore
 // whose credentials the node used, and, for a second run of the same job, that every object
-// came from the node's cache. The Inputs table names the input's type and URI, not its JSON.
+// came from the node's cache. The Inputs table names the input's type and URI, not its JSON. The
+// Data page says where each data asset's bytes live: the store's URI for one registered where it
+// is, the workspace's blob store for an upload.
 func TestStudioRunShowsObjectStoreData(t *testing.T) {
 	ctx := browser(t)
 	st := objtest.S3(t)
@@ -52,4 +54,17 @@ func TestStudioRunShowsObjectStoreData(t *testing.T) {
 		p.wait(c.what, c.expr)
 	}
 	p.shot("object-data")
+
+	w.ok("data", "create", "-n", "lakein", "-p", "azureml://datastores/lake/paths/in/")
+	writeFiles(t, dir, map[string]string{"local/rows.csv": "1\n2\n"})
+	w.ok("data", "create", "-n", "uploaded", "-p", filepath.Join(dir, "local"))
+	p.open("#/data")
+	row := func(name string) string {
+		return `document.querySelector('#data-assets tr[data-asset="` + name + `"] .where')`
+	}
+	p.wait("the store asset's place", row("lakein")+`?.textContent === `+jsString("s3://"+bkt+"/in (datastore lake, read where it is)"))
+	p.wait("the upload's place", row("uploaded")+`?.textContent.startsWith('workspaceblobstore (1 files')`)
+	p.open("#/data/lakein")
+	p.wait("the version's row", `document.querySelector('#data-versions tr[data-version="1"] .where .uri')?.textContent === `+jsString("s3://"+bkt+"/in"))
+	p.shot("data")
 }

@@ -20,8 +20,8 @@ import (
 // sent to a server, logged or leaked in a Referer). The page posts the code to /studio/login,
 // which sets an HttpOnly, SameSite=Strict session cookie. A cookie session belongs to the user
 // who asked for the code and has at most that user's role (looked up on every request, so a
-// role change or a deletion applies at once), and within it may read runs, computes and
-// environments, and cancel runs: nothing else (studioAllowed).
+// role change or a deletion applies at once), and within it may read runs, computes,
+// environments, models, data assets and endpoints, and cancel runs: nothing else (studioAllowed).
 const (
 	studioCookie = "hangar_studio"
 	// StudioCSRFHeader must be on every state-changing request made with the session cookie
@@ -58,6 +58,10 @@ var studioAllowed = map[string]bool{
 	"GET /api/models/{name}/lineage":                    true,
 	"GET /api/models/{name}/versions/{version}":         true,
 	"GET /api/models/{name}/versions/{version}/lineage": true,
+	// Data assets: versions and where their bytes live (never a datastore's credentials,
+	// which no route answers to a user).
+	"GET /api/data": true,
+	"GET /api/data/{name}/versions/{version}": true,
 	// Online endpoints: definitions, deployments, replicas and the router's figures; never
 	// their keys (get-credentials is a POST, not here).
 	"GET /api/online-endpoints":                          true,
@@ -144,7 +148,7 @@ var (
 	errStudioSession = &httpError{http.StatusUnauthorized, api.CodeAuth,
 		"the studio session expired or is not valid: run `hangar studio` for a new login link"}
 	errStudioRoute = &httpError{http.StatusForbidden, api.CodeNotAllowed,
-		"the studio may only read runs, computes and environments, and cancel runs"}
+		"the studio may only read runs, computes, environments, models, data assets and endpoints, and cancel runs"}
 	errStudioCSRF = &httpError{http.StatusForbidden, api.CodeNotAllowed,
 		"a studio request that changes something needs the " + StudioCSRFHeader + " header"}
 	errCrossSite = &httpError{http.StatusForbidden, api.CodeNotAllowed, "cross-site request refused"}
