@@ -3,6 +3,7 @@ package connection
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,9 +157,16 @@ func Check(c Connection, cred Credentials) []Fault {
 // Ref is the connection a reference names: azureml:<name> or <name>.
 func Ref(ref string) string { return strings.TrimPrefix(strings.TrimSpace(ref), "azureml:") }
 
+// PostgresParams are the connection parameters a postgresql target may carry. Others are refused:
+// several make the node's PostgreSQL client read files of the node (sslcert, sslkey, sslrootcert,
+// passfile, service, servicefile), which an import must not use on a user's behalf.
+var PostgresParams = []string{"sslmode", "connect_timeout", "target_session_attrs", "application_name"}
+
 // ParsePostgresTarget checks a postgresql connection's target, postgresql://host[:port]/database
-// (postgres:// too), with optional connection parameters (?sslmode=require). The user name and
-// password belong to the credentials, never to the target, which is shown.
+// (postgres:// too), with optional connection parameters (?sslmode=require, PostgresParams). The
+// user name and password belong to the credentials, never to the target, which is shown. The host
+// is a network host: a Unix socket folder (a host starting with /) would reach the node's own
+// databases as the node's user.
 func ParsePostgresTarget(target string) (*url.URL, error) {
 	const want = "postgresql://host[:port]/database"
 	u, err := url.Parse(strings.TrimSpace(target))
@@ -171,6 +179,8 @@ func ParsePostgresTarget(target string) (*url.URL, error) {
 		return nil, fmt.Errorf("a user or password in the target: give them in credentials (username, password), since the target is shown")
 	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("%q names no host (%s)", target, want)
+	case strings.HasPrefix(u.Hostname(), "/") || strings.Contains(u.Host, ","):
+		return nil, fmt.Errorf("%q: expected one network host (%s), not a socket folder or a list", target, want)
 	case strings.Trim(u.Path, "/") == "" || strings.Contains(strings.Trim(u.Path, "/"), "/"):
 		return nil, fmt.Errorf("%q names no database (%s)", target, want)
 	}
@@ -178,6 +188,9 @@ func ParsePostgresTarget(target string) (*url.URL, error) {
 		switch strings.ToLower(k) {
 		case "user", "password", "passfile", "sslkey", "sslpassword":
 			return nil, fmt.Errorf("parameter %s in the target: credentials go in credentials (username, password)", k)
+		}
+		if !slices.Contains(PostgresParams, k) {
+			return nil, fmt.Errorf("parameter %s in the target: expected only %s", k, strings.Join(PostgresParams, ", "))
 		}
 	}
 	return u, nil

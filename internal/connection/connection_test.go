@@ -43,6 +43,12 @@ func TestParsePostgresTarget(t *testing.T) {
 		{in: "postgresql://bob:pw@db/sales", err: "credentials"},
 		{in: "postgresql://db/sales?password=x", err: "parameter password"},
 		{in: "postgresql://db/", err: "names no database"},
+		{in: "postgresql://db/sales?sslrootcert=/root/.ssh/id_rsa", err: "parameter sslrootcert"},
+		{in: "postgresql://db/sales?servicefile=/etc/x&service=y", err: "parameter service"},
+		{in: "postgresql://%2Fvar%2Frun%2Fpostgresql/sales", err: "is not a URL"},
+		{in: "postgresql://db/sales?host=/var/run/postgresql", err: "parameter host"},
+		{in: "postgresql://a,b/sales", err: "not a socket folder or a list"},
+		{in: "postgresql://db/sales?sslmode=verify-full&connect_timeout=5"},
 		{in: "mysql://db/x", err: "expected postgresql://"},
 	} {
 		_, err := ParsePostgresTarget(tc.in)

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,8 @@ func Database(ctx context.Context, target string, cred connection.Credentials, q
 	if err != nil {
 		return Stats{}, fmt.Errorf("target: %w", err)
 	}
-	cfg, err := pgx.ParseConfig(u.String())
+	clearPGEnv()
+	cfg, err := pgx.ParseConfig(connString(u))
 	if err != nil {
 		return Stats{}, fmt.Errorf("target: %w", err)
 	}
@@ -67,9 +69,16 @@ func Database(ctx context.Context, target string, cred connection.Credentials, q
 		return Stats{}, fmt.Errorf("connect to %s as %s: %s", u.Redacted(), cred.Username, pgReason(err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	// An import reads: in a read-only transaction, a statement that would change the database
+	// (DELETE ... RETURNING, DDL) is refused by PostgreSQL; the transaction is rolled back.
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return Stats{}, fmt.Errorf("begin a read-only transaction: %s", pgReason(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
 	// The extended protocol runs exactly one statement; nil result formats ask every column in
 	// text, PostgreSQL's own rendering of each type.
-	rr := conn.PgConn().ExecParams(ctx, query, nil, nil, nil, nil)
+	rr := tx.Conn().PgConn().ExecParams(ctx, query, nil, nil, nil, nil)
 	st, err := writeCSV(filepath.Join(dir, DataFile), rr)
 	if err != nil {
 		return st, err
@@ -79,6 +88,41 @@ func Database(ctx context.Context, target string, cred connection.Credentials, q
 	}
 	st.Files = 2
 	return st, nil
+}
+
+// clearPGEnv removes the PG* variables (PGSERVICE, PGSERVICEFILE, PGSSLCERT, PGPASSWORD...)
+// from this process's environment before the client reads them: they are the node's, and the
+// import connects with its connection's target and credentials only. The process is the run's
+// supervisor, which needs none of them.
+func clearPGEnv() {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "PG") {
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// connString is the target as the client's key/value connection string: its host, port,
+// database and allowed parameters, and every setting through which the client would use what
+// belongs to the node rather than to the connection set empty: a password file, client
+// certificates and keys from the node user's ~/.postgresql (the node's PG* variables are gone:
+// clearPGEnv).
+func connString(u *url.URL) string {
+	q := func(v string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'" }
+	kv := []string{"host=" + q(u.Hostname()), "dbname=" + q(strings.Trim(u.Path, "/"))}
+	if p := u.Port(); p != "" {
+		kv = append(kv, "port="+q(p))
+	}
+	params := u.Query()
+	for _, k := range connection.PostgresParams {
+		if v := params.Get(k); v != "" {
+			kv = append(kv, k+"="+q(v))
+		}
+	}
+	for _, k := range []string{"passfile", "sslcert", "sslkey", "sslrootcert", "sslpassword", "options", "require_auth"} {
+		kv = append(kv, k+"=''")
+	}
+	return strings.Join(kv, " ")
 }
 
 // writeCSV writes the result's rows to file.
