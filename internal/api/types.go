@@ -299,6 +299,10 @@ type SupervisorConfig struct {
 	LocalBlobDir string `json:"local_blob_dir,omitempty"`
 	// EnvDir is the node's environment cache (default: envs/ beside CacheDir).
 	EnvDir string `json:"env_dir,omitempty"`
+	// ObjectCacheBytes is the most the node's cache of objects read from object stores (objects/
+	// beside CacheDir) keeps once the supervisor pruned it after its downloads: 0 for
+	// objstore.DefaultCacheShare percent of its filesystem's size, negative for no limit.
+	ObjectCacheBytes int64 `json:"object_cache_bytes,omitempty"`
 	// MaxOfflineSeconds is how long the supervisor waits for an unreachable server before giving
 	// up (default a day).
 	MaxOfflineSeconds int64 `json:"max_offline_seconds,omitempty"`

@@ -16,7 +16,8 @@ import (
 // a hash of the store's identity (type, endpoint, account, container), the key and the version
 // (the ETag, or GCS's generation). A run that reads the same objects again fetches nothing; an
 // object that changed in the store has another version and is fetched anew. Several processes
-// may share a Dir: entries are written beside it and renamed into place whole.
+// may share a Dir: entries are written beside it and renamed into place whole. Prune bounds it
+// (cachedisk.go).
 type Cache struct {
 	Dir string
 }
@@ -32,12 +33,6 @@ func (c *Cache) entry(loc datastore.Location, key, version string) string {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	return filepath.Join(c.Dir, "objects", sum[:2], sum)
-}
-
-// hit says whether the entry holds the whole object.
-func (c *Cache) hit(entry string, size int64) bool {
-	fi, err := os.Stat(entry)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
 }
 
 // temp is a new file in the cache's scratch folder, to fill and then commit.

@@ -99,9 +99,12 @@ func (b *Bucket) get(ctx context.Context, o object, target string, opts *Downloa
 				return b.newError("download", o.key, KindLocal, err)
 			}
 		}
-	} else if opts.Cache.hit(entry, o.size) {
+	} else if src := opts.Cache.open(entry, o.size); src != nil {
+		// Copied from the open entry: a pruner removing its name meanwhile takes nothing from us.
 		t.add(func(s *Stats) { s.Cached++; s.CachedBytes += o.size })
-		if err := deliver(entry, target, opts.ReadOnly); err != nil {
+		err := deliverFrom(src, target, opts.ReadOnly)
+		src.Close()
+		if err != nil {
 			return b.newError("download", o.key, KindLocal, err)
 		}
 	} else {
@@ -114,11 +117,12 @@ func (b *Bucket) get(ctx context.Context, o object, target string, opts *Downloa
 		if err := b.fetchFile(ctx, &o, tmp.Name(), opts, t); err != nil {
 			return err
 		}
-		entry = opts.Cache.entry(b.loc, o.key, o.version) // the version may have changed mid-way
-		if err := opts.Cache.commit(tmp.Name(), entry); err != nil {
+		// Delivered before it is committed: once in the cache a pruner may take it at once.
+		if err := deliver(tmp.Name(), target, opts.ReadOnly); err != nil {
 			return b.newError("download", o.key, KindLocal, err)
 		}
-		if err := deliver(entry, target, opts.ReadOnly); err != nil {
+		entry = opts.Cache.entry(b.loc, o.key, o.version) // the version may have changed mid-way
+		if err := opts.Cache.commit(tmp.Name(), entry); err != nil {
 			return b.newError("download", o.key, KindLocal, err)
 		}
 	}
@@ -273,6 +277,11 @@ func deliver(entry, target string, readOnly bool) error {
 		return err
 	}
 	defer src.Close()
+	return deliverFrom(src, target, readOnly)
+}
+
+// deliverFrom is deliver from an entry already open (read from its start).
+func deliverFrom(src *os.File, target string, readOnly bool) error {
 	mode := fs.FileMode(0o644)
 	if readOnly {
 		mode = 0o444

@@ -111,7 +111,22 @@ func (s *inputFetcher) fetchStore(ctx context.Context, name string, in job.Input
 	s.log.Info("input downloaded from its store", "input", name, "uri", loc.URI(), "objects", moved.Objects, "bytes", moved.Bytes,
 		"cached_objects", moved.CachedObjects, "cached_bytes", moved.CachedBytes, "resumed", st.Resumed, "seconds", time.Since(start).Seconds())
 	s.count("inputs", name, moved)
+	s.pruneObjectCache(opts.Cache)
 	return value, nil
+}
+
+// pruneObjectCache bounds the node's object cache after a download (docs/data.md, "Disk
+// space"). A cache it cannot prune costs disk, not the run: it is logged and the run goes on.
+func (s *Supervisor) pruneObjectCache(c *objstore.Cache) {
+	limit := objstore.CacheLimit(c.Dir, s.cfg.ObjectCacheBytes)
+	p, err := c.Prune(limit)
+	if err != nil {
+		s.log.Warn("object cache not pruned", "dir", c.Dir, "error", err)
+		return
+	}
+	if p.Removed > 0 {
+		s.log.Info("object cache pruned", "dir", c.Dir, "limit", limit, "removed", p.Removed, "removed_bytes", p.RemovedBytes, "kept_bytes", p.Kept)
+	}
 }
 
 // objectCacheDir is the node's cache of objects downloaded from object stores, beside its blob
