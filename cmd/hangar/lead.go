@@ -90,6 +90,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		compute.TypeSSH: &sshbackend.Backend{
 			ServerURL: ownURL, ServerCA: ca,
 			Exe: exe, Blobs: blobs, Log: o.Log.With("component", "backend/ssh"), Targets: targets.Resolve,
+			ObjectCacheBytes: int64(o.ObjectCache),
 		},
 		compute.TypeSlurm: &slurmbackend.Backend{
 			Root: filepath.Join(h.Dir, "slurm"), Exe: exe, ServerURL: ownURL, ServerURLFile: h.ServerFile(), ServerCA: ca,
@@ -103,6 +104,7 @@ func (ws *leading) lead(ctx context.Context) (http.Handler, error) {
 		compute.TypeLocal: &local.Backend{
 			Root: h.LocalRoot(), Exe: exe, ServerURL: ownURL, ServerURLFile: h.ServerFile(), ServerCA: ca,
 			BlobDir: h.Blobs(), Hide: []string{h.Dir}, Log: o.Log.With("component", "backend/local"),
+			ObjectCacheBytes: int64(o.ObjectCache),
 		},
 	}
 	// The job types, each made into its run by its creator (beside the backends by compute type).

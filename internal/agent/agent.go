@@ -57,6 +57,8 @@ type Config struct {
 	// KeepRunDirs is how long a run's directory stays once the server recorded its end
 	// (DefaultKeepRunDirs when zero).
 	KeepRunDirs time.Duration
+	// ObjectCacheBytes bounds the node's object cache (api.SupervisorConfig.ObjectCacheBytes).
+	ObjectCacheBytes int64
 	// Exe is the hangar binary that runs `hangar supervise`.
 	Exe     string
 	Version string
@@ -128,7 +130,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Agent, error) {
 	// Runs see their own directory of the work dir, not the agent's identity or the other runs.
 	var a *Agent
 	sup := &local.Backend{Root: dir, Exe: cfg.Exe, ServerURL: func() string { return a.servers.Load().(string) },
-		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log}
+		ServerCA: cfg.ServerCA, Hide: append([]string{cfg.WorkDir}, cfg.Hide...), Log: log, ObjectCacheBytes: cfg.ObjectCacheBytes}
 	a = &Agent{cfg: cfg, log: log, info: info, verify: verify, runs: &runs{sup: sup, keep: cfg.KeepEnded, keepDirs: cfg.KeepRunDirs, log: log, now: cfg.Now},
 		jupyter: newJupyter(dir, cfg.ServerURL, sup.Hide, log),
 		ssh:     newSSHService(dir, cfg.ServerURL, sup.Hide, []string{cfg.Exe, "agent", "sftp-server"}, log)}

@@ -55,6 +55,9 @@ type ServeOptions struct {
 	OIDC         OIDCOptions // oidc.go
 	Log          *slog.Logger
 	Controller   config.Controller
+	// ObjectCache bounds the object cache of the nodes this server starts runs on itself (this
+	// machine, attached VMs).
+	ObjectCache ObjectCacheSize
 }
 
 // Deps are the parts the composition root provides.

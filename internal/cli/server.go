@@ -108,6 +108,7 @@ other servers and the cluster nodes reach this one at.`,
 	cmd.Flags().DurationVar(&o.Controller.BlobGrace, "blob-grace", def.BlobGrace,
 		"blobs younger than this are never collected (uploads whose job is not created yet)")
 	cmd.Flags().DurationVar(&o.Controller.GCEvery, "gc-every", def.GCEvery, "how often unreferenced blobs are collected (negative: never; see workspace gc)")
+	cmd.Flags().Var(&o.ObjectCache, "object-cache", ObjectCacheHelp()+"; this machine's and attached VMs'")
 	cmd.AddCommand(newServerStopCmd(env), newServerStatusCmd(env))
 	return cmd
 }

@@ -45,6 +45,7 @@ type agentFlags struct {
 	logs                                                         cli.LogFlags
 	labels, hide                                                 []string
 	heartbeat, exitGrace, keepRunDirs                            time.Duration
+	objectCache                                                  cli.ObjectCacheSize
 	killRuns                                                     bool
 }
 
@@ -90,6 +91,7 @@ func newAgentCmd(env *cli.Env) *cobra.Command {
 	fl.BoolVar(&f.killRuns, "kill-runs-on-exit", false, "on SIGTERM, cancel the runs instead of leaving them running")
 	fl.DurationVar(&f.exitGrace, "exit-grace", agent.DefaultExitGrace, "with --kill-runs-on-exit, how long runs get to finish")
 	fl.DurationVar(&f.keepRunDirs, "keep-run-dirs", agent.DefaultKeepRunDirs, "how long an ended run's directory stays once the server recorded its end, for debugging")
+	fl.Var(&f.objectCache, "object-cache", cli.ObjectCacheHelp())
 	f.logs.Register(fl)
 	fl.StringArrayVar(&f.hide, "hide", filepath.SplitList(os.Getenv("HANGAR_HIDE")),
 		"a directory runs must not see besides the work dir (repeatable; $HANGAR_HIDE, a path list), e.g. the workspace's home on the same machine")
@@ -117,7 +119,7 @@ func (f *agentFlags) config(ctx context.Context) (agent.Config, *slog.Logger, er
 		return agent.Config{}, nil, usageError("--server (or $HANGAR_JOIN_URL) is required")
 	}
 	cfg := agent.Config{ServerURL: f.server, JoinToken: f.token, WorkDir: f.workDir, NodeID: f.nodeID,
-		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, KeepRunDirs: f.keepRunDirs, Version: cli.Version, Labels: map[string]string{},
+		Heartbeat: f.heartbeat, KillRunsOnExit: f.killRuns, ExitGrace: f.exitGrace, KeepRunDirs: f.keepRunDirs, ObjectCacheBytes: int64(f.objectCache), Version: cli.Version, Labels: map[string]string{},
 		Hide: f.hide, ServerCA: ca}
 	if cfg.WorkDir == "" {
 		home, herr := os.UserHomeDir()

@@ -45,6 +45,8 @@ type Backend struct {
 	// directory); the supervisor shows each run only its own directory under them.
 	Hide []string
 	Log  *slog.Logger
+	// ObjectCacheBytes bounds the node's object cache (api.SupervisorConfig.ObjectCacheBytes).
+	ObjectCacheBytes int64
 }
 
 var (
@@ -85,7 +87,7 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	cfg := api.SupervisorConfig{
 		RunID: l.RunID, Token: l.Token, ServerURL: b.ServerURL(), ServerURLFile: b.ServerURLFile, ServerCA: string(b.ServerCA),
 		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: b.BlobDir, NodeID: b.NodeID,
-		Hide: b.Hide,
+		Hide: b.Hide, ObjectCacheBytes: b.ObjectCacheBytes,
 	}
 	cfgPath := filepath.Join(dir, "supervisor.json")
 	if err := writeJSON(cfgPath, cfg, 0o600); err != nil {

@@ -110,6 +110,7 @@ func TestSubmitStartsSupervisor(t *testing.T) {
 	t.Setenv("HANGAR_URL", "http://elsewhere")
 	t.Setenv("HANGAR_TEST_MARK", "kept")
 	b := newBackend(t, sleeper)
+	b.ObjectCacheBytes = 5 << 30
 	hb, h := submit(t, b, "run-1")
 	dir := b.RunDir("run-1")
 	testwait.For(t, "the supervisor to start", func() bool { return exists(filepath.Join(dir, "ready")) })
@@ -150,7 +151,7 @@ func TestSubmitStartsSupervisor(t *testing.T) {
 	}
 	want := api.SupervisorConfig{
 		RunID: "run-1", Token: "run-1.secret-token", ServerURL: "http://127.0.0.1:8700", ServerURLFile: "/ws/server.json",
-		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: "/ws/blobs",
+		Dir: dir, CacheDir: filepath.Join(b.Root, "cache", "blobs"), LocalBlobDir: "/ws/blobs", ObjectCacheBytes: 5 << 30,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("supervisor config (-want +got):\n%s", diff)

@@ -33,7 +33,9 @@ type Backend struct {
 	Targets func(ctx context.Context, name string) (*compute.Stored, error)
 	// Blobs is the workspace's blob store, from which the host's cache is filled.
 	Blobs *blob.Store
-	Log   *slog.Logger
+	// ObjectCacheBytes bounds the node's object cache (api.SupervisorConfig.ObjectCacheBytes).
+	ObjectCacheBytes int64
+	Log              *slog.Logger
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -87,8 +89,9 @@ func (b *Backend) Submit(ctx context.Context, l backend.Launch) (backend.Handle,
 	cfg := api.SupervisorConfig{
 		RunID: l.RunID, Token: l.Token, ServerURL: scheme + "://" + fwd.RemoteAddr(), Dir: dir,
 		ServerCA: string(b.ServerCA), ServerName: serverName,
-		CacheDir: path.Join(h.work, "cache", "blobs"),
-		Hide:     []string{h.work}, // the other runs, the cache and the installed binary
+		CacheDir:         path.Join(h.work, "cache", "blobs"),
+		Hide:             []string{h.work}, // the other runs, the cache and the installed binary
+		ObjectCacheBytes: b.ObjectCacheBytes,
 	}
 	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
