@@ -142,10 +142,18 @@ func (t *target) close() {
 	}
 }
 
+// serverSecrets are the variables of the server's environment that hold its own credentials:
+// its token and URL, its database's URL (with the database's password) and a cluster join token.
+var serverSecrets = []string{"HANGAR_TOKEN", "HANGAR_URL", "HANGAR_DATABASE_URL", "HANGAR_JOIN_TOKEN"}
+
 // line builds a Slurm command line: without the server's own credentials in its environment (sbatch
-// exports the environment into the job), and with SLURM_CONF when the target names one.
+// exports the environment into the job, where Slurm keeps it with the job's record), and with
+// SLURM_CONF when the target names one.
 func (t *target) line(argv ...string) string {
-	l := "env -u HANGAR_TOKEN -u HANGAR_URL"
+	l := "env"
+	for _, v := range serverSecrets {
+		l += " -u " + v
+	}
 	if t.spec.SlurmConf != "" {
 		l += " SLURM_CONF=" + remote.Quote(t.spec.SlurmConf)
 	}
